@@ -1,0 +1,121 @@
+# Lockstep engine: fixed-point deterministic physics, replay and relay.
+# `make deps run` installs and runs the main job; `make test` runs the tests.
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+WERROR  ?= 0
+OPT     ?= -O2
+
+# libfixmath is used with no FIXMATH_* defines: the Debian build's defaults are
+# the semantics we reproduce bit for bit (SPEC.md "Numbers").
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wmissing-prototypes -Wstrict-prototypes
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+# -ffp-contract=off and no -ffast-math: the simulation has no floating point,
+# but tools and tests do, and we never let fused or reassociated math in.
+CFLAGS  ?= $(OPT) -g
+ALLFLAGS = -std=c11 $(WARN) -ffp-contract=off -fPIC -MMD -MP $(CFLAGS) $(EXTRA_CFLAGS)
+INCLUDES = -Ifixmath_phys/include
+LDLIBS_TOOL = -lm
+LDLIBS_TEST = -lcriterion -llibfixmath -lm
+
+LIB_SRC   := $(wildcard fixmath_phys/src/*.c)
+TOOL_SRC  := $(wildcard tools/*.c)
+TEST_SRC  := $(wildcard tests/*.c)
+BENCH_SRC := $(wildcard tools/bench/*.c)
+
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+TOOL_OBJ  := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
+
+LIB_A    := $(BUILD)/liblockstep.a
+LIB_SO   := $(BUILD)/liblockstep.so
+TOOL     := $(BUILD)/lockstep
+TESTS    := $(BUILD)/test_all
+BENCH    := $(BUILD)/bench_fx
+
+DEPS_PKGS := libfixmath-dev libuv1-dev libcriterion-dev libxxhash-dev clang clang-format
+
+.PHONY: all test run deps lint asan bench install clean format
+all: $(LIB_A) $(LIB_SO) $(TOOL)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLFLAGS) $(INCLUDES) -c $< -o $@
+
+$(LIB_A): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJ)
+	$(CC) -shared -o $@ $^
+
+$(TOOL): $(TOOL_OBJ) $(LIB_A)
+	$(CC) $(ALLFLAGS) -o $@ $(TOOL_OBJ) $(LIB_A) $(LDLIBS_TOOL)
+
+$(TESTS): $(TEST_OBJ) $(LIB_A)
+	$(CC) $(ALLFLAGS) -o $@ $(TEST_OBJ) $(LIB_A) $(LDLIBS_TEST)
+
+$(BENCH): $(BENCH_OBJ) $(LIB_A)
+	$(CC) $(ALLFLAGS) -o $@ $(BENCH_OBJ) $(LIB_A) $(LDLIBS_TEST)
+
+test: $(TESTS) $(TOOL)
+	$(TESTS) -j2 --timeout 600
+
+run: $(TOOL)
+	$(TOOL) demo
+
+# Installs the Debian packages that are missing; silent when all are present.
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+# Sanitized tests in their own build tree.
+asan:
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  LDFLAGS_EXTRA= $(BUILD)/asan/test_all
+	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/test_all -j2 --timeout 900
+
+SIM_DIRS := fixmath_phys/src fixmath_phys/include
+CODE_DIRS := fixmath_phys net replay tools
+C_FILES = $(shell find fixmath_phys net replay tools tests -name '*.c' -o -name '*.h' | sort)
+lint: $(LIB_A)
+	@echo "lint: no float/double in simulation code"
+	@! grep -rnwE 'float|double' $(SIM_DIRS) | grep -vE '^[^:]+:[0-9]+:\s*(//|/\*|\*)'
+	@echo "lint: no libfixmath cached or float functions outside tests"
+	@! grep -rnE 'fix16_(exp|log|log2|slog2|sin|cos|tan|asin|acos|atan|atan2|sin_parabola|from_float|from_dbl|to_float|to_dbl)\s*\(|F16\(' $(CODE_DIRS) --include='*.c' --include='*.h'
+	@echo "lint: the library needs no compiled libfixmath symbol"
+	@! nm -u $(LIB_A) | grep -E ' fix16_| fract32_'
+	@echo "lint: clang-format"
+	@clang-format --dry-run -Werror $(C_FILES)
+	@echo "lint: ok"
+
+format:
+	clang-format -i $(C_FILES)
+
+bench: $(BENCH)
+	$(BENCH)
+
+install: $(LIB_A) $(LIB_SO) $(TOOL)
+	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 fixmath_phys/include/ls/*.h $(DESTDIR)$(PREFIX)/include/ls/
+	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell $(TOOL) version)|' \
+	  tools/lockstep.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/lockstep.pc
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// Subcommands of the `lockstep` tool. Each returns the process exit status.
+#ifndef LS_TOOLS_CLI_H
+#define LS_TOOLS_CLI_H
+
+#include <stdbool.h>
+
+/// One subcommand: name, one-line summary, usage text, entry point.
+typedef struct cli_command {
+    const char *name;
+    const char *summary;
+    const char *usage;
+    int (*run)(int argc, char **argv);
+} cli_command;
+
+/// True when argv holds -h or --help.
+bool cli_wants_help(int argc, char **argv);
+/// Print "usage: lockstep <usage>" for cmd to stdout.
+void cli_print_usage(const cli_command *cmd);
+
+int cmd_fx(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+extern const cli_command cmd_fx_def;
+extern const cli_command cmd_demo_def;
+
+#endif
