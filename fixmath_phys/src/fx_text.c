@@ -29,6 +29,10 @@ static ls_result parse_raw(const char *s, bool neg, ls_fx *out, const char **end
 {
     bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
     s += hex ? 2 : 4;
+    if (!hex && (*s == '-' || *s == '+')) { // "raw:-5" reads like the integer it is
+        neg = (*s == '-') != neg;
+        s++;
+    }
     int64_t v = 0;
     int digits = 0;
     for (;; s++, digits++) {

@@ -91,8 +91,9 @@ static inline ls_fx ls_fx_sub_chk(ls_fx a, ls_fx b, bool *ovf)
 /// to nearest, ties away from zero. Not saturated.
 static inline int64_t ls_fx_round_q32(int64_t p)
 {
-    p -= (p < 0); // makes -x.5 round away from zero, as fix16_mul does
-    return (p >> 16) + ((p >> 15) & 1);
+    // floor((p - [p < 0]) / 2^16 + 1/2): the -1 for negatives makes -x.5 round
+    // away from zero, as fix16_mul does. Branch-free.
+    return (p + 0x7FFF + (p >= 0)) >> 16;
 }
 
 /// a * b rounded like fix16_mul, saturating; raises *ovf on overflow.
@@ -216,8 +217,10 @@ static inline ls_fx ls_fx_sub(ls_fx a, ls_fx b)
 /// a * b, rounded like fix16_mul, saturating.
 static inline ls_fx ls_fx_mul(ls_fx a, ls_fx b)
 {
-    bool o = false;
-    return ls_fx_mul_chk(a, b, &o);
+    int64_t r = ls_fx_round_q32((int64_t)a * b);
+    r = r > LS_FX_MAX ? LS_FX_MAX : r; // selects, not branches: the hot path of the solver
+    r = r < LS_FX_MIN ? LS_FX_MIN : r;
+    return (ls_fx)r;
 }
 
 /// a / b, rounded like fix16_div, saturating (see ls_fx_div_chk for b == 0).
