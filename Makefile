@@ -1,5 +1,5 @@
 # Lockstep engine: fixed-point deterministic physics, replay and relay.
-# `make deps run` installs and runs the main job; `make test` runs the tests.
+# `make deps run` installs, builds and runs a scene with per-tick checksums; `make test` runs the tests.
 
 CC      ?= cc
 BUILD   ?= build
@@ -66,7 +66,7 @@ test: $(TESTS) $(TOOL)
 	$(TESTS) -j2 --timeout 600
 
 run: $(TOOL)
-	$(TOOL) demo
+	$(TOOL) sim tools/scenes/six_box_tower.scene --ticks 600 --checksums
 
 # Installs the Debian packages that are missing; silent when all are present.
 deps:

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const cli_command *const commands[] = {&cmd_demo_def, &cmd_fx_def};
+static const cli_command *const commands[] = {&cmd_sim_def, &cmd_demo_def, &cmd_fx_def};
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 bool cli_wants_help(int argc, char **argv)

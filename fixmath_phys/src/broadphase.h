@@ -1,5 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Broad phase: the set of proxy pairs whose AABBs overlap, in canonical order.
+//
+// Incremental sweep-and-prune on one axis. The result of ls_broadphase_pairs is
+// a pure function of the current proxies (AABB, filter, static flag per id): it
+// is exactly the brute-force pair set, sorted by (a, b). The endpoint order kept
+// between calls only makes the next sort faster; it never changes a result, so
+// snapshots need not store it (restore = create + set every proxy).
+//
+// All memory is allocated by ls_broadphase_create; no other call allocates.
 #ifndef LS_BROADPHASE_H
 #define LS_BROADPHASE_H
 
@@ -13,5 +21,31 @@ typedef struct ls_pair {
 
 /// Broad-phase object; created with a fixed capacity, never allocates afterwards.
 typedef struct ls_broadphase ls_broadphase;
+
+/// Largest max_proxies accepted by ls_broadphase_create (ids must fit in 31 bits).
+#define LS_BROADPHASE_MAX_PROXIES 0x80000000u
+/// Largest max_pairs accepted by ls_broadphase_create.
+#define LS_BROADPHASE_MAX_PAIRS 0x7FFFFFFFu
+
+/// New broad phase for ids in [0, max_proxies), keeping up to max_pairs pairs; NULL on bad size or
+/// OOM.
+ls_broadphase *ls_broadphase_create(uint32_t max_proxies, uint32_t max_pairs);
+/// Free a broad phase; NULL is a no-op.
+void ls_broadphase_destroy(ls_broadphase *bp);
+/// The max_proxies given at creation.
+uint32_t ls_broadphase_capacity(const ls_broadphase *bp);
+/// Insert or update proxy `id` (< capacity); box.min <= box.max on every axis.
+void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
+                       uint32_t mask, bool is_static);
+/// Remove proxy `id`; a no-op if it is not present.
+void ls_broadphase_remove(ls_broadphase *bp, uint32_t id);
+/// Remove every proxy.
+void ls_broadphase_clear(ls_broadphase *bp);
+/// Whether proxy `id` is present.
+bool ls_broadphase_contains(const ls_broadphase *bp, uint32_t id);
+/// Write the first min(total, max, max_pairs) pairs in (a, b) order to out; *overflowed (if
+/// non-NULL) tells whether any pair was left out. Pairs: closed AABB overlap on all axes,
+/// (cat_a & mask_b) && (cat_b & mask_a), not both static. Returns the number written.
+uint32_t ls_broadphase_pairs(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed);
 
 #endif

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// Text scene files (SPEC.md §14): a world line and one line per body, with
+// exact Q16.16 values (decimals or raw literals) and line:column errors.
+#ifndef LS_SCENE_H
+#define LS_SCENE_H
+
+#include "ls/world.h"
+
+/// A parsed scene: the world definition, the suggested tick count and the bodies.
+typedef struct ls_scene {
+    ls_world_def world;  ///< World settings (defaults where the file is silent).
+    uint32_t ticks;      ///< Ticks the scene is meant to run (default 600).
+    ls_body_def *bodies; ///< Bodies in file order (ids follow this order).
+    uint32_t body_count; ///< Number of bodies.
+} ls_scene;
+
+/// Where and why parsing failed.
+typedef struct ls_scene_error {
+    uint32_t line;     ///< 1-based line.
+    uint32_t column;   ///< 1-based column of the offending token.
+    char message[160]; ///< What is wrong.
+} ls_scene_error;
+
+/// Parse scene text (need not be NUL-terminated). On error returns an error code
+/// and fills *err; *out is then empty. Free a parsed scene with ls_scene_free.
+ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_scene_error *err);
+/// Read and parse a file; I/O errors are reported with line 0.
+ls_result ls_scene_load(const char *path, ls_scene *out, ls_scene_error *err);
+/// Free the bodies of a parsed scene.
+void ls_scene_free(ls_scene *s);
+/// Write the scene as text that parses back to exactly the same values.
+/// Returns the length written (excluding NUL), or the length needed if size is too small.
+size_t ls_scene_write(const ls_scene *s, char *buf, size_t size);
+/// Create a world holding the scene's bodies (ids in file order). NULL on error
+/// with a message naming the body.
+ls_world *ls_scene_instantiate(const ls_scene *s, char *msg, size_t msg_size);
+
+#endif

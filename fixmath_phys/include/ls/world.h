@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+// The physics world: bodies with one shape each, a fixed-tick step, events,
+// snapshots and the canonical checksum. All quantities are Q16.16 in SI units
+// (SPEC.md §5 gives the ranges, §11 the step pipeline).
+#ifndef LS_WORLD_H
+#define LS_WORLD_H
+
+#include "ls/quat.h"
+#include "ls/rng.h"
+
+/// Opaque world. Worlds share nothing: two worlds may step on different threads.
+typedef struct ls_world ls_world;
+
+/// Body handle: 1-based slot index and generation. All-zero is the null id.
+typedef struct ls_body_id {
+    uint32_t index1;     ///< Slot + 1; 0 means null.
+    uint32_t generation; ///< Incremented when the slot is reused.
+} ls_body_id;
+
+/// Body motion type.
+typedef enum ls_body_type {
+    LS_BODY_STATIC = 0,    ///< Never moves; infinite mass.
+    LS_BODY_KINEMATIC = 1, ///< Moves by its set velocity; infinite mass.
+    LS_BODY_DYNAMIC = 2,   ///< Moved by gravity, forces and contacts.
+} ls_body_type;
+
+/// Shape kind (one shape per body in this version).
+typedef enum ls_shape_type {
+    LS_SHAPE_SPHERE = 0,  ///< radius
+    LS_SHAPE_BOX = 1,     ///< half_extents
+    LS_SHAPE_CAPSULE = 2, ///< radius, half_height (segment along local Y)
+    LS_SHAPE_PLANE = 3,   ///< static half-space dot(normal, x) <= plane_d
+} ls_shape_type;
+
+/// Shape definition: geometry, material and collision filter.
+typedef struct ls_shape_def {
+    ls_shape_type type;   ///< Kind of shape.
+    ls_fx radius;         ///< Sphere/capsule radius, m (0.05..64).
+    ls_fx half_height;    ///< Capsule core half length, m (0..64).
+    ls_vec3 half_extents; ///< Box half extents, m (each 0.05..64).
+    ls_vec3 normal;       ///< Plane outward normal (normalised at creation).
+    ls_fx plane_d;        ///< Plane offset along the normal, m.
+    ls_fx friction;       ///< Coulomb coefficient (0..4); pairs use sqrt(a*b).
+    ls_fx restitution;    ///< 0..1; pairs use the larger.
+    ls_fx density;        ///< kg/m^3 (dynamic bodies), mass = density * volume.
+    uint32_t category;    ///< Category bits of this shape.
+    uint32_t mask;        ///< Categories this shape collides with.
+} ls_shape_def;
+
+/// Body definition. Start from ls_default_body_def().
+typedef struct ls_body_def {
+    ls_body_type type;        ///< Static, kinematic or dynamic.
+    ls_vec3 position;         ///< Centre of mass, m (each component within +-2048).
+    ls_quat orientation;      ///< Unit quaternion (normalised at creation).
+    ls_vec3 linear_velocity;  ///< m/s.
+    ls_vec3 angular_velocity; ///< rad/s, world frame.
+    ls_fx linear_damping;     ///< Fraction of velocity removed per second (0..1).
+    ls_fx angular_damping;    ///< Fraction of angular velocity removed per second (0..1).
+    bool allow_sleep;         ///< May this body fall asleep?
+    bool awake;               ///< Start awake (true) or asleep.
+    uint64_t user_data;       ///< Opaque to the engine; not part of the checksum.
+    ls_shape_def shape;       ///< The body's shape.
+} ls_body_def;
+
+/// World definition. Start from ls_default_world_def().
+typedef struct ls_world_def {
+    ls_vec3 gravity;              ///< m/s^2, default (0, -9.81, 0).
+    uint32_t tick_rate;           ///< Ticks per second: 30, 60 or 120.
+    uint32_t velocity_iterations; ///< Solver iterations (1..64), default 8.
+    uint32_t position_iterations; ///< Split-impulse iterations (0..64), default 3.
+    uint32_t max_bodies;          ///< Capacity of bodies (fixed at creation).
+    uint32_t max_contacts;        ///< Capacity of contact manifolds (fixed at creation).
+    ls_fx sleep_linear;           ///< Below this speed (m/s) a body may sleep.
+    ls_fx sleep_angular;          ///< Below this angular speed (rad/s) a body may sleep.
+    ls_fx sleep_time;             ///< Seconds of rest before an island sleeps.
+    ls_fx contact_margin;         ///< Speculative contact distance, m.
+    ls_fx linear_slop;            ///< Allowed penetration, m.
+    ls_fx baumgarte;              ///< Fraction of penetration removed per tick (0..1).
+    ls_fx restitution_threshold;  ///< Closing speed (m/s) below which nothing bounces.
+    uint64_t seed;                ///< Seed of the world PRNG (in snapshots and checksum).
+} ls_world_def;
+
+/// Contact begin/end event between two bodies (a before b in id order).
+typedef struct ls_contact_event {
+    ls_body_id a; ///< Lower-index body.
+    ls_body_id b; ///< Higher-index body.
+} ls_contact_event;
+
+/// Events of the last step; arrays valid until the next step or destroy.
+typedef struct ls_contact_events {
+    const ls_contact_event *begin; ///< Pairs that started touching.
+    uint32_t begin_count;          ///< Number of begin events.
+    const ls_contact_event *end;   ///< Pairs that stopped touching.
+    uint32_t end_count;            ///< Number of end events.
+} ls_contact_events;
+
+/// Step statistics and overflow report of the last step.
+typedef struct ls_step_info {
+    uint32_t tick;            ///< Ticks completed so far.
+    uint32_t awake_bodies;    ///< Dynamic bodies awake after the step.
+    uint32_t asleep_bodies;   ///< Dynamic bodies asleep after the step.
+    uint32_t contacts;        ///< Touching manifolds.
+    ls_fx max_penetration;    ///< Deepest contact before solving, m.
+    uint32_t overflow_count;  ///< Saturations/range violations so far (0 is healthy).
+    ls_body_id overflow_body; ///< First body that overflowed (null if none).
+    uint32_t overflow_tick;   ///< Tick of that first overflow.
+    bool capacity_exceeded;   ///< A pair or contact buffer was full this step.
+} ls_step_info;
+
+/// Ray cast result.
+typedef struct ls_ray_hit {
+    ls_body_id body; ///< Body hit (null when nothing).
+    ls_vec3 point;   ///< World hit point.
+    ls_vec3 normal;  ///< Surface normal at the hit.
+    ls_fx fraction;  ///< Fraction of the ray, 0..1.
+} ls_ray_hit;
+
+/// The default world definition (60 Hz, gravity -9.81, 8+3 iterations, 4096 bodies).
+ls_world_def ls_default_world_def(void);
+/// The default body definition: dynamic unit box of density 1000 at the origin.
+ls_body_def ls_default_body_def(void);
+/// dt for a tick rate as the exact raw constant of SPEC.md §5 (0 if unsupported).
+ls_fx ls_tick_dt(uint32_t tick_rate);
+
+/// Create a world. On error returns NULL and, if msg is non-NULL, writes why.
+ls_world *ls_world_create(const ls_world_def *def, ls_result *err, char *msg, size_t msg_size);
+/// Destroy a world and everything in it.
+void ls_world_destroy(ls_world *w);
+/// Advance one tick (SPEC.md §11). Never allocates.
+void ls_world_step(ls_world *w);
+/// The canonical checksum of the world state (SPEC.md §12).
+uint64_t ls_world_checksum(const ls_world *w);
+/// Statistics of the last step.
+ls_step_info ls_world_info(const ls_world *w);
+/// Contact begin/end events of the last step.
+ls_contact_events ls_world_contact_events(const ls_world *w);
+/// Ticks stepped so far.
+uint32_t ls_world_tick(const ls_world *w);
+/// The world's PRNG (part of the state: snapshots and checksum include it).
+ls_rng *ls_world_rng(ls_world *w);
+
+/// Create a body. Validates ranges; on error returns the null id, sets *err and
+/// writes a message naming the field into msg (if non-NULL).
+ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_result *err, char *msg,
+                          size_t msg_size);
+/// Destroy a body; touching bodies wake.
+void ls_body_destroy(ls_world *w, ls_body_id id);
+/// True if id names a live body.
+bool ls_body_is_valid(const ls_world *w, ls_body_id id);
+/// Number of live bodies.
+uint32_t ls_world_body_count(const ls_world *w);
+/// The id of the body in slot `index` (0-based), or null if the slot is free.
+ls_body_id ls_world_body_at(const ls_world *w, uint32_t index);
+/// Body position (centre of mass).
+ls_vec3 ls_body_position(const ls_world *w, ls_body_id id);
+/// Body orientation.
+ls_quat ls_body_orientation(const ls_world *w, ls_body_id id);
+/// Linear velocity.
+ls_vec3 ls_body_linear_velocity(const ls_world *w, ls_body_id id);
+/// Angular velocity (world frame).
+ls_vec3 ls_body_angular_velocity(const ls_world *w, ls_body_id id);
+/// Mass in kg (0 for static and kinematic bodies).
+ls_fx ls_body_mass(const ls_world *w, ls_body_id id);
+/// Body type.
+ls_body_type ls_body_type_of(const ls_world *w, ls_body_id id);
+/// True when the body is asleep.
+bool ls_body_is_asleep(const ls_world *w, ls_body_id id);
+/// User data given at creation.
+uint64_t ls_body_user_data(const ls_world *w, ls_body_id id);
+/// Teleport a body (wakes it).
+void ls_body_set_transform(ls_world *w, ls_body_id id, ls_vec3 position, ls_quat orientation);
+/// Set velocities (wakes the body).
+void ls_body_set_velocity(ls_world *w, ls_body_id id, ls_vec3 linear, ls_vec3 angular);
+/// Add a force (N) at the centre of mass for the next step (wakes the body).
+void ls_body_apply_force(ls_world *w, ls_body_id id, ls_vec3 force);
+/// Add a torque (N m) for the next step (wakes the body).
+void ls_body_apply_torque(ls_world *w, ls_body_id id, ls_vec3 torque);
+/// Apply an impulse (N s) at a world point now (wakes the body).
+void ls_body_apply_impulse(ls_world *w, ls_body_id id, ls_vec3 impulse, ls_vec3 point);
+/// Wake a body and its island.
+void ls_body_wake(ls_world *w, ls_body_id id);
+
+/// Closest hit of the segment from `from` to `to`; false when nothing is hit.
+bool ls_world_ray_cast(const ls_world *w, ls_vec3 from, ls_vec3 to, ls_ray_hit *hit);
+/// Ids of bodies whose AABB overlaps [min, max], in id order; returns the total count
+/// (may exceed max_out; only max_out are written).
+uint32_t ls_world_query_aabb(const ls_world *w, ls_vec3 min, ls_vec3 max, ls_body_id *out,
+                             uint32_t max_out);
+
+/// Bytes a snapshot of this world needs.
+size_t ls_world_snapshot_size(const ls_world *w);
+/// Save the complete state into buf (see ls_world_snapshot_size). Returns the bytes
+/// written or 0 if the buffer is too small.
+size_t ls_world_snapshot_save(const ls_world *w, uint8_t *buf, size_t size);
+/// Restore a snapshot saved from a world created with the same definition.
+ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size);
+
+#endif

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+// Bodies: creation with range validation (SPEC.md §5), mass properties, ids,
+// accessors and the calls that change a body from outside the step.
+#include "collide.h"
+#include "ls/fx_text.h"
+#include "mass.h"
+#include "world_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define FX(i)        ((ls_fx)((i)*65536))
+#define SIZE_MIN_RAW 3277 // 0.05 m
+
+ls_body_def ls_default_body_def(void)
+{
+    ls_body_def d;
+    memset(&d, 0, sizeof d);
+    d.type = LS_BODY_DYNAMIC;
+    d.orientation = ls_quat_identity();
+    d.allow_sleep = true;
+    d.awake = true;
+    d.shape.type = LS_SHAPE_BOX;
+    d.shape.radius = FX(1) / 2;
+    d.shape.half_extents = ls_vec3_make(FX(1) / 2, FX(1) / 2, FX(1) / 2);
+    d.shape.normal = ls_vec3_make(0, FX(1), 0);
+    d.shape.friction = 39322; // 0.6
+    d.shape.restitution = 0;
+    d.shape.density = FX(1000);
+    d.shape.category = 1;
+    d.shape.mask = UINT32_MAX;
+    return d;
+}
+
+ls_body *ls_world_body_(const ls_world *w, ls_body_id id)
+{
+    if (id.index1 == 0 || id.index1 > w->body_high) {
+        return NULL;
+    }
+    ls_body *b = &w->bodies[id.index1 - 1];
+    return b->alive && b->generation == id.generation ? b : NULL;
+}
+
+ls_body_id ls_world_id_of_(const ls_world *w, uint32_t i)
+{
+    ls_body_id id = {i + 1, w->bodies[i].generation};
+    return id;
+}
+
+bool ls_body_is_valid(const ls_world *w, ls_body_id id)
+{
+    return ls_world_body_(w, id) != NULL;
+}
+
+uint32_t ls_world_body_count(const ls_world *w)
+{
+    return w->body_count;
+}
+
+ls_body_id ls_world_body_at(const ls_world *w, uint32_t index)
+{
+    ls_body_id none = {0, 0};
+    if (index >= w->body_high || !w->bodies[index].alive) {
+        return none;
+    }
+    return ls_world_id_of_(w, index);
+}
+
+void ls_body_update_derived_(ls_body *b)
+{
+    b->xf = ls_xform_make(b->p, b->q);
+    if (b->type == LS_BODY_DYNAMIC) {
+        b->inv_inertia_world = ls_mat3_rotate_diag(b->xf.r, b->inv_inertia);
+    } else {
+        memset(&b->inv_inertia_world, 0, sizeof b->inv_inertia_world);
+    }
+}
+
+void ls_body_wake_(ls_body *b)
+{
+    b->asleep = false;
+    b->sleep_timer = 0;
+}
+
+// Writes "what" with the offending value (exact decimal) and returns false.
+static bool fail(ls_result *err, char *msg, size_t n, ls_result code, const char *what, ls_fx v)
+{
+    if (err) {
+        *err = code;
+    }
+    if (msg && n) {
+        char text[LS_FX_TEXT_MAX];
+        ls_fx_format(v, text);
+        snprintf(msg, n, "%s (got %s)", what, text);
+    }
+    return false;
+}
+
+static bool size_ok(ls_fx v, ls_fx lo)
+{
+    return v >= lo && v <= FX(64);
+}
+
+static bool check_shape(const ls_body_def *d, ls_result *err, char *msg, size_t n)
+{
+    const ls_shape_def *s = &d->shape;
+    ls_result R = LS_ERR_OUT_OF_RANGE;
+    switch (s->type) {
+    case LS_SHAPE_SPHERE:
+        if (!size_ok(s->radius, SIZE_MIN_RAW)) {
+            return fail(err, msg, n, R, "shape.radius outside 0.05..64 m", s->radius);
+        }
+        break;
+    case LS_SHAPE_CAPSULE:
+        if (!size_ok(s->radius, SIZE_MIN_RAW) || !size_ok(s->half_height, 0)) {
+            return fail(err, msg, n, R,
+                        "capsule radius outside 0.05..64 m or half_height outside 0..64 m",
+                        s->radius);
+        }
+        break;
+    case LS_SHAPE_BOX:
+        if (!size_ok(s->half_extents.x, SIZE_MIN_RAW) ||
+            !size_ok(s->half_extents.y, SIZE_MIN_RAW) ||
+            !size_ok(s->half_extents.z, SIZE_MIN_RAW)) {
+            return fail(err, msg, n, R, "shape.half_extents outside 0.05..64 m (x shown)",
+                        s->half_extents.x);
+        }
+        break;
+    case LS_SHAPE_PLANE:
+        if (d->type != LS_BODY_STATIC) {
+            return fail(err, msg, n, LS_ERR_INVALID_ARGUMENT, "a plane must be on a static body",
+                        0);
+        }
+        if (ls_vec3_equal(s->normal, ls_vec3_zero()) || ls_fx_abs(s->plane_d) > FX(2048)) {
+            return fail(err, msg, n, R, "plane normal is zero or |plane_d| > 2048", s->plane_d);
+        }
+        break;
+    default:
+        return fail(err, msg, n, LS_ERR_INVALID_ARGUMENT, "unknown shape type", (ls_fx)s->type);
+    }
+    if (s->friction < 0 || s->friction > FX(4)) {
+        return fail(err, msg, n, R, "shape.friction outside 0..4", s->friction);
+    }
+    if (s->restitution < 0 || s->restitution > FX(1)) {
+        return fail(err, msg, n, R, "shape.restitution outside 0..1", s->restitution);
+    }
+    return true;
+}
+
+static bool check_body(const ls_body_def *d, ls_result *err, char *msg, size_t n)
+{
+    ls_result R = LS_ERR_OUT_OF_RANGE;
+    if (d->type > LS_BODY_DYNAMIC) {
+        return fail(err, msg, n, LS_ERR_INVALID_ARGUMENT, "unknown body type", (ls_fx)d->type);
+    }
+    const ls_vec3 p = d->position;
+    if (ls_fx_abs(p.x) > FX(2048) || ls_fx_abs(p.y) > FX(2048) || ls_fx_abs(p.z) > FX(2048)) {
+        return fail(err, msg, n, R, "position outside +-2048 m (x shown)", p.x);
+    }
+    if (ls_vec3_len_sq_q32(d->linear_velocity) > (uint64_t)FX(512) * (uint64_t)FX(512)) {
+        return fail(err, msg, n, R, "linear_velocity faster than 512 m/s", 0);
+    }
+    if (ls_vec3_len_sq_q32(d->angular_velocity) > (uint64_t)FX(128) * (uint64_t)FX(128)) {
+        return fail(err, msg, n, R, "angular_velocity faster than 128 rad/s", 0);
+    }
+    if (d->linear_damping < 0 || d->linear_damping > FX(1) || d->angular_damping < 0 ||
+        d->angular_damping > FX(1)) {
+        return fail(err, msg, n, R, "damping outside 0..1 (linear shown)", d->linear_damping);
+    }
+    return check_shape(d, err, msg, n);
+}
+
+static ls_geom geom_from_def(const ls_shape_def *s)
+{
+    ls_geom g;
+    memset(&g, 0, sizeof g);
+    g.kind = (ls_geom_kind)s->type;
+    g.radius = s->radius;
+    g.half_height = s->half_height;
+    g.half_extents = s->half_extents;
+    g.normal = ls_vec3_normalize(s->normal, ls_vec3_make(0, LS_FX_ONE, 0));
+    g.plane_d = s->plane_d;
+    return g;
+}
+
+static uint32_t take_slot(ls_world *w)
+{
+    if (w->free_head != UINT32_MAX) {
+        uint32_t i = w->free_head;
+        w->free_head = w->next_free[i];
+        return i;
+    }
+    return w->body_high < w->def.max_bodies ? w->body_high++ : UINT32_MAX;
+}
+
+ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_result *err, char *msg,
+                          size_t msg_size)
+{
+    ls_body_id none = {0, 0};
+    ls_mass_props mp = {0, 0, {0, 0, 0}};
+    if (!check_body(def, err, msg, msg_size)) {
+        return none;
+    }
+    if (def->type == LS_BODY_DYNAMIC) {
+        ls_result r = ls_mass_compute(&def->shape, &mp, msg, msg_size);
+        if (r != LS_OK) {
+            if (err) {
+                *err = r;
+            }
+            return none;
+        }
+    }
+    uint32_t i = take_slot(w);
+    if (i == UINT32_MAX) {
+        fail(err, msg, msg_size, LS_ERR_CAPACITY, "max_bodies reached", 0);
+        return none;
+    }
+    ls_body *b = &w->bodies[i];
+    uint32_t gen = b->generation + 1;
+    memset(b, 0, sizeof *b);
+    b->generation = gen;
+    b->alive = true;
+    b->type = (uint8_t)def->type;
+    b->allow_sleep = def->allow_sleep;
+    b->asleep = def->type == LS_BODY_DYNAMIC && !def->awake && def->allow_sleep;
+    b->p = def->position;
+    b->q = ls_quat_normalize(def->orientation);
+    b->v = def->type == LS_BODY_STATIC ? ls_vec3_zero() : def->linear_velocity;
+    b->w = def->type == LS_BODY_STATIC ? ls_vec3_zero() : def->angular_velocity;
+    b->lin_damp = def->linear_damping;
+    b->ang_damp = def->angular_damping;
+    b->mass = mp.mass;
+    b->inv_mass = mp.inv_mass;
+    b->inv_inertia = mp.inv_inertia;
+    b->geom = geom_from_def(&def->shape);
+    b->friction = def->shape.friction;
+    b->restitution = def->shape.restitution;
+    b->category = def->shape.category;
+    b->mask = def->shape.mask;
+    b->user_data = def->user_data;
+    ls_body_update_derived_(b);
+    w->body_count++;
+    if (err) {
+        *err = LS_OK;
+    }
+    return ls_world_id_of_(w, i);
+}
+
+// Wake every body touching slot i (support may have disappeared).
+static void wake_touching(ls_world *w, uint32_t i)
+{
+    for (uint32_t c = 0; c < w->contact_count; c++) {
+        const ls_contact *ct = &w->contacts[c];
+        if (ct->a == i || ct->b == i) {
+            ls_body_wake_(&w->bodies[ct->a == i ? ct->b : ct->a]);
+        }
+    }
+}
+
+void ls_body_destroy(ls_world *w, ls_body_id id)
+{
+    ls_body *b = ls_world_body_(w, id);
+    if (!b) {
+        return;
+    }
+    uint32_t i = id.index1 - 1;
+    wake_touching(w, i);
+    // Drop its contacts now so no step sees a dead body.
+    uint32_t keep = 0;
+    for (uint32_t c = 0; c < w->contact_count; c++) {
+        if (w->contacts[c].a != i && w->contacts[c].b != i) {
+            w->contacts[keep++] = w->contacts[c];
+        }
+    }
+    w->contact_count = keep;
+    ls_broadphase_remove(w->bp, i);
+    b->alive = false;
+    w->next_free[i] = w->free_head;
+    w->free_head = i;
+    w->body_count--;
+}
+
+#define BODY_GET(type, name, expr, fallback)                                                       \
+    type name(const ls_world *w, ls_body_id id)                                                    \
+    {                                                                                              \
+        const ls_body *b = ls_world_body_(w, id);                                                  \
+        return b ? (expr) : (fallback);                                                            \
+    }
+
+BODY_GET(ls_vec3, ls_body_position, b->p, ls_vec3_zero())
+BODY_GET(ls_quat, ls_body_orientation, b->q, ls_quat_identity())
+BODY_GET(ls_vec3, ls_body_linear_velocity, b->v, ls_vec3_zero())
+BODY_GET(ls_vec3, ls_body_angular_velocity, b->w, ls_vec3_zero())
+BODY_GET(ls_fx, ls_body_mass, b->mass, 0)
+BODY_GET(ls_body_type, ls_body_type_of, (ls_body_type)b->type, LS_BODY_STATIC)
+BODY_GET(bool, ls_body_is_asleep, b->asleep, false)
+BODY_GET(uint64_t, ls_body_user_data, b->user_data, 0)
+
+void ls_body_set_transform(ls_world *w, ls_body_id id, ls_vec3 position, ls_quat orientation)
+{
+    ls_body *b = ls_world_body_(w, id);
+    if (b) {
+        b->p = position;
+        b->q = ls_quat_normalize(orientation);
+        ls_body_update_derived_(b);
+        ls_body_wake_(b);
+        wake_touching(w, id.index1 - 1);
+    }
+}
+
+void ls_body_set_velocity(ls_world *w, ls_body_id id, ls_vec3 linear, ls_vec3 angular)
+{
+    ls_body *b = ls_world_body_(w, id);
+    if (b && b->type != LS_BODY_STATIC) {
+        b->v = linear;
+        b->w = angular;
+        ls_body_wake_(b);
+    }
+}
+
+void ls_body_apply_force(ls_world *w, ls_body_id id, ls_vec3 force)
+{
+    ls_body *b = ls_world_body_(w, id);
+    if (b && b->type == LS_BODY_DYNAMIC) {
+        b->force = ls_vec3_add(b->force, force);
+        ls_body_wake_(b);
+    }
+}
+
+void ls_body_apply_torque(ls_world *w, ls_body_id id, ls_vec3 torque)
+{
+    ls_body *b = ls_world_body_(w, id);
+    if (b && b->type == LS_BODY_DYNAMIC) {
+        b->torque = ls_vec3_add(b->torque, torque);
+        ls_body_wake_(b);
+    }
+}
+
+void ls_body_apply_impulse(ls_world *w, ls_body_id id, ls_vec3 impulse, ls_vec3 point)
+{
+    ls_body *b = ls_world_body_(w, id);
+    if (b && b->type == LS_BODY_DYNAMIC) {
+        b->v = ls_vec3_mad(b->v, impulse, b->inv_mass);
+        ls_vec3 r = ls_vec3_sub(point, b->p);
+        b->w = ls_vec3_add(b->w, ls_mat3_mul_vec(b->inv_inertia_world, ls_vec3_cross(r, impulse)));
+        ls_body_wake_(b);
+    }
+}
+
+void ls_body_wake(ls_world *w, ls_body_id id)
+{
+    ls_body *b = ls_world_body_(w, id);
+    if (b && b->type == LS_BODY_DYNAMIC) {
+        ls_body_wake_(b);
+    }
+}

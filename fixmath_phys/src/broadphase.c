@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: MIT
+// Incremental single-axis sweep-and-prune with a canonical, history-free result.
+//
+// Determinism argument, in short:
+//  * endpoints are 64-bit keys (value, kind, id) with kind min=0 < max=1; ids are
+//    unique, so the key order is total and every correct sort yields the same
+//    sequence, whatever order the keys were in before (insertion or radix);
+//  * the sweep axis depends only on the current AABBs;
+//  * the pairs found are radix-sorted on the unique key a<<s|b, so their order
+//    does not depend on the order the sweep met them in (the active list is
+//    swap-removed, which is fine for the same reason).
+// Hence the kept endpoint order affects only speed, never results, and
+// snapshots need not store it.
+#include "broadphase.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { RADIX_BITS = 11, RADIX_SIZE = 1 << RADIX_BITS };
+
+typedef struct proxy {
+    ls_aabb box;
+    uint32_t category;
+    uint32_t mask;
+    bool is_static;
+    bool active;  ///< Present (set and not removed).
+    bool in_list; ///< Its two endpoints are in bp->ends.
+} proxy;
+
+/// The two non-sweep extents of a proxy open in the sweep, packed for the hot loop.
+typedef struct open_box {
+    ls_fx umin, umax, vmin, vmax;
+} open_box;
+
+/// The rest of an open proxy, read only for candidates that overlap.
+typedef struct open_meta {
+    uint32_t category;
+    uint32_t mask;
+    uint32_t id;
+    uint32_t is_static;
+} open_meta;
+
+struct ls_broadphase {
+    uint32_t cap;      ///< max_proxies.
+    uint32_t id_bits;  ///< Bits needed for an id (>= 1).
+    uint32_t max_keep; ///< max_pairs.
+    int axis;          ///< Axis the kept endpoint order was sorted on; -1 if none.
+    uint32_t n_ends;   ///< Endpoints in ends[].
+    proxy *proxies;    ///< [cap]
+    uint64_t *ends;    ///< [2 cap] endpoint keys, sorted after each pairs() call.
+    uint64_t *ends_tmp;
+    open_box *open_box;   ///< [cap] extents of the proxies open at the sweep position.
+    open_meta *open_meta; ///< [cap] their filters and ids, same index.
+    uint32_t *open_pos;   ///< [cap] index of each open proxy in open_box/open_meta.
+    uint32_t *cand;       ///< [cap] open indices that overlap the proxy being opened.
+    uint64_t *pairs;      ///< [2 max_pairs] packed pair keys; the slack lets us prune by sorting.
+    uint64_t *pairs_tmp;
+};
+
+// ---------------------------------------------------------------------------
+// Sorting
+
+/// LSD radix sort of n keys on their low `bits` bits; result in keys. Stable per pass.
+static void radix_sort(uint64_t *keys, uint64_t *tmp, uint32_t n, uint32_t bits)
+{
+    if (n == 0) {
+        return;
+    }
+    uint64_t *src = keys, *dst = tmp;
+    for (uint32_t shift = 0; shift < bits; shift += RADIX_BITS) {
+        uint32_t count[RADIX_SIZE] = {0};
+        for (uint32_t i = 0; i < n; i++) {
+            count[(src[i] >> shift) & (RADIX_SIZE - 1)]++;
+        }
+        uint32_t first = (uint32_t)((src[0] >> shift) & (RADIX_SIZE - 1));
+        if (count[first] == n) {
+            continue; // every key has the same digit: the pass would be the identity
+        }
+        uint32_t sum = 0;
+        for (uint32_t d = 0; d < RADIX_SIZE; d++) {
+            uint32_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            dst[count[(src[i] >> shift) & (RADIX_SIZE - 1)]++] = src[i];
+        }
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != keys) {
+        memcpy(keys, src, (size_t)n * sizeof *keys);
+    }
+}
+
+/// Insertion sort that gives up after `budget` element moves; true if it finished.
+/// Frame-to-frame coherence makes the endpoint list nearly sorted, so this is
+/// usually O(n); the budget bounds the bad cases (teleports, mass inserts).
+static bool insertion_sort_bounded(uint64_t *a, uint32_t n, uint64_t budget)
+{
+    uint64_t moves = 0;
+    for (uint32_t i = 1; i < n; i++) {
+        uint64_t k = a[i];
+        uint32_t j = i;
+        while (j > 0 && a[j - 1] > k) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = k;
+        moves += i - j;
+        if (moves > budget) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------
+// Endpoint keys
+
+static ls_fx axis_min(const ls_aabb *b, int axis)
+{
+    return axis == 0 ? b->min.x : axis == 1 ? b->min.y : b->min.z;
+}
+
+static ls_fx axis_max(const ls_aabb *b, int axis)
+{
+    return axis == 0 ? b->max.x : axis == 1 ? b->max.y : b->max.z;
+}
+
+/// Key (value, kind, id): at equal values mins sort before maxes, so a box that
+/// starts where another ends opens before the other closes: touching counts.
+static uint64_t end_key(const ls_broadphase *bp, uint32_t id, uint32_t is_max)
+{
+    const proxy *p = &bp->proxies[id];
+    ls_fx v = is_max ? axis_max(&p->box, bp->axis) : axis_min(&p->box, bp->axis);
+    uint64_t biased = (uint32_t)v ^ 0x80000000u; // order-preserving int32 -> uint32
+    return (biased << (bp->id_bits + 1)) | ((uint64_t)is_max << bp->id_bits) | id;
+}
+
+static uint32_t key_id(const ls_broadphase *bp, uint64_t key)
+{
+    return (uint32_t)(key & ((UINT64_C(1) << bp->id_bits) - 1));
+}
+
+static uint32_t key_is_max(const ls_broadphase *bp, uint64_t key)
+{
+    return (uint32_t)((key >> bp->id_bits) & 1u);
+}
+
+/// Axis along which the box centres spread most (lowest axis on ties). A pure
+/// function of the current AABBs; sweeping along the widest spread keeps the
+/// open set small (a column of boxes is the bad case for a fixed axis).
+static int choose_axis(const ls_broadphase *bp)
+{
+    // Start from the first proxy (not +-inf) so hi - lo cannot overflow.
+    int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    bool any = false;
+    for (uint32_t i = 0; i < bp->cap; i++) {
+        const proxy *p = &bp->proxies[i];
+        if (!p->active) {
+            continue;
+        }
+        for (int a = 0; a < 3; a++) {
+            int64_t c = (int64_t)axis_min(&p->box, a) + axis_max(&p->box, a); // 2 * centre
+            lo[a] = !any || c < lo[a] ? c : lo[a];
+            hi[a] = !any || c > hi[a] ? c : hi[a];
+        }
+        any = true;
+    }
+    int best = 0;
+    for (int a = 1; a < 3; a++) {
+        if (hi[a] - lo[a] > hi[best] - lo[best]) {
+            best = a;
+        }
+    }
+    return best;
+}
+
+/// Drop endpoints of removed proxies, refresh the values of the others (order kept).
+static void refresh_endpoints(ls_broadphase *bp)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < bp->n_ends; i++) {
+        uint32_t id = key_id(bp, bp->ends[i]);
+        if (!bp->proxies[id].active) {
+            bp->proxies[id].in_list = false;
+            continue;
+        }
+        bp->ends[n++] = end_key(bp, id, key_is_max(bp, bp->ends[i]));
+    }
+    bp->n_ends = n;
+}
+
+/// Append endpoints of proxies not yet in the list; returns how many proxies were added.
+static uint32_t append_new_endpoints(ls_broadphase *bp)
+{
+    uint32_t added = 0;
+    for (uint32_t id = 0; id < bp->cap; id++) {
+        proxy *p = &bp->proxies[id];
+        if (p->active && !p->in_list) {
+            bp->ends[bp->n_ends++] = end_key(bp, id, 0);
+            bp->ends[bp->n_ends++] = end_key(bp, id, 1);
+            p->in_list = true;
+            added++;
+        }
+    }
+    return added;
+}
+
+/// Bring ends[] into key order on the current axis.
+static void sort_endpoints(ls_broadphase *bp, bool axis_changed, uint32_t added)
+{
+    uint32_t n = bp->n_ends;
+    // Why these thresholds: each appended endpoint costs O(n) insertion moves,
+    // and a radix sort costs ~5 passes over n; beyond ~16 moves per endpoint
+    // the radix sort wins. Either way the resulting order is the same.
+    bool rebuild = axis_changed || (uint64_t)added * 16 > n;
+    if (!rebuild && insertion_sort_bounded(bp->ends, n, (uint64_t)n * 16 + 1024)) {
+        return;
+    }
+    radix_sort(bp->ends, bp->ends_tmp, n, 32 + bp->id_bits + 1);
+}
+
+// ---------------------------------------------------------------------------
+// Pair collection: keeps the max_keep smallest keys (canonical prefix) even when
+// more pairs exist, using a buffer of twice that size that is pruned by sorting.
+
+typedef struct pair_sink {
+    uint32_t n;
+    uint64_t limit; ///< Keys above this can no longer be among the kept ones.
+    bool dropped;   ///< Some pair was discarded.
+} pair_sink;
+
+static void sink_prune(ls_broadphase *bp, pair_sink *s)
+{
+    radix_sort(bp->pairs, bp->pairs_tmp, s->n, 2 * bp->id_bits);
+    s->n = bp->max_keep;
+    s->limit = bp->pairs[s->n - 1];
+    s->dropped = true;
+}
+
+static void sink_push(ls_broadphase *bp, pair_sink *s, uint32_t a, uint32_t b)
+{
+    uint64_t key = a < b ? ((uint64_t)a << bp->id_bits) | b : ((uint64_t)b << bp->id_bits) | a;
+    if (bp->max_keep == 0 || key > s->limit) {
+        s->dropped = true;
+        return;
+    }
+    if (s->n == 2 * bp->max_keep) {
+        sink_prune(bp, s);
+        if (key > s->limit) {
+            return;
+        }
+    }
+    bp->pairs[s->n++] = key;
+}
+
+// ---------------------------------------------------------------------------
+// Sweep
+
+static void open_proxy_at(ls_broadphase *bp, uint32_t at, uint32_t id)
+{
+    const proxy *p = &bp->proxies[id];
+    int u = (bp->axis + 1) % 3, v = (bp->axis + 2) % 3;
+    bp->open_box[at] = (open_box){axis_min(&p->box, u), axis_max(&p->box, u), axis_min(&p->box, v),
+                                  axis_max(&p->box, v)};
+    bp->open_meta[at] = (open_meta){p->category, p->mask, id, p->is_static};
+    bp->open_pos[id] = at;
+}
+
+/// Test open proxy `at` against open proxies [0, at). Overlap on the sweep axis is
+/// implied: each of them starts at or before it and has not ended before it starts.
+static void test_against_open(ls_broadphase *bp, pair_sink *s, uint32_t at)
+{
+    const open_box q = bp->open_box[at];
+    const open_meta qm = bp->open_meta[at];
+    // Why branch-free: most open proxies miss on u or v at random, which the
+    // branch predictor cannot learn; compacting the hits is ~3x faster.
+    uint32_t m = 0;
+    for (uint32_t j = 0; j < at; j++) {
+        const open_box *o = &bp->open_box[j];
+        bp->cand[m] = j;
+        m += (uint32_t)((o->umin <= q.umax) & (q.umin <= o->umax) & (o->vmin <= q.vmax) &
+                        (q.vmin <= o->vmax));
+    }
+    for (uint32_t k = 0; k < m; k++) {
+        const open_meta *o = &bp->open_meta[bp->cand[k]];
+        if ((o->category & qm.mask) && (qm.category & o->mask) && !(o->is_static & qm.is_static)) {
+            sink_push(bp, s, o->id, qm.id);
+        }
+    }
+}
+
+static void sweep(ls_broadphase *bp, pair_sink *s)
+{
+    uint32_t n_open = 0;
+    for (uint32_t i = 0; i < bp->n_ends; i++) {
+        uint64_t key = bp->ends[i];
+        uint32_t id = key_id(bp, key);
+        if (!key_is_max(bp, key)) {
+            open_proxy_at(bp, n_open, id);
+            test_against_open(bp, s, n_open);
+            n_open++;
+        } else {
+            // Swap-remove: the open list order only affects the order pairs are
+            // found in, and they are sorted afterwards.
+            uint32_t at = bp->open_pos[id];
+            n_open--;
+            bp->open_box[at] = bp->open_box[n_open];
+            bp->open_meta[at] = bp->open_meta[n_open];
+            bp->open_pos[bp->open_meta[at].id] = at;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Public API
+
+ls_broadphase *ls_broadphase_create(uint32_t max_proxies, uint32_t max_pairs)
+{
+    if (max_proxies == 0 || max_proxies > LS_BROADPHASE_MAX_PROXIES ||
+        max_pairs > LS_BROADPHASE_MAX_PAIRS) {
+        return NULL;
+    }
+    ls_broadphase *bp = calloc(1, sizeof *bp);
+    if (!bp) {
+        return NULL;
+    }
+    bp->cap = max_proxies;
+    bp->id_bits = 1;
+    while (bp->id_bits < 31 && ((max_proxies - 1) >> bp->id_bits) != 0) {
+        bp->id_bits++;
+    }
+    bp->max_keep = max_pairs;
+    bp->axis = -1;
+    size_t np = max_proxies, nk = (size_t)max_pairs * 2 + 1; // +1: never malloc(0)
+    bp->proxies = calloc(np, sizeof *bp->proxies);
+    bp->ends = malloc(2 * np * sizeof *bp->ends);
+    bp->ends_tmp = malloc(2 * np * sizeof *bp->ends_tmp);
+    bp->open_box = malloc(np * sizeof *bp->open_box);
+    bp->open_meta = malloc(np * sizeof *bp->open_meta);
+    bp->open_pos = malloc(np * sizeof *bp->open_pos);
+    bp->cand = malloc(np * sizeof *bp->cand);
+    bp->pairs = malloc(nk * sizeof *bp->pairs);
+    bp->pairs_tmp = malloc(nk * sizeof *bp->pairs_tmp);
+    if (!bp->proxies || !bp->ends || !bp->ends_tmp || !bp->open_box || !bp->open_meta ||
+        !bp->open_pos || !bp->cand || !bp->pairs || !bp->pairs_tmp) {
+        ls_broadphase_destroy(bp);
+        return NULL;
+    }
+    return bp;
+}
+
+void ls_broadphase_destroy(ls_broadphase *bp)
+{
+    if (!bp) {
+        return;
+    }
+    free(bp->proxies);
+    free(bp->ends);
+    free(bp->ends_tmp);
+    free(bp->open_box);
+    free(bp->open_meta);
+    free(bp->open_pos);
+    free(bp->cand);
+    free(bp->pairs);
+    free(bp->pairs_tmp);
+    free(bp);
+}
+
+uint32_t ls_broadphase_capacity(const ls_broadphase *bp)
+{
+    return bp->cap;
+}
+
+void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
+                       uint32_t mask, bool is_static)
+{
+    LS_ASSERT(id < bp->cap);
+    LS_ASSERT(box.min.x <= box.max.x && box.min.y <= box.max.y && box.min.z <= box.max.z);
+    proxy *p = &bp->proxies[id];
+    p->box = box;
+    p->category = category;
+    p->mask = mask;
+    p->is_static = is_static;
+    p->active = true; // endpoints are (re)placed lazily by the next pairs() call
+}
+
+void ls_broadphase_remove(ls_broadphase *bp, uint32_t id)
+{
+    LS_ASSERT(id < bp->cap);
+    bp->proxies[id].active = false;
+}
+
+void ls_broadphase_clear(ls_broadphase *bp)
+{
+    for (uint32_t id = 0; id < bp->cap; id++) {
+        bp->proxies[id].active = false;
+    }
+}
+
+bool ls_broadphase_contains(const ls_broadphase *bp, uint32_t id)
+{
+    return id < bp->cap && bp->proxies[id].active;
+}
+
+uint32_t ls_broadphase_pairs(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed)
+{
+    int axis = choose_axis(bp);
+    bool axis_changed = axis != bp->axis;
+    bp->axis = axis;
+    refresh_endpoints(bp);
+    uint32_t added = append_new_endpoints(bp);
+    sort_endpoints(bp, axis_changed, added);
+
+    pair_sink s = {0, UINT64_MAX, false};
+    sweep(bp, &s);
+    radix_sort(bp->pairs, bp->pairs_tmp, s.n, 2 * bp->id_bits);
+    if (s.n > bp->max_keep) {
+        s.n = bp->max_keep;
+        s.dropped = true;
+    }
+    uint32_t n = s.n < max ? s.n : max;
+    uint64_t id_mask = (UINT64_C(1) << bp->id_bits) - 1;
+    for (uint32_t i = 0; i < n; i++) {
+        out[i].a = (uint32_t)(bp->pairs[i] >> bp->id_bits);
+        out[i].b = (uint32_t)(bp->pairs[i] & id_mask);
+    }
+    if (overflowed) {
+        *overflowed = s.dropped || s.n > max;
+    }
+    return n;
+}

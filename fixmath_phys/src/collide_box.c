@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: MIT
+// Narrow phase for boxes: box-plane, and box-box by the separating axis test
+// (15 axes) followed by reference/incident face clipping or an edge-edge
+// point. Both reduce their candidate points to at most 4 the same way.
+#include "collide_internal.h"
+
+/// Most candidate points: 8 box vertices, or a quad clipped by 4 planes.
+#define CAND_MAX 8
+
+/// Absolute tolerance (0.5 mm) by which a face of B must beat a face of A.
+#define FACE_TOL_ABS ((ls_fx)33)
+/// Absolute tolerance (1 mm) by which an edge axis must beat the best face.
+#define EDGE_TOL_ABS ((ls_fx)66)
+
+/// A candidate contact before reduction.
+typedef struct cand {
+    ls_vec3 p;        ///< World contact point.
+    ls_fx depth;      ///< Penetration depth.
+    uint32_t feature; ///< Feature id.
+} cand;
+
+/// Twice the signed area of triangle (a, b, p) seen along n, in Q32.32.
+static int64_t tri_area(ls_vec3 a, ls_vec3 b, ls_vec3 p, ls_vec3 n)
+{
+    return ls_vec3_dot_q32(ls_vec3_cross(ls_vec3_sub(b, a), ls_vec3_sub(p, a)), n);
+}
+
+/// Index of the deepest candidate (ties: lowest index).
+static int pick_deepest(const cand *c, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++) {
+        if (c[i].depth > c[best].depth) {
+            best = i;
+        }
+    }
+    return best;
+}
+
+/// Index of the candidate farthest from c[from] (ties: lowest index).
+static int pick_farthest(const cand *c, int n, int from)
+{
+    int best = -1;
+    uint64_t best_d = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t d = ls_vec3_len_sq_q32(ls_vec3_sub(c[i].p, c[from].p));
+        if (i != from && (best < 0 || d > best_d)) {
+            best = i;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+/// Third point: the largest |area| with c[i0], c[i1]; *orient gets its sign.
+static int pick_widest(const cand *c, int n, int i0, int i1, ls_vec3 normal, int *orient)
+{
+    int best = -1;
+    int64_t best_a = -1;
+    for (int i = 0; i < n; i++) {
+        int64_t a = tri_area(c[i0].p, c[i1].p, c[i].p, normal);
+        int64_t mag = a < 0 ? -a : a;
+        if (i != i0 && i != i1 && mag > best_a) {
+            best = i;
+            best_a = mag;
+            *orient = a < 0 ? -1 : 1;
+        }
+    }
+    return best;
+}
+
+/// Fourth point: the one that grows the triangle tri[] the most, measured as
+/// the largest area outside any of its edges; -1 when none lies outside.
+static int pick_fourth(const cand *c, int n, const int tri[3], int orient, ls_vec3 normal)
+{
+    int best = -1;
+    int64_t best_gain = 0;
+    for (int i = 0; i < n; i++) {
+        if (i == tri[0] || i == tri[1] || i == tri[2]) {
+            continue;
+        }
+        for (int e = 0; e < 3; e++) {
+            int64_t a = tri_area(c[tri[e]].p, c[tri[(e + 1) % 3]].p, c[i].p, normal);
+            int64_t gain = orient > 0 ? -a : a; // positive outside edge e
+            if (gain > best_gain) {
+                best = i;
+                best_gain = gain;
+            }
+        }
+    }
+    return best;
+}
+
+/// Copy candidates into m, keeping at most 4: the deepest, the farthest from
+/// it, then the two that maximise the area. Kept points stay in candidate
+/// order so the manifold order depends only on the candidates.
+static void reduce_to_manifold(const cand *c, int n, ls_manifold *m)
+{
+    bool keep[CAND_MAX] = {false};
+    if (n <= LS_MANIFOLD_MAX) {
+        for (int i = 0; i < n; i++) {
+            keep[i] = true;
+        }
+    } else {
+        int orient = 1;
+        int tri[3];
+        tri[0] = pick_deepest(c, n);
+        tri[1] = pick_farthest(c, n, tri[0]);
+        tri[2] = pick_widest(c, n, tri[0], tri[1], m->normal, &orient);
+        int fourth = pick_fourth(c, n, tri, orient, m->normal);
+        keep[tri[0]] = keep[tri[1]] = keep[tri[2]] = true;
+        if (fourth >= 0) {
+            keep[fourth] = true;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (keep[i]) {
+            ls_manifold_push(m, c[i].p, c[i].depth, c[i].feature);
+        }
+    }
+}
+
+/// A box in world space.
+typedef struct box_w {
+    ls_vec3 c;    ///< Centre.
+    ls_mat3 r;    ///< Rotation (local -> world).
+    ls_vec3 u[3]; ///< Local axes in world space (columns of r).
+    ls_fx h[3];   ///< Half extents.
+} box_w;
+
+/// World description of box geometry g on transform xf.
+static box_w box_make(const ls_geom *g, const ls_xform *xf)
+{
+    box_w b;
+    b.c = ls_geom_center(g, xf);
+    b.r = xf->r;
+    for (int k = 0; k < 3; k++) {
+        b.u[k] = ls_mat3_col(xf->r, k);
+        b.h[k] = ls_vec3_comp(g->half_extents, k);
+    }
+    return b;
+}
+
+/// World position of box vertex at local offset (sx*hx, sy*hy, sz*hz), s = +-1.
+static ls_vec3 box_point(const box_w *b, const int s[3])
+{
+    ls_vec3 local = ls_vec3_make(s[0] > 0 ? b->h[0] : ls_fx_neg(b->h[0]),
+                                 s[1] > 0 ? b->h[1] : ls_fx_neg(b->h[1]),
+                                 s[2] > 0 ? b->h[2] : ls_fx_neg(b->h[2]));
+    return ls_vec3_add(b->c, ls_mat3_mul_vec(b->r, local));
+}
+
+int ls_collide_box_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
+                         ls_fx margin, ls_manifold *m)
+{
+    (void)xb; // planes are static and given in world coordinates
+    box_w box = box_make(a, xa);
+    ls_vec3 n = b->normal;
+    cand c[CAND_MAX];
+    int count = 0;
+    // Vertex v has +h on axis k when bit k of v is set; its id is v.
+    for (int v = 0; v < 8; v++) {
+        int s[3] = {(v & 1) ? 1 : -1, (v & 2) ? 1 : -1, (v & 4) ? 1 : -1};
+        ls_vec3 p = box_point(&box, s);
+        ls_fx height = ls_fx_sub(ls_vec3_dot(n, p), b->plane_d);
+        if (ls_fx_neg(height) > ls_fx_neg(margin)) {
+            // Midway between the vertex and its projection onto the plane.
+            c[count].p = ls_vec3_mad(p, n, ls_fx_neg(height >> 1));
+            c[count].depth = ls_fx_neg(height);
+            c[count].feature = (uint32_t)v;
+            count++;
+        }
+    }
+    m->normal = ls_vec3_neg(n);
+    reduce_to_manifold(c, count, m);
+    return m->count;
+}
+
+// ---------------------------------------------------------------- box-box SAT
+
+/// Which family an axis belongs to.
+typedef enum axis_kind { AXIS_FACE_A, AXIS_FACE_B, AXIS_EDGE } axis_kind;
+
+/// The best axis found so far.
+typedef struct sat_axis {
+    ls_fx sep;      ///< Separation along the axis (negative = overlap).
+    axis_kind kind; ///< Face of A, face of B or edge pair.
+    int i;          ///< Axis of A (face A, edge) or of B (face B).
+    int j;          ///< Axis of B (edge).
+    int sign;       ///< +1 when the unit axis already points from A to B.
+    ls_vec3 n;      ///< Unit axis oriented from A to B.
+} sat_axis;
+
+/// Projected half width of box b on unit axis l: sum h_k |l . u_k|, rounded once.
+static ls_fx box_radius(const box_w *b, ls_vec3 l)
+{
+    int64_t s = 0;
+    for (int k = 0; k < 3; k++) {
+        s += (int64_t)b->h[k] * ls_fx_abs(ls_vec3_dot(l, b->u[k]));
+    }
+    return ls_fx_from_q32(s);
+}
+
+/// Evaluate unit axis l; keeps it in *best when strictly better. Returns
+/// false when l separates the boxes by more than the margin.
+static bool test_axis(const box_w *A, const box_w *B, ls_vec3 t, ls_vec3 l, sat_axis cand_axis,
+                      ls_fx margin, sat_axis *best)
+{
+    ls_fx dist = ls_vec3_dot(t, l);
+    ls_fx sep = ls_fx_sub(ls_fx_sub(ls_fx_abs(dist), box_radius(A, l)), box_radius(B, l));
+    if (sep > margin) {
+        return false;
+    }
+    if (sep > best->sep) {
+        cand_axis.sep = sep;
+        cand_axis.sign = dist >= 0 ? 1 : -1;
+        cand_axis.n = dist >= 0 ? l : ls_vec3_neg(l);
+        *best = cand_axis;
+    }
+    return true;
+}
+
+/// Best face axis of box X (A or B). False when one separates.
+static bool sat_faces(const box_w *A, const box_w *B, ls_vec3 t, axis_kind kind, ls_fx margin,
+                      sat_axis *best)
+{
+    const box_w *x = kind == AXIS_FACE_A ? A : B;
+    for (int i = 0; i < 3; i++) {
+        sat_axis c = {0, kind, i, 0, 1, {0, 0, 0}};
+        if (!test_axis(A, B, t, x->u[i], c, margin, best)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// Best edge-pair axis u_A[i] x u_B[j]; near-parallel pairs are skipped
+/// because their short cross products cannot be normalised accurately.
+static bool sat_edges(const box_w *A, const box_w *B, ls_vec3 t, ls_fx margin, sat_axis *best)
+{
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            ls_vec3 l = ls_vec3_cross(A->u[i], B->u[j]);
+            if (ls_vec3_len_sq_q32(l) < (uint64_t)LS_COLLIDE_PARALLEL_Q32) {
+                continue;
+            }
+            sat_axis c = {0, AXIS_EDGE, i, j, 1, {0, 0, 0}};
+            if (!test_axis(A, B, t, ls_vec3_normalize(l, l), c, margin, best)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/// Hysteresis: a challenger must beat sep by abs + |sep| * 2^-shift, so
+/// resting stacks keep the same axis from tick to tick.
+static bool clearly_better(ls_fx challenger, ls_fx sep, ls_fx abs_tol, int shift)
+{
+    ls_fx tol = ls_fx_add(abs_tol, ls_fx_abs(sep) >> shift);
+    return challenger > ls_fx_add(sep, tol);
+}
+
+/// Run the separating axis test. Returns false when the boxes are separated
+/// by more than the margin.
+static bool sat_box_box(const box_w *A, const box_w *B, ls_fx margin, sat_axis *best)
+{
+    ls_vec3 t = ls_vec3_sub(B->c, A->c);
+    sat_axis fa = {LS_FX_MIN, AXIS_FACE_A, 0, 0, 1, {0, 0, 0}};
+    sat_axis fb = {LS_FX_MIN, AXIS_FACE_B, 0, 0, 1, {0, 0, 0}};
+    sat_axis ed = {LS_FX_MIN, AXIS_EDGE, -1, -1, 1, {0, 0, 0}};
+    if (!sat_faces(A, B, t, AXIS_FACE_A, margin, &fa) ||
+        !sat_faces(A, B, t, AXIS_FACE_B, margin, &fb) || !sat_edges(A, B, t, margin, &ed)) {
+        return false;
+    }
+    *best = fa;
+    if (clearly_better(fb.sep, fa.sep, FACE_TOL_ABS, 7)) {
+        *best = fb;
+    }
+    if (ed.i >= 0 && clearly_better(ed.sep, best->sep, EDGE_TOL_ABS, 6)) {
+        *best = ed;
+    }
+    return true;
+}
+
+// ------------------------------------------------------- face clipping
+
+/// A convex polygon in the reference box frame; lab[i] labels the edge from
+/// p[i] to p[i+1]: 0..3 incident-face edges, 4..7 reference side planes.
+typedef struct poly {
+    int n;
+    ls_vec3 p[CAND_MAX];
+    uint8_t lab[CAND_MAX];
+} poly;
+
+/// Append a vertex and the label of the edge leaving it.
+static void poly_emit(poly *o, ls_vec3 p, uint8_t lab)
+{
+    if (o->n < CAND_MAX) {
+        o->p[o->n] = p;
+        o->lab[o->n] = lab;
+        o->n++;
+    }
+}
+
+/// a + (b - a) * da / den for one component, exact product in 64 bits.
+static ls_fx lerp_comp(ls_fx a, ls_fx b, ls_fx da, int64_t den)
+{
+    return (ls_fx)(a + (((int64_t)b - a) * da) / den);
+}
+
+/// Where edge a->b crosses the plane x_axis = plane (da, db on opposite sides).
+static ls_vec3 crossing(ls_vec3 a, ls_vec3 b, ls_fx da, ls_fx db, int axis, ls_fx plane)
+{
+    int64_t den = (int64_t)da - db;
+    ls_vec3 x = ls_vec3_make(lerp_comp(a.x, b.x, da, den), lerp_comp(a.y, b.y, da, den),
+                             lerp_comp(a.z, b.z, da, den));
+    return ls_vec3_with(x, axis, plane); // exactly on the plane, never 1 ulp outside
+}
+
+/// Sutherland-Hodgman against the half-space sign * x_axis <= h. Points on
+/// the plane count as inside and are never duplicated by a crossing.
+static void clip_side(const poly *in, poly *out, int axis, int sign, ls_fx h, uint8_t label)
+{
+    ls_fx plane = sign > 0 ? h : ls_fx_neg(h);
+    out->n = 0;
+    for (int i = 0; i < in->n; i++) {
+        ls_vec3 a = in->p[i], b = in->p[(i + 1) % in->n];
+        ls_fx ca = ls_vec3_comp(a, axis), cb = ls_vec3_comp(b, axis);
+        ls_fx da = ls_fx_sub(sign > 0 ? ca : ls_fx_neg(ca), h);
+        ls_fx db = ls_fx_sub(sign > 0 ? cb : ls_fx_neg(cb), h);
+        if (da <= 0 && db <= 0) {
+            poly_emit(out, a, in->lab[i]);
+        } else if (da == 0) {
+            poly_emit(out, a, label); // leaves along the plane from a itself
+        } else if (da < 0) {
+            poly_emit(out, a, in->lab[i]);
+            poly_emit(out, crossing(a, b, da, db, axis, plane), label);
+        } else if (db < 0) {
+            poly_emit(out, crossing(a, b, da, db, axis, plane), in->lab[i]);
+        }
+    }
+}
+
+/// Index of the incident face of box inc against outward reference normal nr:
+/// the face most anti-parallel to it, as 2*axis + (negative side).
+static int incident_face(const box_w *inc, ls_vec3 nr)
+{
+    int best = 0;
+    ls_fx best_abs = -1;
+    ls_fx best_dot = 0;
+    for (int j = 0; j < 3; j++) {
+        ls_fx d = ls_vec3_dot(inc->u[j], nr);
+        if (ls_fx_abs(d) > best_abs) {
+            best = j;
+            best_abs = ls_fx_abs(d);
+            best_dot = d;
+        }
+    }
+    return 2 * best + (best_dot > 0); // outward normal must oppose nr
+}
+
+/// The incident face as a quad in the reference box frame, edges labelled 0..3.
+static void incident_quad(const box_w *ref, const box_w *inc, int face, poly *q)
+{
+    int j = face / 2, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+    static const int corner[4][2] = {{1, 1}, {-1, 1}, {-1, -1}, {1, -1}};
+    q->n = 0;
+    for (int v = 0; v < 4; v++) {
+        int s[3];
+        s[j] = (face & 1) ? -1 : 1;
+        s[j1] = corner[v][0];
+        s[j2] = corner[v][1];
+        ls_vec3 w = box_point(inc, s);
+        poly_emit(q, ls_mat3_mul_tvec(ref->r, ls_vec3_sub(w, ref->c)), (uint8_t)v);
+    }
+}
+
+/// Face contact: clip the incident face of inc against the side planes of
+/// reference face (axis k, outward sign) of ref. Ids pack the two labels of
+/// each vertex, the incident face, the reference face and which box is ref.
+static int face_contact(const box_w *ref, const box_w *inc, int k, int sign, bool ref_is_b,
+                        ls_fx margin, ls_manifold *m)
+{
+    ls_vec3 nr = sign > 0 ? ref->u[k] : ls_vec3_neg(ref->u[k]);
+    int ref_face = 2 * k + (sign < 0);
+    int inc_face = incident_face(inc, nr);
+    poly a, b;
+    incident_quad(ref, inc, inc_face, &a);
+    for (int side = 0; side < 4; side++) {
+        int axis = (k + 1 + side / 2) % 3;
+        clip_side(&a, &b, axis, (side & 1) ? -1 : 1, ref->h[axis], (uint8_t)(4 + side));
+        a = b;
+    }
+    ls_fx hk = ref->h[k];
+    ls_fx face = sign > 0 ? hk : ls_fx_neg(hk);
+    uint32_t base = (uint32_t)inc_face << 6 | (uint32_t)ref_face << 9 | (uint32_t)ref_is_b << 12;
+    cand c[CAND_MAX];
+    int count = 0;
+    for (int i = 0; i < a.n; i++) {
+        ls_fx xk = ls_vec3_comp(a.p[i], k);
+        ls_fx depth = ls_fx_sub(hk, sign > 0 ? xk : ls_fx_neg(xk)); // below the ref face
+        if (depth > ls_fx_neg(margin)) {
+            // Midway between the incident point and its projection on the face.
+            ls_fx mid = (ls_fx)(((int64_t)xk + face) >> 1);
+            ls_vec3 local = ls_vec3_with(a.p[i], k, mid);
+            c[count].p = ls_vec3_add(ref->c, ls_mat3_mul_vec(ref->r, local));
+            c[count].depth = depth;
+            c[count].feature = base | (uint32_t)a.lab[(i + a.n - 1) % a.n] << 3 | a.lab[i];
+            count++;
+        }
+    }
+    m->normal = ref_is_b ? ls_vec3_neg(nr) : nr;
+    reduce_to_manifold(c, count, m);
+    return m->count;
+}
+
+/// The edge of box b parallel to axis i that lies farthest along dir: its
+/// centre, direction and half length; *bits gets the chosen signs.
+static ls_segment support_edge(const box_w *b, int i, ls_vec3 dir, uint32_t *bits)
+{
+    int s[3] = {1, 1, 1};
+    *bits = 0;
+    for (int k = 0; k < 3; k++) {
+        if (k != i && ls_vec3_dot(dir, b->u[k]) < 0) {
+            s[k] = -1;
+            *bits |= 1u << k;
+        }
+    }
+    int si[3] = {s[0], s[1], s[2]};
+    si[i] = 1;
+    ls_vec3 end = box_point(b, si);
+    ls_segment e = {ls_vec3_mad(end, b->u[i], ls_fx_neg(b->h[i])), b->u[i], b->h[i]};
+    return e;
+}
+
+/// Edge-edge contact: one point midway between the closest points of the two
+/// supporting edges.
+static int edge_contact(const box_w *A, const box_w *B, const sat_axis *ax, ls_fx margin,
+                        ls_manifold *m)
+{
+    uint32_t bits_a, bits_b;
+    ls_segment ea = support_edge(A, ax->i, ax->n, &bits_a);
+    ls_segment eb = support_edge(B, ax->j, ls_vec3_neg(ax->n), &bits_b);
+    ls_fx s, t;
+    ls_segment_closest(&ea, &eb, &s, &t);
+    ls_vec3 p = ls_segment_at(&ea, s);
+    ls_vec3 q = ls_segment_at(&eb, t);
+    ls_fx depth = ls_vec3_dot(ls_vec3_sub(p, q), ax->n);
+    if (depth <= ls_fx_neg(margin)) {
+        return 0;
+    }
+    m->normal = ax->n;
+    uint32_t id = 1u << 13 | (uint32_t)(ax->i * 3 + ax->j) | bits_a << 4 | bits_b << 7;
+    ls_manifold_push(m, ls_vec3_mid(p, q), depth, id);
+    return m->count;
+}
+
+int ls_collide_box_box(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
+                       ls_fx margin, ls_manifold *m)
+{
+    box_w A = box_make(a, xa);
+    box_w B = box_make(b, xb);
+    sat_axis ax;
+    if (!sat_box_box(&A, &B, margin, &ax)) {
+        return 0;
+    }
+    switch (ax.kind) {
+    case AXIS_FACE_A:
+        return face_contact(&A, &B, ax.i, ax.sign, false, margin, m);
+    case AXIS_FACE_B:
+        // B's reference face looks back at A, against the A-to-B axis.
+        return face_contact(&B, &A, ax.i, -ax.sign, true, margin, m);
+    default:
+        return edge_contact(&A, &B, &ax, margin, m);
+    }
+}

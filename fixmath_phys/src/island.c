@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+// Islands and sleeping. An island is a set of dynamic bodies joined by
+// touching contacts (static bodies do not join islands). Union-find always
+// links the larger root under the smaller index, so islands, and what wakes or
+// sleeps, depend only on body indices and contacts, never on memory order.
+#include "world_internal.h"
+
+static uint32_t find_root(ls_body *bodies, uint32_t i)
+{
+    while (bodies[i].island != i) {
+        bodies[i].island = bodies[bodies[i].island].island; // path halving
+        i = bodies[i].island;
+    }
+    return i;
+}
+
+static bool is_dynamic(const ls_body *b)
+{
+    return b->alive && b->type == LS_BODY_DYNAMIC;
+}
+
+static void build_islands(ls_world *w)
+{
+    ls_body *bodies = w->bodies;
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        bodies[i].island = i;
+    }
+    for (uint32_t c = 0; c < w->contact_count; c++) {
+        const ls_contact *ct = &w->contacts[c];
+        if (ct->m.count == 0 || !is_dynamic(&bodies[ct->a]) || !is_dynamic(&bodies[ct->b])) {
+            continue;
+        }
+        uint32_t ra = find_root(bodies, ct->a), rb = find_root(bodies, ct->b);
+        if (ra < rb) {
+            bodies[rb].island = ra;
+        } else if (rb < ra) {
+            bodies[ra].island = rb;
+        }
+    }
+}
+
+void ls_world_wake_islands_(ls_world *w)
+{
+    build_islands(w);
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        w->island_awake[i] = 0;
+    }
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        if (is_dynamic(&w->bodies[i]) && !w->bodies[i].asleep) {
+            w->island_awake[find_root(w->bodies, i)] = 1;
+        }
+    }
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        ls_body *b = &w->bodies[i];
+        if (is_dynamic(b) && b->asleep && w->island_awake[find_root(w->bodies, i)]) {
+            ls_body_wake_(b);
+        }
+    }
+}
+
+static bool at_rest(const ls_world *w, const ls_body *b)
+{
+    uint64_t lin = (uint64_t)w->def.sleep_linear * (uint64_t)w->def.sleep_linear;
+    uint64_t ang = (uint64_t)w->def.sleep_angular * (uint64_t)w->def.sleep_angular;
+    return ls_vec3_len_sq_q32(b->v) <= lin && ls_vec3_len_sq_q32(b->w) <= ang;
+}
+
+void ls_world_sleep_islands_(ls_world *w)
+{
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        ls_body *b = &w->bodies[i];
+        if (!is_dynamic(b) || b->asleep) {
+            continue;
+        }
+        b->sleep_timer = b->allow_sleep && at_rest(w, b) ? ls_fx_add(b->sleep_timer, w->dt) : 0;
+    }
+    build_islands(w);
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        w->island_min_timer[i] = LS_FX_MAX;
+    }
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        if (is_dynamic(&w->bodies[i])) {
+            uint32_t r = find_root(w->bodies, i);
+            w->island_min_timer[r] = ls_fx_min(w->island_min_timer[r], w->bodies[i].sleep_timer);
+        }
+    }
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        ls_body *b = &w->bodies[i];
+        if (is_dynamic(b) && !b->asleep &&
+            w->island_min_timer[find_root(w->bodies, i)] >= w->def.sleep_time) {
+            b->asleep = true;
+            b->v = ls_vec3_zero();
+            b->w = ls_vec3_zero();
+        }
+    }
+}

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+// Scene text format: see SPEC.md §14. A line is a keyword followed by
+// `name value...` properties; `#` starts a comment. Parsing is integer-only.
+#include "ls/scene.h"
+
+#include "ls/fx_text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BODIES (1u << 20)
+
+typedef struct parser {
+    const char *p, *end, *line_start;
+    uint32_t line;
+    ls_scene_error *err;
+} parser;
+
+static ls_result fail_at(parser *ps, const char *at, const char *what, const char *detail)
+{
+    ps->err->line = ps->line;
+    ps->err->column = (uint32_t)(at - ps->line_start) + 1;
+    snprintf(ps->err->message, sizeof ps->err->message, "%s%s%s", what, detail ? ": " : "",
+             detail ? detail : "");
+    return LS_ERR_PARSE;
+}
+
+static bool at_eol(const parser *ps)
+{
+    return ps->p >= ps->end || *ps->p == '\n' || *ps->p == '#';
+}
+
+static void skip_blanks(parser *ps)
+{
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\r')) {
+        ps->p++;
+    }
+    if (ps->p < ps->end && *ps->p == '#') {
+        while (ps->p < ps->end && *ps->p != '\n') {
+            ps->p++;
+        }
+    }
+}
+
+// The next whitespace-delimited token, copied into buf (NUL-terminated).
+static bool next_token(parser *ps, char *buf, size_t size, const char **where)
+{
+    skip_blanks(ps);
+    if (at_eol(ps)) {
+        return false;
+    }
+    *where = ps->p;
+    size_t n = 0;
+    while (ps->p < ps->end && *ps->p != ' ' && *ps->p != '\t' && *ps->p != '\r' && *ps->p != '\n') {
+        if (n + 1 < size) {
+            buf[n++] = *ps->p;
+        }
+        ps->p++;
+    }
+    buf[n] = '\0';
+    return true;
+}
+
+static ls_result read_fx(parser *ps, const char *name, ls_fx *out)
+{
+    char tok[64];
+    const char *where = ps->p, *end;
+    if (!next_token(ps, tok, sizeof tok, &where)) {
+        return fail_at(ps, where, "missing number after", name);
+    }
+    ls_result r = ls_fx_parse(tok, out, &end);
+    if (r != LS_OK || *end != '\0') {
+        return fail_at(
+            ps, where,
+            r == LS_ERR_OUT_OF_RANGE ? "number out of Q16.16 range for" : "not a number for", name);
+    }
+    return LS_OK;
+}
+
+static ls_result read_vec3(parser *ps, const char *name, ls_vec3 *v)
+{
+    ls_result r = read_fx(ps, name, &v->x);
+    if (r == LS_OK) {
+        r = read_fx(ps, name, &v->y);
+    }
+    return r == LS_OK ? read_fx(ps, name, &v->z) : r;
+}
+
+static ls_result read_uint(parser *ps, const char *name, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    char tok[32];
+    const char *where = ps->p;
+    if (!next_token(ps, tok, sizeof tok, &where)) {
+        return fail_at(ps, where, "missing integer after", name);
+    }
+    char *end;
+    unsigned long long v = strtoull(tok, &end, 10);
+    if (*end != '\0' || tok[0] == '-' || v < lo || v > hi) {
+        return fail_at(ps, where, "integer out of range for", name);
+    }
+    *out = (uint32_t)v;
+    return LS_OK;
+}
+
+static ls_result parse_world_prop(parser *ps, ls_scene *s, const char *key, const char *where)
+{
+    ls_world_def *d = &s->world;
+    uint32_t seed_lo = 0;
+    if (strcmp(key, "gravity") == 0) {
+        return read_vec3(ps, key, &d->gravity);
+    }
+    if (strcmp(key, "tick_rate") == 0) {
+        return read_uint(ps, key, 30, 120, &d->tick_rate);
+    }
+    if (strcmp(key, "iterations") == 0) {
+        ls_result r = read_uint(ps, key, 1, 64, &d->velocity_iterations);
+        return r == LS_OK ? read_uint(ps, key, 0, 64, &d->position_iterations) : r;
+    }
+    if (strcmp(key, "ticks") == 0) {
+        return read_uint(ps, key, 1, 10000000, &s->ticks);
+    }
+    if (strcmp(key, "seed") == 0) {
+        ls_result r = read_uint(ps, key, 0, UINT32_MAX, &seed_lo);
+        d->seed = seed_lo;
+        return r;
+    }
+    if (strcmp(key, "max_bodies") == 0) {
+        return read_uint(ps, key, 1, MAX_BODIES, &d->max_bodies);
+    }
+    if (strcmp(key, "max_contacts") == 0) {
+        return read_uint(ps, key, 1, 1u << 22, &d->max_contacts);
+    }
+    return fail_at(ps, where, "unknown world property", key);
+}
+
+// Body type and shape keywords; LS_ERR_NOT_FOUND when key is neither.
+static ls_result parse_body_kind(ls_body_def *b, const char *key)
+{
+    static const char *const types[] = {"static", "kinematic", "dynamic"};
+    static const char *const shapes[] = {"sphere", "box", "capsule", "plane"};
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(key, types[i]) == 0) {
+            b->type = (ls_body_type)i;
+            return LS_OK;
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        if (strcmp(key, shapes[i]) == 0) {
+            b->shape.type = (ls_shape_type)i;
+            return LS_OK;
+        }
+    }
+    return LS_ERR_NOT_FOUND;
+}
+
+static ls_result parse_body_prop(parser *ps, ls_body_def *b, const char *key, const char *where)
+{
+    ls_shape_def *s = &b->shape;
+    struct {
+        const char *name;
+        ls_fx *fx;
+    } scalars[] = {{"radius", &s->radius},
+                   {"half_height", &s->half_height},
+                   {"d", &s->plane_d},
+                   {"friction", &s->friction},
+                   {"restitution", &s->restitution},
+                   {"density", &s->density},
+                   {"linear_damping", &b->linear_damping},
+                   {"angular_damping", &b->angular_damping}};
+    struct {
+        const char *name;
+        ls_vec3 *v;
+    } vectors[] = {{"half", &s->half_extents},
+                   {"normal", &s->normal},
+                   {"pos", &b->position},
+                   {"vel", &b->linear_velocity},
+                   {"angvel", &b->angular_velocity}};
+    if (parse_body_kind(b, key) == LS_OK) {
+        return LS_OK;
+    }
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+        if (strcmp(key, scalars[i].name) == 0) {
+            return read_fx(ps, key, scalars[i].fx);
+        }
+    }
+    for (size_t i = 0; i < sizeof vectors / sizeof vectors[0]; i++) {
+        if (strcmp(key, vectors[i].name) == 0) {
+            return read_vec3(ps, key, vectors[i].v);
+        }
+    }
+    if (strcmp(key, "quat") == 0) {
+        ls_vec3 xyz;
+        ls_result r = read_vec3(ps, key, &xyz);
+        ls_fx qw = 0;
+        if (r == LS_OK) {
+            r = read_fx(ps, key, &qw);
+        }
+        b->orientation = ls_quat_make(xyz.x, xyz.y, xyz.z, qw);
+        return r;
+    }
+    if (strcmp(key, "filter") == 0) {
+        ls_result r = read_uint(ps, key, 0, UINT32_MAX, &s->category);
+        return r == LS_OK ? read_uint(ps, key, 0, UINT32_MAX, &s->mask) : r;
+    }
+    if (strcmp(key, "asleep") == 0) {
+        b->awake = false;
+        return LS_OK;
+    }
+    if (strcmp(key, "no_sleep") == 0) {
+        b->allow_sleep = false;
+        return LS_OK;
+    }
+    return fail_at(ps, where, "unknown body property", key);
+}
+
+static ls_result add_body(ls_scene *s, uint32_t *cap, const ls_body_def *b)
+{
+    if (s->body_count == *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 64;
+        if (ncap > MAX_BODIES) {
+            return LS_ERR_CAPACITY;
+        }
+        ls_body_def *nb = realloc(s->bodies, ncap * sizeof *nb);
+        if (!nb) {
+            return LS_ERR_NO_MEMORY;
+        }
+        s->bodies = nb;
+        *cap = ncap;
+    }
+    s->bodies[s->body_count++] = *b;
+    return LS_OK;
+}
+
+static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
+{
+    char key[32];
+    const char *where;
+    if (!next_token(ps, key, sizeof key, &where)) {
+        return LS_OK; // blank or comment line
+    }
+    bool is_world = strcmp(key, "world") == 0;
+    if (!is_world && strcmp(key, "body") != 0) {
+        return fail_at(ps, where, "expected 'world' or 'body', got", key);
+    }
+    ls_body_def b = ls_default_body_def();
+    while (next_token(ps, key, sizeof key, &where)) {
+        ls_result r =
+            is_world ? parse_world_prop(ps, s, key, where) : parse_body_prop(ps, &b, key, where);
+        if (r != LS_OK) {
+            return r;
+        }
+    }
+    if (is_world) {
+        return LS_OK;
+    }
+    ls_result r = add_body(s, cap, &b);
+    return r == LS_OK ? LS_OK : fail_at(ps, ps->line_start, "too many bodies", ls_result_text(r));
+}
+
+ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_scene_error *err)
+{
+    memset(out, 0, sizeof *out);
+    memset(err, 0, sizeof *err);
+    out->world = ls_default_world_def();
+    out->ticks = 600;
+    parser ps = {text, text + len, text, 1, err};
+    uint32_t cap = 0;
+    while (ps.p < ps.end) {
+        ls_result r = parse_line(&ps, out, &cap);
+        if (r != LS_OK) {
+            ls_scene_free(out);
+            return r;
+        }
+        while (ps.p < ps.end && *ps.p != '\n') {
+            ps.p++;
+        }
+        if (ps.p < ps.end) {
+            ps.p++;
+            ps.line++;
+            ps.line_start = ps.p;
+        }
+    }
+    return LS_OK;
+}
+
+ls_result ls_scene_load(const char *path, ls_scene *out, ls_scene_error *err)
+{
+    memset(out, 0, sizeof *out);
+    memset(err, 0, sizeof *err);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err->message, sizeof err->message, "cannot open %s", path);
+        return LS_ERR_IO;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+    char chunk[65536];
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + n > cap) {
+            cap = (len + n) * 2;
+            char *nb = realloc(buf, cap);
+            if (!nb || cap > ((size_t)1 << 30)) {
+                free(nb ? nb : buf);
+                fclose(f);
+                snprintf(err->message, sizeof err->message, "%s is too large", path);
+                return LS_ERR_NO_MEMORY;
+            }
+            buf = nb;
+        }
+        memcpy(buf + len, chunk, n);
+        len += n;
+    }
+    fclose(f);
+    ls_result r = ls_scene_parse(buf ? buf : "", len, out, err);
+    free(buf);
+    return r;
+}
+
+void ls_scene_free(ls_scene *s)
+{
+    free(s->bodies);
+    s->bodies = NULL;
+    s->body_count = 0;
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// Writing scenes back as text (exact round trip) and turning them into worlds.
+#include "ls/fx_text.h"
+#include "ls/scene.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct out {
+    char *buf;
+    size_t size, len;
+} out;
+
+static void emit(out *o, const char *text)
+{
+    size_t n = strlen(text);
+    if (o->len + n < o->size) {
+        memcpy(o->buf + o->len, text, n + 1);
+    }
+    o->len += n;
+}
+
+static void emit_fx(out *o, const char *name, ls_fx v)
+{
+    char t[LS_FX_TEXT_MAX];
+    ls_fx_format(v, t);
+    emit(o, " ");
+    emit(o, name);
+    emit(o, " ");
+    emit(o, t);
+}
+
+static void emit_vec3(out *o, const char *name, ls_vec3 v)
+{
+    char x[LS_FX_TEXT_MAX], y[LS_FX_TEXT_MAX], z[LS_FX_TEXT_MAX], line[96];
+    ls_fx_format(v.x, x);
+    ls_fx_format(v.y, y);
+    ls_fx_format(v.z, z);
+    snprintf(line, sizeof line, " %s %s %s %s", name, x, y, z);
+    emit(o, line);
+}
+
+static void emit_body(out *o, const ls_body_def *b)
+{
+    static const char *const types[] = {"static", "kinematic", "dynamic"};
+    static const char *const shapes[] = {"sphere", "box", "capsule", "plane"};
+    const ls_shape_def *s = &b->shape;
+    char line[128];
+    snprintf(line, sizeof line, "body %s %s", types[b->type % 3], shapes[s->type % 4]);
+    emit(o, line);
+    if (s->type == LS_SHAPE_PLANE) {
+        emit_vec3(o, "normal", s->normal);
+        emit_fx(o, "d", s->plane_d);
+    } else {
+        if (s->type == LS_SHAPE_BOX) {
+            emit_vec3(o, "half", s->half_extents);
+        } else {
+            emit_fx(o, "radius", s->radius);
+        }
+        if (s->type == LS_SHAPE_CAPSULE) {
+            emit_fx(o, "half_height", s->half_height);
+        }
+        emit_vec3(o, "pos", b->position);
+        const ls_quat q = b->orientation;
+        if (!ls_quat_equal(q, ls_quat_identity())) {
+            char x[LS_FX_TEXT_MAX], y[LS_FX_TEXT_MAX], z[LS_FX_TEXT_MAX], w[LS_FX_TEXT_MAX];
+            ls_fx_format(q.x, x), ls_fx_format(q.y, y), ls_fx_format(q.z, z), ls_fx_format(q.w, w);
+            snprintf(line, sizeof line, " quat %s %s %s %s", x, y, z, w);
+            emit(o, line);
+        }
+        emit_vec3(o, "vel", b->linear_velocity);
+        emit_vec3(o, "angvel", b->angular_velocity);
+        emit_fx(o, "density", s->density);
+        emit_fx(o, "linear_damping", b->linear_damping);
+        emit_fx(o, "angular_damping", b->angular_damping);
+    }
+    emit_fx(o, "friction", s->friction);
+    emit_fx(o, "restitution", s->restitution);
+    snprintf(line, sizeof line, " filter %u %u%s%s\n", s->category, s->mask,
+             b->awake ? "" : " asleep", b->allow_sleep ? "" : " no_sleep");
+    emit(o, line);
+}
+
+size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
+{
+    out o = {buf, size, 0};
+    if (size) {
+        buf[0] = '\0';
+    }
+    const ls_world_def *d = &s->world;
+    char line[160];
+    emit(&o, "world");
+    emit_vec3(&o, "gravity", d->gravity);
+    snprintf(line, sizeof line,
+             " tick_rate %u iterations %u %u ticks %u seed %u max_bodies %u max_contacts %u\n",
+             d->tick_rate, d->velocity_iterations, d->position_iterations, s->ticks,
+             (unsigned)d->seed, d->max_bodies, d->max_contacts);
+    emit(&o, line);
+    for (uint32_t i = 0; i < s->body_count; i++) {
+        emit_body(&o, &s->bodies[i]);
+    }
+    return o.len;
+}
+
+ls_world *ls_scene_instantiate(const ls_scene *s, char *msg, size_t msg_size)
+{
+    ls_world_def d = s->world;
+    if (d.max_bodies < s->body_count) {
+        d.max_bodies = s->body_count;
+    }
+    ls_result r;
+    ls_world *w = ls_world_create(&d, &r, msg, msg_size);
+    if (!w) {
+        return NULL;
+    }
+    for (uint32_t i = 0; i < s->body_count; i++) {
+        char why[160];
+        ls_body_id id = ls_body_create(w, &s->bodies[i], &r, why, sizeof why);
+        if (id.index1 == 0) {
+            snprintf(msg, msg_size, "body %u: %s", i + 1, why);
+            ls_world_destroy(w);
+            return NULL;
+        }
+    }
+    return w;
+}

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+// World lifetime, definitions and the step pipeline (SPEC.md §11).
+#include "collide.h"
+#include "world_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FX(i) ((ls_fx)((i)*65536))
+
+ls_fx ls_tick_dt(uint32_t tick_rate)
+{
+    switch (tick_rate) {
+    case 30:
+        return 2185;
+    case 60:
+        return 1092;
+    case 120:
+        return 546;
+    default:
+        return 0;
+    }
+}
+
+ls_world_def ls_default_world_def(void)
+{
+    ls_world_def d;
+    memset(&d, 0, sizeof d);
+    d.gravity = ls_vec3_make(0, -642908, 0); // -9.81
+    d.tick_rate = 60;
+    d.velocity_iterations = 8;
+    d.position_iterations = 3;
+    d.max_bodies = 4096;
+    d.max_contacts = 16384;
+    d.sleep_linear = 3277;           // 0.05 m/s
+    d.sleep_angular = 5243;          // 0.08 rad/s
+    d.sleep_time = FX(1) / 2;        // 0.5 s
+    d.contact_margin = 1311;         // 0.02 m
+    d.linear_slop = 328;             // 0.005 m
+    d.baumgarte = 13107;             // 0.2
+    d.restitution_threshold = FX(1); // 1 m/s
+    d.seed = 0;
+    return d;
+}
+
+static bool set_error(ls_result *err, char *msg, size_t msg_size, ls_result code, const char *text)
+{
+    if (err) {
+        *err = code;
+    }
+    if (msg && msg_size) {
+        snprintf(msg, msg_size, "%s", text);
+    }
+    return false;
+}
+
+static bool world_def_valid(const ls_world_def *d, ls_result *err, char *msg, size_t n)
+{
+    if (ls_tick_dt(d->tick_rate) == 0) {
+        return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE, "tick_rate must be 30, 60 or 120");
+    }
+    if (d->velocity_iterations < 1 || d->velocity_iterations > 64 || d->position_iterations > 64) {
+        return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE,
+                         "velocity_iterations must be 1..64 and position_iterations 0..64");
+    }
+    if (d->max_bodies < 1 || d->max_bodies > (1u << 20) || d->max_contacts < 1 ||
+        d->max_contacts > (1u << 22)) {
+        return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE,
+                         "max_bodies must be 1..2^20 and max_contacts 1..2^22");
+    }
+    if (ls_fx_abs(d->gravity.x) > FX(1000) || ls_fx_abs(d->gravity.y) > FX(1000) ||
+        ls_fx_abs(d->gravity.z) > FX(1000)) {
+        return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE,
+                         "gravity components must be within +-1000");
+    }
+    return true;
+}
+
+ls_world *ls_world_create(const ls_world_def *def, ls_result *err, char *msg, size_t msg_size)
+{
+    if (!world_def_valid(def, err, msg, msg_size)) {
+        return NULL;
+    }
+    ls_world *w = calloc(1, sizeof *w);
+    if (!w) {
+        set_error(err, msg, msg_size, LS_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    w->def = *def;
+    w->dt = ls_tick_dt(def->tick_rate);
+    w->rng = ls_rng_make(def->seed, 0x6c6f636b73746570u); // stream "lockstep"
+    w->max_pairs = def->max_contacts;
+    w->bodies = calloc(def->max_bodies, sizeof *w->bodies);
+    w->next_free = calloc(def->max_bodies, sizeof *w->next_free);
+    w->bp = ls_broadphase_create(def->max_bodies, w->max_pairs);
+    w->pairs = calloc(w->max_pairs, sizeof *w->pairs);
+    w->contacts = calloc(def->max_contacts, sizeof *w->contacts);
+    w->contacts_old = calloc(def->max_contacts, sizeof *w->contacts_old);
+    w->begin_events = calloc(def->max_contacts, sizeof *w->begin_events);
+    w->end_events = calloc(def->max_contacts, sizeof *w->end_events);
+    w->island_awake = calloc(def->max_bodies, sizeof *w->island_awake);
+    w->island_min_timer = calloc(def->max_bodies, sizeof *w->island_min_timer);
+    if (!w->island_awake || !w->island_min_timer || !w->bodies || !w->next_free || !w->bp ||
+        !w->pairs || !w->contacts || !w->contacts_old || !w->begin_events || !w->end_events) {
+        ls_world_destroy(w);
+        set_error(err, msg, msg_size, LS_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    w->free_head = UINT32_MAX;
+    if (err) {
+        *err = LS_OK;
+    }
+    return w;
+}
+
+void ls_world_destroy(ls_world *w)
+{
+    if (!w) {
+        return;
+    }
+    free(w->bodies);
+    free(w->next_free);
+    ls_broadphase_destroy(w->bp);
+    free(w->pairs);
+    free(w->contacts);
+    free(w->contacts_old);
+    free(w->begin_events);
+    free(w->end_events);
+    free(w->island_awake);
+    free(w->island_min_timer);
+    free(w);
+}
+
+uint32_t ls_world_tick(const ls_world *w)
+{
+    return w->tick;
+}
+
+ls_rng *ls_world_rng(ls_world *w)
+{
+    return &w->rng;
+}
+
+ls_step_info ls_world_info(const ls_world *w)
+{
+    return w->info;
+}
+
+ls_contact_events ls_world_contact_events(const ls_world *w)
+{
+    ls_contact_events e = {w->begin_events, w->begin_count, w->end_events, w->end_count};
+    return e;
+}
+
+void ls_world_report_overflow_(ls_world *w, uint32_t i)
+{
+    if (w->info.overflow_count == 0) {
+        w->info.overflow_body = ls_world_id_of_(w, i);
+        w->info.overflow_tick = w->tick + 1;
+    }
+    w->info.overflow_count++;
+}
+
+// Clamp |v| to `limit` (m/s or rad/s); speeds are bounded by SPEC.md §5.
+static ls_vec3 clamp_speed(ls_vec3 v, ls_fx limit)
+{
+    uint64_t lim = (uint64_t)limit * (uint64_t)limit;
+    if (ls_vec3_len_sq_q32(v) <= lim) {
+        return v;
+    }
+    return ls_vec3_scale(ls_vec3_normalize(v, ls_vec3_zero()), limit);
+}
+
+// Gravity, forces and damping for awake dynamic bodies; clears accumulators.
+static void integrate_velocities(ls_world *w)
+{
+    const ls_fx dt = w->dt;
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        ls_body *b = &w->bodies[i];
+        if (!b->alive || b->type != LS_BODY_DYNAMIC || b->asleep) {
+            continue;
+        }
+        ls_vec3 acc = ls_vec3_mad(w->def.gravity, b->force, b->inv_mass);
+        b->v = ls_vec3_mad(b->v, acc, dt);
+        b->w =
+            ls_vec3_add(b->w, ls_vec3_scale(ls_mat3_mul_vec(b->inv_inertia_world, b->torque), dt));
+        b->v = ls_vec3_scale(b->v, LS_FX_ONE - ls_fx_mul(b->lin_damp, dt));
+        b->w = ls_vec3_scale(b->w, LS_FX_ONE - ls_fx_mul(b->ang_damp, dt));
+        b->v = clamp_speed(b->v, FX(512));
+        b->w = clamp_speed(b->w, FX(128));
+        b->force = ls_vec3_zero();
+        b->torque = ls_vec3_zero();
+    }
+}
+
+static bool in_position_range(ls_vec3 p)
+{
+    return ls_fx_abs(p.x) <= FX(2048) && ls_fx_abs(p.y) <= FX(2048) && ls_fx_abs(p.z) <= FX(2048);
+}
+
+// Positions from velocity plus the split-impulse pseudo velocity (which is then
+// discarded, so position correction adds no kinetic energy).
+static void integrate_positions(ls_world *w)
+{
+    const ls_fx dt = w->dt;
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        ls_body *b = &w->bodies[i];
+        if (!b->alive || b->type == LS_BODY_STATIC || b->asleep) {
+            continue;
+        }
+        b->p = ls_vec3_mad(b->p, ls_vec3_add(b->v, b->vb), dt);
+        b->q = ls_quat_integrate(b->q, ls_vec3_add(b->w, b->wb), dt);
+        b->vb = ls_vec3_zero();
+        b->wb = ls_vec3_zero();
+        if (!in_position_range(b->p)) {
+            ls_world_report_overflow_(w, i);
+            b->p = ls_vec3_make(ls_fx_clamp(b->p.x, -FX(2048), FX(2048)),
+                                ls_fx_clamp(b->p.y, -FX(2048), FX(2048)),
+                                ls_fx_clamp(b->p.z, -FX(2048), FX(2048)));
+            b->v = ls_vec3_zero();
+        }
+        ls_body_update_derived_(b);
+    }
+}
+
+static void update_broadphase(ls_world *w)
+{
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        ls_body *b = &w->bodies[i];
+        if (!b->alive) {
+            continue;
+        }
+        ls_aabb box = ls_geom_aabb(&b->geom, &b->xf, w->def.contact_margin);
+        ls_broadphase_set(w->bp, i, box, b->category, b->mask, b->type == LS_BODY_STATIC);
+    }
+}
+
+static void count_bodies(ls_world *w)
+{
+    w->info.awake_bodies = 0;
+    w->info.asleep_bodies = 0;
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        const ls_body *b = &w->bodies[i];
+        if (b->alive && b->type == LS_BODY_DYNAMIC) {
+            w->info.awake_bodies += !b->asleep;
+            w->info.asleep_bodies += b->asleep;
+        }
+    }
+}
+
+void ls_world_step(ls_world *w)
+{
+    w->info.capacity_exceeded = false;
+    integrate_velocities(w);
+    update_broadphase(w);
+    ls_world_update_contacts_(w);
+    ls_world_wake_islands_(w);
+    ls_world_solve_(w);
+    integrate_positions(w);
+    ls_world_sleep_islands_(w);
+    w->tick++;
+    w->info.tick = w->tick;
+    count_bodies(w);
+}
