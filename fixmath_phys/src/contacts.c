@@ -42,23 +42,37 @@ static void contact_ended(ls_world *w, const ls_contact *old)
     }
 }
 
-// Copy cached impulses from the old manifold for points with the same feature.
+// The old point to warm-start point i from: the one with the same feature id,
+// else the nearest old point within 2 cm (feature ids of clipped vertices can
+// flip when faces are exactly aligned, as in stacks). Ties go to the lower index.
+static int matching_point(const ls_contact *c, int i, const ls_contact *old)
+{
+    for (int j = 0; j < old->m.count; j++) {
+        if (old->m.points[j].feature == c->m.points[i].feature) {
+            return j;
+        }
+    }
+    const uint64_t reach = (uint64_t)1311 * 1311; // (0.02 m)^2 in Q32.32
+    uint64_t best = reach + 1;
+    int found = -1;
+    for (int j = 0; j < old->m.count; j++) {
+        uint64_t d = ls_vec3_len_sq_q32(ls_vec3_sub(old->m.points[j].point, c->m.points[i].point));
+        if (d < best) {
+            best = d;
+            found = j;
+        }
+    }
+    return found;
+}
+
+// Copy cached impulses from the old manifold (warm starting).
 static void warm_start_from(ls_contact *c, const ls_contact *old)
 {
     for (int i = 0; i < c->m.count; i++) {
-        c->normal_impulse[i] = 0;
-        c->tangent_impulse[i][0] = c->tangent_impulse[i][1] = 0;
-        if (!old) {
-            continue;
-        }
-        for (int j = 0; j < old->m.count; j++) {
-            if (old->m.points[j].feature == c->m.points[i].feature) {
-                c->normal_impulse[i] = old->normal_impulse[j];
-                c->tangent_impulse[i][0] = old->tangent_impulse[j][0];
-                c->tangent_impulse[i][1] = old->tangent_impulse[j][1];
-                break;
-            }
-        }
+        int j = old ? matching_point(c, i, old) : -1;
+        c->normal_impulse[i] = j >= 0 ? old->normal_impulse[j] : 0;
+        c->tangent_impulse[i][0] = j >= 0 ? old->tangent_impulse[j][0] : 0;
+        c->tangent_impulse[i][1] = j >= 0 ? old->tangent_impulse[j][1] : 0;
     }
 }
 
