@@ -37,12 +37,10 @@ static ls_result refuse(char *msg, size_t n, const char *what, int64_t raw)
     return LS_ERR_OUT_OF_RANGE;
 }
 
-// Volume (wide Q16.16) and inertia per unit mass... computed together per shape.
-static void shape_volume_inertia(const ls_shape_def *s, int64_t *volume, int64_t *unit_inertia,
-                                 int64_t *cyl_fraction)
+// Volume (wide Q16.16) and principal inertia per unit mass of a shape.
+static void shape_volume_inertia(const ls_shape_def *s, int64_t *volume, int64_t *unit_inertia)
 {
     int64_t r = s->radius, r2 = wmul(r, r);
-    *cyl_fraction = 0;
     switch (s->type) {
     case LS_SHAPE_SPHERE:
         *volume = wfrac(wmul(wmul(r2, r), PI_RAW), 4, 3);
@@ -67,7 +65,6 @@ static void shape_volume_inertia(const ls_shape_def *s, int64_t *volume, int64_t
         int64_t cyl_x = wfrac(r2, 1, 4) + wfrac(h2, 1, 3);
         int64_t sph_x = wfrac(r2, 2, 5) + h2 + wfrac(wmul(h, r), 3, 4);
         int64_t fc = *volume > 0 ? (vc * 65536 + *volume / 2) / *volume : 0; // Q16 fraction
-        *cyl_fraction = fc;
         unit_inertia[1] = wmul(cyl_y, fc) + wmul(sph_y, 65536 - fc);
         unit_inertia[0] = unit_inertia[2] = wmul(cyl_x, fc) + wmul(sph_x, 65536 - fc);
         break;
@@ -77,11 +74,11 @@ static void shape_volume_inertia(const ls_shape_def *s, int64_t *volume, int64_t
 
 ls_result ls_mass_compute(const ls_shape_def *s, ls_mass_props *out, char *msg, size_t msg_size)
 {
-    int64_t volume, unit[3], fc;
+    int64_t volume, unit[3];
     if (s->density <= 0) {
         return refuse(msg, msg_size, "shape.density", s->density);
     }
-    shape_volume_inertia(s, &volume, unit, &fc);
+    shape_volume_inertia(s, &volume, unit);
     if (volume <= 0 || volume > INT64_MAX / s->density) {
         return refuse(msg, msg_size, "volume", volume);
     }

@@ -36,28 +36,29 @@ static ls_fx effective_mass(const ls_body *a, const ls_body *b, ls_vec3 ra, ls_v
     return k > 0 ? ls_fx_div(LS_FX_ONE, k) : 0;
 }
 
-static void apply_impulse(ls_body *a, ls_body *b, ls_vec3 ra, ls_vec3 rb, ls_vec3 p)
+// Apply impulse p at ra/rb to a pair of (linear, angular) velocity sets: the
+// real velocities or the split-impulse pseudo velocities.
+static void apply_to(ls_body *a, ls_body *b, ls_vec3 *va, ls_vec3 *wa, ls_vec3 *vb, ls_vec3 *wb,
+                     ls_vec3 ra, ls_vec3 rb, ls_vec3 p)
 {
     if (solver_inv_mass(a)) {
-        a->v = ls_vec3_sub(a->v, ls_vec3_scale(p, a->inv_mass));
-        a->w = ls_vec3_sub(a->w, ls_mat3_mul_vec(a->inv_inertia_world, ls_vec3_cross(ra, p)));
+        *va = ls_vec3_sub(*va, ls_vec3_scale(p, a->inv_mass));
+        *wa = ls_vec3_sub(*wa, ls_mat3_mul_vec(a->inv_inertia_world, ls_vec3_cross(ra, p)));
     }
     if (solver_inv_mass(b)) {
-        b->v = ls_vec3_add(b->v, ls_vec3_scale(p, b->inv_mass));
-        b->w = ls_vec3_add(b->w, ls_mat3_mul_vec(b->inv_inertia_world, ls_vec3_cross(rb, p)));
+        *vb = ls_vec3_add(*vb, ls_vec3_scale(p, b->inv_mass));
+        *wb = ls_vec3_add(*wb, ls_mat3_mul_vec(b->inv_inertia_world, ls_vec3_cross(rb, p)));
     }
+}
+
+static void apply_impulse(ls_body *a, ls_body *b, ls_vec3 ra, ls_vec3 rb, ls_vec3 p)
+{
+    apply_to(a, b, &a->v, &a->w, &b->v, &b->w, ra, rb, p);
 }
 
 static void apply_pseudo_impulse(ls_body *a, ls_body *b, ls_vec3 ra, ls_vec3 rb, ls_vec3 p)
 {
-    if (solver_inv_mass(a)) {
-        a->vb = ls_vec3_sub(a->vb, ls_vec3_scale(p, a->inv_mass));
-        a->wb = ls_vec3_sub(a->wb, ls_mat3_mul_vec(a->inv_inertia_world, ls_vec3_cross(ra, p)));
-    }
-    if (solver_inv_mass(b)) {
-        b->vb = ls_vec3_add(b->vb, ls_vec3_scale(p, b->inv_mass));
-        b->wb = ls_vec3_add(b->wb, ls_mat3_mul_vec(b->inv_inertia_world, ls_vec3_cross(rb, p)));
-    }
+    apply_to(a, b, &a->vb, &a->wb, &b->vb, &b->wb, ra, rb, p);
 }
 
 // Velocity of b's point rb relative to a's point ra.
