@@ -21,25 +21,29 @@ INCLUDES = -Ifixmath_phys/include
 LDLIBS_TOOL = -lm
 LDLIBS_TEST = -lcriterion -llibfixmath -lm
 
-LIB_SRC   := $(wildcard fixmath_phys/src/*.c)
+# Sources. Module fragments in mk/*.mk append to these lists (LIB_SRC,
+# TOOL_SRC, INCLUDES, TEST_BINS, DEPS_PKGS, LDLIBS_TOOL, FUZZ_HARNESSES), so each
+# module owns its build rules and the top level stays short.
+PHYS_SRC  := $(wildcard fixmath_phys/src/*.c)
+LIB_SRC   := $(PHYS_SRC)
 TOOL_SRC  := $(wildcard tools/*.c)
 TEST_SRC  := $(wildcard tests/*.c)
-BENCH_SRC := $(wildcard tools/bench/*.c)
-
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-TOOL_OBJ  := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
-BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
 
 LIB_A    := $(BUILD)/liblockstep.a
 LIB_SO   := $(BUILD)/liblockstep.so
 TOOL     := $(BUILD)/lockstep
 TESTS    := $(BUILD)/test_all
-BENCH    := $(BUILD)/bench_fx
+TEST_BINS := $(TESTS)
 
 DEPS_PKGS := libfixmath-dev libuv1-dev libcriterion-dev libxxhash-dev clang clang-format
 
-.PHONY: all test run deps lint asan bench install clean format
+include $(sort $(wildcard mk/*.mk))
+
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+TOOL_OBJ  := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all test run deps lint asan install clean format
 all: $(LIB_A) $(LIB_SO) $(TOOL)
 
 $(BUILD)/obj/%.o: %.c
@@ -59,11 +63,9 @@ $(TOOL): $(TOOL_OBJ) $(LIB_A)
 $(TESTS): $(TEST_OBJ) $(LIB_A)
 	$(CC) $(ALLFLAGS) -o $@ $(TEST_OBJ) $(LIB_A) $(LDLIBS_TEST)
 
-$(BENCH): $(BENCH_OBJ) $(LIB_A)
-	$(CC) $(ALLFLAGS) -o $@ $(BENCH_OBJ) $(LIB_A) $(LDLIBS_TEST)
-
-test: $(TESTS) $(TOOL)
-	$(TESTS) -j2 --timeout 600
+# Every module's Criterion binary, from the repository root (tests read tools/scenes).
+test: $(TEST_BINS) $(TOOL)
+	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t -j2 --timeout 600; done
 
 run: $(TOOL)
 	$(TOOL) sim tools/scenes/six_box_tower.scene --ticks 600 --checksums
@@ -81,10 +83,9 @@ deps:
 
 # Sanitized tests in their own build tree.
 asan:
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
+	ASAN_OPTIONS=detect_leaks=1 $(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  LDFLAGS_EXTRA= $(BUILD)/asan/test_all
-	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/test_all -j2 --timeout 900
+	  test
 
 SIM_DIRS := fixmath_phys/src fixmath_phys/include
 CODE_DIRS := fixmath_phys net replay tools
@@ -102,9 +103,6 @@ lint: $(LIB_A)
 
 format:
 	clang-format -i $(C_FILES)
-
-bench: $(BENCH)
-	$(BENCH)
 
 install: $(LIB_A) $(LIB_SO) $(TOOL)
 	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin

@@ -15,7 +15,10 @@ typedef struct parser {
     const char *p, *end, *line_start;
     uint32_t line;
     ls_scene_error *err;
+    uint32_t player; // `player K` of the body line being parsed, NO_PLAYER if none
 } parser;
+
+#define NO_PLAYER UINT32_MAX
 
 static ls_result fail_at(parser *ps, const char *at, const char *what, const char *detail)
 {
@@ -211,6 +214,9 @@ static ls_result parse_body_prop(parser *ps, ls_body_def *b, const char *key, co
         b->allow_sleep = false;
         return LS_OK;
     }
+    if (strcmp(key, "player") == 0) {
+        return read_uint(ps, key, 0, LS_SCENE_MAX_PLAYERS - 1, &ps->player);
+    }
     return fail_at(ps, where, "unknown body property", key);
 }
 
@@ -232,6 +238,25 @@ static ls_result add_body(ls_scene *s, uint32_t *cap, const ls_body_def *b)
     return LS_OK;
 }
 
+// Players are numbered without gaps; a slot names exactly one body.
+static ls_result assign_player(parser *ps, ls_scene *s)
+{
+    uint32_t k = ps->player;
+    if (k < s->player_count && s->player_body[k] != NO_PLAYER) {
+        char what[48];
+        snprintf(what, sizeof what, "%u already belongs to body %u", k, s->player_body[k] + 1);
+        return fail_at(ps, ps->line_start, "player", what);
+    }
+    for (uint32_t j = s->player_count; j < k; j++) {
+        s->player_body[j] = NO_PLAYER;
+    }
+    if (k >= s->player_count) {
+        s->player_count = k + 1;
+    }
+    s->player_body[k] = s->body_count - 1;
+    return LS_OK;
+}
+
 static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
 {
     char key[32];
@@ -244,6 +269,7 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
         return fail_at(ps, where, "expected 'world' or 'body', got", key);
     }
     ls_body_def b = ls_default_body_def();
+    ps->player = NO_PLAYER;
     while (next_token(ps, key, sizeof key, &where)) {
         ls_result r =
             is_world ? parse_world_prop(ps, s, key, where) : parse_body_prop(ps, &b, key, where);
@@ -255,7 +281,23 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
         return LS_OK;
     }
     ls_result r = add_body(s, cap, &b);
-    return r == LS_OK ? LS_OK : fail_at(ps, ps->line_start, "too many bodies", ls_result_text(r));
+    if (r != LS_OK) {
+        return fail_at(ps, ps->line_start, "too many bodies", ls_result_text(r));
+    }
+    return ps->player == NO_PLAYER ? LS_OK : assign_player(ps, s);
+}
+
+static ls_result check_players(parser *ps, const ls_scene *s)
+{
+    for (uint32_t k = 0; k < s->player_count; k++) {
+        if (s->player_body[k] == NO_PLAYER) {
+            char what[32];
+            snprintf(what, sizeof what, "%u has no body", k);
+            ps->line_start = ps->p;
+            return fail_at(ps, ps->p, "player", what);
+        }
+    }
+    return LS_OK;
 }
 
 ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_scene_error *err)
@@ -264,7 +306,7 @@ ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_scene_e
     memset(err, 0, sizeof *err);
     out->world = ls_default_world_def();
     out->ticks = 600;
-    parser ps = {text, text + len, text, 1, err};
+    parser ps = {text, text + len, text, 1, err, NO_PLAYER};
     uint32_t cap = 0;
     while (ps.p < ps.end) {
         ls_result r = parse_line(&ps, out, &cap);
@@ -281,7 +323,11 @@ ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_scene_e
             ps.line_start = ps.p;
         }
     }
-    return LS_OK;
+    ls_result r = check_players(&ps, out);
+    if (r != LS_OK) {
+        ls_scene_free(out);
+    }
+    return r;
 }
 
 ls_result ls_scene_load(const char *path, ls_scene *out, ls_scene_error *err)

@@ -11,6 +11,8 @@ typedef struct out {
     size_t size, len;
 } out;
 
+#define NO_PLAYER UINT32_MAX
+
 static void emit(out *o, const char *text)
 {
     size_t n = strlen(text);
@@ -40,7 +42,7 @@ static void emit_vec3(out *o, const char *name, ls_vec3 v)
     emit(o, line);
 }
 
-static void emit_body(out *o, const ls_body_def *b)
+static void emit_body(out *o, const ls_body_def *b, uint32_t player)
 {
     static const char *const types[] = {"static", "kinematic", "dynamic"};
     static const char *const shapes[] = {"sphere", "box", "capsule", "plane"};
@@ -76,9 +78,24 @@ static void emit_body(out *o, const ls_body_def *b)
     }
     emit_fx(o, "friction", s->friction);
     emit_fx(o, "restitution", s->restitution);
-    snprintf(line, sizeof line, " filter %u %u%s%s\n", s->category, s->mask,
+    snprintf(line, sizeof line, " filter %u %u%s%s", s->category, s->mask,
              b->awake ? "" : " asleep", b->allow_sleep ? "" : " no_sleep");
     emit(o, line);
+    if (player != NO_PLAYER) {
+        snprintf(line, sizeof line, " player %u", player);
+        emit(o, line);
+    }
+    emit(o, "\n");
+}
+
+static uint32_t player_of(const ls_scene *s, uint32_t body)
+{
+    for (uint32_t k = 0; k < s->player_count; k++) {
+        if (s->player_body[k] == body) {
+            return k;
+        }
+    }
+    return NO_PLAYER;
 }
 
 size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
@@ -97,7 +114,7 @@ size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
              (unsigned)d->seed, d->max_bodies, d->max_contacts);
     emit(&o, line);
     for (uint32_t i = 0; i < s->body_count; i++) {
-        emit_body(&o, &s->bodies[i]);
+        emit_body(&o, &s->bodies[i], player_of(s, i));
     }
     return o.len;
 }

@@ -70,11 +70,13 @@ def dominoes():
 def arena():
     bodies = ["body static box half 10 1 0.5 pos 0 1 10.5\n", "body static box half 10 1 0.5 pos 0 1 -10.5\n",
               "body static box half 0.5 1 10 pos 10.5 1 0\n", "body static box half 0.5 1 10 pos -10.5 1 0\n"]
-    for x, z in ((-5, -5), (5, -5), (-5, 5), (5, 5)):
-        bodies.append("body dynamic box half 0.5 0.5 0.5 pos %d 0.5 %d density 100 friction 0.4 no_sleep\n" % (x, z))
+    # Players weigh 2 kg so a 20 N push (seed_000) beats friction (0.4 * 2 kg * g = 7.8 N).
+    for k, (x, z) in enumerate(((-5, -5), (5, -5), (-5, 5), (5, 5))):
+        bodies.append("body dynamic box half 0.5 0.5 0.5 pos %d 0.5 %d density 2 friction 0.4 no_sleep player %d\n"
+                      % (x, z, k))
     for i in range(8):
         bodies.append("body dynamic sphere radius 0.4 pos %.1f 0.4 0 density 50\n" % (-3.5 + i))
-    write("arena.scene", "# Arena: bodies 6..9 (1-based) are the four players' boxes; walls, balls.\n"
+    write("arena.scene", "# Arena: four player boxes (player 0..3), walls, balls.\n"
           "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 1200\n", bodies)
 
 

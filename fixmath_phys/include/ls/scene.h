@@ -6,12 +6,17 @@
 
 #include "ls/world.h"
 
+/// Most players a scene can name (`player K` with K < this).
+#define LS_SCENE_MAX_PLAYERS 16
+
 /// A parsed scene: the world definition, the suggested tick count and the bodies.
 typedef struct ls_scene {
-    ls_world_def world;  ///< World settings (defaults where the file is silent).
-    uint32_t ticks;      ///< Ticks the scene is meant to run (default 600).
-    ls_body_def *bodies; ///< Bodies in file order (ids follow this order).
-    uint32_t body_count; ///< Number of bodies.
+    ls_world_def world;    ///< World settings (defaults where the file is silent).
+    uint32_t ticks;        ///< Ticks the scene is meant to run (default 600).
+    ls_body_def *bodies;   ///< Bodies in file order (ids follow this order).
+    uint32_t body_count;   ///< Number of bodies.
+    uint32_t player_count; ///< Players named by `player K` (slots 0..count-1, all assigned).
+    uint32_t player_body[LS_SCENE_MAX_PLAYERS]; ///< File index of each player's body.
 } ls_scene;
 
 /// Where and why parsing failed.

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// The reference push game: input bits become forces at the player's centre.
+#include "ls/game.h"
+
+#include <string.h>
+
+static ls_vec3 push_of(uint8_t bits)
+{
+    const ls_fx f = ls_fx_from_int(LS_GAME_PUSH_NEWTONS);
+    ls_fx x = 0, z = 0;
+    x = ls_fx_add(x, (bits & LS_INPUT_PUSH_XP) ? f : 0);
+    x = ls_fx_sub(x, (bits & LS_INPUT_PUSH_XN) ? f : 0);
+    z = ls_fx_add(z, (bits & LS_INPUT_PUSH_ZP) ? f : 0);
+    z = ls_fx_sub(z, (bits & LS_INPUT_PUSH_ZN) ? f : 0);
+    return ls_vec3_make(x, 0, z);
+}
+
+ls_result ls_game_apply_inputs(ls_world *w, const ls_scene *scene, const uint8_t *inputs,
+                               uint32_t players, uint32_t input_size)
+{
+    if (input_size == 0) {
+        return LS_ERR_INVALID_ARGUMENT;
+    }
+    uint32_t n = players < scene->player_count ? players : scene->player_count;
+    for (uint32_t p = 0; p < n; p++) {
+        uint8_t bits = inputs[(size_t)p * input_size];
+        if (bits & 0x0F) { // no input applies no force, so an idle player never wakes its body
+            ls_body_id id = ls_world_body_at(w, scene->player_body[p]);
+            ls_body_apply_force(w, id, push_of(bits));
+        }
+    }
+    return LS_OK;
+}
+
+void ls_input_script_init(ls_input_script *s, uint64_t seed, uint32_t players)
+{
+    memset(s, 0, sizeof *s);
+    s->players = players < 1 ? 1 : players > LS_SCENE_MAX_PLAYERS ? LS_SCENE_MAX_PLAYERS : players;
+    for (uint32_t p = 0; p < s->players; p++) {
+        s->rng[p] = ls_rng_make(seed, p);
+    }
+}
+
+void ls_input_script_next(ls_input_script *s, uint8_t *out, uint32_t input_size)
+{
+    static const uint8_t choices[5] = {0, LS_INPUT_PUSH_XP, LS_INPUT_PUSH_XN, LS_INPUT_PUSH_ZP,
+                                       LS_INPUT_PUSH_ZN};
+    for (uint32_t p = 0; p < s->players; p++) {
+        if (ls_rng_below(&s->rng[p], 32) == 0) {
+            s->held[p] = choices[ls_rng_below(&s->rng[p], 5)];
+        }
+        uint8_t *slot = out + (size_t)p * input_size;
+        memset(slot, 0, input_size);
+        if (input_size) {
+            slot[0] = s->held[p];
+        }
+    }
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// libFuzzer harness for the scene parser: any bytes either parse or give an
+// error with a line and column; a parsed scene writes back to text that
+// parses to the same text again (exact round trip), and instantiates or is
+// refused with a message.
+#include "ls/scene.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_round_trip(const ls_scene *s)
+{
+    size_t n = ls_scene_write(s, NULL, 0);
+    char *a = malloc(n + 1), *b = NULL;
+    ls_scene_write(s, a, n + 1);
+    ls_scene again;
+    ls_scene_error err;
+    if (ls_scene_parse(a, n, &again, &err) != LS_OK) {
+        fprintf(stderr, "written scene does not parse: %u:%u %s\n", err.line, err.column, err.message);
+        abort();
+    }
+    size_t m = ls_scene_write(&again, NULL, 0);
+    b = malloc(m + 1);
+    ls_scene_write(&again, b, m + 1);
+    if (m != n || memcmp(a, b, n) != 0) {
+        fprintf(stderr, "round trip changed the scene\n");
+        abort();
+    }
+    ls_scene_free(&again);
+    free(a);
+    free(b);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    ls_scene s;
+    ls_scene_error err;
+    if (ls_scene_parse((const char *)data, size, &s, &err) != LS_OK) {
+        if (err.line == 0 || err.column == 0 || err.message[0] == '\0') {
+            abort(); // every parse error names where and what
+        }
+        return 0;
+    }
+    check_round_trip(&s);
+    if (s.body_count <= 256 && s.world.max_bodies <= 4096 && s.world.max_contacts <= 16384) {
+        char msg[256];
+        ls_world *w = ls_scene_instantiate(&s, msg, sizeof msg);
+        if (w) {
+            for (int i = 0; i < 4; i++) {
+                ls_world_step(w);
+            }
+            ls_world_destroy(w);
+        } else if (msg[0] == '\0') {
+            abort();
+        }
+    }
+    ls_scene_free(&s);
+    return 0;
+}
