@@ -60,8 +60,10 @@ $(LIB_SO): $(LIB_OBJ)
 $(TOOL): $(TOOL_OBJ) $(LIB_A)
 	$(CC) $(ALLFLAGS) -o $@ $(TOOL_OBJ) $(LIB_A) $(LDLIBS_TOOL)
 
+# --wrap lets tests count the library's heap allocations (tests/alloc_count.h).
+TEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 $(TESTS): $(TEST_OBJ) $(LIB_A)
-	$(CC) $(ALLFLAGS) -o $@ $(TEST_OBJ) $(LIB_A) $(LDLIBS_TEST)
+	$(CC) $(ALLFLAGS) $(TEST_WRAP) -o $@ $(TEST_OBJ) $(LIB_A) $(LDLIBS_TEST)
 
 # Every module's Criterion binary, from the repository root (tests read tools/scenes).
 test: $(TEST_BINS) $(TOOL)

@@ -132,18 +132,23 @@ static void solve_friction(ls_body *a, ls_body *b, ls_contact *c, int i)
     }
 }
 
-static void solve_normal(ls_world *w, ls_body *a, ls_body *b, ls_contact *c, int i)
+static void solve_normal_jacobi(ls_world *w, ls_body *a, ls_body *b, ls_contact *c)
 {
-    ls_contact_solve *s = &c->s[i];
-    ls_fx vn = ls_vec3_dot(relative_velocity(a, b, s->ra, s->rb), c->m.normal);
-    // Speculative: a separated point only stops the approach that would close the gap this tick.
-    ls_fx bias = s->separation > 0 ? ls_fx_neg(ls_fx_div(s->separation, w->dt)) : 0;
-    ls_fx lambda = ls_fx_neg(ls_fx_mul(s->normal_mass, ls_fx_sub(vn, bias)));
-    ls_fx old = c->normal_impulse[i];
-    ls_fx now = ls_fx_max(ls_fx_add(old, lambda), 0);
-    c->normal_impulse[i] = now;
-    s->max_impulse = ls_fx_max(s->max_impulse, now);
-    apply_impulse(a, b, s->ra, s->rb, ls_vec3_scale(c->m.normal, now - old));
+    ls_fx delta[LS_MANIFOLD_MAX];
+    for (int i = 0; i < c->m.count; i++) {
+        ls_contact_solve *s = &c->s[i];
+        ls_fx vn = ls_vec3_dot(relative_velocity(a, b, s->ra, s->rb), c->m.normal);
+        ls_fx bias = s->separation > 0 ? ls_fx_neg(ls_fx_div(s->separation, w->dt)) : 0;
+        ls_fx lambda = ls_fx_neg(ls_fx_mul(s->normal_mass, ls_fx_sub(vn, bias)));
+        ls_fx old = c->normal_impulse[i];
+        ls_fx now = ls_fx_max(ls_fx_add(old, lambda), 0);
+        c->normal_impulse[i] = now;
+        s->max_impulse = ls_fx_max(s->max_impulse, now);
+        delta[i] = now - old;
+    }
+    for (int i = 0; i < c->m.count; i++) {
+        apply_impulse(a, b, c->s[i].ra, c->s[i].rb, ls_vec3_scale(c->m.normal, delta[i]));
+    }
 }
 
 // After the velocity iterations: points that were approaching fast and did
@@ -208,9 +213,7 @@ void ls_world_solve_(ls_world *w)
             for (int i = 0; i < c->m.count; i++) {
                 solve_friction(a, b, c, i);
             }
-            for (int i = 0; i < c->m.count; i++) {
-                solve_normal(w, a, b, c, i);
-            }
+            solve_normal_jacobi(w, a, b, c);
         }
     }
     for (uint32_t c = 0; c < w->contact_count; c++) {

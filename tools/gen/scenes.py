@@ -80,9 +80,74 @@ def arena():
           "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 1200\n", bodies)
 
 
+def rain():
+    # 2000 spheres (r 0.25 m) rain into a static open box: 4 walls on the ground plane,
+    # inner floor 8 x 8 m, walls 4 m high. The spheres start in a 10 x 10 x 20 grid
+    # (0.7 m pitch, small per-sphere offsets so columns do not balance) and fall.
+    bodies = ["body static box half 4.25 2 0.25 pos 0 2 4.25 friction 0.6\n",
+              "body static box half 4.25 2 0.25 pos 0 2 -4.25 friction 0.6\n",
+              "body static box half 0.25 2 4 pos 4.25 2 0 friction 0.6\n",
+              "body static box half 0.25 2 4 pos -4.25 2 0 friction 0.6\n"]
+    for n in range(2000):
+        i, j, k = n % 10, (n // 10) % 10, n // 100
+        dx = ((n * 37) % 11 - 5) * 0.01
+        dz = ((n * 53) % 13 - 6) * 0.01
+        bodies.append("body dynamic sphere radius 0.25 pos %.3f %.3f %.3f density 100 friction 0.6\n"
+                      % ((i - 4.5) * 0.7 + dx, 1.0 + k * 0.7, (j - 4.5) * 0.7 + dz))
+    write("rain_2000.scene", "# 2000 spheres raining into a box (walls + ground plane).\n"
+          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600 max_contacts 65536\n", bodies)
+
+
+def tower_struck():
+    # seed_000 scene02: a six-high tower of 1 m boxes hit at mid-height by a heavy ball.
+    bodies = ["body dynamic box half 0.5 0.5 0.5 pos 0 %.1f 0 density 100 friction 0.6\n" % (0.5 + k)
+              for k in range(6)]
+    bodies.append("body dynamic sphere radius 0.4 pos -6 2.6 0.1 vel 9 1.5 0 density 600 friction 0.4\n")
+    write("tower_struck.scene", "# A six-box tower struck at mid-height by a ball (seed_000 scene02).\n"
+          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600\n", bodies)
+
+
+def catapult():
+    # seed_000 scene04: a plank balanced on a fulcrum with a light box on its left
+    # end; a heavy box dropped on the right end flings the light box up and away.
+    bodies = ["body static box half 0.3 0.5 0.6 pos 0 0.5 0 friction 0.8\n",
+              "body dynamic box half 3 0.05 0.5 pos 0 1.05 0 density 200 friction 0.8\n",
+              "body dynamic box half 0.25 0.25 0.25 pos -2.6 1.35 0 density 100 friction 0.8\n",
+              "body dynamic box half 0.4 0.4 0.4 pos 2.6 4 0 density 800 friction 0.8\n"]
+    write("catapult.scene", "# Catapult: a heavy box dropped on a plank launches a light one (seed_000 scene04).\n"
+          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600\n", bodies)
+
+
+def two_ramps():
+    # seed_000 scene06: narrow bodies (thin boxes and capsules) slide down two facing
+    # 25 degree ramps and pile up in the valley between them.
+    a = math.radians(25)
+    bodies = []
+    for side in (-1, 1):
+        q = "quat 0 0 %.5f %.5f" % (math.sin(side * a / 2), math.cos(side * a / 2))
+        bodies.append("body static box half 4 0.2 2 pos %.3f 2 0 %s friction 0.5\n" % (side * 3.9, q))
+    for i in range(6):
+        side = -1 if i % 2 == 0 else 1
+        x = side * (5.5 - 0.9 * (i // 2))
+        y = 2 + math.tan(a) * (abs(x) - 0.3) + 0.6
+        z = -1.2 + 0.5 * (i // 2) + (0.1 if side > 0 else -0.1)
+        if i % 3 == 0:
+            bodies.append("body dynamic capsule radius 0.08 half_height 0.4 pos %.3f %.3f %.3f density 400 "
+                          "friction 0.3\n" % (x, y, z))
+        else:
+            bodies.append("body dynamic box half 0.06 0.4 0.06 pos %.3f %.3f %.3f density 400 friction 0.3\n"
+                          % (x, y, z))
+    write("two_ramps.scene", "# Narrow bodies on two facing ramps (seed_000 scene06).\n"
+          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 900\n", bodies)
+
+
 if __name__ == "__main__":
     pyramid()
     pile()
     slope()
     dominoes()
     arena()
+    rain()
+    tower_struck()
+    catapult()
+    two_ramps()

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// Golden checksums: every shipped scene, run for its own tick count, must end
+// on exactly this world checksum. A change here is a change of simulation
+// results: update it deliberately and add a CHANGELOG line saying why.
+// (`make crosscheck` compares the whole per-tick stream on every target.)
+#define _POSIX_C_SOURCE 200809L // dirent
+#include "ls/scene.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct golden {
+    char scene[24];    // inline: Criterion copies parameters into another process
+    uint64_t checksum; // after the scene's `ticks`
+} golden;
+
+static golden goldens[] = {
+    {"arena", 0xd916b4d6de27c10cull},         {"catapult", 0x3c7ccf87bd7ddbdbull},
+    {"dominoes", 0xf6d5c7634bad50adull},      {"pile_1000", 0x77d3d63c786f050aull},
+    {"pyramid", 0x9bee2ee310546d2full},       {"rain_2000", 0x59abcd524b2f8683ull},
+    {"six_box_tower", 0xbbde598e01e0b322ull}, {"slope", 0x762dfcc24f2397faull},
+    {"sphere_bounce", 0xa7940ee9c819820bull}, {"tower_struck", 0xbf77bca094b32ca3ull},
+    {"two_ramps", 0x824730b42d34e27dull},
+};
+
+ParameterizedTestParameters(goldens, shipped_scene_ends_on_its_golden_checksum)
+{
+    return cr_make_param_array(golden, goldens, sizeof goldens / sizeof goldens[0]);
+}
+
+ParameterizedTest(golden *g, goldens, shipped_scene_ends_on_its_golden_checksum)
+{
+    char path[128];
+    snprintf(path, sizeof path, "tools/scenes/%s.scene", g->scene);
+    ls_scene s;
+    ls_scene_error err;
+    cr_assert_eq(ls_scene_load(path, &s, &err), LS_OK, "%s:%u:%u %s", path, err.line, err.column,
+                 err.message);
+    char msg[200];
+    ls_world *w = ls_scene_instantiate(&s, msg, sizeof msg);
+    cr_assert_not_null(w, "%s", msg);
+    for (uint32_t t = 0; t < s.ticks; t++) {
+        ls_world_step(w);
+    }
+    uint64_t got = ls_world_checksum(w);
+    cr_assert_eq(ls_world_info(w).overflow_count, 0u, "%s overflowed", g->scene);
+    cr_assert_eq(got, g->checksum, "%s after %u ticks: %016llx, golden %016llx", g->scene, s.ticks,
+                 (unsigned long long)got, (unsigned long long)g->checksum);
+    ls_world_destroy(w);
+    ls_scene_free(&s);
+}
+
+Test(goldens, every_shipped_scene_has_a_golden)
+{
+    // A new scene under tools/scenes/ must get a line above.
+    DIR *d = opendir("tools/scenes");
+    cr_assert_not_null(d);
+    unsigned n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        n += len > 6 && strcmp(e->d_name + len - 6, ".scene") == 0;
+    }
+    closedir(d);
+    cr_assert_eq(n, sizeof goldens / sizeof goldens[0], "%u scenes, %zu goldens", n,
+                 sizeof goldens / sizeof goldens[0]);
+}
