@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define FX(i)        ((ls_fx)((i)*65536))
 #define SIZE_MIN_RAW 3277 // 0.05 m
 
 ls_body_def ls_default_body_def(void)
@@ -21,12 +20,12 @@ ls_body_def ls_default_body_def(void)
     d.allow_sleep = true;
     d.awake = true;
     d.shape.type = LS_SHAPE_BOX;
-    d.shape.radius = FX(1) / 2;
-    d.shape.half_extents = ls_vec3_make(FX(1) / 2, FX(1) / 2, FX(1) / 2);
-    d.shape.normal = ls_vec3_make(0, FX(1), 0);
+    d.shape.radius = LS_FX_INT(1) / 2;
+    d.shape.half_extents = ls_vec3_make(LS_FX_INT(1) / 2, LS_FX_INT(1) / 2, LS_FX_INT(1) / 2);
+    d.shape.normal = ls_vec3_make(0, LS_FX_INT(1), 0);
     d.shape.friction = 39322; // 0.6
     d.shape.restitution = 0;
-    d.shape.density = FX(1000);
+    d.shape.density = LS_FX_INT(1000);
     d.shape.category = 1;
     d.shape.mask = UINT32_MAX;
     return d;
@@ -98,13 +97,37 @@ static bool fail(ls_result *err, char *msg, size_t n, ls_result code, const char
 
 static bool size_ok(ls_fx v, ls_fx lo)
 {
-    return v >= lo && v <= FX(64);
+    return v >= lo && v <= LS_FX_INT(64);
+}
+
+// Names the first component of v outside lo..hi, so a message can say which.
+static bool vec_out_of(ls_vec3 v, ls_fx lo, ls_fx hi, char *which, ls_fx *value)
+{
+    const ls_fx c[3] = {v.x, v.y, v.z};
+    for (int k = 0; k < 3; k++) {
+        if (c[k] < lo || c[k] > hi) {
+            *which = (char)('x' + k);
+            *value = c[k];
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool fail_component(ls_result *err, char *msg, size_t n, const char *field, char which,
+                           const char *range, ls_fx v)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s.%c outside %s", field, which, range);
+    return fail(err, msg, n, LS_ERR_OUT_OF_RANGE, what, v);
 }
 
 static bool check_shape(const ls_body_def *d, ls_result *err, char *msg, size_t n)
 {
     const ls_shape_def *s = &d->shape;
     ls_result R = LS_ERR_OUT_OF_RANGE;
+    char which;
+    ls_fx bad;
     switch (s->type) {
     case LS_SHAPE_SPHERE:
         if (!size_ok(s->radius, SIZE_MIN_RAW)) {
@@ -112,18 +135,16 @@ static bool check_shape(const ls_body_def *d, ls_result *err, char *msg, size_t 
         }
         break;
     case LS_SHAPE_CAPSULE:
-        if (!size_ok(s->radius, SIZE_MIN_RAW) || !size_ok(s->half_height, 0)) {
-            return fail(err, msg, n, R,
-                        "capsule radius outside 0.05..64 m or half_height outside 0..64 m",
-                        s->radius);
+        if (!size_ok(s->radius, SIZE_MIN_RAW)) {
+            return fail(err, msg, n, R, "shape.radius outside 0.05..64 m", s->radius);
+        }
+        if (!size_ok(s->half_height, 0)) {
+            return fail(err, msg, n, R, "shape.half_height outside 0..64 m", s->half_height);
         }
         break;
     case LS_SHAPE_BOX:
-        if (!size_ok(s->half_extents.x, SIZE_MIN_RAW) ||
-            !size_ok(s->half_extents.y, SIZE_MIN_RAW) ||
-            !size_ok(s->half_extents.z, SIZE_MIN_RAW)) {
-            return fail(err, msg, n, R, "shape.half_extents outside 0.05..64 m (x shown)",
-                        s->half_extents.x);
+        if (vec_out_of(s->half_extents, SIZE_MIN_RAW, LS_FX_INT(64), &which, &bad)) {
+            return fail_component(err, msg, n, "shape.half_extents", which, "0.05..64 m", bad);
         }
         break;
     case LS_SHAPE_PLANE:
@@ -131,17 +152,17 @@ static bool check_shape(const ls_body_def *d, ls_result *err, char *msg, size_t 
             return fail(err, msg, n, LS_ERR_INVALID_ARGUMENT, "a plane must be on a static body",
                         0);
         }
-        if (ls_vec3_equal(s->normal, ls_vec3_zero()) || ls_fx_abs(s->plane_d) > FX(2048)) {
+        if (ls_vec3_equal(s->normal, ls_vec3_zero()) || ls_fx_abs(s->plane_d) > LS_FX_INT(2048)) {
             return fail(err, msg, n, R, "plane normal is zero or |plane_d| > 2048", s->plane_d);
         }
         break;
     default:
         return fail(err, msg, n, LS_ERR_INVALID_ARGUMENT, "unknown shape type", (ls_fx)s->type);
     }
-    if (s->friction < 0 || s->friction > FX(4)) {
+    if (s->friction < 0 || s->friction > LS_FX_INT(4)) {
         return fail(err, msg, n, R, "shape.friction outside 0..4", s->friction);
     }
-    if (s->restitution < 0 || s->restitution > FX(1)) {
+    if (s->restitution < 0 || s->restitution > LS_FX_INT(1)) {
         return fail(err, msg, n, R, "shape.restitution outside 0..1", s->restitution);
     }
     return true;
@@ -153,19 +174,24 @@ static bool check_body(const ls_body_def *d, ls_result *err, char *msg, size_t n
     if (d->type > LS_BODY_DYNAMIC) {
         return fail(err, msg, n, LS_ERR_INVALID_ARGUMENT, "unknown body type", (ls_fx)d->type);
     }
-    const ls_vec3 p = d->position;
-    if (ls_fx_abs(p.x) > FX(2048) || ls_fx_abs(p.y) > FX(2048) || ls_fx_abs(p.z) > FX(2048)) {
-        return fail(err, msg, n, R, "position outside +-2048 m (x shown)", p.x);
+    char which;
+    ls_fx bad;
+    if (vec_out_of(d->position, -LS_FX_INT(2048), LS_FX_INT(2048), &which, &bad)) {
+        return fail_component(err, msg, n, "position", which, "+-2048 m", bad);
     }
-    if (ls_vec3_len_sq_q32(d->linear_velocity) > (uint64_t)FX(512) * (uint64_t)FX(512)) {
+    if (ls_vec3_len_sq_q32(d->linear_velocity) >
+        (uint64_t)LS_FX_INT(512) * (uint64_t)LS_FX_INT(512)) {
         return fail(err, msg, n, R, "linear_velocity faster than 512 m/s", 0);
     }
-    if (ls_vec3_len_sq_q32(d->angular_velocity) > (uint64_t)FX(128) * (uint64_t)FX(128)) {
+    if (ls_vec3_len_sq_q32(d->angular_velocity) >
+        (uint64_t)LS_FX_INT(128) * (uint64_t)LS_FX_INT(128)) {
         return fail(err, msg, n, R, "angular_velocity faster than 128 rad/s", 0);
     }
-    if (d->linear_damping < 0 || d->linear_damping > FX(1) || d->angular_damping < 0 ||
-        d->angular_damping > FX(1)) {
-        return fail(err, msg, n, R, "damping outside 0..1 (linear shown)", d->linear_damping);
+    if (d->linear_damping < 0 || d->linear_damping > LS_FX_ONE) {
+        return fail(err, msg, n, R, "linear_damping outside 0..1", d->linear_damping);
+    }
+    if (d->angular_damping < 0 || d->angular_damping > LS_FX_ONE) {
+        return fail(err, msg, n, R, "angular_damping outside 0..1", d->angular_damping);
     }
     return check_shape(d, err, msg, n);
 }

@@ -94,6 +94,35 @@ static bool ray_sphere(ls_vec3 o, ls_vec3 d, ls_fx r, ls_fx *t_hit)
     return true;
 }
 
+// Ray against a capsule along the local y axis: the cylinder wall (a circle in
+// the xz projection, hit only within |y| <= half_height) and both end spheres;
+// the nearest hit wins.
+static bool ray_capsule(ls_vec3 o, ls_vec3 d, const ls_geom *g, ls_mat3 r, ls_fx *t, ls_vec3 *n)
+{
+    ls_fx best = LS_FX_MAX, tt;
+    ls_vec3 nl = ls_vec3_zero();
+    ls_vec3 o_xz = ls_vec3_make(o.x, 0, o.z), d_xz = ls_vec3_make(d.x, 0, d.z);
+    if (ray_sphere(o_xz, d_xz, g->radius, &tt) &&
+        ls_fx_abs(ls_fx_add(o.y, ls_fx_mul(d.y, tt))) <= g->half_height) {
+        best = tt;
+        nl = ls_vec3_normalize(ls_vec3_mad(o_xz, d_xz, tt), ls_vec3_make(LS_FX_ONE, 0, 0));
+    }
+    for (int s = -1; s <= 1; s += 2) {
+        ls_vec3 oc = ls_vec3_sub(o, ls_vec3_make(0, s > 0 ? g->half_height : -g->half_height, 0));
+        if (ray_sphere(oc, d, g->radius, &tt) && tt < best) {
+            best = tt;
+            nl = ls_vec3_normalize(ls_vec3_mad(oc, d, tt),
+                                   ls_vec3_make(0, s > 0 ? LS_FX_ONE : -LS_FX_ONE, 0));
+        }
+    }
+    if (best == LS_FX_MAX) {
+        return false;
+    }
+    *t = best;
+    *n = ls_mat3_mul_vec(r, nl);
+    return true;
+}
+
 static bool ray_body(const ls_body *b, ls_vec3 from, ls_vec3 d, ls_fx *t, ls_vec3 *n)
 {
     const ls_geom *g = &b->geom;
@@ -119,19 +148,8 @@ static bool ray_body(const ls_body *b, ls_vec3 from, ls_vec3 d, ls_fx *t, ls_vec
         return true;
     }
     if (g->kind == LS_GEOM_CAPSULE) {
-        // The capsule's bounding sphere, then its two end spheres; the cylinder
-        // wall is approximated by the nearer end cap (a documented simplification).
-        ls_vec3 axis = ls_vec3_scale(ls_mat3_col(b->xf.r, 1), g->half_height);
-        ls_fx best = LS_FX_MAX, tt;
-        for (int s = -1; s <= 1; s += 2) {
-            ls_vec3 oc = ls_vec3_sub(o, s > 0 ? axis : ls_vec3_neg(axis));
-            if (ray_sphere(oc, d, g->radius, &tt) && tt < best) {
-                best = tt;
-                *n = ls_vec3_normalize(ls_vec3_mad(oc, d, tt), ls_vec3_make(0, LS_FX_ONE, 0));
-            }
-        }
-        *t = best;
-        return best != LS_FX_MAX;
+        return ray_capsule(ls_mat3_mul_tvec(b->xf.r, o), ls_mat3_mul_tvec(b->xf.r, d), g, b->xf.r,
+                           t, n);
     }
     if (!ray_sphere(o, d, g->radius, t)) {
         return false;

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FX(i) ((ls_fx)((i)*65536))
-
 ls_fx ls_tick_dt(uint32_t tick_rate)
 {
     switch (tick_rate) {
@@ -33,13 +31,13 @@ ls_world_def ls_default_world_def(void)
     d.position_iterations = 3;
     d.max_bodies = 4096;
     d.max_contacts = 16384;
-    d.sleep_linear = 3277;           // 0.05 m/s
-    d.sleep_angular = 5243;          // 0.08 rad/s
-    d.sleep_time = FX(1) / 2;        // 0.5 s
-    d.contact_margin = 1311;         // 0.02 m
-    d.linear_slop = 328;             // 0.005 m
-    d.baumgarte = 13107;             // 0.2
-    d.restitution_threshold = FX(1); // 1 m/s
+    d.sleep_linear = 3277;                  // 0.05 m/s
+    d.sleep_angular = 5243;                 // 0.08 rad/s
+    d.sleep_time = LS_FX_INT(1) / 2;        // 0.5 s
+    d.contact_margin = 1311;                // 0.02 m
+    d.linear_slop = 328;                    // 0.005 m
+    d.baumgarte = 13107;                    // 0.2
+    d.restitution_threshold = LS_FX_INT(1); // 1 m/s
     d.seed = 0;
     return d;
 }
@@ -69,8 +67,8 @@ static bool world_def_valid(const ls_world_def *d, ls_result *err, char *msg, si
         return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE,
                          "max_bodies must be 1..2^20 and max_contacts 1..2^22");
     }
-    if (ls_fx_abs(d->gravity.x) > FX(1000) || ls_fx_abs(d->gravity.y) > FX(1000) ||
-        ls_fx_abs(d->gravity.z) > FX(1000)) {
+    if (ls_fx_abs(d->gravity.x) > LS_FX_INT(1000) || ls_fx_abs(d->gravity.y) > LS_FX_INT(1000) ||
+        ls_fx_abs(d->gravity.z) > LS_FX_INT(1000)) {
         return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE,
                          "gravity components must be within +-1000");
     }
@@ -187,8 +185,8 @@ static void integrate_velocities(ls_world *w)
             ls_vec3_add(b->w, ls_vec3_scale(ls_mat3_mul_vec(b->inv_inertia_world, b->torque), dt));
         b->v = ls_vec3_scale(b->v, LS_FX_ONE - ls_fx_mul(b->lin_damp, dt));
         b->w = ls_vec3_scale(b->w, LS_FX_ONE - ls_fx_mul(b->ang_damp, dt));
-        b->v = clamp_speed(b->v, FX(512));
-        b->w = clamp_speed(b->w, FX(128));
+        b->v = clamp_speed(b->v, LS_FX_INT(512));
+        b->w = clamp_speed(b->w, LS_FX_INT(128));
         b->force = ls_vec3_zero();
         b->torque = ls_vec3_zero();
     }
@@ -196,7 +194,8 @@ static void integrate_velocities(ls_world *w)
 
 static bool in_position_range(ls_vec3 p)
 {
-    return ls_fx_abs(p.x) <= FX(2048) && ls_fx_abs(p.y) <= FX(2048) && ls_fx_abs(p.z) <= FX(2048);
+    return ls_fx_abs(p.x) <= LS_FX_INT(2048) && ls_fx_abs(p.y) <= LS_FX_INT(2048) &&
+           ls_fx_abs(p.z) <= LS_FX_INT(2048);
 }
 
 // Positions from velocity plus the split-impulse pseudo velocity (which is then
@@ -215,9 +214,9 @@ static void integrate_positions(ls_world *w)
         b->wb = ls_vec3_zero();
         if (!in_position_range(b->p)) {
             ls_world_report_overflow_(w, i);
-            b->p = ls_vec3_make(ls_fx_clamp(b->p.x, -FX(2048), FX(2048)),
-                                ls_fx_clamp(b->p.y, -FX(2048), FX(2048)),
-                                ls_fx_clamp(b->p.z, -FX(2048), FX(2048)));
+            b->p = ls_vec3_make(ls_fx_clamp(b->p.x, -LS_FX_INT(2048), LS_FX_INT(2048)),
+                                ls_fx_clamp(b->p.y, -LS_FX_INT(2048), LS_FX_INT(2048)),
+                                ls_fx_clamp(b->p.z, -LS_FX_INT(2048), LS_FX_INT(2048)));
             b->v = ls_vec3_zero();
         }
         ls_body_update_derived_(b);

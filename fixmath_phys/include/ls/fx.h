@@ -26,7 +26,9 @@ _Static_assert((-1 >> 1) == -1 && ((int64_t)-3 >> 1) == -2, "arithmetic right sh
 /// The Q16.16 scalar (libfixmath's type): value = raw / 65536.
 typedef fix16_t ls_fx;
 
-#define LS_FX_ONE     ((ls_fx)0x10000)     ///< 1.0
+#define LS_FX_ONE ((ls_fx)0x10000) ///< 1.0
+/// An integer constant as Q16.16 (a constant expression; |i| must be below 32768).
+#define LS_FX_INT(i)  ((ls_fx)((i)*65536))
 #define LS_FX_HALF    ((ls_fx)0x8000)      ///< 0.5
 #define LS_FX_MAX     ((ls_fx)0x7FFFFFFF)  ///< Largest value, 32767.99998; overflow saturates here.
 #define LS_FX_MIN     ((ls_fx)-0x7FFFFFFF) ///< Smallest value produced; -32768.0 is never produced.
