@@ -364,3 +364,29 @@ Test(behaviour, two_worlds_stepping_on_two_threads_match_a_single_threaded_run)
     }
     cr_assert_neq(solo.checksums[599], 0u);
 }
+
+Test(behaviour, a_rolling_ball_slows_by_rolling_resistance_and_sleeps)
+{
+    // r = 0.25 m at 2 m/s on the ground. Rolling resistance (lever 2 mm) gives a
+    // deceleration of about g * 0.002 / 0.25 * 5/7 = 0.056 m/s^2: ~36 s to stop.
+    // Without it the ball would roll forever (pure rolling needs no friction).
+    ls_scene s;
+    ls_world *w = world_from_text("body static plane normal 0 1 0 d 0\n"
+                                  "body dynamic sphere radius 0.25 pos 0 0.25 0 vel 2 0 0 "
+                                  "angvel 0 0 -8\n",
+                                  &s);
+    ls_body_id ball = ls_world_body_at(w, 1);
+    for (int t = 0; t < 600; t++) {
+        ls_world_step(w);
+    }
+    double v10 = to_m(ls_body_linear_velocity(w, ball).x);
+    double expected = 2.0 - 10 * 9.81 * 0.002 / 0.25 * 5.0 / 7.0;
+    cr_assert(fabs(v10 - expected) < 0.15, "after 10 s: %.3f m/s, expected %.3f +- 0.15", v10,
+              expected);
+    for (int t = 0; t < 3600 && !ls_body_is_asleep(w, ball); t++) {
+        ls_world_step(w);
+    }
+    cr_assert(ls_body_is_asleep(w, ball), "the ball stops and sleeps within 70 s");
+    ls_world_destroy(w);
+    ls_scene_free(&s);
+}

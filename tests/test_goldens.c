@@ -18,12 +18,12 @@ typedef struct golden {
 } golden;
 
 static golden goldens[] = {
-    {"arena", 0xd916b4d6de27c10cull},         {"catapult", 0x3c7ccf87bd7ddbdbull},
-    {"dominoes", 0xf6d5c7634bad50adull},      {"pile_1000", 0x77d3d63c786f050aull},
-    {"pyramid", 0x9bee2ee310546d2full},       {"rain_2000", 0x59abcd524b2f8683ull},
-    {"six_box_tower", 0xbbde598e01e0b322ull}, {"slope", 0x762dfcc24f2397faull},
-    {"sphere_bounce", 0xa7940ee9c819820bull}, {"tower_struck", 0xbf77bca094b32ca3ull},
-    {"two_ramps", 0x824730b42d34e27dull},
+    {"arena", 0xd916b4d6de27c10cull},         {"catapult", 0xc3ce83527ba3caefull},
+    {"dominoes", 0xe8897102c6f4e5daull},      {"pile_1000", 0x878b2160970124eaull},
+    {"pyramid", 0xae5a50d923eee099ull},       {"rain_2000", 0x5d0e319e8a5efca2ull},
+    {"six_box_tower", 0xbbde598e01e0b322ull}, {"slope", 0xd0ccaff6380cc9acull},
+    {"sphere_bounce", 0xa7940ee9c819820bull}, {"tower_struck", 0x2149ad73e4232076ull},
+    {"two_ramps", 0x7fdeaad6c53d48fbull},
 };
 
 ParameterizedTestParameters(goldens, shipped_scene_ends_on_its_golden_checksum)

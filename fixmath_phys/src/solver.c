@@ -8,72 +8,83 @@
 
 #define MAX_CORRECTION 13107 // 0.2 m per tick of split-impulse correction
 
+enum { ROW_NORMAL = 0, ROW_T1 = 1, ROW_T2 = 2 };
+
+static bool moves(const ls_body *b)
+{
+    return b->type == LS_BODY_DYNAMIC && !b->asleep;
+}
+
 static bool contact_active(const ls_world *w, const ls_contact *c)
 {
-    const ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
-    bool a_moves = a->type == LS_BODY_DYNAMIC && !a->asleep;
-    bool b_moves = b->type == LS_BODY_DYNAMIC && !b->asleep;
-    return a_moves || b_moves;
+    return moves(&w->bodies[c->a]) || moves(&w->bodies[c->b]);
 }
 
-// Inverse mass of a body as seen by the solver (0 unless awake and dynamic).
-static ls_fx solver_inv_mass(const ls_body *b)
+// The velocity pair a row acts on: real velocities or split-impulse pseudo velocities.
+typedef struct velocities {
+    ls_vec3 *va, *wa, *vb, *wb;
+} velocities;
+
+static velocities real_velocities(ls_body *a, ls_body *b)
 {
-    return b->type == LS_BODY_DYNAMIC && !b->asleep ? b->inv_mass : 0;
+    return (velocities){&a->v, &a->w, &b->v, &b->w};
 }
 
-// 1 / (mA^-1 + mB^-1 + (ra x d).IA(ra x d) + (rb x d).IB(rb x d)), 0 if infinite mass.
-static ls_fx effective_mass(const ls_body *a, const ls_body *b, ls_vec3 ra, ls_vec3 rb, ls_vec3 d)
+static velocities pseudo_velocities(ls_body *a, ls_body *b)
 {
-    ls_vec3 rna = ls_vec3_cross(ra, d), rnb = ls_vec3_cross(rb, d);
-    ls_fx k = solver_inv_mass(a) + solver_inv_mass(b);
-    if (solver_inv_mass(a)) {
-        k = ls_fx_add(k, ls_vec3_dot(rna, ls_mat3_mul_vec(a->inv_inertia_world, rna)));
+    return (velocities){&a->vb, &a->wb, &b->vb, &b->wb};
+}
+
+// d . (vb + wb x rb - va - wa x ra), summed in Q32.32 and rounded once.
+static ls_fx row_velocity(velocities v, const ls_solver_row *r, ls_vec3 d)
+{
+    int64_t s = ls_vec3_dot_q32(ls_vec3_sub(*v.vb, *v.va), d);
+    s = ls_i64_add_sat(s, ls_vec3_dot_q32(*v.wb, r->ang_b));
+    s = ls_i64_add_sat(s, -ls_vec3_dot_q32(*v.wa, r->ang_a));
+    return ls_fx_from_q32(s);
+}
+
+// Apply impulse lambda along d: a loses, b gains.
+static void row_apply(const ls_contact *c, velocities v, const ls_solver_row *r, ls_vec3 d,
+                      ls_fx lambda)
+{
+    if (lambda == 0) {
+        return;
     }
-    if (solver_inv_mass(b)) {
-        k = ls_fx_add(k, ls_vec3_dot(rnb, ls_mat3_mul_vec(b->inv_inertia_world, rnb)));
+    if (c->inv_mass_a) {
+        *v.va = ls_vec3_sub(*v.va, ls_vec3_scale(d, ls_fx_mul(lambda, c->inv_mass_a)));
+        *v.wa = ls_vec3_sub(*v.wa, ls_vec3_scale(r->iang_a, lambda));
     }
-    return k > 0 ? ls_fx_div(LS_FX_ONE, k) : 0;
-}
-
-// Apply impulse p at ra/rb to a pair of (linear, angular) velocity sets: the
-// real velocities or the split-impulse pseudo velocities.
-static void apply_to(ls_body *a, ls_body *b, ls_vec3 *va, ls_vec3 *wa, ls_vec3 *vb, ls_vec3 *wb,
-                     ls_vec3 ra, ls_vec3 rb, ls_vec3 p)
-{
-    if (solver_inv_mass(a)) {
-        *va = ls_vec3_sub(*va, ls_vec3_scale(p, a->inv_mass));
-        *wa = ls_vec3_sub(*wa, ls_mat3_mul_vec(a->inv_inertia_world, ls_vec3_cross(ra, p)));
-    }
-    if (solver_inv_mass(b)) {
-        *vb = ls_vec3_add(*vb, ls_vec3_scale(p, b->inv_mass));
-        *wb = ls_vec3_add(*wb, ls_mat3_mul_vec(b->inv_inertia_world, ls_vec3_cross(rb, p)));
+    if (c->inv_mass_b) {
+        *v.vb = ls_vec3_add(*v.vb, ls_vec3_scale(d, ls_fx_mul(lambda, c->inv_mass_b)));
+        *v.wb = ls_vec3_add(*v.wb, ls_vec3_scale(r->iang_b, lambda));
     }
 }
 
-static void apply_impulse(ls_body *a, ls_body *b, ls_vec3 ra, ls_vec3 rb, ls_vec3 p)
+static void row_prepare(const ls_contact *c, const ls_body *a, const ls_body *b, ls_vec3 ra,
+                        ls_vec3 rb, ls_vec3 d, ls_solver_row *r)
 {
-    apply_to(a, b, &a->v, &a->w, &b->v, &b->w, ra, rb, p);
+    r->ang_a = ls_vec3_cross(ra, d);
+    r->ang_b = ls_vec3_cross(rb, d);
+    r->iang_a = c->inv_mass_a ? ls_mat3_mul_vec(a->inv_inertia_world, r->ang_a) : ls_vec3_zero();
+    r->iang_b = c->inv_mass_b ? ls_mat3_mul_vec(b->inv_inertia_world, r->ang_b) : ls_vec3_zero();
+    // 1 / (mA^-1 + mB^-1 + (ra x d).IA^-1(ra x d) + (rb x d).IB^-1(rb x d))
+    ls_fx k = ls_fx_add(c->inv_mass_a, c->inv_mass_b);
+    k = ls_fx_add(k, ls_vec3_dot(r->ang_a, r->iang_a));
+    k = ls_fx_add(k, ls_vec3_dot(r->ang_b, r->iang_b));
+    r->mass = k > 0 ? ls_fx_div(LS_FX_ONE, k) : 0;
 }
 
-static void apply_pseudo_impulse(ls_body *a, ls_body *b, ls_vec3 ra, ls_vec3 rb, ls_vec3 p)
+// Angular-only row about axis d (rolling resistance): ang = d on both bodies.
+static void roll_prepare(const ls_contact *c, const ls_body *a, const ls_body *b, ls_vec3 d,
+                         ls_solver_row *r)
 {
-    apply_to(a, b, &a->vb, &a->wb, &b->vb, &b->wb, ra, rb, p);
-}
-
-// Velocity of b's point rb relative to a's point ra.
-static ls_vec3 relative_velocity(const ls_body *a, const ls_body *b, ls_vec3 ra, ls_vec3 rb)
-{
-    ls_vec3 va = ls_vec3_add(a->v, ls_vec3_cross(a->w, ra));
-    ls_vec3 vb = ls_vec3_add(b->v, ls_vec3_cross(b->w, rb));
-    return ls_vec3_sub(vb, va);
-}
-
-static ls_vec3 relative_pseudo_velocity(const ls_body *a, const ls_body *b, ls_vec3 ra, ls_vec3 rb)
-{
-    ls_vec3 va = ls_vec3_add(a->vb, ls_vec3_cross(a->wb, ra));
-    ls_vec3 vb = ls_vec3_add(b->vb, ls_vec3_cross(b->wb, rb));
-    return ls_vec3_sub(vb, va);
+    r->ang_a = d;
+    r->ang_b = d;
+    r->iang_a = c->inv_mass_a ? ls_mat3_mul_vec(a->inv_inertia_world, d) : ls_vec3_zero();
+    r->iang_b = c->inv_mass_b ? ls_mat3_mul_vec(b->inv_inertia_world, d) : ls_vec3_zero();
+    ls_fx k = ls_fx_add(ls_vec3_dot(d, r->iang_a), ls_vec3_dot(d, r->iang_b));
+    r->mass = k > 0 ? ls_fx_div(LS_FX_ONE, k) : 0;
 }
 
 // A deterministic orthonormal tangent basis for unit normal n.
@@ -90,56 +101,102 @@ static void prepare_contact(ls_world *w, ls_contact *c)
     ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
     c->friction = ls_fx_sqrt(ls_fx_mul(a->friction, b->friction));
     c->restitution = ls_fx_max(a->restitution, b->restitution);
+    c->inv_mass_a = moves(a) ? a->inv_mass : 0;
+    c->inv_mass_b = moves(b) ? b->inv_mass : 0;
     tangent_basis(c->m.normal, &c->t1, &c->t2);
+    const ls_vec3 dirs[3] = {c->m.normal, c->t1, c->t2};
     for (int i = 0; i < c->m.count; i++) {
         ls_contact_solve *s = &c->s[i];
         ls_vec3 p = c->m.points[i].point;
-        s->ra = ls_vec3_sub(p, a->p);
-        s->rb = ls_vec3_sub(p, b->p);
-        s->normal_mass = effective_mass(a, b, s->ra, s->rb, c->m.normal);
-        s->tangent_mass[0] = effective_mass(a, b, s->ra, s->rb, c->t1);
-        s->tangent_mass[1] = effective_mass(a, b, s->ra, s->rb, c->t2);
-        s->vn0 = ls_vec3_dot(relative_velocity(a, b, s->ra, s->rb), c->m.normal);
+        ls_vec3 ra = ls_vec3_sub(p, a->p), rb = ls_vec3_sub(p, b->p);
+        for (int k = 0; k < 3; k++) {
+            row_prepare(c, a, b, ra, rb, dirs[k], &s->row[k]);
+        }
+        s->vn0 = row_velocity(real_velocities(a, b), &s->row[ROW_NORMAL], c->m.normal);
         s->separation = ls_fx_neg(c->m.points[i].depth);
         s->max_impulse = 0;
         s->pseudo_impulse = 0;
+    }
+    if (c->m.count <= 2) {
+        for (int k = 0; k < 3; k++) {
+            roll_prepare(c, a, b, dirs[k], &c->roll[k]);
+            c->roll_impulse[k] = 0;
+        }
     }
 }
 
 static void warm_start(ls_world *w, ls_contact *c)
 {
-    ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
+    velocities v = real_velocities(&w->bodies[c->a], &w->bodies[c->b]);
     for (int i = 0; i < c->m.count; i++) {
-        ls_vec3 p = ls_vec3_scale(c->m.normal, c->normal_impulse[i]);
-        p = ls_vec3_mad(p, c->t1, c->tangent_impulse[i][0]);
-        p = ls_vec3_mad(p, c->t2, c->tangent_impulse[i][1]);
-        apply_impulse(a, b, c->s[i].ra, c->s[i].rb, p);
+        const ls_solver_row *r = c->s[i].row;
+        row_apply(c, v, &r[ROW_NORMAL], c->m.normal, c->normal_impulse[i]);
+        row_apply(c, v, &r[ROW_T1], c->t1, c->tangent_impulse[i][0]);
+        row_apply(c, v, &r[ROW_T2], c->t2, c->tangent_impulse[i][1]);
     }
 }
 
-static void solve_friction(ls_body *a, ls_body *b, ls_contact *c, int i)
+// Friction point by point, each tangent clamped to the friction cone of the
+// point's current normal impulse.
+static void solve_friction(ls_contact *c, velocities v)
 {
-    ls_contact_solve *s = &c->s[i];
-    ls_fx limit = ls_fx_mul(c->friction, c->normal_impulse[i]);
-    ls_vec3 t[2] = {c->t1, c->t2};
-    for (int k = 0; k < 2; k++) {
-        ls_fx vt = ls_vec3_dot(relative_velocity(a, b, s->ra, s->rb), t[k]);
-        ls_fx lambda = ls_fx_neg(ls_fx_mul(s->tangent_mass[k], vt));
-        ls_fx old = c->tangent_impulse[i][k];
-        ls_fx now = ls_fx_clamp(ls_fx_add(old, lambda), ls_fx_neg(limit), limit);
-        c->tangent_impulse[i][k] = now;
-        apply_impulse(a, b, s->ra, s->rb, ls_vec3_scale(t[k], now - old));
+    const ls_vec3 t[2] = {c->t1, c->t2};
+    for (int i = 0; i < c->m.count; i++) {
+        ls_fx limit = ls_fx_mul(c->friction, c->normal_impulse[i]);
+        for (int k = 0; k < 2; k++) {
+            const ls_solver_row *r = &c->s[i].row[ROW_T1 + k];
+            ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, row_velocity(v, r, t[k])));
+            ls_fx old = c->tangent_impulse[i][k];
+            ls_fx now = ls_fx_clamp(ls_fx_add(old, lambda), ls_fx_neg(limit), limit);
+            c->tangent_impulse[i][k] = now;
+            row_apply(c, v, r, t[k], now - old);
+        }
     }
 }
 
-static void solve_normal_jacobi(ls_world *w, ls_body *a, ls_body *b, ls_contact *c)
+// Rolling and twisting resistance for contacts of one or two points (spheres,
+// capsules, edges), which point friction cannot stop from spinning or rolling
+// forever: a torque about n, t1, t2 of at most rolling_resistance times the
+// normal force. Faces (3-4 points) resist both through their spread points.
+static void solve_rolling(const ls_world *w, ls_contact *c, velocities v)
+{
+    ls_fx normal = 0;
+    for (int i = 0; i < c->m.count; i++) {
+        normal = ls_fx_add(normal, c->normal_impulse[i]);
+    }
+    ls_fx limit = ls_fx_mul(w->def.rolling_resistance, normal);
+    for (int k = 0; k < 3; k++) {
+        const ls_solver_row *r = &c->roll[k];
+        int64_t rel =
+            ls_i64_add_sat(ls_vec3_dot_q32(*v.wb, r->ang_b), -ls_vec3_dot_q32(*v.wa, r->ang_a));
+        ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_from_q32(rel)));
+        ls_fx old = c->roll_impulse[k];
+        ls_fx now = ls_fx_clamp(ls_fx_add(old, lambda), ls_fx_neg(limit), limit);
+        c->roll_impulse[k] = now;
+        if (now != old) {
+            if (c->inv_mass_a) {
+                *v.wa = ls_vec3_sub(*v.wa, ls_vec3_scale(r->iang_a, now - old));
+            }
+            if (c->inv_mass_b) {
+                *v.wb = ls_vec3_add(*v.wb, ls_vec3_scale(r->iang_b, now - old));
+            }
+        }
+    }
+}
+
+// Normals Jacobi-style: every point's impulse from the same velocities, then
+// all applied, so a symmetric manifold gets symmetric impulses (SPEC.md §11).
+static void solve_normals(const ls_world *w, ls_contact *c, velocities v)
 {
     ls_fx delta[LS_MANIFOLD_MAX];
     for (int i = 0; i < c->m.count; i++) {
         ls_contact_solve *s = &c->s[i];
-        ls_fx vn = ls_vec3_dot(relative_velocity(a, b, s->ra, s->rb), c->m.normal);
+        const ls_solver_row *r = &s->row[ROW_NORMAL];
+        ls_fx vn = row_velocity(v, r, c->m.normal);
+        // Speculative: a separated point only stops the approach that would close the gap this
+        // tick.
         ls_fx bias = s->separation > 0 ? ls_fx_neg(ls_fx_div(s->separation, w->dt)) : 0;
-        ls_fx lambda = ls_fx_neg(ls_fx_mul(s->normal_mass, ls_fx_sub(vn, bias)));
+        ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_sub(vn, bias)));
         ls_fx old = c->normal_impulse[i];
         ls_fx now = ls_fx_max(ls_fx_add(old, lambda), 0);
         c->normal_impulse[i] = now;
@@ -147,15 +204,14 @@ static void solve_normal_jacobi(ls_world *w, ls_body *a, ls_body *b, ls_contact 
         delta[i] = now - old;
     }
     for (int i = 0; i < c->m.count; i++) {
-        apply_impulse(a, b, c->s[i].ra, c->s[i].rb, ls_vec3_scale(c->m.normal, delta[i]));
+        row_apply(c, v, &c->s[i].row[ROW_NORMAL], c->m.normal, delta[i]);
     }
 }
 
 // After the velocity iterations: points that were approaching fast and did
 // receive an impulse leave with -e times their approach speed.
-static void solve_restitution(ls_world *w, ls_contact *c)
+static void solve_restitution(const ls_world *w, ls_contact *c, velocities v)
 {
-    ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
     if (c->restitution == 0) {
         return;
     }
@@ -164,19 +220,20 @@ static void solve_restitution(ls_world *w, ls_contact *c)
         if (s->vn0 > ls_fx_neg(w->def.restitution_threshold) || s->max_impulse == 0) {
             continue;
         }
-        ls_fx vn = ls_vec3_dot(relative_velocity(a, b, s->ra, s->rb), c->m.normal);
+        const ls_solver_row *r = &s->row[ROW_NORMAL];
+        ls_fx vn = row_velocity(v, r, c->m.normal);
         ls_fx target = ls_fx_neg(ls_fx_mul(c->restitution, s->vn0));
-        ls_fx lambda = ls_fx_neg(ls_fx_mul(s->normal_mass, ls_fx_sub(vn, target)));
+        ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_sub(vn, target)));
         ls_fx old = c->normal_impulse[i];
         ls_fx now = ls_fx_max(ls_fx_add(old, lambda), 0);
         c->normal_impulse[i] = now;
-        apply_impulse(a, b, s->ra, s->rb, ls_vec3_scale(c->m.normal, now - old));
+        row_apply(c, v, r, c->m.normal, now - old);
     }
 }
 
-static void solve_pseudo(ls_world *w, ls_contact *c)
+// Split impulse: pushes penetrating points apart through pseudo velocities.
+static void solve_pseudo(const ls_world *w, ls_contact *c, velocities v)
 {
-    ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
     for (int i = 0; i < c->m.count; i++) {
         ls_contact_solve *s = &c->s[i];
         ls_fx excess = ls_fx_sub(c->m.points[i].depth, w->def.linear_slop);
@@ -186,45 +243,48 @@ static void solve_pseudo(ls_world *w, ls_contact *c)
         ls_fx correction =
             ls_fx_min(ls_fx_mul(w->def.baumgarte, ls_fx_max(excess, 0)), MAX_CORRECTION);
         ls_fx bias = ls_fx_div(correction, w->dt);
-        ls_fx vn = ls_vec3_dot(relative_pseudo_velocity(a, b, s->ra, s->rb), c->m.normal);
-        ls_fx lambda = ls_fx_neg(ls_fx_mul(s->normal_mass, ls_fx_sub(vn, bias)));
+        const ls_solver_row *r = &s->row[ROW_NORMAL];
+        ls_fx vn = row_velocity(v, r, c->m.normal);
+        ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_sub(vn, bias)));
         ls_fx old = s->pseudo_impulse;
         ls_fx now = ls_fx_max(ls_fx_add(old, lambda), 0);
         s->pseudo_impulse = now;
-        apply_pseudo_impulse(a, b, s->ra, s->rb, ls_vec3_scale(c->m.normal, now - old));
+        row_apply(c, v, r, c->m.normal, now - old);
     }
 }
 
 void ls_world_solve_(ls_world *w)
 {
-    for (uint32_t c = 0; c < w->contact_count; c++) {
-        if (contact_active(w, &w->contacts[c])) {
-            prepare_contact(w, &w->contacts[c]);
-            warm_start(w, &w->contacts[c]);
+    for (uint32_t i = 0; i < w->contact_count; i++) {
+        if (contact_active(w, &w->contacts[i])) {
+            prepare_contact(w, &w->contacts[i]);
+            warm_start(w, &w->contacts[i]);
         }
     }
     for (uint32_t it = 0; it < w->def.velocity_iterations; it++) {
-        for (uint32_t ci = 0; ci < w->contact_count; ci++) {
-            ls_contact *c = &w->contacts[ci];
-            if (!contact_active(w, c)) {
-                continue;
+        for (uint32_t i = 0; i < w->contact_count; i++) {
+            ls_contact *c = &w->contacts[i];
+            if (contact_active(w, c)) {
+                velocities v = real_velocities(&w->bodies[c->a], &w->bodies[c->b]);
+                solve_friction(c, v);
+                if (c->m.count <= 2 && w->def.rolling_resistance > 0) {
+                    solve_rolling(w, c, v);
+                }
+                solve_normals(w, c, v);
             }
-            ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
-            for (int i = 0; i < c->m.count; i++) {
-                solve_friction(a, b, c, i);
-            }
-            solve_normal_jacobi(w, a, b, c);
         }
     }
-    for (uint32_t c = 0; c < w->contact_count; c++) {
-        if (contact_active(w, &w->contacts[c])) {
-            solve_restitution(w, &w->contacts[c]);
+    for (uint32_t i = 0; i < w->contact_count; i++) {
+        ls_contact *c = &w->contacts[i];
+        if (contact_active(w, c)) {
+            solve_restitution(w, c, real_velocities(&w->bodies[c->a], &w->bodies[c->b]));
         }
     }
     for (uint32_t it = 0; it < w->def.position_iterations; it++) {
-        for (uint32_t c = 0; c < w->contact_count; c++) {
-            if (contact_active(w, &w->contacts[c])) {
-                solve_pseudo(w, &w->contacts[c]);
+        for (uint32_t i = 0; i < w->contact_count; i++) {
+            ls_contact *c = &w->contacts[i];
+            if (contact_active(w, c)) {
+                solve_pseudo(w, c, pseudo_velocities(&w->bodies[c->a], &w->bodies[c->b]));
             }
         }
     }

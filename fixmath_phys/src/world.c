@@ -38,6 +38,7 @@ ls_world_def ls_default_world_def(void)
     d.linear_slop = 328;                    // 0.005 m
     d.baumgarte = 13107;                    // 0.2
     d.restitution_threshold = LS_FX_INT(1); // 1 m/s
+    d.rolling_resistance = 131;             // 0.002 m
     d.seed = 0;
     return d;
 }
@@ -66,6 +67,9 @@ static bool world_def_valid(const ls_world_def *d, ls_result *err, char *msg, si
         d->max_contacts > (1u << 22)) {
         return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE,
                          "max_bodies must be 1..2^20 and max_contacts 1..2^22");
+    }
+    if (d->rolling_resistance < 0 || d->rolling_resistance > LS_FX_INT(1)) {
+        return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE, "rolling_resistance must be 0..1 m");
     }
     if (ls_fx_abs(d->gravity.x) > LS_FX_INT(1000) || ls_fx_abs(d->gravity.y) > LS_FX_INT(1000) ||
         ls_fx_abs(d->gravity.z) > LS_FX_INT(1000)) {

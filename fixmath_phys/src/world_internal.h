@@ -42,15 +42,22 @@ typedef struct ls_body {
     uint32_t island;           ///< (scratch) union-find parent
 } ls_body;
 
+/// One constraint direction d at a contact point, precomputed per step so an
+/// iteration costs dot products and scaled adds only.
+typedef struct ls_solver_row {
+    ls_vec3 ang_a, ang_b; ///< ra x d, rb x d
+    ls_vec3 iang_a,
+        iang_b; ///< I_a^-1 (ra x d), I_b^-1 (rb x d); zero for a body that does not move
+    ls_fx mass; ///< 1 / effective mass along d (0 if both are immovable)
+} ls_solver_row;
+
 /// Solver data of one contact point (scratch except the impulses).
 typedef struct ls_contact_solve {
-    ls_vec3 ra, rb;        ///< contact point relative to the centres
-    ls_fx normal_mass;     ///< 1 / effective mass along the normal
-    ls_fx tangent_mass[2]; ///< same along the tangents
-    ls_fx vn0;             ///< normal velocity before solving (restitution)
-    ls_fx separation;      ///< -depth
-    ls_fx max_impulse;     ///< largest normal impulse this step (restitution)
-    ls_fx pseudo_impulse;  ///< accumulated split impulse
+    ls_solver_row row[3]; ///< normal, tangent 1, tangent 2
+    ls_fx vn0;            ///< normal velocity before solving (restitution)
+    ls_fx separation;     ///< -depth
+    ls_fx max_impulse;    ///< largest normal impulse this step (restitution)
+    ls_fx pseudo_impulse; ///< accumulated split impulse
 } ls_contact_solve;
 
 /// A persistent contact between bodies a < b (slot indices).
@@ -61,6 +68,9 @@ typedef struct ls_contact {
     ls_fx tangent_impulse[LS_MANIFOLD_MAX][2]; ///< (state) warm-start cache
     ls_vec3 t1, t2;                            ///< (scratch) tangent basis
     ls_fx friction, restitution;               ///< (scratch) mixed material
+    ls_fx inv_mass_a, inv_mass_b;              ///< (scratch) 0 for a body that does not move
+    ls_solver_row roll[3];                     ///< (scratch) twist about n, rolling about t1, t2
+    ls_fx roll_impulse[3];                     ///< (scratch) accumulated, not warm started
     ls_contact_solve s[LS_MANIFOLD_MAX];       ///< (scratch)
 } ls_contact;
 

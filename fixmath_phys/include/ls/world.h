@@ -77,6 +77,8 @@ typedef struct ls_world_def {
     ls_fx linear_slop;            ///< Allowed penetration, m.
     ls_fx baumgarte;              ///< Fraction of penetration removed per tick (0..1).
     ls_fx restitution_threshold;  ///< Closing speed (m/s) below which nothing bounces.
+    ls_fx rolling_resistance;     ///< Lever arm (m) of rolling and twisting friction at 1-2 point
+                                  ///< contacts.
     uint64_t seed;                ///< Seed of the world PRNG (in snapshots and checksum).
 } ls_world_def;
 
