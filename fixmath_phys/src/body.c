@@ -73,6 +73,7 @@ void ls_body_update_derived_(ls_body *b)
     } else {
         memset(&b->inv_inertia_world, 0, sizeof b->inv_inertia_world);
     }
+    b->proxy_dirty = true;
 }
 
 void ls_body_wake_(ls_body *b)

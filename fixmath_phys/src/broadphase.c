@@ -55,6 +55,9 @@ struct ls_broadphase {
     uint32_t *cand;       ///< [cap] open indices that overlap the proxy being opened.
     uint64_t *pairs;      ///< [2 max_pairs] packed pair keys; the slack lets us prune by sorting.
     uint64_t *pairs_tmp;
+    bool changed;      ///< A proxy was set or removed since the last pairs() call.
+    uint32_t kept;     ///< Pairs kept in pairs[] by the last pairs() call.
+    bool kept_dropped; ///< The last pairs() call dropped pairs beyond max_pairs.
 };
 
 // ---------------------------------------------------------------------------
@@ -386,12 +389,14 @@ void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t cat
     p->mask = mask;
     p->is_static = is_static;
     p->active = true; // endpoints are (re)placed lazily by the next pairs() call
+    bp->changed = true;
 }
 
 void ls_broadphase_remove(ls_broadphase *bp, uint32_t id)
 {
     LS_ASSERT(id < bp->cap);
     bp->proxies[id].active = false;
+    bp->changed = true;
 }
 
 void ls_broadphase_clear(ls_broadphase *bp)
@@ -399,6 +404,7 @@ void ls_broadphase_clear(ls_broadphase *bp)
     for (uint32_t id = 0; id < bp->cap; id++) {
         bp->proxies[id].active = false;
     }
+    bp->changed = true;
 }
 
 bool ls_broadphase_contains(const ls_broadphase *bp, uint32_t id)
@@ -406,7 +412,9 @@ bool ls_broadphase_contains(const ls_broadphase *bp, uint32_t id)
     return id < bp->cap && bp->proxies[id].active;
 }
 
-uint32_t ls_broadphase_pairs(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed)
+// Sweeps only when some proxy changed: a world at rest (everything static or
+// asleep) reuses the last, identical, pair set.
+static void recompute_pairs(ls_broadphase *bp)
 {
     int axis = choose_axis(bp);
     bool axis_changed = axis != bp->axis;
@@ -422,14 +430,24 @@ uint32_t ls_broadphase_pairs(ls_broadphase *bp, ls_pair *out, uint32_t max, bool
         s.n = bp->max_keep;
         s.dropped = true;
     }
-    uint32_t n = s.n < max ? s.n : max;
+    bp->kept = s.n;
+    bp->kept_dropped = s.dropped;
+    bp->changed = false;
+}
+
+uint32_t ls_broadphase_pairs(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed)
+{
+    if (bp->changed) {
+        recompute_pairs(bp);
+    }
+    uint32_t n = bp->kept < max ? bp->kept : max;
     uint64_t id_mask = (UINT64_C(1) << bp->id_bits) - 1;
     for (uint32_t i = 0; i < n; i++) {
         out[i].a = (uint32_t)(bp->pairs[i] >> bp->id_bits);
         out[i].b = (uint32_t)(bp->pairs[i] & id_mask);
     }
     if (overflowed) {
-        *overflowed = s.dropped || s.n > max;
+        *overflowed = bp->kept_dropped || bp->kept > max;
     }
     return n;
 }

@@ -45,7 +45,7 @@ static ls_fx row_velocity(velocities v, const ls_solver_row *r, ls_vec3 d)
 }
 
 // Apply impulse lambda along d: a loses, b gains.
-static void row_apply(const ls_contact *c, velocities v, const ls_solver_row *r, ls_vec3 d,
+static void row_apply(const ls_contact_scratch *c, velocities v, const ls_solver_row *r, ls_vec3 d,
                       ls_fx lambda)
 {
     if (lambda == 0) {
@@ -61,7 +61,7 @@ static void row_apply(const ls_contact *c, velocities v, const ls_solver_row *r,
     }
 }
 
-static void row_prepare(const ls_contact *c, const ls_body *a, const ls_body *b, ls_vec3 ra,
+static void row_prepare(const ls_contact_scratch *c, const ls_body *a, const ls_body *b, ls_vec3 ra,
                         ls_vec3 rb, ls_vec3 d, ls_solver_row *r)
 {
     r->ang_a = ls_vec3_cross(ra, d);
@@ -76,7 +76,7 @@ static void row_prepare(const ls_contact *c, const ls_body *a, const ls_body *b,
 }
 
 // Angular-only row about axis d (rolling resistance): ang = d on both bodies.
-static void roll_prepare(const ls_contact *c, const ls_body *a, const ls_body *b, ls_vec3 d,
+static void roll_prepare(const ls_contact_scratch *c, const ls_body *a, const ls_body *b, ls_vec3 d,
                          ls_solver_row *r)
 {
     r->ang_a = d;
@@ -96,21 +96,22 @@ static void tangent_basis(ls_vec3 n, ls_vec3 *t1, ls_vec3 *t2)
     *t2 = ls_vec3_cross(n, *t1);
 }
 
-static void prepare_contact(ls_world *w, ls_contact *c)
+static void prepare_contact(ls_world *w, ls_contact_scratch *x)
 {
+    const ls_contact *c = x->c;
     ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
-    c->friction = ls_fx_sqrt(ls_fx_mul(a->friction, b->friction));
-    c->restitution = ls_fx_max(a->restitution, b->restitution);
-    c->inv_mass_a = moves(a) ? a->inv_mass : 0;
-    c->inv_mass_b = moves(b) ? b->inv_mass : 0;
-    tangent_basis(c->m.normal, &c->t1, &c->t2);
-    const ls_vec3 dirs[3] = {c->m.normal, c->t1, c->t2};
+    x->friction = ls_fx_sqrt(ls_fx_mul(a->friction, b->friction));
+    x->restitution = ls_fx_max(a->restitution, b->restitution);
+    x->inv_mass_a = moves(a) ? a->inv_mass : 0;
+    x->inv_mass_b = moves(b) ? b->inv_mass : 0;
+    tangent_basis(c->m.normal, &x->t1, &x->t2);
+    const ls_vec3 dirs[3] = {c->m.normal, x->t1, x->t2};
     for (int i = 0; i < c->m.count; i++) {
-        ls_contact_solve *s = &c->s[i];
+        ls_contact_solve *s = &x->s[i];
         ls_vec3 p = c->m.points[i].point;
         ls_vec3 ra = ls_vec3_sub(p, a->p), rb = ls_vec3_sub(p, b->p);
         for (int k = 0; k < 3; k++) {
-            row_prepare(c, a, b, ra, rb, dirs[k], &s->row[k]);
+            row_prepare(x, a, b, ra, rb, dirs[k], &s->row[k]);
         }
         s->vn0 = row_velocity(real_velocities(a, b), &s->row[ROW_NORMAL], c->m.normal);
         s->separation = ls_fx_neg(c->m.points[i].depth);
@@ -119,37 +120,39 @@ static void prepare_contact(ls_world *w, ls_contact *c)
     }
     if (c->m.count <= 2) {
         for (int k = 0; k < 3; k++) {
-            roll_prepare(c, a, b, dirs[k], &c->roll[k]);
-            c->roll_impulse[k] = 0;
+            roll_prepare(x, a, b, dirs[k], &x->roll[k]);
+            x->roll_impulse[k] = 0;
         }
     }
 }
 
-static void warm_start(ls_world *w, ls_contact *c)
+static void warm_start(ls_world *w, const ls_contact_scratch *x)
 {
+    const ls_contact *c = x->c;
     velocities v = real_velocities(&w->bodies[c->a], &w->bodies[c->b]);
     for (int i = 0; i < c->m.count; i++) {
-        const ls_solver_row *r = c->s[i].row;
-        row_apply(c, v, &r[ROW_NORMAL], c->m.normal, c->normal_impulse[i]);
-        row_apply(c, v, &r[ROW_T1], c->t1, c->tangent_impulse[i][0]);
-        row_apply(c, v, &r[ROW_T2], c->t2, c->tangent_impulse[i][1]);
+        const ls_solver_row *r = x->s[i].row;
+        row_apply(x, v, &r[ROW_NORMAL], c->m.normal, c->normal_impulse[i]);
+        row_apply(x, v, &r[ROW_T1], x->t1, c->tangent_impulse[i][0]);
+        row_apply(x, v, &r[ROW_T2], x->t2, c->tangent_impulse[i][1]);
     }
 }
 
 // Friction point by point, each tangent clamped to the friction cone of the
 // point's current normal impulse.
-static void solve_friction(ls_contact *c, velocities v)
+static void solve_friction(ls_contact_scratch *x, velocities v)
 {
-    const ls_vec3 t[2] = {c->t1, c->t2};
+    ls_contact *c = x->c;
+    const ls_vec3 t[2] = {x->t1, x->t2};
     for (int i = 0; i < c->m.count; i++) {
-        ls_fx limit = ls_fx_mul(c->friction, c->normal_impulse[i]);
+        ls_fx limit = ls_fx_mul(x->friction, c->normal_impulse[i]);
         for (int k = 0; k < 2; k++) {
-            const ls_solver_row *r = &c->s[i].row[ROW_T1 + k];
+            const ls_solver_row *r = &x->s[i].row[ROW_T1 + k];
             ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, row_velocity(v, r, t[k])));
             ls_fx old = c->tangent_impulse[i][k];
             ls_fx now = ls_fx_clamp(ls_fx_add(old, lambda), ls_fx_neg(limit), limit);
             c->tangent_impulse[i][k] = now;
-            row_apply(c, v, r, t[k], now - old);
+            row_apply(x, v, r, t[k], now - old);
         }
     }
 }
@@ -158,26 +161,27 @@ static void solve_friction(ls_contact *c, velocities v)
 // capsules, edges), which point friction cannot stop from spinning or rolling
 // forever: a torque about n, t1, t2 of at most rolling_resistance times the
 // normal force. Faces (3-4 points) resist both through their spread points.
-static void solve_rolling(const ls_world *w, ls_contact *c, velocities v)
+static void solve_rolling(const ls_world *w, ls_contact_scratch *x, velocities v)
 {
+    const ls_contact *c = x->c;
     ls_fx normal = 0;
     for (int i = 0; i < c->m.count; i++) {
         normal = ls_fx_add(normal, c->normal_impulse[i]);
     }
     ls_fx limit = ls_fx_mul(w->def.rolling_resistance, normal);
     for (int k = 0; k < 3; k++) {
-        const ls_solver_row *r = &c->roll[k];
+        const ls_solver_row *r = &x->roll[k];
         int64_t rel =
             ls_i64_add_sat(ls_vec3_dot_q32(*v.wb, r->ang_b), -ls_vec3_dot_q32(*v.wa, r->ang_a));
         ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_from_q32(rel)));
-        ls_fx old = c->roll_impulse[k];
+        ls_fx old = x->roll_impulse[k];
         ls_fx now = ls_fx_clamp(ls_fx_add(old, lambda), ls_fx_neg(limit), limit);
-        c->roll_impulse[k] = now;
+        x->roll_impulse[k] = now;
         if (now != old) {
-            if (c->inv_mass_a) {
+            if (x->inv_mass_a) {
                 *v.wa = ls_vec3_sub(*v.wa, ls_vec3_scale(r->iang_a, now - old));
             }
-            if (c->inv_mass_b) {
+            if (x->inv_mass_b) {
                 *v.wb = ls_vec3_add(*v.wb, ls_vec3_scale(r->iang_b, now - old));
             }
         }
@@ -186,11 +190,12 @@ static void solve_rolling(const ls_world *w, ls_contact *c, velocities v)
 
 // Normals Jacobi-style: every point's impulse from the same velocities, then
 // all applied, so a symmetric manifold gets symmetric impulses (SPEC.md §11).
-static void solve_normals(const ls_world *w, ls_contact *c, velocities v)
+static void solve_normals(const ls_world *w, ls_contact_scratch *x, velocities v)
 {
+    ls_contact *c = x->c;
     ls_fx delta[LS_MANIFOLD_MAX];
     for (int i = 0; i < c->m.count; i++) {
-        ls_contact_solve *s = &c->s[i];
+        ls_contact_solve *s = &x->s[i];
         const ls_solver_row *r = &s->row[ROW_NORMAL];
         ls_fx vn = row_velocity(v, r, c->m.normal);
         // Speculative: a separated point only stops the approach that would close the gap this
@@ -204,38 +209,40 @@ static void solve_normals(const ls_world *w, ls_contact *c, velocities v)
         delta[i] = now - old;
     }
     for (int i = 0; i < c->m.count; i++) {
-        row_apply(c, v, &c->s[i].row[ROW_NORMAL], c->m.normal, delta[i]);
+        row_apply(x, v, &x->s[i].row[ROW_NORMAL], c->m.normal, delta[i]);
     }
 }
 
 // After the velocity iterations: points that were approaching fast and did
 // receive an impulse leave with -e times their approach speed.
-static void solve_restitution(const ls_world *w, ls_contact *c, velocities v)
+static void solve_restitution(const ls_world *w, ls_contact_scratch *x, velocities v)
 {
-    if (c->restitution == 0) {
+    ls_contact *c = x->c;
+    if (x->restitution == 0) {
         return;
     }
     for (int i = 0; i < c->m.count; i++) {
-        ls_contact_solve *s = &c->s[i];
+        ls_contact_solve *s = &x->s[i];
         if (s->vn0 > ls_fx_neg(w->def.restitution_threshold) || s->max_impulse == 0) {
             continue;
         }
         const ls_solver_row *r = &s->row[ROW_NORMAL];
         ls_fx vn = row_velocity(v, r, c->m.normal);
-        ls_fx target = ls_fx_neg(ls_fx_mul(c->restitution, s->vn0));
+        ls_fx target = ls_fx_neg(ls_fx_mul(x->restitution, s->vn0));
         ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_sub(vn, target)));
         ls_fx old = c->normal_impulse[i];
         ls_fx now = ls_fx_max(ls_fx_add(old, lambda), 0);
         c->normal_impulse[i] = now;
-        row_apply(c, v, r, c->m.normal, now - old);
+        row_apply(x, v, r, c->m.normal, now - old);
     }
 }
 
 // Split impulse: pushes penetrating points apart through pseudo velocities.
-static void solve_pseudo(const ls_world *w, ls_contact *c, velocities v)
+static void solve_pseudo(const ls_world *w, ls_contact_scratch *x, velocities v)
 {
+    const ls_contact *c = x->c;
     for (int i = 0; i < c->m.count; i++) {
-        ls_contact_solve *s = &c->s[i];
+        ls_contact_solve *s = &x->s[i];
         ls_fx excess = ls_fx_sub(c->m.points[i].depth, w->def.linear_slop);
         if (excess <= 0 && s->pseudo_impulse == 0) {
             continue;
@@ -249,43 +256,44 @@ static void solve_pseudo(const ls_world *w, ls_contact *c, velocities v)
         ls_fx old = s->pseudo_impulse;
         ls_fx now = ls_fx_max(ls_fx_add(old, lambda), 0);
         s->pseudo_impulse = now;
-        row_apply(c, v, r, c->m.normal, now - old);
+        row_apply(x, v, r, c->m.normal, now - old);
     }
+}
+
+static velocities velocities_of(ls_world *w, const ls_contact_scratch *x)
+{
+    return real_velocities(&w->bodies[x->c->a], &w->bodies[x->c->b]);
 }
 
 void ls_world_solve_(ls_world *w)
 {
+    uint32_t n = 0; // active contacts, in contact order
     for (uint32_t i = 0; i < w->contact_count; i++) {
         if (contact_active(w, &w->contacts[i])) {
-            prepare_contact(w, &w->contacts[i]);
-            warm_start(w, &w->contacts[i]);
+            ls_contact_scratch *x = &w->scratch[n++];
+            x->c = &w->contacts[i];
+            prepare_contact(w, x);
+            warm_start(w, x);
         }
     }
     for (uint32_t it = 0; it < w->def.velocity_iterations; it++) {
-        for (uint32_t i = 0; i < w->contact_count; i++) {
-            ls_contact *c = &w->contacts[i];
-            if (contact_active(w, c)) {
-                velocities v = real_velocities(&w->bodies[c->a], &w->bodies[c->b]);
-                solve_friction(c, v);
-                if (c->m.count <= 2 && w->def.rolling_resistance > 0) {
-                    solve_rolling(w, c, v);
-                }
-                solve_normals(w, c, v);
+        for (uint32_t i = 0; i < n; i++) {
+            ls_contact_scratch *x = &w->scratch[i];
+            velocities v = velocities_of(w, x);
+            solve_friction(x, v);
+            if (x->c->m.count <= 2 && w->def.rolling_resistance > 0) {
+                solve_rolling(w, x, v);
             }
+            solve_normals(w, x, v);
         }
     }
-    for (uint32_t i = 0; i < w->contact_count; i++) {
-        ls_contact *c = &w->contacts[i];
-        if (contact_active(w, c)) {
-            solve_restitution(w, c, real_velocities(&w->bodies[c->a], &w->bodies[c->b]));
-        }
+    for (uint32_t i = 0; i < n; i++) {
+        solve_restitution(w, &w->scratch[i], velocities_of(w, &w->scratch[i]));
     }
     for (uint32_t it = 0; it < w->def.position_iterations; it++) {
-        for (uint32_t i = 0; i < w->contact_count; i++) {
-            ls_contact *c = &w->contacts[i];
-            if (contact_active(w, c)) {
-                solve_pseudo(w, c, pseudo_velocities(&w->bodies[c->a], &w->bodies[c->b]));
-            }
+        for (uint32_t i = 0; i < n; i++) {
+            ls_contact_scratch *x = &w->scratch[i];
+            solve_pseudo(w, x, pseudo_velocities(&w->bodies[x->c->a], &w->bodies[x->c->b]));
         }
     }
 }

@@ -99,12 +99,14 @@ ls_world *ls_world_create(const ls_world_def *def, ls_result *err, char *msg, si
     w->pairs = calloc(w->max_pairs, sizeof *w->pairs);
     w->contacts = calloc(def->max_contacts, sizeof *w->contacts);
     w->contacts_old = calloc(def->max_contacts, sizeof *w->contacts_old);
+    w->scratch = calloc(def->max_contacts, sizeof *w->scratch);
     w->begin_events = calloc(def->max_contacts, sizeof *w->begin_events);
     w->end_events = calloc(def->max_contacts, sizeof *w->end_events);
     w->island_awake = calloc(def->max_bodies, sizeof *w->island_awake);
     w->island_min_timer = calloc(def->max_bodies, sizeof *w->island_min_timer);
     if (!w->island_awake || !w->island_min_timer || !w->bodies || !w->next_free || !w->bp ||
-        !w->pairs || !w->contacts || !w->contacts_old || !w->begin_events || !w->end_events) {
+        !w->pairs || !w->contacts || !w->contacts_old || !w->scratch || !w->begin_events ||
+        !w->end_events) {
         ls_world_destroy(w);
         set_error(err, msg, msg_size, LS_ERR_NO_MEMORY, "out of memory");
         return NULL;
@@ -127,6 +129,7 @@ void ls_world_destroy(ls_world *w)
     free(w->pairs);
     free(w->contacts);
     free(w->contacts_old);
+    free(w->scratch);
     free(w->begin_events);
     free(w->end_events);
     free(w->island_awake);
@@ -227,13 +230,16 @@ static void integrate_positions(ls_world *w)
     }
 }
 
+// Only bodies whose transform changed (moved, created, teleported, restored)
+// get a new box: sleeping and static bodies cost nothing here.
 static void update_broadphase(ls_world *w)
 {
     for (uint32_t i = 0; i < w->body_high; i++) {
         ls_body *b = &w->bodies[i];
-        if (!b->alive) {
+        if (!b->alive || !b->proxy_dirty) {
             continue;
         }
+        b->proxy_dirty = false;
         ls_aabb box = ls_geom_aabb(&b->geom, &b->xf, w->def.contact_margin);
         ls_broadphase_set(w->bp, i, box, b->category, b->mask, b->type == LS_BODY_STATIC);
     }

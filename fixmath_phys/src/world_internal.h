@@ -40,6 +40,7 @@ typedef struct ls_body {
     ls_vec3 vb;                ///< (scratch) split-impulse pseudo velocity
     ls_vec3 wb;                ///< (scratch) split-impulse pseudo angular velocity
     uint32_t island;           ///< (scratch) union-find parent
+    bool proxy_dirty;          ///< (derived) transform changed since the broad phase saw it
 } ls_body;
 
 /// One constraint direction d at a contact point, precomputed per step so an
@@ -60,19 +61,25 @@ typedef struct ls_contact_solve {
     ls_fx pseudo_impulse; ///< accumulated split impulse
 } ls_contact_solve;
 
-/// A persistent contact between bodies a < b (slot indices).
+/// A persistent contact between bodies a < b (slot indices): only what later
+/// ticks need (kept small: sleeping contacts are carried over every tick).
 typedef struct ls_contact {
     uint32_t a, b;
     ls_manifold m;
     ls_fx normal_impulse[LS_MANIFOLD_MAX];     ///< (state) warm-start cache
     ls_fx tangent_impulse[LS_MANIFOLD_MAX][2]; ///< (state) warm-start cache
-    ls_vec3 t1, t2;                            ///< (scratch) tangent basis
-    ls_fx friction, restitution;               ///< (scratch) mixed material
-    ls_fx inv_mass_a, inv_mass_b;              ///< (scratch) 0 for a body that does not move
-    ls_solver_row roll[3];                     ///< (scratch) twist about n, rolling about t1, t2
-    ls_fx roll_impulse[3];                     ///< (scratch) accumulated, not warm started
-    ls_contact_solve s[LS_MANIFOLD_MAX];       ///< (scratch)
 } ls_contact;
+
+/// Solver scratch of one active contact this step (solver.c).
+typedef struct ls_contact_scratch {
+    ls_contact *c;                       ///< the contact solved
+    ls_vec3 t1, t2;                      ///< tangent basis
+    ls_fx friction, restitution;         ///< mixed material
+    ls_fx inv_mass_a, inv_mass_b;        ///< 0 for a body that does not move
+    ls_contact_solve s[LS_MANIFOLD_MAX]; ///< per point
+    ls_solver_row roll[3];               ///< twist about n, rolling about t1, t2
+    ls_fx roll_impulse[3];               ///< accumulated, not warm started
+} ls_contact_scratch;
 
 struct ls_world {
     ls_world_def def;
@@ -87,8 +94,9 @@ struct ls_world {
     ls_broadphase *bp;
     ls_pair *pairs;
     uint32_t max_pairs;
-    ls_contact *contacts;     ///< current contacts, sorted by (a, b)
-    ls_contact *contacts_old; ///< previous step's, for warm starting
+    ls_contact *contacts;        ///< current contacts, sorted by (a, b)
+    ls_contact *contacts_old;    ///< previous step's, for warm starting
+    ls_contact_scratch *scratch; ///< solver data of the active contacts (max_contacts)
     uint32_t contact_count;
     ls_contact_event *begin_events;
     ls_contact_event *end_events;
