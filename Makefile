@@ -70,7 +70,7 @@ test: $(TEST_BINS) $(TOOL)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t -j2 --timeout 600; done
 
 run: $(TOOL)
-	$(TOOL) sim tools/scenes/six_box_tower.scene --ticks 600 --checksums
+	$(TOOL) match $(ARGS)
 
 # Installs the Debian packages that are missing; silent when all are present.
 deps:
@@ -99,6 +99,9 @@ lint: $(LIB_A)
 	@! grep -rnE 'fix16_(exp|log|log2|slog2|sin|cos|tan|asin|acos|atan|atan2|sin_parabola|from_float|from_dbl|to_float|to_dbl)\s*\(|F16\(' $(CODE_DIRS) --include='*.c' --include='*.h'
 	@echo "lint: the library needs no compiled libfixmath symbol"
 	@! nm -u $(LIB_A) | grep -E ' fix16_| fract32_'
+	@echo "lint: replay/ and net/ know nothing of physics; only net/uv/ includes <uv.h>"
+	@! grep -rnE '#include "ls/(world|scene|game|collide|broadphase)\.h"' replay net 2>/dev/null
+	@! grep -rln '#include <uv.h>' net 2>/dev/null | grep -v '^net/uv/'
 	@echo "lint: clang-format"
 	@clang-format --dry-run -Werror $(C_FILES)
 	@echo "lint: ok"

@@ -7,7 +7,9 @@ FUZZ_CC ?= clang
 FUZZ_FLAGS := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 .PHONY: fuzz fuzz-build
-fuzz-build: $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/%)
+# Expanded in the recipe, after every fragment has added its harness.
+fuzz-build:
+	@$(MAKE) --no-print-directory $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/%)
 
 # Each harness links the library sources directly: the whole library is
 # instrumented, not just the entry point.

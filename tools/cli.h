@@ -21,9 +21,11 @@ void cli_print_usage(const cli_command *cmd);
 int cmd_fx(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 extern const cli_command cmd_fx_def;
 extern const cli_command cmd_demo_def;
 extern const cli_command cmd_sim_def;
+extern const cli_command cmd_replay_def;
 
 #endif

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const cli_command *const commands[] = {&cmd_sim_def, &cmd_demo_def, &cmd_fx_def};
+static const cli_command *const commands[] = {&cmd_sim_def, &cmd_demo_def, &cmd_fx_def,
+                                              &cmd_replay_def};
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 bool cli_wants_help(int argc, char **argv)
@@ -26,7 +27,8 @@ void cli_print_usage(const cli_command *cmd)
 
 static void print_help(FILE *f)
 {
-    fprintf(f, "usage: lockstep <command> [options]   (lockstep <command> --help for details)\n\n"
+    fprintf(f, "usage: lockstep <command> [options]   (lockstep <command> --help "
+               "for details)\n\n"
                "commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++) {
         fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);

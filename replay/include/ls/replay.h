@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+// Replays: self-contained, versioned, crash-safe match recordings (SPEC.md
+// "Replay files"). The module knows nothing about physics: the scene, each
+// tick's inputs and the keyframes (state snapshots) are opaque bytes, and the
+// verifier re-simulates through callbacks the caller supplies.
+//
+// Recording from a long-running process (e.g. the relay):
+//
+//     ls_replay_recorder_def def = ls_default_replay_recorder_def();
+//     def.tick_rate = 60;
+//     def.players = 4;
+//     def.input_size = 1;
+//     def.fingerprint = replay_glue_fingerprint(); // what the bits depend on
+//     def.scene = scene_text;
+//     def.scene_size = scene_len;
+//     char msg[LS_REPLAY_MESSAGE_MAX];
+//     ls_result err;
+//     ls_replay_recorder *rec =
+//         ls_replay_recorder_create("match.lsr", &def, &err, msg, sizeof msg);
+//     // per agreed tick t (0, 1, ...): all players' inputs, player p's at
+//     // inputs + p * input_size, and the checksum of the state after tick t
+//     if (ls_replay_recorder_append(rec, inputs, checksum) != LS_OK)
+//         log(ls_replay_recorder_message(rec));
+//     // optional, when ls_replay_recorder_keyframe_due(rec): add_keyframe(rec, snapshot, n)
+//     // a chunk is written (one fwrite + fflush) every def.chunk_ticks ticks
+//     ls_replay_recorder_finish(rec);  // last chunk + index + trailer: complete
+//     ls_replay_recorder_destroy(rec); // without finish: everything appended stays readable
+//
+// Reading: ls_replay_reader_open (validates every chunk), then a cursor per
+// thread for inputs and checksums, ls_replay_reader_keyframe for snapshots.
+// Verifying: ls_replay_verify_segments with an ls_replay_sim. A recorder is
+// used by one thread; a reader may be shared by any number of cursors/threads.
+#ifndef LS_REPLAY_H
+#define LS_REPLAY_H
+
+#include "ls/base.h"
+
+/// Current replay format version (SPEC.md "Replay files").
+#define LS_REPLAY_FORMAT_VERSION 1
+/// Longest build fingerprint, bytes (without NUL).
+#define LS_REPLAY_FINGERPRINT_MAX 255
+/// Most players in a replay.
+#define LS_REPLAY_MAX_PLAYERS 64
+/// Largest input per player per tick, bytes.
+#define LS_REPLAY_MAX_INPUT_SIZE 64
+/// Largest embedded scene, bytes.
+#define LS_REPLAY_MAX_SCENE (16u << 20)
+/// Largest keyframe (decoded), bytes.
+#define LS_REPLAY_MAX_KEYFRAME (16u << 20)
+/// Most ticks in one chunk.
+#define LS_REPLAY_MAX_CHUNK_TICKS 4096u
+/// Size of the message buffers used by this module.
+#define LS_REPLAY_MESSAGE_MAX 256
+
+/// Recorder settings. Start from ls_default_replay_recorder_def().
+typedef struct ls_replay_recorder_def {
+    uint32_t tick_rate;         ///< Ticks per second (1..1000), informative for players.
+    uint32_t players;           ///< Players (1..LS_REPLAY_MAX_PLAYERS).
+    uint32_t input_size;        ///< Bytes per player per tick (1..LS_REPLAY_MAX_INPUT_SIZE).
+    uint32_t keyframe_interval; ///< Intended ticks between keyframes (0: none).
+    uint32_t chunk_ticks;       ///< Ticks per chunk (1..LS_REPLAY_MAX_CHUNK_TICKS), default 60.
+    uint64_t seed;              ///< Seed of the scripted input stream (0 for live matches).
+    const char *fingerprint;    ///< Build fingerprint text (1..255 bytes, printable ASCII).
+    const uint8_t *scene;       ///< Initial scene, opaque bytes (embedded in the header).
+    size_t scene_size;          ///< Bytes of scene (0..LS_REPLAY_MAX_SCENE).
+    uint16_t engine_version[3]; ///< Engine major, minor, patch (default: this library's).
+    bool fsync_chunks;          ///< fsync after every chunk (default false: fflush only).
+} ls_replay_recorder_def;
+
+/// Opaque recorder writing one file.
+typedef struct ls_replay_recorder ls_replay_recorder;
+
+/// Defaults: 60 Hz, 1 player, 1 byte, keyframes every 300 ticks, 60-tick chunks.
+ls_replay_recorder_def ls_default_replay_recorder_def(void);
+/// Create (truncate) `path` and write the header. NULL on error, with *err and msg set.
+ls_replay_recorder *ls_replay_recorder_create(const char *path, const ls_replay_recorder_def *def,
+                                              ls_result *err, char *msg, size_t msg_size);
+/// Append the next tick: all players' inputs (players * input_size bytes) and the
+/// 64-bit checksum of the state after the tick. Writes a chunk when one is full.
+ls_result ls_replay_recorder_append(ls_replay_recorder *r, const uint8_t *inputs,
+                                    uint64_t checksum);
+/// True when a keyframe is expected now (ticks so far is a positive multiple of the interval).
+bool ls_replay_recorder_keyframe_due(const ls_replay_recorder *r);
+/// Record a keyframe: the opaque state after all ticks appended so far. Ends the
+/// current chunk first, so a keyframe always sits at a chunk boundary.
+ls_result ls_replay_recorder_add_keyframe(ls_replay_recorder *r, const uint8_t *state, size_t size);
+/// Write the pending ticks as a chunk now and flush (fsync if def.fsync_chunks).
+ls_result ls_replay_recorder_flush(ls_replay_recorder *r);
+/// Ticks appended so far.
+uint32_t ls_replay_recorder_ticks(const ls_replay_recorder *r);
+/// Bytes written to the file so far (complete chunks only).
+uint64_t ls_replay_recorder_bytes(const ls_replay_recorder *r);
+/// Write pending ticks, the index and the trailer, and flush: the file is complete.
+/// Appending after finish is an error.
+ls_result ls_replay_recorder_finish(ls_replay_recorder *r);
+/// Close the file and free. Pending ticks are written first; without a prior
+/// finish the file has no index (like a crash; readers rebuild it by scanning).
+void ls_replay_recorder_destroy(ls_replay_recorder *r);
+/// Message of the last error (empty if none).
+const char *ls_replay_recorder_message(const ls_replay_recorder *r);
+
+/// Where and why reading failed.
+typedef struct ls_replay_error {
+    ls_result code;                      ///< The error code (LS_OK if none).
+    uint64_t offset;                     ///< Byte offset of the problem in the file.
+    int64_t tick;                        ///< Tick concerned, or -1.
+    char message[LS_REPLAY_MESSAGE_MAX]; ///< What is wrong, naming the section and offset.
+} ls_replay_error;
+
+/// The decoded header of a replay.
+typedef struct ls_replay_header {
+    uint16_t format_version;                         ///< Format version of the file.
+    uint16_t engine_version[3];                      ///< Engine major, minor, patch.
+    char fingerprint[LS_REPLAY_FINGERPRINT_MAX + 1]; ///< Build fingerprint (NUL-terminated).
+    uint32_t tick_rate;                              ///< Ticks per second.
+    uint32_t players;                                ///< Players.
+    uint32_t input_size;                             ///< Bytes per player per tick.
+    uint32_t keyframe_interval;                      ///< Intended keyframe interval (0: none).
+    uint64_t seed;                                   ///< Seed of the scripted inputs.
+    const uint8_t *scene;                            ///< Embedded scene (inside the reader).
+    size_t scene_size;                               ///< Bytes of scene.
+    uint64_t scene_hash;                             ///< XXH3-64 of the scene bytes.
+    uint32_t header_size;                            ///< Bytes of the header section.
+} ls_replay_header;
+
+/// What a reader found in the file.
+typedef struct ls_replay_info {
+    uint32_t ticks;                         ///< Readable ticks.
+    uint32_t chunks;                        ///< Tick chunks.
+    uint32_t keyframes;                     ///< Keyframes.
+    uint64_t file_size;                     ///< Bytes in the file.
+    uint64_t input_bytes;                   ///< Bytes of encoded inputs (all chunks).
+    uint64_t checksum_bytes;                ///< Bytes of per-tick checksums.
+    uint64_t keyframe_bytes;                ///< Bytes of keyframe chunks (with chunk headers).
+    uint64_t overhead_bytes;                ///< Header, chunk headers, index and trailer.
+    bool complete;                          ///< Finished with an index and trailer.
+    bool indexed;                           ///< The end index was present and matched.
+    uint64_t end_offset;                    ///< Offset just past the last complete chunk.
+    char end_reason[LS_REPLAY_MESSAGE_MAX]; ///< Why reading stopped early (empty if complete).
+} ls_replay_info;
+
+/// A keyframe's place in the file.
+typedef struct ls_replay_keyframe_info {
+    uint32_t tick;   ///< State after this many ticks.
+    uint32_t size;   ///< Decoded bytes.
+    uint64_t offset; ///< Byte offset of its chunk.
+} ls_replay_keyframe_info;
+
+/// Opaque reader; immutable once open, so cursors on several threads may share it.
+typedef struct ls_replay_reader ls_replay_reader;
+
+/// Read a whole file (at most 1 GiB) and open it. NULL on error with *err filled.
+ls_replay_reader *ls_replay_reader_open(const char *path, ls_replay_error *err);
+/// Open a replay in memory. The bytes are copied. NULL on error with *err filled.
+/// A file cut inside its last chunk opens: info.complete is false and end_reason says where.
+ls_replay_reader *ls_replay_reader_open_memory(const uint8_t *data, size_t size,
+                                               ls_replay_error *err);
+/// Free a reader.
+void ls_replay_reader_destroy(ls_replay_reader *r);
+/// The header.
+const ls_replay_header *ls_replay_reader_header(const ls_replay_reader *r);
+/// Sizes, counts and where the file ends.
+const ls_replay_info *ls_replay_reader_info(const ls_replay_reader *r);
+/// LS_OK if the file's build fingerprint equals `expected`; else LS_ERR_INCOMPATIBLE
+/// with *err naming both fingerprints and the byte offset (56).
+ls_result ls_replay_reader_require_fingerprint(const ls_replay_reader *r, const char *expected,
+                                               ls_replay_error *err);
+/// Readable ticks.
+uint32_t ls_replay_reader_ticks(const ls_replay_reader *r);
+/// The recorded checksum of `tick` (the state after that tick); 0 if out of range.
+uint64_t ls_replay_reader_checksum(const ls_replay_reader *r, uint32_t tick);
+/// Keyframe i (0-based, in tick order).
+ls_replay_keyframe_info ls_replay_reader_keyframe_info(const ls_replay_reader *r, uint32_t i);
+/// Decode keyframe i into buf (at least its size bytes).
+ls_result ls_replay_reader_keyframe(const ls_replay_reader *r, uint32_t i, uint8_t *buf,
+                                    size_t size);
+/// Index of the last keyframe with tick <= `tick`, or -1 if none.
+int64_t ls_replay_reader_keyframe_at_or_before(const ls_replay_reader *r, uint32_t tick);
+/// Index of the first keyframe with tick >= `tick`, or -1 if none.
+int64_t ls_replay_reader_keyframe_at_or_after(const ls_replay_reader *r, uint32_t tick);
+
+/// Opaque cursor: decodes one chunk at a time; one per thread.
+typedef struct ls_replay_cursor ls_replay_cursor;
+
+/// Create a cursor over a reader (the reader must outlive it). NULL if out of memory.
+ls_replay_cursor *ls_replay_cursor_create(const ls_replay_reader *r);
+/// Free a cursor.
+void ls_replay_cursor_destroy(ls_replay_cursor *c);
+/// Inputs (players * input_size bytes, valid until the next read) and checksum of
+/// `tick`. Any tick in any order; sequential reads decode each chunk once.
+/// LS_ERR_NOT_FOUND past the end.
+ls_result ls_replay_cursor_read(ls_replay_cursor *c, uint32_t tick, const uint8_t **inputs,
+                                uint64_t *checksum);
+
+/// The caller's simulation, driven by the verifier. States are opaque.
+typedef struct ls_replay_sim {
+    void *user; ///< Passed to every callback.
+    /// A state from the scene alone (keyframe NULL, state at tick 0) or from the scene
+    /// and a keyframe. NULL on error with msg filled.
+    void *(*load)(void *user, const uint8_t *scene, size_t scene_size, const uint8_t *keyframe,
+                  size_t keyframe_size, char *msg, size_t msg_size);
+    /// Apply `tick`'s inputs, advance one tick, return the checksum of the new state.
+    uint64_t (*advance)(void *user, void *state, uint32_t tick, const uint8_t *inputs);
+    /// The checksum of a state (used to check keyframes against the recorded checksums).
+    uint64_t (*checksum)(void *user, const void *state);
+    /// Free a state.
+    void (*destroy)(void *user, void *state);
+    /// Optional: called about every 256 ticks with the ticks done since the last call.
+    void (*progress)(void *user, uint32_t ticks);
+} ls_replay_sim;
+
+/// What went wrong in a verification (kind of the first failure).
+typedef enum ls_replay_failure {
+    LS_REPLAY_FAIL_NONE = 0,     ///< Verified.
+    LS_REPLAY_FAIL_CHECKSUM = 1, ///< The recomputed checksum of a tick differs.
+    LS_REPLAY_FAIL_KEYFRAME = 2, ///< A keyframe's state does not match the recorded checksum.
+    LS_REPLAY_FAIL_ERROR = 3,    ///< Reading or loading failed (see message).
+} ls_replay_failure;
+
+/// Result of verifying ticks [first_tick, end_tick).
+typedef struct ls_replay_verify_result {
+    ls_replay_failure failure;           ///< Kind of the first failure.
+    ls_result code;                      ///< LS_OK, LS_ERR_DESYNC or the error.
+    uint32_t first_tick;                 ///< First tick of the range.
+    uint32_t end_tick;                   ///< One past the last tick of the range.
+    uint32_t ticks_verified;             ///< Ticks whose checksum matched before the failure.
+    uint32_t tick;                       ///< Failing tick (keyframes: the keyframe's tick).
+    uint64_t recorded;                   ///< Recorded checksum.
+    uint64_t computed;                   ///< Recomputed checksum.
+    void *state;                         ///< On a checksum failure with keep_state: the
+                                         ///< state after the failing tick (caller destroys).
+    char message[LS_REPLAY_MESSAGE_MAX]; ///< Human-readable description.
+} ls_replay_verify_result;
+
+/// Number of verification segments: one from the scene, one from each keyframe.
+uint32_t ls_replay_segment_count(const ls_replay_reader *r);
+/// Tick where segment i starts (0 for the first; else keyframe i-1's tick).
+uint32_t ls_replay_segment_start(const ls_replay_reader *r, uint32_t i);
+/// Verify segments [first, end) as one continuous re-simulation: load the state
+/// at segment `first`, advance through every tick comparing checksums, and check
+/// every keyframe met on the way against the recorded checksum. Returns
+/// result->code. With keep_state, a checksum failure hands the state to the caller.
+ls_result ls_replay_verify_segments(const ls_replay_reader *r, const ls_replay_sim *sim,
+                                    uint32_t first, uint32_t end, bool keep_state,
+                                    ls_replay_verify_result *result);
+
+/// The tick of the first difference between two recordings (inputs or checksums),
+/// or -1 when the common ticks agree. *why says what differs first.
+int64_t ls_replay_first_difference(const ls_replay_reader *a, const ls_replay_reader *b, char *why,
+                                   size_t why_size);
+
+#endif

@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: MIT
+// Replay reader: loads the file into memory, checks the header, then scans
+// every chunk (header check, payload check, tick continuity, input and keyframe
+// encodings) so that every later access works on validated bytes. A file that
+// ends inside a chunk opens with info.complete = false and end_reason set;
+// anything else that is wrong is an error naming the byte offset and tick.
+// Plain C11 with explicit little-endian decoding: builds for every crosscheck
+// target.
+#include "ls/checksum.h"
+#include "reader_impl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ls_replay_reader *set_err(ls_replay_error *err, ls_result code, uint64_t offset,
+                                 int64_t tick, const char *fmt, ...)
+{
+    if (err) {
+        err->code = code;
+        err->offset = offset;
+        err->tick = tick;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return NULL;
+}
+
+static bool header_truncated(const ls_replay_reader *r, size_t need, ls_replay_error *err)
+{
+    if (r->size >= need) {
+        return false;
+    }
+    set_err(err, LS_ERR_TRUNCATED, r->size, -1,
+            "header truncated: the file has %zu bytes, the header needs %zu", r->size, need);
+    return true;
+}
+
+static bool printable(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < 0x20 || p[i] > 0x7E) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Magic and version first: a newer file gets "wrong version", not a check-code
+// error.
+static bool parse_header(ls_replay_reader *r, ls_replay_error *err)
+{
+    const uint8_t *d = r->data;
+    ls_replay_header *h = &r->header;
+    size_t m = r->size < LSR_MAGIC_SIZE ? r->size : LSR_MAGIC_SIZE;
+    if (memcmp(d, LSR_MAGIC, m) != 0) {
+        return set_err(err, LS_ERR_CORRUPT, 0, -1, "not a replay file: bad magic at byte 0");
+    }
+    if (header_truncated(r, 12, err)) {
+        return false;
+    }
+    h->format_version = ls_get_u16le(d + 8);
+    if (h->format_version != LS_REPLAY_FORMAT_VERSION) {
+        return set_err(err, LS_ERR_INCOMPATIBLE, 8, -1,
+                       "format version %u at byte 8; this build reads version %u",
+                       h->format_version, LS_REPLAY_FORMAT_VERSION);
+    }
+    if (header_truncated(r, LSR_HEADER_FIXED, err)) {
+        return false;
+    }
+    uint32_t flen = ls_get_u32le(d + 48), slen = ls_get_u32le(d + 52);
+    uint32_t hsize = ls_get_u32le(d + 12);
+    if (ls_get_u16le(d + 10) != 0 || ls_get_u16le(d + 22) != 0) {
+        unsigned at = ls_get_u16le(d + 10) != 0 ? 10 : 22;
+        return set_err(err, LS_ERR_CORRUPT, at, -1,
+                       "unknown header flags 0x%04x at byte %u (must be 0 in version 1)",
+                       ls_get_u16le(d + at), at);
+    }
+    if (flen < 1 || flen > LS_REPLAY_FINGERPRINT_MAX || slen > LS_REPLAY_MAX_SCENE) {
+        return set_err(err, LS_ERR_CORRUPT, 48, -1,
+                       "header: fingerprint length %u (1..255) or scene length %u (<= 16 MiB) "
+                       "at byte 48 out of range",
+                       flen, slen);
+    }
+    size_t need = (size_t)LSR_HEADER_FIXED + flen + slen + LSR_HEADER_TAIL;
+    if (hsize != need) {
+        return set_err(err, LS_ERR_CORRUPT, 12, -1,
+                       "header size %u at byte 12 disagrees with its fields (%zu)", hsize, need);
+    }
+    if (header_truncated(r, need, err)) {
+        return false;
+    }
+    if (ls_hash64(d, need - 8) != ls_get_u64le(d + need - 8)) {
+        return set_err(err, LS_ERR_CORRUPT, need - 8, -1,
+                       "header check code mismatch (header bytes 0..%zu, code at byte %zu)",
+                       need - 8, need - 8);
+    }
+    h->scene = d + LSR_HEADER_FIXED + flen;
+    h->scene_size = slen;
+    h->scene_hash = ls_get_u64le(d + need - 16);
+    if (ls_hash64(h->scene, slen) != h->scene_hash) {
+        return set_err(err, LS_ERR_CORRUPT, need - 16, -1, "scene hash mismatch at byte %zu",
+                       need - 16);
+    }
+    for (int i = 0; i < 3; i++) {
+        h->engine_version[i] = ls_get_u16le(d + 16 + 2 * i);
+    }
+    h->tick_rate = ls_get_u32le(d + 24);
+    h->players = ls_get_u32le(d + 28);
+    h->input_size = ls_get_u32le(d + 32);
+    h->keyframe_interval = ls_get_u32le(d + 36);
+    h->seed = ls_get_u64le(d + 40);
+    h->header_size = hsize;
+    if (h->tick_rate < 1 || h->tick_rate > 1000 || h->players < 1 ||
+        h->players > LS_REPLAY_MAX_PLAYERS || h->input_size < 1 ||
+        h->input_size > LS_REPLAY_MAX_INPUT_SIZE || !printable(d + LSR_HEADER_FIXED, flen)) {
+        return set_err(err, LS_ERR_CORRUPT, 24, -1,
+                       "header fields out of range: tick_rate %u (1..1000), "
+                       "players %u (1..64), "
+                       "input_size %u (1..64) or a non-ASCII fingerprint",
+                       h->tick_rate, h->players, h->input_size);
+    }
+    memcpy(h->fingerprint, d + LSR_HEADER_FIXED, flen);
+    h->fingerprint[flen] = '\0';
+    r->frame_size = (size_t)h->players * h->input_size;
+    return true;
+}
+
+static bool grow(void **list, uint32_t *cap, uint32_t n, size_t elem)
+{
+    if (n < *cap) {
+        return true;
+    }
+    uint32_t c = *cap ? *cap * 2 : 64;
+    void *p = realloc(*list, c * elem);
+    if (!p) {
+        return false;
+    }
+    *list = p;
+    *cap = c;
+    return true;
+}
+
+typedef struct lsr_scan {
+    uint64_t pos; // offset of the chunk being read
+    uint32_t tag, len, first, count;
+    const uint8_t *payload;
+    uint8_t *scratch; // decoded inputs of one chunk
+    size_t scratch_size;
+} lsr_scan;
+
+// "TICK chunk at byte 123 (ticks 60..119)", "KEYF chunk at byte 456 (keyframe
+// of tick 300)".
+static const char *describe(const lsr_scan *s, char *buf, size_t size)
+{
+    unsigned long long at = (unsigned long long)s->pos;
+    if (s->tag == LSR_TAG_TICK) {
+        snprintf(buf, size, "TICK chunk at byte %llu (ticks %u..%llu)", at, s->first,
+                 (unsigned long long)s->first + s->count - 1);
+    } else if (s->tag == LSR_TAG_KEYF) {
+        snprintf(buf, size, "KEYF chunk at byte %llu (keyframe of tick %u)", at, s->first);
+    } else {
+        snprintf(buf, size, "INDX chunk at byte %llu (index)", at);
+    }
+    return buf;
+}
+
+static bool scan_tick(ls_replay_reader *r, lsr_scan *s, ls_replay_error *err)
+{
+    ls_replay_info *in = &r->info;
+    int64_t first = s->first;
+    if (s->first != in->ticks || s->count < 1 || s->count > LS_REPLAY_MAX_CHUNK_TICKS ||
+        (uint64_t)s->count * r->frame_size > LSR_MAX_CHUNK_FRAMES ||
+        (uint64_t)in->ticks + s->count >= UINT32_MAX) {
+        return set_err(err, LS_ERR_CORRUPT, s->pos, first,
+                       "TICK chunk at byte %llu holds ticks %u+%u; expected the "
+                       "next tick %u and "
+                       "1..4096 ticks",
+                       (unsigned long long)s->pos, s->first, s->count, in->ticks);
+    }
+    uint32_t enc = s->len >= 4 ? ls_get_u32le(s->payload) : UINT32_MAX;
+    if (enc == UINT32_MAX || (uint64_t)4 + enc + 8ull * s->count != s->len) {
+        return set_err(err, LS_ERR_CORRUPT, s->pos, first,
+                       "TICK chunk at byte %llu: %u-byte payload cannot hold %u ticks",
+                       (unsigned long long)s->pos, s->len, s->count);
+    }
+    size_t need = (size_t)s->count * r->frame_size;
+    if (need > s->scratch_size) {
+        uint8_t *p = realloc(s->scratch, need);
+        if (!p) {
+            return set_err(err, LS_ERR_NO_MEMORY, s->pos, first, "out of memory");
+        }
+        s->scratch = p;
+        s->scratch_size = need;
+    }
+    uint32_t bad = 0;
+    char why[160];
+    if (!lsr_decode_inputs(s->payload + 4, enc, s->count, r->frame_size, s->scratch, &bad, why,
+                           sizeof why)) {
+        return set_err(err, LS_ERR_CORRUPT, s->pos, first + bad,
+                       "inputs of tick %u (TICK chunk at byte %llu): %s", s->first + bad,
+                       (unsigned long long)s->pos, why);
+    }
+    if (!grow((void **)&r->chunks, &r->cap_chunks, r->nchunks, sizeof *r->chunks)) {
+        return set_err(err, LS_ERR_NO_MEMORY, s->pos, first, "out of memory");
+    }
+    r->chunks[r->nchunks++] = (lsr_chunk){s->pos, s->first, s->count, enc};
+    in->chunks++;
+    in->ticks += s->count;
+    in->input_bytes += enc;
+    in->checksum_bytes += 8ull * s->count;
+    in->overhead_bytes += LSR_CHUNK_HEADER + 4;
+    return true;
+}
+
+static bool scan_keyframe(ls_replay_reader *r, lsr_scan *s, ls_replay_error *err)
+{
+    uint32_t t = r->info.ticks;
+    bool order = r->nkeyframes == 0 || r->keyframes[r->nkeyframes - 1].tick < t;
+    if (s->first != t || s->count != 0 || t == 0 || !order || s->len < 8) {
+        return set_err(err, LS_ERR_CORRUPT, s->pos, s->first,
+                       "KEYF chunk at byte %llu for tick %u: expected one keyframe at tick %u "
+                       "(after tick 0)",
+                       (unsigned long long)s->pos, s->first, t);
+    }
+    uint32_t size = ls_get_u32le(s->payload), encoding = ls_get_u32le(s->payload + 4);
+    char why[160] = "unknown encoding";
+    uint32_t chain = 0;
+    for (uint32_t i = r->nkeyframes; encoding == LSR_KEYF_DELTA_ZERO_RUNS && i > 0 &&
+                                     r->keyframes[i - 1].encoding == LSR_KEYF_DELTA_ZERO_RUNS;
+         i--) {
+        chain++;
+    }
+    if (encoding == LSR_KEYF_DELTA_ZERO_RUNS &&
+        (r->nkeyframes == 0 || chain >= LSR_MAX_DELTA_CHAIN)) {
+        snprintf(why, sizeof why,
+                 "a delta keyframe needs a previous keyframe (chain %u of at most %u)", chain,
+                 LSR_MAX_DELTA_CHAIN);
+        encoding = UINT32_MAX;
+    }
+    bool ok = size >= 1 && size <= LS_REPLAY_MAX_KEYFRAME &&
+              (encoding == LSR_KEYF_RAW ? s->len - 8 == size
+               : encoding == LSR_KEYF_ZERO_RUNS || encoding == LSR_KEYF_DELTA_ZERO_RUNS
+                   ? lsr_zrle_decode(s->payload + 8, s->len - 8, NULL, size, why, sizeof why)
+                   : false);
+    if (!ok) {
+        return set_err(err, LS_ERR_CORRUPT, s->pos, t,
+                       "KEYF chunk at byte %llu (tick %u): size %u, encoding %u: %s",
+                       (unsigned long long)s->pos, t, size, encoding, why);
+    }
+    if (!grow((void **)&r->keyframes, &r->cap_keyframes, r->nkeyframes, sizeof *r->keyframes)) {
+        return set_err(err, LS_ERR_NO_MEMORY, s->pos, t, "out of memory");
+    }
+    r->keyframes[r->nkeyframes++] = (lsr_keyframe){s->pos, t, size, encoding, s->len - 8};
+    r->info.keyframes++;
+    r->info.keyframe_bytes += LSR_CHUNK_HEADER + s->len;
+    return true;
+}
+
+static bool index_matches(const ls_replay_reader *r, const lsr_scan *s)
+{
+    const uint8_t *p = s->payload;
+    if (s->len < 8 || s->count != r->info.ticks || ls_get_u32le(p) != r->nchunks ||
+        ls_get_u32le(p + 4) != r->nkeyframes ||
+        s->len != 8 + 16ull * ((uint64_t)r->nchunks + r->nkeyframes)) {
+        return false;
+    }
+    p += 8;
+    for (uint32_t i = 0; i < r->nchunks; i++, p += 16) {
+        const lsr_chunk *c = &r->chunks[i];
+        if (ls_get_u64le(p) != c->offset || ls_get_u32le(p + 8) != c->first ||
+            ls_get_u32le(p + 12) != c->count) {
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < r->nkeyframes; i++, p += 16) {
+        const lsr_keyframe *k = &r->keyframes[i];
+        if (ls_get_u64le(p) != k->offset || ls_get_u32le(p + 8) != k->tick ||
+            ls_get_u32le(p + 12) != k->size) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// The index must agree with the chunks and be followed by exactly the trailer.
+static bool scan_index(ls_replay_reader *r, lsr_scan *s, ls_replay_error *err)
+{
+    if (!index_matches(r, s)) {
+        return set_err(err, LS_ERR_CORRUPT, s->pos, -1,
+                       "INDX chunk at byte %llu disagrees with the chunks in the file",
+                       (unsigned long long)s->pos);
+    }
+    uint64_t end = s->pos + LSR_CHUNK_HEADER + s->len, left = r->size - end;
+    ls_replay_info *in = &r->info;
+    if (left < LSR_TRAILER_SIZE) {
+        in->end_offset = end;
+        snprintf(in->end_reason, sizeof in->end_reason,
+                 "file ends inside the trailer at byte %llu (%llu of 16 bytes)",
+                 (unsigned long long)end, (unsigned long long)left);
+        return true;
+    }
+    const uint8_t *t = r->data + end;
+    if (left > LSR_TRAILER_SIZE || ls_get_u64le(t) != s->pos ||
+        memcmp(t + 8, LSR_TRAILER_MAGIC, 8) != 0) {
+        return set_err(err, LS_ERR_CORRUPT, end, -1,
+                       "bad trailer at byte %llu (%llu bytes after the index, expected 16 "
+                       "naming it)",
+                       (unsigned long long)end, (unsigned long long)left);
+    }
+    in->overhead_bytes += LSR_CHUNK_HEADER + s->len + LSR_TRAILER_SIZE;
+    in->end_offset = r->size;
+    in->complete = true;
+    in->indexed = true;
+    return true;
+}
+
+// Reads the chunk header at s->pos. Returns 1 for a chunk, 0 when the file ends
+// (end_reason set), -1 on error.
+static int read_chunk(ls_replay_reader *r, lsr_scan *s, ls_replay_error *err)
+{
+    ls_replay_info *in = &r->info;
+    char what[96];
+    uint64_t left = r->size - s->pos;
+    unsigned long long at = (unsigned long long)s->pos;
+    in->end_offset = s->pos;
+    if (left == 0) {
+        snprintf(in->end_reason, sizeof in->end_reason,
+                 "no index: the recording was not finished; it ends after tick %u "
+                 "at byte %llu",
+                 in->ticks, at);
+        return 0;
+    }
+    if (left < LSR_CHUNK_HEADER) {
+        snprintf(in->end_reason, sizeof in->end_reason,
+                 "file ends inside a chunk header at byte %llu (%llu of 32 bytes) "
+                 "after tick %u",
+                 at, (unsigned long long)left, in->ticks);
+        return 0;
+    }
+    const uint8_t *h = r->data + s->pos;
+    if (ls_hash64(h, 24) != ls_get_u64le(h + 24)) {
+        set_err(err, LS_ERR_CORRUPT, s->pos, in->ticks,
+                "chunk header at byte %llu (after tick %u): check code mismatch", at, in->ticks);
+        return -1;
+    }
+    s->tag = ls_get_u32le(h);
+    s->len = ls_get_u32le(h + 4);
+    s->first = ls_get_u32le(h + 8);
+    s->count = ls_get_u32le(h + 12);
+    if ((s->tag != LSR_TAG_TICK && s->tag != LSR_TAG_KEYF && s->tag != LSR_TAG_INDX) ||
+        s->len > LSR_MAX_PAYLOAD) {
+        set_err(err, LS_ERR_CORRUPT, s->pos, in->ticks,
+                "chunk at byte %llu: unknown tag 0x%08x or length %u over the limit", at, s->tag,
+                s->len);
+        return -1;
+    }
+    if (s->len > left - LSR_CHUNK_HEADER) {
+        snprintf(in->end_reason, sizeof in->end_reason,
+                 "file ends inside the %s: it needs %u bytes, %llu are left; %u "
+                 "ticks are "
+                 "readable",
+                 describe(s, what, sizeof what), LSR_CHUNK_HEADER + s->len,
+                 (unsigned long long)left, in->ticks);
+        return 0;
+    }
+    s->payload = h + LSR_CHUNK_HEADER;
+    if (ls_hash64(s->payload, s->len) != ls_get_u64le(h + 16)) {
+        set_err(err, LS_ERR_CORRUPT, s->pos, s->first, "%s: payload check code mismatch",
+                describe(s, what, sizeof what));
+        return -1;
+    }
+    return 1;
+}
+
+static bool scan(ls_replay_reader *r, ls_replay_error *err)
+{
+    lsr_scan s = {0};
+    s.pos = r->header.header_size;
+    bool ok = true;
+    for (;;) {
+        int c = read_chunk(r, &s, err);
+        if (c <= 0) {
+            ok = c == 0;
+            break;
+        }
+        ok = s.tag == LSR_TAG_TICK   ? scan_tick(r, &s, err)
+             : s.tag == LSR_TAG_KEYF ? scan_keyframe(r, &s, err)
+                                     : scan_index(r, &s, err);
+        if (!ok || s.tag == LSR_TAG_INDX) {
+            break;
+        }
+        s.pos += LSR_CHUNK_HEADER + s.len;
+    }
+    free(s.scratch);
+    return ok;
+}
+
+ls_replay_reader *ls_replay_reader_open_memory(const uint8_t *data, size_t size,
+                                               ls_replay_error *err)
+{
+    if (err) {
+        memset(err, 0, sizeof *err);
+        err->tick = -1;
+    }
+    if ((uint64_t)size > LSR_MAX_FILE) {
+        return set_err(err, LS_ERR_CAPACITY, 0, -1, "file of %llu bytes exceeds 1 GiB",
+                       (unsigned long long)size);
+    }
+    ls_replay_reader *r = calloc(1, sizeof *r);
+    uint8_t *copy = malloc(size ? size : 1);
+    if (!r || !copy) {
+        free(r);
+        free(copy);
+        return set_err(err, LS_ERR_NO_MEMORY, 0, -1, "out of memory");
+    }
+    if (size) {
+        memcpy(copy, data, size);
+    }
+    r->data = copy;
+    r->size = size;
+    r->info.file_size = size;
+    if (!parse_header(r, err) || !scan(r, err)) {
+        ls_replay_reader_destroy(r);
+        return NULL;
+    }
+    r->info.overhead_bytes += r->header.header_size;
+    return r;
+}
+
+ls_replay_reader *ls_replay_reader_open(const char *path, ls_replay_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return set_err(err, LS_ERR_IO, 0, -1, "cannot open %s: %s", path, strerror(errno));
+    }
+    size_t cap = 1 << 16, len = 0;
+    uint8_t *buf = malloc(cap);
+    bool too_big = false;
+    while (buf) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap) {
+            break;
+        }
+        if ((uint64_t)cap >= LSR_MAX_FILE) {
+            too_big = true;
+            break;
+        }
+        uint8_t *p = realloc(buf, cap * 2);
+        if (!p) {
+            free(buf);
+        }
+        buf = p;
+        cap *= 2;
+    }
+    bool io_error = ferror(f) != 0;
+    fclose(f);
+    if (!buf || io_error || too_big) {
+        free(buf);
+        return set_err(err,
+                       !buf      ? LS_ERR_NO_MEMORY
+                       : too_big ? LS_ERR_CAPACITY
+                                 : LS_ERR_IO,
+                       len, -1, "%s: %s", path,
+                       !buf      ? "out of memory"
+                       : too_big ? "larger than 1 GiB"
+                                 : "read error");
+    }
+    ls_replay_reader *r = ls_replay_reader_open_memory(buf, len, err);
+    free(buf);
+    return r;
+}
+
+void ls_replay_reader_destroy(ls_replay_reader *r)
+{
+    if (r) {
+        free(r->data);
+        free(r->chunks);
+        free(r->keyframes);
+        free(r);
+    }
+}
+
+const ls_replay_header *ls_replay_reader_header(const ls_replay_reader *r)
+{
+    return &r->header;
+}
+
+const ls_replay_info *ls_replay_reader_info(const ls_replay_reader *r)
+{
+    return &r->info;
+}
+
+ls_result ls_replay_reader_require_fingerprint(const ls_replay_reader *r, const char *expected,
+                                               ls_replay_error *err)
+{
+    if (strcmp(r->header.fingerprint, expected) == 0) {
+        return LS_OK;
+    }
+    set_err(err, LS_ERR_INCOMPATIBLE, LSR_HEADER_FIXED, -1,
+            "build fingerprint mismatch at byte %u: the file says '%s', this "
+            "build is '%s'",
+            LSR_HEADER_FIXED, r->header.fingerprint, expected);
+    return LS_ERR_INCOMPATIBLE;
+}
+
+uint32_t ls_replay_reader_ticks(const ls_replay_reader *r)
+{
+    return r->info.ticks;
+}
+
+uint32_t lsr_find_chunk(const ls_replay_reader *r, uint32_t tick)
+{
+    uint32_t lo = 0, hi = r->nchunks; // first chunk with first > tick, minus one
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->chunks[mid].first <= tick) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo - 1;
+}
+
+uint64_t ls_replay_reader_checksum(const ls_replay_reader *r, uint32_t tick)
+{
+    if (tick >= r->info.ticks) {
+        return 0;
+    }
+    const lsr_chunk *c = &r->chunks[lsr_find_chunk(r, tick)];
+    const uint8_t *sums = r->data + c->offset + LSR_CHUNK_HEADER + 4 + c->enc_len;
+    return ls_get_u64le(sums + 8 * (size_t)(tick - c->first));
+}
+
+ls_replay_keyframe_info ls_replay_reader_keyframe_info(const ls_replay_reader *r, uint32_t i)
+{
+    ls_replay_keyframe_info k = {0, 0, 0};
+    if (i < r->nkeyframes) {
+        k.tick = r->keyframes[i].tick;
+        k.size = r->keyframes[i].size;
+        k.offset = r->keyframes[i].offset;
+    }
+    return k;
+}
+
+static bool decode_one(const ls_replay_reader *r, const lsr_keyframe *k, uint8_t *out)
+{
+    const uint8_t *src = r->data + k->offset + LSR_CHUNK_HEADER + 8;
+    char why[8];
+    if (k->encoding == LSR_KEYF_RAW) {
+        memcpy(out, src, k->size);
+        return true;
+    }
+    return lsr_zrle_decode(src, k->data_len, out, k->size, why, sizeof why);
+}
+
+// A delta keyframe is the XOR of its decoded zero runs with the previous
+// keyframe (zero-extended or cut to its size): decode from the last whole one.
+ls_result ls_replay_reader_keyframe(const ls_replay_reader *r, uint32_t i, uint8_t *buf,
+                                    size_t size)
+{
+    if (i >= r->nkeyframes) {
+        return LS_ERR_NOT_FOUND;
+    }
+    if (size < r->keyframes[i].size) {
+        return LS_ERR_BUFFER_TOO_SMALL;
+    }
+    uint32_t j = i;
+    size_t most = 0;
+    for (; r->keyframes[j].encoding == LSR_KEYF_DELTA_ZERO_RUNS; j--) {
+        most = r->keyframes[j].size > most ? r->keyframes[j].size : most;
+    }
+    if (j == i) {
+        return decode_one(r, &r->keyframes[i], buf) ? LS_OK : LS_ERR_CORRUPT;
+    }
+    most = r->keyframes[j].size > most ? r->keyframes[j].size : most;
+    uint8_t *base = calloc(1, most), *delta = malloc(most);
+    bool ok = base && delta && decode_one(r, &r->keyframes[j], base);
+    for (uint32_t m = j + 1; ok && m <= i; m++) {
+        const lsr_keyframe *k = &r->keyframes[m];
+        size_t prev = r->keyframes[m - 1].size;
+        ok = decode_one(r, k, delta);
+        for (size_t x = 0; ok && x < k->size; x++) {
+            base[x] = (uint8_t)(delta[x] ^ (x < prev ? base[x] : 0));
+        }
+    }
+    if (ok) {
+        memcpy(buf, base, r->keyframes[i].size);
+    }
+    ls_result res = base && delta ? (ok ? LS_OK : LS_ERR_CORRUPT) : LS_ERR_NO_MEMORY;
+    free(base);
+    free(delta);
+    return res;
+}
+
+int64_t ls_replay_reader_keyframe_at_or_before(const ls_replay_reader *r, uint32_t tick)
+{
+    int64_t found = -1;
+    for (uint32_t i = 0; i < r->nkeyframes && r->keyframes[i].tick <= tick; i++) {
+        found = i;
+    }
+    return found;
+}
+
+int64_t ls_replay_reader_keyframe_at_or_after(const ls_replay_reader *r, uint32_t tick)
+{
+    for (uint32_t i = 0; i < r->nkeyframes; i++) {
+        if (r->keyframes[i].tick >= tick) {
+            return i;
+        }
+    }
+    return -1;
+}

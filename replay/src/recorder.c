@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: MIT
+// Replay recorder: buffers a chunk of ticks in memory and writes each chunk
+// whole (one fwrite + fflush), so a process killed at any moment leaves a file
+// that is readable up to its last complete chunk.
+#if !defined(_POSIX_C_SOURCE) && (defined(__unix__) || defined(__APPLE__))
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "ls/checksum.h"
+#include "replay_format.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#define LSR_HAVE_FSYNC 1
+#endif
+
+typedef struct lsr_index_entry {
+    uint64_t offset;
+    uint32_t tick;
+    uint32_t count; // ticks (tick chunks) or decoded size (keyframes)
+} lsr_index_entry;
+
+struct ls_replay_recorder {
+    FILE *f;
+    ls_replay_recorder_def def;
+    size_t frame_size;
+    uint8_t *prev;    // the previous frame of this chunk (zero at chunk start)
+    lsr_buf enc;      // encoded inputs of the pending chunk
+    lsr_buf sums;     // checksums of the pending chunk
+    lsr_buf out;      // the chunk being written
+    uint32_t pending; // ticks in the pending chunk
+    uint32_t run;     // repeats of prev not yet written as a token
+    uint32_t ticks;   // ticks appended
+    uint64_t bytes;   // bytes written
+    uint32_t last_keyframe;
+    lsr_buf prev_keyframe; // decoded bytes of the last keyframe (delta base)
+    uint32_t delta_chain;  // delta keyframes since the last whole one
+    lsr_index_entry *chunks, *keyframes;
+    uint32_t nchunks, nkeyframes, cap_chunks, cap_keyframes;
+    bool finished;
+    bool failed;
+    char msg[LS_REPLAY_MESSAGE_MAX];
+};
+
+ls_replay_recorder_def ls_default_replay_recorder_def(void)
+{
+    ls_replay_recorder_def d;
+    memset(&d, 0, sizeof d);
+    d.tick_rate = 60;
+    d.players = 1;
+    d.input_size = 1;
+    d.keyframe_interval = 300;
+    d.chunk_ticks = 60;
+    d.fingerprint = "unspecified";
+    d.engine_version[0] = LS_VERSION_MAJOR;
+    d.engine_version[1] = LS_VERSION_MINOR;
+    d.engine_version[2] = LS_VERSION_PATCH;
+    return d;
+}
+
+static ls_result fail(ls_replay_recorder *r, ls_result code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static const char *check_def(const ls_replay_recorder_def *d)
+{
+    size_t flen = d->fingerprint ? strlen(d->fingerprint) : 0;
+    if (d->tick_rate < 1 || d->tick_rate > 1000) {
+        return "tick_rate must be 1..1000";
+    }
+    if (d->players < 1 || d->players > LS_REPLAY_MAX_PLAYERS) {
+        return "players must be 1..64";
+    }
+    if (d->input_size < 1 || d->input_size > LS_REPLAY_MAX_INPUT_SIZE) {
+        return "input_size must be 1..64";
+    }
+    if (d->chunk_ticks < 1 || d->chunk_ticks > LS_REPLAY_MAX_CHUNK_TICKS ||
+        (uint64_t)d->chunk_ticks * d->players * d->input_size > LSR_MAX_CHUNK_FRAMES) {
+        return "chunk_ticks must be 1..4096 and chunk_ticks*players*input_size <= "
+               "4 MiB";
+    }
+    if (flen < 1 || flen > LS_REPLAY_FINGERPRINT_MAX) {
+        return "fingerprint must be 1..255 bytes";
+    }
+    for (size_t i = 0; i < flen; i++) {
+        if (d->fingerprint[i] < 0x20 || d->fingerprint[i] > 0x7E) {
+            return "fingerprint must be printable ASCII";
+        }
+    }
+    if (d->scene_size > LS_REPLAY_MAX_SCENE || (d->scene_size && !d->scene)) {
+        return "scene must be at most 16 MiB";
+    }
+    return NULL;
+}
+
+// Write bytes or remember the failure; a failed recorder refuses further
+// writes.
+static ls_result write_all(ls_replay_recorder *r, const uint8_t *p, size_t n)
+{
+    if (fwrite(p, 1, n, r->f) != n || fflush(r->f) != 0) {
+        r->failed = true;
+        return fail(r, LS_ERR_IO, "write failed at byte %llu: %s", (unsigned long long)r->bytes,
+                    strerror(errno));
+    }
+#ifdef LSR_HAVE_FSYNC
+    if (r->def.fsync_chunks && fsync(fileno(r->f)) != 0) {
+        r->failed = true;
+        return fail(r, LS_ERR_IO, "fsync failed: %s", strerror(errno));
+    }
+#endif
+    r->bytes += n;
+    return LS_OK;
+}
+
+static ls_result write_header(ls_replay_recorder *r)
+{
+    const ls_replay_recorder_def *d = &r->def;
+    size_t flen = strlen(d->fingerprint);
+    size_t total = LSR_HEADER_FIXED + flen + d->scene_size + LSR_HEADER_TAIL;
+    lsr_buf *b = &r->out;
+    b->len = 0;
+    if (!lsr_buf_reserve(b, total)) {
+        return fail(r, LS_ERR_NO_MEMORY, "out of memory for the header");
+    }
+    uint8_t *h = b->data;
+    memset(h, 0, LSR_HEADER_FIXED);
+    memcpy(h, LSR_MAGIC, LSR_MAGIC_SIZE);
+    ls_put_u16le(h + 8, LS_REPLAY_FORMAT_VERSION);
+    ls_put_u16le(h + 10, 0);
+    ls_put_u32le(h + 12, (uint32_t)total);
+    for (int i = 0; i < 3; i++) {
+        ls_put_u16le(h + 16 + 2 * i, d->engine_version[i]);
+    }
+    ls_put_u32le(h + 24, d->tick_rate);
+    ls_put_u32le(h + 28, d->players);
+    ls_put_u32le(h + 32, d->input_size);
+    ls_put_u32le(h + 36, d->keyframe_interval);
+    ls_put_u64le(h + 40, d->seed);
+    ls_put_u32le(h + 48, (uint32_t)flen);
+    ls_put_u32le(h + 52, (uint32_t)d->scene_size);
+    b->len = LSR_HEADER_FIXED;
+    lsr_buf_put(b, d->fingerprint, flen);
+    lsr_buf_put(b, d->scene, d->scene_size);
+    ls_put_u64le(b->data + b->len, ls_hash64(d->scene, d->scene_size));
+    b->len += 8;
+    ls_put_u64le(b->data + b->len, ls_hash64(b->data, b->len));
+    b->len += 8;
+    return write_all(r, b->data, b->len);
+}
+
+ls_replay_recorder *ls_replay_recorder_create(const char *path, const ls_replay_recorder_def *def,
+                                              ls_result *err, char *msg, size_t msg_size)
+{
+    const char *why = check_def(def);
+    ls_replay_recorder *r = NULL;
+    ls_result code = LS_ERR_INVALID_ARGUMENT;
+    if (!why) {
+        r = calloc(1, sizeof *r);
+        code = LS_ERR_NO_MEMORY;
+        why = "out of memory";
+    }
+    if (r) {
+        r->def = *def;
+        r->frame_size = (size_t)def->players * def->input_size;
+        r->prev = calloc(1, r->frame_size);
+        r->f = r->prev ? fopen(path, "wb") : NULL;
+        if (!r->f) {
+            code = r->prev ? LS_ERR_IO : LS_ERR_NO_MEMORY;
+            why = r->prev ? strerror(errno) : "out of memory";
+        } else if ((code = write_header(r)) != LS_OK) {
+            why = r->msg;
+        }
+        r->def.scene = NULL; // the caller's buffers are not kept
+        r->def.fingerprint = NULL;
+    }
+    if (r && r->f && code == LS_OK) {
+        *err = LS_OK;
+        return r;
+    }
+    if (msg && msg_size) {
+        snprintf(msg, msg_size, "%s: %s", path, why);
+    }
+    *err = code;
+    ls_replay_recorder_destroy(r);
+    return NULL;
+}
+
+static bool index_add(lsr_index_entry **list, uint32_t *n, uint32_t *cap, lsr_index_entry e)
+{
+    if (*n == *cap) {
+        uint32_t c = *cap ? *cap * 2 : 64;
+        lsr_index_entry *p = realloc(*list, c * sizeof *p);
+        if (!p) {
+            return false;
+        }
+        *list = p;
+        *cap = c;
+    }
+    (*list)[(*n)++] = e;
+    return true;
+}
+
+// Assemble header + payload in r->out and write it in one call.
+static ls_result write_chunk(ls_replay_recorder *r, uint32_t tag, uint32_t first, uint32_t count,
+                             const lsr_buf *parts, int nparts)
+{
+    size_t len = 0;
+    for (int i = 0; i < nparts; i++) {
+        len += parts[i].len;
+    }
+    if (len > LSR_MAX_PAYLOAD) {
+        return fail(r, LS_ERR_CAPACITY, "chunk payload of %zu bytes exceeds the limit", len);
+    }
+    r->out.len = 0;
+    if (!lsr_buf_reserve(&r->out, LSR_CHUNK_HEADER + len)) {
+        return fail(r, LS_ERR_NO_MEMORY, "out of memory for a chunk");
+    }
+    uint8_t *h = r->out.data;
+    ls_put_u32le(h, tag);
+    ls_put_u32le(h + 4, (uint32_t)len);
+    ls_put_u32le(h + 8, first);
+    ls_put_u32le(h + 12, count);
+    r->out.len = LSR_CHUNK_HEADER;
+    for (int i = 0; i < nparts; i++) {
+        lsr_buf_put(&r->out, parts[i].data, parts[i].len);
+    }
+    ls_put_u64le(h + 16, ls_hash64(h + LSR_CHUNK_HEADER, len));
+    ls_put_u64le(h + 24, ls_hash64(h, 24));
+    return write_all(r, r->out.data, r->out.len);
+}
+
+static ls_result end_chunk(ls_replay_recorder *r)
+{
+    if (r->pending == 0) {
+        return LS_OK;
+    }
+    if (r->run) {
+        if (!lsr_buf_reserve(&r->enc, 5)) {
+            return fail(r, LS_ERR_NO_MEMORY, "out of memory");
+        }
+        lsr_buf_put_varint(&r->enc, r->run << 1);
+    }
+    uint8_t lenbuf[4];
+    ls_put_u32le(lenbuf, (uint32_t)r->enc.len);
+    lsr_buf parts[3] = {{lenbuf, 4, 4}, r->enc, r->sums};
+    uint32_t first = r->ticks - r->pending;
+    lsr_index_entry e = {r->bytes, first, r->pending};
+    ls_result res = write_chunk(r, LSR_TAG_TICK, first, r->pending, parts, 3);
+    if (res == LS_OK && !index_add(&r->chunks, &r->nchunks, &r->cap_chunks, e)) {
+        res = fail(r, LS_ERR_NO_MEMORY, "out of memory for the index");
+    }
+    r->pending = 0;
+    r->run = 0;
+    r->enc.len = 0;
+    r->sums.len = 0;
+    memset(r->prev, 0, r->frame_size);
+    return res;
+}
+
+static ls_result usable(ls_replay_recorder *r)
+{
+    if (r->finished) {
+        return fail(r, LS_ERR_INVALID_ARGUMENT, "the recording is finished");
+    }
+    if (r->failed) {
+        return LS_ERR_IO; // the message of the first failure stays
+    }
+    return LS_OK;
+}
+
+ls_result ls_replay_recorder_append(ls_replay_recorder *r, const uint8_t *inputs, uint64_t checksum)
+{
+    ls_result res = usable(r);
+    if (res != LS_OK) {
+        return res;
+    }
+    if (r->ticks == UINT32_MAX - 1) {
+        return fail(r, LS_ERR_CAPACITY, "a replay holds at most 2^32-2 ticks");
+    }
+    if (memcmp(inputs, r->prev, r->frame_size) == 0) {
+        r->run++; // held keys: the common case costs nothing until the run ends
+    } else {
+        if (!lsr_buf_reserve(&r->enc, 5)) {
+            return fail(r, LS_ERR_NO_MEMORY, "out of memory");
+        }
+        lsr_buf_put_varint(&r->enc, (r->run << 1) | 1u);
+        if (!lsr_encode_frame_delta(&r->enc, r->prev, inputs, r->frame_size)) {
+            return fail(r, LS_ERR_NO_MEMORY, "out of memory");
+        }
+        memcpy(r->prev, inputs, r->frame_size);
+        r->run = 0;
+    }
+    if (!lsr_buf_reserve(&r->sums, 8)) {
+        return fail(r, LS_ERR_NO_MEMORY, "out of memory");
+    }
+    ls_put_u64le(r->sums.data + r->sums.len, checksum);
+    r->sums.len += 8;
+    r->pending++;
+    r->ticks++;
+    return r->pending >= r->def.chunk_ticks ? end_chunk(r) : LS_OK;
+}
+
+bool ls_replay_recorder_keyframe_due(const ls_replay_recorder *r)
+{
+    uint32_t k = r->def.keyframe_interval;
+    return k > 0 && r->ticks > 0 && r->ticks % k == 0 && r->last_keyframe != r->ticks;
+}
+
+// The smallest of raw, zero runs, and zero runs of the XOR with the previous
+// keyframe (most of a snapshot - static bodies, shapes, masses - does not
+// change between keyframes). Leaves the chosen encoded bytes in *z.
+static uint32_t encode_keyframe(ls_replay_recorder *r, const uint8_t *state, size_t size,
+                                lsr_buf *z, lsr_buf *x)
+{
+    uint32_t encoding = LSR_KEYF_RAW;
+    if (lsr_zrle_encode(z, state, size) && z->len < size) {
+        encoding = LSR_KEYF_ZERO_RUNS;
+    }
+    const lsr_buf *prev = &r->prev_keyframe;
+    if (prev->len == 0 || r->delta_chain >= LSR_RECORDER_DELTA_CHAIN || !lsr_buf_reserve(x, size)) {
+        return encoding;
+    }
+    for (size_t i = 0; i < size; i++) {
+        x->data[i] = (uint8_t)(state[i] ^ (i < prev->len ? prev->data[i] : 0));
+    }
+    x->len = size;
+    lsr_buf d = {0};
+    if (lsr_zrle_encode(&d, x->data, size) && d.len < (encoding ? z->len : size)) {
+        lsr_buf_free(z);
+        *z = d;
+        return LSR_KEYF_DELTA_ZERO_RUNS;
+    }
+    lsr_buf_free(&d);
+    return encoding;
+}
+
+ls_result ls_replay_recorder_add_keyframe(ls_replay_recorder *r, const uint8_t *state, size_t size)
+{
+    ls_result res = usable(r);
+    if (res != LS_OK) {
+        return res;
+    }
+    if (r->ticks == 0 || r->last_keyframe == r->ticks) {
+        return fail(r, LS_ERR_INVALID_ARGUMENT, "keyframe at tick %u: %s", r->ticks,
+                    r->ticks ? "already recorded" : "tick 0 is the scene itself");
+    }
+    if (size == 0 || size > LS_REPLAY_MAX_KEYFRAME) {
+        return fail(r, LS_ERR_INVALID_ARGUMENT, "keyframe of %zu bytes (1..16 MiB)", size);
+    }
+    if ((res = end_chunk(r)) != LS_OK) {
+        return res;
+    }
+    uint8_t head[8];
+    lsr_buf z = {0}, x = {0};
+    uint32_t encoding = encode_keyframe(r, state, size, &z, &x);
+    ls_put_u32le(head, (uint32_t)size);
+    ls_put_u32le(head + 4, encoding);
+    lsr_buf parts[2] = {{head, 8, 8}, {(uint8_t *)(uintptr_t)state, size, size}};
+    if (encoding != LSR_KEYF_RAW) {
+        parts[1] = z;
+    }
+    lsr_index_entry e = {r->bytes, r->ticks, (uint32_t)size};
+    res = write_chunk(r, LSR_TAG_KEYF, r->ticks, 0, parts, 2);
+    lsr_buf_free(&z);
+    lsr_buf_free(&x);
+    r->prev_keyframe.len = 0;
+    if (res == LS_OK && lsr_buf_reserve(&r->prev_keyframe, size)) {
+        lsr_buf_put(&r->prev_keyframe, state, size);
+        r->delta_chain = encoding == LSR_KEYF_DELTA_ZERO_RUNS ? r->delta_chain + 1 : 0;
+    }
+    if (res == LS_OK && !index_add(&r->keyframes, &r->nkeyframes, &r->cap_keyframes, e)) {
+        res = fail(r, LS_ERR_NO_MEMORY, "out of memory for the index");
+    }
+    if (res == LS_OK) {
+        r->last_keyframe = r->ticks;
+    }
+    return res;
+}
+
+ls_result ls_replay_recorder_flush(ls_replay_recorder *r)
+{
+    ls_result res = usable(r);
+    return res == LS_OK ? end_chunk(r) : res;
+}
+
+uint32_t ls_replay_recorder_ticks(const ls_replay_recorder *r)
+{
+    return r->ticks;
+}
+
+uint64_t ls_replay_recorder_bytes(const ls_replay_recorder *r)
+{
+    return r->bytes;
+}
+
+static void put_entries(lsr_buf *b, const lsr_index_entry *e, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t *p = b->data + b->len;
+        ls_put_u64le(p, e[i].offset);
+        ls_put_u32le(p + 8, e[i].tick);
+        ls_put_u32le(p + 12, e[i].count);
+        b->len += 16;
+    }
+}
+
+ls_result ls_replay_recorder_finish(ls_replay_recorder *r)
+{
+    ls_result res = usable(r);
+    if (res != LS_OK || (res = end_chunk(r)) != LS_OK) {
+        return res;
+    }
+    lsr_buf idx = {0};
+    if (!lsr_buf_reserve(&idx, 8 + 16 * ((size_t)r->nchunks + r->nkeyframes))) {
+        return fail(r, LS_ERR_NO_MEMORY, "out of memory for the index");
+    }
+    ls_put_u32le(idx.data, r->nchunks);
+    ls_put_u32le(idx.data + 4, r->nkeyframes);
+    idx.len = 8;
+    put_entries(&idx, r->chunks, r->nchunks);
+    put_entries(&idx, r->keyframes, r->nkeyframes);
+    uint64_t at = r->bytes;
+    res = write_chunk(r, LSR_TAG_INDX, 0, r->ticks, &idx, 1);
+    lsr_buf_free(&idx);
+    if (res == LS_OK) {
+        uint8_t trailer[LSR_TRAILER_SIZE];
+        ls_put_u64le(trailer, at);
+        memcpy(trailer + 8, LSR_TRAILER_MAGIC, 8);
+        res = write_all(r, trailer, sizeof trailer);
+    }
+    r->finished = true;
+    return res;
+}
+
+void ls_replay_recorder_destroy(ls_replay_recorder *r)
+{
+    if (!r) {
+        return;
+    }
+    if (r->f) {
+        if (!r->finished && !r->failed) {
+            end_chunk(r);
+        }
+        fclose(r->f);
+    }
+    free(r->prev);
+    lsr_buf_free(&r->enc);
+    lsr_buf_free(&r->sums);
+    lsr_buf_free(&r->out);
+    lsr_buf_free(&r->prev_keyframe);
+    free(r->chunks);
+    free(r->keyframes);
+    free(r);
+}
+
+const char *ls_replay_recorder_message(const ls_replay_recorder *r)
+{
+    return r->msg;
+}

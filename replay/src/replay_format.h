@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// Private: byte layout of replay files (SPEC.md "Replay files") and the codecs
+// shared by the recorder and the reader.
+#ifndef LS_REPLAY_FORMAT_H
+#define LS_REPLAY_FORMAT_H
+
+#include "ls/replay.h"
+
+/// File magic: "LSRP" then CR LF SUB LF (catches text-mode and 7-bit mangling,
+/// as PNG does).
+#define LSR_MAGIC      "LSRP\r\n\x1a\n"
+#define LSR_MAGIC_SIZE 8
+/// Fixed part of the header, before the fingerprint.
+#define LSR_HEADER_FIXED 56
+/// Scene hash + header check after the scene.
+#define LSR_HEADER_TAIL 16
+/// Chunk header: tag, payload length, first tick, tick count, payload check,
+/// header check.
+#define LSR_CHUNK_HEADER 32
+/// Trailer after the index chunk: index offset, magic.
+#define LSR_TRAILER_SIZE  16
+#define LSR_TRAILER_MAGIC "LSRPEND\n"
+/// Largest chunk payload.
+#define LSR_MAX_PAYLOAD (LS_REPLAY_MAX_KEYFRAME + 64u)
+/// Largest decoded inputs of one chunk (ticks * players * input_size).
+#define LSR_MAX_CHUNK_FRAMES (4u << 20)
+/// Largest file the reader loads.
+#define LSR_MAX_FILE ((uint64_t)1 << 30)
+
+/// Chunk tags, as little-endian u32 of their ASCII names.
+#define LSR_TAG_TICK 0x4B434954u ///< "TICK"
+#define LSR_TAG_KEYF 0x4659454Bu ///< "KEYF"
+#define LSR_TAG_INDX 0x58444E49u ///< "INDX"
+
+/// Keyframe encodings.
+#define LSR_KEYF_RAW             0u
+#define LSR_KEYF_ZERO_RUNS       1u
+#define LSR_KEYF_DELTA_ZERO_RUNS 2u ///< XOR with the previous keyframe, then zero runs
+/// Most delta keyframes in a row (the recorder writes a whole one every 16).
+#define LSR_MAX_DELTA_CHAIN      63u
+#define LSR_RECORDER_DELTA_CHAIN 15u
+
+/// A growable byte buffer (recorder side).
+typedef struct lsr_buf {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+} lsr_buf;
+
+/// Make room for n more bytes; false when out of memory.
+bool lsr_buf_reserve(lsr_buf *b, size_t n);
+/// Append n bytes (space must be reserved).
+void lsr_buf_put(lsr_buf *b, const void *p, size_t n);
+/// Append a LEB128 varint (space must be reserved: 5 bytes).
+void lsr_buf_put_varint(lsr_buf *b, uint32_t v);
+/// Free the buffer.
+void lsr_buf_free(lsr_buf *b);
+
+/// Read a LEB128 varint of at most 5 bytes (value < 2^32, minimal encoding) at
+/// *pos; false when malformed or past end.
+bool lsr_get_varint(const uint8_t *p, size_t len, size_t *pos, uint32_t *v);
+
+/// Encode one changed frame into b: mask of ceil(n/8) bytes, then the nonzero
+/// XOR bytes in order. Reserves its own space; false when out of memory.
+bool lsr_encode_frame_delta(lsr_buf *b, const uint8_t *prev, const uint8_t *cur, size_t n);
+
+/// Decode a chunk's input stream into frames (count * frame_size bytes; the
+/// frame before the first is all zero). On error returns false and writes the
+/// tick (relative to the chunk) and what is wrong into why.
+bool lsr_decode_inputs(const uint8_t *enc, size_t enc_len, uint32_t count, size_t frame_size,
+                       uint8_t *frames, uint32_t *bad_tick, char *why, size_t why_size);
+
+/// Zero-run encoding of a keyframe into b (see SPEC). False when out of memory.
+bool lsr_zrle_encode(lsr_buf *b, const uint8_t *p, size_t n);
+/// Decode zero runs into out (exactly n bytes; out may be NULL to only
+/// validate). On error returns false and writes why.
+bool lsr_zrle_decode(const uint8_t *enc, size_t enc_len, uint8_t *out, size_t n, char *why,
+                     size_t why_size);
+
+#endif

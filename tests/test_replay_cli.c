@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+// `lockstep replay` end to end (the tool next to this test binary, built by
+// `make test`): record -> info -> verify, a tampered input's DESYNC report with
+// the body diff, identical reports with --jobs 1 and 2, a cut file, a flipped
+// byte and a foreign build fingerprint.
+#define _POSIX_C_SOURCE 200809L
+#include "ls/replay.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char tool[4096];
+static char dir[256];
+
+static void setup(void)
+{
+    ssize_t n = readlink("/proc/self/exe", tool, sizeof tool - 1);
+    cr_assert_gt(n, 0);
+    tool[n] = '\0';
+    char *slash = strrchr(tool, '/');
+    cr_assert_not_null(slash);
+    snprintf(slash + 1, sizeof tool - (size_t)(slash + 1 - tool), "lockstep");
+    cr_assert_eq(access(tool, X_OK), 0, "%s is built (make test builds it)", tool);
+    snprintf(dir, sizeof dir, "/tmp/ls_test_replay_cli_%ld", (long)getpid());
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void teardown(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+// Run `lockstep ARGS` (stdout and stderr captured into *out); returns the exit status.
+static int run(char **out, const char *args)
+{
+    char cmd[8192], path[300];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    snprintf(cmd, sizeof cmd, "cd %s && '%s' %s > out.txt 2>&1", dir, tool, args);
+    int st = system(cmd);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    *out = calloc(1, 1 << 16);
+    size_t got = fread(*out, 1, (1 << 16) - 1, f);
+    (*out)[got] = '\0';
+    fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void record(const char *name, const char *extra)
+{
+    char args[4096 + 512], cwd[4096], *out;
+    cr_assert_not_null(getcwd(cwd, sizeof cwd)); // tests run from the repository root
+    snprintf(args, sizeof args,
+             "replay record %s/tools/scenes/arena.scene --ticks 400 --seed 11 "
+             "--keyframe-interval 100 --out %s %s",
+             cwd, name, extra);
+    cr_assert_eq(run(&out, args), 0, "%s", out);
+    free(out);
+}
+
+TestSuite(replay_cli, .init = setup, .fini = teardown);
+
+Test(replay_cli, record_info_verify)
+{
+    char *out;
+    record("m.lsr", "");
+    cr_assert_eq(run(&out, "replay info m.lsr"), 0, "%s", out);
+    cr_assert(strstr(out, "complete (index present)"), "%s", out);
+    cr_assert(strstr(out, "ticks        400 at 60 Hz"), "%s", out);
+    cr_assert(strstr(out, "4 x 1 byte per tick, seed 11"), "%s", out);
+    cr_assert(strstr(out, "keyframes    4 at ticks 100 200 300 400"), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify m.lsr"), 0, "%s", out);
+    cr_assert_str_eq(out, "verified 400 ticks\n");
+    free(out);
+    cr_assert_eq(run(&out, "replay verify m.lsr --jobs 2"), 0, "%s", out);
+    cr_assert_str_eq(out, "verified 400 ticks\n");
+    free(out);
+}
+
+Test(replay_cli, a_tampered_input_reports_its_tick_and_the_divergent_body)
+{
+    char *out, *out2;
+    record("m.lsr", "");
+    cr_assert_eq(run(&out, "replay tamper m.lsr t.lsr --tick 150 --player 1"), 0, "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify t.lsr"), 1, "%s", out);
+    cr_assert_eq(strncmp(out, "DESYNC at tick 150: recorded ", 29), 0, "%s", out);
+    cr_assert(strstr(out, "bodies at tick 200 (recorded keyframe vs re-simulated)"), "%s", out);
+    cr_assert(strstr(out, "first divergent body: body "), "%s", out);
+    cr_assert(strstr(out, "position.x"), "%s", out);
+    // --jobs 2 verifies segments on two threads and prints the same report.
+    cr_assert_eq(run(&out2, "replay verify t.lsr --jobs 2"), 1, "%s", out2);
+    cr_assert_str_eq(out2, out);
+    free(out);
+    free(out2);
+    cr_assert_eq(run(&out, "replay diff m.lsr t.lsr"), 1, "%s", out);
+    cr_assert(strstr(out, "first difference at tick 150: inputs of player 1 differ"), "%s", out);
+    free(out);
+}
+
+Test(replay_cli, cut_and_flipped_files_are_reported_with_their_offsets)
+{
+    char *out, cmd[512];
+    record("m.lsr", "");
+    snprintf(cmd, sizeof cmd,
+             "cd %s && head -c 5000 m.lsr > cut.lsr && cp m.lsr flip.lsr && "
+             "printf '\\377' | dd of=flip.lsr bs=1 seek=3000 conv=notrunc 2>/dev/null",
+             dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(run(&out, "replay verify cut.lsr"), 0, "%s", out);
+    // Where the cut falls depends on keyframe sizes (the physics): accept any chunk.
+    unsigned ticks = 0;
+    cr_assert_eq(sscanf(out, "verified %u ticks", &ticks), 1, "%s", out);
+    cr_assert(ticks >= 100 && ticks < 400, "%s", out);
+    cr_assert(strstr(out, "note: incomplete recording: file ends inside "), "%s", out);
+    cr_assert(strstr(out, " at byte "), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay info flip.lsr"), 1, "%s", out);
+    cr_assert(strstr(out, "check code mismatch") && strstr(out, "at byte "), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify missing.lsr"), 1, "%s", out);
+    cr_assert(strstr(out, "cannot open"), "%s", out);
+    free(out);
+}
+
+// Rewrite a recording under another build fingerprint.
+static void refingerprint(const char *from, const char *to, const char *fingerprint)
+{
+    ls_replay_error e;
+    ls_replay_reader *r = ls_replay_reader_open(from, &e);
+    cr_assert_not_null(r, "%s", e.message);
+    const ls_replay_header *h = ls_replay_reader_header(r);
+    ls_replay_recorder_def def = ls_default_replay_recorder_def();
+    def.players = h->players;
+    def.fingerprint = fingerprint;
+    def.scene = h->scene;
+    def.scene_size = h->scene_size;
+    ls_result err;
+    ls_replay_recorder *rec = ls_replay_recorder_create(to, &def, &err, NULL, 0);
+    cr_assert_not_null(rec);
+    ls_replay_cursor *c = ls_replay_cursor_create(r);
+    for (uint32_t t = 0; t < ls_replay_reader_ticks(r); t++) {
+        const uint8_t *in;
+        uint64_t sum;
+        ls_replay_cursor_read(c, t, &in, &sum);
+        ls_replay_recorder_append(rec, in, sum);
+    }
+    cr_assert_eq(ls_replay_recorder_finish(rec), LS_OK);
+    ls_replay_recorder_destroy(rec);
+    ls_replay_cursor_destroy(c);
+    ls_replay_reader_destroy(r);
+}
+
+Test(replay_cli, a_foreign_build_fingerprint_is_refused)
+{
+    char *out, from[300], to[300];
+    record("m.lsr", "");
+    snprintf(from, sizeof from, "%s/m.lsr", dir);
+    snprintf(to, sizeof to, "%s/foreign.lsr", dir);
+    refingerprint(from, to, "fx=Q8.24;game=other");
+    cr_assert_eq(run(&out, "replay verify foreign.lsr"), 1, "%s", out);
+    cr_assert(strstr(out, "build fingerprint mismatch at byte 56"), "%s", out);
+    cr_assert(strstr(out, "'fx=Q8.24;game=other'"), "%s", out);
+    cr_assert(strstr(out, "LS_ERR_INCOMPATIBLE"), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay info foreign.lsr"), 0, "%s", out);
+    cr_assert(strstr(out, "(NOT this build's)"), "%s", out);
+    free(out);
+}
+
+// kill -9 a recording match: the file is readable and verifies to its last chunk.
+Test(replay_cli, a_recorder_killed_mid_match_leaves_a_verifiable_prefix)
+{
+    char scene[4096 + 64], cwd[4096], path[300], *out;
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", cwd);
+    snprintf(path, sizeof path, "%s/killed.lsr", dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        execl(tool, tool, "replay", "record", scene, "--ticks", "100000000", "--seed", "3", "--out",
+              path, (char *)NULL);
+        _exit(127);
+    }
+    struct stat st = {0};
+    for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size < 8000); i++) {
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL); // up to 10 s
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    cr_assert_geq(st.st_size, 8000, "the recorder wrote chunks");
+    cr_assert_eq(run(&out, "replay info killed.lsr"), 0, "%s", out);
+    cr_assert(strstr(out, "INCOMPLETE"), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify killed.lsr --jobs 2"), 0, "%s", out);
+    unsigned ticks = 0;
+    cr_assert_eq(sscanf(out, "verified %u ticks", &ticks), 1, "%s", out);
+    cr_assert_geq(ticks, 60u, "%s", out);
+    cr_assert(strstr(out, "note: incomplete recording: "), "%s", out);
+    free(out);
+}

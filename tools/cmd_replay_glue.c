@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+// The reference push game behind `lockstep replay`: load, advance, checksum,
+// and the field-by-field body diff printed at a desync.
+#include "ls/fx_text.h"
+#include "ls/game.h"
+#include "replay_glue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *replay_glue_fingerprint(void)
+{
+    // Everything a replay's bits depend on: number format, libfixmath build,
+    // checksum definition, snapshot layout (keyframes) and the game rules.
+    return "fx=Q16.16;libfixmath=0~20220222,no-FIXMATH-defines;checksum=xxh3-64,SPEC-8+12;"
+           "snapshot=LSSN-1;game=push-20N-v1";
+}
+
+bool replay_glue_init(replay_glue *g, const ls_replay_header *h, char *msg, size_t msg_size)
+{
+    memset(g, 0, sizeof *g);
+    ls_scene_error e;
+    if (ls_scene_parse((const char *)h->scene, h->scene_size, &g->scene, &e) != LS_OK) {
+        snprintf(msg, msg_size, "embedded scene:%u:%u: %s", e.line, e.column, e.message);
+        return false;
+    }
+    g->players = h->players;
+    g->input_size = h->input_size;
+    return true;
+}
+
+void replay_glue_free(replay_glue *g)
+{
+    ls_scene_free(&g->scene);
+}
+
+ls_world *replay_glue_load(const replay_glue *g, const uint8_t *keyframe, size_t size, char *msg,
+                           size_t msg_size)
+{
+    ls_world *w = ls_scene_instantiate(&g->scene, msg, msg_size);
+    if (w && keyframe) {
+        ls_result r = ls_world_snapshot_restore(w, keyframe, size);
+        if (r != LS_OK) {
+            snprintf(msg, msg_size, "snapshot restore: %s", ls_result_text(r));
+            ls_world_destroy(w);
+            w = NULL;
+        }
+    }
+    return w;
+}
+
+uint64_t replay_glue_advance(const replay_glue *g, ls_world *w, const uint8_t *inputs)
+{
+    ls_game_apply_inputs(w, &g->scene, inputs, g->players, g->input_size);
+    ls_world_step(w);
+    return ls_world_checksum(w);
+}
+
+// The scene bytes are the ones the glue was initialised from (the replay's own).
+static void *sim_load(void *user, const uint8_t *scene, size_t scene_size, const uint8_t *keyframe,
+                      size_t keyframe_size, char *msg, size_t msg_size)
+{
+    (void)scene, (void)scene_size;
+    return replay_glue_load(user, keyframe, keyframe_size, msg, msg_size);
+}
+
+static uint64_t sim_advance(void *user, void *state, uint32_t tick, const uint8_t *inputs)
+{
+    (void)tick;
+    return replay_glue_advance(user, state, inputs);
+}
+
+static uint64_t sim_checksum(void *user, const void *state)
+{
+    (void)user;
+    return ls_world_checksum(state);
+}
+
+static void sim_destroy(void *user, void *state)
+{
+    (void)user;
+    ls_world_destroy(state);
+}
+
+static void sim_progress(void *user, uint32_t ticks)
+{
+    const replay_glue *g = user;
+    if (g->progress) {
+        g->progress(g->progress_ctx, ticks);
+    }
+}
+
+ls_replay_sim replay_glue_sim(replay_glue *g)
+{
+    ls_replay_sim s = {g, sim_load, sim_advance, sim_checksum, sim_destroy, sim_progress};
+    return s;
+}
+
+// Bodies printed field by field; the rest are listed by id.
+#define REPLAY_DIFF_FULL_BODIES 4u
+
+typedef struct field_line {
+    const char *name;
+    ls_fx a, b;
+} field_line;
+
+static uint32_t body_fields(const ls_world *a, const ls_world *b, ls_body_id id, field_line *out)
+{
+    ls_vec3 pa = ls_body_position(a, id), pb = ls_body_position(b, id);
+    ls_quat qa = ls_body_orientation(a, id), qb = ls_body_orientation(b, id);
+    ls_vec3 va = ls_body_linear_velocity(a, id), vb = ls_body_linear_velocity(b, id);
+    ls_vec3 wa = ls_body_angular_velocity(a, id), wb = ls_body_angular_velocity(b, id);
+    const field_line all[] = {
+        {"position.x", pa.x, pb.x},
+        {"position.y", pa.y, pb.y},
+        {"position.z", pa.z, pb.z},
+        {"orientation.x", qa.x, qb.x},
+        {"orientation.y", qa.y, qb.y},
+        {"orientation.z", qa.z, qb.z},
+        {"orientation.w", qa.w, qb.w},
+        {"linear_velocity.x", va.x, vb.x},
+        {"linear_velocity.y", va.y, vb.y},
+        {"linear_velocity.z", va.z, vb.z},
+        {"angular_velocity.x", wa.x, wb.x},
+        {"angular_velocity.y", wa.y, wb.y},
+        {"angular_velocity.z", wa.z, wb.z},
+        {"asleep", ls_body_is_asleep(a, id), ls_body_is_asleep(b, id)},
+    };
+    uint32_t n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (all[i].a != all[i].b) {
+            out[n++] = all[i];
+        }
+    }
+    return n;
+}
+
+static const char *player_label(const replay_glue *g, uint32_t slot, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (uint32_t p = 0; p < g->scene.player_count; p++) {
+        if (g->scene.player_body[p] == slot) {
+            snprintf(buf, size, ", player %u", p);
+        }
+    }
+    return buf;
+}
+
+static void print_body_diff(const replay_glue *g, uint32_t rank, uint32_t slot, const field_line *f,
+                            uint32_t n, const char *const labels[2], FILE *out)
+{
+    static const char *const types[] = {"static", "kinematic", "dynamic"};
+    char who[32];
+    const ls_body_def *def = slot < g->scene.body_count ? &g->scene.bodies[slot] : NULL;
+    fprintf(out, "%s divergent body: body %u (slot %u%s%s%s), %u field%s differ:\n",
+            rank == 0 ? "first" : "next", slot + 1, slot, player_label(g, slot, who, sizeof who),
+            def ? ", " : "", def ? types[def->type] : "", n, n == 1 ? "" : "s");
+    fprintf(out, "  %-20s %-14s %s\n", "field", labels[0], labels[1]);
+    for (uint32_t i = 0; i < n; i++) {
+        char a[LS_FX_TEXT_MAX], b[LS_FX_TEXT_MAX];
+        if (strcmp(f[i].name, "asleep") == 0) {
+            snprintf(a, sizeof a, "%s", f[i].a ? "yes" : "no");
+            snprintf(b, sizeof b, "%s", f[i].b ? "yes" : "no");
+        } else {
+            ls_fx_format(f[i].a, a);
+            ls_fx_format(f[i].b, b);
+        }
+        fprintf(out, "  %-20s %-14s %s\n", f[i].name, a, b);
+    }
+}
+
+uint32_t replay_glue_diff(const replay_glue *g, const ls_world *recorded, const ls_world *computed,
+                          const char *const labels[2], FILE *out)
+{
+    uint32_t differ = 0, shown = 0;
+    uint32_t na = ls_world_body_count(recorded), nb = ls_world_body_count(computed);
+    if (na != nb) {
+        fprintf(out, "body count: %s %u, %s %u\n", labels[0], na, labels[1], nb);
+    }
+    uint32_t slots = g->scene.world.max_bodies;
+    for (uint32_t s = 0; s < slots; s++) {
+        ls_body_id ia = ls_world_body_at(recorded, s), ib = ls_world_body_at(computed, s);
+        if (ia.index1 == 0 && ib.index1 == 0) {
+            continue;
+        }
+        if (ia.index1 == 0 || ib.index1 == 0 || ia.generation != ib.generation) {
+            fprintf(out, "slot %u: the body exists in only one state\n", s);
+            differ++;
+            continue;
+        }
+        field_line f[16];
+        uint32_t n = body_fields(recorded, computed, ia, f);
+        if (n == 0) {
+            continue;
+        }
+        if (differ < REPLAY_DIFF_FULL_BODIES) {
+            print_body_diff(g, differ++, s, f, n, labels, out);
+        } else if (differ++, shown < 16) {
+            fprintf(out, "%s body %u", shown++ ? "," : "also differ:", s + 1);
+        }
+    }
+    if (shown) {
+        fprintf(out, "%s\n", differ - REPLAY_DIFF_FULL_BODIES > shown ? " ..." : "");
+    }
+    if (differ > 1) {
+        fprintf(out, "%u bodies differ\n", differ);
+    }
+    return differ;
+}

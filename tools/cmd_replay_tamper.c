@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+// `lockstep replay tamper IN OUT --tick T [--player P] [--xor X]`: rewrite a
+// recording with one input byte changed and everything else (checksums,
+// keyframes, header) kept. The result is a well-formed file whose verification
+// must fail at exactly tick T: the demonstration and test of desync reports.
+#include "replay_glue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static ls_result copy_keyframe(const ls_replay_reader *in, uint32_t i, ls_replay_recorder *rec)
+{
+    ls_replay_keyframe_info k = ls_replay_reader_keyframe_info(in, i);
+    uint8_t *buf = malloc(k.size);
+    ls_result r = buf ? ls_replay_reader_keyframe(in, i, buf, k.size) : LS_ERR_NO_MEMORY;
+    if (r == LS_OK) {
+        r = ls_replay_recorder_add_keyframe(rec, buf, k.size);
+    }
+    free(buf);
+    return r;
+}
+
+static ls_result rewrite(const ls_replay_reader *in, ls_replay_recorder *rec, uint64_t tick,
+                         size_t at, uint8_t x)
+{
+    const ls_replay_header *h = ls_replay_reader_header(in);
+    size_t frame = (size_t)h->players * h->input_size;
+    uint8_t *buf = malloc(frame);
+    ls_replay_cursor *c = ls_replay_cursor_create(in);
+    ls_result r = buf && c ? LS_OK : LS_ERR_NO_MEMORY;
+    uint32_t k = 0, nk = ls_replay_reader_info(in)->keyframes;
+    for (uint32_t t = 0; t < ls_replay_reader_ticks(in) && r == LS_OK; t++) {
+        const uint8_t *inputs;
+        uint64_t sum;
+        r = ls_replay_cursor_read(c, t, &inputs, &sum);
+        if (r == LS_OK) {
+            memcpy(buf, inputs, frame);
+            buf[at] = t == tick ? (uint8_t)(buf[at] ^ x) : buf[at];
+            r = ls_replay_recorder_append(rec, buf, sum);
+        }
+        if (r == LS_OK && k < nk && ls_replay_reader_keyframe_info(in, k).tick == t + 1) {
+            r = copy_keyframe(in, k++, rec);
+        }
+    }
+    ls_replay_cursor_destroy(c);
+    free(buf);
+    return r == LS_OK ? ls_replay_recorder_finish(rec) : r;
+}
+
+static ls_replay_recorder *create_like(const ls_replay_header *h, const char *path)
+{
+    ls_replay_recorder_def def = ls_default_replay_recorder_def();
+    def.tick_rate = h->tick_rate;
+    def.players = h->players;
+    def.input_size = h->input_size;
+    def.keyframe_interval = h->keyframe_interval;
+    def.seed = h->seed;
+    def.fingerprint = h->fingerprint;
+    def.scene = h->scene;
+    def.scene_size = h->scene_size;
+    memcpy(def.engine_version, h->engine_version, sizeof def.engine_version);
+    char msg[LS_REPLAY_MESSAGE_MAX];
+    ls_result err;
+    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err, msg, sizeof msg);
+    if (!rec) {
+        fprintf(stderr, "lockstep replay tamper: %s\n", msg);
+    }
+    return rec;
+}
+
+int cmd_replay_tamper(int argc, char **argv)
+{
+    uint64_t tick = UINT64_MAX, player = 0, x = 1;
+    const char *files[2] = {NULL, NULL};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool ok = true;
+        if (strcmp(a, "--tick") == 0 && v) {
+            ok = replay_cli_number(a, v, 0, UINT32_MAX, &tick), i++;
+        } else if (strcmp(a, "--player") == 0 && v) {
+            ok = replay_cli_number(a, v, 0, LS_REPLAY_MAX_PLAYERS - 1, &player), i++;
+        } else if (strcmp(a, "--xor") == 0 && v) {
+            ok = replay_cli_number(a, v, 1, 255, &x), i++;
+        } else if (a[0] != '-' && (!files[0] || !files[1])) {
+            files[files[0] ? 1 : 0] = a;
+        } else {
+            ok = false;
+            fprintf(stderr, "lockstep replay tamper: unexpected argument '%s'\n", a);
+        }
+        if (!ok) {
+            return 2;
+        }
+    }
+    if (!files[1] || tick == UINT64_MAX) {
+        fprintf(stderr, "usage: lockstep replay tamper IN OUT --tick T [--player P] [--xor X]\n");
+        return 2;
+    }
+    ls_replay_reader *in = replay_cli_open(files[0]);
+    if (!in) {
+        return 1;
+    }
+    const ls_replay_header *h = ls_replay_reader_header(in);
+    if (tick >= ls_replay_reader_ticks(in) || player >= h->players) {
+        fprintf(stderr, "lockstep replay tamper: %s has %u ticks and %u players\n", files[0],
+                ls_replay_reader_ticks(in), h->players);
+        ls_replay_reader_destroy(in);
+        return 2;
+    }
+    ls_replay_recorder *rec = create_like(h, files[1]);
+    ls_result r =
+        rec ? rewrite(in, rec, tick, (size_t)player * h->input_size, (uint8_t)x) : LS_ERR_IO;
+    if (rec && r != LS_OK) {
+        fprintf(stderr, "lockstep replay tamper: %s\n", ls_replay_recorder_message(rec));
+    } else if (rec) {
+        printf("wrote %s: input byte of player %llu at tick %llu xor 0x%02llx\n", files[1],
+               (unsigned long long)player, (unsigned long long)tick, (unsigned long long)x);
+    }
+    ls_replay_recorder_destroy(rec);
+    ls_replay_reader_destroy(in);
+    return r == LS_OK ? 0 : 1;
+}

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// Private to the tool: binds the physics-agnostic replay module to the
+// reference push game (SPEC.md "Replay files", tick convention): per tick t,
+// apply t's inputs with ls_game_apply_inputs, ls_world_step, then the recorded
+// checksum is ls_world_checksum; keyframes are ls_world_snapshot_save bytes.
+#ifndef LS_TOOLS_REPLAY_GLUE_H
+#define LS_TOOLS_REPLAY_GLUE_H
+
+#include "ls/replay.h"
+#include "ls/scene.h"
+
+#include <stdio.h>
+
+/// The build fingerprint written into and required from every replay.
+const char *replay_glue_fingerprint(void);
+
+/// A game bound to one scene; states are ls_world pointers.
+typedef struct replay_glue {
+    ls_scene scene;                              ///< Parsed embedded scene.
+    uint32_t players;                            ///< Players in the replay.
+    uint32_t input_size;                         ///< Bytes per player per tick.
+    void (*progress)(void *ctx, uint32_t ticks); ///< Optional progress sink.
+    void *progress_ctx;                          ///< Passed to progress.
+} replay_glue;
+
+/// Parse the replay's embedded scene. Returns false with msg filled on error.
+bool replay_glue_init(replay_glue *g, const ls_replay_header *h, char *msg, size_t msg_size);
+/// Free the scene.
+void replay_glue_free(replay_glue *g);
+/// The verifier callbacks for this game (user = g).
+ls_replay_sim replay_glue_sim(replay_glue *g);
+/// A world loaded from the scene and, if keyframe is non-NULL, the keyframe.
+ls_world *replay_glue_load(const replay_glue *g, const uint8_t *keyframe, size_t size, char *msg,
+                           size_t msg_size);
+/// One tick: apply the inputs, step, return the checksum.
+uint64_t replay_glue_advance(const replay_glue *g, ls_world *w, const uint8_t *inputs);
+/// Print a field-by-field diff of the first bodies that differ between `recorded`
+/// and `computed` (column titles labels[0], labels[1]) and list the other
+/// differing bodies. Returns how many differ.
+uint32_t replay_glue_diff(const replay_glue *g, const ls_world *recorded, const ls_world *computed,
+                          const char *const labels[2], FILE *out);
+
+/// Parse a decimal in [min, max] or print "lockstep replay: OPTION wants min..max".
+bool replay_cli_number(const char *option, const char *text, uint64_t min, uint64_t max,
+                       uint64_t *out);
+/// Open a replay, printing the reader's error (what and where) to stderr on failure.
+ls_replay_reader *replay_cli_open(const char *path);
+/// Refuse a replay recorded by a build with another fingerprint (prints why).
+bool replay_cli_compatible(const char *path, const ls_replay_reader *r);
+
+/// `lockstep replay` (dispatches to the functions below).
+int cmd_replay(int argc, char **argv);
+/// `lockstep replay record`.
+int cmd_replay_record(int argc, char **argv);
+/// `lockstep replay verify`.
+int cmd_replay_verify(int argc, char **argv);
+/// `lockstep replay info`.
+int cmd_replay_info(int argc, char **argv);
+/// `lockstep replay dump`.
+int cmd_replay_dump(int argc, char **argv);
+/// `lockstep replay diff`.
+int cmd_replay_diff(int argc, char **argv);
+/// `lockstep replay tamper`.
+int cmd_replay_tamper(int argc, char **argv);
+
+#endif
