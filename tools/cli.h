@@ -22,10 +22,16 @@ int cmd_fx(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_relay(int argc, char **argv);
+int cmd_bot(int argc, char **argv);
+int cmd_match(int argc, char **argv);
 
 extern const cli_command cmd_fx_def;
 extern const cli_command cmd_demo_def;
 extern const cli_command cmd_sim_def;
 extern const cli_command cmd_replay_def;
+extern const cli_command cmd_relay_def;
+extern const cli_command cmd_bot_def;
+extern const cli_command cmd_match_def;
 
 #endif

@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static const cli_command *const commands[] = {&cmd_sim_def, &cmd_demo_def, &cmd_fx_def,
-                                              &cmd_replay_def};
+static const cli_command *const commands[] = {&cmd_sim_def,    &cmd_demo_def,  &cmd_fx_def,
+                                              &cmd_replay_def, &cmd_relay_def, &cmd_bot_def,
+                                              &cmd_match_def};
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 bool cli_wants_help(int argc, char **argv)

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+// The relay's sans-IO core: feed it datagrams and the time, drain the datagrams
+// and events it produces. It joins peers (token + address cookie), fans every
+// input out to the other peers, keeps each session's confirmed input stream,
+// compares per-tick checksums, disconnects silent peers at an announced tick and
+// hands every final tick to a recorder. No sockets, no clock, no allocation
+// after session creation.
+#ifndef LS_NET_RELAY_H
+#define LS_NET_RELAY_H
+
+#include "ls/net_wire.h"
+
+/// Relay settings. Start from ls_default_relay_def().
+typedef struct ls_relay_def {
+    uint32_t max_sessions;     ///< Sessions the relay can hold (1..65536), default 64.
+    uint32_t rate_limit_pps;   ///< Packets per second allowed per source address, default 2000.
+    uint32_t rate_burst;       ///< Burst allowance per source, packets, default 400.
+    uint32_t resend_us;        ///< Re-send unacknowledged inputs/notices after this, default 20 ms.
+    uint32_t ping_interval_us; ///< Ping every peer this often, default 250 ms.
+    uint32_t cookie_period_us; ///< Cookie time bucket, default 10 s (a cookie lives 1-2 buckets).
+    uint32_t max_outbox;       ///< Most queued datagrams before dropping, default 65536.
+} ls_relay_def;
+
+/// Session settings. Start from ls_default_session_def().
+typedef struct ls_session_def {
+    uint32_t slots;      ///< Peers (2..16), default 4.
+    uint32_t tick_rate;  ///< Ticks per second (1..1000), default 60.
+    uint32_t input_size; ///< Bytes per slot per tick (1..64), default 1.
+    uint32_t delay;      ///< Input delay D (0..32): ticks below D have empty inputs. Default 3.
+    uint32_t ticks;      ///< Match length in ticks (0: open-ended), default 0.
+    uint32_t timeout_ms; ///< Silence that disconnects a joined peer, default 3000.
+    uint32_t
+        join_timeout_ms; ///< Time for a slot to join after creation (0: forever), default 30000.
+} ls_session_def;
+
+/// Kinds of relay events.
+typedef enum ls_relay_event_type {
+    LS_RELAY_EV_JOINED = 1,       ///< A slot joined (or moved to a new address).
+    LS_RELAY_EV_DISCONNECTED = 2, ///< A slot is gone from `tick` on (reason).
+    LS_RELAY_EV_DESYNC = 3, ///< Checksums of `tick` disagree; `slots` disagree with the majority.
+    LS_RELAY_EV_SESSION_DONE = 4, ///< Every tick is final (`tick` = ticks recorded).
+} ls_relay_event_type;
+
+/// One relay event.
+typedef struct ls_relay_event {
+    ls_relay_event_type type; ///< What happened.
+    uint32_t session;         ///< Session id.
+    uint32_t slot;            ///< Slot concerned (JOINED, DISCONNECTED).
+    uint32_t tick;            ///< Tick concerned.
+    uint16_t slots;           ///< DESYNC: disagreeing slots (bit per slot).
+    uint8_t reason;           ///< DISCONNECTED: ls_net_disconnect_reason.
+    uint64_t expected;        ///< DESYNC: the majority checksum.
+    uint64_t got;             ///< DESYNC: the checksum of the lowest disagreeing slot.
+} ls_relay_event;
+
+/// Where final ticks go (the replay recorder plugs in here).
+typedef struct ls_relay_recorder {
+    void *user; ///< Passed to the callbacks.
+    /// Tick `tick` is final: slots * input_size bytes of inputs and the agreed checksum.
+    void (*tick)(void *user, uint32_t session, uint32_t tick, const uint8_t *inputs,
+                 uint64_t checksum);
+    /// The session ended after `ticks` final ticks.
+    void (*end)(void *user, uint32_t session, uint32_t ticks);
+} ls_relay_recorder;
+
+/// Per-peer counters as the relay sees them.
+typedef struct ls_relay_peer_stats {
+    bool joined;              ///< The slot has a verified address.
+    bool disconnected;        ///< The slot is gone.
+    uint32_t disconnect_tick; ///< From this tick its input is empty.
+    uint8_t reason;           ///< ls_net_disconnect_reason.
+    ls_net_addr addr;         ///< Verified address.
+    uint32_t rtt_us;          ///< Smoothed round-trip time (0: no sample yet).
+    uint32_t rtt_min_us;      ///< Smallest sample.
+    uint32_t rtt_max_us;      ///< Largest sample.
+    uint64_t packets_in;      ///< Packets accepted from the peer.
+    uint64_t bytes_in;        ///< Bytes accepted from the peer.
+    uint64_t packets_out;     ///< Packets sent to the peer.
+    uint64_t bytes_out;       ///< Bytes sent to the peer.
+    uint64_t drops;           ///< Packets naming this slot that were dropped.
+    uint64_t duplicates;      ///< Inputs/checksums received again (redundancy at work).
+    uint32_t input_next;      ///< The relay holds this slot's inputs below this tick.
+    uint32_t checksum_next;   ///< The relay holds this slot's checksums below this tick.
+} ls_relay_peer_stats;
+
+/// Relay-wide counters.
+typedef struct ls_relay_stats {
+    uint64_t packets_in;     ///< Datagrams received.
+    uint64_t bytes_in;       ///< Bytes received.
+    uint64_t packets_out;    ///< Datagrams produced.
+    uint64_t bytes_out;      ///< Bytes produced.
+    uint64_t malformed;      ///< Datagrams that failed to decode or made no sense.
+    uint64_t bad_token;      ///< Datagrams whose token is not their slot's.
+    uint64_t unverified;     ///< Datagrams from an address that has not joined the slot.
+    uint64_t no_session;     ///< Datagrams naming an unknown session.
+    uint64_t rate_limited;   ///< Datagrams over the per-source rate.
+    uint64_t challenges;     ///< CHALLENGEs sent.
+    uint64_t outbox_dropped; ///< Datagrams dropped because the outbox was full.
+    uint32_t desyncs;        ///< Desynced ticks (all sessions).
+} ls_relay_stats;
+
+/// Opaque relay.
+typedef struct ls_relay ls_relay;
+
+/// Defaults (see ls_relay_def).
+ls_relay_def ls_default_relay_def(void);
+/// Defaults (see ls_session_def).
+ls_session_def ls_default_session_def(void);
+/// Create a relay; NULL on bad settings or no memory (*err set).
+ls_relay *ls_relay_create(const ls_relay_def *def, ls_result *err);
+/// Destroy a relay.
+void ls_relay_destroy(ls_relay *r);
+/// Create a session with random 128-bit tokens per slot; *id receives its id (1-based).
+ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64_t now_us,
+                                  uint32_t *id);
+/// Copy slot's token of session id into out; LS_ERR_NOT_FOUND if no such slot.
+ls_result ls_relay_session_token(const ls_relay *r, uint32_t id, uint32_t slot,
+                                 uint8_t out[LS_NET_TOKEN_SIZE]);
+/// Attach a recorder to a session (before peers join).
+ls_result ls_relay_session_set_recorder(ls_relay *r, uint32_t id, const ls_relay_recorder *rec);
+/// True when session id has ended (all ticks final, or everyone gone).
+bool ls_relay_session_done(const ls_relay *r, uint32_t id);
+/// True when session id has ended and every slot is gone (nothing more to serve).
+bool ls_relay_session_idle(const ls_relay *r, uint32_t id);
+/// Ticks of session id that are final (recorded).
+uint32_t ls_relay_session_final_ticks(const ls_relay *r, uint32_t id);
+/// Handle one received datagram from `from` at time now_us (never fails; bad input is counted).
+void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data, size_t len,
+                      uint64_t now_us);
+/// Run timers: re-sends, pings, disconnect timeouts.
+void ls_relay_poll(ls_relay *r, uint64_t now_us);
+/// Pop the next datagram to send; false when none.
+bool ls_relay_next_datagram(ls_relay *r, ls_net_datagram *out);
+/// Pop the next event; false when none.
+bool ls_relay_next_event(ls_relay *r, ls_relay_event *out);
+/// Relay-wide counters.
+ls_relay_stats ls_relay_stats_get(const ls_relay *r);
+/// Counters of one peer (zeroed if no such slot).
+ls_relay_peer_stats ls_relay_peer_stats_get(const ls_relay *r, uint32_t id, uint32_t slot);
+
+#endif

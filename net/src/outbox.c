@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+// Bounded datagram FIFO (a ring that doubles up to its maximum).
+#include "outbox.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ls_net_outbox_init(ls_net_outbox *o, uint32_t max)
+{
+    memset(o, 0, sizeof *o);
+    o->max = max ? max : 4096;
+}
+
+void ls_net_outbox_free(ls_net_outbox *o)
+{
+    free(o->items);
+    memset(o, 0, sizeof *o);
+}
+
+static bool grow(ls_net_outbox *o)
+{
+    uint32_t cap = o->cap ? o->cap * 2 : 64;
+    if (cap > o->max) {
+        cap = o->max;
+    }
+    if (cap <= o->cap) {
+        return false;
+    }
+    ls_net_datagram *n = malloc((size_t)cap * sizeof *n);
+    if (!n) {
+        return false;
+    }
+    for (uint32_t i = 0; i < o->count; i++) {
+        n[i] = o->items[(o->head + i) % o->cap];
+    }
+    free(o->items);
+    o->items = n;
+    o->cap = cap;
+    o->head = 0;
+    return true;
+}
+
+bool ls_net_outbox_push(ls_net_outbox *o, const ls_net_addr *to, const ls_net_msg *m)
+{
+    if (o->count == o->cap && !grow(o)) {
+        o->dropped++;
+        return false;
+    }
+    ls_net_datagram *d = &o->items[(o->head + o->count) % o->cap];
+    d->len = ls_net_encode(m, d->data, sizeof d->data);
+    if (d->len == 0) {
+        o->dropped++;
+        return false;
+    }
+    d->to = *to;
+    o->count++;
+    return true;
+}
+
+bool ls_net_outbox_pop(ls_net_outbox *o, ls_net_datagram *out)
+{
+    if (o->count == 0) {
+        return false;
+    }
+    const ls_net_datagram *d = &o->items[o->head];
+    out->to = d->to;
+    out->len = d->len;
+    memcpy(out->data, d->data, d->len);
+    o->head = (o->head + 1) % o->cap;
+    o->count--;
+    return true;
+}

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// Private: a bounded FIFO of encoded datagrams that the sans-IO cores fill and
+// the transport drains. Bounded so a stalled transport cannot grow memory.
+#ifndef LS_NET_OUTBOX_H
+#define LS_NET_OUTBOX_H
+
+#include "ls/net_wire.h"
+
+typedef struct ls_net_outbox {
+    ls_net_datagram *items;
+    uint32_t cap, head, count, max;
+    uint64_t dropped;
+} ls_net_outbox;
+
+void ls_net_outbox_init(ls_net_outbox *o, uint32_t max);
+void ls_net_outbox_free(ls_net_outbox *o);
+/// Encode m for `to` and queue it; false (counted) when the queue is full or m invalid.
+bool ls_net_outbox_push(ls_net_outbox *o, const ls_net_addr *to, const ls_net_msg *m);
+/// Pop the oldest datagram into *out; false when empty.
+bool ls_net_outbox_pop(ls_net_outbox *o, ls_net_datagram *out);
+
+#endif

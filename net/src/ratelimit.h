@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+// Private: a per-source token bucket over a fixed-size table, so a flood from
+// many addresses costs bounded memory (the stalest entry is evicted).
+#ifndef LS_NET_RATELIMIT_H
+#define LS_NET_RATELIMIT_H
+
+#include "ls/net_wire.h"
+
+typedef struct ls_net_bucket {
+    ls_net_addr addr;
+    uint64_t tokens; // in millionths of a packet
+    uint64_t last_us;
+    bool used;
+} ls_net_bucket;
+
+typedef struct ls_net_ratelimit {
+    ls_net_bucket *b;
+    uint32_t size;
+    uint64_t rate_pps, burst;
+} ls_net_ratelimit;
+
+ls_result ls_net_ratelimit_init(ls_net_ratelimit *l, uint32_t size, uint32_t rate_pps,
+                                uint32_t burst);
+void ls_net_ratelimit_free(ls_net_ratelimit *l);
+/// True if one more packet from `from` at now_us is within its rate.
+bool ls_net_ratelimit_allow(ls_net_ratelimit *l, const ls_net_addr *from, uint64_t now_us);
+
+#endif

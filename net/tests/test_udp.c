@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: MIT
+// Loopback tests with real UDP sockets: the libuv relay in a thread probed by
+// plain POSIX sockets (tokens, challenges, no amplification, malformed input),
+// and the `lockstep` tool's relay and bot processes end to end (clean, lossy,
+// a perturbed peer named at its tick, a relay killed with SIGKILL leaving a
+// readable replay). Functional outcomes only, generous timeouts, ephemeral ports.
+#define _GNU_SOURCE
+#include "../uv/transport_uv.h"
+#include "ls/net_relay.h"
+#include "ls/replay.h"
+
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+// ---- a relay on libuv in a thread ----
+
+typedef struct relay_thread {
+    ls_relay *relay;
+    ls_uv *uv;
+    uint32_t session;
+    uint16_t port;
+    atomic_bool stop;
+    pthread_t th;
+} relay_thread;
+
+static void rt_pump(relay_thread *t)
+{
+    ls_net_datagram d;
+    while (ls_relay_next_datagram(t->relay, &d)) {
+        ls_uv_send(t->uv, &d.to, d.data, d.len);
+    }
+    ls_relay_event ev;
+    while (ls_relay_next_event(t->relay, &ev)) {
+    }
+}
+
+static void rt_recv(void *user, const ls_net_addr *from, const uint8_t *data, size_t len,
+                    uint64_t now)
+{
+    relay_thread *t = user;
+    ls_relay_receive(t->relay, from, data, len, now);
+    rt_pump(t);
+}
+
+static void rt_timer(void *user, uint64_t now)
+{
+    relay_thread *t = user;
+    ls_relay_poll(t->relay, now);
+    rt_pump(t);
+    if (atomic_load(&t->stop)) {
+        ls_uv_stop(t->uv);
+    }
+}
+
+static void *rt_main(void *arg)
+{
+    relay_thread *t = arg;
+    ls_uv_run(t->uv);
+    return NULL;
+}
+
+static void rt_start(relay_thread *t)
+{
+    memset(t, 0, sizeof *t);
+    ls_relay_def rd = ls_default_relay_def();
+    t->relay = ls_relay_create(&rd, NULL);
+    cr_assert_not_null(t->relay);
+    ls_uv_def ud = {"127.0.0.1", 0, {0, 0, 0, 0, 0, 0}, 1000, false, t, rt_recv, rt_timer, NULL};
+    char msg[256];
+    t->uv = ls_uv_create(&ud, msg, sizeof msg);
+    cr_assert_not_null(t->uv, "%s", msg);
+    t->port = ls_uv_port(t->uv);
+    cr_assert_neq(t->port, 0);
+    ls_session_def sd = ls_default_session_def();
+    sd.slots = 2;
+    cr_assert_eq(ls_relay_session_create(t->relay, &sd, ls_uv_now_us(t->uv), &t->session), LS_OK);
+    atomic_store(&t->stop, false);
+    cr_assert_eq(pthread_create(&t->th, NULL, rt_main, t), 0);
+}
+
+static void rt_stop(relay_thread *t)
+{
+    atomic_store(&t->stop, true);
+    pthread_join(t->th, NULL);
+    ls_uv_destroy(t->uv);
+    ls_relay_destroy(t->relay);
+}
+
+static int udp_socket(void)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    struct timeval tv = {2, 0}; // generous: "no reply" means nothing within 2 s
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+static void send_to_relay(int fd, uint16_t port, const uint8_t *data, size_t len)
+{
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    cr_assert_eq(sendto(fd, data, len, 0, (struct sockaddr *)&a, sizeof a), (ssize_t)len);
+}
+
+static ssize_t recv_reply(int fd, uint8_t *buf, size_t cap)
+{
+    return recv(fd, buf, cap, 0);
+}
+
+static size_t join_msg(const relay_thread *t, uint8_t slot, const uint8_t *token, uint64_t cookie,
+                       uint8_t *buf)
+{
+    ls_net_msg m;
+    memset(&m, 0, sizeof m);
+    m.h.type = LS_NET_JOIN;
+    m.h.session = t->session;
+    m.h.slot = slot;
+    memcpy(m.h.token, token, 16);
+    m.u.cookie = cookie;
+    return ls_net_encode(&m, buf, LS_NET_MAX_DATAGRAM);
+}
+
+Test(net_udp, join_challenge_welcome_over_real_sockets_without_amplification)
+{
+    relay_thread t;
+    rt_start(&t);
+    int fd = udp_socket();
+    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM], reply[2048];
+    ls_relay_session_token(t.relay, t.session, 0, tok);
+    size_t n = join_msg(&t, 0, tok, 0, buf);
+    send_to_relay(fd, t.port, buf, n);
+    ssize_t got = recv_reply(fd, reply, sizeof reply);
+    cr_assert_gt(got, 0, "a challenge comes back");
+    cr_assert_leq((size_t)got, n, "challenge %zd bytes <= join %zu bytes", got, n);
+    ls_net_msg c;
+    cr_assert_eq(ls_net_decode(reply, (size_t)got, &c, NULL), LS_OK);
+    cr_assert_eq(c.h.type, LS_NET_CHALLENGE);
+    n = join_msg(&t, 0, tok, c.u.cookie, buf);
+    send_to_relay(fd, t.port, buf, n);
+    got = recv_reply(fd, reply, sizeof reply);
+    cr_assert_gt(got, 0);
+    cr_assert_eq(ls_net_decode(reply, (size_t)got, &c, NULL), LS_OK);
+    cr_assert_eq(c.h.type, LS_NET_WELCOME);
+    cr_assert_eq(c.u.welcome.slots, 2);
+    // The cookie is bound to the address: another socket cannot reuse it.
+    int other = udp_socket();
+    send_to_relay(other, t.port, buf, n);
+    got = recv_reply(other, reply, sizeof reply);
+    cr_assert_gt(got, 0);
+    ls_net_decode(reply, (size_t)got, &c, NULL);
+    cr_assert_eq(c.h.type, LS_NET_CHALLENGE, "a stolen cookie only earns a new challenge");
+    close(other);
+    close(fd);
+    rt_stop(&t);
+}
+
+Test(net_udp, wrong_tokens_garbage_and_short_joins_get_no_reply)
+{
+    relay_thread t;
+    rt_start(&t);
+    int fd = udp_socket();
+    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM], reply[2048];
+    ls_relay_session_token(t.relay, t.session, 1, tok);
+    size_t n = join_msg(&t, 0, tok, 0, buf); // slot 0 with slot 1's token: spoofed slot
+    send_to_relay(fd, t.port, buf, n);
+    send_to_relay(fd, t.port, buf, n - 1);              // short join
+    send_to_relay(fd, t.port, (const uint8_t *)"x", 1); // garbage
+    uint8_t big[1400];
+    memset(big, 0xEE, sizeof big);
+    send_to_relay(fd, t.port, big, sizeof big); // oversized
+    cr_assert_lt(recv_reply(fd, reply, sizeof reply), 0, "silence");
+    // Barrier: the relay reads its socket in order, so once a valid JOIN from
+    // another socket is answered, every datagram above has been handled.
+    int other = udp_socket();
+    uint8_t tok0[16];
+    ls_relay_session_token(t.relay, t.session, 0, tok0);
+    n = join_msg(&t, 0, tok0, 0, buf);
+    send_to_relay(other, t.port, buf, n);
+    cr_assert_gt(recv_reply(other, reply, sizeof reply), 0);
+    close(other);
+    close(fd);
+    atomic_store(&t.stop, true);
+    pthread_join(t.th, NULL);
+    ls_relay_stats st = ls_relay_stats_get(t.relay);
+    cr_assert_eq(st.bad_token, 1u);
+    cr_assert_eq(st.malformed, 3u);
+    cr_assert_eq(st.packets_out, 1u, "only the barrier's challenge");
+    ls_uv_destroy(t.uv);
+    ls_relay_destroy(t.relay);
+}
+
+Test(net_udp, fault_injection_drops_exactly_as_seeded)
+{
+    // Two transports on loopback: one sends 200 datagrams through 50% loss.
+    ls_net_fault_def f = {500000, 0, 0, 0, 0, 42};
+    ls_net_fault ref;
+    ls_net_fault_init(&ref, &f);
+    uint32_t expect = 0;
+    for (int i = 0; i < 200; i++) {
+        uint64_t w[2];
+        expect += ls_net_fault_apply(&ref, 0, w);
+    }
+    relay_thread t; // only used as a receiver here
+    rt_start(&t);
+    ls_uv_def ud = {"127.0.0.1", 0, f, 1000, false, NULL, rt_recv, NULL, NULL};
+    char msg[256];
+    ls_uv *u = ls_uv_create(&ud, msg, sizeof msg);
+    cr_assert_not_null(u);
+    ls_net_addr to = ls_net_addr_ipv4(127, 0, 0, 1, t.port);
+    uint8_t junk[40] = {0};
+    for (int i = 0; i < 200; i++) {
+        ls_uv_send(u, &to, junk, sizeof junk);
+    }
+    ls_uv_stats st = ls_uv_stats_get(u);
+    cr_assert_eq(st.sent, expect);
+    cr_assert_eq(st.fault_dropped, 200u - expect);
+    ls_uv_destroy(u);
+    rt_stop(&t);
+}
+
+// ---- the tool's processes end to end ----
+
+static char tool[4096];
+
+static void find_tool(void)
+{
+    ssize_t n = readlink("/proc/self/exe", tool, sizeof tool - 1);
+    cr_assert_gt(n, 0);
+    tool[n] = '\0';
+    char *slash = strrchr(tool, '/');
+    cr_assert_not_null(slash);
+    snprintf(slash + 1, sizeof tool - (size_t)(slash + 1 - tool), "lockstep");
+    cr_assert_eq(access(tool, X_OK), 0, "%s is built (make test builds it)", tool);
+}
+
+// Run the tool with args; capture stdout; return the exit status.
+static int run_tool(char *const *args, char **out)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execv(tool, args);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t len = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+        ssize_t r = read(fds[0], buf + len, 4096);
+        if (r <= 0) {
+            break;
+        }
+        len += (size_t)r;
+    }
+    buf[len] = '\0';
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void tmp_path(char *buf, size_t size, const char *tag)
+{
+    snprintf(buf, size, "/tmp/ls-net-test-%ld-%s.lsr", (long)getpid(), tag);
+}
+
+Test(net_udp, a_match_of_relay_and_bot_processes_agrees_and_verifies, .timeout = 120)
+{
+    find_tool();
+    char path[256], *out;
+    tmp_path(path, sizeof path, "clean");
+    char *args[] = {tool,  "match",    "--peers", "3",         "--ticks", "240", "--tick-rate",
+                    "240", "--replay", path,      "--timeout", "10000",   NULL};
+    int rc = run_tool(args, &out);
+    cr_assert_eq(rc, 0, "match failed:\n%s", out);
+    cr_assert_not_null(strstr(out, "all 3 final checksums equal: yes"), "%s", out);
+    cr_assert_not_null(strstr(out, "desyncs: 0"), "%s", out);
+    cr_assert_not_null(strstr(out, "verified 240 ticks"), "%s", out);
+    free(out);
+    unlink(path);
+}
+
+Test(net_udp, a_lossy_jittery_match_still_agrees, .timeout = 120)
+{
+    find_tool();
+    char path[256], *out;
+    tmp_path(path, sizeof path, "lossy");
+    char *args[] = {tool,          "match", "--peers",   "4",     "--ticks", "240",
+                    "--tick-rate", "240",   "--loss",    "0.2",   "--dup",   "0.1",
+                    "--reorder",   "0.1",   "--jitter",  "20",    "--delay", "4",
+                    "--replay",    path,    "--timeout", "10000", NULL};
+    int rc = run_tool(args, &out);
+    cr_assert_eq(rc, 0, "match failed:\n%s", out);
+    cr_assert_not_null(strstr(out, "all 4 final checksums equal: yes"), "%s", out);
+    cr_assert_not_null(strstr(out, "verify result: OK"), "%s", out);
+    free(out);
+    unlink(path);
+}
+
+Test(net_udp, a_perturbed_bot_is_named_by_the_relay_at_its_exact_tick, .timeout = 120)
+{
+    find_tool();
+    char path[256], *out;
+    tmp_path(path, sizeof path, "desync");
+    char *args[] = {tool,       "match",       "--peers",   "3",         "--ticks",
+                    "120",      "--tick-rate", "240",       "--perturb", "1:57",
+                    "--replay", path,          "--timeout", "10000",     NULL};
+    int rc = run_tool(args, &out);
+    cr_assert_eq(rc, 1, "a desynced match fails:\n%s", out);
+    cr_assert_not_null(strstr(out, "event desync session=1 tick=57 slots=0x0002"), "%s", out);
+    cr_assert_null(strstr(out, "tick=56 slots"), "nothing before tick 57:\n%s", out);
+    free(out);
+    unlink(path);
+}
+
+static void kill_relay_mid_match(int sig, const char *tag)
+{
+    find_tool();
+    char path[256];
+    tmp_path(path, sizeof path, tag);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t relay = fork();
+    if (relay == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        char *args[] = {tool,          "relay", "--slots", "2",
+                        "--tick-rate", "240",   "--scene", "tools/scenes/arena.scene",
+                        "--record",    path,    NULL};
+        execv(tool, args);
+        _exit(127);
+    }
+    close(fds[1]);
+    FILE *f = fdopen(fds[0], "r");
+    char line[256], port[16] = "", tokens[2][40];
+    while (fgets(line, sizeof line, f) && strncmp(line, "ready", 5) != 0) {
+        sscanf(line, "listening 127.0.0.1:%15s", port);
+        unsigned s, k;
+        char hex[40];
+        if (sscanf(line, "token %u %u %39s", &s, &k, hex) == 3 && k < 2) {
+            strcpy(tokens[k], hex);
+        }
+    }
+    cr_assert_neq(port[0], '\0');
+    char relay_addr[64];
+    snprintf(relay_addr, sizeof relay_addr, "127.0.0.1:%s", port);
+    pid_t bots[2];
+    for (int k = 0; k < 2; k++) {
+        bots[k] = fork();
+        if (bots[k] == 0) {
+            int null = open("/dev/null", O_WRONLY);
+            dup2(null, 1);
+            char slot[16];
+            snprintf(slot, sizeof slot, "%d", k);
+            char *args[] = {tool,        "bot",     "--relay", relay_addr,
+                            "--session", "1",       "--slot",  slot,
+                            "--token",   tokens[k], "--scene", "tools/scenes/arena.scene",
+                            NULL};
+            execv(tool, args);
+            _exit(127);
+        }
+    }
+    usleep(2500000); // ~500 ticks at 240 Hz once joined: several 60-tick chunks
+    if (sig != SIGKILL) {
+        kill(relay, SIGUSR1); // stats on demand, the relay keeps going
+        usleep(200000);
+    }
+    kill(relay, sig);
+    waitpid(relay, NULL, 0);
+    for (int k = 0; k < 2; k++) {
+        kill(bots[k], SIGTERM);
+        waitpid(bots[k], NULL, 0);
+    }
+    char rest[8192] = "";
+    size_t got = fread(rest, 1, sizeof rest - 1, f);
+    rest[got] = '\0';
+    fclose(f);
+    if (sig != SIGKILL) {
+        cr_assert_not_null(strstr(rest, "replay session=1"), "%s", rest);
+        const char *first = strstr(rest, "stats relay");
+        cr_assert_not_null(first, "stats on SIGUSR1:\n%s", rest);
+        cr_assert_not_null(strstr(first + 1, "stats relay"), "and at exit:\n%s", rest);
+    }
+    ls_replay_error err;
+    ls_replay_reader *r = ls_replay_reader_open(path, &err);
+    cr_assert_not_null(r, "replay unreadable after SIGKILL: %s", err.message);
+    const ls_replay_info *info = ls_replay_reader_info(r);
+    if (sig == SIGKILL) {
+        cr_assert_not(info->complete, "no index: the relay never finished");
+    } else {
+        cr_assert(info->complete, "SIGTERM finishes the recording (index + trailer)");
+    }
+    cr_assert_geq(info->ticks, 60u, "at least one chunk survived (%u ticks)", info->ticks);
+    ls_replay_reader_destroy(r);
+    char *out;
+    char *args[] = {tool, "replay", "verify", path, NULL};
+    int rc = run_tool(args, &out);
+    cr_assert_eq(rc, 0, "the surviving ticks verify:\n%s", out);
+    free(out);
+    unlink(path);
+}
+
+Test(net_udp, a_relay_killed_with_sigkill_leaves_a_readable_replay, .timeout = 120)
+{
+    kill_relay_mid_match(SIGKILL, "killed");
+}
+
+Test(net_udp, sigterm_closes_the_recording_cleanly_and_prints_stats, .timeout = 120)
+{
+    kill_relay_mid_match(SIGTERM, "terminated");
+}

@@ -1,0 +1,796 @@
+// SPDX-License-Identifier: MIT
+// The relay and peer state machines in-process, on a simulated network with a
+// fake clock: ordering, redundancy under loss, duplicates, reordering, late and
+// early inputs, timeouts, disconnect at an agreed tick, desync detection,
+// token and address checks, no amplification, rate limits, malformed input.
+#include "ls/checksum.h"
+#include "ls/net_fault.h"
+#include "ls/net_peer.h"
+#include "ls/net_relay.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXP       16
+#define RELAY_PORT 9000
+
+// ---- a fake game: the state is a hash chain of every tick's inputs ----
+
+typedef struct game {
+    uint32_t slot;
+    uint64_t state;
+    int64_t perturb_tick; // -1: never
+    uint64_t sums[4096];  // checksum after each tick
+    uint32_t ticks;
+    uint32_t desync_events, first_desync;
+    uint32_t disc_slot, disc_tick, disc_events;
+} game;
+
+static void g_input(void *user, uint32_t tick, uint8_t *out, uint32_t n)
+{
+    game *g = user;
+    (void)n;
+    out[0] = (uint8_t)(1u + ((tick * 7u + g->slot * 3u) % 15u));
+}
+
+static uint64_t g_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
+                          uint32_t isz)
+{
+    game *g = user;
+    ls_hasher h;
+    ls_hasher_init(&h);
+    ls_hasher_put_u64(&h, g->state);
+    ls_hasher_put_u32(&h, tick);
+    ls_hasher_put_bytes(&h, inputs, (size_t)slots * isz);
+    g->state = ls_hasher_digest(&h);
+    if ((int64_t)tick == g->perturb_tick) {
+        g->state ^= 1; // a silent local divergence
+    }
+    if (tick < 4096) {
+        g->sums[tick] = g->state;
+    }
+    g->ticks = tick + 1;
+    return g->state;
+}
+
+static void g_event(void *user, const ls_peer_event *ev)
+{
+    game *g = user;
+    if (ev->type == LS_PEER_EV_DESYNC && g->desync_events++ == 0) {
+        g->first_desync = ev->tick;
+    }
+    if (ev->type == LS_PEER_EV_DISCONNECTED) {
+        g->disc_events++;
+        g->disc_slot = ev->slot;
+        g->disc_tick = ev->tick;
+    }
+}
+
+// ---- the simulated network ----
+
+typedef struct packet {
+    uint64_t at;
+    int dest; // -1: relay, else peer index
+    ls_net_addr from;
+    size_t len;
+    uint8_t data[LS_NET_MAX_DATAGRAM];
+} packet;
+
+typedef struct recorded {
+    uint32_t ticks;
+    uint8_t inputs[4096][MAXP];
+    uint64_t sums[4096];
+    bool ended;
+} recorded;
+
+typedef struct sim {
+    ls_relay *relay;
+    uint32_t session;
+    ls_session_def sdef;
+    uint32_t n;
+    ls_peer *peer[MAXP];
+    game g[MAXP];
+    bool muted[MAXP]; // a muted peer is neither polled nor delivered to (crashed)
+    int no_checksums; // this peer's CHECKSUM datagrams are lost (-1: none)
+    ls_net_fault fault;
+    packet *q;
+    size_t qlen, qcap;
+    uint64_t now;
+    recorded rec;
+    ls_relay_event ev[256];
+    uint32_t nev;
+} sim;
+
+static ls_net_addr peer_addr(int i)
+{
+    return ls_net_addr_ipv4(127, 0, 0, 1, (uint16_t)(20000 + i));
+}
+
+static ls_net_addr relay_addr(void)
+{
+    return ls_net_addr_ipv4(127, 0, 0, 1, RELAY_PORT);
+}
+
+static void enqueue(sim *s, int dest, const ls_net_addr *from, const uint8_t *data, size_t len)
+{
+    uint64_t when[2];
+    uint32_t copies = ls_net_fault_apply(&s->fault, s->now, when);
+    for (uint32_t c = 0; c < copies; c++) {
+        if (s->qlen == s->qcap) {
+            s->qcap = s->qcap ? s->qcap * 2 : 1024;
+            s->q = realloc(s->q, s->qcap * sizeof *s->q);
+            cr_assert_not_null(s->q);
+        }
+        packet *p = &s->q[s->qlen++];
+        p->at = when[c] > s->now ? when[c] : s->now + 1; // never delivered in the same instant
+        p->dest = dest;
+        p->from = *from;
+        p->len = len;
+        memcpy(p->data, data, len);
+    }
+}
+
+static void rec_tick(void *user, uint32_t session, uint32_t tick, const uint8_t *inputs,
+                     uint64_t checksum)
+{
+    sim *s = user;
+    (void)session;
+    cr_assert_eq(tick, s->rec.ticks, "recorder gets ticks in order");
+    if (tick < 4096) {
+        memcpy(s->rec.inputs[tick], inputs, (size_t)s->sdef.slots * s->sdef.input_size);
+        s->rec.sums[tick] = checksum;
+    }
+    s->rec.ticks = tick + 1;
+}
+
+static void rec_end(void *user, uint32_t session, uint32_t ticks)
+{
+    sim *s = user;
+    (void)session;
+    cr_assert_eq(ticks, s->rec.ticks);
+    s->rec.ended = true;
+}
+
+static void drain(sim *s)
+{
+    ls_net_datagram d;
+    ls_net_addr ra = relay_addr();
+    while (ls_relay_next_datagram(s->relay, &d)) {
+        int dest = d.to.port - 20000;
+        cr_assert(dest >= 0 && dest < (int)s->n, "relay sends only to peers");
+        enqueue(s, dest, &ra, d.data, d.len);
+    }
+    for (uint32_t i = 0; i < s->n; i++) {
+        ls_net_addr pa = peer_addr((int)i);
+        while (ls_peer_next_datagram(s->peer[i], &d)) {
+            cr_assert(ls_net_addr_equal(&d.to, &ra));
+            ls_net_msg m;
+            bool csum =
+                ls_net_decode(d.data, d.len, &m, NULL) == LS_OK && m.h.type == LS_NET_CHECKSUM;
+            if (!s->muted[i] && !(csum && (int)i == s->no_checksums)) {
+                enqueue(s, -1, &pa, d.data, d.len);
+            }
+        }
+    }
+    ls_relay_event ev;
+    while (ls_relay_next_event(s->relay, &ev)) {
+        if (s->nev < 256) {
+            s->ev[s->nev++] = ev;
+        }
+    }
+}
+
+static void sim_init(sim *s, uint32_t n, const ls_session_def *sd, const ls_net_fault_def *fd)
+{
+    memset(s, 0, sizeof *s);
+    s->now = 1000000;
+    s->no_checksums = -1;
+    ls_relay_def rd = ls_default_relay_def();
+    s->relay = ls_relay_create(&rd, NULL);
+    cr_assert_not_null(s->relay);
+    s->sdef = *sd;
+    cr_assert_eq(ls_relay_session_create(s->relay, sd, s->now, &s->session), LS_OK);
+    ls_relay_recorder rec = {s, rec_tick, rec_end};
+    ls_relay_session_set_recorder(s->relay, s->session, &rec);
+    ls_net_fault_def none = {0, 0, 0, 0, 0, 0};
+    ls_net_fault_init(&s->fault, fd ? fd : &none);
+    s->n = n;
+    for (uint32_t i = 0; i < n; i++) {
+        s->g[i].slot = i;
+        s->g[i].perturb_tick = -1;
+        ls_peer_def pd = ls_default_peer_def();
+        pd.session = s->session;
+        pd.slot = i;
+        ls_relay_session_token(s->relay, s->session, i, pd.token);
+        pd.relay = relay_addr();
+        pd.cb.user = &s->g[i];
+        pd.cb.local_input = g_input;
+        pd.cb.advance = g_advance;
+        pd.cb.on_event = g_event;
+        s->peer[i] = ls_peer_create(&pd, NULL);
+        cr_assert_not_null(s->peer[i]);
+    }
+}
+
+static void sim_free(sim *s)
+{
+    for (uint32_t i = 0; i < s->n; i++) {
+        ls_peer_destroy(s->peer[i]);
+    }
+    ls_relay_destroy(s->relay);
+    free(s->q);
+}
+
+// Advance the fake clock by 1 ms: deliver what is due (in due order), poll everyone.
+static void sim_step(sim *s)
+{
+    s->now += 1000;
+    for (;;) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < s->qlen; i++) {
+            if (s->q[i].at <= s->now && (best == SIZE_MAX || s->q[i].at < s->q[best].at)) {
+                best = i;
+            }
+        }
+        if (best == SIZE_MAX) {
+            break;
+        }
+        packet p = s->q[best];
+        s->q[best] = s->q[--s->qlen];
+        if (p.dest < 0) {
+            ls_relay_receive(s->relay, &p.from, p.data, p.len, s->now);
+        } else if (!s->muted[p.dest]) {
+            ls_peer_receive(s->peer[p.dest], p.data, p.len, s->now);
+        }
+        drain(s);
+    }
+    ls_relay_poll(s->relay, s->now);
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (!s->muted[i]) {
+            ls_peer_poll(s->peer[i], s->now);
+        }
+    }
+    drain(s);
+}
+
+static bool all_finished(const sim *s)
+{
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (!s->muted[i] && ls_peer_state_get(s->peer[i]) != LS_PEER_FINISHED) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void run_until_finished(sim *s, uint64_t max_ms)
+{
+    for (uint64_t ms = 0; ms < max_ms && !all_finished(s); ms++) {
+        sim_step(s);
+    }
+    cr_assert(all_finished(s), "every peer finished within %llu ms of fake time",
+              (unsigned long long)max_ms);
+    for (int i = 0; i < 200; i++) { // let the relay finalize the last ticks
+        sim_step(s);
+    }
+}
+
+static void assert_agreement(const sim *s, uint32_t ticks)
+{
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (s->muted[i]) {
+            continue;
+        }
+        cr_assert_eq(ls_peer_ticks(s->peer[i]), ticks, "peer %u simulated %u ticks", i,
+                     ls_peer_ticks(s->peer[i]));
+        for (uint32_t t = 0; t < ticks; t++) {
+            cr_assert_eq(s->g[i].sums[t], s->rec.sums[t], "peer %u tick %u checksum", i, t);
+        }
+    }
+    cr_assert_eq(s->rec.ticks, ticks, "relay recorded %u ticks", s->rec.ticks);
+    cr_assert(s->rec.ended);
+}
+
+static ls_session_def sdef(uint32_t slots, uint32_t ticks, uint32_t delay)
+{
+    ls_session_def d = ls_default_session_def();
+    d.slots = slots;
+    d.ticks = ticks;
+    d.delay = delay;
+    d.tick_rate = 60;
+    return d;
+}
+
+Test(net_core, four_peers_agree_on_a_clean_network)
+{
+    sim s;
+    ls_session_def d = sdef(4, 300, 3);
+    sim_init(&s, 4, &d, NULL);
+    run_until_finished(&s, 20000);
+    assert_agreement(&s, 300);
+    // The recorded inputs are each slot's script; ticks below D are empty.
+    for (uint32_t t = 0; t < 300; t++) {
+        for (uint32_t k = 0; k < 4; k++) {
+            uint8_t want = t < 3 ? 0 : (uint8_t)(1u + ((t * 7u + k * 3u) % 15u));
+            cr_assert_eq(s.rec.inputs[t][k], want, "tick %u slot %u", t, k);
+        }
+    }
+    cr_assert_eq(ls_relay_stats_get(s.relay).desyncs, 0u);
+    ls_relay_peer_stats ps = ls_relay_peer_stats_get(s.relay, s.session, 1);
+    cr_assert(ps.joined);
+    cr_assert_gt(ps.packets_in, 300u);
+    sim_free(&s);
+}
+
+Test(net_core, redundancy_survives_loss_duplication_reordering_and_jitter)
+{
+    sim s;
+    ls_session_def d = sdef(4, 300, 4);
+    ls_net_fault_def f = {200000, 100000, 100000, 5000, 30000, 7};
+    sim_init(&s, 4, &d, &f);
+    run_until_finished(&s, 60000);
+    assert_agreement(&s, 300);
+    cr_assert_gt(s.fault.dropped, 100u, "the fault injector did drop packets");
+    cr_assert_gt(s.fault.duplicated, 50u);
+    cr_assert_gt(s.fault.reordered, 50u);
+    uint64_t dups = 0;
+    for (uint32_t k = 0; k < 4; k++) {
+        dups += ls_relay_peer_stats_get(s.relay, s.session, k).duplicates;
+    }
+    cr_assert_gt(dups, 0u, "duplicates were seen and ignored");
+    sim_free(&s);
+}
+
+Test(net_core, sixteen_slots_with_delay_zero)
+{
+    sim s;
+    ls_session_def d = sdef(16, 120, 0);
+    sim_init(&s, 16, &d, NULL);
+    run_until_finished(&s, 20000);
+    assert_agreement(&s, 120);
+    sim_free(&s);
+}
+
+Test(net_core, a_perturbed_peer_is_named_at_the_exact_tick)
+{
+    sim s;
+    ls_session_def d = sdef(4, 200, 3);
+    sim_init(&s, 4, &d, NULL);
+    s.g[2].perturb_tick = 37;
+    run_until_finished(&s, 20000);
+    uint32_t found = 0;
+    for (uint32_t i = 0; i < s.nev; i++) {
+        if (s.ev[i].type == LS_RELAY_EV_DESYNC) {
+            if (found++ == 0) {
+                cr_assert_eq(s.ev[i].tick, 37u, "first desync at tick %u", s.ev[i].tick);
+                cr_assert_eq(s.ev[i].slots, 1u << 2, "slot 2 named, mask %x", s.ev[i].slots);
+                cr_assert_eq(s.ev[i].expected, s.g[0].sums[37]);
+                cr_assert_eq(s.ev[i].got, s.g[2].sums[37]);
+            }
+        }
+    }
+    cr_assert_gt(found, 0u);
+    for (uint32_t i = 0; i < 4; i++) {
+        cr_assert_gt(s.g[i].desync_events, 0u, "peer %u was told", i);
+        cr_assert_eq(s.g[i].first_desync, 37u);
+    }
+    cr_assert_eq(s.rec.sums[37], s.g[0].sums[37], "the majority checksum is recorded");
+    sim_free(&s);
+}
+
+Test(net_core, a_silent_peer_is_disconnected_at_an_agreed_tick)
+{
+    sim s;
+    ls_session_def d = sdef(4, 400, 3);
+    d.timeout_ms = 500;
+    sim_init(&s, 4, &d, NULL);
+    while (ls_peer_ticks(s.peer[3]) < 100) {
+        sim_step(&s);
+    }
+    s.muted[3] = true; // crashes: sends and hears nothing
+    run_until_finished(&s, 30000);
+    uint32_t disc_tick = UINT32_MAX;
+    for (uint32_t i = 0; i < s.nev; i++) {
+        if (s.ev[i].type == LS_RELAY_EV_DISCONNECTED && s.ev[i].slot == 3) {
+            cr_assert_eq(s.ev[i].reason, LS_NET_TIMEOUT);
+            disc_tick = s.ev[i].tick;
+        }
+    }
+    cr_assert_neq(disc_tick, UINT32_MAX, "the relay declared slot 3 gone");
+    cr_assert_geq(disc_tick, 100u);
+    for (uint32_t i = 0; i < 3; i++) {
+        cr_assert_eq(s.g[i].disc_slot, 3u);
+        cr_assert_eq(s.g[i].disc_tick, disc_tick, "peer %u agrees on the tick", i);
+    }
+    assert_agreement(&s, 400);
+    for (uint32_t t = disc_tick; t < 400; t++) {
+        cr_assert_eq(s.rec.inputs[t][3], 0, "slot 3 is empty from tick %u (at %u)", disc_tick, t);
+    }
+    cr_assert_neq(s.rec.inputs[disc_tick - 1][3], 0, "and had input just before");
+    sim_free(&s);
+}
+
+Test(net_core, a_peer_that_leaves_is_disconnected_with_reason_left)
+{
+    sim s;
+    ls_session_def d = sdef(2, 300, 2);
+    sim_init(&s, 2, &d, NULL);
+    while (ls_peer_ticks(s.peer[1]) < 50) {
+        sim_step(&s);
+    }
+    ls_peer_leave(s.peer[1]);
+    // Deliver the goodbye, then keep peer 1 out of the finish condition.
+    for (int i = 0; i < 20; i++) {
+        sim_step(&s);
+    }
+    s.muted[1] = true;
+    run_until_finished(&s, 20000);
+    bool seen = false;
+    for (uint32_t i = 0; i < s.nev; i++) {
+        if (s.ev[i].type == LS_RELAY_EV_DISCONNECTED && s.ev[i].slot == 1) {
+            cr_assert_eq(s.ev[i].reason, LS_NET_LEFT);
+            cr_assert_eq(s.ev[i].tick, s.g[0].disc_tick);
+            seen = true;
+        }
+    }
+    cr_assert(seen);
+    cr_assert_eq(ls_peer_ticks(s.peer[0]), 300u);
+    cr_assert_eq(s.rec.ticks, 300u);
+    sim_free(&s);
+}
+
+Test(net_core, a_slot_that_never_joins_times_out_and_the_match_goes_on)
+{
+    sim s;
+    ls_session_def d = sdef(3, 100, 3);
+    d.join_timeout_ms = 300;
+    sim_init(&s, 3, &d, NULL);
+    s.muted[2] = true;
+    run_until_finished(&s, 20000);
+    cr_assert_eq(s.rec.ticks, 100u);
+    cr_assert_eq(s.g[0].disc_slot, 2u);
+    cr_assert_eq(s.g[0].disc_tick, 3u, "gone from the first tick that needed its input");
+    cr_assert_eq(s.g[0].sums[99], s.g[1].sums[99]);
+    sim_free(&s);
+}
+
+// ---- handcrafted datagrams against the relay ----
+
+static size_t make(ls_net_msg *m, uint8_t type, uint32_t session, uint8_t slot,
+                   const uint8_t *token, uint8_t *buf)
+{
+    m->h.type = type;
+    m->h.session = session;
+    m->h.slot = slot;
+    memcpy(m->h.token, token, LS_NET_TOKEN_SIZE);
+    return ls_net_encode(m, buf, LS_NET_MAX_DATAGRAM);
+}
+
+// Join slot `slot` from `from` through the challenge; returns the WELCOME size.
+static void join(ls_relay *r, uint32_t id, uint8_t slot, const ls_net_addr *from, uint64_t now)
+{
+    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM];
+    ls_relay_session_token(r, id, slot, tok);
+    ls_net_msg m;
+    memset(&m, 0, sizeof m);
+    size_t n = make(&m, LS_NET_JOIN, id, slot, tok, buf);
+    ls_relay_receive(r, from, buf, n, now);
+    ls_net_datagram d;
+    cr_assert(ls_relay_next_datagram(r, &d));
+    ls_net_msg c;
+    cr_assert_eq(ls_net_decode(d.data, d.len, &c, NULL), LS_OK);
+    cr_assert_eq(c.h.type, LS_NET_CHALLENGE);
+    cr_assert_leq(d.len, n, "challenge %zu bytes for a %zu-byte join", d.len, n);
+    memset(&m, 0, sizeof m);
+    m.u.cookie = c.u.cookie;
+    n = make(&m, LS_NET_JOIN, id, slot, tok, buf);
+    ls_relay_receive(r, from, buf, n, now);
+    cr_assert(ls_relay_next_datagram(r, &d));
+    cr_assert_eq(ls_net_decode(d.data, d.len, &c, NULL), LS_OK);
+    cr_assert_eq(c.h.type, LS_NET_WELCOME);
+    while (ls_relay_next_datagram(r, &d)) {
+    }
+}
+
+static ls_relay *one_session(uint32_t *id)
+{
+    ls_relay_def rd = ls_default_relay_def();
+    ls_relay *r = ls_relay_create(&rd, NULL);
+    ls_session_def d = sdef(2, 0, 2);
+    cr_assert_eq(ls_relay_session_create(r, &d, 0, id), LS_OK);
+    return r;
+}
+
+Test(net_core, wrong_tokens_and_spoofed_slots_are_dropped_silently)
+{
+    uint32_t id;
+    ls_relay *r = one_session(&id);
+    uint8_t tok0[16], tok1[16], buf[LS_NET_MAX_DATAGRAM];
+    ls_relay_session_token(r, id, 0, tok0);
+    ls_relay_session_token(r, id, 1, tok1);
+    cr_assert_neq(memcmp(tok0, tok1, 16), 0, "tokens are random per slot");
+    ls_net_addr a = ls_net_addr_ipv4(127, 0, 0, 1, 5000);
+    ls_net_msg m;
+    memset(&m, 0, sizeof m);
+    size_t n = make(&m, LS_NET_JOIN, id, 1, tok0, buf); // slot 1 with slot 0's token
+    ls_relay_receive(r, &a, buf, n, 10);
+    tok1[5] ^= 0x40;
+    n = make(&m, LS_NET_JOIN, id, 1, tok1, buf); // one bit wrong
+    ls_relay_receive(r, &a, buf, n, 10);
+    ls_net_datagram d;
+    cr_assert_not(ls_relay_next_datagram(r, &d), "no answer to a bad token");
+    ls_relay_stats st = ls_relay_stats_get(r);
+    cr_assert_eq(st.bad_token, 2u);
+    cr_assert_eq(ls_relay_peer_stats_get(r, id, 1).drops, 2u);
+    // A joined slot's token used from another address is unverified: dropped.
+    join(r, id, 0, &a, 20);
+    ls_net_addr b = ls_net_addr_ipv4(127, 0, 0, 1, 5001);
+    memset(&m, 0, sizeof m);
+    uint8_t in[1] = {9};
+    m.u.input.first_tick = 2;
+    m.u.input.count = 1;
+    m.u.input.input_size = 1;
+    m.u.input.data = in;
+    n = make(&m, LS_NET_INPUT, id, 0, tok0, buf);
+    ls_relay_receive(r, &b, buf, n, 30);
+    cr_assert_not(ls_relay_next_datagram(r, &d));
+    cr_assert_eq(ls_relay_stats_get(r).unverified, 1u);
+    cr_assert_eq(ls_relay_peer_stats_get(r, id, 0).input_next, 2u, "the input was not taken");
+    // A JOIN without a valid cookie from the right token but a forged cookie: challenged again.
+    memset(&m, 0, sizeof m);
+    m.u.cookie = 12345;
+    n = make(&m, LS_NET_JOIN, id, 0, tok0, buf);
+    ls_relay_receive(r, &b, buf, n, 40);
+    cr_assert(ls_relay_next_datagram(r, &d));
+    ls_net_msg c;
+    ls_net_decode(d.data, d.len, &c, NULL);
+    cr_assert_eq(c.h.type, LS_NET_CHALLENGE);
+    ls_relay_peer_stats ps = ls_relay_peer_stats_get(r, id, 0);
+    cr_assert(ls_net_addr_equal(&ps.addr, &a), "not rebound");
+    ls_relay_destroy(r);
+}
+
+Test(net_core, the_relay_never_answers_an_unverified_source_with_more_bytes)
+{
+    uint32_t id;
+    ls_relay *r = one_session(&id);
+    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM];
+    ls_relay_session_token(r, id, 0, tok);
+    ls_rng rng = ls_rng_make(99, 1);
+    uint64_t in = 0, out = 0;
+    for (int i = 0; i < 3000; i++) {
+        ls_net_addr a = ls_net_addr_ipv4(127, 0, 1, (uint8_t)(i >> 8), (uint16_t)(3000 + i));
+        size_t n;
+        if (i % 3 == 0) { // valid token, fresh address: a JOIN gets only a CHALLENGE
+            ls_net_msg m;
+            memset(&m, 0, sizeof m);
+            n = make(&m, (uint8_t)(i % 2 ? LS_NET_JOIN : LS_NET_JOIN), id, 0, tok, buf);
+        } else if (i % 3 == 1) { // valid token, other types from unverified addresses
+            ls_net_msg m;
+            memset(&m, 0, sizeof m);
+            m.u.ping.time = 1;
+            n = make(&m, LS_NET_PING, id, 0, tok, buf);
+        } else { // garbage
+            n = 1 + ls_rng_below(&rng, LS_NET_MAX_DATAGRAM);
+            for (size_t j = 0; j < n; j++) {
+                buf[j] = (uint8_t)ls_rng_next_u32(&rng);
+            }
+            buf[0] = 'L', buf[1] = 'S', buf[2] = 1;
+        }
+        in += n;
+        ls_relay_receive(r, &a, buf, n, (uint64_t)i * 1000);
+        ls_net_datagram d;
+        size_t replied = 0;
+        while (ls_relay_next_datagram(r, &d)) {
+            cr_assert(ls_net_addr_equal(&d.to, &a), "replies only to the sender");
+            replied += d.len;
+        }
+        cr_assert_leq(replied, n, "datagram %d: %zu bytes answered with %zu", i, n, replied);
+        out += replied;
+    }
+    cr_assert_gt(out, 0u);
+    cr_assert_lt(out * 3, in, "total out %llu vs in %llu", (unsigned long long)out,
+                 (unsigned long long)in);
+    ls_relay_destroy(r);
+}
+
+Test(net_core, malformed_datagrams_are_counted_never_fatal)
+{
+    uint32_t id;
+    ls_relay *r = one_session(&id);
+    ls_net_addr a = ls_net_addr_ipv4(127, 0, 0, 1, 7000);
+    join(r, id, 0, &a, 0);
+    ls_rng rng = ls_rng_make(5, 5);
+    uint8_t buf[LS_NET_MAX_DATAGRAM + 100];
+    uint64_t before = ls_relay_stats_get(r).malformed;
+    for (int i = 0; i < 2000; i++) {
+        size_t n = ls_rng_below(&rng, sizeof buf);
+        for (size_t j = 0; j < n; j++) {
+            buf[j] = (uint8_t)ls_rng_next_u32(&rng);
+        }
+        if (n > 3) {
+            buf[0] = 'L', buf[1] = 'S', buf[2] = 1; // get past the magic most of the time
+        }
+        ls_net_addr src = ls_net_addr_ipv4(10, 0, (uint8_t)(i >> 8), (uint8_t)i, 1);
+        ls_relay_receive(r, &src, buf, n, 1000000 + (uint64_t)i);
+    }
+    ls_relay_stats st = ls_relay_stats_get(r);
+    cr_assert_eq(st.malformed + st.no_session + st.bad_token - before, 2000u);
+    ls_relay_destroy(r);
+}
+
+Test(net_core, early_inputs_wait_and_duplicates_are_ignored)
+{
+    uint32_t id;
+    ls_relay *r = one_session(&id);
+    ls_net_addr a = ls_net_addr_ipv4(127, 0, 0, 1, 7001);
+    join(r, id, 0, &a, 0);
+    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM], in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    ls_relay_session_token(r, id, 0, tok);
+    ls_net_msg m;
+    memset(&m, 0, sizeof m);
+    m.u.input.first_tick = 5; // delay is 2: ticks 2..4 are missing (early input)
+    m.u.input.count = 3;
+    m.u.input.input_size = 1;
+    m.u.input.data = in;
+    size_t n = make(&m, LS_NET_INPUT, id, 0, tok, buf);
+    ls_relay_receive(r, &a, buf, n, 10);
+    cr_assert_eq(ls_relay_peer_stats_get(r, id, 0).input_next, 2u);
+    m.u.input.first_tick = 2;
+    m.u.input.count = 3;
+    n = make(&m, LS_NET_INPUT, id, 0, tok, buf);
+    ls_relay_receive(r, &a, buf, n, 20);
+    ls_relay_receive(r, &a, buf, n, 21);
+    ls_relay_peer_stats ps = ls_relay_peer_stats_get(r, id, 0);
+    cr_assert_eq(ps.input_next, 5u);
+    cr_assert_eq(ps.duplicates, 3u);
+    // The ACK (one per poll, however many packets arrived) tells the peer what the relay holds.
+    ls_relay_poll(r, 22);
+    ls_net_datagram d;
+    ls_net_msg ack;
+    uint32_t last_ack = 0;
+    while (ls_relay_next_datagram(r, &d)) {
+        if (ls_net_decode(d.data, d.len, &ack, NULL) == LS_OK && ack.h.type == LS_NET_ACK) {
+            last_ack = ack.u.ack.input_next[0];
+        }
+    }
+    cr_assert_eq(last_ack, 5u);
+    // Inputs of the wrong size are refused.
+    m.u.input.first_tick = 5;
+    m.u.input.input_size = 2;
+    m.u.input.count = 1;
+    n = make(&m, LS_NET_INPUT, id, 0, tok, buf);
+    ls_relay_receive(r, &a, buf, n, 30);
+    cr_assert_eq(ls_relay_peer_stats_get(r, id, 0).input_next, 5u);
+    ls_relay_destroy(r);
+}
+
+Test(net_core, inputs_beyond_the_window_are_refused)
+{
+    uint32_t id;
+    ls_relay *r = one_session(&id);
+    ls_net_addr a = ls_net_addr_ipv4(127, 0, 0, 1, 7002);
+    join(r, id, 0, &a, 0);
+    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM], in[64] = {0};
+    ls_relay_session_token(r, id, 0, tok);
+    ls_net_msg m;
+    memset(&m, 0, sizeof m);
+    uint8_t sums[16] = {0}; // a well-behaved peer vouches for the empty ticks 0 and 1
+    m.u.checksum.count = 2;
+    m.u.checksum.data = sums;
+    size_t cn = make(&m, LS_NET_CHECKSUM, id, 0, tok, buf);
+    ls_relay_receive(r, &a, buf, cn, 5);
+    memset(&m, 0, sizeof m);
+    m.u.input.count = 64;
+    m.u.input.input_size = 1;
+    m.u.input.data = in;
+    for (uint32_t t = 2; t < 2 + 10 * 64; t += 64) {
+        m.u.input.first_tick = t;
+        size_t n = make(&m, LS_NET_INPUT, id, 0, tok, buf);
+        ls_relay_receive(r, &a, buf, n, 10 + t);
+    }
+    // Slot 1 never joined, so nothing is final: slot 0 may run one window ahead only.
+    cr_assert_eq(ls_relay_peer_stats_get(r, id, 0).input_next, (uint32_t)LS_NET_WINDOW);
+    cr_assert_not(ls_relay_peer_stats_get(r, id, 0).disconnected);
+    ls_relay_destroy(r);
+}
+
+Test(net_core, a_flooding_source_is_rate_limited)
+{
+    uint32_t id;
+    ls_relay *r = one_session(&id);
+    ls_relay_def rd = ls_default_relay_def();
+    ls_net_addr a = ls_net_addr_ipv4(127, 0, 0, 1, 7003);
+    uint8_t buf[64] = {0};
+    for (int i = 0; i < 1000; i++) {
+        ls_relay_receive(r, &a, buf, sizeof buf, 5000); // all in the same instant
+    }
+    ls_relay_stats st = ls_relay_stats_get(r);
+    cr_assert_eq(st.rate_limited, 1000u - rd.rate_burst);
+    cr_assert_eq(st.malformed, rd.rate_burst);
+    // One second later the bucket has refilled.
+    ls_relay_receive(r, &a, buf, sizeof buf, 1005000);
+    cr_assert_eq(ls_relay_stats_get(r).malformed, rd.rate_burst + 1u);
+    ls_relay_destroy(r);
+}
+
+Test(net_core, ping_measures_round_trip_on_both_sides)
+{
+    sim s;
+    ls_session_def d = sdef(2, 120, 2);
+    ls_net_fault_def f = {0, 0, 0, 10000, 0, 1}; // 10 ms each way
+    sim_init(&s, 2, &d, &f);
+    run_until_finished(&s, 20000);
+    uint32_t rtt = ls_relay_peer_stats_get(s.relay, s.session, 0).rtt_us;
+    cr_assert(rtt >= 20000 && rtt <= 22000, "relay-side rtt %u us for 2 x 10 ms", rtt);
+    rtt = ls_peer_stats_get(s.peer[1]).rtt_us;
+    cr_assert(rtt >= 20000 && rtt <= 22000, "peer-side rtt %u us", rtt);
+    sim_free(&s);
+}
+
+Test(net_core, peers_never_run_more_than_the_lead_bound_ahead)
+{
+    sim s;
+    ls_session_def d = sdef(3, 300, 3);
+    sim_init(&s, 3, &d, NULL);
+    s.muted[2] = true; // slot 2 has not shown up: nobody can simulate past tick D
+    for (int ms = 0; ms < 2000; ms++) {
+        sim_step(&s);
+    }
+    ls_peer_def pd = ls_default_peer_def();
+    for (uint32_t k = 0; k < 2; k++) {
+        cr_assert_eq(ls_peer_ticks(s.peer[k]), 3u, "simulated only the empty ticks");
+        uint32_t in = ls_relay_peer_stats_get(s.relay, s.session, k).input_next;
+        // Inputs for ticks D.. are produced while (clock ticks produced) < simulated + lead.
+        cr_assert_eq(in, 3u + 3u + pd.max_lead, "slot %u produced up to tick %u", k, in);
+    }
+    sim_free(&s);
+}
+
+Test(net_core, a_late_peer_catches_up_through_time_sync)
+{
+    sim s;
+    ls_session_def d = sdef(4, 300, 3);
+    sim_init(&s, 4, &d, NULL);
+    s.muted[3] = true;
+    for (int ms = 0; ms < 1000; ms++) { // slot 3 starts one second late
+        sim_step(&s);
+    }
+    s.muted[3] = false;
+    uint64_t t0 = s.now;
+    run_until_finished(&s, 20000);
+    assert_agreement(&s, 300);
+    ls_peer_stats st = ls_peer_stats_get(s.peer[3]);
+    cr_assert_gt(st.clock_shifts, 0u, "the late peer moved its clock forward");
+    // 300 ticks at 60 Hz are 5 s of play from the early peers' start, 4 s after the
+    // late start; without catching up the late peer would hold everyone back to 5 s.
+    uint64_t played_ms = (s.now - t0) / 1000 - 200;
+    cr_assert_lt(played_ms, 4600u, "finished %llu ms after the late start",
+                 (unsigned long long)played_ms);
+    cr_assert_gt(played_ms, 3500u, "never faster than the early peers' clocks");
+    sim_free(&s);
+}
+
+Test(net_core, a_peer_that_plays_without_reporting_checksums_is_kicked)
+{
+    sim s;
+    ls_session_def d = sdef(3, 600, 3);
+    sim_init(&s, 3, &d, NULL);
+    s.no_checksums = 2;
+    bool kicked = false;
+    for (int ms = 0; ms < 20000 && !kicked; ms++) {
+        sim_step(&s);
+        for (uint32_t i = 0; i < s.nev; i++) {
+            if (s.ev[i].type == LS_RELAY_EV_DISCONNECTED && s.ev[i].slot == 2) {
+                cr_assert_eq(s.ev[i].reason, LS_NET_KICKED);
+                kicked = true;
+            }
+        }
+    }
+    cr_assert(kicked, "the relay kicked slot 2");
+    s.muted[2] = true;
+    run_until_finished(&s, 30000);
+    assert_agreement(&s, 600);
+    sim_free(&s);
+}

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: MIT
+// `lockstep relay --bind 127.0.0.1:PORT`: the UDP relay. Creates sessions from
+// the command line, prints their tokens, relays inputs, checks checksums,
+// records each session as a replay, prints stats on SIGUSR1 and at exit.
+#include "../net/uv/transport_uv.h"
+#include "cli.h"
+#include "ls/net_relay.h"
+#include "ls/replay.h"
+#include "net_tool.h"
+#include "replay_glue.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const cli_command cmd_relay_def = {
+    "relay", "run the UDP input relay (sessions, tokens, desync detection, recording)",
+    "[--bind HOST:PORT] [--sessions N] [--slots N] [--tick-rate HZ] [--input-size B]\n"
+    "       [--delay D] [--ticks N] [--timeout MS] [--join-timeout MS]\n"
+    "       [--scene FILE --seed S --record PATH] [--exit-when-done] [fault options]\n\n"
+    "  --bind HOST:PORT  where to listen (default 127.0.0.1:0, an ephemeral port)\n"
+    "  --sessions N      sessions to create (default 1); each prints `token SESSION SLOT HEX`\n"
+    "  --slots N         slots per session, 2..16 (default 4)\n"
+    "  --tick-rate HZ    ticks per second (default 60)\n"
+    "  --input-size B    bytes per slot per tick, 1..64 (default 1)\n"
+    "  --delay D         input delay in ticks (default 3)\n"
+    "  --ticks N         match length, 0 = open-ended (default 0)\n"
+    "  --timeout MS      silence that disconnects a peer (default 3000)\n"
+    "  --join-timeout MS time for every slot to join, 0 = forever (default 30000)\n"
+    "  --scene FILE      scene embedded in the recordings (needed by --record)\n"
+    "  --seed S          seed written into the recordings (default 0)\n"
+    "  --record PATH     record session 1 to PATH (session N to PATH.N), flushed per chunk\n"
+    "  --rate-limit PPS  datagrams per second allowed per source address\n"
+    "                    (default max(2000, 16 x tick rate))\n"
+    "  --exit-when-done  exit once every session has ended and its peers are gone\n" NET_FAULT_USAGE
+    "\nSIGUSR1 prints stats; SIGINT/SIGTERM finish the recordings and exit.",
+    cmd_relay};
+
+#define MAX_SESSIONS 1024
+
+typedef struct relay_opts {
+    const char *bind, *scene, *record;
+    uint64_t sessions, seed, rate_limit;
+    ls_session_def sd;
+    bool exit_when_done;
+    ls_net_fault_def fault;
+} relay_opts;
+
+typedef struct relay_app {
+    relay_opts o;
+    ls_relay *relay;
+    ls_uv *uv;
+    ls_replay_recorder *rec[MAX_SESSIONS];
+    char *scene_text;
+    size_t scene_size;
+    uint64_t done_since;
+    int status;
+} relay_app;
+
+static bool parse(int argc, char **argv, relay_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->bind = "127.0.0.1:0";
+    o->sessions = 1;
+    o->sd = ls_default_session_def();
+    o->fault.seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t n = 0;
+        bool ok = true;
+        if (net_cli_fault_option("relay", argc, argv, &i, &o->fault, &ok)) {
+        } else if (strcmp(a, "--exit-when-done") == 0) {
+            o->exit_when_done = true;
+        } else if (!v) {
+            fprintf(stderr, "lockstep relay: unexpected argument '%s'\n", a);
+            return false;
+        } else if (strcmp(a, "--bind") == 0) {
+            o->bind = v, i++;
+        } else if (strcmp(a, "--scene") == 0) {
+            o->scene = v, i++;
+        } else if (strcmp(a, "--record") == 0) {
+            o->record = v, i++;
+        } else if (strcmp(a, "--seed") == 0) {
+            ok = net_cli_u64("relay", a, v, 0, UINT64_MAX, &o->seed), i++;
+        } else if (strcmp(a, "--rate-limit") == 0) {
+            ok = net_cli_u64("relay", a, v, 1, 10000000, &o->rate_limit), i++;
+        } else if (strcmp(a, "--sessions") == 0) {
+            ok = net_cli_u64("relay", a, v, 1, MAX_SESSIONS, &o->sessions), i++;
+        } else if (strcmp(a, "--slots") == 0) {
+            ok = net_cli_u64("relay", a, v, 2, LS_NET_MAX_SLOTS, &n), i++;
+            o->sd.slots = (uint32_t)n;
+        } else if (strcmp(a, "--tick-rate") == 0) {
+            ok = net_cli_u64("relay", a, v, 1, 1000, &n), i++;
+            o->sd.tick_rate = (uint32_t)n;
+        } else if (strcmp(a, "--input-size") == 0) {
+            ok = net_cli_u64("relay", a, v, 1, LS_NET_MAX_INPUT_SIZE, &n), i++;
+            o->sd.input_size = (uint32_t)n;
+        } else if (strcmp(a, "--delay") == 0) {
+            ok = net_cli_u64("relay", a, v, 0, LS_NET_MAX_DELAY, &n), i++;
+            o->sd.delay = (uint32_t)n;
+        } else if (strcmp(a, "--ticks") == 0) {
+            ok = net_cli_u64("relay", a, v, 0, 100000000, &n), i++;
+            o->sd.ticks = (uint32_t)n;
+        } else if (strcmp(a, "--timeout") == 0) {
+            ok = net_cli_u64("relay", a, v, 10, 3600000, &n), i++;
+            o->sd.timeout_ms = (uint32_t)n;
+        } else if (strcmp(a, "--join-timeout") == 0) {
+            ok = net_cli_u64("relay", a, v, 0, 3600000, &n), i++;
+            o->sd.join_timeout_ms = (uint32_t)n;
+        } else {
+            fprintf(stderr, "lockstep relay: unexpected argument '%s'\n", a);
+            return false;
+        }
+        if (!ok) {
+            return false;
+        }
+    }
+    if (o->record && !o->scene) {
+        fprintf(stderr, "lockstep relay: --record needs --scene (the replay embeds it)\n");
+        return false;
+    }
+    return true;
+}
+
+static void print_stats(relay_app *app)
+{
+    ls_relay_stats st = ls_relay_stats_get(app->relay);
+    ls_uv_stats us = ls_uv_stats_get(app->uv);
+    for (uint32_t id = 1; id <= app->o.sessions; id++) {
+        for (uint32_t k = 0; k < app->o.sd.slots; k++) {
+            ls_relay_peer_stats p = ls_relay_peer_stats_get(app->relay, id, k);
+            char addr[64] = "-";
+            if (p.joined) {
+                ls_net_addr_format(&p.addr, addr, sizeof addr);
+            }
+            printf("stats session=%u slot=%u addr=%s rtt_us=%u rtt_min_us=%u rtt_max_us=%u "
+                   "packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu drops=%llu "
+                   "duplicates=%llu inputs=%u checksums=%u%s\n",
+                   id, k, addr, p.rtt_us, p.rtt_min_us, p.rtt_max_us,
+                   (unsigned long long)p.packets_in, (unsigned long long)p.bytes_in,
+                   (unsigned long long)p.packets_out, (unsigned long long)p.bytes_out,
+                   (unsigned long long)p.drops, (unsigned long long)p.duplicates, p.input_next,
+                   p.checksum_next, p.disconnected ? " disconnected" : "");
+        }
+    }
+    printf("stats relay packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu "
+           "malformed=%llu bad_token=%llu unverified=%llu no_session=%llu rate_limited=%llu "
+           "challenges=%llu outbox_dropped=%llu send_errors=%llu fault_dropped=%llu "
+           "desyncs=%u\n",
+           (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
+           (unsigned long long)st.packets_out, (unsigned long long)st.bytes_out,
+           (unsigned long long)st.malformed, (unsigned long long)st.bad_token,
+           (unsigned long long)st.unverified, (unsigned long long)st.no_session,
+           (unsigned long long)st.rate_limited, (unsigned long long)st.challenges,
+           (unsigned long long)st.outbox_dropped, (unsigned long long)us.send_errors,
+           (unsigned long long)us.fault_dropped, st.desyncs);
+    fflush(stdout);
+}
+
+static void on_rec_tick(void *user, uint32_t session, uint32_t tick, const uint8_t *inputs,
+                        uint64_t checksum)
+{
+    relay_app *app = user;
+    (void)tick;
+    ls_replay_recorder *rec = app->rec[session - 1];
+    if (rec && ls_replay_recorder_append(rec, inputs, checksum) != LS_OK) {
+        fprintf(stderr, "lockstep relay: recording session %u: %s\n", session,
+                ls_replay_recorder_message(rec));
+    }
+}
+
+static void finish_recording(relay_app *app, uint32_t session)
+{
+    ls_replay_recorder *rec = app->rec[session - 1];
+    if (!rec) {
+        return;
+    }
+    if (ls_replay_recorder_finish(rec) != LS_OK) {
+        fprintf(stderr, "lockstep relay: finishing session %u: %s\n", session,
+                ls_replay_recorder_message(rec));
+    }
+    if (session == 1) {
+        printf("replay session=%u ticks=%u path=%s\n", session, ls_replay_recorder_ticks(rec),
+               app->o.record);
+    } else {
+        printf("replay session=%u ticks=%u path=%s.%u\n", session, ls_replay_recorder_ticks(rec),
+               app->o.record, session);
+    }
+    ls_replay_recorder_destroy(rec);
+    app->rec[session - 1] = NULL;
+}
+
+static void on_rec_end(void *user, uint32_t session, uint32_t ticks)
+{
+    (void)ticks;
+    finish_recording(user, session);
+}
+
+static void log_event(const ls_relay_event *ev)
+{
+    switch (ev->type) {
+    case LS_RELAY_EV_JOINED:
+        printf("event joined session=%u slot=%u\n", ev->session, ev->slot);
+        break;
+    case LS_RELAY_EV_DISCONNECTED:
+        printf("event disconnected session=%u slot=%u tick=%u reason=%s\n", ev->session, ev->slot,
+               ev->tick,
+               ev->reason == LS_NET_LEFT      ? "left"
+               : ev->reason == LS_NET_TIMEOUT ? "timeout"
+                                              : "kicked");
+        break;
+    case LS_RELAY_EV_DESYNC:
+        printf("event desync session=%u tick=%u slots=0x%04x expected=%016llx got=%016llx\n",
+               ev->session, ev->tick, ev->slots, (unsigned long long)ev->expected,
+               (unsigned long long)ev->got);
+        break;
+    case LS_RELAY_EV_SESSION_DONE:
+        printf("event session_done session=%u ticks=%u\n", ev->session, ev->tick);
+        break;
+    }
+    fflush(stdout);
+}
+
+static void pump(relay_app *app)
+{
+    ls_net_datagram d;
+    while (ls_relay_next_datagram(app->relay, &d)) {
+        ls_uv_send(app->uv, &d.to, d.data, d.len);
+    }
+    ls_relay_event ev;
+    while (ls_relay_next_event(app->relay, &ev)) {
+        log_event(&ev);
+    }
+}
+
+static void on_recv(void *user, const ls_net_addr *from, const uint8_t *data, size_t len,
+                    uint64_t now)
+{
+    relay_app *app = user;
+    ls_relay_receive(app->relay, from, data, len, now);
+    pump(app);
+}
+
+static void on_timer(void *user, uint64_t now)
+{
+    relay_app *app = user;
+    ls_relay_poll(app->relay, now);
+    pump(app);
+    if (!app->o.exit_when_done) {
+        return;
+    }
+    bool done = true, idle = true;
+    for (uint32_t id = 1; id <= app->o.sessions; id++) {
+        done &= ls_relay_session_done(app->relay, id);
+        idle &= ls_relay_session_idle(app->relay, id);
+    }
+    if (!done) {
+        return;
+    }
+    if (!app->done_since) {
+        app->done_since = now;
+    }
+    // Linger until the peers said goodbye (they may still need our last inputs),
+    // but not forever: a peer that vanished is not waited for.
+    if (idle || now - app->done_since > 3000000u) {
+        ls_uv_stop(app->uv);
+    }
+}
+
+static void on_signal(void *user, int signum)
+{
+    relay_app *app = user;
+    if (signum == SIGUSR1) {
+        print_stats(app);
+        return;
+    }
+    printf("signal %s: finishing\n", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    ls_uv_stop(app->uv);
+}
+
+static bool start_recording(relay_app *app, uint32_t id)
+{
+    ls_replay_recorder_def def = ls_default_replay_recorder_def();
+    def.tick_rate = app->o.sd.tick_rate;
+    def.players = app->o.sd.slots;
+    def.input_size = app->o.sd.input_size;
+    def.keyframe_interval = 0; // the relay does not simulate: inputs and checksums only
+    def.seed = app->o.seed;
+    def.fingerprint = replay_glue_fingerprint();
+    def.scene = (const uint8_t *)app->scene_text;
+    def.scene_size = app->scene_size;
+    char path[4096], msg[LS_REPLAY_MESSAGE_MAX];
+    if (id == 1) {
+        snprintf(path, sizeof path, "%s", app->o.record);
+    } else {
+        snprintf(path, sizeof path, "%s.%u", app->o.record, id);
+    }
+    ls_result err;
+    app->rec[id - 1] = ls_replay_recorder_create(path, &def, &err, msg, sizeof msg);
+    if (!app->rec[id - 1]) {
+        fprintf(stderr, "lockstep relay: %s: %s\n", path, msg);
+        return false;
+    }
+    ls_relay_recorder hook = {app, on_rec_tick, on_rec_end};
+    ls_relay_session_set_recorder(app->relay, id, &hook);
+    return true;
+}
+
+static bool setup(relay_app *app)
+{
+    char host[64], msg[256];
+    const char *colon = strrchr(app->o.bind, ':');
+    uint64_t port = 0;
+    if (!colon || (size_t)(colon - app->o.bind) >= sizeof host ||
+        !net_cli_u64("relay", "--bind port", colon + 1, 0, 65535, &port)) {
+        fprintf(stderr, "lockstep relay: --bind wants HOST:PORT\n");
+        return false;
+    }
+    memcpy(host, app->o.bind, (size_t)(colon - app->o.bind));
+    host[colon - app->o.bind] = '\0';
+    if (app->o.scene && !(app->scene_text = net_read_file(app->o.scene, &app->scene_size))) {
+        return false;
+    }
+    ls_relay_def rd = ls_default_relay_def();
+    rd.max_sessions = (uint32_t)app->o.sessions;
+    // A peer sends about 4 datagrams per tick (input, checksum, ack, ping): leave room.
+    uint64_t rate = app->o.rate_limit ? app->o.rate_limit : 16u * app->o.sd.tick_rate;
+    rd.rate_limit_pps =
+        (uint32_t)(rate > rd.rate_limit_pps || app->o.rate_limit ? rate : rd.rate_limit_pps);
+    rd.rate_burst = rd.rate_limit_pps / 5 > rd.rate_burst ? rd.rate_limit_pps / 5 : rd.rate_burst;
+    app->relay = ls_relay_create(&rd, NULL);
+    ls_uv_def ud = {host, (uint16_t)port, app->o.fault, 1000,     true,
+                    app,  on_recv,        on_timer,     on_signal};
+    app->uv = app->relay ? ls_uv_create(&ud, msg, sizeof msg) : NULL;
+    if (!app->uv) {
+        fprintf(stderr, "lockstep relay: %s\n", app->relay ? msg : "cannot create the relay");
+        return false;
+    }
+    printf("listening %s:%u\n", host, ls_uv_port(app->uv));
+    uint64_t now = ls_uv_now_us(app->uv);
+    for (uint32_t s = 0; s < app->o.sessions; s++) {
+        uint32_t id;
+        ls_result r = ls_relay_session_create(app->relay, &app->o.sd, now, &id);
+        if (r != LS_OK) {
+            fprintf(stderr, "lockstep relay: session: %s\n", ls_result_text(r));
+            return false;
+        }
+        if (app->o.record && !start_recording(app, id)) {
+            return false;
+        }
+        for (uint32_t k = 0; k < app->o.sd.slots; k++) {
+            uint8_t tok[LS_NET_TOKEN_SIZE];
+            char hex[33];
+            ls_relay_session_token(app->relay, id, k, tok);
+            net_token_hex(tok, hex);
+            printf("token %u %u %s\n", id, k, hex);
+        }
+    }
+    printf("ready\n");
+    fflush(stdout);
+    return true;
+}
+
+int cmd_relay(int argc, char **argv)
+{
+    static relay_app app; // large (recorder table); one relay per process
+    memset(&app, 0, sizeof app);
+    if (!parse(argc, argv, &app.o)) {
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int status = 1;
+    if (setup(&app)) {
+        ls_uv_run(app.uv);
+        ls_relay_poll(app.relay, ls_uv_now_us(app.uv));
+        pump(&app);
+        for (uint32_t id = 1; id <= app.o.sessions; id++) {
+            finish_recording(&app, id); // clean close on SIGINT/SIGTERM too
+        }
+        print_stats(&app);
+        status = 0;
+    }
+    ls_uv_destroy(app.uv);
+    ls_relay_destroy(app.relay);
+    free(app.scene_text);
+    return status;
+}

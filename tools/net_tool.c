@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+// Helpers of the network commands and the bot's game.
+#include "net_tool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool net_cli_u64(const char *cmd, const char *option, const char *text, uint64_t min, uint64_t max,
+                 uint64_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*text == '\0' || *text == '-' || *end != '\0' || v < min || v > max) {
+        fprintf(stderr, "lockstep %s: %s wants %llu..%llu, got '%s'\n", cmd, option,
+                (unsigned long long)min, (unsigned long long)max, text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool net_cli_ppm(const char *cmd, const char *option, const char *text, uint32_t *out)
+{
+    char *end;
+    double p = strtod(text, &end); // tools may use floating point for options
+    if (*text == '\0' || *end != '\0' || !(p >= 0.0 && p <= 1.0)) {
+        fprintf(stderr, "lockstep %s: %s wants a probability 0..1, got '%s'\n", cmd, option, text);
+        return false;
+    }
+    *out = (uint32_t)(p * 1e6 + 0.5);
+    return true;
+}
+
+bool net_cli_fault_option(const char *cmd, int argc, char **argv, int *i, ls_net_fault_def *f,
+                          bool *ok)
+{
+    const char *a = argv[*i];
+    const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    uint64_t n = 0;
+    if (!v) {
+        return false;
+    }
+    if (strcmp(a, "--loss") == 0) {
+        *ok = net_cli_ppm(cmd, a, v, &f->loss_ppm);
+    } else if (strcmp(a, "--dup") == 0) {
+        *ok = net_cli_ppm(cmd, a, v, &f->dup_ppm);
+    } else if (strcmp(a, "--reorder") == 0) {
+        *ok = net_cli_ppm(cmd, a, v, &f->reorder_ppm);
+    } else if (strcmp(a, "--delay-ms") == 0) {
+        *ok = net_cli_u64(cmd, a, v, 0, 10000, &n);
+        f->delay_us = (uint32_t)n * 1000;
+    } else if (strcmp(a, "--jitter") == 0) {
+        *ok = net_cli_u64(cmd, a, v, 0, 10000, &n);
+        f->jitter_us = (uint32_t)n * 1000;
+    } else if (strcmp(a, "--fault-seed") == 0) {
+        *ok = net_cli_u64(cmd, a, v, 0, UINT64_MAX, &f->seed);
+    } else {
+        return false;
+    }
+    (*i)++;
+    return true;
+}
+
+void net_token_hex(const uint8_t token[LS_NET_TOKEN_SIZE], char out[33])
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) {
+        out[2 * i] = hex[token[i] >> 4];
+        out[2 * i + 1] = hex[token[i] & 15];
+    }
+    out[32] = '\0';
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+bool net_token_parse(const char *text, uint8_t token[LS_NET_TOKEN_SIZE])
+{
+    if (strlen(text) != 2 * LS_NET_TOKEN_SIZE) {
+        return false;
+    }
+    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) {
+        int hi = hexval(text[2 * i]), lo = hexval(text[2 * i + 1]);
+        if (hi < 0 || lo < 0) {
+            return false;
+        }
+        token[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return true;
+}
+
+char *net_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *n = realloc(buf, cap);
+            if (!n) {
+                free(buf);
+                fclose(f);
+                fprintf(stderr, "%s: out of memory\n", path);
+                return NULL;
+            }
+            buf = n;
+        }
+        size_t got = fread(buf + len, 1, 4096, f);
+        len += got;
+        if (got < 4096) {
+            break;
+        }
+    }
+    bool err = ferror(f);
+    fclose(f);
+    if (err) {
+        fprintf(stderr, "%s: read error\n", path);
+        free(buf);
+        return NULL;
+    }
+    buf[len] = '\0';
+    *size = len;
+    return buf;
+}
+
+bool net_game_init(net_game *g, const char *scene_path, uint64_t seed, uint32_t slot,
+                   uint32_t slots)
+{
+    memset(g, 0, sizeof *g);
+    g->perturb_tick = -1;
+    g->slot = slot;
+    ls_scene_error err;
+    if (ls_scene_load(scene_path, &g->scene, &err) != LS_OK) {
+        fprintf(stderr, "%s:%u:%u: %s\n", scene_path, err.line, err.column, err.message);
+        return false;
+    }
+    char msg[200];
+    g->world = ls_scene_instantiate(&g->scene, msg, sizeof msg);
+    if (!g->world) {
+        fprintf(stderr, "%s: %s\n", scene_path, msg);
+        ls_scene_free(&g->scene);
+        return false;
+    }
+    ls_input_script_init(&g->script, seed, slots);
+    return true;
+}
+
+void net_game_free(net_game *g)
+{
+    ls_world_destroy(g->world);
+    ls_scene_free(&g->scene);
+}
+
+void net_game_local_input(void *user, uint32_t tick, uint8_t *out, uint32_t input_size)
+{
+    net_game *g = user;
+    (void)tick; // the peer asks for ticks in order, one call each: the script advances with them
+    uint32_t isz = input_size < 64 ? input_size : 64;
+    ls_input_script_next(&g->script, g->row, isz);
+    if (g->slot < g->script.players) {
+        memcpy(out, g->row + (size_t)g->slot * isz, isz);
+    }
+}
+
+uint64_t net_game_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
+                          uint32_t input_size)
+{
+    net_game *g = user;
+    ls_game_apply_inputs(g->world, &g->scene, inputs, slots, input_size);
+    if ((int64_t)tick == g->perturb_tick && g->slot < g->scene.player_count) {
+        // A deliberate local divergence (desync demo): a push nobody else applies.
+        ls_body_id id = ls_world_body_at(g->world, g->scene.player_body[g->slot]);
+        ls_body_apply_force(g->world, id, ls_vec3_make(ls_fx_from_int(5), 0, 0));
+    }
+    ls_world_step(g->world);
+    return ls_world_checksum(g->world);
+}

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// Private to the tool: helpers shared by `lockstep relay`, `bot` and `match`
+// (numbers, fault options, tokens), and the bot's game: the
+// arena scene played with the reference push game, one body per slot.
+#ifndef LS_TOOLS_NET_TOOL_H
+#define LS_TOOLS_NET_TOOL_H
+
+#include "ls/game.h"
+#include "ls/net_fault.h"
+#include "ls/net_wire.h"
+
+/// Parse an integer in [min, max] for `option`, or print an error naming the command.
+bool net_cli_u64(const char *cmd, const char *option, const char *text, uint64_t min, uint64_t max,
+                 uint64_t *out);
+/// Parse a probability 0..1 into parts per million.
+bool net_cli_ppm(const char *cmd, const char *option, const char *text, uint32_t *out);
+/// If argv[*i] is a fault option (--loss, --dup, --reorder, --delay-ms, --jitter,
+/// --fault-seed), consume it and its value into *f; *ok is false on a bad value.
+bool net_cli_fault_option(const char *cmd, int argc, char **argv, int *i, ls_net_fault_def *f,
+                          bool *ok);
+/// Usage lines of the fault options.
+#define NET_FAULT_USAGE                                                                            \
+    "  --loss P        drop each sent datagram with probability P (0..1)\n"                        \
+    "  --dup P         send it twice with probability P\n"                                         \
+    "  --reorder P     hold it back behind later ones with probability P\n"                        \
+    "  --delay-ms MS   fixed one-way delay on sends\n"                                             \
+    "  --jitter MS     extra uniform delay 0..MS on sends\n"                                       \
+    "  --fault-seed S  seed of the fault decisions (default 1)\n"
+/// Token as 32 lowercase hex digits (out has 33 bytes).
+void net_token_hex(const uint8_t token[LS_NET_TOKEN_SIZE], char out[33]);
+/// Parse 32 hex digits.
+bool net_token_parse(const char *text, uint8_t token[LS_NET_TOKEN_SIZE]);
+/// Read a whole file (NUL-terminated, *size without the NUL); NULL with a message on error.
+char *net_read_file(const char *path, size_t *size);
+
+/// The bot's game: the scene's world, stepped with every slot's input.
+typedef struct net_game {
+    ls_scene scene;                         ///< The arena.
+    ls_world *world;                        ///< Current state.
+    ls_input_script script;                 ///< Seeded pushes for this bot's slot.
+    uint32_t slot;                          ///< This bot's slot.
+    int64_t perturb_tick;                   ///< Tick at which to diverge on purpose (-1: never).
+    uint8_t row[LS_SCENE_MAX_PLAYERS * 64]; ///< Scratch for the script.
+} net_game;
+
+/// Load the scene and instantiate it; false with a message printed on error.
+bool net_game_init(net_game *g, const char *scene_path, uint64_t seed, uint32_t slot,
+                   uint32_t slots);
+/// Free the world and scene.
+void net_game_free(net_game *g);
+/// ls_peer local_input callback (user = net_game).
+void net_game_local_input(void *user, uint32_t tick, uint8_t *out, uint32_t input_size);
+/// ls_peer advance callback: ls_game_apply_inputs, ls_world_step, ls_world_checksum
+/// (the replay verifier's convention).
+uint64_t net_game_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
+                          uint32_t input_size);
+
+#endif
