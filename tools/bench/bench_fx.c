@@ -8,6 +8,7 @@
 #include <libfixmath/fix16.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define N    4096
@@ -170,8 +171,20 @@ static void fill_inputs(void)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    // --csv FILE: also append `fx,op,engine,metric,value,unit` rows (make bench).
+    FILE *csv = NULL;
+    if (argc == 3 && strcmp(argv[1], "--csv") == 0) {
+        csv = fopen(argv[2], "a");
+        if (!csv) {
+            perror(argv[2]);
+            return 1;
+        }
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: bench_fx [--csv FILE]\n");
+        return 2;
+    }
     static const struct {
         const char *name;
         kernel ours, lib;
@@ -184,7 +197,7 @@ int main(void)
     fill_inputs();
     volatile uint32_t sink = 0;
     int failures = 0;
-    printf("== fixed-point: inline ops vs libfixmath %s (Debian build), %d inputs x %d reps ==\n",
+    printf("  inline ops vs libfixmath %s (Debian build), %d inputs x %d reps, median of 7\n",
            "0~20220222", N, REPS);
     printf("%-12s %12s %14s %8s  %s\n", "op", "ours ns/op", "libfixmath ns", "ratio", "results");
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -197,6 +210,15 @@ int main(void)
         double t_lib = time_kernel(rows[i].lib, &sink);
         printf("%-12s %12.2f %14.2f %7.1fx  %s\n", rows[i].name, t_ours, t_lib, t_lib / t_ours,
                same);
+        if (csv) {
+            fprintf(csv, "fx,%s,ours,ns_per_op,%.3f,ns\n", rows[i].name, t_ours);
+            fprintf(csv, "fx,%s,libfixmath,ns_per_op,%.3f,ns\n", rows[i].name, t_lib);
+            fprintf(csv, "fx,%s,ours,speedup_vs_libfixmath,%.2f,x\n", rows[i].name, t_lib / t_ours);
+            fprintf(csv, "fx,%s,ours,results,%s,text\n", rows[i].name, same);
+        }
+    }
+    if (csv) {
+        fclose(csv);
     }
     return failures ? 1 : 0;
 }

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+// build/bench_ode: ODE (Debian libode-dev 0.16, double precision) behind the
+// bench interface: dWorldQuickStep, a hash space and dCollide contacts (at most
+// 4 per pair), built from OUR scene file so bodies, sizes, masses, dt, gravity
+// and iteration count are identical. A tick = collide + quick step + contact
+// cleanup, all timed. Benchmark only.
+#include "bench.h"
+
+#include <math.h>
+#include <ode/ode.h>
+#include <stdlib.h>
+
+/// Contacts per pair, as our manifolds (LS_MANIFOLD_MAX = 4).
+#define ODE_MAX_CONTACTS 4
+
+typedef struct ode_world {
+    dWorldID world;
+    dSpaceID space;
+    dJointGroupID contacts;
+    dBodyID *dynamic;  // dynamic bodies in file order
+    uint32_t ndynamic; // count
+    dReal dt;
+    dReal bounce_vel;      // restitution threshold
+    double max_pen;        // deepest contact (measure_callback)
+    uint32_t touching;     // pairs in contact (measure_callback)
+    const bench_body *src; // scene bodies (geom data points into it)
+} ode_world;
+
+static void near_callback(void *data, dGeomID g1, dGeomID g2)
+{
+    ode_world *w = data;
+    dBodyID b1 = dGeomGetBody(g1), b2 = dGeomGetBody(g2);
+    // Static-static and asleep-asleep/static pairs are skipped, as in our engine.
+    int awake1 = b1 && dBodyIsEnabled(b1), awake2 = b2 && dBodyIsEnabled(b2);
+    if (!awake1 && !awake2) {
+        return;
+    }
+    dContact c[ODE_MAX_CONTACTS];
+    int n = dCollide(g1, g2, ODE_MAX_CONTACTS, &c[0].geom, sizeof c[0]);
+    if (n <= 0) {
+        return;
+    }
+    const bench_body *s1 = dGeomGetData(g1), *s2 = dGeomGetData(g2);
+    double mu = sqrt(s1->friction * s2->friction);
+    double e = s1->restitution > s2->restitution ? s1->restitution : s2->restitution;
+    for (int i = 0; i < n; i++) {
+        c[i].surface.mode = dContactApprox1 | (e > 0 ? dContactBounce : 0);
+        c[i].surface.mu = mu;
+        c[i].surface.bounce = e;
+        c[i].surface.bounce_vel = w->bounce_vel;
+        dJointID j = dJointCreateContact(w->world, w->contacts, &c[i]);
+        dJointAttach(j, b1, b2);
+    }
+}
+
+// Measurement only (not timed): deepest penetration over every pair, asleep or
+// not, without creating joints, so a world that fell asleep still reports it.
+static void measure_callback(void *data, dGeomID g1, dGeomID g2)
+{
+    ode_world *w = data;
+    if (!dGeomGetBody(g1) && !dGeomGetBody(g2)) {
+        return;
+    }
+    dContactGeom c[ODE_MAX_CONTACTS];
+    int n = dCollide(g1, g2, ODE_MAX_CONTACTS, c, sizeof c[0]);
+    w->touching += n > 0;
+    for (int i = 0; i < n; i++) {
+        if (c[i].depth > w->max_pen) {
+            w->max_pen = c[i].depth;
+        }
+    }
+}
+
+static dGeomID make_geom(dSpaceID space, const bench_body *b)
+{
+    switch (b->shape) {
+    case BENCH_SPHERE:
+        return dCreateSphere(space, b->radius);
+    case BENCH_BOX:
+        return dCreateBox(space, 2 * b->half[0], 2 * b->half[1], 2 * b->half[2]);
+    case BENCH_CAPSULE: // ODE capsules lie along local Z; ours along Y (offset below)
+        return dCreateCapsule(space, b->radius, 2 * b->half_height);
+    default:
+        return dCreatePlane(space, b->normal[0], b->normal[1], b->normal[2], b->plane_d);
+    }
+}
+
+static void set_mass(dBodyID body, const bench_body *b)
+{
+    dMass m;
+    switch (b->shape) {
+    case BENCH_SPHERE:
+        dMassSetSphereTotal(&m, b->mass, b->radius);
+        break;
+    case BENCH_CAPSULE:
+        dMassSetCapsuleTotal(&m, b->mass, 2, b->radius, 2 * b->half_height);
+        break;
+    default:
+        dMassSetBoxTotal(&m, b->mass, 2 * b->half[0], 2 * b->half[1], 2 * b->half[2]);
+        break;
+    }
+    dBodySetMass(body, &m);
+}
+
+static void add_body(ode_world *w, const bench_scene *s, const bench_body *b)
+{
+    dGeomID g = make_geom(w->space, b);
+    dGeomSetData(g, (void *)b);
+    if (b->shape == BENCH_PLANE) {
+        return; // non-placeable
+    }
+    dQuaternion q = {b->quat[3], b->quat[0], b->quat[1], b->quat[2]};
+    if (b->type != BENCH_DYNAMIC) {
+        dGeomSetPosition(g, b->pos[0], b->pos[1], b->pos[2]);
+        dGeomSetQuaternion(g, q);
+        return;
+    }
+    dBodyID body = dBodyCreate(w->world);
+    set_mass(body, b);
+    dBodySetPosition(body, b->pos[0], b->pos[1], b->pos[2]);
+    dBodySetQuaternion(body, q);
+    dBodySetLinearVel(body, b->vel[0], b->vel[1], b->vel[2]);
+    dBodySetAngularVel(body, b->angvel[0], b->angvel[1], b->angvel[2]);
+    dBodySetAutoDisableFlag(body, b->allow_sleep);
+    if (b->lin_damp > 0 || b->ang_damp > 0) { // ours: fraction per second; ODE: per step
+        dBodySetLinearDamping(body, b->lin_damp * s->dt);
+        dBodySetAngularDamping(body, b->ang_damp * s->dt);
+    }
+    dGeomSetBody(g, body);
+    if (b->shape == BENCH_CAPSULE) {
+        dMatrix3 r;
+        dRFromAxisAndAngle(r, 1, 0, 0, -M_PI / 2); // local Z -> local Y
+        dGeomSetOffsetRotation(g, r);
+    }
+    w->dynamic[w->ndynamic++] = body;
+}
+
+static void *ode_create(const bench_scene *s, char *err, size_t err_size)
+{
+    static int initialised;
+    if (!initialised) {
+        dInitODE2(0);
+        initialised = 1;
+    }
+    (void)err, (void)err_size;
+    ode_world *w = calloc(1, sizeof *w);
+    w->dynamic = calloc(s->dynamic_count ? s->dynamic_count : 1, sizeof *w->dynamic);
+    w->world = dWorldCreate();
+    w->space = dHashSpaceCreate(0);
+    dHashSpaceSetLevels(w->space, -2, 4); // cells 0.25 .. 16 m: our sizes
+    w->contacts = dJointGroupCreate(0);
+    w->dt = s->dt;
+    w->bounce_vel = s->restitution_thresh;
+    w->src = s->bodies;
+    dWorldSetGravity(w->world, s->gravity[0], s->gravity[1], s->gravity[2]);
+    dWorldSetQuickStepNumIterations(w->world, s->velocity_iterations); // 8
+    dWorldSetERP(w->world, s->baumgarte);                              // 0.2 = our baumgarte
+    dWorldSetCFM(w->world, 1e-5);                                      // ODE's default softness
+    dWorldSetContactSurfaceLayer(w->world, s->linear_slop);            // 0.005 m allowed depth
+    dWorldSetAutoDisableFlag(w->world, 1);
+    dWorldSetAutoDisableLinearThreshold(w->world, s->sleep_linear);
+    dWorldSetAutoDisableAngularThreshold(w->world, s->sleep_angular);
+    dWorldSetAutoDisableTime(w->world, s->sleep_time);
+    dWorldSetAutoDisableSteps(w->world, (int)lround(s->sleep_time / s->dt));
+    for (uint32_t i = 0; i < s->count; i++) {
+        add_body(w, s, &s->bodies[i]);
+    }
+    return w;
+}
+
+static void ode_step(void *h)
+{
+    ode_world *w = h;
+    dSpaceCollide(w->space, w, near_callback);
+    dWorldQuickStep(w->world, w->dt);
+    dJointGroupEmpty(w->contacts);
+}
+
+static void ode_positions(void *h, double *xyz)
+{
+    ode_world *w = h;
+    for (uint32_t i = 0; i < w->ndynamic; i++) {
+        const dReal *p = dBodyGetPosition(w->dynamic[i]);
+        *xyz++ = p[0], *xyz++ = p[1], *xyz++ = p[2];
+    }
+}
+
+static bench_stats ode_stats(void *h)
+{
+    ode_world *w = h;
+    w->max_pen = 0;
+    w->touching = 0;
+    dSpaceCollide(w->space, w, measure_callback);
+    bench_stats st = {w->max_pen, 0, w->touching};
+    for (uint32_t i = 0; i < w->ndynamic; i++) {
+        st.asleep += !dBodyIsEnabled(w->dynamic[i]);
+    }
+    return st;
+}
+
+static void ode_destroy(void *h)
+{
+    ode_world *w = h;
+    dJointGroupDestroy(w->contacts);
+    dSpaceDestroy(w->space); // destroys its geoms (cleanup mode on by default)
+    dWorldDestroy(w->world); // destroys its bodies
+    free(w->dynamic);
+    free(w);
+}
+
+int main(int argc, char **argv)
+{
+    static const bench_engine e = {"ode",    "0.16.2",      "double",  ode_create,
+                                   ode_step, ode_positions, ode_stats, ode_destroy};
+    return bench_engine_main(&e, argc, argv);
+}
