@@ -55,6 +55,7 @@ struct ls_broadphase {
     uint32_t *cand;       ///< [cap] open indices that overlap the proxy being opened.
     uint64_t *pairs;      ///< [2 max_pairs] packed pair keys; the slack lets us prune by sorting.
     uint64_t *pairs_tmp;
+    uint32_t high;     ///< One past the highest id set since the last clear: loops stop here.
     bool changed;      ///< A proxy was set or removed since the last pairs() call.
     uint32_t kept;     ///< Pairs kept in pairs[] by the last pairs() call.
     bool kept_dropped; ///< The last pairs() call dropped pairs beyond max_pairs.
@@ -66,7 +67,16 @@ struct ls_broadphase {
 /// LSD radix sort of n keys on their low `bits` bits; result in keys. Stable per pass.
 static void radix_sort(uint64_t *keys, uint64_t *tmp, uint32_t n, uint32_t bits)
 {
-    if (n == 0) {
+    if (n < 64) { // a stable insertion sort on the same bits gives the same order, faster
+        uint64_t mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+        for (uint32_t i = 1; i < n; i++) {
+            uint64_t k = keys[i];
+            uint32_t j = i;
+            for (; j > 0 && (keys[j - 1] & mask) > (k & mask); j--) {
+                keys[j] = keys[j - 1];
+            }
+            keys[j] = k;
+        }
         return;
     }
     uint64_t *src = keys, *dst = tmp;
@@ -160,7 +170,7 @@ static int choose_axis(const ls_broadphase *bp)
     // Start from the first proxy (not +-inf) so hi - lo cannot overflow.
     int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
     bool any = false;
-    for (uint32_t i = 0; i < bp->cap; i++) {
+    for (uint32_t i = 0; i < bp->high; i++) {
         const proxy *p = &bp->proxies[i];
         if (!p->active) {
             continue;
@@ -200,7 +210,7 @@ static void refresh_endpoints(ls_broadphase *bp)
 static uint32_t append_new_endpoints(ls_broadphase *bp)
 {
     uint32_t added = 0;
-    for (uint32_t id = 0; id < bp->cap; id++) {
+    for (uint32_t id = 0; id < bp->high; id++) {
         proxy *p = &bp->proxies[id];
         if (p->active && !p->in_list) {
             bp->ends[bp->n_ends++] = end_key(bp, id, 0);
@@ -389,6 +399,7 @@ void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t cat
     p->mask = mask;
     p->is_static = is_static;
     p->active = true; // endpoints are (re)placed lazily by the next pairs() call
+    bp->high = id >= bp->high ? id + 1 : bp->high;
     bp->changed = true;
 }
 
@@ -401,9 +412,10 @@ void ls_broadphase_remove(ls_broadphase *bp, uint32_t id)
 
 void ls_broadphase_clear(ls_broadphase *bp)
 {
-    for (uint32_t id = 0; id < bp->cap; id++) {
+    for (uint32_t id = 0; id < bp->high; id++) {
         bp->proxies[id].active = false;
     }
+    bp->high = 0;
     bp->changed = true;
 }
 

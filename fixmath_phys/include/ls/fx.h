@@ -202,27 +202,30 @@ static inline ls_fx ls_fx_sqrt(ls_fx a)
     return a < 0 ? -(ls_fx)res : (ls_fx)res;
 }
 
+/// Saturate a wide value to Q16.16 with selects, not branches (the solver's hot path).
+static inline ls_fx ls_fx_clamp64_(int64_t r)
+{
+    r = r > LS_FX_MAX ? LS_FX_MAX : r;
+    r = r < LS_FX_MIN ? LS_FX_MIN : r;
+    return (ls_fx)r;
+}
+
 /// a + b, saturating.
 static inline ls_fx ls_fx_add(ls_fx a, ls_fx b)
 {
-    bool o = false;
-    return ls_fx_add_chk(a, b, &o);
+    return ls_fx_clamp64_((int64_t)a + b);
 }
 
 /// a - b, saturating.
 static inline ls_fx ls_fx_sub(ls_fx a, ls_fx b)
 {
-    bool o = false;
-    return ls_fx_sub_chk(a, b, &o);
+    return ls_fx_clamp64_((int64_t)a - b);
 }
 
 /// a * b, rounded like fix16_mul, saturating.
 static inline ls_fx ls_fx_mul(ls_fx a, ls_fx b)
 {
-    int64_t r = ls_fx_round_q32((int64_t)a * b);
-    r = r > LS_FX_MAX ? LS_FX_MAX : r; // selects, not branches: the hot path of the solver
-    r = r < LS_FX_MIN ? LS_FX_MIN : r;
-    return (ls_fx)r;
+    return ls_fx_clamp64_(ls_fx_round_q32((int64_t)a * b));
 }
 
 /// a / b, rounded like fix16_div, saturating (see ls_fx_div_chk for b == 0).
