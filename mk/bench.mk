@@ -76,7 +76,7 @@ bench-physics: $(BENCH_PHYSICS) $(BENCH_REPORT)
 	@echo "  <= 4 contacts/pair, sleep below 0.05 m/s + 0.08 rad/s for 0.5 s, mu sqrt(a*b), e max(a,b)."
 	@echo "  ours: Q16.16, + 3 split-impulse passes. Bullet 3.24: float, dbvt, SI solver, 0.04 m margin,"
 	@echo "  split impulse only > 4 cm deep, 1 friction row/point. ODE 0.16: double, hash space, QuickStep,"
-	@echo "  ERP 0.2, CFM 1e-5, Approx1 friction. Details and remaining asymmetries: tools/bench/README-bench.md"
+	@echo "  ERP 0.2, CFM 1e-5, Approx1 friction. Details and remaining asymmetries: tools/bench/README.md"
 	@engines="$(BENCH_PHYSICS)"; \
 	for b in $(BENCH_BULLET) $(BENCH_ODE); do \
 	  if $(MAKE) --no-print-directory -s $$b; then engines="$$engines $$b"; \

@@ -46,7 +46,7 @@ typedef struct bench_scene {
     double gravity[3];         ///< m/s^2
     double dt;                 ///< s: our exact tick (1092/65536 at 60 Hz), used by all engines
     int velocity_iterations;   ///< solver iterations (all engines)
-    int position_iterations;   ///< our split-impulse iterations (peers: see README-bench.md)
+    int position_iterations;   ///< our split-impulse iterations (peers: see tools/bench/README.md)
     double sleep_linear;       ///< m/s
     double sleep_angular;      ///< rad/s
     double sleep_time;         ///< s
