@@ -111,7 +111,8 @@ format:
 
 install: $(LIB_A) $(LIB_SO) $(TOOL)
 	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 fixmath_phys/include/ls/*.h $(DESTDIR)$(PREFIX)/include/ls/
+	install -m 644 fixmath_phys/include/ls/*.h replay/include/ls/*.h net/include/ls/*.h \
+	  $(DESTDIR)$(PREFIX)/include/ls/
 	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
