@@ -43,7 +43,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ  := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all test run deps lint asan install clean format
+.PHONY: all test run sim deps lint asan install clean format
 all: $(LIB_A) $(LIB_SO) $(TOOL)
 
 $(BUILD)/obj/%.o: %.c
@@ -71,6 +71,11 @@ test: $(TEST_BINS) $(TOOL)
 
 run: $(TOOL)
 	$(TOOL) match $(ARGS)
+
+# One scene headless with a checksum per tick (SCENE=name of tools/scenes/*.scene).
+SCENE ?= six_box_tower
+sim: $(TOOL)
+	$(TOOL) sim tools/scenes/$(SCENE).scene --checksums
 
 # Installs the Debian packages that are missing; silent when all are present.
 deps:
