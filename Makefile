@@ -43,6 +43,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ  := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
+.DEFAULT_GOAL := all
 .PHONY: all test run sim deps lint asan install clean format
 all: $(LIB_A) $(LIB_SO) $(TOOL)
 
@@ -85,7 +86,8 @@ deps:
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	  $$SUDO apt-get update -qq || echo "deps: warning: some package indexes failed (mirror syncing?); using what was fetched"; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
 # Sanitized tests in their own build tree.

@@ -341,7 +341,7 @@ ls_result ls_scene_load(const char *path, ls_scene *out, ls_scene_error *err)
     }
     char *buf = NULL;
     size_t len = 0, cap = 0, n;
-    char chunk[65536];
+    char chunk[4096]; // small: wasm32 stacks are 64 KiB
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         if (len + n > cap) {
             cap = (len + n) * 2;

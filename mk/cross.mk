@@ -1,0 +1,185 @@
+# Cross-platform determinism proof (tools/crosscheck/README.md).
+#   make deps-cross   cross compilers, qemu-user, wasm32 toolchain, libfixmath per arch
+#   make crosscheck   build the golden runner for every target, run it, print the matrix
+#   make goldens      regenerate tools/crosscheck/goldens/ from the native gcc -O2 runner
+# Everything is built under $(XC_BUILD), never in the shared $(BUILD).
+
+XC_BUILD ?= build-cross
+XC_DIR := tools/crosscheck
+
+# gcc-multilib is not installable next to Debian's gcc-*-linux-gnu cross
+# compilers (gcc-12-aarch64-linux-gnu Conflicts: gcc-multilib), so the i386
+# target uses what gcc-multilib would bring for -m32: libc6-dev-i386 and
+# lib32gcc-12-dev. The i386 runner then runs natively on the x86-64 kernel.
+DEPS_CROSS_PKGS := libc6-dev-i386 lib32gcc-12-dev \
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+  gcc-s390x-linux-gnu libc6-dev-s390x-cross \
+  qemu-user clang lld wasi-libc libclang-rt-14-dev-wasm32
+# libfixmath-dev of every architecture (Multi-Arch: same, static library only,
+# no dependencies): the exactness checker links each arch's oracle.
+DEPS_CROSS_ARCHS := i386 arm64 s390x
+DEPS_CROSS_FOREIGN := $(addprefix libfixmath-dev:,amd64 $(DEPS_CROSS_ARCHS))
+
+.PHONY: deps-cross crosscheck goldens crosscheck-build
+
+# Installs what is missing; silent when everything is present. Node.js (for
+# the WASI runner) comes from Debian only when no `node` is on PATH. A failed
+# index download (a mirror mid-sync, seen for bookworm-security/i386) must not
+# stop the install: apt then uses the indexes it did fetch.
+deps-cross:
+	@SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); set -e; \
+	update=0; for a in $(DEPS_CROSS_ARCHS); do \
+	  dpkg --print-foreign-architectures | grep -qx $$a || { $$SUDO dpkg --add-architecture $$a; update=1; }; \
+	done; \
+	missing=""; for p in $(DEPS_CROSS_PKGS) $(DEPS_CROSS_FOREIGN); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	command -v node >/dev/null || missing="$$missing nodejs"; \
+	if [ -n "$$missing" ] || [ $$update = 1 ]; then \
+	  echo "deps-cross: installing:$$missing"; \
+	  $$SUDO apt-get update -qq || echo "deps-cross: warning: some package indexes failed (mirror syncing?); using what was fetched"; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+# ---------------------------------------------------------------------------
+# Targets of the matrix. Per target: compiler, flags, link flags, how to run a
+# binary (prefix), the work budget of its runs (body-ticks per scene: a scene
+# of B bodies runs min(ticks, max(120, budget / B)) ticks; empty = every tick)
+# and the exactness checker's arguments (`skip:REASON` where no libfixmath).
+XC_TARGETS := x86_64-gcc-O0 x86_64-gcc-O2 x86_64-gcc-O3-native x86_64-clang-O2 \
+  x86_64-clang-O3-fastmath i386-gcc-O2 aarch64-gcc-O2 s390x-gcc-O2 wasm32-clang-O2
+XC_GOLDEN_TARGET := x86_64-gcc-O2
+
+XC_CC.x86_64-gcc-O0 := gcc
+XC_CFLAGS.x86_64-gcc-O0 := -O0
+XC_BUDGET.x86_64-gcc-O0 := 300000
+XC_CC.x86_64-gcc-O2 := gcc
+XC_CFLAGS.x86_64-gcc-O2 := -O2
+XC_CC.x86_64-gcc-O3-native := gcc
+XC_CFLAGS.x86_64-gcc-O3-native := -O3 -march=native
+XC_CC.x86_64-clang-O2 := clang
+XC_CFLAGS.x86_64-clang-O2 := -O2
+# -ffast-math last, so it also overrides -ffp-contract=off: the engine has no
+# floating point, so float flags cannot change a bit.
+XC_CC.x86_64-clang-O3-fastmath := clang
+XC_CFLAGS.x86_64-clang-O3-fastmath := -O3 -ffast-math
+XC_CC.i386-gcc-O2 := gcc
+XC_CFLAGS.i386-gcc-O2 := -m32 -O2
+XC_LDFLAGS.i386-gcc-O2 := -static
+XC_CC.aarch64-gcc-O2 := aarch64-linux-gnu-gcc
+XC_CFLAGS.aarch64-gcc-O2 := -O2
+XC_LDFLAGS.aarch64-gcc-O2 := -static
+XC_EXEC.aarch64-gcc-O2 := qemu-aarch64
+XC_BUDGET.aarch64-gcc-O2 := 300000
+XC_EXACT.aarch64-gcc-O2 := --random 2000000 --div-step 35 --sqrt-step 305
+XC_CC.s390x-gcc-O2 := s390x-linux-gnu-gcc
+XC_CFLAGS.s390x-gcc-O2 := -O2
+XC_LDFLAGS.s390x-gcc-O2 := -static
+XC_EXEC.s390x-gcc-O2 := qemu-s390x
+XC_BUDGET.s390x-gcc-O2 := 300000
+XC_EXACT.s390x-gcc-O2 := --random 2000000 --div-step 35 --sqrt-step 305
+# wasm-ld's default 64 KiB stack, placed after the data, is silently overrun
+# by ls_scene_load's 64 KiB buffer; a 1 MiB stack first in memory traps
+# instead. The memory is fixed (initial = maximum = 512 MiB): Node's WASI
+# breaks after a memory.grow (tools/crosscheck/wasi_run.mjs), so malloc must
+# fail visibly rather than grow.
+XC_CC.wasm32-clang-O2 := clang --target=wasm32-wasi
+XC_CFLAGS.wasm32-clang-O2 := -O2
+XC_LDFLAGS.wasm32-clang-O2 := -Wl,--stack-first -Wl,-z,stack-size=1048576 \
+  -Wl,--initial-memory=536870912 -Wl,--max-memory=536870912
+XC_EXEC.wasm32-clang-O2 := node --no-warnings $(XC_DIR)/wasi_run.mjs
+XC_EXACT.wasm32-clang-O2 := skip:no libfixmath build for wasm32 in Debian
+
+# Descriptions for the matrix rows.
+XC_DESC.x86_64-gcc-O0 := x86-64 gcc -O0
+XC_DESC.x86_64-gcc-O2 := x86-64 gcc -O2 (golden)
+XC_DESC.x86_64-gcc-O3-native := x86-64 gcc -O3 -march=native
+XC_DESC.x86_64-clang-O2 := x86-64 clang -O2
+XC_DESC.x86_64-clang-O3-fastmath := x86-64 clang -O3 -ffast-math
+XC_DESC.i386-gcc-O2 := i386 gcc -m32 -O2
+XC_DESC.aarch64-gcc-O2 := aarch64 gcc -O2, qemu-aarch64
+XC_DESC.s390x-gcc-O2 := s390x (big-endian) gcc -O2, qemu-s390x
+XC_DESC.wasm32-clang-O2 := wasm32-wasi clang -O2, node WASI
+
+XC_BASEFLAGS = -std=c11 $(WARN) -ffp-contract=off -Ifixmath_phys/include
+XC_PHYS_DEPS := $(PHYS_SRC) $(wildcard fixmath_phys/src/*.h fixmath_phys/include/ls/*.h) mk/cross.mk
+XC_SCENES := $(sort $(wildcard tools/scenes/*.scene))
+XC_SLEEP_SCENE := $(XC_DIR)/scenes/falling_boxes.scene
+XC_SLEEP_MAX := 3000
+XC_INPUT_SCENE := tools/scenes/arena.scene
+XC_INPUT_SEED := 20240601
+# Jobs: every shipped scene, the scripted-input game, the sleep golden.
+XC_JOBS := $(notdir $(basename $(XC_SCENES))) arena+input sleep
+XC_PAR ?= 2
+# Compiler command lines are shown with V=1.
+XC_Q := $(if $(filter 1,$(V)),,@)
+
+xc_bin = $(XC_BUILD)/$(1)/$(2)$(if $(findstring wasm32,$(1)),.wasm)
+xc_run = $(XC_EXEC.$(1)) $(call xc_bin,$(1),xc_runner)
+xc_budget = $(if $(XC_BUDGET.$(1)),--budget $(XC_BUDGET.$(1)))
+xc_outs = $(foreach j,$(XC_JOBS),$(XC_BUILD)/out/$(1)/$(j).out) \
+  $(if $(findstring skip:,$(XC_EXACT.$(1))),,$(XC_BUILD)/out/$(1)/exact.out)
+
+# A run's output file always gets written: the exit status goes in as its last
+# line and the matrix judges it, so one failing target does not hide the rest.
+define XC_TARGET_RULES
+$(call xc_bin,$(1),xc_runner): $(XC_DIR)/xc_runner.c $(XC_PHYS_DEPS)
+	@mkdir -p $$(dir $$@)
+	@echo "crosscheck: build $$@"
+	$(XC_Q)$(XC_CC.$(1)) $(XC_BASEFLAGS) $(XC_CFLAGS.$(1)) -o $$@ $(XC_DIR)/xc_runner.c $(PHYS_SRC) $(XC_LDFLAGS.$(1))
+
+$(call xc_bin,$(1),xc_exact): $(XC_DIR)/xc_exact.c $(XC_PHYS_DEPS)
+	@mkdir -p $$(dir $$@)
+	@echo "crosscheck: build $$@"
+	$(XC_Q)$(XC_CC.$(1)) $(XC_BASEFLAGS) $(XC_CFLAGS.$(1)) -o $$@ $(XC_DIR)/xc_exact.c $(XC_LDFLAGS.$(1)) -llibfixmath
+
+$(XC_BUILD)/out/$(1)/%.out: tools/scenes/%.scene $(call xc_bin,$(1),xc_runner)
+	@mkdir -p $$(dir $$@)
+	@echo "crosscheck: $(1) $$*"
+	@s=$$$$(date +%s%N); { $(call xc_run,$(1)) $$< $(call xc_budget,$(1)) 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
+	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
+
+$(XC_BUILD)/out/$(1)/arena+input.out: $(XC_INPUT_SCENE) $(call xc_bin,$(1),xc_runner)
+	@mkdir -p $$(dir $$@)
+	@echo "crosscheck: $(1) arena+input"
+	@s=$$$$(date +%s%N); { $(call xc_run,$(1)) $$< --input-seed $(XC_INPUT_SEED) $(call xc_budget,$(1)) 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
+	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
+
+$(XC_BUILD)/out/$(1)/sleep.out: $(XC_SLEEP_SCENE) $(call xc_bin,$(1),xc_runner)
+	@mkdir -p $$(dir $$@)
+	@echo "crosscheck: $(1) sleep"
+	@s=$$$$(date +%s%N); { $(call xc_run,$(1)) $$< --until-sleep $(XC_SLEEP_MAX) 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
+	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
+
+$(XC_BUILD)/out/$(1)/exact.out: $(call xc_bin,$(1),xc_exact)
+	@mkdir -p $$(dir $$@)
+	@echo "crosscheck: $(1) exactness"
+	@s=$$$$(date +%s%N); { $(XC_EXEC.$(1)) $$< $(XC_EXACT.$(1)) 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
+	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
+endef
+$(foreach t,$(XC_TARGETS),$(eval $(call XC_TARGET_RULES,$(t))))
+
+XC_ALL_OUTS := $(foreach t,$(XC_TARGETS),$(call xc_outs,$(t)))
+XC_ROWS = $(foreach t,$(XC_TARGETS),'$(t)|$(XC_DESC.$(t))|$(if $(XC_BUDGET.$(t)),$(XC_BUDGET.$(t)),full)|$(XC_EXACT.$(t))')
+
+crosscheck-build: $(foreach t,$(XC_TARGETS),$(call xc_bin,$(t),xc_runner) \
+  $(if $(findstring skip:,$(XC_EXACT.$(t))),,$(call xc_bin,$(t),xc_exact)))
+
+# Runs in a sub-make with $(XC_PAR) jobs and -k, so a target that fails to
+# build shows as failed cells next to the others (outputs are cached by make: a
+# target's runs are redone when its binary or a scene changes), then compares.
+crosscheck:
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory -k -j$(XC_PAR) $(XC_ALL_OUTS); \
+	echo "crosscheck: runs took $$(( $$(date +%s) - start )) s"
+	@XC_BUILD=$(XC_BUILD) bash $(XC_DIR)/selftest.sh $(XC_GOLDEN_TARGET)
+	@XC_BUILD=$(XC_BUILD) XC_PAR=$(XC_PAR) XC_JOBS='$(XC_JOBS)' bash $(XC_DIR)/matrix.sh $(XC_ROWS)
+
+# Regenerates the goldens from the golden target's full runs.
+goldens:
+	@$(MAKE) --no-print-directory -j$(XC_PAR) $(call xc_outs,$(XC_GOLDEN_TARGET))
+	@XC_BUILD=$(XC_BUILD) XC_JOBS='$(XC_JOBS)' XC_INPUT='$(XC_INPUT_SCENE) --input-seed $(XC_INPUT_SEED)' \
+	  XC_SLEEP='$(XC_SLEEP_SCENE) --until-sleep $(XC_SLEEP_MAX)' \
+	  bash $(XC_DIR)/goldens.sh $(XC_GOLDEN_TARGET) '$(XC_DESC.$(XC_GOLDEN_TARGET))'
