@@ -66,7 +66,9 @@ XC_CFLAGS.x86_64-clang-O2 := -O2
 XC_CC.x86_64-clang-O3-fastmath := clang
 XC_CFLAGS.x86_64-clang-O3-fastmath := -O3 -ffast-math
 XC_CC.i386-gcc-O2 := gcc
-XC_CFLAGS.i386-gcc-O2 := -m32 -O2
+# Without gcc-multilib (see above) -m32 finds no <asm/errno.h>; the x86 one is
+# the generic, width-independent header, so it is taken from the amd64 tree.
+XC_CFLAGS.i386-gcc-O2 := -m32 -O2 -idirafter /usr/include/x86_64-linux-gnu
 XC_LDFLAGS.i386-gcc-O2 := -static
 XC_CC.aarch64-gcc-O2 := aarch64-linux-gnu-gcc
 XC_CFLAGS.aarch64-gcc-O2 := -O2
@@ -103,15 +105,21 @@ XC_DESC.aarch64-gcc-O2 := aarch64 gcc -O2, qemu-aarch64
 XC_DESC.s390x-gcc-O2 := s390x (big-endian) gcc -O2, qemu-s390x
 XC_DESC.wasm32-clang-O2 := wasm32-wasi clang -O2, node WASI
 
-XC_BASEFLAGS = -std=c11 $(WARN) -ffp-contract=off -Ifixmath_phys/include
-XC_PHYS_DEPS := $(PHYS_SRC) $(wildcard fixmath_phys/src/*.h fixmath_phys/include/ls/*.h) mk/cross.mk
+XC_BASEFLAGS = -std=c11 $(WARN) -ffp-contract=off -Ifixmath_phys/include -Ireplay/include
+# The runner also reads replays (the `replay` job), so it links the replay reader.
+XC_REPLAY_SRC := $(wildcard replay/src/*.c)
+XC_PHYS_DEPS := $(PHYS_SRC) $(XC_REPLAY_SRC) $(wildcard fixmath_phys/src/*.h fixmath_phys/include/ls/*.h \
+  replay/src/*.h replay/include/ls/*.h) mk/cross.mk
 XC_SCENES := $(sort $(wildcard tools/scenes/*.scene))
 XC_SLEEP_SCENE := $(XC_DIR)/scenes/falling_boxes.scene
 XC_SLEEP_MAX := 3000
 XC_INPUT_SCENE := tools/scenes/arena.scene
 XC_INPUT_SEED := 20240601
-# Jobs: every shipped scene, the scripted-input game, the sleep golden.
-XC_JOBS := $(notdir $(basename $(XC_SCENES))) arena+input sleep
+# A 4-player arena match recorded natively by `lockstep replay record` (made
+# anew by `make goldens`); every target must re-simulate it to the recorded checksums.
+XC_REPLAY := $(XC_DIR)/arena.lsr
+# Jobs: every shipped scene, the scripted-input game, the sleep golden, the replay.
+XC_JOBS := $(notdir $(basename $(XC_SCENES))) arena+input sleep replay
 XC_PAR ?= 2
 # Compiler command lines are shown with V=1.
 XC_Q := $(if $(filter 1,$(V)),,@)
@@ -128,7 +136,7 @@ define XC_TARGET_RULES
 $(call xc_bin,$(1),xc_runner): $(XC_DIR)/xc_runner.c $(XC_PHYS_DEPS)
 	@mkdir -p $$(dir $$@)
 	@echo "crosscheck: build $$@"
-	$(XC_Q)$(XC_CC.$(1)) $(XC_BASEFLAGS) $(XC_CFLAGS.$(1)) -o $$@ $(XC_DIR)/xc_runner.c $(PHYS_SRC) $(XC_LDFLAGS.$(1))
+	$(XC_Q)$(XC_CC.$(1)) $(XC_BASEFLAGS) $(XC_CFLAGS.$(1)) -o $$@ $(XC_DIR)/xc_runner.c $(PHYS_SRC) $(XC_REPLAY_SRC) $(XC_LDFLAGS.$(1))
 
 $(call xc_bin,$(1),xc_exact): $(XC_DIR)/xc_exact.c $(XC_PHYS_DEPS)
 	@mkdir -p $$(dir $$@)
@@ -151,6 +159,12 @@ $(XC_BUILD)/out/$(1)/sleep.out: $(XC_SLEEP_SCENE) $(call xc_bin,$(1),xc_runner)
 	@mkdir -p $$(dir $$@)
 	@echo "crosscheck: $(1) sleep"
 	@s=$$$$(date +%s%N); { $(call xc_run,$(1)) $$< --until-sleep $(XC_SLEEP_MAX) 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
+	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
+
+$(XC_BUILD)/out/$(1)/replay.out: $(XC_REPLAY) $(call xc_bin,$(1),xc_runner)
+	@mkdir -p $$(dir $$@)
+	@echo "crosscheck: $(1) replay"
+	@s=$$$$(date +%s%N); { $(call xc_run,$(1)) --replay $$< 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
 	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
 
 $(XC_BUILD)/out/$(1)/exact.out: $(call xc_bin,$(1),xc_exact)
@@ -177,8 +191,10 @@ crosscheck:
 	@XC_BUILD=$(XC_BUILD) bash $(XC_DIR)/selftest.sh $(XC_GOLDEN_TARGET)
 	@XC_BUILD=$(XC_BUILD) XC_PAR=$(XC_PAR) XC_JOBS='$(XC_JOBS)' bash $(XC_DIR)/matrix.sh $(XC_ROWS)
 
-# Regenerates the goldens from the golden target's full runs.
-goldens:
+# Regenerates the goldens from the golden target's full runs (and records the
+# replay job's match anew with this engine: the file is byte-identical everywhere).
+goldens: $(TOOL)
+	$(TOOL) replay record $(XC_INPUT_SCENE) --ticks 1200 --seed 7 --players 4 --out $(XC_REPLAY)
 	@$(MAKE) --no-print-directory -j$(XC_PAR) $(call xc_outs,$(XC_GOLDEN_TARGET))
 	@XC_BUILD=$(XC_BUILD) XC_JOBS='$(XC_JOBS)' XC_INPUT='$(XC_INPUT_SCENE) --input-seed $(XC_INPUT_SEED)' \
 	  XC_SLEEP='$(XC_SLEEP_SCENE) --until-sleep $(XC_SLEEP_MAX)' \

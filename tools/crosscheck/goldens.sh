@@ -18,6 +18,7 @@ for j in "${jobs[@]}"; do
     case $j in
     arena+input) what="tools/scenes/arena.scene with scripted inputs: ${XC_INPUT:-}" ;;
     sleep) what="stepped until every body sleeps: ${XC_SLEEP:-}" ;;
+    replay) what="tools/crosscheck/arena.lsr re-simulated (must equal its recorded checksums)" ;;
     *) what="tools/scenes/$j.scene, every tick" ;;
     esac
     if ! grep -q '^end ' "$o"; then

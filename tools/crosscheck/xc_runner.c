@@ -6,6 +6,7 @@
 // s390x, wasm32; gcc and clang; -O0..-O3) and its output is compared against
 // the committed goldens (SPEC.md §18).
 #include "ls/game.h"
+#include "ls/replay.h"
 #include "ls/scene.h"
 
 #include <stdio.h>
@@ -15,6 +16,10 @@
 static const char usage[] =
     "usage: xc_runner SCENE [--max-ticks N] [--budget B] [--input-seed S] [--until-sleep MAX]\n"
     "                       [--snap-at K]\n"
+    "       xc_runner --replay FILE.lsr   re-simulate a recorded match (reference game), print\n"
+    "                                     the computed stream, stop at the first tick that "
+    "differs\n"
+    "                                     from the recording (`replay desync TICK`, exit 1)\n"
     "  --max-ticks N      run min(N, scene ticks) ticks (default: the scene's ticks)\n"
     "  --budget B         slow targets: run at most max(120, B / bodies) ticks\n"
     "  --input-seed S     drive the scene's players with ls_input_script (seed S)\n"
@@ -204,8 +209,65 @@ static int run(const xc_options *o, const ls_scene *scene, ls_world *w)
     return status;
 }
 
+// Cross-machine replay check (SPEC.md §18): a match recorded on one target is
+// re-simulated from its embedded scene and inputs, tick by tick, and every
+// computed checksum must equal the recorded one.
+static int replay_file(const char *path)
+{
+    ls_replay_error rerr;
+    ls_replay_reader *r = ls_replay_reader_open(path, &rerr);
+    if (!r) {
+        fprintf(stderr, "%s: %s\n", path, rerr.message);
+        return 2;
+    }
+    const ls_replay_header *h = ls_replay_reader_header(r);
+    ls_scene scene;
+    ls_scene_error err;
+    char msg[200];
+    ls_world *w = NULL;
+    if (ls_scene_parse((const char *)h->scene, h->scene_size, &scene, &err) != LS_OK) {
+        fprintf(stderr, "%s: embedded scene %u:%u: %s\n", path, err.line, err.column, err.message);
+        ls_replay_reader_destroy(r);
+        return 2;
+    }
+    w = ls_scene_instantiate(&scene, msg, sizeof msg);
+    ls_replay_cursor *c = ls_replay_cursor_create(r);
+    int status = w && c ? 0 : 2;
+    uint32_t ticks = ls_replay_reader_info(r)->ticks, t = 0;
+    if (status == 0) {
+        printf("scene %s bodies %u players %u\n", path, ls_world_body_count(w), h->players);
+    }
+    for (; status == 0 && t < ticks; t++) {
+        const uint8_t *inputs;
+        uint64_t recorded;
+        if (ls_replay_cursor_read(c, t, &inputs, &recorded) != LS_OK) {
+            status = 2;
+            break;
+        }
+        ls_game_apply_inputs(w, &scene, inputs, h->players, h->input_size);
+        ls_world_step(w);
+        uint64_t sum = ls_world_checksum(w);
+        printf("c %u %016llx\n", t + 1, (unsigned long long)sum);
+        if (sum != recorded) {
+            printf("replay desync %u recorded %016llx\n", t, (unsigned long long)recorded);
+            status = 1;
+        }
+    }
+    if (status == 0) {
+        printf("end %u overflows %u\n", t, ls_world_info(w).overflow_count);
+    }
+    ls_replay_cursor_destroy(c);
+    ls_world_destroy(w);
+    ls_scene_free(&scene);
+    ls_replay_reader_destroy(r);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--replay") == 0) {
+        return replay_file(argv[2]);
+    }
     xc_options o;
     int r = parse_args(argc, argv, &o);
     if (r) {
