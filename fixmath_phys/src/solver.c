@@ -44,6 +44,18 @@ static ls_fx row_velocity(velocities v, const ls_solver_row *r, ls_vec3 d)
     return ls_fx_from_q32(s);
 }
 
+// The angular half of an impulse: a loses lambda * I_a^-1 (ra x d), b gains.
+static void row_apply_angular(const ls_contact_scratch *c, velocities v, const ls_solver_row *r,
+                              ls_fx lambda)
+{
+    if (c->inv_mass_a) {
+        *v.wa = ls_vec3_sub(*v.wa, ls_vec3_scale(r->iang_a, lambda));
+    }
+    if (c->inv_mass_b) {
+        *v.wb = ls_vec3_add(*v.wb, ls_vec3_scale(r->iang_b, lambda));
+    }
+}
+
 // Apply impulse lambda along d: a loses, b gains.
 static void row_apply(const ls_contact_scratch *c, velocities v, const ls_solver_row *r, ls_vec3 d,
                       ls_fx lambda)
@@ -53,12 +65,11 @@ static void row_apply(const ls_contact_scratch *c, velocities v, const ls_solver
     }
     if (c->inv_mass_a) {
         *v.va = ls_vec3_sub(*v.va, ls_vec3_scale(d, ls_fx_mul(lambda, c->inv_mass_a)));
-        *v.wa = ls_vec3_sub(*v.wa, ls_vec3_scale(r->iang_a, lambda));
     }
     if (c->inv_mass_b) {
         *v.vb = ls_vec3_add(*v.vb, ls_vec3_scale(d, ls_fx_mul(lambda, c->inv_mass_b)));
-        *v.wb = ls_vec3_add(*v.wb, ls_vec3_scale(r->iang_b, lambda));
     }
+    row_apply_angular(c, v, r, lambda);
 }
 
 static void row_prepare(const ls_contact_scratch *c, const ls_body *a, const ls_body *b, ls_vec3 ra,
@@ -171,20 +182,13 @@ static void solve_rolling(const ls_world *w, ls_contact_scratch *x, velocities v
     ls_fx limit = ls_fx_mul(w->def.rolling_resistance, normal);
     for (int k = 0; k < 3; k++) {
         const ls_solver_row *r = &x->roll[k];
-        int64_t rel =
-            ls_i64_add_sat(ls_vec3_dot_q32(*v.wb, r->ang_b), -ls_vec3_dot_q32(*v.wa, r->ang_a));
-        ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_from_q32(rel)));
+        // A purely angular row: with no linear direction, row_velocity is (wb - wa) . d.
+        ls_fx rel = row_velocity(v, r, ls_vec3_zero());
+        ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, rel));
         ls_fx old = x->roll_impulse[k];
         ls_fx now = ls_fx_clamp(ls_fx_add(old, lambda), ls_fx_neg(limit), limit);
         x->roll_impulse[k] = now;
-        if (now != old) {
-            if (x->inv_mass_a) {
-                *v.wa = ls_vec3_sub(*v.wa, ls_vec3_scale(r->iang_a, now - old));
-            }
-            if (x->inv_mass_b) {
-                *v.wb = ls_vec3_add(*v.wb, ls_vec3_scale(r->iang_b, now - old));
-            }
-        }
+        row_apply_angular(x, v, r, now - old);
     }
 }
 
