@@ -18,11 +18,11 @@ typedef struct toy {
 } toy;
 
 static void *toy_load(void *user, const uint8_t *scene, size_t scene_size, const uint8_t *kf,
-                      size_t kf_size, char *msg, size_t msg_size)
+                      size_t kf_size, ls_error *err)
 {
     toy *t = malloc(sizeof *t);
     if (!t || (kf && kf_size < 8)) {
-        snprintf(msg, msg_size, "bad keyframe");
+        ls_error_set(err, LS_ERR_CORRUPT, "bad keyframe");
         free(t);
         return NULL;
     }
@@ -108,10 +108,10 @@ static void fix_checks(uint8_t *d, size_t size)
 
 static void one_input(const uint8_t *data, size_t size)
 {
-    ls_replay_error err;
+    ls_error err;
     ls_replay_reader *r = ls_replay_reader_open_memory(data, size, &err);
     if (!r) {
-        if (err.code == LS_OK || err.message[0] == '\0' || err.offset > size) {
+        if (err.code == LS_OK || err.message[0] == '\0' || err.offset > (int64_t)size) {
             abort(); // every error names what and where
         }
         return;

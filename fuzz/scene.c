@@ -17,9 +17,10 @@ static void check_round_trip(const ls_scene *s)
     char *a = malloc(n + 1), *b = NULL;
     ls_scene_write(s, a, n + 1);
     ls_scene again;
-    ls_scene_error err;
+    ls_error err;
     if (ls_scene_parse(a, n, &again, &err) != LS_OK) {
-        fprintf(stderr, "written scene does not parse: %u:%u %s\n", err.line, err.column, err.message);
+        fprintf(stderr, "written scene does not parse: %u:%u %s\n", err.line, err.column,
+                err.message);
         abort();
     }
     size_t m = ls_scene_write(&again, NULL, 0);
@@ -37,7 +38,7 @@ static void check_round_trip(const ls_scene *s)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ls_scene s;
-    ls_scene_error err;
+    ls_error err;
     if (ls_scene_parse((const char *)data, size, &s, &err) != LS_OK) {
         if (err.line == 0 || err.column == 0 || err.message[0] == '\0') {
             abort(); // every parse error names where and what
@@ -46,14 +47,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check_round_trip(&s);
     if (s.body_count <= 256 && s.world.max_bodies <= 4096 && s.world.max_contacts <= 16384) {
-        char msg[256];
-        ls_world *w = ls_scene_instantiate(&s, msg, sizeof msg);
+        ls_error why;
+        ls_world *w = ls_scene_instantiate(&s, &why);
         if (w) {
             for (int i = 0; i < 4; i++) {
                 ls_world_step(w);
             }
             ls_world_destroy(w);
-        } else if (msg[0] == '\0') {
+        } else if (why.code == LS_OK || why.message[0] == '\0') {
             abort();
         }
     }

@@ -20,23 +20,23 @@ static double to_m(ls_fx v)
 
 static ls_world *open_scene(const char *path, ls_scene *s)
 {
-    ls_scene_error err;
+    ls_error err;
     cr_assert_eq(ls_scene_load(path, s, &err), LS_OK, "%s:%u:%u %s", path, err.line, err.column,
                  err.message);
-    char msg[200];
-    ls_world *w = ls_scene_instantiate(s, msg, sizeof msg);
-    cr_assert_not_null(w, "%s", msg);
+    ls_error ierr;
+    ls_world *w = ls_scene_instantiate(s, &ierr);
+    cr_assert_not_null(w, "%s", ierr.message);
     return w;
 }
 
 static ls_world *world_from_text(const char *text, ls_scene *s)
 {
-    ls_scene_error err;
+    ls_error err;
     cr_assert_eq(ls_scene_parse(text, strlen(text), s, &err), LS_OK, "%u:%u %s", err.line,
                  err.column, err.message);
-    char msg[200];
-    ls_world *w = ls_scene_instantiate(s, msg, sizeof msg);
-    cr_assert_not_null(w, "%s", msg);
+    ls_error ierr;
+    ls_world *w = ls_scene_instantiate(s, &ierr);
+    cr_assert_not_null(w, "%s", ierr.message);
     return w;
 }
 
@@ -275,7 +275,7 @@ Test(behaviour, scripted_inputs_are_seeded_and_mostly_held)
 Test(scene, players_are_numbered_without_gaps_and_round_trip)
 {
     ls_scene s;
-    ls_scene_error err;
+    ls_error err;
     const char *dup = "body dynamic sphere player 0\nbody dynamic sphere player 0\n";
     cr_assert_eq(ls_scene_parse(dup, strlen(dup), &s, &err), LS_ERR_PARSE);
     cr_assert_eq(err.line, 2u);
@@ -334,11 +334,11 @@ static void *run_scene(void *arg)
 {
     threaded_run *r = arg;
     ls_scene s;
-    ls_scene_error err;
+    ls_error err;
     if (ls_scene_load(r->path, &s, &err) != LS_OK) {
         return NULL;
     }
-    ls_world *w = ls_scene_instantiate(&s, NULL, 0);
+    ls_world *w = ls_scene_instantiate(&s, NULL);
     for (int t = 0; w && t < 600; t++) {
         ls_world_step(w);
         r->checksums[t] = ls_world_checksum(w);

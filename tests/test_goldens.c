@@ -36,12 +36,12 @@ ParameterizedTest(golden *g, goldens, shipped_scene_ends_on_its_golden_checksum)
     char path[128];
     snprintf(path, sizeof path, "tools/scenes/%s.scene", g->scene);
     ls_scene s;
-    ls_scene_error err;
+    ls_error err;
     cr_assert_eq(ls_scene_load(path, &s, &err), LS_OK, "%s:%u:%u %s", path, err.line, err.column,
                  err.message);
-    char msg[200];
-    ls_world *w = ls_scene_instantiate(&s, msg, sizeof msg);
-    cr_assert_not_null(w, "%s", msg);
+    ls_error ierr;
+    ls_world *w = ls_scene_instantiate(&s, &ierr);
+    cr_assert_not_null(w, "%s", ierr.message);
     for (uint32_t t = 0; t < s.ticks; t++) {
         ls_world_step(w);
     }

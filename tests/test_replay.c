@@ -27,11 +27,11 @@ static uint64_t toy_step(uint64_t h, const uint8_t *inputs)
 }
 
 static void *toy_load(void *user, const uint8_t *scene, size_t scene_size, const uint8_t *kf,
-                      size_t kf_size, char *msg, size_t msg_size)
+                      size_t kf_size, ls_error *err)
 {
     (void)user;
     if (kf && kf_size != 8) {
-        snprintf(msg, msg_size, "keyframe of %zu bytes", kf_size);
+        ls_error_set(err, LS_ERR_CORRUPT, "keyframe of %zu bytes", kf_size);
         return NULL;
     }
     toy *t = malloc(sizeof *t);
@@ -108,10 +108,9 @@ static uint8_t *record_toy(const rec_opts *o, size_t *size)
     def.fingerprint = o->fingerprint;
     def.scene = (const uint8_t *)scene_text;
     def.scene_size = sizeof scene_text - 1;
-    ls_result err;
-    char msg[LS_REPLAY_MESSAGE_MAX];
-    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err, msg, sizeof msg);
-    cr_assert_not_null(rec, "%s", msg);
+    ls_error err;
+    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err);
+    cr_assert_not_null(rec, "%s", err.message);
     uint64_t h = ls_hash64(scene_text, sizeof scene_text - 1);
     for (uint32_t t = 0; t < o->ticks; t++) {
         uint8_t in[FRAME];
@@ -128,7 +127,8 @@ static uint8_t *record_toy(const rec_opts *o, size_t *size)
         }
     }
     if (o->finish) {
-        cr_assert_eq(ls_replay_recorder_finish(rec), LS_OK, "%s", ls_replay_recorder_message(rec));
+        cr_assert_eq(ls_replay_recorder_finish(rec), LS_OK, "%s",
+                     ls_replay_recorder_error(rec)->message);
     }
     ls_replay_recorder_destroy(rec);
     FILE *f = fopen(path, "rb");
@@ -145,7 +145,7 @@ static uint8_t *record_toy(const rec_opts *o, size_t *size)
 
 static ls_replay_reader *open_ok(const uint8_t *d, size_t n)
 {
-    ls_replay_error err;
+    ls_error err;
     ls_replay_reader *r = ls_replay_reader_open_memory(d, n, &err);
     cr_assert_not_null(r, "open failed: %s", err.message);
     return r;
@@ -271,7 +271,7 @@ Test(replay, truncation_at_every_chunk_boundary_reads_the_complete_chunks)
     uint32_t ticks_before = 0;
     for (uint32_t i = 0; i < k; i++) {
         for (int delta = 0; delta <= 1; delta++) { // at the boundary and one byte after
-            ls_replay_error err;
+            ls_error err;
             ls_replay_reader *r =
                 ls_replay_reader_open_memory(d, (size_t)offs[i] + (size_t)delta, &err);
             cr_assert_not_null(r, "cut at %llu: %s", (unsigned long long)offs[i], err.message);
@@ -300,7 +300,7 @@ Test(replay, truncation_at_any_byte_never_fails_silently)
     uint8_t *d = record_toy(&o, &n);
     uint32_t header = ls_get_u32le(d + 12);
     for (size_t cut = 0; cut < n; cut++) {
-        ls_replay_error err;
+        ls_error err;
         ls_replay_reader *r = ls_replay_reader_open_memory(d, cut, &err);
         if (cut < header) {
             cr_assert_null(r);
@@ -333,7 +333,7 @@ Test(replay, a_flipped_bit_anywhere_is_detected_and_located)
     for (size_t pos = 0; pos < n; pos++) {
         memcpy(copy, d, n);
         copy[pos] ^= (uint8_t)(1u << (pos % 8));
-        ls_replay_error err;
+        ls_error err;
         ls_replay_reader *r = ls_replay_reader_open_memory(copy, n, &err);
         cr_assert_null(r, "flip at byte %zu was not detected", pos);
         cr_assert_neq(err.code, LS_OK);
@@ -364,7 +364,7 @@ Test(replay, wrong_version_and_bad_magic_are_named)
     size_t n;
     uint8_t *d = record_toy(&o, &n);
     ls_put_u16le(d + 8, 2);
-    ls_replay_error err;
+    ls_error err;
     cr_assert_null(ls_replay_reader_open_memory(d, n, &err));
     cr_assert_eq(err.code, LS_ERR_INCOMPATIBLE);
     cr_assert_eq(err.offset, 8);
@@ -387,7 +387,7 @@ Test(replay, a_foreign_build_fingerprint_is_refused)
     size_t n;
     uint8_t *d = record_toy(&o, &n);
     ls_replay_reader *r = open_ok(d, n);
-    ls_replay_error err;
+    ls_error err;
     cr_assert_eq(ls_replay_reader_require_fingerprint(r, "toy-v2", &err), LS_OK);
     cr_assert_eq(ls_replay_reader_require_fingerprint(r, "toy-v1", &err), LS_ERR_INCOMPATIBLE);
     cr_assert_eq(err.offset, 56);
@@ -551,8 +551,8 @@ Test(replay, flush_writes_complete_chunks_a_crash_cannot_lose)
     ls_replay_recorder_def def = ls_default_replay_recorder_def();
     def.chunk_ticks = 1000;
     def.fingerprint = "toy-v1";
-    ls_result err;
-    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err, NULL, 0);
+    ls_error err;
+    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err);
     cr_assert_not_null(rec);
     uint8_t in = 3;
     for (uint32_t t = 0; t < 10; t++) {
@@ -560,7 +560,7 @@ Test(replay, flush_writes_complete_chunks_a_crash_cannot_lose)
     }
     cr_assert_eq(ls_replay_recorder_flush(rec), LS_OK);
     // Read the file while the recorder is still open (as after a kill -9 now).
-    ls_replay_error e;
+    ls_error e;
     ls_replay_reader *r = ls_replay_reader_open(path, &e);
     cr_assert_not_null(r, "%s", e.message);
     cr_assert_eq(ls_replay_reader_ticks(r), 10);
@@ -579,19 +579,18 @@ Test(replay, recorder_refuses_bad_settings_with_a_message)
 {
     ls_replay_recorder_def def = ls_default_replay_recorder_def();
     def.players = 0;
-    ls_result err;
-    char msg[LS_REPLAY_MESSAGE_MAX];
-    cr_assert_null(ls_replay_recorder_create("/tmp/never.lsr", &def, &err, msg, sizeof msg));
-    cr_assert_eq(err, LS_ERR_INVALID_ARGUMENT);
-    cr_assert(strstr(msg, "players"), "%s", msg);
+    ls_error err;
+    cr_assert_null(ls_replay_recorder_create("/tmp/never.lsr", &def, &err));
+    cr_assert_eq(err.code, LS_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(err.message, "players"), "%s", err.message);
     def = ls_default_replay_recorder_def();
     def.fingerprint = "bad\nfingerprint";
-    cr_assert_null(ls_replay_recorder_create("/tmp/never.lsr", &def, &err, msg, sizeof msg));
-    cr_assert(strstr(msg, "fingerprint"), "%s", msg);
+    cr_assert_null(ls_replay_recorder_create("/tmp/never.lsr", &def, &err));
+    cr_assert(strstr(err.message, "fingerprint"), "%s", err.message);
     def = ls_default_replay_recorder_def();
-    cr_assert_null(
-        ls_replay_recorder_create("/nonexistent/dir/x.lsr", &def, &err, msg, sizeof msg));
-    cr_assert_eq(err, LS_ERR_IO);
+    cr_assert_null(ls_replay_recorder_create("/nonexistent/dir/x.lsr", &def, &err));
+    cr_assert_eq(err.code, LS_ERR_IO);
+    cr_assert_str_eq(err.path, "/nonexistent/dir/x.lsr");
 }
 
 // The SPEC's worked example: header bytes and a golden hash of a whole file.
@@ -633,8 +632,8 @@ Test(replay, delta_keyframes_decode_exactly_and_cost_less)
     temp_path("delta", path, sizeof path);
     ls_replay_recorder_def def = ls_default_replay_recorder_def();
     def.fingerprint = "toy-v1";
-    ls_result err;
-    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err, NULL, 0);
+    ls_error err;
+    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err);
     cr_assert_not_null(rec);
     uint8_t snap[4096], in = 1;
     size_t size;
@@ -645,7 +644,7 @@ Test(replay, delta_keyframes_decode_exactly_and_cost_less)
     }
     cr_assert_eq(ls_replay_recorder_finish(rec), LS_OK);
     ls_replay_recorder_destroy(rec);
-    ls_replay_error e;
+    ls_error e;
     ls_replay_reader *r = ls_replay_reader_open(path, &e);
     cr_assert_not_null(r, "%s", e.message);
     remove(path);
@@ -681,7 +680,7 @@ static void reseal(uint8_t *d, size_t n)
 static void expect_corrupt(uint8_t *d, size_t n, int64_t tick, const char *words)
 {
     reseal(d, n);
-    ls_replay_error err;
+    ls_error err;
     cr_assert_null(ls_replay_reader_open_memory(d, n, &err), "accepted: %s", words);
     cr_assert_eq(err.code, LS_ERR_CORRUPT, "%s", err.message);
     cr_assert_eq(err.tick, tick, "%s", err.message);

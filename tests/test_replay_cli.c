@@ -139,7 +139,7 @@ Test(replay_cli, cut_and_flipped_files_are_reported_with_their_offsets)
 // Rewrite a recording under another build fingerprint.
 static void refingerprint(const char *from, const char *to, const char *fingerprint)
 {
-    ls_replay_error e;
+    ls_error e;
     ls_replay_reader *r = ls_replay_reader_open(from, &e);
     cr_assert_not_null(r, "%s", e.message);
     const ls_replay_header *h = ls_replay_reader_header(r);
@@ -148,8 +148,8 @@ static void refingerprint(const char *from, const char *to, const char *fingerpr
     def.fingerprint = fingerprint;
     def.scene = h->scene;
     def.scene_size = h->scene_size;
-    ls_result err;
-    ls_replay_recorder *rec = ls_replay_recorder_create(to, &def, &err, NULL, 0);
+    ls_error err;
+    ls_replay_recorder *rec = ls_replay_recorder_create(to, &def, &err);
     cr_assert_not_null(rec);
     ls_replay_cursor *c = ls_replay_cursor_create(r);
     for (uint32_t t = 0; t < ls_replay_reader_ticks(r); t++) {

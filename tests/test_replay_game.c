@@ -22,13 +22,12 @@ typedef struct game {
 } game;
 
 static void *game_load(void *user, const uint8_t *scene, size_t scene_size, const uint8_t *kf,
-                       size_t kf_size, char *msg, size_t msg_size)
+                       size_t kf_size, ls_error *err)
 {
     (void)scene, (void)scene_size;
     game *g = user;
-    ls_world *w = ls_scene_instantiate(&g->scene, msg, msg_size);
-    if (w && kf && ls_world_snapshot_restore(w, kf, kf_size) != LS_OK) {
-        snprintf(msg, msg_size, "bad snapshot");
+    ls_world *w = ls_scene_instantiate(&g->scene, err);
+    if (w && kf && ls_world_snapshot_restore(w, kf, kf_size, err) != LS_OK) {
         ls_world_destroy(w);
         w = NULL;
     }
@@ -84,11 +83,11 @@ static ls_replay_reader *record_arena(game *g, int64_t alter_tick, uint64_t *fin
 {
     size_t text_size;
     char *text = slurp("tools/scenes/arena.scene", &text_size);
-    ls_scene_error e;
+    ls_error e;
     cr_assert_eq(ls_scene_parse(text, text_size, &g->scene, &e), LS_OK);
     g->players = g->scene.player_count;
     cr_assert_eq(g->players, 4);
-    char path[128], msg[LS_REPLAY_MESSAGE_MAX];
+    char path[128];
     snprintf(path, sizeof path, "/tmp/ls_test_replay_game_%ld.lsr", (long)getpid());
     ls_replay_recorder_def def = ls_default_replay_recorder_def();
     def.players = g->players;
@@ -97,10 +96,10 @@ static ls_replay_reader *record_arena(game *g, int64_t alter_tick, uint64_t *fin
     def.fingerprint = "test-push-game";
     def.scene = (const uint8_t *)text;
     def.scene_size = text_size;
-    ls_result err;
-    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err, msg, sizeof msg);
-    cr_assert_not_null(rec, "%s", msg);
-    ls_world *w = ls_scene_instantiate(&g->scene, msg, sizeof msg);
+    ls_error err;
+    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err);
+    cr_assert_not_null(rec, "%s", err.message);
+    ls_world *w = ls_scene_instantiate(&g->scene, &err);
     ls_input_script script;
     ls_input_script_init(&script, 5, g->players);
     for (uint32_t t = 0; t < TICKS; t++) {
@@ -121,7 +120,7 @@ static ls_replay_reader *record_arena(game *g, int64_t alter_tick, uint64_t *fin
     ls_replay_recorder_destroy(rec);
     ls_world_destroy(w);
     free(text);
-    ls_replay_error re;
+    ls_error re;
     ls_replay_reader *r = ls_replay_reader_open(path, &re);
     cr_assert_not_null(r, "%s", re.message);
     remove(path);

@@ -4,6 +4,7 @@
 #include "ls/scene.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,12 +13,12 @@
 static ls_world *load_scene(const char *text)
 {
     ls_scene s;
-    ls_scene_error err;
+    ls_error err;
     cr_assert_eq(ls_scene_parse(text, strlen(text), &s, &err), LS_OK, "%u:%u %s", err.line,
                  err.column, err.message);
-    char msg[200];
-    ls_world *w = ls_scene_instantiate(&s, msg, sizeof msg);
-    cr_assert_not_null(w, "%s", msg);
+    ls_error ierr;
+    ls_world *w = ls_scene_instantiate(&s, &ierr);
+    cr_assert_not_null(w, "%s", ierr.message);
     ls_scene_free(&s);
     return w;
 }
@@ -60,7 +61,7 @@ Test(world, snapshot_at_tick_500_then_restore_replays_ticks_501_to_1000_identica
         ls_world_step(w);
         first[t] = ls_world_checksum(w);
     }
-    cr_assert_eq(ls_world_snapshot_restore(w, buf, n), LS_OK);
+    cr_assert_eq(ls_world_snapshot_restore(w, buf, n, NULL), LS_OK);
     cr_assert_eq(ls_world_tick(w), 500u);
     for (int t = 0; t < 500; t++) {
         ls_world_step(w);
@@ -68,7 +69,7 @@ Test(world, snapshot_at_tick_500_then_restore_replays_ticks_501_to_1000_identica
     }
     // A fresh world restored from the same bytes continues identically too.
     ls_world *fresh = load_scene(STACK);
-    cr_assert_eq(ls_world_snapshot_restore(fresh, buf, n), LS_OK);
+    cr_assert_eq(ls_world_snapshot_restore(fresh, buf, n, NULL), LS_OK);
     for (int t = 0; t < 500; t++) {
         ls_world_step(fresh);
     }
@@ -85,9 +86,14 @@ Test(world, corrupt_or_short_snapshots_are_refused)
     uint8_t *buf = malloc(n);
     ls_world_snapshot_save(w, buf, n);
     cr_assert_eq(ls_world_snapshot_save(w, buf, n - 1), 0u);
-    cr_assert_eq(ls_world_snapshot_restore(w, buf, n - 1), LS_ERR_CORRUPT);
+    ls_error err;
+    cr_assert_eq(ls_world_snapshot_restore(w, buf, n - 1, &err), LS_ERR_CORRUPT);
+    cr_assert_eq(err.code, LS_ERR_CORRUPT);
+    cr_assert(strstr(err.message, "corrupt") != NULL, "%s", err.message);
+    cr_assert_eq(ls_world_snapshot_restore(w, buf, 5, &err), LS_ERR_TRUNCATED);
     buf[0] ^= 1;
-    cr_assert_eq(ls_world_snapshot_restore(w, buf, n), LS_ERR_CORRUPT);
+    cr_assert_eq(ls_world_snapshot_restore(w, buf, n, &err), LS_ERR_INCOMPATIBLE);
+    cr_assert(strstr(err.message, "snapshot") != NULL, "%s", err.message);
     free(buf);
     ls_world_destroy(w);
 }
@@ -149,26 +155,31 @@ Test(world, a_sleeping_body_wakes_when_hit)
 Test(world, out_of_range_bodies_are_refused_with_a_named_error)
 {
     ls_world_def d = ls_default_world_def();
-    ls_world *w = ls_world_create(&d, NULL, NULL, 0);
+    ls_world *w = ls_world_create(&d, NULL);
     ls_body_def b = ls_default_body_def();
-    ls_result r;
-    char msg[160];
+    ls_error err;
     b.position = ls_vec3_make(0, 0, -FX(3000));
-    cr_assert_eq(ls_body_create(w, &b, &r, msg, sizeof msg).index1, 0u);
-    cr_assert_eq(r, LS_ERR_OUT_OF_RANGE);
-    cr_assert_str_eq(msg, "position.z outside +-2048 m (got -3000)");
+    cr_assert_eq(ls_body_create(w, &b, &err).index1, 0u);
+    cr_assert_eq(err.code, LS_ERR_OUT_OF_RANGE);
+    cr_assert_str_eq(err.message, "position.z outside +-2048 m (got -3000)");
+    cr_assert_str_eq(err.field, "position.z");
     b = ls_default_body_def();
     b.shape.half_extents = ls_vec3_make(FX(1), FX(1) / 64, FX(1));
-    cr_assert_eq(ls_body_create(w, &b, &r, msg, sizeof msg).index1, 0u);
-    cr_assert_str_eq(msg, "shape.half_extents.y outside 0.05..64 m (got 0.01563)");
+    cr_assert_eq(ls_body_create(w, &b, &err).index1, 0u);
+    cr_assert_str_eq(err.message, "shape.half_extents.y outside 0.05..64 m (got 0.01563)");
+    cr_assert_str_eq(err.field, "shape.half_extents.y");
     b = ls_default_body_def();
     b.shape.half_extents = ls_vec3_make(FX(10), FX(10), FX(10)); // 8000 m^3 of water: 8e6 kg
-    cr_assert_eq(ls_body_create(w, &b, &r, msg, sizeof msg).index1, 0u);
-    cr_assert(strstr(msg, "mass") != NULL, "%s", msg);
+    cr_assert_eq(ls_body_create(w, &b, &err).index1, 0u);
+    cr_assert(strstr(err.message, "mass") != NULL, "%s", err.message);
+    b = ls_default_body_def();
+    b.linear_velocity = ls_vec3_make(FX(1000), 0, 0);
+    cr_assert_eq(ls_body_create(w, &b, &err).index1, 0u);
+    cr_assert_str_eq(err.message, "linear_velocity faster than 512 m/s (got 1000)");
     b = ls_default_body_def();
     b.shape.type = LS_SHAPE_PLANE;
-    cr_assert_eq(ls_body_create(w, &b, &r, msg, sizeof msg).index1, 0u);
-    cr_assert_eq(r, LS_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(ls_body_create(w, &b, &err).index1, 0u);
+    cr_assert_eq(err.code, LS_ERR_INVALID_ARGUMENT);
     cr_assert_eq(ls_world_body_count(w), 0u, "nothing was created");
     ls_world_destroy(w);
 }
@@ -176,15 +187,41 @@ Test(world, out_of_range_bodies_are_refused_with_a_named_error)
 Test(world, body_ids_carry_a_generation_and_stale_ids_are_invalid)
 {
     ls_world_def d = ls_default_world_def();
-    ls_world *w = ls_world_create(&d, NULL, NULL, 0);
+    ls_world *w = ls_world_create(&d, NULL);
     ls_body_def b = ls_default_body_def();
-    ls_body_id first = ls_body_create(w, &b, NULL, NULL, 0);
+    ls_body_id first = ls_body_create(w, &b, NULL);
     ls_body_destroy(w, first);
-    ls_body_id second = ls_body_create(w, &b, NULL, NULL, 0);
+    ls_body_id second = ls_body_create(w, &b, NULL);
     cr_assert_eq(second.index1, first.index1, "the slot is reused");
     cr_assert_neq(second.generation, first.generation);
     cr_assert(!ls_body_is_valid(w, first));
     cr_assert(ls_body_is_valid(w, second));
+    // A stale id is an error, never a silent zero.
+    ls_body_state st;
+    ls_error err;
+    cr_assert_eq(ls_body_get_state(w, first, &st, &err), LS_ERR_INVALID_ID);
+    cr_assert_eq(err.code, LS_ERR_INVALID_ID);
+    cr_assert(strstr(err.message, "stale") != NULL, "%s", err.message);
+    cr_assert_eq(ls_body_apply_force(w, first, ls_vec3_make(FX(1), 0, 0)), LS_ERR_INVALID_ID);
+    cr_assert_eq(ls_body_set_velocity(w, first, ls_vec3_zero(), ls_vec3_zero()), LS_ERR_INVALID_ID);
+    cr_assert_eq(ls_body_destroy(w, first), LS_ERR_INVALID_ID);
+    cr_assert_eq(ls_body_get_state(w, second, &st, &err), LS_OK);
+    cr_assert_eq(st.position.y, b.position.y);
+    cr_assert_eq(st.shape.type, b.shape.type);
+    cr_assert_eq(st.shape.half_extents.x, b.shape.half_extents.x);
+    ls_world_destroy(w);
+}
+
+// The single-field getters assert on a stale id (SPEC.md §19): a programming
+// error stops the program instead of reading as position 0.
+Test(world, reading_a_destroyed_body_aborts, .signal = SIGABRT)
+{
+    ls_world_def d = ls_default_world_def();
+    ls_world *w = ls_world_create(&d, NULL);
+    ls_body_def b = ls_default_body_def();
+    ls_body_id id = ls_body_create(w, &b, NULL);
+    ls_body_destroy(w, id);
+    (void)ls_body_position(w, id);
     ls_world_destroy(w);
 }
 
@@ -232,7 +269,7 @@ Test(world, ray_cast_hits_a_capsule_wall_between_its_end_caps)
 Test(scene, text_round_trips_exactly)
 {
     ls_scene a, b;
-    ls_scene_error err;
+    ls_error err;
     cr_assert_eq(ls_scene_parse(STACK, strlen(STACK), &a, &err), LS_OK);
     size_t n = ls_scene_write(&a, NULL, 0);
     char *text = malloc(n + 1);
@@ -260,7 +297,7 @@ Test(scene, text_round_trips_exactly)
 Test(scene, errors_name_line_and_column)
 {
     ls_scene s;
-    ls_scene_error err;
+    ls_error err;
     const char *bad = "world tick_rate 60\n# comment\nbody dynamic box pos 1 two 3\n";
     cr_assert_eq(ls_scene_parse(bad, strlen(bad), &s, &err), LS_ERR_PARSE);
     cr_assert_eq(err.line, 3u);

@@ -3,6 +3,8 @@
 #ifndef LS_TOOLS_CLI_H
 #define LS_TOOLS_CLI_H
 
+#include "ls/base.h"
+
 #include <stdbool.h>
 
 /// One subcommand: name, one-line summary, usage text, entry point.
@@ -17,6 +19,9 @@ typedef struct cli_command {
 bool cli_wants_help(int argc, char **argv);
 /// Print "usage: lockstep <usage>" for cmd to stdout.
 void cli_print_usage(const cli_command *cmd);
+/// Print "PREFIX: path:line:column: message [LS_ERR_NAME]" (ls_error_format) to
+/// stderr, naming the file and the problem once.
+void cli_print_error(const char *prefix, const ls_error *err);
 
 int cmd_fx(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
@@ -25,6 +30,7 @@ int cmd_replay(int argc, char **argv);
 int cmd_relay(int argc, char **argv);
 int cmd_bot(int argc, char **argv);
 int cmd_match(int argc, char **argv);
+int cmd_render(int argc, char **argv);
 
 extern const cli_command cmd_fx_def;
 extern const cli_command cmd_demo_def;
@@ -33,5 +39,6 @@ extern const cli_command cmd_replay_def;
 extern const cli_command cmd_relay_def;
 extern const cli_command cmd_bot_def;
 extern const cli_command cmd_match_def;
+extern const cli_command cmd_render_def;
 
 #endif

@@ -166,7 +166,7 @@ static void on_rec_tick(void *user, uint32_t session, uint32_t tick, const uint8
     ls_replay_recorder *rec = app->rec[session - 1];
     if (rec && ls_replay_recorder_append(rec, inputs, checksum) != LS_OK) {
         fprintf(stderr, "lockstep relay: recording session %u: %s\n", session,
-                ls_replay_recorder_message(rec));
+                ls_replay_recorder_error(rec)->message);
     }
 }
 
@@ -178,7 +178,7 @@ static void finish_recording(relay_app *app, uint32_t session)
     }
     if (ls_replay_recorder_finish(rec) != LS_OK) {
         fprintf(stderr, "lockstep relay: finishing session %u: %s\n", session,
-                ls_replay_recorder_message(rec));
+                ls_replay_recorder_error(rec)->message);
     }
     if (session == 1) {
         printf("replay session=%u ticks=%u path=%s\n", session, ls_replay_recorder_ticks(rec),
@@ -287,19 +287,19 @@ static bool start_recording(relay_app *app, uint32_t id)
     def.input_size = app->o.sd.input_size;
     def.keyframe_interval = 0; // the relay does not simulate: inputs and checksums only
     def.seed = app->o.seed;
-    def.fingerprint = replay_glue_fingerprint();
+    def.fingerprint = ls_game_fingerprint();
     def.scene = (const uint8_t *)app->scene_text;
     def.scene_size = app->scene_size;
-    char path[4096], msg[LS_REPLAY_MESSAGE_MAX];
+    char path[4096];
     if (id == 1) {
         snprintf(path, sizeof path, "%s", app->o.record);
     } else {
         snprintf(path, sizeof path, "%s.%u", app->o.record, id);
     }
-    ls_result err;
-    app->rec[id - 1] = ls_replay_recorder_create(path, &def, &err, msg, sizeof msg);
+    ls_error err;
+    app->rec[id - 1] = ls_replay_recorder_create(path, &def, &err);
     if (!app->rec[id - 1]) {
-        fprintf(stderr, "lockstep relay: %s: %s\n", path, msg);
+        cli_print_error("lockstep relay", &err);
         return false;
     }
     ls_relay_recorder hook = {app, on_rec_tick, on_rec_end};

@@ -41,22 +41,22 @@ bool replay_cli_number(const char *option, const char *text, uint64_t min, uint6
 
 ls_replay_reader *replay_cli_open(const char *path)
 {
-    ls_replay_error err;
+    ls_error err;
     ls_replay_reader *r = ls_replay_reader_open(path, &err);
     if (!r) {
-        fprintf(stderr, "lockstep replay: %s: %s [%s]\n", path, err.message,
-                ls_result_name(err.code));
+        cli_print_error("lockstep replay", &err);
     }
     return r;
 }
 
 bool replay_cli_compatible(const char *path, const ls_replay_reader *r)
 {
-    ls_replay_error err;
-    if (ls_replay_reader_require_fingerprint(r, replay_glue_fingerprint(), &err) == LS_OK) {
+    ls_error err;
+    if (ls_replay_reader_require_fingerprint(r, ls_game_fingerprint(), &err) == LS_OK) {
         return true;
     }
-    fprintf(stderr, "lockstep replay: %s: %s [%s]\n", path, err.message, ls_result_name(err.code));
+    ls_error_set_path(&err, path);
+    cli_print_error("lockstep replay", &err);
     return false;
 }
 

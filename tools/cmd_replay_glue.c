@@ -8,20 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *replay_glue_fingerprint(void)
-{
-    // Everything a replay's bits depend on: number format, libfixmath build,
-    // checksum definition, snapshot layout (keyframes) and the game rules.
-    return "fx=Q16.16;libfixmath=0~20220222,no-FIXMATH-defines;checksum=xxh3-64,SPEC-8+12;"
-           "snapshot=LSSN-1;game=push-20N-v1";
-}
-
-bool replay_glue_init(replay_glue *g, const ls_replay_header *h, char *msg, size_t msg_size)
+bool replay_glue_init(replay_glue *g, const ls_replay_header *h, ls_error *err)
 {
     memset(g, 0, sizeof *g);
-    ls_scene_error e;
-    if (ls_scene_parse((const char *)h->scene, h->scene_size, &g->scene, &e) != LS_OK) {
-        snprintf(msg, msg_size, "embedded scene:%u:%u: %s", e.line, e.column, e.message);
+    if (ls_scene_parse((const char *)h->scene, h->scene_size, &g->scene, err) != LS_OK) {
+        ls_error_set_path(err, "embedded scene");
         return false;
     }
     g->players = h->players;
@@ -34,34 +25,28 @@ void replay_glue_free(replay_glue *g)
     ls_scene_free(&g->scene);
 }
 
-ls_world *replay_glue_load(const replay_glue *g, const uint8_t *keyframe, size_t size, char *msg,
-                           size_t msg_size)
+ls_world *replay_glue_load(const replay_glue *g, const uint8_t *keyframe, size_t size,
+                           ls_error *err)
 {
-    ls_world *w = ls_scene_instantiate(&g->scene, msg, msg_size);
-    if (w && keyframe) {
-        ls_result r = ls_world_snapshot_restore(w, keyframe, size);
-        if (r != LS_OK) {
-            snprintf(msg, msg_size, "snapshot restore: %s", ls_result_text(r));
-            ls_world_destroy(w);
-            w = NULL;
-        }
+    ls_world *w = ls_scene_instantiate(&g->scene, err);
+    if (w && keyframe && ls_world_snapshot_restore(w, keyframe, size, err) != LS_OK) {
+        ls_world_destroy(w);
+        w = NULL;
     }
     return w;
 }
 
 uint64_t replay_glue_advance(const replay_glue *g, ls_world *w, const uint8_t *inputs)
 {
-    ls_game_apply_inputs(w, &g->scene, inputs, g->players, g->input_size);
-    ls_world_step(w);
-    return ls_world_checksum(w);
+    return ls_game_tick(w, &g->scene, inputs, g->players, g->input_size);
 }
 
 // The scene bytes are the ones the glue was initialised from (the replay's own).
 static void *sim_load(void *user, const uint8_t *scene, size_t scene_size, const uint8_t *keyframe,
-                      size_t keyframe_size, char *msg, size_t msg_size)
+                      size_t keyframe_size, ls_error *err)
 {
     (void)scene, (void)scene_size;
-    return replay_glue_load(user, keyframe, keyframe_size, msg, msg_size);
+    return replay_glue_load(user, keyframe, keyframe_size, err);
 }
 
 static uint64_t sim_advance(void *user, void *state, uint32_t tick, const uint8_t *inputs)

@@ -41,7 +41,7 @@ int cmd_replay_info(int argc, char **argv)
     printf("format       %u (engine %u.%u.%u)\n", h->format_version, h->engine_version[0],
            h->engine_version[1], h->engine_version[2]);
     printf("fingerprint  %s%s\n", h->fingerprint,
-           strcmp(h->fingerprint, replay_glue_fingerprint()) ? "  (NOT this build's)" : "");
+           strcmp(h->fingerprint, ls_game_fingerprint()) ? "  (NOT this build's)" : "");
     printf("scene        %zu bytes, xxh3 %016llx\n", h->scene_size,
            (unsigned long long)h->scene_hash);
     printf("players      %u x %u byte%s per tick, seed %llu\n", h->players, h->input_size,
@@ -179,8 +179,8 @@ static void diff_bodies(const ls_replay_reader *a, const ls_replay_reader *b, ui
         kb = -1;
     }
     replay_glue g;
-    char msg[LS_REPLAY_MESSAGE_MAX];
-    if (kb < 0 || !replay_glue_init(&g, ls_replay_reader_header(a), msg, sizeof msg)) {
+    ls_error err;
+    if (kb < 0 || !replay_glue_init(&g, ls_replay_reader_header(a), &err)) {
         printf("no common keyframe after tick %u: no body diff\n", tick);
         return;
     }
@@ -190,8 +190,8 @@ static void diff_bodies(const ls_replay_reader *a, const ls_replay_reader *b, ui
     ls_world *wa = NULL, *wb = NULL;
     if (ba && bb && ls_replay_reader_keyframe(a, (uint32_t)ka, ba, ia.size) == LS_OK &&
         ls_replay_reader_keyframe(b, (uint32_t)kb, bb, ib.size) == LS_OK) {
-        wa = replay_glue_load(&g, ba, ia.size, msg, sizeof msg);
-        wb = wa ? replay_glue_load(&g, bb, ib.size, msg, sizeof msg) : NULL;
+        wa = replay_glue_load(&g, ba, ia.size, &err);
+        wb = wa ? replay_glue_load(&g, bb, ib.size, &err) : NULL;
     }
     static const char *const labels[2] = {"A", "B"};
     if (wa && wb && ia.size == ib.size && memcmp(ba, bb, ia.size) == 0) {
@@ -202,7 +202,7 @@ static void diff_bodies(const ls_replay_reader *a, const ls_replay_reader *b, ui
             printf("no body differs at tick %u\n", ia.tick);
         }
     } else {
-        printf("cannot load the keyframes at tick %u: %s\n", ia.tick, msg);
+        printf("cannot load the keyframes at tick %u: %s\n", ia.tick, err.message);
     }
     ls_world_destroy(wa);
     ls_world_destroy(wb);
@@ -233,7 +233,7 @@ int cmd_replay_diff(int argc, char **argv)
                why[0] ? ": " : "", why);
     } else {
         printf("first difference at tick %lld: %s\n", (long long)t, why);
-        if (strcmp(ls_replay_reader_header(a)->fingerprint, replay_glue_fingerprint()) == 0) {
+        if (strcmp(ls_replay_reader_header(a)->fingerprint, ls_game_fingerprint()) == 0) {
             diff_bodies(a, b, (uint32_t)t);
         }
         status = 1;

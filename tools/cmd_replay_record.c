@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `lockstep replay record SCENE --ticks N --seed S`: play the scene with the
 // seeded scripted input stream (ls_input_script) and record every tick.
+#include "cli.h"
 #include "ls/game.h"
 #include "replay_glue.h"
 
@@ -92,9 +93,9 @@ static ls_result play(const record_opts *o, const ls_scene *scene, ls_world *w,
     ls_result r = LS_OK;
     for (uint64_t t = 0; t < o->ticks && r == LS_OK; t++) {
         ls_input_script_next(&script, inputs, (uint32_t)o->input_size);
-        ls_game_apply_inputs(w, scene, inputs, (uint32_t)o->players, (uint32_t)o->input_size);
-        ls_world_step(w);
-        r = ls_replay_recorder_append(rec, inputs, ls_world_checksum(w));
+        uint64_t sum =
+            ls_game_tick(w, scene, inputs, (uint32_t)o->players, (uint32_t)o->input_size);
+        r = ls_replay_recorder_append(rec, inputs, sum);
         if (r == LS_OK && ls_replay_recorder_keyframe_due(rec)) {
             r = add_keyframe(rec, w);
         }
@@ -109,10 +110,11 @@ static ls_result play(const record_opts *o, const ls_scene *scene, ls_world *w,
 
 static int record(const record_opts *o, const char *text, size_t size, const ls_scene *scene)
 {
-    char msg[LS_REPLAY_MESSAGE_MAX];
-    ls_world *w = ls_scene_instantiate(scene, msg, sizeof msg);
+    ls_error err;
+    ls_world *w = ls_scene_instantiate(scene, &err);
     if (!w) {
-        fprintf(stderr, "lockstep replay record: %s: %s\n", o->scene_path, msg);
+        ls_error_set_path(&err, o->scene_path);
+        cli_print_error("lockstep replay record", &err);
         return 1;
     }
     ls_replay_recorder_def def = ls_default_replay_recorder_def();
@@ -122,18 +124,17 @@ static int record(const record_opts *o, const char *text, size_t size, const ls_
     def.keyframe_interval = (uint32_t)o->keyframe_interval;
     def.chunk_ticks = (uint32_t)o->chunk_ticks;
     def.seed = o->seed;
-    def.fingerprint = replay_glue_fingerprint();
+    def.fingerprint = ls_game_fingerprint();
     def.scene = (const uint8_t *)text;
     def.scene_size = size;
     def.fsync_chunks = o->fsync;
-    ls_result err;
-    ls_replay_recorder *rec = ls_replay_recorder_create(o->out, &def, &err, msg, sizeof msg);
+    ls_replay_recorder *rec = ls_replay_recorder_create(o->out, &def, &err);
     int status = 1;
     if (!rec) {
-        fprintf(stderr, "lockstep replay record: %s\n", msg);
+        cli_print_error("lockstep replay record", &err);
     } else if (play(o, scene, w, rec) != LS_OK) {
         fprintf(stderr, "lockstep replay record: %s: %s\n", o->out,
-                ls_replay_recorder_message(rec));
+                ls_replay_recorder_error(rec)->message);
     } else {
         uint64_t bytes = ls_replay_recorder_bytes(rec);
         printf("recorded %s: %u ticks, %u players, %llu bytes (%.3f bytes/player/tick), final "
@@ -163,9 +164,10 @@ int cmd_replay_record(int argc, char **argv)
         return 1;
     }
     ls_scene scene;
-    ls_scene_error e;
+    ls_error e;
     if (ls_scene_parse(text, size, &scene, &e) != LS_OK) {
-        fprintf(stderr, "%s:%u:%u: %s\n", o.scene_path, e.line, e.column, e.message);
+        ls_error_set_path(&e, o.scene_path);
+        cli_print_error("lockstep replay record", &e);
         free(text);
         return 1;
     }

@@ -3,6 +3,7 @@
 // recording with one input byte changed and everything else (checksums,
 // keyframes, header) kept. The result is a well-formed file whose verification
 // must fail at exactly tick T: the demonstration and test of desync reports.
+#include "cli.h"
 #include "replay_glue.h"
 
 #include <stdlib.h>
@@ -59,11 +60,10 @@ static ls_replay_recorder *create_like(const ls_replay_header *h, const char *pa
     def.scene = h->scene;
     def.scene_size = h->scene_size;
     memcpy(def.engine_version, h->engine_version, sizeof def.engine_version);
-    char msg[LS_REPLAY_MESSAGE_MAX];
-    ls_result err;
-    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err, msg, sizeof msg);
+    ls_error err;
+    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err);
     if (!rec) {
-        fprintf(stderr, "lockstep replay tamper: %s\n", msg);
+        cli_print_error("lockstep replay tamper", &err);
     }
     return rec;
 }
@@ -110,7 +110,7 @@ int cmd_replay_tamper(int argc, char **argv)
     ls_result r =
         rec ? rewrite(in, rec, tick, (size_t)player * h->input_size, (uint8_t)x) : LS_ERR_IO;
     if (rec && r != LS_OK) {
-        fprintf(stderr, "lockstep replay tamper: %s\n", ls_replay_recorder_message(rec));
+        fprintf(stderr, "lockstep replay tamper: %s\n", ls_replay_recorder_error(rec)->message);
     } else if (rec) {
         printf("wrote %s: input byte of player %llu at tick %llu xor 0x%02llx\n", files[1],
                (unsigned long long)player, (unsigned long long)tick, (unsigned long long)x);

@@ -122,14 +122,15 @@ static void print_body_diff(verify_run *v, ls_world *computed, uint32_t tick)
     }
     ls_replay_cursor_destroy(c);
     uint8_t *buf = malloc(kf.size);
-    char msg[LS_REPLAY_MESSAGE_MAX] = "out of memory";
+    ls_error err;
+    ls_error_set(&err, LS_ERR_NO_MEMORY, "out of memory");
     ls_world *recorded = NULL;
     if (buf && ls_replay_reader_keyframe(v->r, (uint32_t)k, buf, kf.size) == LS_OK) {
-        recorded = replay_glue_load(v->glue, buf, kf.size, msg, sizeof msg);
+        recorded = replay_glue_load(v->glue, buf, kf.size, &err);
     }
     free(buf);
     if (!recorded) {
-        printf("cannot load the keyframe at tick %u: %s\n", kf.tick, msg);
+        printf("cannot load the keyframe at tick %u: %s\n", kf.tick, err.message);
         return;
     }
     printf("bodies at tick %u (recorded keyframe vs re-simulated):\n", kf.tick);
@@ -177,9 +178,10 @@ static int report(verify_run *v)
 static int verify(const char *path, ls_replay_reader *r, uint32_t jobs, bool stats, bool progress)
 {
     replay_glue g;
-    char msg[LS_REPLAY_MESSAGE_MAX];
-    if (!replay_glue_init(&g, ls_replay_reader_header(r), msg, sizeof msg)) {
-        fprintf(stderr, "lockstep replay verify: %s: %s\n", path, msg);
+    ls_error err;
+    if (!replay_glue_init(&g, ls_replay_reader_header(r), &err)) {
+        fprintf(stderr, "lockstep replay verify: %s: embedded scene:%u:%u: %s\n", path, err.line,
+                err.column, err.message);
         return 1;
     }
     verify_run v = {.r = r, .glue = &g, .segments = ls_replay_segment_count(r), .jobs = jobs};

@@ -72,18 +72,25 @@ int cmd_sim(int argc, char **argv)
         return 2;
     }
     ls_scene scene;
-    ls_scene_error err;
+    ls_error err;
     ls_result r = ls_scene_load(path, &scene, &err);
     if (r != LS_OK) {
-        fprintf(stderr, "%s:%u:%u: %s\n", path, err.line, err.column, err.message);
+        cli_print_error("lockstep sim", &err);
         return 1;
     }
-    char msg[200];
-    ls_world *w = ls_scene_instantiate(&scene, msg, sizeof msg);
+    ls_world *w = ls_scene_instantiate(&scene, &err);
     if (!w) {
-        fprintf(stderr, "%s: %s\n", path, msg);
+        ls_error_set_path(&err, path);
+        cli_print_error("lockstep sim", &err);
         ls_scene_free(&scene);
         return 1;
+    }
+    if (trace > 0 && (uint64_t)trace > scene.body_count) {
+        fprintf(stderr, "lockstep sim: --trace %ld: %s has %u bodies (1..%u)\n", trace, path,
+                scene.body_count, scene.body_count);
+        ls_world_destroy(w);
+        ls_scene_free(&scene);
+        return 2;
     }
     long n = ticks >= 0 ? ticks : (long)scene.ticks;
     for (long t = 0; t < n; t++) {

@@ -8,7 +8,7 @@
 
 static const cli_command *const commands[] = {&cmd_sim_def,    &cmd_demo_def,  &cmd_fx_def,
                                               &cmd_replay_def, &cmd_relay_def, &cmd_bot_def,
-                                              &cmd_match_def};
+                                              &cmd_match_def,  &cmd_render_def};
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 bool cli_wants_help(int argc, char **argv)
@@ -24,6 +24,13 @@ bool cli_wants_help(int argc, char **argv)
 void cli_print_usage(const cli_command *cmd)
 {
     printf("usage: lockstep %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
+}
+
+void cli_print_error(const char *prefix, const ls_error *err)
+{
+    char line[LS_ERROR_PATH_MAX + LS_ERROR_MESSAGE_MAX + 32];
+    ls_error_format(err, line, sizeof line);
+    fprintf(stderr, "%s: %s [%s]\n", prefix, line, ls_result_name(err->code));
 }
 
 static void print_help(FILE *f)

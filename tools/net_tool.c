@@ -134,21 +134,29 @@ char *net_read_file(const char *path, size_t *size)
     return buf;
 }
 
+// "lockstep: path:line:column: message" on stderr.
+static void print_error(const ls_error *err)
+{
+    char line[LS_ERROR_PATH_MAX + LS_ERROR_MESSAGE_MAX + 32];
+    ls_error_format(err, line, sizeof line);
+    fprintf(stderr, "lockstep: %s\n", line);
+}
+
 bool net_game_init(net_game *g, const char *scene_path, uint64_t seed, uint32_t slot,
                    uint32_t slots)
 {
     memset(g, 0, sizeof *g);
     g->perturb_tick = -1;
     g->slot = slot;
-    ls_scene_error err;
+    ls_error err;
     if (ls_scene_load(scene_path, &g->scene, &err) != LS_OK) {
-        fprintf(stderr, "%s:%u:%u: %s\n", scene_path, err.line, err.column, err.message);
+        print_error(&err);
         return false;
     }
-    char msg[200];
-    g->world = ls_scene_instantiate(&g->scene, msg, sizeof msg);
+    g->world = ls_scene_instantiate(&g->scene, &err);
     if (!g->world) {
-        fprintf(stderr, "%s: %s\n", scene_path, msg);
+        ls_error_set_path(&err, scene_path);
+        print_error(&err);
         ls_scene_free(&g->scene);
         return false;
     }
@@ -177,12 +185,11 @@ uint64_t net_game_advance(void *user, uint32_t tick, const uint8_t *inputs, uint
                           uint32_t input_size)
 {
     net_game *g = user;
-    ls_game_apply_inputs(g->world, &g->scene, inputs, slots, input_size);
     if ((int64_t)tick == g->perturb_tick && g->slot < g->scene.player_count) {
         // A deliberate local divergence (desync demo): a push nobody else applies.
+        // Forces add exactly, so applying it before the tick's inputs is the same.
         ls_body_id id = ls_world_body_at(g->world, g->scene.player_body[g->slot]);
         ls_body_apply_force(g->world, id, ls_vec3_make(ls_fx_from_int(5), 0, 0));
     }
-    ls_world_step(g->world);
-    return ls_world_checksum(g->world);
+    return ls_game_tick(g->world, &g->scene, inputs, slots, input_size);
 }

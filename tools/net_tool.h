@@ -50,8 +50,7 @@ bool net_game_init(net_game *g, const char *scene_path, uint64_t seed, uint32_t 
 void net_game_free(net_game *g);
 /// ls_peer local_input callback (user = net_game).
 void net_game_local_input(void *user, uint32_t tick, uint8_t *out, uint32_t input_size);
-/// ls_peer advance callback: ls_game_apply_inputs, ls_world_step, ls_world_checksum
-/// (the replay verifier's convention).
+/// ls_peer advance callback: ls_game_tick (the replay verifier's convention).
 uint64_t net_game_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
                           uint32_t input_size);
 

@@ -6,13 +6,11 @@
 #ifndef LS_TOOLS_REPLAY_GLUE_H
 #define LS_TOOLS_REPLAY_GLUE_H
 
+#include "ls/game.h"
 #include "ls/replay.h"
 #include "ls/scene.h"
 
 #include <stdio.h>
-
-/// The build fingerprint written into and required from every replay.
-const char *replay_glue_fingerprint(void);
 
 /// A game bound to one scene; states are ls_world pointers.
 typedef struct replay_glue {
@@ -23,15 +21,15 @@ typedef struct replay_glue {
     void *progress_ctx;                          ///< Passed to progress.
 } replay_glue;
 
-/// Parse the replay's embedded scene. Returns false with msg filled on error.
-bool replay_glue_init(replay_glue *g, const ls_replay_header *h, char *msg, size_t msg_size);
+/// Parse the replay's embedded scene. Returns false with *err filled on error.
+bool replay_glue_init(replay_glue *g, const ls_replay_header *h, ls_error *err);
 /// Free the scene.
 void replay_glue_free(replay_glue *g);
 /// The verifier callbacks for this game (user = g).
 ls_replay_sim replay_glue_sim(replay_glue *g);
 /// A world loaded from the scene and, if keyframe is non-NULL, the keyframe.
-ls_world *replay_glue_load(const replay_glue *g, const uint8_t *keyframe, size_t size, char *msg,
-                           size_t msg_size);
+ls_world *replay_glue_load(const replay_glue *g, const uint8_t *keyframe, size_t size,
+                           ls_error *err);
 /// One tick: apply the inputs, step, return the checksum.
 uint64_t replay_glue_advance(const replay_glue *g, ls_world *w, const uint8_t *inputs);
 /// Print a field-by-field diff of the first bodies that differ between `recorded`

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define LS_STR2_(x) #x
 #define LS_STR_(x)  LS_STR2_(x)
@@ -41,4 +42,64 @@ void ls_assert_fail_(const char *cond, const char *file, int line)
 {
     fprintf(stderr, "%s:%d: assertion failed: %s\n", file, line, cond);
     abort();
+}
+
+void ls_error_clear(ls_error *err)
+{
+    if (err) {
+        memset(err, 0, sizeof *err);
+        err->offset = -1;
+        err->tick = -1;
+    }
+}
+
+ls_result ls_error_setv(ls_error *err, ls_result code, const char *fmt, va_list ap)
+{
+    if (err) {
+        ls_error_clear(err);
+        err->code = code;
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+    }
+    return code;
+}
+
+ls_result ls_error_set(ls_error *err, ls_result code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ls_error_setv(err, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void ls_error_set_path(ls_error *err, const char *path)
+{
+    if (!err || !path) {
+        return;
+    }
+    // Why the tail: the file name at the end is what tells a user which file.
+    size_t n = strlen(path);
+    size_t skip = n >= sizeof err->path ? n - (sizeof err->path - 1) : 0;
+    memcpy(err->path, path + skip, n - skip + 1);
+}
+
+size_t ls_error_format(const ls_error *err, char *buf, size_t size)
+{
+    char tmp[1];
+    if (!buf || size == 0) {
+        buf = tmp;
+        size = sizeof tmp;
+    }
+    const char *msg = err->message[0] ? err->message : ls_result_text(err->code);
+    int n;
+    if (err->path[0] && err->line) {
+        n = snprintf(buf, size, "%s:%u:%u: %s", err->path, err->line, err->column, msg);
+    } else if (err->path[0]) {
+        n = snprintf(buf, size, "%s: %s", err->path, msg);
+    } else if (err->line) {
+        n = snprintf(buf, size, "%u:%u: %s", err->line, err->column, msg);
+    } else {
+        n = snprintf(buf, size, "%s", msg);
+    }
+    return n < 0 ? 0 : (size_t)n;
 }

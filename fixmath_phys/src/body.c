@@ -82,18 +82,24 @@ void ls_body_wake_(ls_body *b)
     b->sleep_timer = 0;
 }
 
-// Writes "what" with the offending value (exact decimal) and returns false.
-static bool fail(ls_result *err, char *msg, size_t n, ls_result code, const char *what, ls_fx v)
+// Fills err (may be NULL) naming the field and the offending value (exact
+// decimal); returns false so checks read `return fail(...)`.
+static bool fail(ls_error *err, ls_result code, const char *field, const char *what, ls_fx v)
 {
+    char text[LS_FX_TEXT_MAX];
+    ls_fx_format(v, text);
+    ls_error_set(err, code, "%s (got %s)", what, text);
     if (err) {
-        *err = code;
-    }
-    if (msg && n) {
-        char text[LS_FX_TEXT_MAX];
-        ls_fx_format(v, text);
-        snprintf(msg, n, "%s (got %s)", what, text);
+        snprintf(err->field, sizeof err->field, "%s", field);
     }
     return false;
+}
+
+// The magnitude of a vector whose squared length (Q32) is sq, saturated to the Q16.16 range.
+static ls_fx magnitude(uint64_t sq)
+{
+    uint64_t r = ls_isqrt64(sq); // Q16
+    return r > (uint64_t)LS_FX_MAX ? LS_FX_MAX : (ls_fx)r;
 }
 
 static bool size_ok(ls_fx v, ls_fx lo)
@@ -115,15 +121,15 @@ static bool vec_out_of(ls_vec3 v, ls_fx lo, ls_fx hi, char *which, ls_fx *value)
     return false;
 }
 
-static bool fail_component(ls_result *err, char *msg, size_t n, const char *field, char which,
-                           const char *range, ls_fx v)
+static bool fail_component(ls_error *err, const char *field, char which, const char *range, ls_fx v)
 {
-    char what[96];
+    char what[96], name[LS_ERROR_FIELD_MAX];
     snprintf(what, sizeof what, "%s.%c outside %s", field, which, range);
-    return fail(err, msg, n, LS_ERR_OUT_OF_RANGE, what, v);
+    snprintf(name, sizeof name, "%s.%c", field, which);
+    return fail(err, LS_ERR_OUT_OF_RANGE, name, what, v);
 }
 
-static bool check_shape(const ls_body_def *d, ls_result *err, char *msg, size_t n)
+static bool check_shape(const ls_body_def *d, ls_error *err)
 {
     const ls_shape_def *s = &d->shape;
     ls_result R = LS_ERR_OUT_OF_RANGE;
@@ -132,69 +138,74 @@ static bool check_shape(const ls_body_def *d, ls_result *err, char *msg, size_t 
     switch (s->type) {
     case LS_SHAPE_SPHERE:
         if (!size_ok(s->radius, SIZE_MIN_RAW)) {
-            return fail(err, msg, n, R, "shape.radius outside 0.05..64 m", s->radius);
+            return fail(err, R, "shape.radius", "shape.radius outside 0.05..64 m", s->radius);
         }
         break;
     case LS_SHAPE_CAPSULE:
         if (!size_ok(s->radius, SIZE_MIN_RAW)) {
-            return fail(err, msg, n, R, "shape.radius outside 0.05..64 m", s->radius);
+            return fail(err, R, "shape.radius", "shape.radius outside 0.05..64 m", s->radius);
         }
         if (!size_ok(s->half_height, 0)) {
-            return fail(err, msg, n, R, "shape.half_height outside 0..64 m", s->half_height);
+            return fail(err, R, "shape.half_height", "shape.half_height outside 0..64 m",
+                        s->half_height);
         }
         break;
     case LS_SHAPE_BOX:
         if (vec_out_of(s->half_extents, SIZE_MIN_RAW, LS_FX_INT(64), &which, &bad)) {
-            return fail_component(err, msg, n, "shape.half_extents", which, "0.05..64 m", bad);
+            return fail_component(err, "shape.half_extents", which, "0.05..64 m", bad);
         }
         break;
     case LS_SHAPE_PLANE:
         if (d->type != LS_BODY_STATIC) {
-            return fail(err, msg, n, LS_ERR_INVALID_ARGUMENT, "a plane must be on a static body",
-                        0);
+            return fail(err, LS_ERR_INVALID_ARGUMENT, "type", "a plane must be on a static body",
+                        (ls_fx)d->type);
         }
         if (ls_vec3_equal(s->normal, ls_vec3_zero()) || ls_fx_abs(s->plane_d) > LS_FX_INT(2048)) {
-            return fail(err, msg, n, R, "plane normal is zero or |plane_d| > 2048", s->plane_d);
+            return fail(err, R, "shape.normal", "plane normal is zero or |plane_d| > 2048",
+                        s->plane_d);
         }
         break;
     default:
-        return fail(err, msg, n, LS_ERR_INVALID_ARGUMENT, "unknown shape type", (ls_fx)s->type);
+        return fail(err, LS_ERR_INVALID_ARGUMENT, "shape.type", "unknown shape type",
+                    (ls_fx)s->type);
     }
     if (s->friction < 0 || s->friction > LS_FX_INT(4)) {
-        return fail(err, msg, n, R, "shape.friction outside 0..4", s->friction);
+        return fail(err, R, "shape.friction", "shape.friction outside 0..4", s->friction);
     }
     if (s->restitution < 0 || s->restitution > LS_FX_INT(1)) {
-        return fail(err, msg, n, R, "shape.restitution outside 0..1", s->restitution);
+        return fail(err, R, "shape.restitution", "shape.restitution outside 0..1", s->restitution);
     }
     return true;
 }
 
-static bool check_body(const ls_body_def *d, ls_result *err, char *msg, size_t n)
+static bool check_body(const ls_body_def *d, ls_error *err)
 {
     ls_result R = LS_ERR_OUT_OF_RANGE;
     if (d->type > LS_BODY_DYNAMIC) {
-        return fail(err, msg, n, LS_ERR_INVALID_ARGUMENT, "unknown body type", (ls_fx)d->type);
+        return fail(err, LS_ERR_INVALID_ARGUMENT, "type", "unknown body type", (ls_fx)d->type);
     }
     char which;
     ls_fx bad;
     if (vec_out_of(d->position, -LS_FX_INT(2048), LS_FX_INT(2048), &which, &bad)) {
-        return fail_component(err, msg, n, "position", which, "+-2048 m", bad);
+        return fail_component(err, "position", which, "+-2048 m", bad);
     }
-    if (ls_vec3_len_sq_q32(d->linear_velocity) >
-        (uint64_t)LS_FX_INT(512) * (uint64_t)LS_FX_INT(512)) {
-        return fail(err, msg, n, R, "linear_velocity faster than 512 m/s", 0);
+    uint64_t v2 = ls_vec3_len_sq_q32(d->linear_velocity);
+    if (v2 > (uint64_t)LS_FX_INT(512) * (uint64_t)LS_FX_INT(512)) {
+        return fail(err, R, "linear_velocity", "linear_velocity faster than 512 m/s",
+                    magnitude(v2));
     }
-    if (ls_vec3_len_sq_q32(d->angular_velocity) >
-        (uint64_t)LS_FX_INT(128) * (uint64_t)LS_FX_INT(128)) {
-        return fail(err, msg, n, R, "angular_velocity faster than 128 rad/s", 0);
+    uint64_t w2 = ls_vec3_len_sq_q32(d->angular_velocity);
+    if (w2 > (uint64_t)LS_FX_INT(128) * (uint64_t)LS_FX_INT(128)) {
+        return fail(err, R, "angular_velocity", "angular_velocity faster than 128 rad/s",
+                    magnitude(w2));
     }
     if (d->linear_damping < 0 || d->linear_damping > LS_FX_ONE) {
-        return fail(err, msg, n, R, "linear_damping outside 0..1", d->linear_damping);
+        return fail(err, R, "linear_damping", "linear_damping outside 0..1", d->linear_damping);
     }
     if (d->angular_damping < 0 || d->angular_damping > LS_FX_ONE) {
-        return fail(err, msg, n, R, "angular_damping outside 0..1", d->angular_damping);
+        return fail(err, R, "angular_damping", "angular_damping outside 0..1", d->angular_damping);
     }
-    return check_shape(d, err, msg, n);
+    return check_shape(d, err);
 }
 
 static ls_geom geom_from_def(const ls_shape_def *s)
@@ -220,26 +231,24 @@ static uint32_t take_slot(ls_world *w)
     return w->body_high < w->def.max_bodies ? w->body_high++ : UINT32_MAX;
 }
 
-ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_result *err, char *msg,
-                          size_t msg_size)
+ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_error *err)
 {
     ls_body_id none = {0, 0};
     ls_mass_props mp = {0, 0, {0, 0, 0}};
-    if (!check_body(def, err, msg, msg_size)) {
+    if (!w || !def) {
+        ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world or no body definition");
         return none;
     }
-    if (def->type == LS_BODY_DYNAMIC) {
-        ls_result r = ls_mass_compute(&def->shape, &mp, msg, msg_size);
-        if (r != LS_OK) {
-            if (err) {
-                *err = r;
-            }
-            return none;
-        }
+    if (!check_body(def, err)) {
+        return none;
+    }
+    if (def->type == LS_BODY_DYNAMIC && ls_mass_compute(&def->shape, &mp, err) != LS_OK) {
+        return none;
     }
     uint32_t i = take_slot(w);
     if (i == UINT32_MAX) {
-        fail(err, msg, msg_size, LS_ERR_CAPACITY, "max_bodies reached", 0);
+        ls_error_set(err, LS_ERR_CAPACITY, "the world is full: max_bodies is %u",
+                     w->def.max_bodies);
         return none;
     }
     ls_body *b = &w->bodies[i];
@@ -267,9 +276,7 @@ ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_result *err, c
     b->user_data = def->user_data;
     ls_body_update_derived_(b);
     w->body_count++;
-    if (err) {
-        *err = LS_OK;
-    }
+    ls_error_clear(err);
     return ls_world_id_of_(w, i);
 }
 
@@ -284,11 +291,11 @@ static void wake_touching(ls_world *w, uint32_t i)
     }
 }
 
-void ls_body_destroy(ls_world *w, ls_body_id id)
+ls_result ls_body_destroy(ls_world *w, ls_body_id id)
 {
     ls_body *b = ls_world_body_(w, id);
     if (!b) {
-        return;
+        return LS_ERR_INVALID_ID;
     }
     uint32_t i = id.index1 - 1;
     wake_touching(w, i);
@@ -305,12 +312,23 @@ void ls_body_destroy(ls_world *w, ls_body_id id)
     w->next_free[i] = w->free_head;
     w->free_head = i;
     w->body_count--;
+    return LS_OK;
+}
+
+// The getters below are for ids the caller knows are live: a stale or destroyed
+// id is a programming error and asserts (SPEC.md §19). ls_body_get_state is the
+// checked form that returns LS_ERR_INVALID_ID instead.
+static const ls_body *live_body(const ls_world *w, ls_body_id id)
+{
+    const ls_body *b = ls_world_body_(w, id);
+    LS_ASSERT(b != NULL && "stale or destroyed body id");
+    return b;
 }
 
 #define BODY_GET(type, name, expr, fallback)                                                       \
     type name(const ls_world *w, ls_body_id id)                                                    \
     {                                                                                              \
-        const ls_body *b = ls_world_body_(w, id);                                                  \
+        const ls_body *b = live_body(w, id);                                                       \
         return b ? (expr) : (fallback);                                                            \
     }
 
@@ -323,61 +341,124 @@ BODY_GET(ls_body_type, ls_body_type_of, (ls_body_type)b->type, LS_BODY_STATIC)
 BODY_GET(bool, ls_body_is_asleep, b->asleep, false)
 BODY_GET(uint64_t, ls_body_user_data, b->user_data, 0)
 
-void ls_body_set_transform(ls_world *w, ls_body_id id, ls_vec3 position, ls_quat orientation)
+// The public shape description of a body's geometry (density is not kept).
+static ls_shape_def shape_of(const ls_body *b)
 {
-    ls_body *b = ls_world_body_(w, id);
-    if (b) {
-        b->p = position;
-        b->q = ls_quat_normalize(orientation);
-        ls_body_update_derived_(b);
-        ls_body_wake_(b);
-        wake_touching(w, id.index1 - 1);
-    }
+    ls_shape_def s;
+    memset(&s, 0, sizeof s);
+    s.type = (ls_shape_type)b->geom.kind;
+    s.radius = b->geom.radius;
+    s.half_height = b->geom.half_height;
+    s.half_extents = b->geom.half_extents;
+    s.normal = b->geom.normal;
+    s.plane_d = b->geom.plane_d;
+    s.friction = b->friction;
+    s.restitution = b->restitution;
+    s.category = b->category;
+    s.mask = b->mask;
+    return s;
 }
 
-void ls_body_set_velocity(ls_world *w, ls_body_id id, ls_vec3 linear, ls_vec3 angular)
+BODY_GET(ls_shape_def, ls_body_shape, shape_of(b), shape_of(&w->bodies[0]))
+
+ls_result ls_body_get_state(const ls_world *w, ls_body_id id, ls_body_state *out, ls_error *err)
+{
+    const ls_body *b = w ? ls_world_body_(w, id) : NULL;
+    if (!b) {
+        return ls_error_set(err, LS_ERR_INVALID_ID,
+                            "body id %u (generation %u) is stale, destroyed or was never created",
+                            id.index1, id.generation);
+    }
+    out->type = (ls_body_type)b->type;
+    out->position = b->p;
+    out->orientation = b->q;
+    out->linear_velocity = b->v;
+    out->angular_velocity = b->w;
+    out->mass = b->mass;
+    out->asleep = b->asleep;
+    out->user_data = b->user_data;
+    out->shape = shape_of(b);
+    ls_error_clear(err);
+    return LS_OK;
+}
+
+ls_result ls_body_set_transform(ls_world *w, ls_body_id id, ls_vec3 position, ls_quat orientation)
 {
     ls_body *b = ls_world_body_(w, id);
-    if (b && b->type != LS_BODY_STATIC) {
+    if (!b) {
+        return LS_ERR_INVALID_ID;
+    }
+    b->p = position;
+    b->q = ls_quat_normalize(orientation);
+    ls_body_update_derived_(b);
+    ls_body_wake_(b);
+    wake_touching(w, id.index1 - 1);
+    return LS_OK;
+}
+
+ls_result ls_body_set_velocity(ls_world *w, ls_body_id id, ls_vec3 linear, ls_vec3 angular)
+{
+    ls_body *b = ls_world_body_(w, id);
+    if (!b) {
+        return LS_ERR_INVALID_ID;
+    }
+    if (b->type != LS_BODY_STATIC) {
         b->v = linear;
         b->w = angular;
         ls_body_wake_(b);
     }
+    return LS_OK;
 }
 
-void ls_body_apply_force(ls_world *w, ls_body_id id, ls_vec3 force)
+ls_result ls_body_apply_force(ls_world *w, ls_body_id id, ls_vec3 force)
 {
     ls_body *b = ls_world_body_(w, id);
-    if (b && b->type == LS_BODY_DYNAMIC) {
+    if (!b) {
+        return LS_ERR_INVALID_ID;
+    }
+    if (b->type == LS_BODY_DYNAMIC) {
         b->force = ls_vec3_add(b->force, force);
         ls_body_wake_(b);
     }
+    return LS_OK;
 }
 
-void ls_body_apply_torque(ls_world *w, ls_body_id id, ls_vec3 torque)
+ls_result ls_body_apply_torque(ls_world *w, ls_body_id id, ls_vec3 torque)
 {
     ls_body *b = ls_world_body_(w, id);
-    if (b && b->type == LS_BODY_DYNAMIC) {
+    if (!b) {
+        return LS_ERR_INVALID_ID;
+    }
+    if (b->type == LS_BODY_DYNAMIC) {
         b->torque = ls_vec3_add(b->torque, torque);
         ls_body_wake_(b);
     }
+    return LS_OK;
 }
 
-void ls_body_apply_impulse(ls_world *w, ls_body_id id, ls_vec3 impulse, ls_vec3 point)
+ls_result ls_body_apply_impulse(ls_world *w, ls_body_id id, ls_vec3 impulse, ls_vec3 point)
 {
     ls_body *b = ls_world_body_(w, id);
-    if (b && b->type == LS_BODY_DYNAMIC) {
+    if (!b) {
+        return LS_ERR_INVALID_ID;
+    }
+    if (b->type == LS_BODY_DYNAMIC) {
         b->v = ls_vec3_mad(b->v, impulse, b->inv_mass);
         ls_vec3 r = ls_vec3_sub(point, b->p);
         b->w = ls_vec3_add(b->w, ls_mat3_mul_vec(b->inv_inertia_world, ls_vec3_cross(r, impulse)));
         ls_body_wake_(b);
     }
+    return LS_OK;
 }
 
-void ls_body_wake(ls_world *w, ls_body_id id)
+ls_result ls_body_wake(ls_world *w, ls_body_id id)
 {
     ls_body *b = ls_world_body_(w, id);
-    if (b && b->type == LS_BODY_DYNAMIC) {
+    if (!b) {
+        return LS_ERR_INVALID_ID;
+    }
+    if (b->type == LS_BODY_DYNAMIC) {
         ls_body_wake_(b);
     }
+    return LS_OK;
 }

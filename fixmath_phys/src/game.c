@@ -32,6 +32,26 @@ ls_result ls_game_apply_inputs(ls_world *w, const ls_scene *scene, const uint8_t
     return LS_OK;
 }
 
+const char *ls_game_fingerprint(void)
+{
+    // Everything a replay's bits depend on: number format, libfixmath build,
+    // checksum definition, snapshot layout (keyframes) and the game rules.
+    return "fx=Q16.16;libfixmath=0~20220222,no-FIXMATH-defines;checksum=xxh3-64,SPEC-8+12;"
+           "snapshot=LSSN-1;game=push-20N-v1";
+}
+
+uint64_t ls_game_tick(ls_world *w, const ls_scene *scene, const uint8_t *inputs, uint32_t players,
+                      uint32_t input_size)
+{
+    // The one game loop every tool, test and example shares (SPEC.md §16.7):
+    // inputs of tick t, then the step, then the checksum of the state after t.
+    if (inputs && players > 0) {
+        ls_game_apply_inputs(w, scene, inputs, players, input_size);
+    }
+    ls_world_step(w);
+    return ls_world_checksum(w);
+}
+
 void ls_input_script_init(ls_input_script *s, uint64_t seed, uint32_t players)
 {
     memset(s, 0, sizeof *s);

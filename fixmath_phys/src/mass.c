@@ -26,13 +26,15 @@ static int64_t wfrac(int64_t a, int64_t n, int64_t d)
     return (a * n + d / 2) / d;
 }
 
-static ls_result refuse(char *msg, size_t n, const char *what, int64_t raw)
+static ls_result refuse(ls_error *err, const char *field, const char *what, int64_t raw)
 {
-    if (msg && n) {
-        char text[LS_FX_TEXT_MAX];
-        ls_fx_format(raw > LS_FX_MAX ? LS_FX_MAX : (ls_fx)raw, text);
-        snprintf(msg, n, "%s %s%s outside the supported range (SPEC.md section 5)", what, text,
+    char text[LS_FX_TEXT_MAX];
+    ls_fx_format(raw > LS_FX_MAX ? LS_FX_MAX : (ls_fx)raw, text);
+    ls_error_set(err, LS_ERR_OUT_OF_RANGE,
+                 "%s %s%s outside the supported range (SPEC.md section 5)", what, text,
                  raw > LS_FX_MAX ? "+" : "");
+    if (err) {
+        snprintf(err->field, sizeof err->field, "%s", field);
     }
     return LS_ERR_OUT_OF_RANGE;
 }
@@ -72,25 +74,25 @@ static void shape_volume_inertia(const ls_shape_def *s, int64_t *volume, int64_t
     }
 }
 
-ls_result ls_mass_compute(const ls_shape_def *s, ls_mass_props *out, char *msg, size_t msg_size)
+ls_result ls_mass_compute(const ls_shape_def *s, ls_mass_props *out, ls_error *err)
 {
     int64_t volume, unit[3];
     if (s->density <= 0) {
-        return refuse(msg, msg_size, "shape.density", s->density);
+        return refuse(err, "shape.density", "shape.density", s->density);
     }
     shape_volume_inertia(s, &volume, unit);
     if (volume <= 0 || volume > INT64_MAX / s->density) {
-        return refuse(msg, msg_size, "volume", volume);
+        return refuse(err, "shape", "volume", volume);
     }
     int64_t mass = wmul(volume, s->density);
     if (mass < MASS_MIN || mass > MASS_MAX) {
-        return refuse(msg, msg_size, "mass (kg)", mass);
+        return refuse(err, "shape.density", "mass (kg)", mass);
     }
     ls_fx inv[3];
     for (int k = 0; k < 3; k++) {
         int64_t inertia = wmul(unit[k], mass);
         if (inertia < INERTIA_MIN || inertia > INERTIA_MAX) {
-            return refuse(msg, msg_size, "principal inertia (kg m^2)", inertia);
+            return refuse(err, "shape", "principal inertia (kg m^2)", inertia);
         }
         inv[k] = ls_fx_div(LS_FX_ONE, (ls_fx)inertia);
     }

@@ -15,6 +15,6 @@ typedef struct ls_mass_props {
 /// Mass properties of a dynamic body's shape. Refuses (LS_ERR_OUT_OF_RANGE, with
 /// a message) a mass outside 0.01..1000 kg or a principal inertia outside
 /// 1/1024..32767 kg m^2 (SPEC.md §5).
-ls_result ls_mass_compute(const ls_shape_def *s, ls_mass_props *out, char *msg, size_t msg_size);
+ls_result ls_mass_compute(const ls_shape_def *s, ls_mass_props *out, ls_error *err);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "ls/fx_text.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 typedef struct parser {
     const char *p, *end, *line_start;
     uint32_t line;
-    ls_scene_error *err;
+    ls_error *err;   // never NULL inside the parser
     uint32_t player; // `player K` of the body line being parsed, NO_PLAYER if none
 } parser;
 
@@ -22,10 +23,9 @@ typedef struct parser {
 
 static ls_result fail_at(parser *ps, const char *at, const char *what, const char *detail)
 {
+    ls_error_set(ps->err, LS_ERR_PARSE, "%s%s%s", what, detail ? ": " : "", detail ? detail : "");
     ps->err->line = ps->line;
     ps->err->column = (uint32_t)(at - ps->line_start) + 1;
-    snprintf(ps->err->message, sizeof ps->err->message, "%s%s%s", what, detail ? ": " : "",
-             detail ? detail : "");
     return LS_ERR_PARSE;
 }
 
@@ -300,10 +300,14 @@ static ls_result check_players(parser *ps, const ls_scene *s)
     return LS_OK;
 }
 
-ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_scene_error *err)
+ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_error *err)
 {
+    ls_error local;
+    if (!err) {
+        err = &local;
+    }
     memset(out, 0, sizeof *out);
-    memset(err, 0, sizeof *err);
+    ls_error_clear(err);
     out->world = ls_default_world_def();
     out->ticks = 600;
     parser ps = {text, text + len, text, 1, err, NO_PLAYER};
@@ -330,13 +334,18 @@ ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_scene_e
     return r;
 }
 
-ls_result ls_scene_load(const char *path, ls_scene *out, ls_scene_error *err)
+ls_result ls_scene_load(const char *path, ls_scene *out, ls_error *err)
 {
+    ls_error local;
+    if (!err) {
+        err = &local;
+    }
     memset(out, 0, sizeof *out);
-    memset(err, 0, sizeof *err);
+    ls_error_clear(err);
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err->message, sizeof err->message, "cannot open %s", path);
+        ls_error_set(err, LS_ERR_IO, "cannot open: %s", strerror(errno));
+        ls_error_set_path(err, path);
         return LS_ERR_IO;
     }
     char *buf = NULL;
@@ -349,7 +358,8 @@ ls_result ls_scene_load(const char *path, ls_scene *out, ls_scene_error *err)
             if (!nb || cap > ((size_t)1 << 30)) {
                 free(nb ? nb : buf);
                 fclose(f);
-                snprintf(err->message, sizeof err->message, "%s is too large", path);
+                ls_error_set(err, LS_ERR_NO_MEMORY, "too large (over 1 GiB or out of memory)");
+                ls_error_set_path(err, path);
                 return LS_ERR_NO_MEMORY;
             }
             buf = nb;
@@ -357,9 +367,20 @@ ls_result ls_scene_load(const char *path, ls_scene *out, ls_scene_error *err)
         memcpy(buf + len, chunk, n);
         len += n;
     }
+    // A directory opens but fails to read (EISDIR): that is an error, not an empty scene.
+    int read_errno = ferror(f) ? errno : 0;
     fclose(f);
+    if (read_errno) {
+        free(buf);
+        ls_error_set(err, LS_ERR_IO, "cannot read: %s", strerror(read_errno));
+        ls_error_set_path(err, path);
+        return LS_ERR_IO;
+    }
     ls_result r = ls_scene_parse(buf ? buf : "", len, out, err);
     free(buf);
+    if (r != LS_OK) {
+        ls_error_set_path(err, path);
+    }
     return r;
 }
 

@@ -119,25 +119,29 @@ size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
     return o.len;
 }
 
-ls_world *ls_scene_instantiate(const ls_scene *s, char *msg, size_t msg_size)
+ls_world *ls_scene_instantiate(const ls_scene *s, ls_error *err)
 {
     ls_world_def d = s->world;
     if (d.max_bodies < s->body_count) {
         d.max_bodies = s->body_count;
     }
-    ls_result r;
-    ls_world *w = ls_world_create(&d, &r, msg, msg_size);
+    ls_world *w = ls_world_create(&d, err);
     if (!w) {
         return NULL;
     }
     for (uint32_t i = 0; i < s->body_count; i++) {
-        char why[160];
-        ls_body_id id = ls_body_create(w, &s->bodies[i], &r, why, sizeof why);
+        ls_error why;
+        ls_body_id id = ls_body_create(w, &s->bodies[i], &why);
         if (id.index1 == 0) {
-            snprintf(msg, msg_size, "body %u: %s", i + 1, why);
+            // Why prefix: the message names the body by its 1-based file order.
+            ls_error_set(err, why.code, "body %u: %s", i + 1, why.message);
+            if (err) {
+                snprintf(err->field, sizeof err->field, "%s", why.field);
+            }
             ls_world_destroy(w);
             return NULL;
         }
     }
+    ls_error_clear(err);
     return w;
 }

@@ -211,8 +211,22 @@ static bool state_consistent(const ls_world *w)
     return w->free_head == UINT32_MAX || w->free_head < w->body_high;
 }
 
-ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size)
+ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size, ls_error *err)
 {
+    // The header is checked first so a snapshot of another world says so
+    // instead of "corrupt".
+    if (size < 12) {
+        return ls_error_set(err, LS_ERR_TRUNCATED, "snapshot of %zu bytes has no header", size);
+    }
+    if (ls_get_u32le(buf) != SNAP_MAGIC || ls_get_u32le(buf + 4) != SNAP_VERSION) {
+        return ls_error_set(err, LS_ERR_INCOMPATIBLE,
+                            "not a version %u snapshot (magic or version differs)", SNAP_VERSION);
+    }
+    if (ls_get_u32le(buf + 8) != w->def.max_bodies) {
+        return ls_error_set(err, LS_ERR_INCOMPATIBLE,
+                            "snapshot of a world with max_bodies %u restored into one with %u",
+                            ls_get_u32le(buf + 8), w->def.max_bodies);
+    }
     // Restore into the live world only after a dry validation would need a
     // second copy; instead, validate while reading and fail closed.
     cursor c = {NULL, buf, 0, size, true};
@@ -220,7 +234,10 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
         w->body_high = w->body_count = w->contact_count = 0;
         w->free_head = UINT32_MAX;
         ls_broadphase_clear(w->bp);
-        return LS_ERR_CORRUPT;
+        return ls_error_set(err, LS_ERR_CORRUPT,
+                            "snapshot of %zu bytes is corrupt (read failed at byte %zu); the "
+                            "world is left empty",
+                            size, c.pos);
     }
     ls_broadphase_clear(w->bp);
     for (uint32_t i = 0; i < w->body_high; i++) {
@@ -230,5 +247,6 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
     }
     w->begin_count = w->end_count = 0;
     w->info.tick = w->tick;
+    ls_error_clear(err);
     return LS_OK;
 }

@@ -43,50 +43,56 @@ ls_world_def ls_default_world_def(void)
     return d;
 }
 
-static bool set_error(ls_result *err, char *msg, size_t msg_size, ls_result code, const char *text)
+// Fills err (may be NULL) with the field concerned; returns false for `return fail(...)`.
+static bool refuse(ls_error *err, ls_result code, const char *field, const char *text)
 {
+    ls_error_set(err, code, "%s", text);
     if (err) {
-        *err = code;
-    }
-    if (msg && msg_size) {
-        snprintf(msg, msg_size, "%s", text);
+        snprintf(err->field, sizeof err->field, "%s", field);
     }
     return false;
 }
 
-static bool world_def_valid(const ls_world_def *d, ls_result *err, char *msg, size_t n)
+static bool world_def_valid(const ls_world_def *d, ls_error *err)
 {
     if (ls_tick_dt(d->tick_rate) == 0) {
-        return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE, "tick_rate must be 30, 60 or 120");
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "tick_rate", "tick_rate must be 30, 60 or 120");
     }
     if (d->velocity_iterations < 1 || d->velocity_iterations > 64 || d->position_iterations > 64) {
-        return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE,
-                         "velocity_iterations must be 1..64 and position_iterations 0..64");
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "velocity_iterations",
+                      "velocity_iterations must be 1..64 and position_iterations 0..64");
     }
     if (d->max_bodies < 1 || d->max_bodies > (1u << 20) || d->max_contacts < 1 ||
         d->max_contacts > (1u << 22)) {
-        return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE,
-                         "max_bodies must be 1..2^20 and max_contacts 1..2^22");
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "max_bodies",
+                      "max_bodies must be 1..2^20 and max_contacts 1..2^22");
     }
     if (d->rolling_resistance < 0 || d->rolling_resistance > LS_FX_INT(1)) {
-        return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE, "rolling_resistance must be 0..1 m");
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "rolling_resistance",
+                      "rolling_resistance must be 0..1 m");
     }
     if (ls_fx_abs(d->gravity.x) > LS_FX_INT(1000) || ls_fx_abs(d->gravity.y) > LS_FX_INT(1000) ||
         ls_fx_abs(d->gravity.z) > LS_FX_INT(1000)) {
-        return set_error(err, msg, n, LS_ERR_OUT_OF_RANGE,
-                         "gravity components must be within +-1000");
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "gravity",
+                      "gravity components must be within +-1000");
     }
     return true;
 }
 
-ls_world *ls_world_create(const ls_world_def *def, ls_result *err, char *msg, size_t msg_size)
+ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
 {
-    if (!world_def_valid(def, err, msg, msg_size)) {
+    if (!def) {
+        ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world definition");
+        return NULL;
+    }
+    if (!world_def_valid(def, err)) {
         return NULL;
     }
     ls_world *w = calloc(1, sizeof *w);
     if (!w) {
-        set_error(err, msg, msg_size, LS_ERR_NO_MEMORY, "out of memory");
+        ls_error_set(err, LS_ERR_NO_MEMORY,
+                     "out of memory for a world of %u bodies and %u contacts", def->max_bodies,
+                     def->max_contacts);
         return NULL;
     }
     w->def = *def;
@@ -108,13 +114,13 @@ ls_world *ls_world_create(const ls_world_def *def, ls_result *err, char *msg, si
         !w->pairs || !w->contacts || !w->contacts_old || !w->scratch || !w->begin_events ||
         !w->end_events) {
         ls_world_destroy(w);
-        set_error(err, msg, msg_size, LS_ERR_NO_MEMORY, "out of memory");
+        ls_error_set(err, LS_ERR_NO_MEMORY,
+                     "out of memory for a world of %u bodies and %u contacts", def->max_bodies,
+                     def->max_contacts);
         return NULL;
     }
     w->free_head = UINT32_MAX;
-    if (err) {
-        *err = LS_OK;
-    }
+    ls_error_clear(err);
     return w;
 }
 

@@ -46,26 +46,46 @@ ls_peer_def ls_default_peer_def(void)
     return d;
 }
 
-ls_peer *ls_peer_create(const ls_peer_def *def, ls_result *err)
+// Names the first bad setting of a peer definition, or NULL when all are valid.
+static const char *peer_def_problem(const ls_peer_def *def)
 {
-    ls_result dummy;
-    err = err ? err : &dummy;
-    if (!def || def->slot >= LS_NET_MAX_SLOTS || def->mode != LS_PEER_LOCKSTEP ||
-        def->max_lead < 1 || def->max_lead > LS_NET_MAX_LEAD || def->resend_us < 1000 ||
-        def->join_retry_us < 1000 || def->ping_interval_us < 1000 || !def->cb.local_input ||
-        !def->cb.advance) {
-        *err = LS_ERR_INVALID_ARGUMENT;
+    if (!def) {
+        return "no peer definition";
+    }
+    if (def->slot >= LS_NET_MAX_SLOTS) {
+        return "slot must be below LS_NET_MAX_SLOTS";
+    }
+    if (def->mode != LS_PEER_LOCKSTEP) {
+        return "mode: only LS_PEER_LOCKSTEP is implemented";
+    }
+    if (def->max_lead < 1 || def->max_lead > LS_NET_MAX_LEAD) {
+        return "max_lead must be 1..LS_NET_MAX_LEAD";
+    }
+    if (def->resend_us < 1000 || def->join_retry_us < 1000 || def->ping_interval_us < 1000) {
+        return "resend_us, join_retry_us and ping_interval_us must be at least 1000";
+    }
+    if (!def->cb.local_input || !def->cb.advance) {
+        return "callbacks local_input and advance are required";
+    }
+    return NULL;
+}
+
+ls_peer *ls_peer_create(const ls_peer_def *def, ls_error *err)
+{
+    const char *problem = peer_def_problem(def);
+    if (problem) {
+        ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "%s", problem);
         return NULL;
     }
     ls_peer *p = calloc(1, sizeof *p);
     if (!p) {
-        *err = LS_ERR_NO_MEMORY;
+        ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
     p->def = *def;
     p->state = LS_PEER_JOINING;
     ls_net_outbox_init(&p->out, 4096);
-    *err = LS_OK;
+    ls_error_clear(err);
     return p;
 }
 

@@ -66,19 +66,25 @@ ls_session_def ls_default_session_def(void)
     return d;
 }
 
-ls_relay *ls_relay_create(const ls_relay_def *def, ls_result *err)
+ls_relay *ls_relay_create(const ls_relay_def *def, ls_error *err)
 {
-    ls_result dummy;
-    err = err ? err : &dummy;
     if (!def || def->max_sessions < 1 || def->max_sessions > 65536 || def->rate_limit_pps < 1 ||
         def->rate_burst < 1 || def->resend_us < 1000 || def->ping_interval_us < 1000 ||
         def->cookie_period_us < 1000000) {
-        *err = LS_ERR_INVALID_ARGUMENT;
+        ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "%s",
+                     !def ? "no relay definition"
+                     : def->max_sessions < 1 || def->max_sessions > 65536
+                         ? "max_sessions must be 1..65536"
+                     : def->rate_limit_pps < 1 || def->rate_burst < 1
+                         ? "rate_limit_pps and rate_burst must be positive"
+                     : def->cookie_period_us < 1000000
+                         ? "cookie_period_us must be at least 1000000"
+                         : "resend_us and ping_interval_us must be at least 1000");
         return NULL;
     }
     ls_relay *r = calloc(1, sizeof *r);
     if (!r) {
-        *err = LS_ERR_NO_MEMORY;
+        ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
     r->def = *def;
@@ -86,14 +92,16 @@ ls_relay *ls_relay_create(const ls_relay_def *def, ls_result *err)
     if (!r->sessions ||
         ls_net_ratelimit_init(&r->limit, 1024, def->rate_limit_pps, def->rate_burst) != LS_OK) {
         ls_relay_destroy(r);
-        *err = LS_ERR_NO_MEMORY;
+        ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory for %u sessions", def->max_sessions);
         return NULL;
     }
-    *err = ls_net_random_bytes(r->secret, sizeof r->secret);
-    if (*err != LS_OK) {
+    ls_result rr = ls_net_random_bytes(r->secret, sizeof r->secret);
+    if (rr != LS_OK) {
         ls_relay_destroy(r);
+        ls_error_set(err, rr, "no system randomness for the cookie secret");
         return NULL;
     }
+    ls_error_clear(err);
     ls_net_outbox_init(&r->out, def->max_outbox);
     return r;
 }

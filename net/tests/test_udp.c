@@ -409,7 +409,7 @@ static void kill_relay_mid_match(int sig, const char *tag)
         cr_assert_not_null(first, "stats on SIGUSR1:\n%s", rest);
         cr_assert_not_null(strstr(first + 1, "stats relay"), "and at exit:\n%s", rest);
     }
-    ls_replay_error err;
+    ls_error err;
     ls_replay_reader *r = ls_replay_reader_open(path, &err);
     cr_assert_not_null(r, "replay unreadable after SIGKILL: %s", err.message);
     const ls_replay_info *info = ls_replay_reader_info(r);

@@ -15,22 +15,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static ls_replay_reader *set_err(ls_replay_error *err, ls_result code, uint64_t offset,
-                                 int64_t tick, const char *fmt, ...)
+static ls_replay_reader *set_err(ls_error *err, ls_result code, uint64_t offset, int64_t tick,
+                                 const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    ls_error_setv(err, code, fmt, ap);
+    va_end(ap);
     if (err) {
-        err->code = code;
-        err->offset = offset;
+        err->offset = (int64_t)offset;
         err->tick = tick;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
     }
     return NULL;
 }
 
-static bool header_truncated(const ls_replay_reader *r, size_t need, ls_replay_error *err)
+static bool header_truncated(const ls_replay_reader *r, size_t need, ls_error *err)
 {
     if (r->size >= need) {
         return false;
@@ -52,7 +51,7 @@ static bool printable(const uint8_t *p, size_t n)
 
 // Magic and version first: a newer file gets "wrong version", not a check-code
 // error.
-static bool parse_header(ls_replay_reader *r, ls_replay_error *err)
+static bool parse_header(ls_replay_reader *r, ls_error *err)
 {
     const uint8_t *d = r->data;
     ls_replay_header *h = &r->header;
@@ -169,7 +168,7 @@ static const char *describe(const lsr_scan *s, char *buf, size_t size)
     return buf;
 }
 
-static bool scan_tick(ls_replay_reader *r, lsr_scan *s, ls_replay_error *err)
+static bool scan_tick(ls_replay_reader *r, lsr_scan *s, ls_error *err)
 {
     ls_replay_info *in = &r->info;
     int64_t first = s->first;
@@ -217,7 +216,7 @@ static bool scan_tick(ls_replay_reader *r, lsr_scan *s, ls_replay_error *err)
     return true;
 }
 
-static bool scan_keyframe(ls_replay_reader *r, lsr_scan *s, ls_replay_error *err)
+static bool scan_keyframe(ls_replay_reader *r, lsr_scan *s, ls_error *err)
 {
     uint32_t t = r->info.ticks;
     bool order = r->nkeyframes == 0 || r->keyframes[r->nkeyframes - 1].tick < t;
@@ -288,7 +287,7 @@ static bool index_matches(const ls_replay_reader *r, const lsr_scan *s)
 }
 
 // The index must agree with the chunks and be followed by exactly the trailer.
-static bool scan_index(ls_replay_reader *r, lsr_scan *s, ls_replay_error *err)
+static bool scan_index(ls_replay_reader *r, lsr_scan *s, ls_error *err)
 {
     if (!index_matches(r, s)) {
         return set_err(err, LS_ERR_CORRUPT, s->pos, -1,
@@ -321,7 +320,7 @@ static bool scan_index(ls_replay_reader *r, lsr_scan *s, ls_replay_error *err)
 
 // Reads the chunk header at s->pos. Returns 1 for a chunk, 0 when the file ends
 // (end_reason set), -1 on error.
-static int read_chunk(ls_replay_reader *r, lsr_scan *s, ls_replay_error *err)
+static int read_chunk(ls_replay_reader *r, lsr_scan *s, ls_error *err)
 {
     ls_replay_info *in = &r->info;
     char what[96];
@@ -377,7 +376,7 @@ static int read_chunk(ls_replay_reader *r, lsr_scan *s, ls_replay_error *err)
     return 1;
 }
 
-static bool scan(ls_replay_reader *r, ls_replay_error *err)
+static bool scan(ls_replay_reader *r, ls_error *err)
 {
     lsr_scan s = {0};
     s.pos = r->header.header_size;
@@ -400,13 +399,9 @@ static bool scan(ls_replay_reader *r, ls_replay_error *err)
     return ok;
 }
 
-ls_replay_reader *ls_replay_reader_open_memory(const uint8_t *data, size_t size,
-                                               ls_replay_error *err)
+ls_replay_reader *ls_replay_reader_open_memory(const uint8_t *data, size_t size, ls_error *err)
 {
-    if (err) {
-        memset(err, 0, sizeof *err);
-        err->tick = -1;
-    }
+    ls_error_clear(err);
     if ((uint64_t)size > LSR_MAX_FILE) {
         return set_err(err, LS_ERR_CAPACITY, 0, -1, "file of %llu bytes exceeds 1 GiB",
                        (unsigned long long)size);
@@ -432,11 +427,13 @@ ls_replay_reader *ls_replay_reader_open_memory(const uint8_t *data, size_t size,
     return r;
 }
 
-ls_replay_reader *ls_replay_reader_open(const char *path, ls_replay_error *err)
+ls_replay_reader *ls_replay_reader_open(const char *path, ls_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        return set_err(err, LS_ERR_IO, 0, -1, "cannot open %s: %s", path, strerror(errno));
+        set_err(err, LS_ERR_IO, 0, -1, "cannot open: %s", strerror(errno));
+        ls_error_set_path(err, path);
+        return NULL;
     }
     size_t cap = 1 << 16, len = 0;
     uint8_t *buf = malloc(cap);
@@ -460,18 +457,24 @@ ls_replay_reader *ls_replay_reader_open(const char *path, ls_replay_error *err)
     bool io_error = ferror(f) != 0;
     fclose(f);
     if (!buf || io_error || too_big) {
+        int e = errno;
         free(buf);
-        return set_err(err,
-                       !buf      ? LS_ERR_NO_MEMORY
-                       : too_big ? LS_ERR_CAPACITY
-                                 : LS_ERR_IO,
-                       len, -1, "%s: %s", path,
-                       !buf      ? "out of memory"
-                       : too_big ? "larger than 1 GiB"
-                                 : "read error");
+        set_err(err,
+                !buf      ? LS_ERR_NO_MEMORY
+                : too_big ? LS_ERR_CAPACITY
+                          : LS_ERR_IO,
+                len, -1, "%s",
+                !buf      ? "out of memory"
+                : too_big ? "larger than 1 GiB"
+                          : strerror(e));
+        ls_error_set_path(err, path);
+        return NULL;
     }
     ls_replay_reader *r = ls_replay_reader_open_memory(buf, len, err);
     free(buf);
+    if (!r) {
+        ls_error_set_path(err, path);
+    }
     return r;
 }
 
@@ -496,9 +499,10 @@ const ls_replay_info *ls_replay_reader_info(const ls_replay_reader *r)
 }
 
 ls_result ls_replay_reader_require_fingerprint(const ls_replay_reader *r, const char *expected,
-                                               ls_replay_error *err)
+                                               ls_error *err)
 {
     if (strcmp(r->header.fingerprint, expected) == 0) {
+        ls_error_clear(err);
         return LS_OK;
     }
     set_err(err, LS_ERR_INCOMPATIBLE, LSR_HEADER_FIXED, -1,

@@ -43,7 +43,7 @@ struct ls_replay_recorder {
     uint32_t nchunks, nkeyframes, cap_chunks, cap_keyframes;
     bool finished;
     bool failed;
-    char msg[LS_REPLAY_MESSAGE_MAX];
+    ls_error error; // the last failure (code LS_OK if none)
 };
 
 ls_replay_recorder_def ls_default_replay_recorder_def(void)
@@ -66,7 +66,7 @@ static ls_result fail(ls_replay_recorder *r, ls_result code, const char *fmt, ..
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+    ls_error_setv(&r->error, code, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -158,9 +158,9 @@ static ls_result write_header(ls_replay_recorder *r)
 }
 
 ls_replay_recorder *ls_replay_recorder_create(const char *path, const ls_replay_recorder_def *def,
-                                              ls_result *err, char *msg, size_t msg_size)
+                                              ls_error *err)
 {
-    const char *why = check_def(def);
+    const char *why = def ? check_def(def) : "no recorder definition";
     ls_replay_recorder *r = NULL;
     ls_result code = LS_ERR_INVALID_ARGUMENT;
     if (!why) {
@@ -169,6 +169,7 @@ ls_replay_recorder *ls_replay_recorder_create(const char *path, const ls_replay_
         why = "out of memory";
     }
     if (r) {
+        ls_error_clear(&r->error);
         r->def = *def;
         r->frame_size = (size_t)def->players * def->input_size;
         r->prev = calloc(1, r->frame_size);
@@ -177,19 +178,17 @@ ls_replay_recorder *ls_replay_recorder_create(const char *path, const ls_replay_
             code = r->prev ? LS_ERR_IO : LS_ERR_NO_MEMORY;
             why = r->prev ? strerror(errno) : "out of memory";
         } else if ((code = write_header(r)) != LS_OK) {
-            why = r->msg;
+            why = r->error.message;
         }
         r->def.scene = NULL; // the caller's buffers are not kept
         r->def.fingerprint = NULL;
     }
     if (r && r->f && code == LS_OK) {
-        *err = LS_OK;
+        ls_error_clear(err);
         return r;
     }
-    if (msg && msg_size) {
-        snprintf(msg, msg_size, "%s: %s", path, why);
-    }
-    *err = code;
+    ls_error_set(err, code, "%s", why);
+    ls_error_set_path(err, path);
     ls_replay_recorder_destroy(r);
     return NULL;
 }
@@ -462,7 +461,7 @@ void ls_replay_recorder_destroy(ls_replay_recorder *r)
     free(r);
 }
 
-const char *ls_replay_recorder_message(const ls_replay_recorder *r)
+const ls_error *ls_replay_recorder_error(const ls_replay_recorder *r)
 {
-    return r->msg;
+    return &r->error;
 }

@@ -40,12 +40,13 @@ static void *load_segment(const ls_replay_reader *r, const ls_replay_sim *sim, u
                           ls_replay_verify_result *res)
 {
     const ls_replay_header *h = &r->header;
-    char msg[LS_REPLAY_MESSAGE_MAX] = "";
+    ls_error why;
+    ls_error_clear(&why);
     if (seg == 0) {
-        void *s = sim->load(sim->user, h->scene, h->scene_size, NULL, 0, msg, sizeof msg);
+        void *s = sim->load(sim->user, h->scene, h->scene_size, NULL, 0, &why);
         if (!s) {
             failed(res, LS_REPLAY_FAIL_ERROR, LS_ERR_CORRUPT, 0,
-                   "cannot load the embedded scene: %s", msg);
+                   "cannot load the embedded scene: %s", why.message);
         }
         return s;
     }
@@ -53,15 +54,15 @@ static void *load_segment(const ls_replay_reader *r, const ls_replay_sim *sim, u
     uint8_t *buf = malloc(k->size);
     void *s = NULL;
     if (!buf || ls_replay_reader_keyframe(r, seg - 1, buf, k->size) != LS_OK) {
-        snprintf(msg, sizeof msg, "%s", buf ? "undecodable" : "out of memory");
+        ls_error_set(&why, LS_ERR_CORRUPT, "%s", buf ? "undecodable" : "out of memory");
     } else {
-        s = sim->load(sim->user, h->scene, h->scene_size, buf, k->size, msg, sizeof msg);
+        s = sim->load(sim->user, h->scene, h->scene_size, buf, k->size, &why);
     }
     free(buf);
     if (!s) {
         failed(res, LS_REPLAY_FAIL_ERROR, LS_ERR_CORRUPT, k->tick,
                "cannot load the keyframe at tick %u (byte %llu): %s", k->tick,
-               (unsigned long long)k->offset, msg);
+               (unsigned long long)k->offset, why.message);
     }
     return s;
 }

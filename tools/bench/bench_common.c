@@ -68,17 +68,16 @@ int bench_scene_load(const char *path, bench_scene *out)
 {
     memset(out, 0, sizeof *out);
     ls_scene *sc = calloc(1, sizeof *sc);
-    ls_scene_error err;
+    ls_error err;
     if (!sc || ls_scene_load(path, sc, &err) != LS_OK) {
         fprintf(stderr, "%s:%u:%u: %s\n", path, err.line, err.column, err.message);
         free(sc);
         return 1;
     }
     // Instantiate once so the peers get exactly the masses our engine computed.
-    char msg[200];
-    ls_world *w = ls_scene_instantiate(sc, msg, sizeof msg);
+    ls_world *w = ls_scene_instantiate(sc, &err);
     if (!w) {
-        fprintf(stderr, "%s: %s\n", path, msg);
+        fprintf(stderr, "%s: %s\n", path, err.message);
         ls_scene_free(sc);
         free(sc);
         return 1;

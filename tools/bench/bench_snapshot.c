@@ -30,7 +30,7 @@ static void op_save(ctx *c)
 
 static void op_restore(ctx *c)
 {
-    if (ls_world_snapshot_restore(c->w, c->buf, c->size) != LS_OK) {
+    if (ls_world_snapshot_restore(c->w, c->buf, c->size, NULL) != LS_OK) {
         abort();
     }
 }
@@ -59,17 +59,16 @@ static double time_op(op_fn f, ctx *c, int reps)
 static int settle(const char *path, ctx *c, uint32_t *ticks)
 {
     ls_scene sc;
-    ls_scene_error err;
+    ls_error err;
     if (ls_scene_load(path, &sc, &err) != LS_OK) {
         fprintf(stderr, "%s:%u:%u: %s\n", path, err.line, err.column, err.message);
         return 1;
     }
-    char msg[200];
-    c->w = ls_scene_instantiate(&sc, msg, sizeof msg);
+    c->w = ls_scene_instantiate(&sc, &err);
     *ticks = sc.ticks;
     ls_scene_free(&sc);
     if (!c->w) {
-        fprintf(stderr, "%s: %s\n", path, msg);
+        fprintf(stderr, "%s: %s\n", path, err.message);
         return 1;
     }
     for (uint32_t t = 0; t < *ticks; t++) {

@@ -5,6 +5,7 @@
 #include "bench.h"
 #include "ls/scene.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct ours {
@@ -18,7 +19,11 @@ static void *ours_create(const bench_scene *s, char *err, size_t err_size)
     if (!o) {
         return NULL;
     }
-    o->w = ls_scene_instantiate(s->ls, err, err_size);
+    ls_error e;
+    o->w = ls_scene_instantiate(s->ls, &e);
+    if (!o->w) {
+        snprintf(err, err_size, "%s", e.message);
+    }
     o->count = s->count;
     if (!o->w) {
         free(o);

@@ -98,12 +98,11 @@ static int parse_args(int argc, char **argv, xc_options *o)
 // Inputs of the coming tick (scripted scenes only), then one step.
 static void sim_step(xc_sim *s)
 {
+    uint8_t in[LS_SCENE_MAX_PLAYERS];
     if (s->scripted) {
-        uint8_t in[LS_SCENE_MAX_PLAYERS];
         ls_input_script_next(&s->script, in, 1);
-        ls_game_apply_inputs(s->world, s->scene, in, s->script.players, 1);
     }
-    ls_world_step(s->world);
+    ls_game_tick(s->world, s->scene, s->scripted ? in : NULL, s->script.players, 1);
 }
 
 static bool all_asleep(const ls_world *w)
@@ -120,11 +119,10 @@ static uint32_t replay_from_snapshot(const xc_sim *orig, const uint8_t *snap, si
                                      const ls_input_script *script_at_k, uint32_t k, uint32_t end,
                                      const uint64_t *sums, bool sleep_mode)
 {
-    char msg[200];
     xc_sim s = *orig;
-    s.world = ls_scene_instantiate(orig->scene, msg, sizeof msg);
+    s.world = ls_scene_instantiate(orig->scene, NULL);
     s.script = *script_at_k;
-    if (!s.world || ls_world_snapshot_restore(s.world, snap, snap_len) != LS_OK ||
+    if (!s.world || ls_world_snapshot_restore(s.world, snap, snap_len, NULL) != LS_OK ||
         ls_world_tick(s.world) != k || ls_world_checksum(s.world) != sums[k - 1]) {
         ls_world_destroy(s.world);
         return k;
@@ -214,7 +212,7 @@ static int run(const xc_options *o, const ls_scene *scene, ls_world *w)
 // computed checksum must equal the recorded one.
 static int replay_file(const char *path)
 {
-    ls_replay_error rerr;
+    ls_error rerr;
     ls_replay_reader *r = ls_replay_reader_open(path, &rerr);
     if (!r) {
         fprintf(stderr, "%s: %s\n", path, rerr.message);
@@ -222,15 +220,14 @@ static int replay_file(const char *path)
     }
     const ls_replay_header *h = ls_replay_reader_header(r);
     ls_scene scene;
-    ls_scene_error err;
-    char msg[200];
+    ls_error err;
     ls_world *w = NULL;
     if (ls_scene_parse((const char *)h->scene, h->scene_size, &scene, &err) != LS_OK) {
         fprintf(stderr, "%s: embedded scene %u:%u: %s\n", path, err.line, err.column, err.message);
         ls_replay_reader_destroy(r);
         return 2;
     }
-    w = ls_scene_instantiate(&scene, msg, sizeof msg);
+    w = ls_scene_instantiate(&scene, &err);
     ls_replay_cursor *c = ls_replay_cursor_create(r);
     int status = w && c ? 0 : 2;
     uint32_t ticks = ls_replay_reader_info(r)->ticks, t = 0;
@@ -244,9 +241,7 @@ static int replay_file(const char *path)
             status = 2;
             break;
         }
-        ls_game_apply_inputs(w, &scene, inputs, h->players, h->input_size);
-        ls_world_step(w);
-        uint64_t sum = ls_world_checksum(w);
+        uint64_t sum = ls_game_tick(w, &scene, inputs, h->players, h->input_size);
         printf("c %u %016llx\n", t + 1, (unsigned long long)sum);
         if (sum != recorded) {
             printf("replay desync %u recorded %016llx\n", t, (unsigned long long)recorded);
@@ -274,15 +269,14 @@ int main(int argc, char **argv)
         return r == 1 ? 0 : r;
     }
     ls_scene scene;
-    ls_scene_error err;
+    ls_error err;
     if (ls_scene_load(o.path, &scene, &err) != LS_OK) {
         fprintf(stderr, "%s:%u:%u: %s\n", o.path, err.line, err.column, err.message);
         return 2;
     }
-    char msg[200];
-    ls_world *w = ls_scene_instantiate(&scene, msg, sizeof msg);
+    ls_world *w = ls_scene_instantiate(&scene, &err);
     if (!w) {
-        fprintf(stderr, "%s: %s\n", o.path, msg);
+        fprintf(stderr, "%s: %s\n", o.path, err.message);
         ls_scene_free(&scene);
         return 2;
     }

@@ -5,12 +5,55 @@
 #ifndef LS_BASE_H
 #define LS_BASE_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+/// Marks a public function: exported from the shared library, C linkage in C++.
+/// The library is built with -fvisibility=hidden, so nothing else is exported.
+#if defined(_WIN32) && defined(LS_BUILDING_DLL)
+#define LS_API __declspec(dllexport)
+#elif defined(__GNUC__) || defined(__clang__)
+#define LS_API __attribute__((visibility("default")))
+#else
+#define LS_API
+#endif
+
+/// Opens and closes C linkage in every public header, so C++ links the C library.
+#ifdef __cplusplus
+#define LS_EXTERN_C_BEGIN extern "C" {
+#define LS_EXTERN_C_END   }
+#else
+#define LS_EXTERN_C_BEGIN
+#define LS_EXTERN_C_END
+#endif
+
+/// A compile-time check usable in C11 and C++11 headers alike.
+#ifdef __cplusplus
+#define LS_STATIC_ASSERT(cond, text) static_assert(cond, text)
+#else
+#define LS_STATIC_ASSERT(cond, text) _Static_assert(cond, text)
+#endif
+
+/// Alignment of a struct member, in C11 and C++11 alike.
+#ifdef __cplusplus
+#define LS_ALIGNAS(n) alignas(n)
+#else
+#define LS_ALIGNAS(n) _Alignas(n)
+#endif
+
+/// printf-style format checking where the compiler has it.
+#if defined(__GNUC__) || defined(__clang__)
+#define LS_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define LS_PRINTF(fmt, args)
+#endif
+
+LS_EXTERN_C_BEGIN
+
 #define LS_VERSION_MAJOR 0
-#define LS_VERSION_MINOR 1
+#define LS_VERSION_MINOR 2
 #define LS_VERSION_PATCH 0
 
 /// Result codes: LS_OK is zero, every error is negative.
@@ -28,7 +71,8 @@
     X(LS_ERR_BUFFER_TOO_SMALL, -10, "buffer too small")                                            \
     X(LS_ERR_NOT_FOUND, -11, "not found")                                                          \
     X(LS_ERR_OVERFLOW, -12, "fixed-point overflow")                                                \
-    X(LS_ERR_DESYNC, -13, "desync")
+    X(LS_ERR_DESYNC, -13, "desync")                                                                \
+    X(LS_ERR_INVALID_ID, -14, "stale or destroyed id")
 
 /// Result of any operation that bad input or the environment can make fail.
 typedef enum ls_result {
@@ -37,12 +81,47 @@ typedef enum ls_result {
 #undef LS_RESULT_ENUM_
 } ls_result;
 
+/// Longest error message, bytes including the NUL.
+#define LS_ERROR_MESSAGE_MAX 256
+/// Longest path kept in an error record, bytes including the NUL.
+#define LS_ERROR_PATH_MAX 192
+/// Longest field name kept in an error record, bytes including the NUL.
+#define LS_ERROR_FIELD_MAX 48
+
+/// The one error record of every module (SPEC.md §19): a result code plus where
+/// and why. Every fallible call takes an optional `ls_error *err` as its last
+/// argument (NULL: the caller only wants the return value) and fills it on
+/// failure; on success err->code is LS_OK. Fields that do not apply are 0 / -1 / "".
+typedef struct ls_error {
+    ls_result code;                     ///< LS_OK, or what kind of failure.
+    uint32_t line;                      ///< 1-based line in a text input (0: not text).
+    uint32_t column;                    ///< 1-based column in a text input (0: not text).
+    int64_t offset;                     ///< Byte offset in a binary input (-1: none).
+    int64_t tick;                       ///< Tick concerned (-1: none).
+    char field[LS_ERROR_FIELD_MAX];     ///< Definition field concerned, e.g. "position.z".
+    char path[LS_ERROR_PATH_MAX];       ///< File concerned ("" if none or in memory).
+    char message[LS_ERROR_MESSAGE_MAX]; ///< What is wrong, without the path/line prefix.
+} ls_error;
+
+/// Reset an error record to "no error" (code LS_OK, offset and tick -1). NULL is ignored.
+LS_API void ls_error_clear(ls_error *err);
+/// Clear *err, then set its code and printf-style message. Returns code. NULL is ignored.
+LS_API ls_result ls_error_set(ls_error *err, ls_result code, const char *fmt, ...) LS_PRINTF(3, 4);
+/// As ls_error_set with a va_list.
+LS_API ls_result ls_error_setv(ls_error *err, ls_result code, const char *fmt, va_list ap);
+/// Record the file an error concerns (kept if the path fits, else its tail). NULL is ignored.
+LS_API void ls_error_set_path(ls_error *err, const char *path);
+/// One line naming the file and place once: "path:line:column: message" (text
+/// inputs) or "path: message" (binary inputs name their byte offset in the message). Returns the
+/// length it needs (as snprintf); buf is always NUL-terminated when size > 0.
+LS_API size_t ls_error_format(const ls_error *err, char *buf, size_t size);
+
 /// The enumerator's name, e.g. "LS_ERR_PARSE"; "LS_ERR_UNKNOWN" for other values.
-const char *ls_result_name(ls_result r);
+LS_API const char *ls_result_name(ls_result r);
 /// A short human-readable description of a result code.
-const char *ls_result_text(ls_result r);
+LS_API const char *ls_result_text(ls_result r);
 /// The library version as "MAJOR.MINOR.PATCH".
-const char *ls_version_string(void);
+LS_API const char *ls_version_string(void);
 
 #ifdef LS_NO_ASSERT
 #define LS_ASSERT(c) ((void)0)
@@ -51,7 +130,7 @@ const char *ls_version_string(void);
 #define LS_ASSERT(c) ((c) ? (void)0 : ls_assert_fail_(#c, __FILE__, __LINE__))
 #endif
 /// Called by LS_ASSERT; prints and aborts.
-void ls_assert_fail_(const char *cond, const char *file, int line);
+LS_API void ls_assert_fail_(const char *cond, const char *file, int line);
 
 /// Write a 16-bit value little-endian.
 static inline void ls_put_u16le(uint8_t *p, uint16_t v)
@@ -93,5 +172,7 @@ static inline uint64_t ls_get_u64le(const uint8_t *p)
 {
     return (uint64_t)ls_get_u32le(p) | ((uint64_t)ls_get_u32le(p + 4) << 32);
 }
+
+LS_EXTERN_C_END
 
 #endif

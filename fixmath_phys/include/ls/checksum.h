@@ -8,32 +8,36 @@
 #include "ls/quat.h"
 #include "ls/vec3.h"
 
+LS_EXTERN_C_BEGIN
+
 #define LS_HASHER_BUFFER 256
 
 /// Streaming checksum state. Initialise with ls_hasher_init; opaque otherwise.
 typedef struct ls_hasher {
-    _Alignas(64) unsigned char xxh_[640]; ///< XXH3 streaming state (private).
-    unsigned char buf_[LS_HASHER_BUFFER]; ///< Pending canonical bytes (private).
-    size_t len_;                          ///< Bytes pending in buf_ (private).
+    LS_ALIGNAS(64) unsigned char xxh_[640]; ///< XXH3 streaming state (private).
+    unsigned char buf_[LS_HASHER_BUFFER];   ///< Pending canonical bytes (private).
+    size_t len_;                            ///< Bytes pending in buf_ (private).
 } ls_hasher;
 
 /// Start a new checksum.
-void ls_hasher_init(ls_hasher *h);
+LS_API void ls_hasher_init(ls_hasher *h);
 /// Append raw bytes (already canonical, e.g. an encoded input frame).
-void ls_hasher_put_bytes(ls_hasher *h, const void *data, size_t n);
+LS_API void ls_hasher_put_bytes(ls_hasher *h, const void *data, size_t n);
 /// Append a 32-bit unsigned integer as 4 little-endian bytes.
-void ls_hasher_put_u32(ls_hasher *h, uint32_t v);
+LS_API void ls_hasher_put_u32(ls_hasher *h, uint32_t v);
 /// Append a 64-bit unsigned integer as 8 little-endian bytes.
-void ls_hasher_put_u64(ls_hasher *h, uint64_t v);
+LS_API void ls_hasher_put_u64(ls_hasher *h, uint64_t v);
 /// Append a Q16.16 value as its raw 32-bit two's complement, little-endian.
-void ls_hasher_put_fx(ls_hasher *h, ls_fx v);
+LS_API void ls_hasher_put_fx(ls_hasher *h, ls_fx v);
 /// Append x, y, z.
-void ls_hasher_put_vec3(ls_hasher *h, ls_vec3 v);
+LS_API void ls_hasher_put_vec3(ls_hasher *h, ls_vec3 v);
 /// Append x, y, z, w.
-void ls_hasher_put_quat(ls_hasher *h, ls_quat q);
+LS_API void ls_hasher_put_quat(ls_hasher *h, ls_quat q);
 /// The checksum of everything appended so far (the hasher stays usable).
-uint64_t ls_hasher_digest(ls_hasher *h);
+LS_API uint64_t ls_hasher_digest(ls_hasher *h);
 /// XXH3-64 (seed 0) of a byte buffer: the same as one ls_hasher_put_bytes.
-uint64_t ls_hash64(const void *data, size_t n);
+LS_API uint64_t ls_hash64(const void *data, size_t n);
+
+LS_EXTERN_C_END
 
 #endif

@@ -18,10 +18,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+LS_EXTERN_C_BEGIN
+
 // Everything below relies on >> of a negative integer being an arithmetic
 // shift (floor division by a power of two). gcc and clang guarantee it on every
 // target; refuse to build anywhere that does not.
-_Static_assert((-1 >> 1) == -1 && ((int64_t)-3 >> 1) == -2, "arithmetic right shift required");
+LS_STATIC_ASSERT((-1 >> 1) == -1 && ((int64_t)-3 >> 1) == -2, "arithmetic right shift required");
 
 /// The Q16.16 scalar (libfixmath's type): value = raw / 65536.
 typedef fix16_t ls_fx;
@@ -283,5 +285,7 @@ static inline int ls_fx_sign(ls_fx a)
 {
     return (a > 0) - (a < 0);
 }
+
+LS_EXTERN_C_END
 
 #endif

@@ -9,6 +9,8 @@
 #include "ls/rng.h"
 #include "ls/scene.h"
 
+LS_EXTERN_C_BEGIN
+
 /// Input bits of the first byte of a player's input (the other bytes are ignored).
 enum {
     LS_INPUT_PUSH_XP = 1, ///< Push towards +x.
@@ -23,8 +25,20 @@ enum {
 /// Apply one tick of inputs (player p's bytes at inputs + p * input_size) as forces
 /// on the scene's player bodies; call before ls_world_step. Players beyond the
 /// scene's player count are ignored. Returns LS_ERR_INVALID_ARGUMENT if input_size is 0.
-ls_result ls_game_apply_inputs(ls_world *w, const ls_scene *scene, const uint8_t *inputs,
-                               uint32_t players, uint32_t input_size);
+LS_API ls_result ls_game_apply_inputs(ls_world *w, const ls_scene *scene, const uint8_t *inputs,
+                                      uint32_t players, uint32_t input_size);
+
+/// One tick of the game loop (SPEC.md §16.7): apply the tick's inputs (as
+/// ls_game_apply_inputs; inputs may be NULL or players 0 for none), step the world,
+/// and return the checksum of the state after the tick, which peers compare and
+/// replays record.
+LS_API uint64_t ls_game_tick(ls_world *w, const ls_scene *scene, const uint8_t *inputs,
+                             uint32_t players, uint32_t input_size);
+
+/// The build fingerprint (SPEC.md §16.8): what a replay's bits depend on (number
+/// format, libfixmath build, checksum, snapshot layout, game rules). Recorders write
+/// it; verifiers require it (ls_replay_reader_require_fingerprint).
+LS_API const char *ls_game_fingerprint(void);
 
 /// Seeded scripted input stream: each player holds a direction and changes it on
 /// average every 32 ticks, like a person holding keys.
@@ -35,8 +49,10 @@ typedef struct ls_input_script {
 } ls_input_script;
 
 /// Start a script for `players` players (clamped to 1..LS_SCENE_MAX_PLAYERS).
-void ls_input_script_init(ls_input_script *s, uint64_t seed, uint32_t players);
+LS_API void ls_input_script_init(ls_input_script *s, uint64_t seed, uint32_t players);
 /// Write the next tick's inputs: one byte per player, then input_size - 1 zero bytes each.
-void ls_input_script_next(ls_input_script *s, uint8_t *out, uint32_t input_size);
+LS_API void ls_input_script_next(ls_input_script *s, uint8_t *out, uint32_t input_size);
+
+LS_EXTERN_C_END
 
 #endif

@@ -6,6 +6,8 @@
 #include "ls/quat.h"
 #include "ls/vec3.h"
 
+LS_EXTERN_C_BEGIN
+
 /// A 3x3 matrix stored as three rows.
 typedef struct ls_mat3 {
     ls_vec3 row[3]; ///< Rows 0..2.
@@ -106,6 +108,8 @@ static inline ls_mat3 ls_mat3_rotate_diag(ls_mat3 r, ls_vec3 d)
 /// Inverse of a symmetric positive-definite matrix (an inertia tensor).
 /// Returns false, leaving *out untouched, when m is not positive definite or
 /// the inverse does not fit Q16.16.
-bool ls_mat3_inverse_spd(ls_mat3 m, ls_mat3 *out);
+LS_API bool ls_mat3_inverse_spd(ls_mat3 m, ls_mat3 *out);
+
+LS_EXTERN_C_END
 
 #endif

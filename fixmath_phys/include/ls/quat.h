@@ -7,6 +7,8 @@
 #include "ls/trig.h"
 #include "ls/vec3.h"
 
+LS_EXTERN_C_BEGIN
+
 /// A quaternion x*i + y*j + z*k + w; orientations are kept unit length.
 typedef struct ls_quat {
     ls_fx x; ///< i component.
@@ -116,5 +118,7 @@ static inline bool ls_quat_equal(ls_quat a, ls_quat b)
 {
     return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w;
 }
+
+LS_EXTERN_C_END
 
 #endif

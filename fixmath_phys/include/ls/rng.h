@@ -6,6 +6,8 @@
 
 #include "ls/fx.h"
 
+LS_EXTERN_C_BEGIN
+
 /// PCG32 generator state: plain data, copy freely.
 typedef struct ls_rng {
     uint64_t state; ///< LCG state.
@@ -55,5 +57,7 @@ static inline ls_fx ls_rng_range(ls_rng *r, ls_fx lo, ls_fx hi)
 {
     return lo + (ls_fx)ls_rng_below(r, (uint32_t)(hi - lo));
 }
+
+LS_EXTERN_C_END
 
 #endif

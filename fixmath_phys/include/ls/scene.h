@@ -6,6 +6,8 @@
 
 #include "ls/world.h"
 
+LS_EXTERN_C_BEGIN
+
 /// Most players a scene can name (`player K` with K < this).
 #define LS_SCENE_MAX_PLAYERS 16
 
@@ -19,25 +21,22 @@ typedef struct ls_scene {
     uint32_t player_body[LS_SCENE_MAX_PLAYERS]; ///< File index of each player's body.
 } ls_scene;
 
-/// Where and why parsing failed.
-typedef struct ls_scene_error {
-    uint32_t line;     ///< 1-based line.
-    uint32_t column;   ///< 1-based column of the offending token.
-    char message[160]; ///< What is wrong.
-} ls_scene_error;
-
 /// Parse scene text (need not be NUL-terminated). On error returns an error code
-/// and fills *err; *out is then empty. Free a parsed scene with ls_scene_free.
-ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_scene_error *err);
-/// Read and parse a file; I/O errors are reported with line 0.
-ls_result ls_scene_load(const char *path, ls_scene *out, ls_scene_error *err);
+/// and fills *err (may be NULL) with line and column; *out is then empty. Free a
+/// parsed scene with ls_scene_free.
+LS_API ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_error *err);
+/// Read and parse a file. On error *err also names the path (I/O errors have line 0);
+/// a directory or an unreadable file is LS_ERR_IO.
+LS_API ls_result ls_scene_load(const char *path, ls_scene *out, ls_error *err);
 /// Free the bodies of a parsed scene.
-void ls_scene_free(ls_scene *s);
+LS_API void ls_scene_free(ls_scene *s);
 /// Write the scene as text that parses back to exactly the same values.
 /// Returns the length written (excluding NUL), or the length needed if size is too small.
-size_t ls_scene_write(const ls_scene *s, char *buf, size_t size);
-/// Create a world holding the scene's bodies (ids in file order). NULL on error
-/// with a message naming the body.
-ls_world *ls_scene_instantiate(const ls_scene *s, char *msg, size_t msg_size);
+LS_API size_t ls_scene_write(const ls_scene *s, char *buf, size_t size);
+/// Create a world holding the scene's bodies (ids in file order). NULL on error,
+/// with *err (may be NULL) naming the body ("body 3: ...") and its field.
+LS_API ls_world *ls_scene_instantiate(const ls_scene *s, ls_error *err);
+
+LS_EXTERN_C_END
 
 #endif

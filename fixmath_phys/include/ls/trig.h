@@ -11,17 +11,21 @@
 
 #include "ls/fx.h"
 
+LS_EXTERN_C_BEGIN
+
 /// sin(x), x in radians (any value; reduced exactly mod 2*pi). Max error 1 ulp.
-ls_fx ls_fx_sin(ls_fx x);
+LS_API ls_fx ls_fx_sin(ls_fx x);
 /// cos(x), x in radians (any value). Max error 1 ulp.
-ls_fx ls_fx_cos(ls_fx x);
+LS_API ls_fx ls_fx_cos(ls_fx x);
 /// sin and cos of the same angle in one call. Max error 1 ulp each.
-void ls_fx_sincos(ls_fx x, ls_fx *s, ls_fx *c);
+LS_API void ls_fx_sincos(ls_fx x, ls_fx *s, ls_fx *c);
 /// atan2(y, x) in [-pi, pi]; atan2(0, 0) = 0 (always). Max error 1 ulp.
-ls_fx ls_fx_atan2(ls_fx y, ls_fx x);
+LS_API ls_fx ls_fx_atan2(ls_fx y, ls_fx x);
 /// asin(x) for x in [-1, 1] (clamped outside); asin(+-1) = +-pi/2. Max error 1 ulp.
-ls_fx ls_fx_asin(ls_fx x);
+LS_API ls_fx ls_fx_asin(ls_fx x);
 /// acos(x) for x in [-1, 1] (clamped outside); acos(1) = 0. Max error 1 ulp.
-ls_fx ls_fx_acos(ls_fx x);
+LS_API ls_fx ls_fx_acos(ls_fx x);
+
+LS_EXTERN_C_END
 
 #endif

@@ -7,6 +7,8 @@
 
 #include "ls/fx.h"
 
+LS_EXTERN_C_BEGIN
+
 /// A 3-vector (x, y, z) of Q16.16 scalars.
 typedef struct ls_vec3 {
     ls_fx x; ///< X component.
@@ -199,5 +201,7 @@ static inline ls_vec3 ls_vec3_normalize(ls_vec3 a, ls_vec3 fallback)
     r.z = (ls_fx)((z >= 0 ? z * 65536 + h : z * 65536 - h) / (int64_t)len);
     return r;
 }
+
+LS_EXTERN_C_END
 
 #endif

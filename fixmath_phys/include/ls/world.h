@@ -8,6 +8,8 @@
 #include "ls/quat.h"
 #include "ls/rng.h"
 
+LS_EXTERN_C_BEGIN
+
 /// Opaque world. Worlds share nothing: two worlds may step on different threads.
 typedef struct ls_world ls_world;
 
@@ -118,83 +120,108 @@ typedef struct ls_ray_hit {
 } ls_ray_hit;
 
 /// The default world definition (60 Hz, gravity -9.81, 8+3 iterations, 4096 bodies).
-ls_world_def ls_default_world_def(void);
+LS_API ls_world_def ls_default_world_def(void);
 /// The default body definition: dynamic unit box of density 1000 at the origin.
-ls_body_def ls_default_body_def(void);
+LS_API ls_body_def ls_default_body_def(void);
 /// dt for a tick rate as the exact raw constant of SPEC.md §5 (0 if unsupported).
-ls_fx ls_tick_dt(uint32_t tick_rate);
+LS_API ls_fx ls_tick_dt(uint32_t tick_rate);
 
-/// Create a world. On error returns NULL and, if msg is non-NULL, writes why.
-ls_world *ls_world_create(const ls_world_def *def, ls_result *err, char *msg, size_t msg_size);
+/// Create a world. On error returns NULL and fills *err (may be NULL) naming the field.
+LS_API ls_world *ls_world_create(const ls_world_def *def, ls_error *err);
 /// Destroy a world and everything in it.
-void ls_world_destroy(ls_world *w);
+LS_API void ls_world_destroy(ls_world *w);
 /// Advance one tick (SPEC.md §11). Never allocates.
-void ls_world_step(ls_world *w);
+LS_API void ls_world_step(ls_world *w);
 /// The canonical checksum of the world state (SPEC.md §12).
-uint64_t ls_world_checksum(const ls_world *w);
+LS_API uint64_t ls_world_checksum(const ls_world *w);
 /// Statistics of the last step.
-ls_step_info ls_world_info(const ls_world *w);
+LS_API ls_step_info ls_world_info(const ls_world *w);
 /// Contact begin/end events of the last step.
-ls_contact_events ls_world_contact_events(const ls_world *w);
+LS_API ls_contact_events ls_world_contact_events(const ls_world *w);
 /// Ticks stepped so far.
-uint32_t ls_world_tick(const ls_world *w);
+LS_API uint32_t ls_world_tick(const ls_world *w);
 /// The world's PRNG (part of the state: snapshots and checksum include it).
-ls_rng *ls_world_rng(ls_world *w);
+LS_API ls_rng *ls_world_rng(ls_world *w);
 
-/// Create a body. Validates ranges; on error returns the null id, sets *err and
-/// writes a message naming the field into msg (if non-NULL).
-ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_result *err, char *msg,
-                          size_t msg_size);
-/// Destroy a body; touching bodies wake.
-void ls_body_destroy(ls_world *w, ls_body_id id);
+/// Create a body. Validates ranges; on error returns the null id and fills *err
+/// (may be NULL) with the code, the field (e.g. "position.z") and the value.
+LS_API ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_error *err);
+/// Destroy a body; touching bodies wake. LS_ERR_INVALID_ID for a stale id.
+LS_API ls_result ls_body_destroy(ls_world *w, ls_body_id id);
 /// True if id names a live body.
-bool ls_body_is_valid(const ls_world *w, ls_body_id id);
+LS_API bool ls_body_is_valid(const ls_world *w, ls_body_id id);
 /// Number of live bodies.
-uint32_t ls_world_body_count(const ls_world *w);
+LS_API uint32_t ls_world_body_count(const ls_world *w);
 /// The id of the body in slot `index` (0-based), or null if the slot is free.
-ls_body_id ls_world_body_at(const ls_world *w, uint32_t index);
+LS_API ls_body_id ls_world_body_at(const ls_world *w, uint32_t index);
+/// Everything readable about one body, from ls_body_get_state.
+typedef struct ls_body_state {
+    ls_body_type type;        ///< Static, kinematic or dynamic.
+    ls_vec3 position;         ///< Centre of mass, m.
+    ls_quat orientation;      ///< Unit quaternion.
+    ls_vec3 linear_velocity;  ///< m/s.
+    ls_vec3 angular_velocity; ///< rad/s, world frame.
+    ls_fx mass;               ///< kg (0 for static and kinematic bodies).
+    bool asleep;              ///< True when asleep.
+    uint64_t user_data;       ///< User data given at creation.
+    ls_shape_def shape;       ///< The shape (density is not kept: 0; mass is above).
+} ls_body_state;
+
+/// The checked getter: the body's whole state, or LS_ERR_INVALID_ID (and *err
+/// filled) for a stale, destroyed or null id. The single-field getters below
+/// assert on such ids instead (LS_ASSERT), never returning a silent zero.
+LS_API ls_result ls_body_get_state(const ls_world *w, ls_body_id id, ls_body_state *out,
+                                   ls_error *err);
+/// The body's shape (density is not kept: 0).
+LS_API ls_shape_def ls_body_shape(const ls_world *w, ls_body_id id);
 /// Body position (centre of mass).
-ls_vec3 ls_body_position(const ls_world *w, ls_body_id id);
+LS_API ls_vec3 ls_body_position(const ls_world *w, ls_body_id id);
 /// Body orientation.
-ls_quat ls_body_orientation(const ls_world *w, ls_body_id id);
+LS_API ls_quat ls_body_orientation(const ls_world *w, ls_body_id id);
 /// Linear velocity.
-ls_vec3 ls_body_linear_velocity(const ls_world *w, ls_body_id id);
+LS_API ls_vec3 ls_body_linear_velocity(const ls_world *w, ls_body_id id);
 /// Angular velocity (world frame).
-ls_vec3 ls_body_angular_velocity(const ls_world *w, ls_body_id id);
+LS_API ls_vec3 ls_body_angular_velocity(const ls_world *w, ls_body_id id);
 /// Mass in kg (0 for static and kinematic bodies).
-ls_fx ls_body_mass(const ls_world *w, ls_body_id id);
+LS_API ls_fx ls_body_mass(const ls_world *w, ls_body_id id);
 /// Body type.
-ls_body_type ls_body_type_of(const ls_world *w, ls_body_id id);
+LS_API ls_body_type ls_body_type_of(const ls_world *w, ls_body_id id);
 /// True when the body is asleep.
-bool ls_body_is_asleep(const ls_world *w, ls_body_id id);
+LS_API bool ls_body_is_asleep(const ls_world *w, ls_body_id id);
 /// User data given at creation.
-uint64_t ls_body_user_data(const ls_world *w, ls_body_id id);
-/// Teleport a body (wakes it).
-void ls_body_set_transform(ls_world *w, ls_body_id id, ls_vec3 position, ls_quat orientation);
-/// Set velocities (wakes the body).
-void ls_body_set_velocity(ls_world *w, ls_body_id id, ls_vec3 linear, ls_vec3 angular);
-/// Add a force (N) at the centre of mass for the next step (wakes the body).
-void ls_body_apply_force(ls_world *w, ls_body_id id, ls_vec3 force);
-/// Add a torque (N m) for the next step (wakes the body).
-void ls_body_apply_torque(ls_world *w, ls_body_id id, ls_vec3 torque);
-/// Apply an impulse (N s) at a world point now (wakes the body).
-void ls_body_apply_impulse(ls_world *w, ls_body_id id, ls_vec3 impulse, ls_vec3 point);
-/// Wake a body and its island.
-void ls_body_wake(ls_world *w, ls_body_id id);
+LS_API uint64_t ls_body_user_data(const ls_world *w, ls_body_id id);
+/// Teleport a body (wakes it). LS_ERR_INVALID_ID for a stale id.
+LS_API ls_result ls_body_set_transform(ls_world *w, ls_body_id id, ls_vec3 position,
+                                       ls_quat orientation);
+/// Set velocities (wakes the body; static bodies ignore it). LS_ERR_INVALID_ID for a stale id.
+LS_API ls_result ls_body_set_velocity(ls_world *w, ls_body_id id, ls_vec3 linear, ls_vec3 angular);
+/// Add a force (N) at the centre of mass for the next step (wakes the body; only
+/// dynamic bodies feel it). LS_ERR_INVALID_ID for a stale id.
+LS_API ls_result ls_body_apply_force(ls_world *w, ls_body_id id, ls_vec3 force);
+/// Add a torque (N m) for the next step (wakes the body). LS_ERR_INVALID_ID for a stale id.
+LS_API ls_result ls_body_apply_torque(ls_world *w, ls_body_id id, ls_vec3 torque);
+/// Apply an impulse (N s) at a world point now (wakes the body). LS_ERR_INVALID_ID for a stale id.
+LS_API ls_result ls_body_apply_impulse(ls_world *w, ls_body_id id, ls_vec3 impulse, ls_vec3 point);
+/// Wake a body and its island. LS_ERR_INVALID_ID for a stale id.
+LS_API ls_result ls_body_wake(ls_world *w, ls_body_id id);
 
 /// Closest hit of the segment from `from` to `to`; false when nothing is hit.
-bool ls_world_ray_cast(const ls_world *w, ls_vec3 from, ls_vec3 to, ls_ray_hit *hit);
+LS_API bool ls_world_ray_cast(const ls_world *w, ls_vec3 from, ls_vec3 to, ls_ray_hit *hit);
 /// Ids of bodies whose AABB overlaps [min, max], in id order; returns the total count
 /// (may exceed max_out; only max_out are written).
-uint32_t ls_world_query_aabb(const ls_world *w, ls_vec3 min, ls_vec3 max, ls_body_id *out,
-                             uint32_t max_out);
+LS_API uint32_t ls_world_query_aabb(const ls_world *w, ls_vec3 min, ls_vec3 max, ls_body_id *out,
+                                    uint32_t max_out);
 
 /// Bytes a snapshot of this world needs.
-size_t ls_world_snapshot_size(const ls_world *w);
+LS_API size_t ls_world_snapshot_size(const ls_world *w);
 /// Save the complete state into buf (see ls_world_snapshot_size). Returns the bytes
 /// written or 0 if the buffer is too small.
-size_t ls_world_snapshot_save(const ls_world *w, uint8_t *buf, size_t size);
-/// Restore a snapshot saved from a world created with the same definition.
-ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size);
+LS_API size_t ls_world_snapshot_save(const ls_world *w, uint8_t *buf, size_t size);
+/// Restore a snapshot saved from a world created with the same definition. On
+/// failure *err (may be NULL) says why; a corrupt snapshot leaves the world empty.
+LS_API ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size,
+                                           ls_error *err);
+
+LS_EXTERN_C_END
 
 #endif

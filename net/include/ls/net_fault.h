@@ -7,6 +7,8 @@
 
 #include "ls/rng.h"
 
+LS_EXTERN_C_BEGIN
+
 /// Fault settings; all zero means a perfect network.
 typedef struct ls_net_fault_def {
     uint32_t loss_ppm;    ///< Probability of dropping, parts per million.
@@ -27,11 +29,13 @@ typedef struct ls_net_fault {
 } ls_net_fault;
 
 /// Start an injector.
-void ls_net_fault_init(ls_net_fault *f, const ls_net_fault_def *def);
+LS_API void ls_net_fault_init(ls_net_fault *f, const ls_net_fault_def *def);
 /// True when the settings change anything.
-bool ls_net_fault_active(const ls_net_fault *f);
+LS_API bool ls_net_fault_active(const ls_net_fault *f);
 /// Decide the fate of a datagram sent at now_us: writes 0, 1 or 2 delivery times
 /// into when[] and returns how many.
-uint32_t ls_net_fault_apply(ls_net_fault *f, uint64_t now_us, uint64_t when[2]);
+LS_API uint32_t ls_net_fault_apply(ls_net_fault *f, uint64_t now_us, uint64_t when[2]);
+
+LS_EXTERN_C_END
 
 #endif

@@ -11,6 +11,8 @@
 
 #include "ls/net_wire.h"
 
+LS_EXTERN_C_BEGIN
+
 /// Synchronisation model. Only lockstep exists; rollback is the seam for a later version
 /// (it will add save/load callbacks and predicted advances).
 typedef enum ls_peer_mode {
@@ -89,28 +91,30 @@ typedef struct ls_peer_stats {
 typedef struct ls_peer ls_peer;
 
 /// Defaults (see ls_peer_def).
-ls_peer_def ls_default_peer_def(void);
-/// Create a peer; NULL on bad settings (*err set).
-ls_peer *ls_peer_create(const ls_peer_def *def, ls_result *err);
+LS_API ls_peer_def ls_default_peer_def(void);
+/// Create a peer; NULL on bad settings, with *err (may be NULL) naming the setting.
+LS_API ls_peer *ls_peer_create(const ls_peer_def *def, ls_error *err);
 /// Destroy a peer.
-void ls_peer_destroy(ls_peer *p);
+LS_API void ls_peer_destroy(ls_peer *p);
 /// Handle one datagram received from the relay at now_us (bad input is counted, never fatal).
-void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now_us);
+LS_API void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now_us);
 /// Run timers, produce local inputs, advance every tick whose inputs are known, send.
-void ls_peer_poll(ls_peer *p, uint64_t now_us);
+LS_API void ls_peer_poll(ls_peer *p, uint64_t now_us);
 /// Say goodbye (sends DISCONNECT); the peer then stays LEFT.
-void ls_peer_leave(ls_peer *p);
+LS_API void ls_peer_leave(ls_peer *p);
 /// Pop the next datagram to send to the relay; false when none.
-bool ls_peer_next_datagram(ls_peer *p, ls_net_datagram *out);
+LS_API bool ls_peer_next_datagram(ls_peer *p, ls_net_datagram *out);
 /// Lifecycle state.
-ls_peer_state ls_peer_state_get(const ls_peer *p);
+LS_API ls_peer_state ls_peer_state_get(const ls_peer *p);
 /// Ticks simulated so far.
-uint32_t ls_peer_ticks(const ls_peer *p);
+LS_API uint32_t ls_peer_ticks(const ls_peer *p);
 /// Checksum returned by advance for the last simulated tick (0 before the first).
-uint64_t ls_peer_last_checksum(const ls_peer *p);
+LS_API uint64_t ls_peer_last_checksum(const ls_peer *p);
 /// Session parameters from WELCOME (slots 0 before it).
-ls_net_msg ls_peer_welcome(const ls_peer *p);
+LS_API ls_net_msg ls_peer_welcome(const ls_peer *p);
 /// Counters.
-ls_peer_stats ls_peer_stats_get(const ls_peer *p);
+LS_API ls_peer_stats ls_peer_stats_get(const ls_peer *p);
+
+LS_EXTERN_C_END
 
 #endif

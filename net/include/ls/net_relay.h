@@ -10,6 +10,8 @@
 
 #include "ls/net_wire.h"
 
+LS_EXTERN_C_BEGIN
+
 /// Relay settings. Start from ls_default_relay_def().
 typedef struct ls_relay_def {
     uint32_t max_sessions;     ///< Sessions the relay can hold (1..65536), default 64.
@@ -103,39 +105,42 @@ typedef struct ls_relay_stats {
 typedef struct ls_relay ls_relay;
 
 /// Defaults (see ls_relay_def).
-ls_relay_def ls_default_relay_def(void);
+LS_API ls_relay_def ls_default_relay_def(void);
 /// Defaults (see ls_session_def).
-ls_session_def ls_default_session_def(void);
-/// Create a relay; NULL on bad settings or no memory (*err set).
-ls_relay *ls_relay_create(const ls_relay_def *def, ls_result *err);
+LS_API ls_session_def ls_default_session_def(void);
+/// Create a relay; NULL on bad settings or no memory, with *err (may be NULL) saying why.
+LS_API ls_relay *ls_relay_create(const ls_relay_def *def, ls_error *err);
 /// Destroy a relay.
-void ls_relay_destroy(ls_relay *r);
+LS_API void ls_relay_destroy(ls_relay *r);
 /// Create a session with random 128-bit tokens per slot; *id receives its id (1-based).
-ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64_t now_us,
-                                  uint32_t *id);
+LS_API ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64_t now_us,
+                                         uint32_t *id);
 /// Copy slot's token of session id into out; LS_ERR_NOT_FOUND if no such slot.
-ls_result ls_relay_session_token(const ls_relay *r, uint32_t id, uint32_t slot,
-                                 uint8_t out[LS_NET_TOKEN_SIZE]);
+LS_API ls_result ls_relay_session_token(const ls_relay *r, uint32_t id, uint32_t slot,
+                                        uint8_t out[LS_NET_TOKEN_SIZE]);
 /// Attach a recorder to a session (before peers join).
-ls_result ls_relay_session_set_recorder(ls_relay *r, uint32_t id, const ls_relay_recorder *rec);
+LS_API ls_result ls_relay_session_set_recorder(ls_relay *r, uint32_t id,
+                                               const ls_relay_recorder *rec);
 /// True when session id has ended (all ticks final, or everyone gone).
-bool ls_relay_session_done(const ls_relay *r, uint32_t id);
+LS_API bool ls_relay_session_done(const ls_relay *r, uint32_t id);
 /// True when session id has ended and every slot is gone (nothing more to serve).
-bool ls_relay_session_idle(const ls_relay *r, uint32_t id);
+LS_API bool ls_relay_session_idle(const ls_relay *r, uint32_t id);
 /// Ticks of session id that are final (recorded).
-uint32_t ls_relay_session_final_ticks(const ls_relay *r, uint32_t id);
+LS_API uint32_t ls_relay_session_final_ticks(const ls_relay *r, uint32_t id);
 /// Handle one received datagram from `from` at time now_us (never fails; bad input is counted).
-void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data, size_t len,
-                      uint64_t now_us);
+LS_API void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data, size_t len,
+                             uint64_t now_us);
 /// Run timers: re-sends, pings, disconnect timeouts.
-void ls_relay_poll(ls_relay *r, uint64_t now_us);
+LS_API void ls_relay_poll(ls_relay *r, uint64_t now_us);
 /// Pop the next datagram to send; false when none.
-bool ls_relay_next_datagram(ls_relay *r, ls_net_datagram *out);
+LS_API bool ls_relay_next_datagram(ls_relay *r, ls_net_datagram *out);
 /// Pop the next event; false when none.
-bool ls_relay_next_event(ls_relay *r, ls_relay_event *out);
+LS_API bool ls_relay_next_event(ls_relay *r, ls_relay_event *out);
 /// Relay-wide counters.
-ls_relay_stats ls_relay_stats_get(const ls_relay *r);
+LS_API ls_relay_stats ls_relay_stats_get(const ls_relay *r);
 /// Counters of one peer (zeroed if no such slot).
-ls_relay_peer_stats ls_relay_peer_stats_get(const ls_relay *r, uint32_t id, uint32_t slot);
+LS_API ls_relay_peer_stats ls_relay_peer_stats_get(const ls_relay *r, uint32_t id, uint32_t slot);
+
+LS_EXTERN_C_END
 
 #endif

@@ -8,6 +8,8 @@
 
 #include "ls/base.h"
 
+LS_EXTERN_C_BEGIN
+
 /// Protocol version carried in every header.
 #define LS_NET_VERSION 1
 /// Bytes of the fixed header.
@@ -125,21 +127,23 @@ typedef struct ls_net_msg {
 } ls_net_msg;
 
 /// Encode m into buf. Returns the datagram length, or 0 if m is invalid or cap too small.
-size_t ls_net_encode(const ls_net_msg *m, uint8_t *buf, size_t cap);
+LS_API size_t ls_net_encode(const ls_net_msg *m, uint8_t *buf, size_t cap);
 /// Decode one datagram. LS_ERR_TRUNCATED / LS_ERR_CORRUPT / LS_ERR_INCOMPATIBLE on bad input;
 /// *where (if non-NULL) names the offending field.
-ls_result ls_net_decode(const uint8_t *buf, size_t len, ls_net_msg *out, const char **where);
+LS_API ls_result ls_net_decode(const uint8_t *buf, size_t len, ls_net_msg *out, const char **where);
 /// The name of a message type ("JOIN", ...), or "?" if unknown.
-const char *ls_net_type_name(uint8_t type);
+LS_API const char *ls_net_type_name(uint8_t type);
 
 /// True when a and b are the same address and port.
-bool ls_net_addr_equal(const ls_net_addr *a, const ls_net_addr *b);
+LS_API bool ls_net_addr_equal(const ls_net_addr *a, const ls_net_addr *b);
 /// An IPv4 address from four bytes and a port.
-ls_net_addr ls_net_addr_ipv4(uint8_t a, uint8_t b, uint8_t c, uint8_t d, uint16_t port);
+LS_API ls_net_addr ls_net_addr_ipv4(uint8_t a, uint8_t b, uint8_t c, uint8_t d, uint16_t port);
 /// Format as "a.b.c.d:port" (or "[v6]:port"); returns buf.
-const char *ls_net_addr_format(const ls_net_addr *a, char *buf, size_t size);
+LS_API const char *ls_net_addr_format(const ls_net_addr *a, char *buf, size_t size);
 
 /// Fill buf with n bytes from the operating system's random source.
-ls_result ls_net_random_bytes(void *buf, size_t n);
+LS_API ls_result ls_net_random_bytes(void *buf, size_t n);
+
+LS_EXTERN_C_END
 
 #endif

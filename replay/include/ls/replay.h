@@ -10,17 +10,15 @@
 //     def.tick_rate = 60;
 //     def.players = 4;
 //     def.input_size = 1;
-//     def.fingerprint = replay_glue_fingerprint(); // what the bits depend on
+//     def.fingerprint = ls_game_fingerprint(); // what the bits depend on (ls/game.h)
 //     def.scene = scene_text;
 //     def.scene_size = scene_len;
-//     char msg[LS_REPLAY_MESSAGE_MAX];
-//     ls_result err;
-//     ls_replay_recorder *rec =
-//         ls_replay_recorder_create("match.lsr", &def, &err, msg, sizeof msg);
+//     ls_error err;
+//     ls_replay_recorder *rec = ls_replay_recorder_create("match.lsr", &def, &err);
 //     // per agreed tick t (0, 1, ...): all players' inputs, player p's at
 //     // inputs + p * input_size, and the checksum of the state after tick t
 //     if (ls_replay_recorder_append(rec, inputs, checksum) != LS_OK)
-//         log(ls_replay_recorder_message(rec));
+//         log(ls_replay_recorder_error(rec)->message);
 //     // optional, when ls_replay_recorder_keyframe_due(rec): add_keyframe(rec, snapshot, n)
 //     // a chunk is written (one fwrite + fflush) every def.chunk_ticks ticks
 //     ls_replay_recorder_finish(rec);  // last chunk + index + trailer: complete
@@ -34,6 +32,8 @@
 #define LS_REPLAY_H
 
 #include "ls/base.h"
+
+LS_EXTERN_C_BEGIN
 
 /// Current replay format version (SPEC.md "Replay files").
 #define LS_REPLAY_FORMAT_VERSION 1
@@ -71,41 +71,35 @@ typedef struct ls_replay_recorder_def {
 typedef struct ls_replay_recorder ls_replay_recorder;
 
 /// Defaults: 60 Hz, 1 player, 1 byte, keyframes every 300 ticks, 60-tick chunks.
-ls_replay_recorder_def ls_default_replay_recorder_def(void);
-/// Create (truncate) `path` and write the header. NULL on error, with *err and msg set.
-ls_replay_recorder *ls_replay_recorder_create(const char *path, const ls_replay_recorder_def *def,
-                                              ls_result *err, char *msg, size_t msg_size);
+LS_API ls_replay_recorder_def ls_default_replay_recorder_def(void);
+/// Create (truncate) `path` and write the header. NULL on error, with *err (may be
+/// NULL) naming the path and the reason.
+LS_API ls_replay_recorder *
+ls_replay_recorder_create(const char *path, const ls_replay_recorder_def *def, ls_error *err);
 /// Append the next tick: all players' inputs (players * input_size bytes) and the
 /// 64-bit checksum of the state after the tick. Writes a chunk when one is full.
-ls_result ls_replay_recorder_append(ls_replay_recorder *r, const uint8_t *inputs,
-                                    uint64_t checksum);
+LS_API ls_result ls_replay_recorder_append(ls_replay_recorder *r, const uint8_t *inputs,
+                                           uint64_t checksum);
 /// True when a keyframe is expected now (ticks so far is a positive multiple of the interval).
-bool ls_replay_recorder_keyframe_due(const ls_replay_recorder *r);
+LS_API bool ls_replay_recorder_keyframe_due(const ls_replay_recorder *r);
 /// Record a keyframe: the opaque state after all ticks appended so far. Ends the
 /// current chunk first, so a keyframe always sits at a chunk boundary.
-ls_result ls_replay_recorder_add_keyframe(ls_replay_recorder *r, const uint8_t *state, size_t size);
+LS_API ls_result ls_replay_recorder_add_keyframe(ls_replay_recorder *r, const uint8_t *state,
+                                                 size_t size);
 /// Write the pending ticks as a chunk now and flush (fsync if def.fsync_chunks).
-ls_result ls_replay_recorder_flush(ls_replay_recorder *r);
+LS_API ls_result ls_replay_recorder_flush(ls_replay_recorder *r);
 /// Ticks appended so far.
-uint32_t ls_replay_recorder_ticks(const ls_replay_recorder *r);
+LS_API uint32_t ls_replay_recorder_ticks(const ls_replay_recorder *r);
 /// Bytes written to the file so far (complete chunks only).
-uint64_t ls_replay_recorder_bytes(const ls_replay_recorder *r);
+LS_API uint64_t ls_replay_recorder_bytes(const ls_replay_recorder *r);
 /// Write pending ticks, the index and the trailer, and flush: the file is complete.
 /// Appending after finish is an error.
-ls_result ls_replay_recorder_finish(ls_replay_recorder *r);
+LS_API ls_result ls_replay_recorder_finish(ls_replay_recorder *r);
 /// Close the file and free. Pending ticks are written first; without a prior
 /// finish the file has no index (like a crash; readers rebuild it by scanning).
-void ls_replay_recorder_destroy(ls_replay_recorder *r);
-/// Message of the last error (empty if none).
-const char *ls_replay_recorder_message(const ls_replay_recorder *r);
-
-/// Where and why reading failed.
-typedef struct ls_replay_error {
-    ls_result code;                      ///< The error code (LS_OK if none).
-    uint64_t offset;                     ///< Byte offset of the problem in the file.
-    int64_t tick;                        ///< Tick concerned, or -1.
-    char message[LS_REPLAY_MESSAGE_MAX]; ///< What is wrong, naming the section and offset.
-} ls_replay_error;
+LS_API void ls_replay_recorder_destroy(ls_replay_recorder *r);
+/// The last error (code LS_OK and an empty message if none).
+LS_API const ls_error *ls_replay_recorder_error(const ls_replay_recorder *r);
 
 /// The decoded header of a replay.
 typedef struct ls_replay_header {
@@ -149,56 +143,59 @@ typedef struct ls_replay_keyframe_info {
 /// Opaque reader; immutable once open, so cursors on several threads may share it.
 typedef struct ls_replay_reader ls_replay_reader;
 
-/// Read a whole file (at most 1 GiB) and open it. NULL on error with *err filled.
-ls_replay_reader *ls_replay_reader_open(const char *path, ls_replay_error *err);
+/// Read a whole file (at most 1 GiB) and open it. NULL on error with *err (may be
+/// NULL) filled: code, path, byte offset, tick (or -1) and a message naming the
+/// section and offset.
+LS_API ls_replay_reader *ls_replay_reader_open(const char *path, ls_error *err);
 /// Open a replay in memory. The bytes are copied. NULL on error with *err filled.
 /// A file cut inside its last chunk opens: info.complete is false and end_reason says where.
-ls_replay_reader *ls_replay_reader_open_memory(const uint8_t *data, size_t size,
-                                               ls_replay_error *err);
+LS_API ls_replay_reader *ls_replay_reader_open_memory(const uint8_t *data, size_t size,
+                                                      ls_error *err);
 /// Free a reader.
-void ls_replay_reader_destroy(ls_replay_reader *r);
+LS_API void ls_replay_reader_destroy(ls_replay_reader *r);
 /// The header.
-const ls_replay_header *ls_replay_reader_header(const ls_replay_reader *r);
+LS_API const ls_replay_header *ls_replay_reader_header(const ls_replay_reader *r);
 /// Sizes, counts and where the file ends.
-const ls_replay_info *ls_replay_reader_info(const ls_replay_reader *r);
+LS_API const ls_replay_info *ls_replay_reader_info(const ls_replay_reader *r);
 /// LS_OK if the file's build fingerprint equals `expected`; else LS_ERR_INCOMPATIBLE
 /// with *err naming both fingerprints and the byte offset (56).
-ls_result ls_replay_reader_require_fingerprint(const ls_replay_reader *r, const char *expected,
-                                               ls_replay_error *err);
+LS_API ls_result ls_replay_reader_require_fingerprint(const ls_replay_reader *r,
+                                                      const char *expected, ls_error *err);
 /// Readable ticks.
-uint32_t ls_replay_reader_ticks(const ls_replay_reader *r);
+LS_API uint32_t ls_replay_reader_ticks(const ls_replay_reader *r);
 /// The recorded checksum of `tick` (the state after that tick); 0 if out of range.
-uint64_t ls_replay_reader_checksum(const ls_replay_reader *r, uint32_t tick);
+LS_API uint64_t ls_replay_reader_checksum(const ls_replay_reader *r, uint32_t tick);
 /// Keyframe i (0-based, in tick order).
-ls_replay_keyframe_info ls_replay_reader_keyframe_info(const ls_replay_reader *r, uint32_t i);
+LS_API ls_replay_keyframe_info ls_replay_reader_keyframe_info(const ls_replay_reader *r,
+                                                              uint32_t i);
 /// Decode keyframe i into buf (at least its size bytes).
-ls_result ls_replay_reader_keyframe(const ls_replay_reader *r, uint32_t i, uint8_t *buf,
-                                    size_t size);
+LS_API ls_result ls_replay_reader_keyframe(const ls_replay_reader *r, uint32_t i, uint8_t *buf,
+                                           size_t size);
 /// Index of the last keyframe with tick <= `tick`, or -1 if none.
-int64_t ls_replay_reader_keyframe_at_or_before(const ls_replay_reader *r, uint32_t tick);
+LS_API int64_t ls_replay_reader_keyframe_at_or_before(const ls_replay_reader *r, uint32_t tick);
 /// Index of the first keyframe with tick >= `tick`, or -1 if none.
-int64_t ls_replay_reader_keyframe_at_or_after(const ls_replay_reader *r, uint32_t tick);
+LS_API int64_t ls_replay_reader_keyframe_at_or_after(const ls_replay_reader *r, uint32_t tick);
 
 /// Opaque cursor: decodes one chunk at a time; one per thread.
 typedef struct ls_replay_cursor ls_replay_cursor;
 
 /// Create a cursor over a reader (the reader must outlive it). NULL if out of memory.
-ls_replay_cursor *ls_replay_cursor_create(const ls_replay_reader *r);
+LS_API ls_replay_cursor *ls_replay_cursor_create(const ls_replay_reader *r);
 /// Free a cursor.
-void ls_replay_cursor_destroy(ls_replay_cursor *c);
+LS_API void ls_replay_cursor_destroy(ls_replay_cursor *c);
 /// Inputs (players * input_size bytes, valid until the next read) and checksum of
 /// `tick`. Any tick in any order; sequential reads decode each chunk once.
 /// LS_ERR_NOT_FOUND past the end.
-ls_result ls_replay_cursor_read(ls_replay_cursor *c, uint32_t tick, const uint8_t **inputs,
-                                uint64_t *checksum);
+LS_API ls_result ls_replay_cursor_read(ls_replay_cursor *c, uint32_t tick, const uint8_t **inputs,
+                                       uint64_t *checksum);
 
 /// The caller's simulation, driven by the verifier. States are opaque.
 typedef struct ls_replay_sim {
     void *user; ///< Passed to every callback.
     /// A state from the scene alone (keyframe NULL, state at tick 0) or from the scene
-    /// and a keyframe. NULL on error with msg filled.
+    /// and a keyframe. NULL on error with *err filled (never NULL here).
     void *(*load)(void *user, const uint8_t *scene, size_t scene_size, const uint8_t *keyframe,
-                  size_t keyframe_size, char *msg, size_t msg_size);
+                  size_t keyframe_size, ls_error *err);
     /// Apply `tick`'s inputs, advance one tick, return the checksum of the new state.
     uint64_t (*advance)(void *user, void *state, uint32_t tick, const uint8_t *inputs);
     /// The checksum of a state (used to check keyframes against the recorded checksums).
@@ -233,20 +230,22 @@ typedef struct ls_replay_verify_result {
 } ls_replay_verify_result;
 
 /// Number of verification segments: one from the scene, one from each keyframe.
-uint32_t ls_replay_segment_count(const ls_replay_reader *r);
+LS_API uint32_t ls_replay_segment_count(const ls_replay_reader *r);
 /// Tick where segment i starts (0 for the first; else keyframe i-1's tick).
-uint32_t ls_replay_segment_start(const ls_replay_reader *r, uint32_t i);
+LS_API uint32_t ls_replay_segment_start(const ls_replay_reader *r, uint32_t i);
 /// Verify segments [first, end) as one continuous re-simulation: load the state
 /// at segment `first`, advance through every tick comparing checksums, and check
 /// every keyframe met on the way against the recorded checksum. Returns
 /// result->code. With keep_state, a checksum failure hands the state to the caller.
-ls_result ls_replay_verify_segments(const ls_replay_reader *r, const ls_replay_sim *sim,
-                                    uint32_t first, uint32_t end, bool keep_state,
-                                    ls_replay_verify_result *result);
+LS_API ls_result ls_replay_verify_segments(const ls_replay_reader *r, const ls_replay_sim *sim,
+                                           uint32_t first, uint32_t end, bool keep_state,
+                                           ls_replay_verify_result *result);
 
 /// The tick of the first difference between two recordings (inputs or checksums),
 /// or -1 when the common ticks agree. *why says what differs first.
-int64_t ls_replay_first_difference(const ls_replay_reader *a, const ls_replay_reader *b, char *why,
-                                   size_t why_size);
+LS_API int64_t ls_replay_first_difference(const ls_replay_reader *a, const ls_replay_reader *b,
+                                          char *why, size_t why_size);
+
+LS_EXTERN_C_END
 
 #endif
