@@ -16,7 +16,9 @@ endif
 # -ffp-contract=off and no -ffast-math: the simulation has no floating point,
 # but tools and tests do, and we never let fused or reassociated math in.
 CFLAGS  ?= $(OPT) -g
-ALLFLAGS = -std=c11 $(WARN) -ffp-contract=off -fPIC -MMD -MP $(CFLAGS) $(EXTRA_CFLAGS)
+# -fvisibility=hidden: the shared library exports only what the public headers
+# mark LS_API (tests/check_exports.sh proves it).
+ALLFLAGS = -std=c11 $(WARN) -ffp-contract=off -fPIC -fvisibility=hidden -MMD -MP $(CFLAGS) $(EXTRA_CFLAGS)
 INCLUDES = -Ifixmath_phys/include
 LDLIBS_TOOL = -lm
 LDLIBS_TEST = -lcriterion -llibfixmath -lm
@@ -29,8 +31,14 @@ LIB_SRC   := $(PHYS_SRC)
 TOOL_SRC  := $(wildcard tools/*.c)
 TEST_SRC  := $(wildcard tests/*.c)
 
+# Library version from ls/base.h; the SONAME carries the major version.
+LS_VERSION_PART = $(shell sed -n 's/^\#define LS_VERSION_$(1) //p' fixmath_phys/include/ls/base.h)
+LS_MAJOR   := $(call LS_VERSION_PART,MAJOR)
+LS_VERSION := $(LS_MAJOR).$(call LS_VERSION_PART,MINOR).$(call LS_VERSION_PART,PATCH)
 LIB_A    := $(BUILD)/liblockstep.a
 LIB_SO   := $(BUILD)/liblockstep.so
+LIB_SONAME := liblockstep.so.$(LS_MAJOR)
+LIB_SO_REAL := $(BUILD)/liblockstep.so.$(LS_VERSION)
 TOOL     := $(BUILD)/lockstep
 TESTS    := $(BUILD)/test_all
 TEST_BINS := $(TESTS)
@@ -49,14 +57,31 @@ all: $(LIB_A) $(LIB_SO) $(TOOL)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLFLAGS) $(INCLUDES) -c $< -o $@
+	$(CC) $(ALLFLAGS) $(INCLUDES) $(CPPFLAGS) -c $< -o $@
+
+# The tool finds installed scenes under $(PREFIX)/share/lockstep (tools/cli.h
+# cli_find_scene); the stamp rebuilds it when PREFIX changes.
+DATADIR := $(PREFIX)/share/lockstep
+PREFIX_STAMP := $(BUILD)/prefix.stamp
+$(PREFIX_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' > $@
+.PHONY: FORCE
+FORCE:
+$(BUILD)/obj/tools/%.o: CPPFLAGS += -DLS_DATADIR='"$(DATADIR)"'
+$(BUILD)/obj/tools/%.o: $(PREFIX_STAMP)
 
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+# liblockstep.so -> liblockstep.so.MAJOR -> liblockstep.so.MAJOR.MINOR.PATCH.
+# --no-undefined: the library needs libc alone (libfixmath is header-only here,
+# xxhash is compiled in).
 $(LIB_SO): $(LIB_OBJ)
-	$(CC) -shared -o $@ $^
+	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--no-undefined -o $(LIB_SO_REAL) $^
+	ln -sf $(notdir $(LIB_SO_REAL)) $(BUILD)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $@
 
 $(TOOL): $(TOOL_OBJ) $(LIB_A)
 	$(CC) $(ALLFLAGS) -o $@ $(TOOL_OBJ) $(LIB_A) $(LDLIBS_TOOL)
@@ -66,8 +91,13 @@ TEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 $(TESTS): $(TEST_OBJ) $(LIB_A)
 	$(CC) $(ALLFLAGS) $(TEST_WRAP) -o $@ $(TEST_OBJ) $(LIB_A) $(LDLIBS_TEST)
 
-# Every module's Criterion binary, from the repository root (tests read tools/scenes).
-test: $(TEST_BINS) $(TOOL)
+# Every module's Criterion binary, from the repository root (tests read tools/scenes),
+# then the library-adoption checks of mk/library.mk (headers in C and C++,
+# exported symbols, examples built from an installed tree).
+test: test-units
+	@$(MAKE) --no-print-directory test-library
+.PHONY: test-units
+test-units: $(TEST_BINS) $(TOOL)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t -j2 --timeout 600; done
 
 run: $(TOOL)
@@ -94,11 +124,11 @@ deps:
 asan:
 	ASAN_OPTIONS=detect_leaks=1 $(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  test
+	  test-units
 
 SIM_DIRS := fixmath_phys/src fixmath_phys/include
 CODE_DIRS := fixmath_phys net replay tools
-C_FILES = $(shell find fixmath_phys net replay tools tests -name '*.c' -o -name '*.h' | sort)
+C_FILES = $(shell find fixmath_phys net replay tools tests examples -name '*.c' -o -name '*.h' -o -name '*.cpp' | grep -v node_modules | sort)
 lint: $(LIB_A)
 	@echo "lint: no float/double in simulation code"
 	@! grep -rnwE 'float|double' $(SIM_DIRS) | grep -vE '^[^:]+:[0-9]+:\s*(//|/\*|\*)'
@@ -116,15 +146,30 @@ lint: $(LIB_A)
 format:
 	clang-format -i $(C_FILES)
 
-install: $(LIB_A) $(LIB_SO) $(TOOL)
-	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+# Where <libfixmath/fix16.h> lives (public headers include it), for lockstep.pc.
+FIXMATH_INCDIR := $(shell echo '\#include <libfixmath/fix16.h>' | $(CC) -E -x c - 2>/dev/null | \
+  sed -n 's|^\# [0-9]* "\(.*\)/libfixmath/fix16.h".*|\1|p' | head -1)
+
+# `make install-lib`: headers, static and shared library, lockstep.pc. Needs
+# only what the library needs (libfixmath-dev, libxxhash-dev to build), not
+# the CLI's libuv or libpng. `make install` adds the CLI and its scenes.
+.PHONY: install-lib
+install-lib: $(LIB_A) $(LIB_SO)
+	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 fixmath_phys/include/ls/*.h replay/include/ls/*.h net/include/ls/*.h \
 	  $(DESTDIR)$(PREFIX)/include/ls/
 	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell $(TOOL) version)|' \
+	install -m 755 $(LIB_SO_REAL) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(notdir $(LIB_SO_REAL)) $(DESTDIR)$(PREFIX)/lib/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(PREFIX)/lib/liblockstep.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LS_VERSION)|' \
+	  -e 's|@FIXMATH_CFLAGS@|$(if $(FIXMATH_INCDIR),-I$(FIXMATH_INCDIR))|' \
 	  tools/lockstep.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/lockstep.pc
+
+install: install-lib $(TOOL)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(DATADIR)/scenes
+	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 tools/scenes/*.scene $(DESTDIR)$(DATADIR)/scenes/
 
 clean:
 	rm -rf $(BUILD)

@@ -309,3 +309,30 @@ Test(scene, errors_name_line_and_column)
     const char *bad3 = "world tick_rate 61x\n";
     cr_assert_eq(ls_scene_parse(bad3, strlen(bad3), &s, &err), LS_ERR_PARSE);
 }
+
+Test(scene, a_token_longer_than_the_parser_reads_is_refused_not_cut)
+{
+    // 1.000...0 (70 zeros) then junk: the junk lies past the 63 bytes read.
+    char text[160] = "body dynamic box pos 1.";
+    for (int i = 0; i < 70; i++) {
+        strcat(text, "0");
+    }
+    strcat(text, "junk 0 0\n");
+    ls_scene s;
+    ls_error err;
+    cr_assert_eq(ls_scene_parse(text, strlen(text), &s, &err), LS_ERR_PARSE);
+    cr_assert_eq(err.column, 22u);
+}
+
+Test(scene, loading_a_directory_is_an_io_error_naming_it)
+{
+    ls_scene s;
+    ls_error err;
+    cr_assert_eq(ls_scene_load("tools/scenes", &s, &err), LS_ERR_IO);
+    cr_assert_str_eq(err.path, "tools/scenes");
+    cr_assert(strstr(err.message, "directory") != NULL, "%s", err.message);
+    char line[512];
+    ls_error_format(&err, line, sizeof line);
+    cr_assert(strncmp(line, "tools/scenes: cannot read", 25) == 0, "%s", line);
+    cr_assert_eq(ls_scene_load("/nonexistent.scene", &s, NULL), LS_ERR_IO, "err may be NULL");
+}

@@ -46,7 +46,9 @@ static void skip_blanks(parser *ps)
     }
 }
 
-// The next whitespace-delimited token, copied into buf (NUL-terminated).
+// The next whitespace-delimited token, copied into buf (NUL-terminated). A
+// token longer than buf ends in \x01, a byte no number, integer or keyword
+// contains, so a cut token is refused instead of parsed from its prefix.
 static bool next_token(parser *ps, char *buf, size_t size, const char **where)
 {
     skip_blanks(ps);
@@ -58,6 +60,8 @@ static bool next_token(parser *ps, char *buf, size_t size, const char **where)
     while (ps->p < ps->end && *ps->p != ' ' && *ps->p != '\t' && *ps->p != '\r' && *ps->p != '\n') {
         if (n + 1 < size) {
             buf[n++] = *ps->p;
+        } else {
+            buf[size - 2] = '\x01';
         }
         ps->p++;
     }

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+// A lockstep client on the game's own loop: the sans-IO peer (ls/net_peer.h)
+// plays the reference push game against a `lockstep relay`, over a plain
+// POSIX UDP socket that this program owns. The library never touches the
+// network or the clock: the loop below feeds it datagrams and the time, and
+// sends what it produces. Every peer prints the same final checksum.
+//
+//     cc lockstep_client.c $(pkg-config --cflags --libs lockstep) -o lockstep_client
+//     lockstep relay --slots 2 --ticks 300        # prints the port and a token per slot
+//     ./lockstep_client 127.0.0.1 PORT 1 0 TOKEN0 arena.scene &
+//     ./lockstep_client 127.0.0.1 PORT 1 1 TOKEN1 arena.scene
+#define _POSIX_C_SOURCE 200809L
+#include <ls/game.h>
+#include <ls/net_peer.h>
+#include <ls/scene.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+// The game the peer drives: a world, its scene and a scripted "player".
+typedef struct game {
+    ls_scene scene;
+    ls_world *world;
+    ls_input_script script;
+    uint32_t slot;
+    uint8_t row[LS_SCENE_MAX_PLAYERS];
+} game;
+
+static void local_input(void *user, uint32_t tick, uint8_t *out, uint32_t input_size)
+{
+    (void)tick, (void)input_size;
+    game *g = user;
+    ls_input_script_next(&g->script, g->row, 1); // a person holding keys
+    out[0] = g->row[g->slot];
+}
+
+static uint64_t advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
+                        uint32_t input_size)
+{
+    (void)tick;
+    game *g = user;
+    return ls_game_tick(g->world, &g->scene, inputs, slots, input_size);
+}
+
+static void on_event(void *user, const ls_peer_event *ev)
+{
+    (void)user;
+    if (ev->type == LS_PEER_EV_DESYNC) {
+        printf("desync at tick %u\n", ev->tick);
+    } else if (ev->type == LS_PEER_EV_DISCONNECTED) {
+        printf("slot %u left at tick %u\n", ev->slot, ev->tick);
+    }
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 7 || strlen(argv[5]) != 2 * LS_NET_TOKEN_SIZE) {
+        fprintf(stderr, "usage: lockstep_client RELAY_IP PORT SESSION SLOT TOKEN SCENE\n");
+        return 2;
+    }
+    ls_peer_def pd = ls_default_peer_def();
+    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) { // token text = wire bytes in order
+        int hi = hexval(argv[5][2 * i]), lo = hexval(argv[5][2 * i + 1]);
+        if (hi < 0 || lo < 0) {
+            fprintf(stderr, "lockstep_client: TOKEN must be 32 lowercase hex digits\n");
+            return 2;
+        }
+        pd.token[i] = (uint8_t)(hi * 16 + lo);
+    }
+    struct sockaddr_in relay;
+    memset(&relay, 0, sizeof relay);
+    relay.sin_family = AF_INET;
+    relay.sin_port = htons((uint16_t)atoi(argv[2]));
+    if (inet_pton(AF_INET, argv[1], &relay.sin_addr) != 1) {
+        fprintf(stderr, "lockstep_client: RELAY_IP must be an IPv4 address\n");
+        return 2;
+    }
+
+    game g;
+    memset(&g, 0, sizeof g);
+    ls_error err;
+    if (ls_scene_load(argv[6], &g.scene, &err) != LS_OK ||
+        !(g.world = ls_scene_instantiate(&g.scene, &err))) {
+        char line[LS_ERROR_PATH_MAX + LS_ERROR_MESSAGE_MAX + 8];
+        ls_error_format(&err, line, sizeof line);
+        fprintf(stderr, "lockstep_client: %s\n", line);
+        return 1;
+    }
+    g.slot = (uint32_t)atoi(argv[4]);
+    ls_input_script_init(&g.script, 1, LS_SCENE_MAX_PLAYERS);
+
+    pd.session = (uint32_t)atoi(argv[3]);
+    pd.slot = g.slot;
+    pd.relay.family = 4;
+    memcpy(pd.relay.ip, &relay.sin_addr, 4);
+    pd.relay.port = ntohs(relay.sin_port);
+    pd.cb.user = &g;
+    pd.cb.local_input = local_input;
+    pd.cb.advance = advance;
+    pd.cb.on_event = on_event;
+    ls_peer *peer = ls_peer_create(&pd, &err);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (!peer || fd < 0) {
+        fprintf(stderr, "lockstep_client: %s\n", peer ? "no UDP socket" : err.message);
+        return 1;
+    }
+
+    // The game's loop: wait up to 1 ms for a datagram, hand it to the peer, let
+    // the peer advance and produce datagrams, send them. 60 s at most.
+    uint64_t start = now_us();
+    while (ls_peer_state_get(peer) != LS_PEER_FINISHED && ls_peer_state_get(peer) != LS_PEER_LEFT &&
+           now_us() - start < 60000000u) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (poll(&pfd, 1, 1) > 0) {
+            uint8_t buf[LS_NET_MAX_DATAGRAM];
+            ssize_t n;
+            while ((n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+                ls_peer_receive(peer, buf, (size_t)n, now_us());
+            }
+        }
+        ls_peer_poll(peer, now_us());
+        ls_net_datagram d;
+        while (ls_peer_next_datagram(peer, &d)) {
+            sendto(fd, d.data, d.len, 0, (const struct sockaddr *)&relay, sizeof relay);
+        }
+    }
+    bool finished = ls_peer_state_get(peer) == LS_PEER_FINISHED;
+    printf("slot %u: %s after %u ticks, checksum %016llx\n", g.slot,
+           finished ? "finished" : "stopped", ls_peer_ticks(peer),
+           (unsigned long long)ls_peer_last_checksum(peer));
+    close(fd);
+    ls_peer_destroy(peer);
+    ls_world_destroy(g.world);
+    ls_scene_free(&g.scene);
+    return finished ? 0 : 1;
+}
