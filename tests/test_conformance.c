@@ -1,0 +1,862 @@
+// SPDX-License-Identifier: MIT
+// SPEC.md conformance: facts a second implementation needs, checked against
+// the code through observable bytes (snapshot words at known offsets, checksum
+// goldens, keyframe chunk payloads, encoded datagrams, decimal parse results).
+// Each test names the SPEC section it checks. Issue 17.
+#define _POSIX_C_SOURCE 200809L
+#include "ls/checksum.h"
+#include "ls/fx_text.h"
+#include "ls/net_peer.h"
+#include "ls/net_relay.h"
+#include "ls/replay.h"
+#include "ls/scene.h"
+
+// The tool's token text codec (`lockstep relay` prints, `lockstep bot --token`
+// parses): compiled in here so the test checks the tool's own code.
+#include "../tools/net_tool.c"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+// ---- the only calls that create worlds, bodies, scenes and recorders ----
+
+static ls_world *conf_world(const ls_world_def *def)
+{
+    ls_error err;
+    ls_world *w = ls_world_create(def, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    return w;
+}
+
+static ls_body_id conf_body(ls_world *w, const ls_body_def *def)
+{
+    ls_error err;
+    ls_body_id id = ls_body_create(w, def, &err);
+    cr_assert_neq(id.index1, 0, "%s", err.message);
+    return id;
+}
+
+// Parse scene text (path == NULL) or load a file; instantiate it.
+static ls_world *conf_scene(const char *path, const char *text, ls_scene *out)
+{
+    ls_scene s;
+    ls_error err;
+    ls_result r =
+        path ? ls_scene_load(path, &s, &err) : ls_scene_parse(text, strlen(text), &s, &err);
+    cr_assert_eq(r, LS_OK, "%u:%u %s", err.line, err.column, err.message);
+    ls_world *w = ls_scene_instantiate(&s, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    if (out) {
+        *out = s;
+    } else {
+        ls_scene_free(&s);
+    }
+    return w;
+}
+
+static ls_replay_recorder *conf_recorder(const char *path, const ls_replay_recorder_def *def)
+{
+    ls_error err;
+    ls_replay_recorder *rec = ls_replay_recorder_create(path, def, &err);
+    cr_assert_not_null(rec, "%s", err.message);
+    return rec;
+}
+
+// ---- snapshot layout (SPEC §13) ----
+
+#define HEADER_WORDS  16                           // magic .. overflow generation
+#define SLOT_WORDS    48                           // body fields + next-free link
+#define CONTACT_WORDS 38                           // a, b, normal, count, 4 x 8
+#define RNG_STREAM    UINT64_C(0x6c6f636b73746570) // "lockstep"
+
+// Word indices of the header.
+enum {
+    W_MAGIC,
+    W_VERSION,
+    W_MAX_BODIES,
+    W_TICK,
+    W_RNG_STATE_LO,
+    W_RNG_STATE_HI,
+    W_RNG_INC_LO,
+    W_RNG_INC_HI,
+    W_BODY_HIGH,
+    W_BODY_COUNT,
+    W_FREE_HEAD,
+    W_CONTACT_COUNT,
+    W_OVF_COUNT,
+    W_OVF_TICK,
+    W_OVF_INDEX1,
+    W_OVF_GENERATION,
+};
+
+// Word offsets within a slot.
+enum {
+    S_GENERATION = 0,
+    S_FLAGS = 1,
+    S_P = 2,
+    S_Q = 5,
+    S_V = 9,
+    S_W = 12,
+    S_SLEEP_TIMER = 21,
+    S_MASS = 24,
+    S_RADIUS = 28,
+    S_INV_INERTIA = 31,
+    S_OFFSET = 34,
+    S_HALF_EXTENTS = 37,
+    S_PLANE_NORMAL = 40,
+    S_NEXT_FREE = 47,
+};
+
+static uint8_t *snapshot(const ls_world *w, size_t *size)
+{
+    *size = ls_world_snapshot_size(w);
+    uint8_t *buf = malloc(*size);
+    cr_assert_not_null(buf);
+    cr_assert_eq(ls_world_snapshot_save(w, buf, *size), *size);
+    return buf;
+}
+
+static uint32_t word(const uint8_t *snap, size_t i)
+{
+    return ls_get_u32le(snap + 4 * i);
+}
+
+static uint32_t slot_word(const uint8_t *snap, uint32_t slot, size_t k)
+{
+    return word(snap, HEADER_WORDS + (size_t)slot * SLOT_WORDS + k);
+}
+
+static size_t contact_word_index(const uint8_t *snap, uint32_t c, size_t k)
+{
+    return HEADER_WORDS + (size_t)word(snap, W_BODY_HIGH) * SLOT_WORDS + (size_t)c * CONTACT_WORDS +
+           k;
+}
+
+static void put_words(ls_hasher *h, const uint8_t *snap, size_t first, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        ls_hasher_put_u32(h, word(snap, first + i));
+    }
+}
+
+// SPEC §12 computed from SPEC §13 snapshot words alone: proves the field
+// order of both, the rng word order and the type/asleep word.
+static uint64_t checksum_from_snapshot(const uint8_t *snap)
+{
+    ls_hasher h;
+    ls_hasher_init(&h);
+    ls_hasher_put_u32(&h, word(snap, W_TICK));
+    put_words(&h, snap, W_RNG_STATE_LO, 4); // u64 state, u64 inc, each lo word first
+    ls_hasher_put_u32(&h, word(snap, W_BODY_COUNT));
+    for (uint32_t i = 0; i < word(snap, W_BODY_HIGH); i++) {
+        uint32_t flags = slot_word(snap, i, S_FLAGS);
+        if (!(flags & 1u)) {
+            continue;
+        }
+        size_t base = HEADER_WORDS + (size_t)i * SLOT_WORDS;
+        ls_hasher_put_u32(&h, i);
+        ls_hasher_put_u32(&h, slot_word(snap, i, S_GENERATION));
+        ls_hasher_put_u32(&h, ((flags >> 8) & 0xFFu) | ((flags & 4u) ? 0x100u : 0u));
+        put_words(&h, snap, base + S_P, 3 + 4 + 3 + 3); // p, q, v, w
+        put_words(&h, snap, base + S_SLEEP_TIMER, 1);
+    }
+    return ls_hasher_digest(&h);
+}
+
+// ---- 1. world PRNG seeding, and its state in snapshot and checksum ----
+
+// SPEC §7, §12, §13: the world PRNG is make(seed, 0x6c6f636b73746570); its
+// state words come first as u64 state then u64 inc (lo word first in §13).
+Test(conformance, world_rng_seed_stream_and_word_order)
+{
+    ls_world_def d = ls_default_world_def();
+    d.seed = 42;
+    ls_world *w = conf_world(&d);
+    ls_rng expect = ls_rng_make(42, RNG_STREAM);
+    cr_assert_eq(ls_world_rng(w)->state, expect.state);
+    cr_assert_eq(ls_world_rng(w)->inc, expect.inc);
+    cr_assert_eq(expect.inc, UINT64_C(0xd8dec6d6e6e8cae1)); // 2 * stream + 1
+
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    cr_assert_eq(n, 64, "an empty world's snapshot is the 16-word header");
+    cr_assert_eq(word(s, W_RNG_STATE_LO), (uint32_t)expect.state);
+    cr_assert_eq(word(s, W_RNG_STATE_HI), (uint32_t)(expect.state >> 32));
+    cr_assert_eq(word(s, W_RNG_INC_LO), 0xe6e8cae1u);
+    cr_assert_eq(word(s, W_RNG_INC_HI), 0xd8dec6d6u);
+
+    // Checksum = u32 tick, u64 state, u64 inc, u32 body_count (SPEC §8 encoding).
+    ls_hasher h;
+    ls_hasher_init(&h);
+    ls_hasher_put_u32(&h, 0);
+    ls_hasher_put_u64(&h, expect.state);
+    ls_hasher_put_u64(&h, expect.inc);
+    ls_hasher_put_u32(&h, 0);
+    cr_assert_eq(ls_world_checksum(w), ls_hasher_digest(&h));
+    cr_assert_eq(ls_world_checksum(w), checksum_from_snapshot(s));
+    cr_assert_eq(ls_world_checksum(w), UINT64_C(0xbe992ff0eb84e7d4), "golden: %016llx",
+                 (unsigned long long)ls_world_checksum(w));
+
+    // Drawing from the world PRNG changes the state, hence the checksum.
+    uint64_t before = ls_world_checksum(w);
+    ls_rng_next_u32(ls_world_rng(w));
+    cr_assert_neq(ls_world_checksum(w), before);
+    free(s);
+    ls_world_destroy(w);
+
+    // A scene's `seed N` (0..2^32-1) is the world seed; the default is 0.
+    ls_world *ws = conf_scene(NULL, "world seed 7\n", NULL);
+    expect = ls_rng_make(7, RNG_STREAM);
+    cr_assert_eq(ls_world_rng(ws)->state, expect.state);
+    ls_world_destroy(ws);
+    ws = conf_scene(NULL, "world\n", NULL);
+    expect = ls_rng_make(0, RNG_STREAM);
+    cr_assert_eq(ls_world_rng(ws)->state, expect.state);
+    ls_world_destroy(ws);
+}
+
+// ---- 2. generations ----
+
+// SPEC §6, §13: a slot's first body has generation 1; destroy pushes the slot
+// on a LIFO free list (free_head, next-free links, 0xFFFFFFFF = none); reuse
+// increments the slot's generation. A live slot's link word is stale.
+Test(conformance, generations_start_at_1_and_free_slots_are_reused_lifo)
+{
+    ls_world_def d = ls_default_world_def();
+    d.max_bodies = 8;
+    ls_world *w = conf_world(&d);
+    ls_body_def b = ls_default_body_def();
+    ls_body_id id[3];
+    for (uint32_t i = 0; i < 3; i++) {
+        b.position.x = (ls_fx)(i * 3 * 65536);
+        id[i] = conf_body(w, &b);
+        cr_assert_eq(id[i].index1, i + 1);
+        cr_assert_eq(id[i].generation, 1);
+    }
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    cr_assert_eq(word(s, W_FREE_HEAD), 0xFFFFFFFFu);
+    cr_assert_eq(slot_word(s, 0, S_GENERATION), 1);
+    cr_assert_eq(slot_word(s, 0, S_NEXT_FREE), 0, "never-freed slot: link 0");
+    free(s);
+
+    ls_body_destroy(w, id[0]);
+    ls_body_destroy(w, id[2]);
+    s = snapshot(w, &n);
+    cr_assert_eq(word(s, W_BODY_HIGH), 3);
+    cr_assert_eq(word(s, W_BODY_COUNT), 1);
+    cr_assert_eq(word(s, W_FREE_HEAD), 2, "last destroyed slot first");
+    cr_assert_eq(slot_word(s, 2, S_NEXT_FREE), 0);
+    cr_assert_eq(slot_word(s, 0, S_NEXT_FREE), 0xFFFFFFFFu);
+    cr_assert_eq(slot_word(s, 2, S_GENERATION), 1, "a dead slot keeps its generation");
+    cr_assert_eq(slot_word(s, 2, S_FLAGS) & 1u, 0, "alive bit cleared");
+    cr_assert_eq(slot_word(s, 2, S_P), (uint32_t)(6 * 65536), "dead slot keeps its fields");
+    cr_assert_eq(n, 64 + 3 * 192);
+    cr_assert_eq(ls_world_checksum(w), checksum_from_snapshot(s));
+    free(s);
+
+    ls_body_id r1 = conf_body(w, &b), r2 = conf_body(w, &b), r3 = conf_body(w, &b);
+    cr_assert_eq(r1.index1, 3);
+    cr_assert_eq(r1.generation, 2);
+    cr_assert_eq(r2.index1, 1);
+    cr_assert_eq(r2.generation, 2);
+    cr_assert_eq(r3.index1, 4);
+    cr_assert_eq(r3.generation, 1);
+    cr_assert(!ls_body_is_valid(w, id[0]), "the old id is stale");
+    s = snapshot(w, &n);
+    cr_assert_eq(word(s, W_FREE_HEAD), 0xFFFFFFFFu);
+    cr_assert_eq(slot_word(s, 2, S_NEXT_FREE), 0, "reused slot: stale link kept");
+    cr_assert_eq(slot_word(s, 0, S_NEXT_FREE), 0xFFFFFFFFu, "reused slot: stale link kept");
+    cr_assert_eq(slot_word(s, 2, S_GENERATION), 2);
+    cr_assert_eq(ls_world_checksum(w), checksum_from_snapshot(s));
+    free(s);
+    ls_world_destroy(w);
+}
+
+// ---- 3. body type and shape codes ----
+
+// SPEC §12, §13: type codes static 0, kinematic 1, dynamic 2; shape codes
+// sphere 0, box 1, capsule 2, plane 3; flags = alive | allow_sleep<<1 |
+// asleep<<2 | type<<8 | shape<<16; checksum word = type | asleep<<8.
+Test(conformance, body_type_and_shape_codes)
+{
+    static const char scene[] = "world gravity 0 0 0\n"
+                                "body static plane normal 0 1 0 d 0\n"
+                                "body kinematic sphere radius 0.5 pos 0 5 0\n"
+                                "body dynamic box pos 3 5 0\n"
+                                "body dynamic capsule radius 0.2 half_height 0.4 pos 6 5 0 asleep\n"
+                                "body dynamic sphere radius 0.5 pos 9 5 0 no_sleep\n";
+    ls_world *w = conf_scene(NULL, scene, NULL);
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    static const uint32_t flags[] = {0x00030003u, 0x00000103u, 0x00010203u, 0x00020207u,
+                                     0x00000201u};
+    for (uint32_t i = 0; i < 5; i++) {
+        cr_assert_eq(slot_word(s, i, S_FLAGS), flags[i], "slot %u flags %08x", i,
+                     slot_word(s, i, S_FLAGS));
+    }
+    // Geometry words keep the definition's values whatever the kind; static and
+    // kinematic bodies have zero mass and inverse inertia; the offset is 0.
+    cr_assert_eq(slot_word(s, 1, S_HALF_EXTENTS), 32768u,
+                 "a sphere keeps the default half extents");
+    cr_assert_eq(slot_word(s, 2, S_RADIUS), 32768u, "a box keeps the default radius");
+    for (uint32_t i = 0; i < 2; i++) {
+        for (size_t k = 0; k < 2; k++) {
+            cr_assert_eq(slot_word(s, i, S_MASS + k), 0);
+        }
+        for (size_t k = 0; k < 3; k++) {
+            cr_assert_eq(slot_word(s, i, S_INV_INERTIA + k), 0);
+        }
+    }
+    for (uint32_t i = 0; i < 5; i++) {
+        for (size_t k = 0; k < 3; k++) {
+            cr_assert_eq(slot_word(s, i, S_OFFSET + k), 0);
+        }
+    }
+    cr_assert_eq(LS_BODY_STATIC, 0);
+    cr_assert_eq(LS_BODY_KINEMATIC, 1);
+    cr_assert_eq(LS_BODY_DYNAMIC, 2);
+    cr_assert_eq(LS_SHAPE_SPHERE, 0);
+    cr_assert_eq(LS_SHAPE_BOX, 1);
+    cr_assert_eq(LS_SHAPE_CAPSULE, 2);
+    cr_assert_eq(LS_SHAPE_PLANE, 3);
+    cr_assert_eq(ls_world_checksum(w), checksum_from_snapshot(s));
+    cr_assert_eq(ls_world_checksum(w), UINT64_C(0xf929372d37278cb1), "golden: %016llx",
+                 (unsigned long long)ls_world_checksum(w));
+    free(s);
+    ls_world_destroy(w);
+}
+
+// ---- 4. scene quaternions ----
+
+// SPEC §4, §14: `quat X Y Z W` is kept as written in the parsed scene and
+// normalised with §4 normalize when the body is created (zero -> identity);
+// plane normals likewise (a zero normal is refused).
+Test(conformance, scene_quaternions_are_normalised_at_creation)
+{
+    static const char scene[] = "world gravity 0 0 0\n"
+                                "body dynamic box pos 0 0 0 quat 0 0 0 2\n"
+                                "body dynamic box pos 3 0 0 quat 1 1 1 1\n"
+                                "body dynamic box pos 6 0 0 quat 0 0 0 0\n"
+                                "body dynamic box pos 9 0 0 quat 0.1 0.2 0.3 0.4\n"
+                                "body static plane normal 0 0 3 d -10\n";
+    ls_scene sc;
+    ls_world *w = conf_scene(NULL, scene, &sc);
+    cr_assert_eq(sc.bodies[0].orientation.w, 2 * 65536, "the parsed scene keeps the text value");
+    static const ls_fx golden[4][4] = {{0, 0, 0, 65536},
+                                       {32768, 32768, 32768, 32768},
+                                       {0, 0, 0, 65536},
+                                       {11966, 23930, 35896, 47860}};
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    for (uint32_t i = 0; i < 4; i++) {
+        ls_quat q = ls_body_orientation(w, ls_world_body_at(w, i));
+        ls_quat e = ls_quat_normalize(sc.bodies[i].orientation);
+        cr_assert(ls_quat_equal(q, e), "body %u", i);
+        const ls_fx *g = golden[i];
+        cr_assert(q.x == g[0] && q.y == g[1] && q.z == g[2] && q.w == g[3], "body %u: %d %d %d %d",
+                  i, q.x, q.y, q.z, q.w);
+        for (size_t k = 0; k < 4; k++) {
+            cr_assert_eq(slot_word(s, i, S_Q + k), (uint32_t)g[k]);
+        }
+    }
+    cr_assert_eq(slot_word(s, 4, S_PLANE_NORMAL + 2), 65536u);
+    free(s);
+    ls_scene_free(&sc);
+    ls_world_destroy(w);
+}
+
+// ---- 5. snapshot sizes, header, overflow record ----
+
+// SPEC §13: header 16 words, 48 words per slot [0, body_high), 38 per contact;
+// default max_bodies 4096; golden sizes and checksums of six_box_tower.
+Test(conformance, snapshot_sizes_of_six_box_tower)
+{
+    cr_assert_eq(ls_default_world_def().max_bodies, 4096);
+    ls_world *w = conf_scene("tools/scenes/six_box_tower.scene", NULL, NULL);
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    cr_assert_eq(n, 1408, "64 + 7 x 192");
+    static const uint32_t head[] = {0x4E53534Cu, 1, 4096, 0};
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert_eq(word(s, i), head[i], "word %zu", i);
+    }
+    cr_assert_eq(memcmp(s, "LSSN", 4), 0);
+    cr_assert_eq(word(s, W_BODY_HIGH), 7);
+    cr_assert_eq(word(s, W_BODY_COUNT), 7);
+    cr_assert_eq(word(s, W_FREE_HEAD), 0xFFFFFFFFu);
+    cr_assert_eq(word(s, W_CONTACT_COUNT), 0);
+    for (size_t i = W_OVF_COUNT; i <= W_OVF_GENERATION; i++) {
+        cr_assert_eq(word(s, i), 0);
+    }
+    cr_assert_eq(ls_world_checksum(w), checksum_from_snapshot(s));
+    cr_assert_eq(ls_world_checksum(w), UINT64_C(0xd6aea879bfd695dd), "golden: %016llx",
+                 (unsigned long long)ls_world_checksum(w));
+    cr_assert_eq(ls_hash64(s, n), UINT64_C(0x05ae5f5a7643a323), "golden bytes: %016llx",
+                 (unsigned long long)ls_hash64(s, n));
+    free(s);
+
+    for (int t = 0; t < 60; t++) {
+        ls_world_step(w);
+    }
+    s = snapshot(w, &n);
+    uint32_t contacts = word(s, W_CONTACT_COUNT);
+    cr_assert_eq(contacts, 6, "plane-box and five box-box contacts");
+    cr_assert_eq(n, 1408 + 6 * 152);
+    cr_assert_eq(word(s, W_TICK), 60);
+    for (uint32_t c = 0; c < contacts; c++) {
+        size_t at = contact_word_index(s, c, 0);
+        cr_assert_eq(word(s, at), c, "contact %u: a", c);
+        cr_assert_eq(word(s, at + 1), c + 1, "contact %u: b", c);
+        cr_assert_eq(word(s, at + 2), 0);
+        cr_assert_eq(word(s, at + 3), 65536, "normal from a to b: +y");
+        cr_assert_eq(word(s, at + 4), 0);
+        cr_assert_eq(word(s, at + 5), 4, "four points");
+    }
+    cr_assert_eq(ls_world_checksum(w), checksum_from_snapshot(s));
+    // = tools/crosscheck/goldens/six_box_tower.sum, tick 60
+    cr_assert_eq(ls_world_checksum(w), UINT64_C(0x5f8afec541e233dc), "golden: %016llx",
+                 (unsigned long long)ls_world_checksum(w));
+    cr_assert_eq(ls_hash64(s, n), UINT64_C(0x23ff072c8d7bb92d), "golden bytes: %016llx",
+                 (unsigned long long)ls_hash64(s, n));
+    free(s);
+    ls_world_destroy(w);
+
+    // Unused contact points (j >= count) are written as zeros.
+    w = conf_scene(NULL,
+                   "world\nbody static plane normal 0 1 0 d 0\n"
+                   "body dynamic sphere radius 0.5 pos 0 0.5 0\n",
+                   NULL);
+    for (int t = 0; t < 10; t++) {
+        ls_world_step(w);
+    }
+    s = snapshot(w, &n);
+    cr_assert_eq(word(s, W_CONTACT_COUNT), 1);
+    cr_assert_eq(n, 64 + 2 * 192 + 152);
+    size_t at = contact_word_index(s, 0, 0);
+    cr_assert_eq(word(s, at + 5), 1, "a sphere on a plane: one point");
+    cr_assert_neq(word(s, at + 6 + 5), 0, "point 0 carries a normal impulse");
+    for (size_t k = 6 + 8; k < CONTACT_WORDS; k++) {
+        cr_assert_eq(word(s, at + k), 0, "contact word %zu", k);
+    }
+    free(s);
+    ls_world_destroy(w);
+
+    // Instantiating raises a too-small max_bodies to the body count.
+    w = conf_scene(NULL, "world max_bodies 1\nbody dynamic box\nbody dynamic box pos 3 0 0\n",
+                   NULL);
+    s = snapshot(w, &n);
+    cr_assert_eq(word(s, W_MAX_BODIES), 2);
+    free(s);
+    ls_world_destroy(w);
+}
+
+// SPEC §13: overflow record = count, tick (the world tick after the step that
+// overflowed), index1 and generation of the first body that overflowed.
+Test(conformance, snapshot_overflow_record)
+{
+    ls_world_def d = ls_default_world_def();
+    d.gravity = ls_vec3_zero();
+    ls_world *w = conf_world(&d);
+    ls_body_def b = ls_default_body_def();
+    conf_body(w, &b);
+    ls_body_destroy(w, conf_body(w, &b)); // slot 1 now has generation 2 when reused
+    b.position.x = 2047 * 65536;
+    b.linear_velocity.x = 200 * 65536;
+    ls_body_id id = conf_body(w, &b);
+    cr_assert_eq(id.index1, 2);
+    cr_assert_eq(id.generation, 2);
+    ls_world_step(w);
+    ls_world_step(w);
+    ls_step_info info = ls_world_info(w);
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    cr_assert_geq(word(s, W_OVF_COUNT), 1);
+    cr_assert_eq(word(s, W_OVF_COUNT), info.overflow_count);
+    cr_assert_eq(word(s, W_OVF_TICK), 1);
+    cr_assert_eq(word(s, W_OVF_INDEX1), 2);
+    cr_assert_eq(word(s, W_OVF_GENERATION), 2);
+    cr_assert_eq(slot_word(s, 1, S_P), (uint32_t)(2048 * 65536), "clamped to +2048 m");
+    free(s);
+    ls_world_destroy(w);
+}
+
+// ---- 6. decimal text ----
+
+static ls_result parse(const char *text, ls_fx *v, size_t *used)
+{
+    const char *end = text;
+    *v = 12345;
+    ls_result r = ls_fx_parse(text, v, &end);
+    *used = (size_t)(end - text);
+    return r;
+}
+
+// SPEC §9: range check on the rounded raw magnitude (> 0x7FFFFFFF is out of
+// range, so 32767.99999 is accepted and -32768 is not); `.5` and `5.` parse.
+Test(conformance, decimal_range_and_forms)
+{
+    static const struct {
+        const char *text;
+        ls_result r;
+        ls_fx v;
+        size_t used;
+    } cases[] = {
+        {".5", LS_OK, 32768, 2},
+        {"5.", LS_OK, 5 * 65536, 2},
+        {"-.25", LS_OK, -16384, 4},
+        {"+5.", LS_OK, 5 * 65536, 3},
+        {"007.500", LS_OK, 7 * 65536 + 32768, 7},
+        {".", LS_ERR_PARSE, 0, 0},
+        {"-", LS_ERR_PARSE, 0, 0},
+        {"-.", LS_ERR_PARSE, 0, 0},
+        {"e5", LS_ERR_PARSE, 0, 0},
+        {"1e3", LS_OK, 65536, 1},
+        {"0.00000762939453125", LS_OK, 1, 19},     // exactly 2^-17: tie away from zero
+        {"0.00000762939453124999", LS_OK, 0, 22},  // digits past the 17th are ignored
+        {"-0.00000762939453125", LS_OK, -1, 20},   // ties away from zero
+        {"32767.99998", LS_OK, 0x7FFFFFFF, 11},    //
+        {"32767.99999", LS_OK, 0x7FFFFFFF, 11},    // > 32767.99998 yet rounds to MAX
+        {"32767.99999237", LS_OK, 0x7FFFFFFF, 14}, // largest accepted (8 fraction digits)
+        {"32767.99999238", LS_ERR_OUT_OF_RANGE, 0, 0},
+        {"-32767.99999237", LS_OK, -0x7FFFFFFF, 15},
+        {"-32767.99999238", LS_ERR_OUT_OF_RANGE, 0, 0},
+        {"32768", LS_ERR_OUT_OF_RANGE, 0, 0},
+        {"-32768", LS_ERR_OUT_OF_RANGE, 0, 0},
+        {"0x7FFFFFFF", LS_OK, 0x7FFFFFFF, 10},
+        {"-0x7fffffff", LS_OK, -0x7FFFFFFF, 11},
+        {"0x80000000", LS_ERR_OUT_OF_RANGE, 0, 0},
+        {"-0x80000000", LS_ERR_OUT_OF_RANGE, 0, 0},
+        {"raw:-98304", LS_OK, -98304, 10},
+        {"-raw:-5", LS_OK, 5, 7},
+        {"0x", LS_ERR_PARSE, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ls_fx v;
+        size_t used;
+        ls_result r = parse(cases[i].text, &v, &used);
+        cr_assert_eq(r, cases[i].r, "%s: result %d", cases[i].text, r);
+        if (r == LS_OK) {
+            cr_assert_eq(v, cases[i].v, "%s: raw %d", cases[i].text, v);
+            cr_assert_eq(used, cases[i].used, "%s: used %zu", cases[i].text, used);
+        }
+    }
+    // In a scene a number is a whole token: `.5` and `5.` are accepted, `1e3` is not.
+    ls_world *w = conf_scene(NULL, "world gravity 0 0 0\nbody dynamic box pos .5 5. -.25\n", NULL);
+    ls_vec3 p = ls_body_position(w, ls_world_body_at(w, 0));
+    cr_assert(p.x == 32768 && p.y == 5 * 65536 && p.z == -16384);
+    ls_world_destroy(w);
+    ls_scene s;
+    ls_error err;
+    static const char bad[] = "body dynamic box pos 1e3 0 0\n";
+    cr_assert_eq(ls_scene_parse(bad, strlen(bad), &s, &err), LS_ERR_PARSE);
+    cr_assert_eq(err.column, 22);
+}
+
+// ---- 7. replay keyframe encoder ----
+
+typedef struct keyf {
+    uint32_t tick, size, encoding;
+    uint8_t data[64];
+    uint32_t len;
+} keyf;
+
+static uint8_t *read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc((size_t)len);
+    cr_assert_not_null(buf);
+    cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    *size = (size_t)len;
+    return buf;
+}
+
+// Record one tick then one keyframe per entry of kf; return the KEYF chunks
+// found in the file (SPEC §16.1, §16.2).
+static uint32_t record_keyframes(const uint8_t *const *kf, const size_t *sizes, uint32_t count,
+                                 keyf *out)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/ls_test_conformance_%ld.lsr", (long)getpid());
+    ls_replay_recorder_def def = ls_default_replay_recorder_def();
+    def.fingerprint = "conformance";
+    def.keyframe_interval = 0;
+    ls_replay_recorder *rec = conf_recorder(path, &def);
+    for (uint32_t i = 0; i < count; i++) {
+        uint8_t in = 0;
+        cr_assert_eq(ls_replay_recorder_append(rec, &in, i), LS_OK);
+        cr_assert_eq(ls_replay_recorder_add_keyframe(rec, kf[i], sizes[i]), LS_OK, "%s",
+                     ls_replay_recorder_error(rec)->message);
+    }
+    cr_assert_eq(ls_replay_recorder_finish(rec), LS_OK);
+    ls_replay_recorder_destroy(rec);
+    size_t size;
+    uint8_t *file = read_all(path, &size);
+    unlink(path);
+    uint32_t found = 0;
+    size_t at = ls_get_u32le(file + 12); // header size H
+    while (at + 32 <= size - 16) {
+        uint32_t tag = ls_get_u32le(file + at), len = ls_get_u32le(file + at + 4);
+        if (tag == 0x4659454Bu) { // "KEYF"
+            keyf *k = &out[found++];
+            k->tick = ls_get_u32le(file + at + 8);
+            k->size = ls_get_u32le(file + at + 32);
+            k->encoding = ls_get_u32le(file + at + 36);
+            k->len = len - 8;
+            cr_assert_leq(k->len, sizeof k->data);
+            memcpy(k->data, file + at + 40, k->len);
+        }
+        at += 32 + len;
+    }
+    free(file);
+    return found;
+}
+
+// SPEC §16.4: zero runs of >= 3 zeros (or zeros reaching the end) become runs,
+// shorter ones stay in the literal; ties go to raw, then zero runs, over delta.
+Test(conformance, keyframe_zero_runs_and_tie_break)
+{
+    static const uint8_t e[15] = {0, 0, 0, 9, 0, 0, 9, 0, 0, 0, 0, 0, 0, 9, 0};
+    static const uint8_t tie_a[5] = {1, 2, 3, 0, 0};         // zero runs 5 bytes = raw 5: raw
+    static const uint8_t tie_b[5] = {7, 7, 7, 0, 0};         // zero runs 5, delta 5, raw 5: raw
+    static const uint8_t grow[8] = {7, 7, 7, 0, 0, 0, 0, 0}; // zero runs 5 < 8; delta 2
+    static const uint8_t enc_e[] = {0x00, 0x03, 0x04, 9, 0, 0, 9, 0x06, 0x01, 9, 0x01};
+    const uint8_t *kf[] = {e, tie_a, tie_b, grow};
+    const size_t sizes[] = {15, 5, 5, 8};
+    keyf k[4];
+    cr_assert_eq(record_keyframes(kf, sizes, 4, k), 4);
+
+    cr_assert_eq(k[0].encoding, 1, "first keyframe: zero runs");
+    cr_assert_eq(k[0].size, 15);
+    cr_assert_eq(k[0].len, sizeof enc_e);
+    cr_assert_arr_eq(k[0].data, enc_e, sizeof enc_e);
+
+    cr_assert_eq(k[1].encoding, 0, "zero runs equal to raw: raw wins the tie");
+    cr_assert_arr_eq(k[1].data, tie_a, 5);
+    cr_assert_eq(k[2].encoding, 0, "delta equal to raw: raw wins the tie");
+    cr_assert_eq(k[3].encoding, 2, "delta strictly smaller");
+    cr_assert_eq(k[3].size, 8);
+    static const uint8_t enc_delta[] = {0x00, 0x08}; // grow XOR (tie_b, zero-padded) = 8 zeros
+    cr_assert_eq(k[3].len, 2);
+    cr_assert_arr_eq(k[3].data, enc_delta, 2);
+}
+
+// SPEC §16.4: after 15 consecutive delta keyframes the recorder writes a
+// whole (raw or zero-run) keyframe, and the chain starts again.
+Test(conformance, keyframe_delta_chain_of_15)
+{
+    static const uint8_t same[8] = {7, 7, 7, 0, 0, 0, 0, 0};
+    const uint8_t *kf[18];
+    size_t sizes[18];
+    for (int i = 0; i < 18; i++) {
+        kf[i] = same;
+        sizes[i] = 8;
+    }
+    keyf k[18];
+    cr_assert_eq(record_keyframes(kf, sizes, 18, k), 18);
+    for (int i = 0; i < 18; i++) {
+        uint32_t expect = (i == 0 || i == 16) ? 1u : 2u;
+        cr_assert_eq(k[i].encoding, expect, "keyframe %d (tick %u)", i, k[i].tick);
+        cr_assert_eq(k[i].tick, (uint32_t)i + 1);
+    }
+}
+
+// ---- 8. ACK checksum_next ----
+
+typedef struct conf_game {
+    uint64_t state;
+} conf_game;
+
+static void cg_input(void *user, uint32_t tick, uint8_t *out, uint32_t n)
+{
+    (void)user;
+    (void)n;
+    out[0] = (uint8_t)(1u + tick % 7u);
+}
+
+static uint64_t cg_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
+                           uint32_t isz)
+{
+    conf_game *g = user;
+    g->state = ls_hash64(inputs, (size_t)slots * isz) ^ (g->state * 31u) ^ tick;
+    return g->state;
+}
+
+static ls_net_addr conf_addr(uint16_t port)
+{
+    return ls_net_addr_ipv4(127, 0, 0, 1, port);
+}
+
+// SPEC §17.1, §17.3, §17.5: in the relay's ACK to slot j, checksum_next = the
+// relay holds slot j's checksums of ticks [0, checksum_next); a peer's ACK
+// carries 0 there and the relay ignores it.
+Test(conformance, ack_checksum_next)
+{
+    enum { N = 2, TICKS = 40 };
+    ls_relay_def rd = ls_default_relay_def();
+    ls_relay *relay = ls_relay_create(&rd, NULL);
+    cr_assert_not_null(relay);
+    ls_session_def sd = ls_default_session_def();
+    sd.slots = N;
+    sd.ticks = TICKS;
+    uint64_t now = 1000000;
+    uint32_t session;
+    cr_assert_eq(ls_relay_session_create(relay, &sd, now, &session), LS_OK);
+    ls_peer *peer[N];
+    conf_game games[N];
+    uint32_t sent_csum[N] = {0}, last_ack[N] = {0}, peer_acks = 0, relay_acks = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        games[i].state = i;
+        ls_peer_def pd = ls_default_peer_def();
+        pd.session = session;
+        pd.slot = i;
+        ls_relay_session_token(relay, session, i, pd.token);
+        pd.relay = conf_addr(9000);
+        pd.cb.user = &games[i];
+        pd.cb.local_input = cg_input;
+        pd.cb.advance = cg_advance;
+        peer[i] = ls_peer_create(&pd, NULL);
+        cr_assert_not_null(peer[i]);
+    }
+    for (int ms = 0; ms < 20000; ms++) {
+        now += 1000;
+        ls_relay_poll(relay, now);
+        ls_net_datagram d;
+        while (ls_relay_next_datagram(relay, &d)) {
+            uint32_t j = d.to.port - 20000u;
+            cr_assert_lt(j, N);
+            if (d.data[3] == LS_NET_ACK) {
+                uint32_t next = ls_get_u32le(d.data + 28);
+                cr_assert_eq(d.data[8], j, "relay ACK names the recipient's slot");
+                cr_assert_eq(next, ls_relay_peer_stats_get(relay, session, j).checksum_next);
+                cr_assert_leq(next, sent_csum[j]);
+                last_ack[j] = next;
+                relay_acks++;
+            }
+            ls_peer_receive(peer[j], d.data, d.len, now);
+        }
+        bool done = true;
+        for (uint32_t i = 0; i < N; i++) {
+            ls_peer_poll(peer[i], now);
+            ls_net_addr from = conf_addr((uint16_t)(20000 + i));
+            while (ls_peer_next_datagram(peer[i], &d)) {
+                ls_net_msg m;
+                cr_assert_eq(ls_net_decode(d.data, d.len, &m, NULL), LS_OK);
+                if (m.h.type == LS_NET_ACK) {
+                    cr_assert_eq(ls_get_u32le(d.data + 28), 0, "a peer's checksum_next is 0");
+                    peer_acks++;
+                } else if (m.h.type == LS_NET_CHECKSUM) {
+                    uint32_t end = m.u.checksum.first_tick + m.u.checksum.count;
+                    if (m.u.checksum.first_tick <= sent_csum[i] && end > sent_csum[i]) {
+                        sent_csum[i] = end;
+                    }
+                }
+                ls_relay_receive(relay, &from, d.data, d.len, now);
+            }
+            done = done && ls_peer_state_get(peer[i]) == LS_PEER_FINISHED;
+        }
+        if (done) {
+            break;
+        }
+    }
+    cr_assert_gt(peer_acks, 0);
+    cr_assert_gt(relay_acks, 0);
+    for (uint32_t i = 0; i < N; i++) {
+        cr_assert_eq(ls_peer_state_get(peer[i]), LS_PEER_FINISHED);
+        cr_assert_eq(last_ack[i], TICKS, "all %d checksums (ticks 0..%d) held", TICKS, TICKS - 1);
+        ls_peer_destroy(peer[i]);
+    }
+    ls_relay_destroy(relay);
+}
+
+// ---- 9. token text and wire bytes ----
+
+// SPEC §17.1, §17.2: the printed token is the 16 header token bytes (offset
+// 12..27) in wire order, two lowercase hex digits each, high nibble first;
+// `--token` accepts either case and exactly 32 digits.
+Test(conformance, token_text_is_wire_bytes_in_order)
+{
+    uint8_t tok[LS_NET_TOKEN_SIZE];
+    cr_assert(net_token_parse("00112233445566778899AaBbCcDdEeFf", tok));
+    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) {
+        cr_assert_eq(tok[i], (uint8_t)(0x11 * i));
+    }
+    char hex[33];
+    net_token_hex(tok, hex);
+    cr_assert_str_eq(hex, "00112233445566778899aabbccddeeff");
+    cr_assert(!net_token_parse("00112233445566778899aabbccddeef", tok), "31 digits");
+    cr_assert(!net_token_parse("00112233445566778899aabbccddeeff0", tok), "33 digits");
+    cr_assert(!net_token_parse("0011223344556677 899aabbccddeeff", tok), "not hex");
+
+    // A peer given that text sends these bytes at offset 12 of its JOIN.
+    cr_assert(net_token_parse("00112233445566778899aabbccddeeff", tok));
+    ls_peer_def pd = ls_default_peer_def();
+    pd.session = 1;
+    pd.slot = 0;
+    memcpy(pd.token, tok, sizeof tok);
+    pd.relay = conf_addr(9000);
+    pd.cb.local_input = cg_input;
+    pd.cb.advance = cg_advance;
+    conf_game g = {0};
+    pd.cb.user = &g;
+    ls_peer *p = ls_peer_create(&pd, NULL);
+    cr_assert_not_null(p);
+    ls_peer_poll(p, 1000);
+    ls_net_datagram d;
+    cr_assert(ls_peer_next_datagram(p, &d));
+    cr_assert_eq(d.len, 128);
+    cr_assert_eq(d.data[3], LS_NET_JOIN);
+    cr_assert_arr_eq(d.data + 12, tok, 16);
+    ls_peer_destroy(p);
+
+    // The relay's token, printed and parsed back, is accepted; its bytes
+    // reversed (as if the text were a little-endian number) are not.
+    ls_relay_def rd = ls_default_relay_def();
+    ls_relay *relay = ls_relay_create(&rd, NULL);
+    ls_session_def sd = ls_default_session_def();
+    uint32_t session;
+    cr_assert_eq(ls_relay_session_create(relay, &sd, 1000, &session), LS_OK);
+    uint8_t rt[LS_NET_TOKEN_SIZE], back[LS_NET_TOKEN_SIZE];
+    cr_assert_eq(ls_relay_session_token(relay, session, 0, rt), LS_OK);
+    net_token_hex(rt, hex);
+    cr_assert(net_token_parse(hex, back));
+    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) {
+        char two[3];
+        snprintf(two, sizeof two, "%02x", rt[i]);
+        cr_assert_eq(memcmp(hex + 2 * i, two, 2), 0, "digits %d..%d are byte %d", 2 * i, 2 * i + 1,
+                     i);
+    }
+    ls_net_msg m;
+    memset(&m, 0, sizeof m);
+    m.h.type = LS_NET_JOIN;
+    m.h.session = session;
+    m.h.slot = 0;
+    uint8_t buf[LS_NET_MAX_DATAGRAM];
+    ls_net_addr from = conf_addr(20000);
+    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) {
+        m.h.token[i] = back[LS_NET_TOKEN_SIZE - 1 - i];
+    }
+    size_t len = ls_net_encode(&m, buf, sizeof buf);
+    cr_assert_eq(len, 128);
+    ls_relay_receive(relay, &from, buf, len, 2000);
+    cr_assert_eq(ls_relay_stats_get(relay).bad_token, 1);
+    cr_assert(!ls_relay_next_datagram(relay, &d));
+    memcpy(m.h.token, back, sizeof back);
+    len = ls_net_encode(&m, buf, sizeof buf);
+    cr_assert_arr_eq(buf + 12, rt, 16);
+    ls_relay_receive(relay, &from, buf, len, 3000);
+    cr_assert_eq(ls_relay_stats_get(relay).bad_token, 1);
+    cr_assert(ls_relay_next_datagram(relay, &d));
+    cr_assert_eq(d.data[3], LS_NET_CHALLENGE);
+    cr_assert_eq(d.len, 36);
+    cr_assert_arr_eq(d.data + 12, rt, 16, "relay -> peer carries the recipient's token");
+    ls_relay_destroy(relay);
+}
