@@ -25,9 +25,9 @@ static ls_net_msg round_trip(const ls_net_msg *m, size_t expect_len, uint8_t *bu
     cr_assert_eq(n, expect_len, "%s encodes to %zu bytes, want %zu", ls_net_type_name(m->h.type), n,
                  expect_len);
     ls_net_msg d;
-    const char *where = NULL;
+    ls_error where;
     cr_assert_eq(ls_net_decode(buf, n, &d, &where), LS_OK, "%s: %s", ls_net_type_name(m->h.type),
-                 where ? where : "");
+                 where.message);
     cr_assert_eq(d.h.type, m->h.type);
     cr_assert_eq(d.h.session, m->h.session);
     cr_assert_eq(d.h.slot, m->h.slot);
@@ -151,26 +151,26 @@ Test(net_wire, bad_fields_are_named)
     uint8_t buf[LS_NET_MAX_DATAGRAM];
     size_t n = ls_net_encode(&m, buf, sizeof buf);
     ls_net_msg d;
-    const char *where = NULL;
+    ls_error where;
     buf[0] = 'X';
     cr_assert_eq(ls_net_decode(buf, n, &d, &where), LS_ERR_CORRUPT);
-    cr_assert_str_eq(where, "magic");
+    cr_assert_str_eq(where.field, "magic");
     buf[0] = 'L';
     buf[2] = 2;
     cr_assert_eq(ls_net_decode(buf, n, &d, &where), LS_ERR_INCOMPATIBLE);
-    cr_assert_str_eq(where, "version");
+    cr_assert_str_eq(where.field, "version");
     buf[2] = 1;
     buf[3] = 200;
     cr_assert_eq(ls_net_decode(buf, n, &d, &where), LS_ERR_CORRUPT);
-    cr_assert_str_eq(where, "type");
+    cr_assert_str_eq(where.field, "type");
     buf[3] = LS_NET_PING;
     buf[8] = LS_NET_MAX_SLOTS;
     cr_assert_eq(ls_net_decode(buf, n, &d, &where), LS_ERR_CORRUPT);
-    cr_assert_str_eq(where, "slot");
+    cr_assert_str_eq(where.field, "slot");
     buf[8] = 0;
     buf[10] = 13;
     cr_assert_eq(ls_net_decode(buf, n, &d, &where), LS_ERR_CORRUPT);
-    cr_assert_str_eq(where, "body length");
+    cr_assert_str_eq(where.field, "body length");
 }
 
 Test(net_wire, join_must_be_padded_with_zeros)

@@ -147,10 +147,13 @@ size_t ls_net_encode(const ls_net_msg *m, uint8_t *buf, size_t cap)
     return total;
 }
 
-static ls_result fail(const char **where, const char *what, ls_result r)
+// Names the offending field; err is NULL on the relay's and peer's hot path,
+// so hostile datagrams cost no formatting.
+static ls_result fail(ls_error *err, const char *what, ls_result r)
 {
-    if (where) {
-        *where = what;
+    if (err) {
+        ls_error_set(err, r, "bad datagram: %s", what);
+        snprintf(err->field, sizeof err->field, "%s", what);
     }
     return r;
 }
@@ -165,25 +168,25 @@ static bool all_zero(const uint8_t *p, size_t n)
     return true;
 }
 
-static ls_result decode_body(const uint8_t *b, size_t n, ls_net_msg *m, const char **where)
+static ls_result decode_body(const uint8_t *b, size_t n, ls_net_msg *m, ls_error *err)
 {
     switch (m->h.type) {
     case LS_NET_JOIN:
     case LS_NET_CHALLENGE:
         if (n != (m->h.type == LS_NET_JOIN ? (size_t)JOIN_BODY : (size_t)CHALLENGE_BODY)) {
-            return fail(where, "join/challenge length", LS_ERR_CORRUPT);
+            return fail(err, "join/challenge length", LS_ERR_CORRUPT);
         }
         if (m->h.type == LS_NET_JOIN && !all_zero(b + 8, n - 8)) {
-            return fail(where, "join padding", LS_ERR_CORRUPT);
+            return fail(err, "join padding", LS_ERR_CORRUPT);
         }
         m->u.cookie = ls_get_u64le(b);
         return LS_OK;
     case LS_NET_WELCOME:
         if (n != WELCOME_BODY) {
-            return fail(where, "welcome length", LS_ERR_CORRUPT);
+            return fail(err, "welcome length", LS_ERR_CORRUPT);
         }
         if (b[3] || b[6] || b[7]) {
-            return fail(where, "welcome reserved bytes", LS_ERR_CORRUPT);
+            return fail(err, "welcome reserved bytes", LS_ERR_CORRUPT);
         }
         m->u.welcome.slots = b[0];
         m->u.welcome.input_size = b[1];
@@ -194,44 +197,44 @@ static ls_result decode_body(const uint8_t *b, size_t n, ls_net_msg *m, const ch
         if (m->u.welcome.slots < 2 || m->u.welcome.slots > LS_NET_MAX_SLOTS ||
             m->u.welcome.input_size < 1 || m->u.welcome.input_size > LS_NET_MAX_INPUT_SIZE ||
             m->u.welcome.tick_rate < 1 || m->u.welcome.tick_rate > 1000) {
-            return fail(where, "welcome parameters", LS_ERR_CORRUPT);
+            return fail(err, "welcome parameters", LS_ERR_CORRUPT);
         }
         return LS_OK;
     case LS_NET_INPUT:
         if (n < INPUT_FIXED) {
-            return fail(where, "input fixed part", LS_ERR_TRUNCATED);
+            return fail(err, "input fixed part", LS_ERR_TRUNCATED);
         }
         if (b[7]) {
-            return fail(where, "input reserved byte", LS_ERR_CORRUPT);
+            return fail(err, "input reserved byte", LS_ERR_CORRUPT);
         }
         m->u.input.first_tick = ls_get_u32le(b);
         m->u.input.count = ls_get_u16le(b + 4);
         m->u.input.input_size = b[6];
         if (m->u.input.count < 1 || m->u.input.count > LS_NET_MAX_BATCH ||
             m->u.input.input_size < 1 || m->u.input.input_size > LS_NET_MAX_INPUT_SIZE) {
-            return fail(where, "input count/size", LS_ERR_CORRUPT);
+            return fail(err, "input count/size", LS_ERR_CORRUPT);
         }
         if (n != INPUT_FIXED + (size_t)m->u.input.count * m->u.input.input_size) {
-            return fail(where, "input payload length", LS_ERR_CORRUPT);
+            return fail(err, "input payload length", LS_ERR_CORRUPT);
         }
         if ((uint64_t)m->u.input.first_tick + m->u.input.count > UINT32_MAX) {
-            return fail(where, "input tick range", LS_ERR_CORRUPT);
+            return fail(err, "input tick range", LS_ERR_CORRUPT);
         }
         m->u.input.data = b + INPUT_FIXED;
         return LS_OK;
     case LS_NET_ACK:
         if (n < ACK_FIXED) {
-            return fail(where, "ack fixed part", LS_ERR_TRUNCATED);
+            return fail(err, "ack fixed part", LS_ERR_TRUNCATED);
         }
         if (b[7]) {
-            return fail(where, "ack reserved byte", LS_ERR_CORRUPT);
+            return fail(err, "ack reserved byte", LS_ERR_CORRUPT);
         }
         m->u.ack.checksum_next = ls_get_u32le(b);
         m->u.ack.disconnected = ls_get_u16le(b + 4);
         m->u.ack.count = b[6];
         if (m->u.ack.count < 1 || m->u.ack.count > LS_NET_MAX_SLOTS ||
             n != ACK_FIXED + 4u * m->u.ack.count) {
-            return fail(where, "ack count/length", LS_ERR_CORRUPT);
+            return fail(err, "ack count/length", LS_ERR_CORRUPT);
         }
         for (uint32_t s = 0; s < m->u.ack.count; s++) {
             m->u.ack.input_next[s] = ls_get_u32le(b + ACK_FIXED + 4 * s);
@@ -239,28 +242,28 @@ static ls_result decode_body(const uint8_t *b, size_t n, ls_net_msg *m, const ch
         return LS_OK;
     case LS_NET_CHECKSUM:
         if (n < CHECKSUM_FIXED) {
-            return fail(where, "checksum fixed part", LS_ERR_TRUNCATED);
+            return fail(err, "checksum fixed part", LS_ERR_TRUNCATED);
         }
         if (b[6] || b[7]) {
-            return fail(where, "checksum reserved bytes", LS_ERR_CORRUPT);
+            return fail(err, "checksum reserved bytes", LS_ERR_CORRUPT);
         }
         m->u.checksum.first_tick = ls_get_u32le(b);
         m->u.checksum.count = ls_get_u16le(b + 4);
         if (m->u.checksum.count < 1 || m->u.checksum.count > LS_NET_MAX_BATCH ||
             n != CHECKSUM_FIXED + 8u * m->u.checksum.count) {
-            return fail(where, "checksum count/length", LS_ERR_CORRUPT);
+            return fail(err, "checksum count/length", LS_ERR_CORRUPT);
         }
         if ((uint64_t)m->u.checksum.first_tick + m->u.checksum.count > UINT32_MAX) {
-            return fail(where, "checksum tick range", LS_ERR_CORRUPT);
+            return fail(err, "checksum tick range", LS_ERR_CORRUPT);
         }
         m->u.checksum.data = b + CHECKSUM_FIXED;
         return LS_OK;
     case LS_NET_DESYNC:
         if (n != DESYNC_BODY) {
-            return fail(where, "desync length", LS_ERR_CORRUPT);
+            return fail(err, "desync length", LS_ERR_CORRUPT);
         }
         if (b[6] || b[7]) {
-            return fail(where, "desync reserved bytes", LS_ERR_CORRUPT);
+            return fail(err, "desync reserved bytes", LS_ERR_CORRUPT);
         }
         m->u.desync.tick = ls_get_u32le(b);
         m->u.desync.slots = ls_get_u16le(b + 4);
@@ -268,59 +271,60 @@ static ls_result decode_body(const uint8_t *b, size_t n, ls_net_msg *m, const ch
         return LS_OK;
     case LS_NET_DISCONNECT:
         if (n != DISCONNECT_BODY) {
-            return fail(where, "disconnect length", LS_ERR_CORRUPT);
+            return fail(err, "disconnect length", LS_ERR_CORRUPT);
         }
         if (b[5] || b[6] || b[7]) {
-            return fail(where, "disconnect reserved bytes", LS_ERR_CORRUPT);
+            return fail(err, "disconnect reserved bytes", LS_ERR_CORRUPT);
         }
         m->u.disconnect.tick = ls_get_u32le(b);
         m->u.disconnect.reason = b[4];
         if (m->u.disconnect.reason < LS_NET_LEFT || m->u.disconnect.reason > LS_NET_KICKED) {
-            return fail(where, "disconnect reason", LS_ERR_CORRUPT);
+            return fail(err, "disconnect reason", LS_ERR_CORRUPT);
         }
         return LS_OK;
     case LS_NET_PING:
     case LS_NET_PONG:
         if (n != PING_BODY) {
-            return fail(where, "ping length", LS_ERR_CORRUPT);
+            return fail(err, "ping length", LS_ERR_CORRUPT);
         }
         m->u.ping.time = ls_get_u64le(b);
         m->u.ping.seq = ls_get_u32le(b + 8);
         return LS_OK;
     default:
-        return fail(where, "type", LS_ERR_CORRUPT);
+        return fail(err, "type", LS_ERR_CORRUPT);
     }
 }
 
-ls_result ls_net_decode(const uint8_t *buf, size_t len, ls_net_msg *out, const char **where)
+ls_result ls_net_decode(const uint8_t *buf, size_t len, ls_net_msg *out, ls_error *err)
 {
+    ls_error_clear(err);
     memset(out, 0, sizeof *out);
     if (!buf || len < LS_NET_HEADER_SIZE) {
-        return fail(where, "header", LS_ERR_TRUNCATED);
+        return fail(err, "header", LS_ERR_TRUNCATED);
     }
     if (len > LS_NET_MAX_DATAGRAM) {
-        return fail(where, "datagram length", LS_ERR_CORRUPT);
+        return fail(err, "datagram length", LS_ERR_CORRUPT);
     }
     if (buf[0] != MAGIC0 || buf[1] != MAGIC1) {
-        return fail(where, "magic", LS_ERR_CORRUPT);
+        return fail(err, "magic", LS_ERR_CORRUPT);
     }
     if (buf[2] != LS_NET_VERSION) {
-        return fail(where, "version", LS_ERR_INCOMPATIBLE);
+        return fail(err, "version", LS_ERR_INCOMPATIBLE);
     }
     if (buf[9] != 0) {
-        return fail(where, "reserved header byte", LS_ERR_CORRUPT);
+        return fail(err, "reserved header byte", LS_ERR_CORRUPT);
     }
     if (ls_get_u16le(buf + 10) != len - LS_NET_HEADER_SIZE) {
-        return fail(where, "body length", LS_ERR_CORRUPT);
+        return fail(err, "body length", LS_ERR_CORRUPT);
     }
     out->h.type = buf[3];
     out->h.session = ls_get_u32le(buf + 4);
     out->h.slot = buf[8];
     memcpy(out->h.token, buf + 12, LS_NET_TOKEN_SIZE);
     if (out->h.slot >= LS_NET_MAX_SLOTS) {
-        return fail(where, "slot", LS_ERR_CORRUPT);
+        return fail(err, "slot", LS_ERR_CORRUPT);
     }
-    return decode_body(buf + LS_NET_HEADER_SIZE, len - LS_NET_HEADER_SIZE, out, where);
+    return decode_body(buf + LS_NET_HEADER_SIZE, len - LS_NET_HEADER_SIZE, out, err);
 }
 
 bool ls_net_addr_equal(const ls_net_addr *a, const ls_net_addr *b)

@@ -128,9 +128,9 @@ typedef struct ls_net_msg {
 
 /// Encode m into buf. Returns the datagram length, or 0 if m is invalid or cap too small.
 LS_API size_t ls_net_encode(const ls_net_msg *m, uint8_t *buf, size_t cap);
-/// Decode one datagram. LS_ERR_TRUNCATED / LS_ERR_CORRUPT / LS_ERR_INCOMPATIBLE on bad input;
-/// *where (if non-NULL) names the offending field.
-LS_API ls_result ls_net_decode(const uint8_t *buf, size_t len, ls_net_msg *out, const char **where);
+/// Decode one datagram. LS_ERR_TRUNCATED / LS_ERR_CORRUPT / LS_ERR_INCOMPATIBLE on bad input,
+/// with *err (may be NULL) naming the offending field in err->field.
+LS_API ls_result ls_net_decode(const uint8_t *buf, size_t len, ls_net_msg *out, ls_error *err);
 /// The name of a message type ("JOIN", ...), or "?" if unknown.
 LS_API const char *ls_net_type_name(uint8_t type);
 
