@@ -122,7 +122,7 @@ static void one_input(const uint8_t *data, size_t size)
     read_everything(r);
     const ls_replay_header *h = ls_replay_reader_header(r);
     size_t frame = (size_t)h->players * h->input_size;
-    ls_replay_sim sim = {&frame, toy_load, toy_advance, toy_checksum, toy_destroy, NULL};
+    ls_replay_sim sim = {&frame, toy_load, toy_advance, toy_checksum, toy_destroy, NULL, NULL};
     ls_replay_verify_result res;
     for (uint32_t s = 0; s < ls_replay_segment_count(r); s++) {
         ls_replay_verify_segments(r, &sim, s, s + 1, false, &res);

@@ -61,6 +61,15 @@ static uint64_t sim_checksum(void *user, const void *state)
     return ls_world_checksum(state);
 }
 
+// Keyframes are ls_world_snapshot_save bytes; the verifier compares them with
+// the re-simulated world's.
+static size_t sim_save(void *user, const void *state, uint8_t *buf, size_t size)
+{
+    (void)user;
+    size_t need = ls_world_snapshot_size(state);
+    return buf && size >= need ? ls_world_snapshot_save(state, buf, size) : need;
+}
+
 static void sim_destroy(void *user, void *state)
 {
     (void)user;
@@ -77,7 +86,7 @@ static void sim_progress(void *user, uint32_t ticks)
 
 ls_replay_sim replay_glue_sim(replay_glue *g)
 {
-    ls_replay_sim s = {g, sim_load, sim_advance, sim_checksum, sim_destroy, sim_progress};
+    ls_replay_sim s = {g, sim_load, sim_advance, sim_checksum, sim_destroy, sim_progress, sim_save};
     return s;
 }
 
@@ -109,7 +118,7 @@ static uint32_t body_fields(const ls_world *a, const ls_world *b, ls_body_id id,
         {"angular_velocity.x", wa.x, wb.x},
         {"angular_velocity.y", wa.y, wb.y},
         {"angular_velocity.z", wa.z, wb.z},
-        {"asleep", ls_body_is_asleep(a, id), ls_body_is_asleep(b, id)},
+        {"asleep", (ls_fx)ls_body_is_asleep(a, id), (ls_fx)ls_body_is_asleep(b, id)},
     };
     uint32_t n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -190,5 +199,63 @@ uint32_t replay_glue_diff(const replay_glue *g, const ls_world *recorded, const 
     if (differ > 1) {
         fprintf(out, "%u bodies differ\n", differ);
     }
+    return differ;
+}
+
+static void json_field_value(json_out *j, const field_line *f, bool second)
+{
+    ls_fx v = second ? f->b : f->a;
+    if (strcmp(f->name, "asleep") == 0) {
+        json_bool(j, v != 0);
+    } else {
+        json_fx(j, v);
+    }
+}
+
+uint32_t replay_glue_diff_json(const replay_glue *g, const ls_world *recorded,
+                               const ls_world *computed, const char *const labels[2], json_out *j)
+{
+    static const char *const types[] = {"static", "kinematic", "dynamic"};
+    uint32_t differ = 0;
+    json_array_begin(j);
+    for (uint32_t s = 0; s < g->scene.world.max_bodies; s++) {
+        ls_body_id ia = ls_world_body_at(recorded, s), ib = ls_world_body_at(computed, s);
+        if (ia.index1 == 0 && ib.index1 == 0) {
+            continue;
+        }
+        bool both = ia.index1 != 0 && ib.index1 != 0 && ia.generation == ib.generation;
+        field_line f[16];
+        uint32_t n = both ? body_fields(recorded, computed, ia, f) : 0;
+        if (both && n == 0) {
+            continue;
+        }
+        differ++;
+        json_object_begin(j);
+        json_key(j, "body"), json_u64(j, s + 1);
+        json_key(j, "slot"), json_u64(j, s);
+        json_key(j, "player");
+        int64_t player = -1;
+        for (uint32_t p = 0; p < g->scene.player_count; p++) {
+            player = g->scene.player_body[p] == s ? (int64_t)p : player;
+        }
+        player >= 0 ? json_u64(j, (uint64_t)player) : json_null(j);
+        json_key(j, "type");
+        s < g->scene.body_count ? json_str(j, types[g->scene.bodies[s].type]) : json_null(j);
+        if (!both) {
+            json_key(j, "only_in"), json_str(j, labels[ia.index1 != 0 ? 0 : 1]);
+        } else {
+            json_key(j, "fields"), json_array_begin(j);
+            for (uint32_t i = 0; i < n; i++) {
+                json_object_begin(j);
+                json_key(j, "field"), json_str(j, f[i].name);
+                json_key(j, labels[0]), json_field_value(j, &f[i], false);
+                json_key(j, labels[1]), json_field_value(j, &f[i], true);
+                json_object_end(j);
+            }
+            json_array_end(j);
+        }
+        json_object_end(j);
+    }
+    json_array_end(j);
     return differ;
 }

@@ -199,16 +199,95 @@ size_t ls_world_snapshot_save(const ls_world *w, uint8_t *buf, size_t size)
     return io_world(&c, true, (ls_world *)w) ? c.pos : 0;
 }
 
-static bool state_consistent(const ls_world *w)
+// Creation ranges (SPEC.md §5) of what a live body's geometry and material may
+// hold. A snapshot is input: a keyframe from a stranger's replay must not
+// reach the broad phase's box invariant (min <= max) or any other assert.
+#define GEOM_MIN_RAW 3277 // 0.05 m
+static bool in(ls_fx v, ls_fx lo, ls_fx hi)
 {
-    for (uint32_t i = 0; i < w->contact_count; i++) {
-        const ls_contact *ct = &w->contacts[i];
-        if (ct->a >= ct->b || ct->b >= w->body_high || ct->m.count < 0 ||
-            ct->m.count > LS_MANIFOLD_MAX) {
-            return false;
+    return v >= lo && v <= hi;
+}
+
+static const char *body_problem(const ls_body *b)
+{
+    const ls_fx big = LS_FX_INT(64);
+    if (b->type > LS_BODY_DYNAMIC || (uint32_t)b->geom.kind > LS_GEOM_PLANE) {
+        return "body type or shape kind";
+    }
+    switch (b->geom.kind) {
+    case LS_GEOM_SPHERE:
+        if (!in(b->geom.radius, GEOM_MIN_RAW, big)) {
+            return "sphere radius";
+        }
+        break;
+    case LS_GEOM_CAPSULE:
+        if (!in(b->geom.radius, GEOM_MIN_RAW, big) || !in(b->geom.half_height, 0, big)) {
+            return "capsule radius or half height";
+        }
+        break;
+    case LS_GEOM_BOX:
+        if (!in(b->geom.half_extents.x, GEOM_MIN_RAW, big) ||
+            !in(b->geom.half_extents.y, GEOM_MIN_RAW, big) ||
+            !in(b->geom.half_extents.z, GEOM_MIN_RAW, big)) {
+            return "box half extents";
+        }
+        break;
+    case LS_GEOM_PLANE:
+        if (b->type != LS_BODY_STATIC || ls_vec3_equal(b->geom.normal, ls_vec3_zero())) {
+            return "plane (not static, or zero normal)";
+        }
+        break;
+    }
+    if (!in(b->friction, 0, LS_FX_INT(4)) || !in(b->restitution, 0, LS_FX_ONE) ||
+        !in(b->lin_damp, 0, LS_FX_ONE) || !in(b->ang_damp, 0, LS_FX_ONE) || b->sleep_timer < 0) {
+        return "material, damping or sleep timer";
+    }
+    if (b->type == LS_BODY_DYNAMIC && (b->mass <= 0 || b->inv_mass <= 0 || b->inv_inertia.x < 0 ||
+                                       b->inv_inertia.y < 0 || b->inv_inertia.z < 0)) {
+        return "mass or inverse inertia";
+    }
+    return NULL;
+}
+
+// Everything restore must prove before a step may use the state; returns what
+// is wrong, or NULL. Bodies, the free list (no index outside the used slots, no
+// live slot, no cycle), the live count, and contacts (sorted, distinct live
+// bodies, 0..4 points).
+static const char *state_problem(const ls_world *w, uint32_t *where)
+{
+    uint32_t alive = 0;
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        *where = i;
+        if (w->bodies[i].alive) {
+            alive++;
+            const char *why = body_problem(&w->bodies[i]);
+            if (why) {
+                return why;
+            }
         }
     }
-    return w->free_head == UINT32_MAX || w->free_head < w->body_high;
+    if (alive != w->body_count) {
+        return "live body count";
+    }
+    uint32_t steps = 0;
+    for (uint32_t i = w->free_head; i != UINT32_MAX; i = w->next_free[i]) {
+        *where = i;
+        if (i >= w->body_high || w->bodies[i].alive || ++steps > w->body_high) {
+            return "free slot list";
+        }
+    }
+    for (uint32_t i = 0; i < w->contact_count; i++) {
+        const ls_contact *ct = &w->contacts[i];
+        *where = i;
+        if (ct->a >= ct->b || ct->b >= w->body_high || !w->bodies[ct->a].alive ||
+            !w->bodies[ct->b].alive || ct->m.count < 0 || ct->m.count > LS_MANIFOLD_MAX) {
+            return "contact";
+        }
+        if (i > 0 && (ct[-1].a > ct->a || (ct[-1].a == ct->a && ct[-1].b >= ct->b))) {
+            return "contact order";
+        }
+    }
+    return NULL;
 }
 
 ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size, ls_error *err)
@@ -230,10 +309,17 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
     // Restore into the live world only after a dry validation would need a
     // second copy; instead, validate while reading and fail closed.
     cursor c = {NULL, buf, 0, size, true};
-    if (!io_world(&c, false, w) || !state_consistent(w)) {
+    uint32_t where = 0;
+    const char *problem = NULL;
+    if (!io_world(&c, false, w) || (problem = state_problem(w, &where)) != NULL) {
         w->body_high = w->body_count = w->contact_count = 0;
         w->free_head = UINT32_MAX;
         ls_broadphase_clear(w->bp);
+        if (problem) {
+            return ls_error_set(err, LS_ERR_CORRUPT,
+                                "snapshot refused: %s invalid at index %u; the world is left empty",
+                                problem, where);
+        }
         return ls_error_set(err, LS_ERR_CORRUPT,
                             "snapshot of %zu bytes is corrupt (read failed at byte %zu); the "
                             "world is left empty",

@@ -99,6 +99,41 @@ static bool check_keyframe_at(const ls_replay_reader *r, const ls_replay_sim *si
     return ok;
 }
 
+// The keyframe that starts segment `seg` must be the re-simulated state, byte
+// for byte: a keyframe whose checksum matches but whose other bytes (contact
+// impulses, free list, ...) were changed would make a verifier that starts
+// from it disagree with one that re-simulates through it.
+static bool keyframe_is_state(const ls_replay_reader *r, const ls_replay_sim *sim, uint32_t seg,
+                              const void *state, ls_replay_verify_result *res)
+{
+    const lsr_keyframe *k = &r->keyframes[seg - 1];
+    size_t need = sim->save(sim->user, state, NULL, 0);
+    uint8_t *kb = malloc(k->size ? k->size : 1), *sb = malloc(need ? need : 1);
+    bool ok = false;
+    if (!kb || !sb) {
+        failed(res, LS_REPLAY_FAIL_ERROR, LS_ERR_NO_MEMORY, k->tick, "out of memory");
+    } else if (ls_replay_reader_keyframe(r, seg - 1, kb, k->size) != LS_OK) {
+        failed(res, LS_REPLAY_FAIL_ERROR, LS_ERR_CORRUPT, k->tick,
+               "cannot decode the keyframe at tick %u (byte %llu)", k->tick,
+               (unsigned long long)k->offset);
+    } else if (sim->save(sim->user, state, sb, need) != need || need != k->size ||
+               memcmp(kb, sb, need) != 0) {
+        size_t at = 0;
+        while (at < need && at < k->size && kb[at] == sb[at]) {
+            at++;
+        }
+        failed(res, LS_REPLAY_FAIL_KEYFRAME, LS_ERR_DESYNC, k->tick,
+               "keyframe at tick %u (byte %llu) is not the re-simulated state: %u bytes vs %zu, "
+               "first difference at state byte %zu",
+               k->tick, (unsigned long long)k->offset, k->size, need, at);
+    } else {
+        ok = true;
+    }
+    free(kb);
+    free(sb);
+    return ok;
+}
+
 static void report_progress(const ls_replay_sim *sim, uint32_t *since)
 {
     if (sim->progress && *since) {
@@ -111,7 +146,7 @@ static ls_result run(const ls_replay_reader *r, const ls_replay_sim *sim, uint32
                      uint32_t end, void *state, ls_replay_cursor *cur, bool keep_state,
                      ls_replay_verify_result *res)
 {
-    uint32_t next_seg = first + 1, since = 0;
+    uint32_t next_seg = first + 1, since = 0, count = ls_replay_segment_count(r);
     for (uint32_t t = res->first_tick; t < res->end_tick; t++) {
         const uint8_t *in;
         uint64_t rec;
@@ -132,8 +167,13 @@ static ls_result run(const ls_replay_reader *r, const ls_replay_sim *sim, uint32
         if (++since == PROGRESS_STEP) {
             report_progress(sim, &since);
         }
-        if (next_seg < end && ls_replay_segment_start(r, next_seg) == t + 1) {
-            if (!check_keyframe_at(r, sim, next_seg, res)) {
+        if (next_seg < count && ls_replay_segment_start(r, next_seg) == t + 1) {
+            // Without save, the old weaker check: interior keyframes by checksum.
+            bool ok = sim->save        ? keyframe_is_state(r, sim, next_seg, state, res)
+                      : next_seg < end ? check_keyframe_at(r, sim, next_seg, res)
+                                       : true;
+            if (!ok) {
+                report_progress(sim, &since);
                 return res->code;
             }
             next_seg++;

@@ -204,6 +204,11 @@ typedef struct ls_replay_sim {
     void (*destroy)(void *user, void *state);
     /// Optional: called about every 256 ticks with the ticks done since the last call.
     void (*progress)(void *user, uint32_t ticks);
+    /// Serialise a state as keyframe bytes (what the recorder stored): write them into
+    /// buf if they fit and return their size (like snprintf). With it, every keyframe
+    /// is proven byte-equal to the state re-simulated up to its tick (SPEC.md §16.9);
+    /// without it (NULL) only the keyframe's checksum is compared.
+    size_t (*save)(void *user, const void *state, uint8_t *buf, size_t size);
 } ls_replay_sim;
 
 /// What went wrong in a verification (kind of the first failure).
@@ -234,8 +239,12 @@ LS_API uint32_t ls_replay_segment_count(const ls_replay_reader *r);
 /// Tick where segment i starts (0 for the first; else keyframe i-1's tick).
 LS_API uint32_t ls_replay_segment_start(const ls_replay_reader *r, uint32_t i);
 /// Verify segments [first, end) as one continuous re-simulation: load the state
-/// at segment `first`, advance through every tick comparing checksums, and check
-/// every keyframe met on the way against the recorded checksum. Returns
+/// at segment `first` (a keyframe's checksum must be the recorded one), advance
+/// through every tick comparing checksums, and prove every keyframe met on the
+/// way, including the one that starts segment `end`, byte-equal to the
+/// re-simulated state (sim->save). So verifying segments one by one on N threads
+/// proves every keyframe a segment starts from, and the first failure in tick
+/// order (ties: the lower segment) is exactly the one-job verdict. Returns
 /// result->code. With keep_state, a checksum failure hands the state to the caller.
 LS_API ls_result ls_replay_verify_segments(const ls_replay_reader *r, const ls_replay_sim *sim,
                                            uint32_t first, uint32_t end, bool keep_state,
