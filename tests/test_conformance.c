@@ -340,7 +340,7 @@ Test(conformance, scene_quaternions_are_normalised_at_creation)
     static const char scene[] = "world gravity 0 0 0\n"
                                 "body dynamic box pos 0 0 0 quat 0 0 0 2\n"
                                 "body dynamic box pos 3 0 0 quat 1 1 1 1\n"
-                                "body dynamic box pos 6 0 0 quat 0 0 0 0\n"
+                                "body dynamic box pos 6 0 0\n"
                                 "body dynamic box pos 9 0 0 quat 0.1 0.2 0.3 0.4\n"
                                 "body static plane normal 0 0 3 d -10\n";
     ls_scene sc;
@@ -365,6 +365,15 @@ Test(conformance, scene_quaternions_are_normalised_at_creation)
     }
     cr_assert_eq(slot_word(s, 4, S_PLANE_NORMAL + 2), 65536u);
     free(s);
+    // A scene refuses a quaternion too short to normalise (issue 18); the C API
+    // normalises an all-zero one to the identity.
+    ls_scene bad;
+    ls_error err;
+    static const char zero[] = "body dynamic box quat 0 0 0 0\n";
+    cr_assert_eq(ls_scene_parse(zero, sizeof zero - 1, &bad, &err), LS_ERR_PARSE);
+    cr_assert_eq(err.column, 18u, "%s", err.message);
+    ls_quat z = {0, 0, 0, 0};
+    cr_assert(ls_quat_equal(ls_quat_normalize(z), ls_quat_identity()));
     ls_scene_free(&sc);
     ls_world_destroy(w);
 }

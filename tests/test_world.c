@@ -4,7 +4,9 @@
 #include "ls/scene.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -335,4 +337,52 @@ Test(scene, loading_a_directory_is_an_io_error_naming_it)
     ls_error_format(&err, line, sizeof line);
     cr_assert(strncmp(line, "tools/scenes: cannot read", 25) == 0, "%s", line);
     cr_assert_eq(ls_scene_load("/nonexistent.scene", &s, NULL), LS_ERR_IO, "err may be NULL");
+}
+
+// tests/scenes_bad/*.scene: each file's first line says what it must give,
+// `# expect parse|instantiate LINE:COLUMN FRAGMENT` (issue 18: every kind of
+// nonsense is refused with line:column and, for ranges, the value given).
+Test(scene, bad_scene_corpus)
+{
+    DIR *d = opendir("tests/scenes_bad");
+    cr_assert_not_null(d);
+    struct dirent *e;
+    unsigned files = 0;
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 7 || strcmp(e->d_name + n - 6, ".scene") != 0) {
+            continue;
+        }
+        char path[512], head[256], kind[16], fragment[200];
+        snprintf(path, sizeof path, "tests/scenes_bad/%s", e->d_name);
+        FILE *f = fopen(path, "r");
+        cr_assert_not_null(f);
+        cr_assert_not_null(fgets(head, sizeof head, f));
+        fclose(f);
+        head[strcspn(head, "\n")] = '\0';
+        unsigned line, column;
+        int used = 0;
+        cr_assert_eq(sscanf(head, "# expect %15s %u:%u %n", kind, &line, &column, &used), 3, "%s",
+                     path);
+        snprintf(fragment, sizeof fragment, "%s", head + used);
+        ls_scene s;
+        ls_error err;
+        ls_result r = ls_scene_load(path, &s, &err);
+        if (strcmp(kind, "instantiate") == 0) {
+            cr_assert_eq(r, LS_OK, "%s: %s", path, err.message);
+            ls_world *w = ls_scene_instantiate(&s, &err);
+            cr_assert_null(w, "%s was accepted", path);
+            ls_scene_free(&s);
+        } else {
+            cr_assert_eq(r, LS_ERR_PARSE, "%s: %s", path, err.message);
+            cr_assert_str_eq(err.path, path);
+        }
+        cr_assert_eq(err.line, line, "%s: line %u:%u, %s", path, err.line, err.column, err.message);
+        cr_assert_eq(err.column, column, "%s: column %u, %s", path, err.column, err.message);
+        cr_assert(strstr(err.message, fragment) != NULL, "%s: '%s' lacks '%s'", path, err.message,
+                  fragment);
+        files++;
+    }
+    closedir(d);
+    cr_assert_geq(files, 20u);
 }

@@ -95,6 +95,16 @@ static bool fail(ls_error *err, ls_result code, const char *field, const char *w
     return false;
 }
 
+// As fail, for problems that have no value to show.
+static bool fail_plain(ls_error *err, ls_result code, const char *field, const char *what)
+{
+    ls_error_set(err, code, "%s", what);
+    if (err) {
+        snprintf(err->field, sizeof err->field, "%s", field);
+    }
+    return false;
+}
+
 // The magnitude of a vector whose squared length (Q32) is sq, saturated to the Q16.16 range.
 static ls_fx magnitude(uint64_t sq)
 {
@@ -157,8 +167,8 @@ static bool check_shape(const ls_body_def *d, ls_error *err)
         break;
     case LS_SHAPE_PLANE:
         if (d->type != LS_BODY_STATIC) {
-            return fail(err, LS_ERR_INVALID_ARGUMENT, "type", "a plane must be on a static body",
-                        (ls_fx)d->type);
+            return fail_plain(err, LS_ERR_INVALID_ARGUMENT, "type",
+                              "a plane must be on a static body");
         }
         if (ls_vec3_equal(s->normal, ls_vec3_zero()) || ls_fx_abs(s->plane_d) > LS_FX_INT(2048)) {
             return fail(err, R, "shape.normal", "plane normal is zero or |plane_d| > 2048",
@@ -166,8 +176,7 @@ static bool check_shape(const ls_body_def *d, ls_error *err)
         }
         break;
     default:
-        return fail(err, LS_ERR_INVALID_ARGUMENT, "shape.type", "unknown shape type",
-                    (ls_fx)s->type);
+        return fail_plain(err, LS_ERR_INVALID_ARGUMENT, "shape.type", "unknown shape type");
     }
     if (s->friction < 0 || s->friction > LS_FX_INT(4)) {
         return fail(err, R, "shape.friction", "shape.friction outside 0..4", s->friction);
@@ -182,7 +191,7 @@ static bool check_body(const ls_body_def *d, ls_error *err)
 {
     ls_result R = LS_ERR_OUT_OF_RANGE;
     if (d->type > LS_BODY_DYNAMIC) {
-        return fail(err, LS_ERR_INVALID_ARGUMENT, "type", "unknown body type", (ls_fx)d->type);
+        return fail_plain(err, LS_ERR_INVALID_ARGUMENT, "type", "unknown body type");
     }
     char which;
     ls_fx bad;

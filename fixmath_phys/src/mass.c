@@ -28,11 +28,15 @@ static int64_t wfrac(int64_t a, int64_t n, int64_t d)
 
 static ls_result refuse(ls_error *err, const char *field, const char *what, int64_t raw)
 {
-    char text[LS_FX_TEXT_MAX];
-    ls_fx_format(raw > LS_FX_MAX ? LS_FX_MAX : (ls_fx)raw, text);
-    ls_error_set(err, LS_ERR_OUT_OF_RANGE,
-                 "%s %s%s outside the supported range (SPEC.md section 5)", what, text,
-                 raw > LS_FX_MAX ? "+" : "");
+    // Beyond Q16.16 the value is shown in whole units (it has no fixed-point form).
+    char text[LS_FX_TEXT_MAX + 8];
+    if (raw > LS_FX_MAX || raw < -LS_FX_MAX) {
+        snprintf(text, sizeof text, "%lld", (long long)(raw / 65536));
+    } else {
+        ls_fx_format((ls_fx)raw, text);
+    }
+    ls_error_set(err, LS_ERR_OUT_OF_RANGE, "%s %s outside the supported range (SPEC.md section 5)",
+                 what, text);
     if (err) {
         snprintf(err->field, sizeof err->field, "%s", field);
     }

@@ -15,8 +15,13 @@
 typedef struct parser {
     const char *p, *end, *line_start;
     uint32_t line;
-    ls_error *err;   // never NULL inside the parser
-    uint32_t player; // `player K` of the body line being parsed, NO_PLAYER if none
+    ls_error *err;       // never NULL inside the parser
+    uint32_t player;     // `player K` of the body line being parsed, NO_PLAYER if none
+    uint32_t world_line; // line of the `world` line (0: none yet)
+    // Keywords seen on the current line (a repeated one is refused); body
+    // type and shape keywords count as "type" and "shape".
+    const char *seen[32];
+    uint32_t nseen;
 } parser;
 
 #define NO_PLAYER UINT32_MAX
@@ -77,10 +82,13 @@ static ls_result read_fx(parser *ps, const char *name, ls_fx *out)
         return fail_at(ps, where, "missing number after", name);
     }
     ls_result r = ls_fx_parse(tok, out, &end);
+    if (r == LS_ERR_OUT_OF_RANGE) {
+        char what[LS_ERROR_MESSAGE_MAX / 2];
+        snprintf(what, sizeof what, "%s (got %s; Q16.16 holds -32768..32767.99998)", name, tok);
+        return fail_at(ps, where, "number out of range for", what);
+    }
     if (r != LS_OK || *end != '\0') {
-        return fail_at(
-            ps, where,
-            r == LS_ERR_OUT_OF_RANGE ? "number out of Q16.16 range for" : "not a number for", name);
+        return fail_at(ps, where, "not a number for", name);
     }
     return LS_OK;
 }
@@ -103,8 +111,10 @@ static ls_result read_uint(parser *ps, const char *name, uint32_t lo, uint32_t h
     }
     char *end;
     unsigned long long v = strtoull(tok, &end, 10);
-    if (*end != '\0' || tok[0] == '-' || v < lo || v > hi) {
-        return fail_at(ps, where, "integer out of range for", name);
+    if (*end != '\0' || tok[0] == '-' || tok[0] == '+' || v < lo || v > hi) {
+        char what[LS_ERROR_MESSAGE_MAX / 2];
+        snprintf(what, sizeof what, "%s (got %s; allowed %u..%u)", name, tok, lo, hi);
+        return fail_at(ps, where, "integer out of range for", what);
     }
     *out = (uint32_t)v;
     return LS_OK;
@@ -193,7 +203,12 @@ static ls_result parse_body_prop(parser *ps, ls_body_def *b, const char *key, co
     }
     for (size_t i = 0; i < sizeof vectors / sizeof vectors[0]; i++) {
         if (strcmp(key, vectors[i].name) == 0) {
-            return read_vec3(ps, key, vectors[i].v);
+            ls_result r = read_vec3(ps, key, vectors[i].v);
+            if (r == LS_OK && vectors[i].v == &s->normal &&
+                ls_vec3_equal(s->normal, ls_vec3_zero())) {
+                return fail_at(ps, where, "normal", "zero vector has no direction");
+            }
+            return r;
         }
     }
     if (strcmp(key, "quat") == 0) {
@@ -204,6 +219,13 @@ static ls_result parse_body_prop(parser *ps, ls_body_def *b, const char *key, co
             r = read_fx(ps, key, &qw);
         }
         b->orientation = ls_quat_make(xyz.x, xyz.y, xyz.z, qw);
+        // Normalisation needs a length it can divide by exactly (SPEC.md §14).
+        int64_t sq = (int64_t)xyz.x * xyz.x + (int64_t)xyz.y * xyz.y + (int64_t)xyz.z * xyz.z +
+                     (int64_t)qw * qw;
+        if (r == LS_OK && sq < ((int64_t)1 << 16)) {
+            return fail_at(ps, where, "quat",
+                           "length below 1/256 (all zero?): cannot be normalised");
+        }
         return r;
     }
     if (strcmp(key, "filter") == 0) {
@@ -224,7 +246,7 @@ static ls_result parse_body_prop(parser *ps, ls_body_def *b, const char *key, co
     return fail_at(ps, where, "unknown body property", key);
 }
 
-static ls_result add_body(ls_scene *s, uint32_t *cap, const ls_body_def *b)
+static ls_result add_body(ls_scene *s, uint32_t *cap, const ls_body_def *b, uint32_t line)
 {
     if (s->body_count == *cap) {
         uint32_t ncap = *cap ? *cap * 2 : 64;
@@ -232,12 +254,17 @@ static ls_result add_body(ls_scene *s, uint32_t *cap, const ls_body_def *b)
             return LS_ERR_CAPACITY;
         }
         ls_body_def *nb = realloc(s->bodies, ncap * sizeof *nb);
-        if (!nb) {
+        if (nb) {
+            s->bodies = nb;
+        }
+        uint32_t *nl = nb ? realloc(s->body_line, ncap * sizeof *nl) : NULL;
+        if (!nl) {
             return LS_ERR_NO_MEMORY;
         }
-        s->bodies = nb;
+        s->body_line = nl;
         *cap = ncap;
     }
+    s->body_line[s->body_count] = line;
     s->bodies[s->body_count++] = *b;
     return LS_OK;
 }
@@ -261,6 +288,62 @@ static ls_result assign_player(parser *ps, ls_scene *s)
     return LS_OK;
 }
 
+// Records key as seen on this line; false if it (or another keyword of its
+// group: body type, shape kind) was already there.
+static bool once_per_line(parser *ps, const char *key)
+{
+    static const char *const types[] = {"static", "kinematic", "dynamic"};
+    static const char *const shapes[] = {"sphere", "box", "capsule", "plane"};
+    const char *name = key;
+    for (int i = 0; i < 3; i++) {
+        name = strcmp(key, types[i]) == 0 ? "type" : name;
+    }
+    for (int i = 0; i < 4; i++) {
+        name = strcmp(key, shapes[i]) == 0 ? "shape" : name;
+    }
+    for (uint32_t i = 0; i < ps->nseen; i++) {
+        if (strcmp(ps->seen[i], name) == 0) {
+            return false;
+        }
+    }
+    // Keys are compared by content, so they must outlive the token buffer:
+    // known keywords point at string literals; an unknown one fails anyway.
+    static const char *const known[] = {"type",
+                                        "shape",
+                                        "gravity",
+                                        "tick_rate",
+                                        "iterations",
+                                        "ticks",
+                                        "seed",
+                                        "max_bodies",
+                                        "max_contacts",
+                                        "radius",
+                                        "half_height",
+                                        "d",
+                                        "friction",
+                                        "restitution",
+                                        "density",
+                                        "linear_damping",
+                                        "angular_damping",
+                                        "half",
+                                        "normal",
+                                        "pos",
+                                        "vel",
+                                        "angvel",
+                                        "quat",
+                                        "filter",
+                                        "asleep",
+                                        "no_sleep",
+                                        "player"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (strcmp(name, known[i]) == 0 && ps->nseen < sizeof ps->seen / sizeof ps->seen[0]) {
+            ps->seen[ps->nseen++] = known[i];
+            break;
+        }
+    }
+    return true;
+}
+
 static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
 {
     char key[32];
@@ -272,9 +355,21 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
     if (!is_world && strcmp(key, "body") != 0) {
         return fail_at(ps, where, "expected 'world' or 'body', got", key);
     }
+    if (is_world && ps->world_line) {
+        char first[48];
+        snprintf(first, sizeof first, "the first is on line %u", ps->world_line);
+        return fail_at(ps, where, "a second 'world' line", first);
+    }
+    if (is_world) {
+        ps->world_line = ps->line;
+    }
     ls_body_def b = ls_default_body_def();
     ps->player = NO_PLAYER;
+    ps->nseen = 0;
     while (next_token(ps, key, sizeof key, &where)) {
+        if (!once_per_line(ps, key)) {
+            return fail_at(ps, where, "repeated on this line:", key);
+        }
         ls_result r =
             is_world ? parse_world_prop(ps, s, key, where) : parse_body_prop(ps, &b, key, where);
         if (r != LS_OK) {
@@ -284,7 +379,7 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
     if (is_world) {
         return LS_OK;
     }
-    ls_result r = add_body(s, cap, &b);
+    ls_result r = add_body(s, cap, &b, ps->line);
     if (r != LS_OK) {
         return fail_at(ps, ps->line_start, "too many bodies", ls_result_text(r));
     }
@@ -314,7 +409,7 @@ ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_error *
     ls_error_clear(err);
     out->world = ls_default_world_def();
     out->ticks = 600;
-    parser ps = {text, text + len, text, 1, err, NO_PLAYER};
+    parser ps = {text, text + len, text, 1, err, NO_PLAYER, 0, {NULL}, 0};
     uint32_t cap = 0;
     while (ps.p < ps.end) {
         ls_result r = parse_line(&ps, out, &cap);
@@ -391,6 +486,8 @@ ls_result ls_scene_load(const char *path, ls_scene *out, ls_error *err)
 void ls_scene_free(ls_scene *s)
 {
     free(s->bodies);
+    free(s->body_line);
     s->bodies = NULL;
+    s->body_line = NULL;
     s->body_count = 0;
 }

@@ -51,7 +51,9 @@ static void emit_body(out *o, const ls_body_def *b, uint32_t player)
     snprintf(line, sizeof line, "body %s %s", types[b->type % 3], shapes[s->type % 4]);
     emit(o, line);
     if (s->type == LS_SHAPE_PLANE) {
-        emit_vec3(o, "normal", s->normal);
+        if (!ls_vec3_equal(s->normal, ls_vec3_zero())) { // `normal 0 0 0` does not parse
+            emit_vec3(o, "normal", s->normal);
+        }
         emit_fx(o, "d", s->plane_d);
     } else {
         if (s->type == LS_SHAPE_BOX) {
@@ -137,6 +139,8 @@ ls_world *ls_scene_instantiate(const ls_scene *s, ls_error *err)
             ls_error_set(err, why.code, "body %u: %s", i + 1, why.message);
             if (err) {
                 snprintf(err->field, sizeof err->field, "%s", why.field);
+                err->line = s->body_line ? s->body_line[i] : 0;
+                err->column = err->line ? 1 : 0;
             }
             ls_world_destroy(w);
             return NULL;

@@ -16,6 +16,7 @@ typedef struct ls_scene {
     ls_world_def world;    ///< World settings (defaults where the file is silent).
     uint32_t ticks;        ///< Ticks the scene is meant to run (default 600).
     ls_body_def *bodies;   ///< Bodies in file order (ids follow this order).
+    uint32_t *body_line;   ///< 1-based text line of each body (NULL if not parsed from text).
     uint32_t body_count;   ///< Number of bodies.
     uint32_t player_count; ///< Players named by `player K` (slots 0..count-1, all assigned).
     uint32_t player_body[LS_SCENE_MAX_PLAYERS]; ///< File index of each player's body.
