@@ -59,7 +59,8 @@ static void toy_destroy(void *user, void *state)
     free(state);
 }
 
-static const ls_replay_sim toy_sim = {NULL, toy_load, toy_advance, toy_checksum, toy_destroy, NULL, NULL};
+static const ls_replay_sim toy_sim = {NULL,        toy_load, toy_advance, toy_checksum,
+                                      toy_destroy, NULL,     NULL};
 
 static const char scene_text[] = "toy scene: any opaque bytes\n";
 

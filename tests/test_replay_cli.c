@@ -96,17 +96,18 @@ Test(replay_cli, a_tampered_input_reports_its_tick_and_the_divergent_body)
     record("m.lsr", "");
     cr_assert_eq(run(&out, "replay tamper m.lsr t.lsr --tick 150 --player 1"), 0, "%s", out);
     free(out);
-    cr_assert_eq(run(&out, "replay verify t.lsr"), 1, "%s", out);
+    cr_assert_eq(run(&out, "replay verify t.lsr"), 3, "a desync is a verification failure: %s",
+                 out);
     cr_assert_eq(strncmp(out, "DESYNC at tick 150: recorded ", 29), 0, "%s", out);
     cr_assert(strstr(out, "bodies at tick 200 (recorded keyframe vs re-simulated)"), "%s", out);
     cr_assert(strstr(out, "first divergent body: body "), "%s", out);
     cr_assert(strstr(out, "position.x"), "%s", out);
     // --jobs 2 verifies segments on two threads and prints the same report.
-    cr_assert_eq(run(&out2, "replay verify t.lsr --jobs 2"), 1, "%s", out2);
+    cr_assert_eq(run(&out2, "replay verify t.lsr --jobs 2"), 3, "%s", out2);
     cr_assert_str_eq(out2, out);
     free(out);
     free(out2);
-    cr_assert_eq(run(&out, "replay diff m.lsr t.lsr"), 1, "%s", out);
+    cr_assert_eq(run(&out, "replay diff m.lsr t.lsr"), 3, "%s", out);
     cr_assert(strstr(out, "first difference at tick 150: inputs of player 1 differ"), "%s", out);
     free(out);
 }

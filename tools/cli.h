@@ -1,11 +1,32 @@
 // SPDX-License-Identifier: MIT
-// Subcommands of the `lockstep` tool. Each returns the process exit status.
+// Subcommands of the `lockstep` tool. Each returns the process exit status,
+// one of CLI_EXIT_* (the same meaning in every command, listed by `lockstep --help`).
 #ifndef LS_TOOLS_CLI_H
 #define LS_TOOLS_CLI_H
 
 #include "ls/base.h"
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/// Exit statuses of every command.
+enum {
+    CLI_EXIT_OK = 0,       ///< Success.
+    CLI_EXIT_ERROR = 1,    ///< Runtime error: I/O, unreadable or invalid file, network failure.
+    CLI_EXIT_USAGE = 2,    ///< Usage error: unknown option, missing or bad argument value.
+    CLI_EXIT_MISMATCH = 3, ///< Verification failure: desync, difference, overflow.
+};
+
+/// The exit-status table printed by `lockstep --help` (and shown in README.md).
+#define CLI_EXIT_HELP                                                                              \
+    "exit status (every command):\n"                                                               \
+    "  0  success\n"                                                                               \
+    "  1  runtime error: I/O, unreadable or invalid file, network failure\n"                       \
+    "  2  usage error: unknown option, missing or bad argument value\n"                            \
+    "  3  verification failure: replay verify desync or keyframe mismatch, replay diff\n"          \
+    "     found a difference, match desync or unequal checksums, bot saw a desync,\n"              \
+    "     fixed-point overflow (sim, fx)\n"
 
 /// One subcommand: name, one-line summary, usage text, entry point.
 typedef struct cli_command {
@@ -17,11 +38,37 @@ typedef struct cli_command {
 
 /// True when argv holds -h or --help.
 bool cli_wants_help(int argc, char **argv);
-/// Print "usage: lockstep <usage>" for cmd to stdout.
+/// Print "usage: lockstep <name> <synopsis>", the summary, then the options
+/// (the part of cmd->usage after its first blank line) to stdout.
 void cli_print_usage(const cli_command *cmd);
 /// Print "PREFIX: path:line:column: message [LS_ERR_NAME]" (ls_error_format) to
 /// stderr, naming the file and the problem once.
 void cli_print_error(const char *prefix, const ls_error *err);
+/// Print "lockstep NAME: MESSAGE" and a pointer to `lockstep NAME --help` to
+/// stderr; returns CLI_EXIT_USAGE.
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...) LS_PRINTF(2, 3);
+/// If argv[*i] is `name`: returns true and sets *value to the next argument
+/// (consumed), or to NULL after printing "NAME needs a value".
+bool cli_option(const cli_command *cmd, int argc, char **argv, int *i, const char *name,
+                const char **value);
+/// Parse a decimal integer in [min, max]; on failure print "OPTION wants an
+/// integer min..max, got 'TEXT'" (naming cmd) and return false.
+bool cli_parse_u64(const cli_command *cmd, const char *option, const char *text, uint64_t min,
+                   uint64_t max, uint64_t *out);
+/// Report an unknown option or an extra operand; returns CLI_EXIT_USAGE.
+int cli_unexpected(const cli_command *cmd, const char *arg);
+
+/// Where a scene named on the command line (or a default) lives: `path` itself
+/// if it exists; else <data>/scenes/<basename of path>, where <data> is
+/// $LOCKSTEP_DATA when set, or the installed LS_DATADIR, if that file exists;
+/// else `path` unchanged, so that the error names what the user gave. The
+/// result is `path` or buf.
+const char *cli_find_scene(const char *path, char *buf, size_t size);
+/// The scene of match, relay, bot when none is given.
+#define CLI_DEFAULT_SCENE "tools/scenes/arena.scene"
+/// CLI_DEFAULT_SCENE found with cli_find_scene, or NULL after printing one
+/// message saying where it was looked for (for commands given no --scene).
+const char *cli_default_scene(const cli_command *cmd, char *buf, size_t size);
 
 int cmd_fx(int argc, char **argv);
 int cmd_demo(int argc, char **argv);

@@ -14,18 +14,22 @@
 
 const cli_command cmd_bot_def = {
     "bot", "a lockstep peer: plays the scene through the relay, prints its final checksum",
-    "--relay HOST:PORT --session ID --slot K --token HEX --scene FILE [--seed S]\n"
-    "       [--max-lead N] [--deadline SECONDS] [--perturb-tick T] [fault options]\n\n"
+    "--relay HOST:PORT --session ID --slot K --token HEX [--scene FILE] [--seed S]\n"
+    "       [--max-lead N] [--deadline S] [--relay-timeout S] [--perturb-tick T] [fault "
+    "options]\n\n"
     "  --relay HOST:PORT  the relay\n"
     "  --session ID       session id (printed by the relay)\n"
     "  --slot K           our slot; we push the scene's player K body\n"
     "  --token HEX        our slot's 128-bit token (32 hex digits, printed by the relay)\n"
-    "  --scene FILE       the scene every peer simulates (e.g. tools/scenes/arena.scene)\n"
+    "  --scene FILE       the scene every peer simulates (default tools/scenes/arena.scene,\n"
+    "                     else the installed arena.scene)\n"
     "  --seed S           seed of the scripted pushes (default 1)\n"
     "  --max-lead N       ticks of input we may produce beyond what we simulated (default 8)\n"
     "  --deadline S       give up after S seconds (default 300)\n"
     "  --relay-timeout S  give up when the relay is silent for S seconds (default 10)\n"
-    "  --perturb-tick T   diverge on purpose at tick T (desync demo)\n" NET_FAULT_USAGE,
+    "  --perturb-tick T   diverge on purpose at tick T (desync demo)\n" NET_FAULT_USAGE
+    "\nExit status 0 when the match finished, 3 when it finished but the relay reported a\n"
+    "desync, 1 when the relay went silent, the deadline passed or we were disconnected.",
     cmd_bot};
 
 typedef struct bot_app {
@@ -34,7 +38,8 @@ typedef struct bot_app {
     net_game game;
     ls_net_addr relay;
     uint64_t deadline_us, started, last_heard, relay_timeout_us;
-    bool timed_out, finished, relay_silent;
+    bool timed_out, finished, relay_silent, heard;
+    int signal; ///< SIGINT/SIGTERM that stopped us (0: none).
 } bot_app;
 
 static void pump(bot_app *b)
@@ -53,6 +58,7 @@ static void on_recv(void *user, const ls_net_addr *from, const uint8_t *data, si
         return; // only the relay talks to us
     }
     b->last_heard = now;
+    b->heard = true;
     ls_peer_receive(b->peer, data, len, now);
     ls_peer_poll(b->peer, now);
     pump(b);
@@ -83,6 +89,7 @@ static void on_signal(void *user, int signum)
 {
     bot_app *b = user;
     if (signum != SIGUSR1) {
+        b->signal = signum;
         ls_peer_leave(b->peer);
         pump(b);
         ls_uv_stop(b->uv);
@@ -119,6 +126,21 @@ typedef struct bot_opts {
     ls_net_fault_def fault;
 } bot_opts;
 
+static const char *const value_options[] = {
+    "--relay",    "--scene",    "--token",         "--session",      "--slot", "--seed",
+    "--max-lead", "--deadline", "--relay-timeout", "--perturb-tick", "--loss", "--dup",
+    "--reorder",  "--delay-ms", "--jitter",        "--fault-seed"};
+
+static bool takes_value(const char *a)
+{
+    for (size_t i = 0; i < sizeof value_options / sizeof value_options[0]; i++) {
+        if (strcmp(a, value_options[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool parse(int argc, char **argv, bot_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -134,8 +156,12 @@ static bool parse(int argc, char **argv, bot_opts *o)
         bool ok = true;
         uint64_t n;
         if (net_cli_fault_option("bot", argc, argv, &i, &o->fault, &ok)) {
-        } else if (!v) {
-            fprintf(stderr, "lockstep bot: unexpected argument '%s'\n", a);
+        } else if (!v || !takes_value(a)) {
+            if (takes_value(a)) {
+                cli_usage_error(&cmd_bot_def, "%s needs a value", a);
+            } else {
+                cli_unexpected(&cmd_bot_def, a);
+            }
             return false;
         } else if (strcmp(a, "--relay") == 0) {
             o->relay = v, i++;
@@ -155,20 +181,24 @@ static bool parse(int argc, char **argv, bot_opts *o)
             ok = net_cli_u64("bot", a, v, 1, 86400, &o->deadline), i++;
         } else if (strcmp(a, "--relay-timeout") == 0) {
             ok = net_cli_u64("bot", a, v, 1, 86400, &o->relay_timeout), i++;
-        } else if (strcmp(a, "--perturb-tick") == 0) {
-            ok = net_cli_u64("bot", a, v, 0, UINT32_MAX, &n), i++;
-            o->perturb = (int64_t)n;
         } else {
-            fprintf(stderr, "lockstep bot: unexpected argument '%s'\n", a);
-            return false;
+            ok = net_cli_u64("bot", a, v, 0, UINT32_MAX, &n), i++; // --perturb-tick
+            o->perturb = (int64_t)n;
         }
         if (!ok) {
             return false;
         }
     }
-    if (!o->relay || !o->scene || !o->token || !o->session || o->slot == UINT64_MAX) {
-        fprintf(stderr, "lockstep bot: --relay, --session, --slot, --token and --scene are "
-                        "required (see --help)\n");
+    const char *missing = !o->relay               ? "--relay HOST:PORT"
+                          : !o->session           ? "--session ID"
+                          : o->slot == UINT64_MAX ? "--slot K"
+                          : !o->token             ? "--token HEX"
+                                                  : NULL;
+    if (missing) {
+        cli_usage_error(&cmd_bot_def,
+                        "missing %s (--relay, --session, --slot and --token are "
+                        "required)",
+                        missing);
         return false;
     }
     return true;
@@ -194,22 +224,59 @@ static void print_result(bot_app *b, uint32_t slot)
     fflush(stdout);
 }
 
+// Why the bot stopped, when it did not finish: one line on stderr.
+static void explain(const bot_app *b, const bot_opts *o)
+{
+    if (b->relay_silent && !b->heard) {
+        fprintf(stderr,
+                "lockstep bot: no answer from the relay at %s in %llu s (is it running? is the "
+                "session/token right? see --relay-timeout)\n",
+                o->relay, (unsigned long long)o->relay_timeout);
+    } else if (b->relay_silent) {
+        fprintf(stderr, "lockstep bot: the relay at %s went silent for %llu s at tick %u\n",
+                o->relay, (unsigned long long)o->relay_timeout, ls_peer_ticks(b->peer));
+    } else if (b->signal) {
+        fprintf(stderr, "lockstep bot: stopped by %s at tick %u\n",
+                b->signal == SIGINT ? "SIGINT" : "SIGTERM", ls_peer_ticks(b->peer));
+    } else if (b->timed_out) {
+        fprintf(stderr, "lockstep bot: gave up after %llu s (--deadline) at tick %u\n",
+                (unsigned long long)o->deadline, ls_peer_ticks(b->peer));
+    } else {
+        fprintf(stderr, "lockstep bot: disconnected at tick %u before the match finished\n",
+                ls_peer_ticks(b->peer));
+    }
+}
+
 int cmd_bot(int argc, char **argv)
 {
     bot_opts o;
     if (!parse(argc, argv, &o)) {
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     bot_app b;
     memset(&b, 0, sizeof b);
     ls_peer_def pd = ls_default_peer_def();
-    if (!ls_uv_parse_addr(o.relay, &b.relay) || !net_token_parse(o.token, pd.token)) {
-        fprintf(stderr, "lockstep bot: bad --relay (HOST:PORT) or --token (32 hex digits)\n");
-        return 2;
+    if (!ls_uv_parse_addr(o.relay, &b.relay)) {
+        cli_usage_error(&cmd_bot_def, "--relay wants IPv4:PORT with PORT 1..65535, got '%s'",
+                        o.relay);
+        return CLI_EXIT_USAGE;
+    }
+    if (!net_token_parse(o.token, pd.token)) {
+        cli_usage_error(&cmd_bot_def,
+                        "--token wants 32 hex digits (as printed by the relay), "
+                        "got '%s'",
+                        o.token);
+        return CLI_EXIT_USAGE;
+    }
+    char found[4096];
+    const char *scene = o.scene ? cli_find_scene(o.scene, found, sizeof found)
+                                : cli_default_scene(&cmd_bot_def, found, sizeof found);
+    if (!scene) {
+        return CLI_EXIT_ERROR;
     }
     // The slot count arrives with WELCOME; the script covers every scene player.
-    if (!net_game_init(&b.game, o.scene, o.seed, (uint32_t)o.slot, LS_SCENE_MAX_PLAYERS)) {
-        return 1;
+    if (!net_game_init(&b.game, "bot", scene, o.seed, (uint32_t)o.slot, LS_SCENE_MAX_PLAYERS)) {
+        return CLI_EXIT_ERROR;
     }
     b.game.perturb_tick = o.perturb;
     pd.session = (uint32_t)o.session;
@@ -220,14 +287,17 @@ int cmd_bot(int argc, char **argv)
     pd.cb.local_input = net_game_local_input;
     pd.cb.advance = net_game_advance;
     pd.cb.on_event = on_event;
-    b.peer = ls_peer_create(&pd, NULL);
+    ls_error err;
+    b.peer = ls_peer_create(&pd, &err);
     char msg[256];
     ls_uv_def ud = {"0.0.0.0", 0, o.fault, 1000, true, &b, on_recv, on_timer, on_signal};
     ud.bind_host = b.relay.ip[0] == 127 ? "127.0.0.1" : "0.0.0.0";
     b.uv = b.peer ? ls_uv_create(&ud, msg, sizeof msg) : NULL;
-    int status = 1;
-    if (!b.uv) {
-        fprintf(stderr, "lockstep bot: %s\n", b.peer ? msg : "bad peer settings");
+    int status = CLI_EXIT_ERROR;
+    if (!b.peer) {
+        cli_print_error("lockstep bot", &err);
+    } else if (!b.uv) {
+        fprintf(stderr, "lockstep bot: %s\n", msg);
     } else {
         setvbuf(stdout, NULL, _IOLBF, 0);
         b.started = ls_uv_now_us(b.uv);
@@ -238,7 +308,16 @@ int cmd_bot(int argc, char **argv)
         pump(&b);
         ls_uv_run(b.uv);
         print_result(&b, (uint32_t)o.slot);
-        status = b.finished ? 0 : 1;
+        if (!b.finished) {
+            explain(&b, &o);
+        } else if (ls_peer_stats_get(b.peer).desyncs) {
+            fprintf(stderr, "lockstep bot: finished, but the relay reported %u desync%s\n",
+                    ls_peer_stats_get(b.peer).desyncs,
+                    ls_peer_stats_get(b.peer).desyncs == 1 ? "" : "s");
+        }
+        status = !b.finished                         ? CLI_EXIT_ERROR
+                 : ls_peer_stats_get(b.peer).desyncs ? CLI_EXIT_MISMATCH
+                                                     : CLI_EXIT_OK;
     }
     ls_uv_destroy(b.uv);
     ls_peer_destroy(b.peer);

@@ -13,22 +13,23 @@
 
 const cli_command cmd_demo_def = {
     "demo", "integrate a spinning projectile and print its per-tick checksums",
-    "[--ticks N]   (default 600 ticks at 60 Hz)", cmd_demo};
+    "[--ticks N]\n\n"
+    "  --ticks N   ticks to integrate, 1..1000000 (default 600, at 60 Hz)",
+    cmd_demo};
 
 int cmd_demo(int argc, char **argv)
 {
     long ticks = 600;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--ticks") == 0 && i + 1 < argc) {
-            char *end;
-            ticks = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || ticks < 1 || ticks > 1000000) {
-                fprintf(stderr, "lockstep demo: --ticks wants 1..1000000\n");
-                return 2;
+        const char *v;
+        uint64_t n;
+        if (cli_option(&cmd_demo_def, argc, argv, &i, "--ticks", &v)) {
+            if (!v || !cli_parse_u64(&cmd_demo_def, "--ticks", v, 1, 1000000, &n)) {
+                return CLI_EXIT_USAGE;
             }
+            ticks = (long)n;
         } else {
-            fprintf(stderr, "lockstep demo: unexpected argument '%s'\n", argv[i]);
-            return 2;
+            return cli_unexpected(&cmd_demo_def, argv[i]);
         }
     }
     const ls_fx dt = ls_fx_from_ratio(1, 60);
@@ -57,5 +58,5 @@ int cmd_demo(int argc, char **argv)
             printf("%4ld %016llx %s %s %s\n", t, (unsigned long long)sum, x, y, z);
         }
     }
-    return 0;
+    return CLI_EXIT_OK;
 }

@@ -11,16 +11,39 @@
 const cli_command cmd_fx_def = {
     "fx", "evaluate one Q16.16 operation as the engine does (decimal and raw)",
     "OP A [B]\n\n  OP: add sub mul div sqrt sin cos atan2 asin acos\n"
-    "  A, B: decimals (1.5) or raw literals (0x18000, raw:98304)",
+    "  A, B: decimals (1.5) or raw literals (0x18000, raw:98304)\n\n"
+    "Exit status 2 for an operand outside the operation's domain (sqrt of a negative,\n"
+    "asin/acos outside -1..1, division by zero), 3 when the result overflowed (it is\n"
+    "printed saturated).",
     cmd_fx};
 
-static bool parse_arg(const char *text, ls_fx *out)
+static bool parse_arg(const char *name, const char *text, ls_fx *out)
 {
     const char *end;
     ls_result r = ls_fx_parse(text, out, &end);
     if (r != LS_OK || *end != '\0') {
-        fprintf(stderr, "lockstep fx: '%s' is not a Q16.16 number (%s)\n", text,
-                r != LS_OK ? ls_result_text(r) : "trailing characters");
+        cli_usage_error(&cmd_fx_def, "operand %s: '%s' is not a Q16.16 number (%s)", name, text,
+                        r == LS_ERR_OUT_OF_RANGE ? "outside -32768..32767.99998"
+                        : r != LS_OK             ? ls_result_text(r)
+                                                 : "trailing characters");
+        return false;
+    }
+    return true;
+}
+
+// Operands outside the operation's domain are refused, not clamped or mirrored.
+static bool in_domain(const char *op, const char *text_a, ls_fx a, const char *text_b, ls_fx b)
+{
+    if (strcmp(op, "sqrt") == 0 && a < 0) {
+        cli_usage_error(&cmd_fx_def, "sqrt wants A >= 0, got '%s'", text_a);
+        return false;
+    }
+    if ((strcmp(op, "asin") == 0 || strcmp(op, "acos") == 0) && (a < -LS_FX_ONE || a > LS_FX_ONE)) {
+        cli_usage_error(&cmd_fx_def, "%s wants A in -1..1, got '%s'", op, text_a);
+        return false;
+    }
+    if (strcmp(op, "div") == 0 && b == 0) {
+        cli_usage_error(&cmd_fx_def, "div: division by zero (B is '%s')", text_b);
         return false;
     }
     return true;
@@ -30,9 +53,8 @@ int cmd_fx(int argc, char **argv)
 {
     static const char *const binary[] = {"add", "sub", "mul", "div", "atan2"};
     static const char *const unary[] = {"sqrt", "sin", "cos", "asin", "acos"};
-    if (argc < 3) {
-        cli_print_usage(&cmd_fx_def);
-        return 2;
+    if (argc < 2) {
+        return cli_usage_error(&cmd_fx_def, "missing OP");
     }
     const char *op = argv[1];
     bool is_binary = false, known = false;
@@ -40,14 +62,17 @@ int cmd_fx(int argc, char **argv)
         is_binary |= strcmp(op, binary[i]) == 0;
         known |= strcmp(op, binary[i]) == 0 || strcmp(op, unary[i]) == 0;
     }
-    if (!known || argc != (is_binary ? 4 : 3)) {
-        fprintf(stderr, "lockstep fx: %s\n",
-                known ? "wrong number of operands" : "unknown operation");
-        return 2;
+    if (!known) {
+        return cli_usage_error(&cmd_fx_def, "unknown operation '%s'", op);
+    }
+    if (argc != (is_binary ? 4 : 3)) {
+        return cli_usage_error(&cmd_fx_def, "%s takes %d operand%s, got %d", op, is_binary ? 2 : 1,
+                               is_binary ? "s" : "", argc - 2);
     }
     ls_fx a, b = 0, r;
-    if (!parse_arg(argv[2], &a) || (is_binary && !parse_arg(argv[3], &b))) {
-        return 2;
+    if (!parse_arg("A", argv[2], &a) || (is_binary && !parse_arg("B", argv[3], &b)) ||
+        !in_domain(op, argv[2], a, is_binary ? argv[3] : "", b)) {
+        return CLI_EXIT_USAGE;
     }
     bool ovf = false;
     if (strcmp(op, "add") == 0) {
@@ -75,5 +100,5 @@ int cmd_fx(int argc, char **argv)
     ls_fx_format(r, text);
     printf("%s  (raw 0x%08x = %d)%s\n", text, (unsigned)r, (int)r,
            ovf ? "  OVERFLOW (saturated)" : "");
-    return ovf ? 1 : 0;
+    return ovf ? CLI_EXIT_MISMATCH : CLI_EXIT_OK;
 }

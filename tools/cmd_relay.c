@@ -28,19 +28,24 @@ const cli_command cmd_relay_def = {
     "  --ticks N         match length, 0 = open-ended (default 0)\n"
     "  --timeout MS      silence that disconnects a peer (default 3000)\n"
     "  --join-timeout MS time for every slot to join, 0 = forever (default 30000)\n"
-    "  --scene FILE      scene embedded in the recordings (needed by --record)\n"
+    "  --scene FILE      scene embedded in the recordings (default tools/scenes/arena.scene,\n"
+    "                    else the installed arena.scene)\n"
     "  --seed S          seed written into the recordings (default 0)\n"
     "  --record PATH     record session 1 to PATH (session N to PATH.N), flushed per chunk\n"
     "  --rate-limit PPS  datagrams per second allowed per source address\n"
     "                    (default max(2000, 16 x tick rate))\n"
     "  --exit-when-done  exit once every session has ended and its peers are gone\n" NET_FAULT_USAGE
-    "\nSIGUSR1 prints stats; SIGINT/SIGTERM finish the recordings and exit.",
+    "\nSIGUSR1 prints stats; SIGINT/SIGTERM finish the recordings and exit (status 0).\n"
+    "Exit status 1 when the address cannot be bound or a file cannot be read.",
     cmd_relay};
 
 #define MAX_SESSIONS 1024
 
 typedef struct relay_opts {
     const char *bind, *scene, *record;
+    char host[64];
+    uint16_t port;
+    char scene_buf[4096];
     uint64_t sessions, seed, rate_limit;
     ls_session_def sd;
     bool exit_when_done;
@@ -58,6 +63,55 @@ typedef struct relay_app {
     int status;
 } relay_app;
 
+static const char *const value_options[] = {
+    "--bind",     "--scene",    "--record",       "--seed",       "--rate-limit",
+    "--sessions", "--slots",    "--tick-rate",    "--input-size", "--delay",
+    "--ticks",    "--timeout",  "--join-timeout", "--loss",       "--dup",
+    "--reorder",  "--delay-ms", "--jitter",       "--fault-seed"};
+
+static bool takes_value(const char *a)
+{
+    for (size_t i = 0; i < sizeof value_options / sizeof value_options[0]; i++) {
+        if (strcmp(a, value_options[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// HOST:PORT with an IPv4 HOST and PORT 0..65535 (0: any free port).
+static bool parse_bind(const char *text, char *host, size_t host_size, uint16_t *port)
+{
+    const char *colon = strrchr(text, ':');
+    if (!colon || colon == text) {
+        cli_usage_error(&cmd_relay_def, "--bind wants HOST:PORT (e.g. 127.0.0.1:7777), got '%s'",
+                        text);
+        return false;
+    }
+    char *end;
+    unsigned long p = strtoul(colon + 1, &end, 10);
+    if (!colon[1] || colon[1] == '-' || colon[1] == '+' || *end != '\0' || p > 65535) {
+        cli_usage_error(&cmd_relay_def,
+                        "--bind %s: the port must be 0..65535 (0: any free port), "
+                        "got '%s'",
+                        text, colon + 1);
+        return false;
+    }
+    size_t n = (size_t)(colon - text);
+    char probe[96];
+    ls_net_addr addr;
+    snprintf(probe, sizeof probe, "%.*s:1", (int)(n < 64 ? n : 64), text);
+    if (n >= host_size || !ls_uv_parse_addr(probe, &addr)) {
+        cli_usage_error(&cmd_relay_def, "--bind %s: '%.*s' is not an IPv4 address", text,
+                        (int)(n < 64 ? n : 64), text);
+        return false;
+    }
+    memcpy(host, text, n);
+    host[n] = '\0';
+    *port = (uint16_t)p;
+    return true;
+}
+
 static bool parse(int argc, char **argv, relay_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -72,8 +126,12 @@ static bool parse(int argc, char **argv, relay_opts *o)
         if (net_cli_fault_option("relay", argc, argv, &i, &o->fault, &ok)) {
         } else if (strcmp(a, "--exit-when-done") == 0) {
             o->exit_when_done = true;
-        } else if (!v) {
-            fprintf(stderr, "lockstep relay: unexpected argument '%s'\n", a);
+        } else if (!v || !takes_value(a)) {
+            if (takes_value(a)) {
+                cli_usage_error(&cmd_relay_def, "%s needs a value", a);
+            } else {
+                cli_unexpected(&cmd_relay_def, a);
+            }
             return false;
         } else if (strcmp(a, "--bind") == 0) {
             o->bind = v, i++;
@@ -105,22 +163,15 @@ static bool parse(int argc, char **argv, relay_opts *o)
         } else if (strcmp(a, "--timeout") == 0) {
             ok = net_cli_u64("relay", a, v, 10, 3600000, &n), i++;
             o->sd.timeout_ms = (uint32_t)n;
-        } else if (strcmp(a, "--join-timeout") == 0) {
-            ok = net_cli_u64("relay", a, v, 0, 3600000, &n), i++;
-            o->sd.join_timeout_ms = (uint32_t)n;
         } else {
-            fprintf(stderr, "lockstep relay: unexpected argument '%s'\n", a);
-            return false;
+            ok = net_cli_u64("relay", a, v, 0, 3600000, &n), i++; // --join-timeout
+            o->sd.join_timeout_ms = (uint32_t)n;
         }
         if (!ok) {
             return false;
         }
     }
-    if (o->record && !o->scene) {
-        fprintf(stderr, "lockstep relay: --record needs --scene (the replay embeds it)\n");
-        return false;
-    }
-    return true;
+    return parse_bind(o->bind, o->host, sizeof o->host, &o->port);
 }
 
 static void print_stats(relay_app *app)
@@ -309,18 +360,15 @@ static bool start_recording(relay_app *app, uint32_t id)
 
 static bool setup(relay_app *app)
 {
-    char host[64], msg[256];
-    const char *colon = strrchr(app->o.bind, ':');
-    uint64_t port = 0;
-    if (!colon || (size_t)(colon - app->o.bind) >= sizeof host ||
-        !net_cli_u64("relay", "--bind port", colon + 1, 0, 65535, &port)) {
-        fprintf(stderr, "lockstep relay: --bind wants HOST:PORT\n");
-        return false;
-    }
-    memcpy(host, app->o.bind, (size_t)(colon - app->o.bind));
-    host[colon - app->o.bind] = '\0';
-    if (app->o.scene && !(app->scene_text = net_read_file(app->o.scene, &app->scene_size))) {
-        return false;
+    char msg[256];
+    if (app->o.record) {
+        const char *scene =
+            app->o.scene
+                ? cli_find_scene(app->o.scene, app->o.scene_buf, sizeof app->o.scene_buf)
+                : cli_default_scene(&cmd_relay_def, app->o.scene_buf, sizeof app->o.scene_buf);
+        if (!scene || !(app->scene_text = net_read_file("relay", scene, &app->scene_size))) {
+            return false;
+        }
     }
     ls_relay_def rd = ls_default_relay_def();
     rd.max_sessions = (uint32_t)app->o.sessions;
@@ -329,21 +377,26 @@ static bool setup(relay_app *app)
     rd.rate_limit_pps =
         (uint32_t)(rate > rd.rate_limit_pps || app->o.rate_limit ? rate : rd.rate_limit_pps);
     rd.rate_burst = rd.rate_limit_pps / 5 > rd.rate_burst ? rd.rate_limit_pps / 5 : rd.rate_burst;
-    app->relay = ls_relay_create(&rd, NULL);
-    ls_uv_def ud = {host, (uint16_t)port, app->o.fault, 1000,     true,
-                    app,  on_recv,        on_timer,     on_signal};
-    app->uv = app->relay ? ls_uv_create(&ud, msg, sizeof msg) : NULL;
-    if (!app->uv) {
-        fprintf(stderr, "lockstep relay: %s\n", app->relay ? msg : "cannot create the relay");
+    ls_error err;
+    app->relay = ls_relay_create(&rd, &err);
+    if (!app->relay) {
+        cli_print_error("lockstep relay", &err);
         return false;
     }
-    printf("listening %s:%u\n", host, ls_uv_port(app->uv));
+    ls_uv_def ud = {app->o.host, app->o.port, app->o.fault, 1000,     true,
+                    app,         on_recv,     on_timer,     on_signal};
+    app->uv = ls_uv_create(&ud, msg, sizeof msg);
+    if (!app->uv) {
+        fprintf(stderr, "lockstep relay: --bind %s: %s\n", app->o.bind, msg);
+        return false;
+    }
+    printf("listening %s:%u\n", app->o.host, ls_uv_port(app->uv));
     uint64_t now = ls_uv_now_us(app->uv);
     for (uint32_t s = 0; s < app->o.sessions; s++) {
         uint32_t id;
         ls_result r = ls_relay_session_create(app->relay, &app->o.sd, now, &id);
         if (r != LS_OK) {
-            fprintf(stderr, "lockstep relay: session: %s\n", ls_result_text(r));
+            fprintf(stderr, "lockstep relay: creating session %u: %s\n", s + 1, ls_result_text(r));
             return false;
         }
         if (app->o.record && !start_recording(app, id)) {
@@ -367,10 +420,10 @@ int cmd_relay(int argc, char **argv)
     static relay_app app; // large (recorder table); one relay per process
     memset(&app, 0, sizeof app);
     if (!parse(argc, argv, &app.o)) {
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int status = 1;
+    int status = CLI_EXIT_ERROR;
     if (setup(&app)) {
         ls_uv_run(app.uv);
         ls_relay_poll(app.relay, ls_uv_now_us(app.uv));
@@ -379,7 +432,7 @@ int cmd_relay(int argc, char **argv)
             finish_recording(&app, id); // clean close on SIGINT/SIGTERM too
         }
         print_stats(&app);
-        status = 0;
+        status = CLI_EXIT_OK;
     }
     ls_uv_destroy(app.uv);
     ls_relay_destroy(app.relay);

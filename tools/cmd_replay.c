@@ -9,73 +9,69 @@
 
 const cli_command cmd_replay_def = {
     "replay", "record, inspect and verify match replays (first divergent tick and body)",
-    "record|info|verify|dump|diff|tamper ...\n\n"
-    "  replay record SCENE --ticks N --seed S [--players P] [--out FILE]\n"
-    "                [--keyframe-interval K] [--chunk-ticks C] [--input-size B] [--fsync]\n"
-    "      play SCENE with a seeded scripted input stream and record it (default out: "
-    "replay.lsr)\n"
-    "  replay info FILE            header, ticks, players, size, bytes/player/tick, keyframes\n"
-    "  replay verify FILE [--jobs N] [--stats] [--no-progress]\n"
-    "      re-simulate; exit 0 with `verified N ticks`, 1 with `DESYNC at tick T: ...` and\n"
+    "record|info|verify|dump|diff|tamper ...   (lockstep replay SUB --help for each)\n\n"
+    "  replay record SCENE --ticks N --seed S [--players P] [--out FILE] ...\n"
+    "      play SCENE with a seeded scripted input stream and record it\n"
+    "  replay info FILE [--json]\n"
+    "      header, ticks, players, size, bytes/player/tick, keyframes\n"
+    "  replay verify FILE [--jobs N] [--stats] [--json] [--no-progress]\n"
+    "      re-simulate; `verified N ticks`, or (exit 3) `DESYNC at tick T: ...` and\n"
     "      a field-by-field diff of the first divergent body\n"
     "  replay dump FILE [--json] [--from T] [--to T]\n"
     "      inputs and checksum of ticks [T, T') (default: all), keyframes\n"
-    "  replay diff A B             the first divergent tick between two recordings\n"
+    "  replay diff A B [--json]\n"
+    "      the first divergent tick between two recordings (exit 3 if any)\n"
     "  replay tamper IN OUT --tick T [--player P] [--xor X]\n"
     "      rewrite IN with one input byte changed (a valid file that must fail verify)",
     cmd_replay};
 
-bool replay_cli_number(const char *option, const char *text, uint64_t min, uint64_t max,
-                       uint64_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(text, &end, 0);
-    if (!text[0] || text[0] == '-' || *end != '\0' || v < min || v > max) {
-        fprintf(stderr, "lockstep replay: %s wants %llu..%llu, got '%s'\n", option,
-                (unsigned long long)min, (unsigned long long)max, text);
-        return false;
-    }
-    *out = v;
-    return true;
-}
+static const cli_command *const subs[] = {&cmd_replay_record_def, &cmd_replay_info_def,
+                                          &cmd_replay_verify_def, &cmd_replay_dump_def,
+                                          &cmd_replay_diff_def,   &cmd_replay_tamper_def};
 
-ls_replay_reader *replay_cli_open(const char *path)
+ls_replay_reader *replay_cli_open(const cli_command *cmd, const char *path)
 {
     ls_error err;
     ls_replay_reader *r = ls_replay_reader_open(path, &err);
     if (!r) {
-        cli_print_error("lockstep replay", &err);
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "lockstep %s", cmd->name);
+        cli_print_error(prefix, &err);
     }
     return r;
 }
 
-bool replay_cli_compatible(const char *path, const ls_replay_reader *r)
+bool replay_cli_compatible(const cli_command *cmd, const char *path, const ls_replay_reader *r)
 {
     ls_error err;
     if (ls_replay_reader_require_fingerprint(r, ls_game_fingerprint(), &err) == LS_OK) {
         return true;
     }
     ls_error_set_path(&err, path);
-    cli_print_error("lockstep replay", &err);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "lockstep %s", cmd->name);
+    cli_print_error(prefix, &err);
     return false;
 }
 
 int cmd_replay(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-    } subs[] = {{"record", cmd_replay_record}, {"info", cmd_replay_info},
-                {"verify", cmd_replay_verify}, {"dump", cmd_replay_dump},
-                {"diff", cmd_replay_diff},     {"tamper", cmd_replay_tamper}};
-    if (argc >= 2) {
-        for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-            if (strcmp(argv[1], subs[i].name) == 0) {
-                return subs[i].run(argc - 1, argv + 1);
-            }
-        }
-        fprintf(stderr, "lockstep replay: unknown subcommand '%s'\n", argv[1]);
+    if (argc < 2) {
+        return cli_usage_error(&cmd_replay_def, "missing subcommand (record, info, verify, dump, "
+                                                "diff or tamper)");
     }
-    cli_print_usage(&cmd_replay_def);
-    return 2;
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        cli_print_usage(&cmd_replay_def);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        if (strcmp(argv[1], subs[i]->name + strlen("replay ")) == 0) {
+            if (cli_wants_help(argc - 1, argv + 1)) {
+                cli_print_usage(subs[i]);
+                return CLI_EXIT_OK;
+            }
+            return subs[i]->run(argc - 1, argv + 1);
+        }
+    }
+    return cli_usage_error(&cmd_replay_def, "unknown subcommand '%s'", argv[1]);
 }

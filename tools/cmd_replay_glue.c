@@ -15,6 +15,15 @@ bool replay_glue_init(replay_glue *g, const ls_replay_header *h, ls_error *err)
         ls_error_set_path(err, "embedded scene");
         return false;
     }
+    // The header's tick rate is a copy for players that do not parse the scene;
+    // a file where the two disagree was edited (SPEC.md §16.1).
+    if (h->tick_rate != g->scene.world.tick_rate) {
+        ls_error_set(err, LS_ERR_CORRUPT,
+                     "the header says %u Hz (byte 24) but the embedded scene runs at %u Hz",
+                     h->tick_rate, g->scene.world.tick_rate);
+        ls_scene_free(&g->scene);
+        return false;
+    }
     g->players = h->players;
     g->input_size = h->input_size;
     return true;

@@ -6,6 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+const cli_command cmd_replay_info_def = {
+    "replay info", "header, ticks, players, size, bytes/player/tick and keyframes of a recording",
+    "FILE [--json]\n\n"
+    "  --json   one JSON object with the same facts",
+    cmd_replay_info};
+
+const cli_command cmd_replay_dump_def = {
+    "replay dump", "every tick's inputs and checksum, and the keyframes, of a recording",
+    "FILE [--json] [--from T] [--to T]\n\n"
+    "  --from T   first tick to print (default 0)\n"
+    "  --to T     print ticks before T (default: all); T >= --from\n"
+    "  --json     one JSON object: header fields, ticks[], keyframes[]",
+    cmd_replay_dump};
+
+const cli_command cmd_replay_diff_def = {
+    "replay diff", "the first divergent tick (and bodies) between two recordings",
+    "A B [--json]\n\n"
+    "  --json   one JSON object: {\"different\", \"tick\", \"reason\", \"bodies\", ...}\n\n"
+    "Exit status 3 when the recordings differ, 0 when their common ticks agree.",
+    cmd_replay_diff};
+
 static double per_player_tick(uint64_t bytes, const ls_replay_header *h, uint32_t ticks)
 {
     return ticks ? (double)bytes / ((double)ticks * h->players) : 0.0;
@@ -21,19 +42,85 @@ static void print_keyframes(const ls_replay_reader *r)
     printf("%s\n", in->keyframes > 24 ? " ..." : "");
 }
 
+static void info_json(const char *path, const ls_replay_reader *r)
+{
+    const ls_replay_header *h = ls_replay_reader_header(r);
+    const ls_replay_info *in = ls_replay_reader_info(r);
+    char engine[48];
+    snprintf(engine, sizeof engine, "%u.%u.%u", h->engine_version[0], h->engine_version[1],
+             h->engine_version[2]);
+    json_out j;
+    json_init(&j, stdout);
+    json_object_begin(&j);
+    json_key(&j, "file"), json_str(&j, path);
+    json_key(&j, "file_size"), json_u64(&j, in->file_size);
+    json_key(&j, "complete"), json_bool(&j, in->complete);
+    json_key(&j, "end_reason");
+    in->complete ? json_null(&j) : json_str(&j, in->end_reason);
+    json_key(&j, "format"), json_u64(&j, h->format_version);
+    json_key(&j, "engine"), json_str(&j, engine);
+    json_key(&j, "fingerprint"), json_str(&j, h->fingerprint);
+    json_key(&j, "fingerprint_matches"),
+        json_bool(&j, !strcmp(h->fingerprint, ls_game_fingerprint()));
+    json_key(&j, "scene_size"), json_u64(&j, h->scene_size);
+    json_key(&j, "scene_hash"), json_hex64(&j, h->scene_hash);
+    json_key(&j, "players"), json_u64(&j, h->players);
+    json_key(&j, "input_size"), json_u64(&j, h->input_size);
+    json_key(&j, "seed"), json_u64(&j, h->seed);
+    json_key(&j, "tick_rate"), json_u64(&j, h->tick_rate);
+    json_key(&j, "ticks"), json_u64(&j, in->ticks);
+    json_key(&j, "chunks"), json_u64(&j, in->chunks);
+    json_key(&j, "keyframe_interval"), json_u64(&j, h->keyframe_interval);
+    json_key(&j, "keyframe_ticks"), json_array_begin(&j);
+    for (uint32_t i = 0; i < in->keyframes; i++) {
+        json_u64(&j, ls_replay_reader_keyframe_info(r, i).tick);
+    }
+    json_array_end(&j);
+    json_key(&j, "bytes"), json_object_begin(&j);
+    json_key(&j, "inputs"), json_u64(&j, in->input_bytes);
+    json_key(&j, "checksums"), json_u64(&j, in->checksum_bytes);
+    json_key(&j, "keyframes"), json_u64(&j, in->keyframe_bytes);
+    json_key(&j, "overhead"), json_u64(&j, in->overhead_bytes);
+    json_object_end(&j);
+    json_key(&j, "per_player_tick"), json_object_begin(&j);
+    json_key(&j, "inputs"), json_double(&j, per_player_tick(in->input_bytes, h, in->ticks), 4);
+    json_key(&j, "inputs_checksums");
+    json_double(&j, per_player_tick(in->input_bytes + in->checksum_bytes, h, in->ticks), 4);
+    json_key(&j, "file"), json_double(&j, per_player_tick(in->file_size, h, in->ticks), 4);
+    json_object_end(&j);
+    json_object_end(&j);
+    json_finish(&j);
+}
+
 int cmd_replay_info(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: lockstep replay info FILE\n");
-        return 2;
+    const cli_command *cmd = &cmd_replay_info_def;
+    const char *path = NULL;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (argv[i][0] != '-' && !path) {
+            path = argv[i];
+        } else {
+            return cli_unexpected(cmd, argv[i]);
+        }
     }
-    ls_replay_reader *r = replay_cli_open(argv[1]);
+    if (!path) {
+        return cli_usage_error(cmd, "missing FILE");
+    }
+    ls_replay_reader *r = replay_cli_open(cmd, path);
     if (!r) {
-        return 1;
+        return CLI_EXIT_ERROR;
+    }
+    if (json) {
+        info_json(path, r);
+        ls_replay_reader_destroy(r);
+        return CLI_EXIT_OK;
     }
     const ls_replay_header *h = ls_replay_reader_header(r);
     const ls_replay_info *in = ls_replay_reader_info(r);
-    printf("file         %s: %llu bytes, %s\n", argv[1], (unsigned long long)in->file_size,
+    printf("file         %s: %llu bytes, %s\n", path, (unsigned long long)in->file_size,
            in->complete ? "complete (index present)" : "INCOMPLETE");
     if (!in->complete) {
         printf("ends         %s\n", in->end_reason);
@@ -57,7 +144,7 @@ int cmd_replay_info(int argc, char **argv)
            per_player_tick(in->input_bytes + in->checksum_bytes, h, in->ticks),
            per_player_tick(in->file_size, h, in->ticks));
     ls_replay_reader_destroy(r);
-    return 0;
+    return CLI_EXIT_OK;
 }
 
 static void dump_text(const ls_replay_reader *r, ls_replay_cursor *c, uint32_t from, uint32_t to)
@@ -81,18 +168,6 @@ static void dump_text(const ls_replay_reader *r, ls_replay_cursor *c, uint32_t f
     }
 }
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') {
-            putchar('\\');
-        }
-        putchar(*s);
-    }
-    putchar('"');
-}
-
 static void dump_json(const ls_replay_reader *r, ls_replay_cursor *c, uint32_t from, uint32_t to)
 {
     const ls_replay_header *h = ls_replay_reader_header(r);
@@ -100,7 +175,7 @@ static void dump_json(const ls_replay_reader *r, ls_replay_cursor *c, uint32_t f
     size_t frame = (size_t)h->players * h->input_size;
     printf("{\"format\":%u,\"engine\":\"%u.%u.%u\",\"fingerprint\":", h->format_version,
            h->engine_version[0], h->engine_version[1], h->engine_version[2]);
-    json_string(h->fingerprint);
+    json_write_string(stdout, h->fingerprint);
     printf(",\"tick_rate\":%u,\"players\":%u,\"input_size\":%u,\"seed\":%llu,"
            "\"keyframe_interval\":%u,\"scene_hash\":\"%016llx\",\"complete\":%s,\"ticks\":[",
            h->tick_rate, h->players, h->input_size, (unsigned long long)h->seed,
@@ -127,33 +202,42 @@ static void dump_json(const ls_replay_reader *r, ls_replay_cursor *c, uint32_t f
 
 int cmd_replay_dump(int argc, char **argv)
 {
+    const cli_command *cmd = &cmd_replay_dump_def;
     const char *path = NULL;
     bool json = false;
     uint64_t from = 0, to = UINT32_MAX;
+    bool have_to = false;
     for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
         bool ok = true;
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
-        } else if (strcmp(argv[i], "--from") == 0 && i + 1 < argc) {
-            ok = replay_cli_number("--from", argv[++i], 0, UINT32_MAX, &from);
-        } else if (strcmp(argv[i], "--to") == 0 && i + 1 < argc) {
-            ok = replay_cli_number("--to", argv[++i], 0, UINT32_MAX, &to);
+        } else if (cli_option(cmd, argc, argv, &i, "--from", &v)) {
+            ok = v && cli_parse_u64(cmd, "--from", v, 0, UINT32_MAX, &from);
+        } else if (cli_option(cmd, argc, argv, &i, "--to", &v)) {
+            ok = v && cli_parse_u64(cmd, "--to", v, 0, UINT32_MAX, &to), have_to = true;
         } else if (argv[i][0] != '-' && !path) {
             path = argv[i];
         } else {
-            ok = false;
+            return cli_unexpected(cmd, argv[i]);
         }
         if (!ok) {
-            path = NULL;
-            break;
+            return CLI_EXIT_USAGE;
         }
     }
     if (!path) {
-        fprintf(stderr, "usage: lockstep replay dump FILE [--json] [--from T] [--to T]\n");
-        return 2;
+        return cli_usage_error(cmd, "missing FILE");
     }
-    ls_replay_reader *r = replay_cli_open(path);
+    if (have_to && to < from) {
+        return cli_usage_error(cmd,
+                               "--to %llu is before --from %llu (ticks [from, to) are printed)",
+                               (unsigned long long)to, (unsigned long long)from);
+    }
+    ls_replay_reader *r = replay_cli_open(cmd, path);
     ls_replay_cursor *c = r ? ls_replay_cursor_create(r) : NULL;
+    if (r && !c) {
+        fprintf(stderr, "lockstep replay dump: out of memory\n");
+    }
     if (c) {
         // The cursor seeks: only the chunks of [from, to) are decoded.
         uint32_t n = ls_replay_reader_ticks(r);
@@ -162,12 +246,13 @@ int cmd_replay_dump(int argc, char **argv)
     }
     ls_replay_cursor_destroy(c);
     ls_replay_reader_destroy(r);
-    return c ? 0 : 1;
+    return c ? CLI_EXIT_OK : CLI_EXIT_ERROR;
 }
 
 // Both recordings' keyframes at the same tick at or after the divergence: load
-// both into worlds and diff bodies.
-static void diff_bodies(const ls_replay_reader *a, const ls_replay_reader *b, uint32_t tick)
+// both into worlds and diff bodies (text on stdout, or JSON members into *j).
+static void diff_bodies(const ls_replay_reader *a, const ls_replay_reader *b, uint32_t tick,
+                        json_out *j)
 {
     int64_t ka = ls_replay_reader_keyframe_at_or_after(a, tick + 1), kb = -1;
     for (; ka >= 0 && (uint32_t)ka < ls_replay_reader_info(a)->keyframes; ka++) {
@@ -180,21 +265,42 @@ static void diff_bodies(const ls_replay_reader *a, const ls_replay_reader *b, ui
     }
     replay_glue g;
     ls_error err;
+    char note[LS_ERROR_MESSAGE_MAX + 64] = "";
     if (kb < 0 || !replay_glue_init(&g, ls_replay_reader_header(a), &err)) {
-        printf("no common keyframe after tick %u: no body diff\n", tick);
+        snprintf(note, sizeof note, "no common keyframe after tick %u: no body diff", tick);
+        if (j) {
+            json_key(j, "keyframe_tick"), json_null(j);
+            json_key(j, "bodies"), json_null(j);
+            json_key(j, "note"), json_str(j, note);
+        } else {
+            printf("%s\n", note);
+        }
         return;
     }
     ls_replay_keyframe_info ia = ls_replay_reader_keyframe_info(a, (uint32_t)ka);
     ls_replay_keyframe_info ib = ls_replay_reader_keyframe_info(b, (uint32_t)kb);
     uint8_t *ba = malloc(ia.size), *bb = malloc(ib.size);
     ls_world *wa = NULL, *wb = NULL;
+    ls_error_set(&err, LS_ERR_NO_MEMORY, "out of memory");
     if (ba && bb && ls_replay_reader_keyframe(a, (uint32_t)ka, ba, ia.size) == LS_OK &&
         ls_replay_reader_keyframe(b, (uint32_t)kb, bb, ib.size) == LS_OK) {
         wa = replay_glue_load(&g, ba, ia.size, &err);
         wb = wa ? replay_glue_load(&g, bb, ib.size, &err) : NULL;
     }
     static const char *const labels[2] = {"A", "B"};
-    if (wa && wb && ia.size == ib.size && memcmp(ba, bb, ia.size) == 0) {
+    bool same = wa && wb && ia.size == ib.size && memcmp(ba, bb, ia.size) == 0;
+    if (j) {
+        json_key(j, "keyframe_tick"), json_u64(j, ia.tick);
+        json_key(j, "bodies");
+        if (wa && wb) {
+            replay_glue_diff_json(&g, wa, wb, labels, j);
+        } else {
+            json_null(j);
+            snprintf(note, sizeof note, "cannot load the keyframes at tick %u: %s", ia.tick,
+                     err.message);
+            json_key(j, "note"), json_str(j, note);
+        }
+    } else if (same) {
         printf("the keyframes at tick %u are identical in A and B\n", ia.tick);
     } else if (wa && wb) {
         printf("bodies at keyframe tick %u (A vs B):\n", ia.tick);
@@ -213,32 +319,60 @@ static void diff_bodies(const ls_replay_reader *a, const ls_replay_reader *b, ui
 
 int cmd_replay_diff(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: lockstep replay diff A B\n");
-        return 2;
+    const cli_command *cmd = &cmd_replay_diff_def;
+    const char *files[2] = {NULL, NULL};
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (argv[i][0] != '-' && !files[1]) {
+            files[files[0] ? 1 : 0] = argv[i];
+        } else {
+            return cli_unexpected(cmd, argv[i]);
+        }
     }
-    ls_replay_reader *a = replay_cli_open(argv[1]);
-    ls_replay_reader *b = a ? replay_cli_open(argv[2]) : NULL;
+    if (!files[1]) {
+        return cli_usage_error(cmd, "missing %s", files[0] ? "B" : "A and B");
+    }
+    ls_replay_reader *a = replay_cli_open(cmd, files[0]);
+    ls_replay_reader *b = a ? replay_cli_open(cmd, files[1]) : NULL;
     if (!b) {
         ls_replay_reader_destroy(a);
-        return 1;
+        return CLI_EXIT_ERROR;
     }
     char why[LS_REPLAY_MESSAGE_MAX];
     int64_t t = ls_replay_first_difference(a, b, why, sizeof why);
-    int status = 0;
-    if (t < 0) {
-        printf("no difference in %u common ticks%s%s\n",
-               ls_replay_reader_ticks(a) < ls_replay_reader_ticks(b) ? ls_replay_reader_ticks(a)
-                                                                     : ls_replay_reader_ticks(b),
-               why[0] ? ": " : "", why);
+    uint32_t ta = ls_replay_reader_ticks(a), tb = ls_replay_reader_ticks(b);
+    uint32_t common = ta < tb ? ta : tb;
+    bool bodies =
+        t >= 0 && strcmp(ls_replay_reader_header(a)->fingerprint, ls_game_fingerprint()) == 0;
+    json_out j;
+    if (json) {
+        json_init(&j, stdout);
+        json_object_begin(&j);
+        json_key(&j, "a"), json_str(&j, files[0]);
+        json_key(&j, "b"), json_str(&j, files[1]);
+        json_key(&j, "ticks_a"), json_u64(&j, ta);
+        json_key(&j, "ticks_b"), json_u64(&j, tb);
+        json_key(&j, "different"), json_bool(&j, t >= 0);
+        json_key(&j, "tick");
+        t >= 0 ? json_u64(&j, (uint64_t)t) : json_null(&j);
+        json_key(&j, "reason");
+        why[0] ? json_str(&j, why) : json_null(&j);
+        if (bodies) {
+            diff_bodies(a, b, (uint32_t)t, &j);
+        }
+        json_object_end(&j);
+        json_finish(&j);
+    } else if (t < 0) {
+        printf("no difference in %u common ticks%s%s\n", common, why[0] ? ": " : "", why);
     } else {
         printf("first difference at tick %lld: %s\n", (long long)t, why);
-        if (strcmp(ls_replay_reader_header(a)->fingerprint, ls_game_fingerprint()) == 0) {
-            diff_bodies(a, b, (uint32_t)t);
+        if (bodies) {
+            diff_bodies(a, b, (uint32_t)t, NULL);
         }
-        status = 1;
     }
     ls_replay_reader_destroy(a);
     ls_replay_reader_destroy(b);
-    return status;
+    return t >= 0 ? CLI_EXIT_MISMATCH : CLI_EXIT_OK;
 }

@@ -3,71 +3,102 @@
 // seeded scripted input stream (ls_input_script) and record every tick.
 #include "cli.h"
 #include "ls/game.h"
+#include "progress.h"
 #include "replay_glue.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+const cli_command cmd_replay_record_def = {
+    "replay record", "play a scene with a seeded scripted input stream and record it",
+    "SCENE --ticks N --seed S [--players P] [--out FILE] [--keyframe-interval K]\n"
+    "       [--chunk-ticks C] [--input-size B] [--fsync] [--no-progress]\n\n"
+    "  SCENE                 a .scene file (searched in the installed scenes if missing)\n"
+    "  --ticks N             ticks to record, 0..100000000 (required)\n"
+    "  --seed S              seed of the scripted inputs (required)\n"
+    "  --players P           players, 1..16 (default: the scene's player count)\n"
+    "  --out FILE            output file (default replay.lsr)\n"
+    "  --keyframe-interval K a keyframe every K ticks, 0 = none (default 300)\n"
+    "  --chunk-ticks C       ticks per checked chunk (default 60)\n"
+    "  --input-size B        bytes per player per tick (default 1)\n"
+    "  --fsync               fsync every chunk\n"
+    "  --no-progress         no progress line (only drawn when stderr is a terminal)",
+    cmd_replay_record};
 
 typedef struct record_opts {
     const char *scene_path;
     const char *out;
     uint64_t ticks, seed, players, keyframe_interval, chunk_ticks, input_size;
-    bool fsync;
+    bool fsync, progress;
 } record_opts;
 
 static int parse(int argc, char **argv, record_opts *o)
 {
-    *o = (record_opts){NULL, "replay.lsr", 0, 0, 0, 300, 60, 1, false};
+    const cli_command *cmd = &cmd_replay_record_def;
+    *o = (record_opts){NULL, "replay.lsr", 0, 0, 0, 300, 60, 1, false, true};
     bool have_ticks = false, have_seed = false;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i], *v = NULL;
         bool ok = true;
-        if (strcmp(a, "--ticks") == 0 && v) {
-            ok = replay_cli_number(a, v, 0, 100000000, &o->ticks), have_ticks = true, i++;
-        } else if (strcmp(a, "--seed") == 0 && v) {
-            ok = replay_cli_number(a, v, 0, UINT64_MAX, &o->seed), have_seed = true, i++;
-        } else if (strcmp(a, "--players") == 0 && v) {
-            ok = replay_cli_number(a, v, 1, LS_SCENE_MAX_PLAYERS, &o->players), i++;
-        } else if (strcmp(a, "--keyframe-interval") == 0 && v) {
-            ok = replay_cli_number(a, v, 0, 100000000, &o->keyframe_interval), i++;
-        } else if (strcmp(a, "--chunk-ticks") == 0 && v) {
-            ok = replay_cli_number(a, v, 1, LS_REPLAY_MAX_CHUNK_TICKS, &o->chunk_ticks), i++;
-        } else if (strcmp(a, "--input-size") == 0 && v) {
-            ok = replay_cli_number(a, v, 1, LS_REPLAY_MAX_INPUT_SIZE, &o->input_size), i++;
-        } else if ((strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0) && v) {
-            o->out = v, i++;
+        if (cli_option(cmd, argc, argv, &i, "--ticks", &v)) {
+            ok = v && cli_parse_u64(cmd, a, v, 0, 100000000, &o->ticks), have_ticks = true;
+        } else if (cli_option(cmd, argc, argv, &i, "--seed", &v)) {
+            ok = v && cli_parse_u64(cmd, a, v, 0, UINT64_MAX, &o->seed), have_seed = true;
+        } else if (cli_option(cmd, argc, argv, &i, "--players", &v)) {
+            ok = v && cli_parse_u64(cmd, a, v, 1, LS_SCENE_MAX_PLAYERS, &o->players);
+        } else if (cli_option(cmd, argc, argv, &i, "--keyframe-interval", &v)) {
+            ok = v && cli_parse_u64(cmd, a, v, 0, 100000000, &o->keyframe_interval);
+        } else if (cli_option(cmd, argc, argv, &i, "--chunk-ticks", &v)) {
+            ok = v && cli_parse_u64(cmd, a, v, 1, LS_REPLAY_MAX_CHUNK_TICKS, &o->chunk_ticks);
+        } else if (cli_option(cmd, argc, argv, &i, "--input-size", &v)) {
+            ok = v && cli_parse_u64(cmd, a, v, 1, LS_REPLAY_MAX_INPUT_SIZE, &o->input_size);
+        } else if (cli_option(cmd, argc, argv, &i, "--out", &v) ||
+                   cli_option(cmd, argc, argv, &i, "-o", &v)) {
+            ok = v != NULL, o->out = v;
         } else if (strcmp(a, "--fsync") == 0) {
             o->fsync = true;
+        } else if (strcmp(a, "--no-progress") == 0) {
+            o->progress = false;
         } else if (a[0] != '-' && !o->scene_path) {
             o->scene_path = a;
         } else {
-            fprintf(stderr, "lockstep replay record: unexpected argument '%s'\n", a);
-            return 2;
+            return cli_unexpected(cmd, a);
         }
         if (!ok) {
-            return 2;
+            return CLI_EXIT_USAGE;
         }
     }
     if (!o->scene_path || !have_ticks || !have_seed) {
-        fprintf(stderr, "usage: lockstep replay record SCENE --ticks N --seed S [--players P] "
-                        "[--out FILE]\n");
-        return 2;
+        return cli_usage_error(cmd, "missing %s",
+                               !o->scene_path ? "SCENE"
+                               : !have_ticks  ? "--ticks N"
+                                              : "--seed S");
     }
-    return 0;
+    return CLI_EXIT_OK;
 }
 
+// The scene's bytes (embedded in the replay), or NULL with one message printed.
 static char *read_text(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
-    char *buf = f ? malloc(LS_REPLAY_MAX_SCENE + 1) : NULL;
-    *size = buf ? fread(buf, 1, LS_REPLAY_MAX_SCENE + 1, f) : 0;
-    if (f) {
-        fclose(f);
+    if (!f) {
+        fprintf(stderr, "lockstep replay record: %s: cannot open: %s\n", path, strerror(errno));
+        return NULL;
     }
-    if (buf && *size > LS_REPLAY_MAX_SCENE) {
+    char *buf = malloc(LS_REPLAY_MAX_SCENE + 1);
+    *size = buf ? fread(buf, 1, LS_REPLAY_MAX_SCENE + 1, f) : 0;
+    int e = errno;
+    if (!buf || ferror(f) || *size > LS_REPLAY_MAX_SCENE) {
+        fprintf(stderr, "lockstep replay record: %s: %s%s\n", path,
+                !buf        ? "out of memory"
+                : ferror(f) ? "cannot read: "
+                            : "larger than the replay format's scene limit",
+                buf && ferror(f) ? strerror(e) : "");
         free(buf);
         buf = NULL;
     }
+    fclose(f);
     return buf;
 }
 
@@ -87,6 +118,8 @@ static ls_result add_keyframe(ls_replay_recorder *rec, const ls_world *w)
 static ls_result play(const record_opts *o, const ls_scene *scene, ls_world *w,
                       ls_replay_recorder *rec)
 {
+    cli_progress bar;
+    cli_progress_init(&bar, "record", "ticks", o->ticks, o->progress);
     ls_input_script script;
     ls_input_script_init(&script, o->seed, (uint32_t)o->players);
     uint8_t inputs[LS_SCENE_MAX_PLAYERS * LS_REPLAY_MAX_INPUT_SIZE];
@@ -99,7 +132,9 @@ static ls_result play(const record_opts *o, const ls_scene *scene, ls_world *w,
         if (r == LS_OK && ls_replay_recorder_keyframe_due(rec)) {
             r = add_keyframe(rec, w);
         }
+        cli_progress_update(&bar, t + 1);
     }
+    cli_progress_done(&bar);
     // A last keyframe at the end lets a desync in the final segment show its body diff.
     if (r == LS_OK && o->ticks > 0 && o->keyframe_interval > 0 &&
         o->ticks % o->keyframe_interval != 0) {
@@ -115,7 +150,7 @@ static int record(const record_opts *o, const char *text, size_t size, const ls_
     if (!w) {
         ls_error_set_path(&err, o->scene_path);
         cli_print_error("lockstep replay record", &err);
-        return 1;
+        return CLI_EXIT_ERROR;
     }
     ls_replay_recorder_def def = ls_default_replay_recorder_def();
     def.tick_rate = scene->world.tick_rate;
@@ -129,7 +164,7 @@ static int record(const record_opts *o, const char *text, size_t size, const ls_
     def.scene_size = size;
     def.fsync_chunks = o->fsync;
     ls_replay_recorder *rec = ls_replay_recorder_create(o->out, &def, &err);
-    int status = 1;
+    int status = CLI_EXIT_ERROR;
     if (!rec) {
         cli_print_error("lockstep replay record", &err);
     } else if (play(o, scene, w, rec) != LS_OK) {
@@ -142,7 +177,7 @@ static int record(const record_opts *o, const char *text, size_t size, const ls_
                o->out, ls_replay_recorder_ticks(rec), def.players, (unsigned long long)bytes,
                o->ticks ? (double)bytes / (double)(o->ticks * o->players) : 0.0,
                (unsigned long long)ls_world_checksum(w));
-        status = 0;
+        status = CLI_EXIT_OK;
     }
     ls_replay_recorder_destroy(rec);
     ls_world_destroy(w);
@@ -156,12 +191,12 @@ int cmd_replay_record(int argc, char **argv)
     if (bad) {
         return bad;
     }
+    char found[4096];
+    o.scene_path = cli_find_scene(o.scene_path, found, sizeof found);
     size_t size;
     char *text = read_text(o.scene_path, &size);
     if (!text) {
-        fprintf(stderr, "lockstep replay record: %s: cannot read (missing or over 16 MiB)\n",
-                o.scene_path);
-        return 1;
+        return CLI_EXIT_ERROR;
     }
     ls_scene scene;
     ls_error e;
@@ -169,7 +204,7 @@ int cmd_replay_record(int argc, char **argv)
         ls_error_set_path(&e, o.scene_path);
         cli_print_error("lockstep replay record", &e);
         free(text);
-        return 1;
+        return CLI_EXIT_ERROR;
     }
     if (o.players == 0) {
         o.players = scene.player_count ? scene.player_count : 1;

@@ -9,6 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+const cli_command cmd_replay_tamper_def = {
+    "replay tamper", "rewrite a recording with one input byte changed (must then fail verify)",
+    "IN OUT --tick T [--player P] [--xor X]\n\n"
+    "  --tick T     the tick whose input changes (required, < IN's ticks)\n"
+    "  --player P   whose input byte (default 0, < IN's players)\n"
+    "  --xor X      the byte is xored with X, 1..255 (default 1)",
+    cmd_replay_tamper};
+
 static ls_result copy_keyframe(const ls_replay_reader *in, uint32_t i, ls_replay_recorder *rec)
 {
     ls_replay_keyframe_info k = ls_replay_reader_keyframe_info(in, i);
@@ -70,41 +78,47 @@ static ls_replay_recorder *create_like(const ls_replay_header *h, const char *pa
 
 int cmd_replay_tamper(int argc, char **argv)
 {
+    const cli_command *cmd = &cmd_replay_tamper_def;
     uint64_t tick = UINT64_MAX, player = 0, x = 1;
     const char *files[2] = {NULL, NULL};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i], *v = NULL;
         bool ok = true;
-        if (strcmp(a, "--tick") == 0 && v) {
-            ok = replay_cli_number(a, v, 0, UINT32_MAX, &tick), i++;
-        } else if (strcmp(a, "--player") == 0 && v) {
-            ok = replay_cli_number(a, v, 0, LS_REPLAY_MAX_PLAYERS - 1, &player), i++;
-        } else if (strcmp(a, "--xor") == 0 && v) {
-            ok = replay_cli_number(a, v, 1, 255, &x), i++;
-        } else if (a[0] != '-' && (!files[0] || !files[1])) {
+        if (cli_option(cmd, argc, argv, &i, "--tick", &v)) {
+            ok = v && cli_parse_u64(cmd, a, v, 0, UINT32_MAX, &tick);
+        } else if (cli_option(cmd, argc, argv, &i, "--player", &v)) {
+            ok = v && cli_parse_u64(cmd, a, v, 0, LS_REPLAY_MAX_PLAYERS - 1, &player);
+        } else if (cli_option(cmd, argc, argv, &i, "--xor", &v)) {
+            ok = v && cli_parse_u64(cmd, a, v, 1, 255, &x);
+        } else if (a[0] != '-' && !files[1]) {
             files[files[0] ? 1 : 0] = a;
         } else {
-            ok = false;
-            fprintf(stderr, "lockstep replay tamper: unexpected argument '%s'\n", a);
+            return cli_unexpected(cmd, a);
         }
         if (!ok) {
-            return 2;
+            return CLI_EXIT_USAGE;
         }
     }
     if (!files[1] || tick == UINT64_MAX) {
-        fprintf(stderr, "usage: lockstep replay tamper IN OUT --tick T [--player P] [--xor X]\n");
-        return 2;
+        return cli_usage_error(cmd, "missing %s",
+                               !files[0]   ? "IN and OUT"
+                               : !files[1] ? "OUT"
+                                           : "--tick T");
     }
-    ls_replay_reader *in = replay_cli_open(files[0]);
+    ls_replay_reader *in = replay_cli_open(cmd, files[0]);
     if (!in) {
-        return 1;
+        return CLI_EXIT_ERROR;
     }
     const ls_replay_header *h = ls_replay_reader_header(in);
     if (tick >= ls_replay_reader_ticks(in) || player >= h->players) {
-        fprintf(stderr, "lockstep replay tamper: %s has %u ticks and %u players\n", files[0],
-                ls_replay_reader_ticks(in), h->players);
+        bool bad_tick = tick >= ls_replay_reader_ticks(in);
+        cli_usage_error(cmd, "%s %llu: %s has %u %s (0..%u)", bad_tick ? "--tick" : "--player",
+                        (unsigned long long)(bad_tick ? tick : player), files[0],
+                        bad_tick ? ls_replay_reader_ticks(in) : h->players,
+                        bad_tick ? "ticks" : "players",
+                        (bad_tick ? ls_replay_reader_ticks(in) : h->players) - 1);
         ls_replay_reader_destroy(in);
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     ls_replay_recorder *rec = create_like(h, files[1]);
     ls_result r =
@@ -117,5 +131,5 @@ int cmd_replay_tamper(int argc, char **argv)
     }
     ls_replay_recorder_destroy(rec);
     ls_replay_reader_destroy(in);
-    return r == LS_OK ? 0 : 1;
+    return r == LS_OK ? CLI_EXIT_OK : CLI_EXIT_ERROR;
 }

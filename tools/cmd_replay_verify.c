@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// `lockstep replay verify FILE [--jobs N] [--stats]`: re-simulate a recording.
+// `lockstep replay verify FILE [--jobs N] [--stats] [--json]`: re-simulate a recording.
 // One job re-simulates continuously from the scene; N jobs verify the segments
 // between keyframes on N threads. Both check the same ticks and keyframes, and
 // the first failure in tick order is reported, so the output is identical.
 #define _POSIX_C_SOURCE 200809L
+#include "progress.h"
 #include "replay_glue.h"
 
 #include <pthread.h>
@@ -14,6 +15,19 @@
 #include <unistd.h>
 
 #define MAX_JOBS 64
+
+const cli_command cmd_replay_verify_def = {
+    "replay verify", "re-simulate a recording and check every tick's checksum and keyframe",
+    "FILE [--jobs N] [--stats] [--json] [--no-progress]\n\n"
+    "  --jobs N        verify the segments between keyframes on N threads, 1..64 (default 1);\n"
+    "                  the report is the same\n"
+    "  --stats         print ticks/s and the real-time factor\n"
+    "  --json          one JSON object: {\"result\", \"tick\", \"recorded\", \"computed\",\n"
+    "                  \"bodies\", ...}\n"
+    "  --no-progress   no progress line (only drawn when stderr is a terminal)\n\n"
+    "Prints `verified N ticks` (exit 0), or `DESYNC at tick T: ...` with a field-by-field\n"
+    "diff of the first divergent bodies (exit 3); a file that cannot be read exits 1.",
+    cmd_replay_verify};
 
 typedef struct verify_run {
     const ls_replay_reader *r;
@@ -66,16 +80,7 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void draw_progress(uint64_t done, uint32_t total)
-{
-    int width = 40, fill = total ? (int)(done * (uint64_t)width / total) : width;
-    printf("\r[%.*s%*s] %3d%% %llu/%u ticks", fill, "########################################",
-           width - fill, "", total ? (int)(done * 100 / total) : 100, (unsigned long long)done,
-           total);
-    fflush(stdout);
-}
-
-// Run the workers; the main thread only draws the progress bar.
+// Run the workers; the main thread only draws the progress line (stderr, a terminal).
 static bool run_jobs(verify_run *v, bool progress)
 {
     pthread_t threads[MAX_JOBS];
@@ -90,27 +95,36 @@ static bool run_jobs(verify_run *v, bool progress)
         return false;
     }
     atomic_fetch_add(&v->workers_done, v->jobs - started);
-    uint32_t total = ls_replay_reader_ticks(v->r);
-    while (progress && atomic_load(&v->workers_done) < v->jobs) {
-        draw_progress(atomic_load(&v->ticks_done), total);
-        nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    cli_progress bar;
+    cli_progress_init(&bar, "verify", "ticks", ls_replay_reader_ticks(v->r), progress);
+    while (bar.enabled && atomic_load(&v->workers_done) < v->jobs) {
+        cli_progress_update(&bar, atomic_load(&v->ticks_done));
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
     }
     for (uint32_t i = 0; i < started; i++) {
         pthread_join(threads[i], NULL);
     }
-    if (progress) {
-        printf("\r%*s\r", 72, "");
-    }
+    cli_progress_done(&bar);
     return true;
 }
 
 // Re-simulate from the failing tick to the first keyframe after it, then diff
-// the keyframe (what the recorder had) against the re-simulated world.
-static void print_body_diff(verify_run *v, ls_world *computed, uint32_t tick)
+// the keyframe (what the recorder had) against the re-simulated world: text on
+// stdout, or "keyframe_tick", "bodies" (and "note") members into *j.
+static void print_body_diff(verify_run *v, ls_world *computed, uint32_t tick, json_out *j)
 {
+    char note[LS_ERROR_MESSAGE_MAX + 64];
     int64_t k = ls_replay_reader_keyframe_at_or_after(v->r, tick + 1);
     if (k < 0) {
-        printf("no keyframe after tick %u in the file: no body diff available\n", tick);
+        snprintf(note, sizeof note, "no keyframe after tick %u in the file: no body diff available",
+                 tick);
+        if (j) {
+            json_key(j, "keyframe_tick"), json_null(j);
+            json_key(j, "bodies"), json_null(j);
+            json_key(j, "note"), json_str(j, note);
+        } else {
+            printf("%s\n", note);
+        }
         return;
     }
     ls_replay_keyframe_info kf = ls_replay_reader_keyframe_info(v->r, (uint32_t)k);
@@ -129,14 +143,25 @@ static void print_body_diff(verify_run *v, ls_world *computed, uint32_t tick)
         recorded = replay_glue_load(v->glue, buf, kf.size, &err);
     }
     free(buf);
-    if (!recorded) {
-        printf("cannot load the keyframe at tick %u: %s\n", kf.tick, err.message);
-        return;
-    }
-    printf("bodies at tick %u (recorded keyframe vs re-simulated):\n", kf.tick);
     static const char *const labels[2] = {"recorded", "computed"};
-    if (replay_glue_diff(v->glue, recorded, computed, labels, stdout) == 0) {
-        printf("no body differs at tick %u (the divergence is outside body state)\n", kf.tick);
+    if (j) {
+        json_key(j, "keyframe_tick"), json_u64(j, kf.tick);
+        json_key(j, "bodies");
+        if (recorded) {
+            replay_glue_diff_json(v->glue, recorded, computed, labels, j);
+        } else {
+            json_null(j);
+            snprintf(note, sizeof note, "cannot load the keyframe at tick %u: %s", kf.tick,
+                     err.message);
+            json_key(j, "note"), json_str(j, note);
+        }
+    } else if (!recorded) {
+        printf("cannot load the keyframe at tick %u: %s\n", kf.tick, err.message);
+    } else {
+        printf("bodies at tick %u (recorded keyframe vs re-simulated):\n", kf.tick);
+        if (replay_glue_diff(v->glue, recorded, computed, labels, stdout) == 0) {
+            printf("no body differs at tick %u (the divergence is outside body state)\n", kf.tick);
+        }
     }
     ls_world_destroy(recorded);
 }
@@ -152,56 +177,120 @@ static const ls_replay_verify_result *first_failure(const verify_run *v)
     return NULL;
 }
 
-static int report(verify_run *v)
+static const char *result_name(ls_replay_failure f)
+{
+    return f == LS_REPLAY_FAIL_NONE       ? "verified"
+           : f == LS_REPLAY_FAIL_CHECKSUM ? "desync"
+           : f == LS_REPLAY_FAIL_KEYFRAME ? "keyframe_mismatch"
+                                          : "error";
+}
+
+static int report(verify_run *v, json_out *j)
 {
     const ls_replay_verify_result *f = first_failure(v);
     const ls_replay_info *in = ls_replay_reader_info(v->r);
+    ls_replay_failure kind = f ? f->failure : LS_REPLAY_FAIL_NONE;
+    int status = !f ? CLI_EXIT_OK
+                 : kind == LS_REPLAY_FAIL_CHECKSUM || kind == LS_REPLAY_FAIL_KEYFRAME
+                     ? CLI_EXIT_MISMATCH
+                     : CLI_EXIT_ERROR;
+    if (j) {
+        json_key(j, "result"), json_str(j, result_name(kind));
+        json_key(j, "tick");
+        f ? json_u64(j, f->tick) : json_null(j);
+        if (kind == LS_REPLAY_FAIL_CHECKSUM) {
+            json_key(j, "recorded"), json_hex64(j, f->recorded);
+            json_key(j, "computed"), json_hex64(j, f->computed);
+        }
+        if (f) {
+            json_key(j, "message"), json_str(j, f->message);
+        }
+        if (kind == LS_REPLAY_FAIL_CHECKSUM) {
+            print_body_diff(v, f->state, f->tick, j);
+        }
+        return status;
+    }
     if (!f) {
         printf("verified %u ticks\n", in->ticks);
         if (!in->complete) {
             printf("note: incomplete recording: %s\n", in->end_reason);
         }
-        return 0;
-    }
-    if (f->failure == LS_REPLAY_FAIL_CHECKSUM) {
+    } else if (kind == LS_REPLAY_FAIL_CHECKSUM) {
         printf("DESYNC at tick %u: recorded %016llx computed %016llx\n", f->tick,
                (unsigned long long)f->recorded, (unsigned long long)f->computed);
-        print_body_diff(v, f->state, f->tick);
-    } else if (f->failure == LS_REPLAY_FAIL_KEYFRAME) {
+        print_body_diff(v, f->state, f->tick, NULL);
+    } else if (kind == LS_REPLAY_FAIL_KEYFRAME) {
         printf("DESYNC at tick %u: %s\n", f->tick, f->message);
     } else {
         printf("ERROR at tick %u: %s\n", f->tick, f->message);
     }
-    return 1;
+    return status;
 }
 
-static int verify(const char *path, ls_replay_reader *r, uint32_t jobs, bool stats, bool progress)
+static void print_stats(const ls_replay_reader *r, uint32_t jobs, double dt, double cpu,
+                        json_out *j)
+{
+    uint32_t ticks = ls_replay_reader_ticks(r), hz = ls_replay_reader_header(r)->tick_rate;
+    double rate = dt > 0 ? ticks / dt : 0.0;
+    if (j) {
+        json_key(j, "stats"), json_object_begin(j);
+        json_key(j, "seconds"), json_double(j, dt, 3);
+        json_key(j, "jobs"), json_u64(j, jobs);
+        json_key(j, "ticks_per_second"), json_double(j, rate, 0);
+        json_key(j, "real_time_factor"), json_double(j, rate / hz, 1);
+        json_key(j, "cpu_seconds"), json_double(j, cpu, 3);
+        json_object_end(j);
+        return;
+    }
+    printf("stats: %u ticks in %.3f s with %u job%s: %.0f ticks/s, %.1fx real time at %u "
+           "Hz (cpu %.3f s: %.0f ticks per cpu-second)\n",
+           ticks, dt, jobs, jobs == 1 ? "" : "s", rate, rate / hz, hz, cpu,
+           cpu > 0 ? ticks / cpu : 0.0);
+}
+
+static int verify(const char *path, ls_replay_reader *r, uint32_t jobs, bool stats, bool progress,
+                  bool json)
 {
     replay_glue g;
     ls_error err;
     if (!replay_glue_init(&g, ls_replay_reader_header(r), &err)) {
-        fprintf(stderr, "lockstep replay verify: %s: embedded scene:%u:%u: %s\n", path, err.line,
-                err.column, err.message);
-        return 1;
+        // The embedded scene is named "embedded scene": say which file holds it.
+        char prefix[LS_ERROR_PATH_MAX + 32];
+        snprintf(prefix, sizeof prefix, "lockstep replay verify: %s", path);
+        cli_print_error(prefix, &err);
+        return CLI_EXIT_ERROR;
     }
     verify_run v = {.r = r, .glue = &g, .segments = ls_replay_segment_count(r), .jobs = jobs};
     atomic_init(&v.first_failure_tick, UINT32_MAX);
     g.progress = count_ticks;
     g.progress_ctx = &v;
     v.results = calloc(jobs == 1 ? 1 : v.segments, sizeof *v.results);
-    int status = 1;
+    int status = CLI_EXIT_ERROR;
     double t0 = now_seconds();
     clock_t c0 = clock();
-    if (v.results && run_jobs(&v, progress)) {
+    if (!v.results) {
+        fprintf(stderr, "lockstep replay verify: out of memory\n");
+    } else if (run_jobs(&v, progress)) {
         double dt = now_seconds() - t0;
         double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC; // all threads
-        status = report(&v);
+        const ls_replay_info *in = ls_replay_reader_info(r);
+        json_out j, *jp = json ? &j : NULL;
+        if (jp) {
+            json_init(jp, stdout);
+            json_object_begin(jp);
+            json_key(jp, "file"), json_str(jp, path);
+            json_key(jp, "ticks"), json_u64(jp, in->ticks);
+            json_key(jp, "complete"), json_bool(jp, in->complete);
+            json_key(jp, "incomplete_reason");
+            in->complete ? json_null(jp) : json_str(jp, in->end_reason);
+        }
+        status = report(&v, jp);
         if (stats) {
-            uint32_t ticks = ls_replay_reader_ticks(r), hz = ls_replay_reader_header(r)->tick_rate;
-            printf("stats: %u ticks in %.3f s with %u job%s: %.0f ticks/s, %.1fx real time at %u "
-                   "Hz (cpu %.3f s: %.0f ticks per cpu-second)\n",
-                   ticks, dt, jobs, jobs == 1 ? "" : "s", dt > 0 ? ticks / dt : 0.0,
-                   dt > 0 ? ticks / dt / hz : 0.0, hz, cpu, cpu > 0 ? ticks / cpu : 0.0);
+            print_stats(r, jobs, dt, cpu, jp);
+        }
+        if (jp) {
+            json_object_end(jp);
+            json_finish(jp);
         }
     }
     for (uint32_t i = 0; v.results && i < (jobs == 1 ? 1 : v.segments); i++) {
@@ -216,33 +305,35 @@ static int verify(const char *path, ls_replay_reader *r, uint32_t jobs, bool sta
 
 int cmd_replay_verify(int argc, char **argv)
 {
+    const cli_command *cmd = &cmd_replay_verify_def;
     const char *path = NULL;
     uint64_t jobs = 1;
-    bool stats = false, progress = isatty(STDOUT_FILENO) != 0;
+    bool stats = false, progress = true, json = false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
-            if (!replay_cli_number("--jobs", argv[++i], 1, MAX_JOBS, &jobs)) {
-                return 2;
+        const char *v = NULL;
+        if (cli_option(cmd, argc, argv, &i, "--jobs", &v)) {
+            if (!v || !cli_parse_u64(cmd, "--jobs", v, 1, MAX_JOBS, &jobs)) {
+                return CLI_EXIT_USAGE;
             }
         } else if (strcmp(argv[i], "--stats") == 0) {
             stats = true;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = true;
         } else if (strcmp(argv[i], "--no-progress") == 0) {
             progress = false;
         } else if (argv[i][0] != '-' && !path) {
             path = argv[i];
         } else {
-            fprintf(stderr, "lockstep replay verify: unexpected argument '%s'\n", argv[i]);
-            return 2;
+            return cli_unexpected(cmd, argv[i]);
         }
     }
     if (!path) {
-        fprintf(stderr, "usage: lockstep replay verify FILE [--jobs N] [--stats]\n");
-        return 2;
+        return cli_usage_error(cmd, "missing FILE");
     }
-    ls_replay_reader *r = replay_cli_open(path);
-    int status = 1;
-    if (r && replay_cli_compatible(path, r)) {
-        status = verify(path, r, (uint32_t)jobs, stats, progress);
+    ls_replay_reader *r = replay_cli_open(cmd, path);
+    int status = CLI_EXIT_ERROR;
+    if (r && replay_cli_compatible(cmd, path, r)) {
+        status = verify(path, r, (uint32_t)jobs, stats, progress, json);
     }
     ls_replay_reader_destroy(r);
     return status;

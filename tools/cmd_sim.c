@@ -2,8 +2,10 @@
 // `lockstep sim SCENE`: run a scene headless, optionally printing the canonical
 // checksum of every tick, then a summary.
 #include "cli.h"
+#include "json.h"
 #include "ls/fx_text.h"
 #include "ls/scene.h"
+#include "progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +13,23 @@
 
 const cli_command cmd_sim_def = {
     "sim", "run a scene file and print per-tick checksums and a summary",
-    "SCENE [--ticks N] [--checksums]\n\n"
-    "  --ticks N      ticks to run (default: the scene's `ticks`)\n"
+    "SCENE [--ticks N] [--checksums] [--trace I] [--json] [--no-progress]\n\n"
+    "  SCENE          a .scene file; if missing, the installed scenes are searched\n"
+    "                 ($LOCKSTEP_DATA/scenes, else the install prefix's share/lockstep/scenes)\n"
+    "  --ticks N      ticks to run, 0..100000000 (default: the scene's `ticks`)\n"
     "  --checksums    print `tick checksum` (hex) for every tick\n"
-    "  --trace I      print body I's position and velocity every tick (I = 1-based file order)",
+    "  --trace I      print body I's position and velocity every tick (I = 1-based file order)\n"
+    "  --json         one JSON document: summary, and per_tick records with --checksums/--trace\n"
+    "  --no-progress  no progress line (it is only drawn when stderr is a terminal)\n\n"
+    "Exit status 3 when a fixed-point overflow happened during the run.",
     cmd_sim};
+
+typedef struct sim_opts {
+    const char *path;
+    long ticks;
+    bool checksums, json, progress;
+    uint64_t trace;
+} sim_opts;
 
 static void print_summary(const ls_world *w)
 {
@@ -32,6 +46,28 @@ static void print_summary(const ls_world *w)
     printf("\nfinal checksum %016llx\n", (unsigned long long)ls_world_checksum(w));
 }
 
+static void json_summary(json_out *j, const ls_world *w)
+{
+    ls_step_info info = ls_world_info(w);
+    json_key(j, "ticks"), json_u64(j, info.tick);
+    json_key(j, "bodies"), json_u64(j, ls_world_body_count(w));
+    json_key(j, "awake"), json_u64(j, info.awake_bodies);
+    json_key(j, "asleep"), json_u64(j, info.asleep_bodies);
+    json_key(j, "contacts"), json_u64(j, info.contacts);
+    json_key(j, "max_penetration_m"), json_fx(j, info.max_penetration);
+    json_key(j, "overflows"), json_u64(j, info.overflow_count);
+    json_key(j, "first_overflow");
+    if (info.overflow_count) {
+        json_object_begin(j);
+        json_key(j, "body"), json_u64(j, info.overflow_body.index1);
+        json_key(j, "tick"), json_u64(j, info.overflow_tick);
+        json_object_end(j);
+    } else {
+        json_null(j);
+    }
+    json_key(j, "final_checksum"), json_hex64(j, ls_world_checksum(w));
+}
+
 static void print_trace(const ls_world *w, ls_body_id id)
 {
     ls_vec3 p = ls_body_position(w, id), v = ls_body_linear_velocity(w, id);
@@ -42,68 +78,138 @@ static void print_trace(const ls_world *w, ls_body_id id)
            ls_body_is_asleep(w, id) ? " asleep" : "");
 }
 
-int cmd_sim(int argc, char **argv)
+static void json_vec3(json_out *j, const char *key, ls_vec3 v)
 {
-    const char *path = NULL;
-    long ticks = -1;
-    bool checksums = false;
-    long trace = 0;
+    json_key(j, key);
+    json_array_begin(j);
+    json_fx(j, v.x), json_fx(j, v.y), json_fx(j, v.z);
+    json_array_end(j);
+}
+
+// One per_tick record: {"tick", ["checksum"], ["position", "velocity", "asleep"]}.
+static void json_tick(json_out *j, const ls_world *w, const sim_opts *o, ls_body_id id)
+{
+    json_object_begin(j);
+    json_key(j, "tick"), json_u64(j, ls_world_tick(w));
+    if (o->checksums) {
+        json_key(j, "checksum"), json_hex64(j, ls_world_checksum(w));
+    }
+    if (o->trace) {
+        json_vec3(j, "position", ls_body_position(w, id));
+        json_vec3(j, "velocity", ls_body_linear_velocity(w, id));
+        json_key(j, "asleep"), json_bool(j, ls_body_is_asleep(w, id));
+    }
+    json_object_end(j);
+}
+
+static int parse(int argc, char **argv, sim_opts *o)
+{
+    *o = (sim_opts){NULL, -1, false, false, true, 0};
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--ticks") == 0 && i + 1 < argc) {
-            char *end;
-            ticks = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || ticks < 0 || ticks > 100000000) {
-                fprintf(stderr, "lockstep sim: --ticks wants 0..100000000\n");
-                return 2;
+        const char *v;
+        uint64_t n;
+        if (cli_option(&cmd_sim_def, argc, argv, &i, "--ticks", &v)) {
+            if (!v || !cli_parse_u64(&cmd_sim_def, "--ticks", v, 0, 100000000, &n)) {
+                return CLI_EXIT_USAGE;
             }
-        } else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
-            trace = strtol(argv[++i], NULL, 10);
+            o->ticks = (long)n;
+        } else if (cli_option(&cmd_sim_def, argc, argv, &i, "--trace", &v)) {
+            if (!v || !cli_parse_u64(&cmd_sim_def, "--trace", v, 1, UINT32_MAX, &o->trace)) {
+                return CLI_EXIT_USAGE;
+            }
         } else if (strcmp(argv[i], "--checksums") == 0) {
-            checksums = true;
-        } else if (argv[i][0] != '-' && !path) {
-            path = argv[i];
+            o->checksums = true;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(argv[i], "--no-progress") == 0) {
+            o->progress = false;
+        } else if (argv[i][0] != '-' && !o->path) {
+            o->path = argv[i];
         } else {
-            fprintf(stderr, "lockstep sim: unexpected argument '%s'\n", argv[i]);
-            return 2;
+            return cli_unexpected(&cmd_sim_def, argv[i]);
         }
     }
-    if (!path) {
-        cli_print_usage(&cmd_sim_def);
-        return 2;
+    if (!o->path) {
+        return cli_usage_error(&cmd_sim_def, "missing SCENE");
     }
+    return CLI_EXIT_OK;
+}
+
+static int run(const sim_opts *o, const ls_scene *scene, ls_world *w)
+{
+    ls_body_id id = {0, 0};
+    if (o->trace) {
+        // Validate before any getter: they assert on an invalid id.
+        id = o->trace <= scene->body_count ? ls_world_body_at(w, (uint32_t)(o->trace - 1)) : id;
+        if (!ls_body_is_valid(w, id)) {
+            return cli_usage_error(&cmd_sim_def, "--trace %llu: %s has %u bodies (1..%u)",
+                                   (unsigned long long)o->trace, o->path, scene->body_count,
+                                   scene->body_count);
+        }
+    }
+    long n = o->ticks >= 0 ? o->ticks : (long)scene->ticks;
+    json_out j;
+    if (o->json) {
+        json_init(&j, stdout);
+        json_object_begin(&j);
+        json_key(&j, "scene"), json_str(&j, o->path);
+        if (o->checksums || o->trace) {
+            json_key(&j, "per_tick"), json_array_begin(&j);
+        }
+    }
+    cli_progress bar;
+    cli_progress_init(&bar, "sim", "ticks", (uint64_t)n, o->progress);
+    for (long t = 0; t < n; t++) {
+        ls_world_step(w);
+        if (o->json && (o->checksums || o->trace)) {
+            json_tick(&j, w, o, id);
+        } else {
+            if (o->checksums) {
+                printf("%u %016llx\n", ls_world_tick(w), (unsigned long long)ls_world_checksum(w));
+            }
+            if (o->trace) {
+                print_trace(w, id);
+            }
+        }
+        cli_progress_update(&bar, (uint64_t)t + 1);
+    }
+    cli_progress_done(&bar);
+    if (o->json) {
+        if (o->checksums || o->trace) {
+            json_array_end(&j);
+        }
+        json_summary(&j, w);
+        json_object_end(&j);
+        json_finish(&j);
+    } else {
+        print_summary(w);
+    }
+    return ls_world_info(w).overflow_count ? CLI_EXIT_MISMATCH : CLI_EXIT_OK;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    sim_opts o;
+    int bad = parse(argc, argv, &o);
+    if (bad) {
+        return bad;
+    }
+    char found[4096];
+    o.path = cli_find_scene(o.path, found, sizeof found);
     ls_scene scene;
     ls_error err;
-    ls_result r = ls_scene_load(path, &scene, &err);
-    if (r != LS_OK) {
+    if (ls_scene_load(o.path, &scene, &err) != LS_OK) {
         cli_print_error("lockstep sim", &err);
-        return 1;
+        return CLI_EXIT_ERROR;
     }
     ls_world *w = ls_scene_instantiate(&scene, &err);
     if (!w) {
-        ls_error_set_path(&err, path);
+        ls_error_set_path(&err, o.path);
         cli_print_error("lockstep sim", &err);
         ls_scene_free(&scene);
-        return 1;
+        return CLI_EXIT_ERROR;
     }
-    if (trace > 0 && (uint64_t)trace > scene.body_count) {
-        fprintf(stderr, "lockstep sim: --trace %ld: %s has %u bodies (1..%u)\n", trace, path,
-                scene.body_count, scene.body_count);
-        ls_world_destroy(w);
-        ls_scene_free(&scene);
-        return 2;
-    }
-    long n = ticks >= 0 ? ticks : (long)scene.ticks;
-    for (long t = 0; t < n; t++) {
-        ls_world_step(w);
-        if (checksums) {
-            printf("%u %016llx\n", ls_world_tick(w), (unsigned long long)ls_world_checksum(w));
-        }
-        if (trace > 0) {
-            print_trace(w, ls_world_body_at(w, (uint32_t)(trace - 1)));
-        }
-    }
-    print_summary(w);
-    int status = ls_world_info(w).overflow_count ? 3 : 0;
+    int status = run(&o, &scene, w);
     ls_world_destroy(w);
     ls_scene_free(&scene);
     return status;

@@ -2,6 +2,7 @@
 // Helpers of the network commands and the bot's game.
 #include "net_tool.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,9 @@ bool net_cli_u64(const char *cmd, const char *option, const char *text, uint64_t
     char *end;
     unsigned long long v = strtoull(text, &end, 10);
     if (*text == '\0' || *text == '-' || *end != '\0' || v < min || v > max) {
-        fprintf(stderr, "lockstep %s: %s wants %llu..%llu, got '%s'\n", cmd, option,
-                (unsigned long long)min, (unsigned long long)max, text);
+        fprintf(stderr,
+                "lockstep %s: %s wants an integer %llu..%llu, got '%s' (see lockstep %s --help)\n",
+                cmd, option, (unsigned long long)min, (unsigned long long)max, text, cmd);
         return false;
     }
     *out = v;
@@ -25,7 +27,9 @@ bool net_cli_ppm(const char *cmd, const char *option, const char *text, uint32_t
     char *end;
     double p = strtod(text, &end); // tools may use floating point for options
     if (*text == '\0' || *end != '\0' || !(p >= 0.0 && p <= 1.0)) {
-        fprintf(stderr, "lockstep %s: %s wants a probability 0..1, got '%s'\n", cmd, option, text);
+        fprintf(stderr,
+                "lockstep %s: %s wants a probability 0..1, got '%s' (see lockstep %s --help)\n",
+                cmd, option, text, cmd);
         return false;
     }
     *out = (uint32_t)(p * 1e6 + 0.5);
@@ -95,11 +99,11 @@ bool net_token_parse(const char *text, uint8_t token[LS_NET_TOKEN_SIZE])
     return true;
 }
 
-char *net_read_file(const char *path, size_t *size)
+char *net_read_file(const char *cmd, const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        perror(path);
+        fprintf(stderr, "lockstep %s: %s: cannot open: %s\n", cmd, path, strerror(errno));
         return NULL;
     }
     char *buf = NULL;
@@ -111,7 +115,7 @@ char *net_read_file(const char *path, size_t *size)
             if (!n) {
                 free(buf);
                 fclose(f);
-                fprintf(stderr, "%s: out of memory\n", path);
+                fprintf(stderr, "lockstep %s: %s: out of memory\n", cmd, path);
                 return NULL;
             }
             buf = n;
@@ -122,10 +126,11 @@ char *net_read_file(const char *path, size_t *size)
             break;
         }
     }
+    int e = errno;
     bool err = ferror(f);
     fclose(f);
     if (err) {
-        fprintf(stderr, "%s: read error\n", path);
+        fprintf(stderr, "lockstep %s: %s: cannot read: %s\n", cmd, path, strerror(e));
         free(buf);
         return NULL;
     }
@@ -134,29 +139,29 @@ char *net_read_file(const char *path, size_t *size)
     return buf;
 }
 
-// "lockstep: path:line:column: message" on stderr.
-static void print_error(const ls_error *err)
+// "lockstep CMD: path:line:column: message [LS_ERR_NAME]" on stderr (as cli_print_error).
+static void print_error(const char *cmd, const ls_error *err)
 {
     char line[LS_ERROR_PATH_MAX + LS_ERROR_MESSAGE_MAX + 32];
     ls_error_format(err, line, sizeof line);
-    fprintf(stderr, "lockstep: %s\n", line);
+    fprintf(stderr, "lockstep %s: %s [%s]\n", cmd, line, ls_result_name(err->code));
 }
 
-bool net_game_init(net_game *g, const char *scene_path, uint64_t seed, uint32_t slot,
-                   uint32_t slots)
+bool net_game_init(net_game *g, const char *cmd, const char *scene_path, uint64_t seed,
+                   uint32_t slot, uint32_t slots)
 {
     memset(g, 0, sizeof *g);
     g->perturb_tick = -1;
     g->slot = slot;
     ls_error err;
     if (ls_scene_load(scene_path, &g->scene, &err) != LS_OK) {
-        print_error(&err);
+        print_error(cmd, &err);
         return false;
     }
     g->world = ls_scene_instantiate(&g->scene, &err);
     if (!g->world) {
         ls_error_set_path(&err, scene_path);
-        print_error(&err);
+        print_error(cmd, &err);
         ls_scene_free(&g->scene);
         return false;
     }

@@ -30,8 +30,9 @@ bool net_cli_fault_option(const char *cmd, int argc, char **argv, int *i, ls_net
 void net_token_hex(const uint8_t token[LS_NET_TOKEN_SIZE], char out[33]);
 /// Parse 32 hex digits.
 bool net_token_parse(const char *text, uint8_t token[LS_NET_TOKEN_SIZE]);
-/// Read a whole file (NUL-terminated, *size without the NUL); NULL with a message on error.
-char *net_read_file(const char *path, size_t *size);
+/// Read a whole file (NUL-terminated, *size without the NUL); NULL with one
+/// message "lockstep CMD: path: what" on error.
+char *net_read_file(const char *cmd, const char *path, size_t *size);
 
 /// The bot's game: the scene's world, stepped with every slot's input.
 typedef struct net_game {
@@ -43,9 +44,10 @@ typedef struct net_game {
     uint8_t row[LS_SCENE_MAX_PLAYERS * 64]; ///< Scratch for the script.
 } net_game;
 
-/// Load the scene and instantiate it; false with a message printed on error.
-bool net_game_init(net_game *g, const char *scene_path, uint64_t seed, uint32_t slot,
-                   uint32_t slots);
+/// Load the scene and instantiate it; false with a message "lockstep CMD: ..."
+/// printed on error.
+bool net_game_init(net_game *g, const char *cmd, const char *scene_path, uint64_t seed,
+                   uint32_t slot, uint32_t slots);
 /// Free the world and scene.
 void net_game_free(net_game *g);
 /// ls_peer local_input callback (user = net_game).

@@ -6,6 +6,8 @@
 #ifndef LS_TOOLS_REPLAY_GLUE_H
 #define LS_TOOLS_REPLAY_GLUE_H
 
+#include "cli.h"
+#include "json.h"
 #include "ls/game.h"
 #include "ls/replay.h"
 #include "ls/scene.h"
@@ -38,13 +40,24 @@ uint64_t replay_glue_advance(const replay_glue *g, ls_world *w, const uint8_t *i
 uint32_t replay_glue_diff(const replay_glue *g, const ls_world *recorded, const ls_world *computed,
                           const char *const labels[2], FILE *out);
 
-/// Parse a decimal in [min, max] or print "lockstep replay: OPTION wants min..max".
-bool replay_cli_number(const char *option, const char *text, uint64_t min, uint64_t max,
-                       uint64_t *out);
-/// Open a replay, printing the reader's error (what and where) to stderr on failure.
-ls_replay_reader *replay_cli_open(const char *path);
+/// The same diff as JSON: an array of {"body", "slot", "player", "type",
+/// "fields": [{"field", labels[0], labels[1]}]} for every differing body.
+/// Returns how many differ.
+uint32_t replay_glue_diff_json(const replay_glue *g, const ls_world *recorded,
+                               const ls_world *computed, const char *const labels[2], json_out *j);
+
+/// Open a replay, printing "lockstep CMD: the reader's error (what and where)" to
+/// stderr on failure.
+ls_replay_reader *replay_cli_open(const cli_command *cmd, const char *path);
 /// Refuse a replay recorded by a build with another fingerprint (prints why).
-bool replay_cli_compatible(const char *path, const ls_replay_reader *r);
+bool replay_cli_compatible(const cli_command *cmd, const char *path, const ls_replay_reader *r);
+
+extern const cli_command cmd_replay_record_def;
+extern const cli_command cmd_replay_info_def;
+extern const cli_command cmd_replay_verify_def;
+extern const cli_command cmd_replay_dump_def;
+extern const cli_command cmd_replay_diff_def;
+extern const cli_command cmd_replay_tamper_def;
 
 /// `lockstep replay` (dispatches to the functions below).
 int cmd_replay(int argc, char **argv);

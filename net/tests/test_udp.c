@@ -333,7 +333,7 @@ Test(net_udp, a_perturbed_bot_is_named_by_the_relay_at_its_exact_tick, .timeout 
                     "120",      "--tick-rate", "240",       "--perturb", "1:57",
                     "--replay", path,          "--timeout", "10000",     NULL};
     int rc = run_tool(args, &out);
-    cr_assert_eq(rc, 1, "a desynced match fails:\n%s", out);
+    cr_assert_eq(rc, 3, "a desynced match is a verification failure (exit 3):\n%s", out);
     cr_assert_not_null(strstr(out, "event desync session=1 tick=57 slots=0x0002"), "%s", out);
     cr_assert_null(strstr(out, "tick=56 slots"), "nothing before tick 57:\n%s", out);
     free(out);

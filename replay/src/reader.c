@@ -263,7 +263,7 @@ static bool scan_keyframe(ls_replay_reader *r, lsr_scan *s, ls_error *err)
 static bool index_matches(const ls_replay_reader *r, const lsr_scan *s)
 {
     const uint8_t *p = s->payload;
-    if (s->len < 8 || s->count != r->info.ticks || ls_get_u32le(p) != r->nchunks ||
+    if (s->len < 8 || s->first != 0 || s->count != r->info.ticks || ls_get_u32le(p) != r->nchunks ||
         ls_get_u32le(p + 4) != r->nkeyframes ||
         s->len != 8 + 16ull * ((uint64_t)r->nchunks + r->nkeyframes)) {
         return false;

@@ -15,7 +15,8 @@ LS_EXTERN_C_BEGIN
 /// Parse a decimal ("-12.5", "3", ".25") or a raw literal ("0x18000", "raw:-98304")
 /// at s. The decimal is rounded to the nearest Q16.16 (ties away from zero).
 /// Returns LS_OK and sets *out and *end (first unparsed char), LS_ERR_PARSE when
-/// s does not start with a number, LS_ERR_OUT_OF_RANGE when the rounded raw magnitude exceeds 0x7FFFFFFF (SPEC.md §9).
+/// s does not start with a number, LS_ERR_OUT_OF_RANGE when the rounded raw magnitude exceeds
+/// 0x7FFFFFFF (SPEC.md §9).
 LS_API ls_result ls_fx_parse(const char *s, ls_fx *out, const char **end);
 
 /// Write the shortest decimal that parses back to exactly v (at most 5

@@ -1,0 +1,23 @@
+# `lockstep render` (tools/render/: software rasteriser, one draw routine per
+# shape kind, PNG through Debian's libpng) and `make pictures`, which
+# regenerates the images README.md shows (tools/pictures/).
+TOOL_SRC += $(wildcard tools/render/*.c)
+DEPS_PKGS += libpng-dev
+LDLIBS_TOOL += -lpng
+
+PICTURES_DIR := tools/pictures
+PICTURES_REPLAY := tools/crosscheck/arena.lsr
+
+.PHONY: pictures
+# One picture per interesting shipped scene, at a tick where something
+# happens, and four frames of the recorded 4-player arena match (re-simulated
+# from its inputs). The output is deterministic: rerunning rewrites the same bytes.
+pictures: $(TOOL)
+	@mkdir -p $(PICTURES_DIR)
+	$(TOOL) render tools/scenes/tower_struck.scene --tick 40 --ids --contacts --out $(PICTURES_DIR)/tower_struck.png
+	$(TOOL) render tools/scenes/catapult.scene --tick 50 --out $(PICTURES_DIR)/catapult.png
+	$(TOOL) render tools/scenes/rain_2000.scene --tick 150 --camera 8,10,11,0,1.2,0 --out $(PICTURES_DIR)/rain_2000.png
+	$(TOOL) render tools/scenes/pyramid.scene --tick 300 --out $(PICTURES_DIR)/pyramid.png
+	$(TOOL) render tools/scenes/two_ramps.scene --tick 90 --out $(PICTURES_DIR)/two_ramps.png
+	$(TOOL) render $(PICTURES_REPLAY) --frames 0:1200:400 --size 320x200 --camera 0,17,21,0,0,0 \
+	  --out $(PICTURES_DIR)/arena.png

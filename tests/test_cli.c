@@ -1,0 +1,850 @@
+// SPDX-License-Identifier: MIT
+// The `lockstep` command line (the tool next to this test binary): every
+// command's --help, the exit statuses (0 ok, 1 runtime error, 2 usage error,
+// 3 verification failure), one clear message per bad argument, --json checked
+// by a strict JSON parser, progress lines only on a terminal, and installed
+// scenes found through $LOCKSTEP_DATA. Issue 17.
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tool[4096];
+static char dir[256];
+static char root[4096];
+
+// ---- a strict JSON validator (RFC 8259): objects, arrays, strings, numbers,
+// true, false, null; nothing may follow the document but whitespace ----
+
+typedef struct json_parser {
+    const char *p;
+    int depth;
+} json_parser;
+
+static bool json_value(json_parser *j);
+
+static void json_ws(json_parser *j)
+{
+    while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r') {
+        j->p++;
+    }
+}
+
+static bool json_hex4(const char *s)
+{
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// One UTF-8 sequence of 2..4 bytes (no overlongs, surrogates or > U+10FFFF).
+static bool json_utf8(json_parser *j)
+{
+    const unsigned char *s = (const unsigned char *)j->p;
+    unsigned c = s[0];
+    int n = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (n == 0 || (n == 2 && c < 0xC2) || (n == 4 && c > 0xF4)) {
+        return false;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) {
+            return false;
+        }
+    }
+    if ((n == 3 && c == 0xE0 && s[1] < 0xA0) || (n == 3 && c == 0xED && s[1] >= 0xA0) ||
+        (n == 4 && c == 0xF0 && s[1] < 0x90) || (n == 4 && c == 0xF4 && s[1] >= 0x90)) {
+        return false;
+    }
+    j->p += n;
+    return true;
+}
+
+static bool json_string(json_parser *j)
+{
+    if (*j->p != '"') {
+        return false;
+    }
+    j->p++;
+    for (;;) {
+        unsigned char c = (unsigned char)*j->p;
+        if (c == '"') {
+            j->p++;
+            return true;
+        }
+        if (c < 0x20) {
+            return false; // control characters (and the end of the text) must be escaped
+        }
+        if (c == '\\') {
+            char e = j->p[1];
+            if (e == 'u') {
+                if (!json_hex4(j->p + 2)) {
+                    return false;
+                }
+                j->p += 6;
+            } else if (e && strchr("\"\\/bfnrt", e)) {
+                j->p += 2;
+            } else {
+                return false;
+            }
+        } else if (c >= 0x80) {
+            if (!json_utf8(j)) {
+                return false;
+            }
+        } else {
+            j->p++;
+        }
+    }
+}
+
+static bool json_digits(json_parser *j)
+{
+    if (*j->p < '0' || *j->p > '9') {
+        return false;
+    }
+    while (*j->p >= '0' && *j->p <= '9') {
+        j->p++;
+    }
+    return true;
+}
+
+static bool json_number(json_parser *j)
+{
+    if (*j->p == '-') {
+        j->p++;
+    }
+    if (*j->p == '0') {
+        j->p++;
+    } else if (!json_digits(j)) {
+        return false;
+    }
+    if (*j->p == '.') {
+        j->p++;
+        if (!json_digits(j)) {
+            return false;
+        }
+    }
+    if (*j->p == 'e' || *j->p == 'E') {
+        j->p++;
+        if (*j->p == '+' || *j->p == '-') {
+            j->p++;
+        }
+        if (!json_digits(j)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool json_members(json_parser *j, char close, bool object)
+{
+    j->p++;
+    json_ws(j);
+    if (*j->p == close) {
+        j->p++;
+        return true;
+    }
+    for (;;) {
+        json_ws(j);
+        if (object) {
+            if (!json_string(j)) {
+                return false;
+            }
+            json_ws(j);
+            if (*j->p++ != ':') {
+                return false;
+            }
+        }
+        if (!json_value(j)) {
+            return false;
+        }
+        json_ws(j);
+        if (*j->p == ',') {
+            j->p++;
+        } else if (*j->p == close) {
+            j->p++;
+            return true;
+        } else {
+            return false;
+        }
+    }
+}
+
+static bool json_value(json_parser *j)
+{
+    json_ws(j);
+    if (++j->depth > 64) {
+        return false;
+    }
+    bool ok;
+    char c = *j->p;
+    if (c == '{') {
+        ok = json_members(j, '}', true);
+    } else if (c == '[') {
+        ok = json_members(j, ']', false);
+    } else if (c == '"') {
+        ok = json_string(j);
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+        ok = json_number(j);
+    } else if (strncmp(j->p, "true", 4) == 0 || strncmp(j->p, "null", 4) == 0) {
+        j->p += 4, ok = true;
+    } else if (strncmp(j->p, "false", 5) == 0) {
+        j->p += 5, ok = true;
+    } else {
+        ok = false;
+    }
+    j->depth--;
+    return ok;
+}
+
+// True when text is exactly one JSON value (surrounding whitespace allowed).
+static bool json_valid(const char *text)
+{
+    json_parser j = {text, 0};
+    if (!json_value(&j)) {
+        return false;
+    }
+    json_ws(&j);
+    return *j.p == '\0';
+}
+
+Test(cli, the_json_validator_is_strict)
+{
+    static const char *const good[] = {"{}",
+                                       "[]",
+                                       "0",
+                                       "-0.5",
+                                       "1e-5",
+                                       "\"a\\u00e9\\n\"",
+                                       "{\"a\":[1,2,{\"b\":null}],\"c\":true}",
+                                       " {\"x\" : false} \n",
+                                       "\"\xc3\xa9\"",
+                                       "[-1.25E+3]"};
+    static const char *const bad[] = {
+        "",          "{",       "{\"a\":1,}", "[1,]",      "01",    "1.",    ".5",  "+1",
+        "\"\t\"",    "\"\\x\"", "{a:1}",      "{\"a\" 1}", "[1] x", "{} {}", "tru", "\"\xff\"",
+        "\"\\u12\"", "'a'",     "[1 2]",      "nul",       "\"abc", "NaN",   "-",   "1e"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        cr_assert(json_valid(good[i]), "valid: %s", good[i]);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert(!json_valid(bad[i]), "invalid: %s", bad[i]);
+    }
+}
+
+// ---- running the tool ----
+
+static void setup(void)
+{
+    ssize_t n = readlink("/proc/self/exe", tool, sizeof tool - 1);
+    cr_assert_gt(n, 0);
+    tool[n] = '\0';
+    char *slash = strrchr(tool, '/');
+    cr_assert_not_null(slash);
+    snprintf(slash + 1, sizeof tool - (size_t)(slash + 1 - tool), "lockstep");
+    cr_assert_eq(access(tool, X_OK), 0, "%s is built (make test builds it)", tool);
+    cr_assert_not_null(getcwd(root, sizeof root)); // tests run from the repository root
+    snprintf(dir, sizeof dir, "/tmp/ls_test_cli_%ld", (long)getpid());
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void teardown(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(cli, .init = setup, .fini = teardown);
+
+typedef struct run_result {
+    int status;
+    char *out; // stdout
+    char *err; // stderr
+} run_result;
+
+static void append(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        *cap = (*cap + n) * 2 + 4096;
+        *buf = realloc(*buf, *cap);
+        cr_assert_not_null(*buf);
+    }
+    memcpy(*buf + *len, data, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+}
+
+// Run the tool in dir (or cwd if NULL) with env ("NAME=VALUE" or NULL) and the
+// NULL-terminated arguments; stdout and stderr are pipes (never terminals).
+static run_result run_in(const char *cwd, const char *env, const char *const *args)
+{
+    int o[2], e[2];
+    cr_assert_eq(pipe(o), 0);
+    cr_assert_eq(pipe(e), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        dup2(o[1], 1);
+        dup2(e[1], 2);
+        close(o[0]), close(o[1]), close(e[0]), close(e[1]);
+        if (cwd && chdir(cwd) != 0) {
+            _exit(126);
+        }
+        unsetenv("LOCKSTEP_DATA");
+        if (env) {
+            putenv((char *)(uintptr_t)env);
+        }
+        char *argv[64];
+        int n = 0;
+        argv[n++] = tool;
+        for (; args[n - 1] && n < 63; n++) {
+            argv[n] = (char *)(uintptr_t)args[n - 1];
+        }
+        argv[n] = NULL;
+        execv(tool, argv);
+        _exit(127);
+    }
+    close(o[1]);
+    close(e[1]);
+    run_result r = {0, NULL, NULL};
+    size_t ol = 0, oc = 0, el = 0, ec = 0;
+    append(&r.out, &ol, &oc, "", 0);
+    append(&r.err, &el, &ec, "", 0);
+    struct pollfd fds[2] = {{o[0], POLLIN, 0}, {e[0], POLLIN, 0}};
+    while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+        if (poll(fds, 2, -1) < 0) {
+            continue;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (fds[i].fd < 0 || !fds[i].revents) {
+                continue;
+            }
+            char buf[4096];
+            ssize_t got = read(fds[i].fd, buf, sizeof buf);
+            if (got <= 0) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+            } else if (i == 0) {
+                append(&r.out, &ol, &oc, buf, (size_t)got);
+            } else {
+                append(&r.err, &el, &ec, buf, (size_t)got);
+            }
+        }
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    return r;
+}
+
+#define RUN(...)         run_in(NULL, NULL, (const char *const[]){__VA_ARGS__, NULL})
+#define RUN_IN(cwd, ...) run_in(cwd, NULL, (const char *const[]){__VA_ARGS__, NULL})
+
+static void run_free(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static int count(const char *haystack, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(haystack, needle); p; p = strstr(p + 1, needle)) {
+        n++;
+    }
+    return n;
+}
+
+static int lines(const char *text)
+{
+    return count(text, "\n");
+}
+
+// A usage error: status 2, nothing on stdout, one line on stderr naming `what`.
+static void assert_usage_error(run_result r, const char *what)
+{
+    cr_assert_eq(r.status, 2, "status %d, stderr: %s", r.status, r.err);
+    cr_assert_str_empty(r.out, "%s", r.out);
+    cr_assert_eq(lines(r.err), 1, "one message: %s", r.err);
+    cr_assert(strstr(r.err, what), "'%s' named in: %s", what, r.err);
+}
+
+static void record(const char *name)
+{
+    char scene[4200], out[512];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
+    snprintf(out, sizeof out, "%s/%s", dir, name);
+    run_result r = RUN("replay", "record", scene, "--ticks", "400", "--seed", "11",
+                       "--keyframe-interval", "100", "--out", out);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+}
+
+static char *path_in_dir(const char *name)
+{
+    static char buf[4][512];
+    static int next;
+    char *p = buf[next++ % 4];
+    snprintf(p, 512, "%s/%s", dir, name);
+    return p;
+}
+
+// ---- --help everywhere ----
+
+Test(cli, every_command_and_replay_subcommand_has_its_own_help)
+{
+    static const char *const cmds[][2] = {
+        {"sim", NULL},      {"demo", NULL},       {"fx", NULL},        {"relay", NULL},
+        {"bot", NULL},      {"match", NULL},      {"render", NULL},    {"version", NULL},
+        {"replay", NULL},   {"replay", "record"}, {"replay", "info"},  {"replay", "verify"},
+        {"replay", "dump"}, {"replay", "diff"},   {"replay", "tamper"}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "usage: lockstep %s%s%s ", cmds[i][0], cmds[i][1] ? " " : "",
+                 cmds[i][1] ? cmds[i][1] : "");
+        run_result r =
+            cmds[i][1] ? RUN(cmds[i][0], cmds[i][1], "--help") : RUN(cmds[i][0], "--help");
+        cr_assert_eq(r.status, 0, "%s: %s", want, r.err);
+        cr_assert_eq(strncmp(r.out, want, strlen(want)), 0, "want '%s', got: %s", want, r.out);
+        cr_assert_gt(lines(r.out), 2, "usage, options and a description: %s", r.out);
+        run_free(&r);
+    }
+    // -h anywhere on the line, even after other arguments.
+    run_result r = RUN("replay", "verify", "x.lsr", "-h");
+    cr_assert_eq(r.status, 0);
+    cr_assert(strstr(r.out, "usage: lockstep replay verify FILE"), "%s", r.out);
+    run_free(&r);
+}
+
+Test(cli, top_level_help_documents_the_exit_statuses_and_json)
+{
+    run_result r = RUN("--help");
+    cr_assert_eq(r.status, 0);
+    cr_assert(strstr(r.out, "exit status"), "%s", r.out);
+    cr_assert(strstr(r.out, "0  success"), "%s", r.out);
+    cr_assert(strstr(r.out, "1  runtime error"), "%s", r.out);
+    cr_assert(strstr(r.out, "2  usage error"), "%s", r.out);
+    cr_assert(strstr(r.out, "3  verification failure"), "%s", r.out);
+    cr_assert(strstr(r.out, "--json"), "%s", r.out);
+    run_free(&r);
+    r = RUN("no-such-command");
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "unknown command 'no-such-command'"), "%s", r.err);
+    run_free(&r);
+    r = run_in(NULL, NULL, (const char *const[]){NULL});
+    cr_assert_eq(r.status, 2, "no command is a usage error");
+    run_free(&r);
+}
+
+// ---- usage errors (2): one message naming the option ----
+
+Test(cli, bad_arguments_are_usage_errors_naming_the_option)
+{
+    char scene[4200];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/six_box_tower.scene", root);
+    assert_usage_error(RUN("sim", scene, "--ticks"), "--ticks needs a value");
+    assert_usage_error(RUN("sim", scene, "--ticks", "ten"), "--ticks wants an integer");
+    assert_usage_error(RUN("sim", scene, "--bogus"), "unknown option '--bogus'");
+    assert_usage_error(RUN("sim"), "missing SCENE");
+    assert_usage_error(RUN("demo", "--ticks", "0"), "--ticks wants an integer 1..1000000");
+    assert_usage_error(RUN("fx", "nope", "1"), "unknown operation 'nope'");
+    assert_usage_error(RUN("fx", "add", "1"), "add takes 2 operands");
+    assert_usage_error(RUN("fx", "add", "1", "x"), "operand B: 'x'");
+    assert_usage_error(RUN("replay"), "missing subcommand");
+    assert_usage_error(RUN("replay", "frobnicate"), "unknown subcommand 'frobnicate'");
+    assert_usage_error(RUN("replay", "verify", "--jobs"), "--jobs needs a value");
+    assert_usage_error(RUN("replay", "verify", "x.lsr", "--jobs", "65"),
+                       "--jobs wants an integer 1..64");
+    assert_usage_error(RUN("replay", "record", scene, "--ticks", "5"), "missing --seed S");
+    assert_usage_error(RUN("replay", "tamper", "a.lsr", "b.lsr"), "missing --tick T");
+    assert_usage_error(RUN("relay", "--slots", "99"), "--slots wants an integer 2..16");
+    assert_usage_error(RUN("relay", "--scene"), "--scene needs a value");
+    assert_usage_error(RUN("bot", "--relay", "127.0.0.1:7"), "missing --session ID");
+    assert_usage_error(RUN("match", "--loss", "2"), "--loss wants a probability 0..1");
+    assert_usage_error(RUN("version", "--yaml"), "unknown option '--yaml'");
+}
+
+Test(cli, sim_trace_past_the_last_body_is_a_usage_error)
+{
+    char scene[4200];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/six_box_tower.scene", root);
+    run_result r = RUN("sim", scene, "--trace", "99", "--ticks", "5");
+    assert_usage_error(r, "--trace 99");
+    cr_assert(strstr(r.err, "has 7 bodies (1..7)"), "%s", r.err);
+    run_free(&r);
+    r = RUN("sim", scene, "--trace", "0");
+    assert_usage_error(r, "--trace wants an integer 1..");
+    run_free(&r);
+    r = RUN("sim", scene, "--trace", "7", "--ticks", "2");
+    cr_assert_eq(r.status, 0, "the last body is fine: %s", r.err);
+    run_free(&r);
+}
+
+Test(cli, fx_refuses_operands_outside_the_domain)
+{
+    run_result r = RUN("fx", "sqrt", "-1");
+    assert_usage_error(r, "sqrt wants A >= 0, got '-1'");
+    run_free(&r);
+    r = RUN("fx", "asin", "1.5");
+    assert_usage_error(r, "asin wants A in -1..1");
+    run_free(&r);
+    r = RUN("fx", "div", "1", "0");
+    assert_usage_error(r, "division by zero");
+    run_free(&r);
+    r = RUN("fx", "sqrt", "2");
+    cr_assert_eq(r.status, 0);
+    cr_assert_eq(strncmp(r.out, "1.41422  (raw 0x00016a0a", 24), 0, "%s", r.out);
+    run_free(&r);
+    r = RUN("fx", "mul", "30000", "2");
+    cr_assert_eq(r.status, 3, "overflow is a failed check: %s", r.out);
+    cr_assert(strstr(r.out, "OVERFLOW (saturated)"), "%s", r.out);
+    run_free(&r);
+}
+
+Test(cli, replay_dump_from_after_to_is_a_usage_error)
+{
+    run_result r = RUN("replay", "dump", "whatever.lsr", "--from", "10", "--to", "5");
+    assert_usage_error(r, "--to 5 is before --from 10");
+    run_free(&r);
+}
+
+Test(cli, relay_bind_with_a_bad_port_is_a_usage_error)
+{
+    run_result r = RUN("relay", "--bind", "127.0.0.1:99999");
+    assert_usage_error(r, "port must be 0..65535");
+    cr_assert(strstr(r.err, "99999"), "%s", r.err);
+    run_free(&r);
+    r = RUN("relay", "--bind", "localhost-ish:7777");
+    assert_usage_error(r, "is not an IPv4 address");
+    run_free(&r);
+    r = RUN("relay", "--bind", "127.0.0.1");
+    assert_usage_error(r, "--bind wants HOST:PORT");
+    run_free(&r);
+}
+
+Test(cli, match_perturb_outside_the_match_is_a_usage_error)
+{
+    run_result r = RUN("match", "--peers", "4", "--perturb", "9:10");
+    assert_usage_error(r, "slot 9 is out of range");
+    cr_assert(strstr(r.err, "4 peers (slots 0..3)"), "%s", r.err);
+    run_free(&r);
+    r = RUN("match", "--ticks", "100", "--perturb", "1:100");
+    assert_usage_error(r, "tick 100 is out of range");
+    run_free(&r);
+    r = RUN("match", "--perturb", "1-5");
+    assert_usage_error(r, "--perturb wants SLOT:TICK");
+    run_free(&r);
+}
+
+// ---- runtime errors (1): one message, the path once ----
+
+Test(cli, a_directory_as_scene_is_one_runtime_error)
+{
+    run_result r = RUN_IN(dir, "sim", ".");
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "lockstep sim: .: cannot read: Is a directory [LS_ERR_IO]"), "%s",
+              r.err);
+    run_free(&r);
+    cr_assert_eq(system("mkdir -p /tmp/ls_test_cli_adir"), 0);
+    r = RUN("sim", "/tmp/ls_test_cli_adir");
+    cr_assert_eq(r.status, 1);
+    cr_assert_eq(count(r.err, "ls_test_cli_adir"), 1, "the path once: %s", r.err);
+    run_free(&r);
+    // The relay reads the scene it embeds in recordings.
+    r = RUN("relay", "--scene", "/tmp/ls_test_cli_adir", "--record", path_in_dir("r.lsr"));
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert_eq(count(r.err, "ls_test_cli_adir"), 1, "the path once: %s", r.err);
+    cr_assert(strstr(r.err, "Is a directory"), "%s", r.err);
+    run_free(&r);
+    r = RUN("sim", "/tmp/ls_test_cli_missing.scene");
+    cr_assert_eq(r.status, 1);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert_eq(count(r.err, "ls_test_cli_missing.scene"), 1, "%s", r.err);
+    run_free(&r);
+    r = RUN("replay", "info", path_in_dir("missing.lsr"));
+    cr_assert_eq(r.status, 1);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "lockstep replay info: "), "names the subcommand: %s", r.err);
+    cr_assert_eq(count(r.err, "missing.lsr"), 1, "%s", r.err);
+    run_free(&r);
+    cr_assert_eq(system("rmdir /tmp/ls_test_cli_adir"), 0);
+}
+
+Test(cli, a_bot_whose_relay_is_silent_says_so, .timeout = 30)
+{
+    // A UDP socket that never answers stands in for a dead relay.
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    char relay[64], scene[4200];
+    snprintf(relay, sizeof relay, "127.0.0.1:%u", ntohs(a.sin_port));
+    snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
+    run_result r =
+        RUN("bot", "--relay", relay, "--session", "1", "--slot", "0", "--token",
+            "00112233445566778899aabbccddeeff", "--scene", scene, "--relay-timeout", "1");
+    close(fd);
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "no answer from the relay at "), "%s", r.err);
+    cr_assert(strstr(r.err, relay), "%s", r.err);
+    cr_assert(strstr(r.err, " in 1 s"), "%s", r.err);
+    run_free(&r);
+}
+
+// ---- verification failures (3) ----
+
+Test(cli, verification_failures_exit_3)
+{
+    record("m.lsr");
+    run_result r = RUN("replay", "tamper", path_in_dir("m.lsr"), path_in_dir("t.lsr"), "--tick",
+                       "150", "--player", "1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN("replay", "verify", path_in_dir("t.lsr"));
+    cr_assert_eq(r.status, 3, "%s", r.out);
+    cr_assert_eq(strncmp(r.out, "DESYNC at tick 150", 18), 0, "%s", r.out);
+    run_free(&r);
+    r = RUN("replay", "diff", path_in_dir("m.lsr"), path_in_dir("t.lsr"));
+    cr_assert_eq(r.status, 3, "%s", r.out);
+    run_free(&r);
+    r = RUN("replay", "diff", path_in_dir("m.lsr"), path_in_dir("m.lsr"));
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    run_free(&r);
+    r = RUN("replay", "tamper", path_in_dir("m.lsr"), path_in_dir("u.lsr"), "--tick", "400");
+    assert_usage_error(r, "--tick 400");
+    run_free(&r);
+}
+
+// ---- --json: every document passes the strict parser ----
+
+static void assert_json(run_result r, int status, const char *const *must)
+{
+    cr_assert_eq(r.status, status, "status %d: %s%s", r.status, r.err, r.out);
+    cr_assert(json_valid(r.out), "not valid JSON:\n%s", r.out);
+    size_t n = strlen(r.out);
+    cr_assert(n > 0 && r.out[n - 1] == '\n', "ends with a newline: %s", r.out);
+    for (; must && *must; must++) {
+        cr_assert(strstr(r.out, *must), "'%s' in %s", *must, r.out);
+    }
+}
+
+Test(cli, json_outputs_are_valid_json)
+{
+    char scene[4200];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/six_box_tower.scene", root);
+    run_result r = RUN("version", "--json");
+    assert_json(r, 0, (const char *const[]){"{\"version\":\"0.2.0\"", "\"fingerprint\":", NULL});
+    run_free(&r);
+    r = RUN("sim", scene, "--ticks", "20", "--json");
+    assert_json(r, 0, (const char *const[]){"\"ticks\":20", "\"final_checksum\":\"", NULL});
+    run_free(&r);
+    r = RUN("sim", scene, "--ticks", "5", "--checksums", "--trace", "2", "--json");
+    assert_json(
+        r, 0,
+        (const char *const[]){"\"per_tick\":[{\"tick\":1,\"checksum\":\"", "\"position\":[", NULL});
+    run_free(&r);
+    record("m.lsr");
+    r = RUN("replay", "info", path_in_dir("m.lsr"), "--json");
+    assert_json(
+        r, 0, (const char *const[]){"\"ticks\":400", "\"keyframe_ticks\":[100,200,300,400]", NULL});
+    run_free(&r);
+    r = RUN("replay", "verify", path_in_dir("m.lsr"), "--json", "--stats");
+    assert_json(r, 0, (const char *const[]){"\"result\":\"verified\"", "\"stats\":{", NULL});
+    run_free(&r);
+    r = RUN("replay", "dump", path_in_dir("m.lsr"), "--json", "--from", "3", "--to", "6");
+    assert_json(r, 0, (const char *const[]){"{\"tick\":3,", "{\"tick\":5,", NULL});
+    cr_assert_null(strstr(r.out, "{\"tick\":6,"), "%s", r.out);
+    run_free(&r);
+    r = RUN("replay", "tamper", path_in_dir("m.lsr"), path_in_dir("t.lsr"), "--tick", "150");
+    run_free(&r);
+    r = RUN("replay", "verify", path_in_dir("t.lsr"), "--json");
+    assert_json(r, 3,
+                (const char *const[]){"\"result\":\"desync\"", "\"tick\":150",
+                                      "\"bodies\":[{\"body\":", "\"field\":\"position.x\"", NULL});
+    run_free(&r);
+    r = RUN("replay", "diff", path_in_dir("m.lsr"), path_in_dir("t.lsr"), "--json");
+    assert_json(r, 3, (const char *const[]){"\"different\":true", "\"tick\":150", NULL});
+    run_free(&r);
+    r = RUN("replay", "diff", path_in_dir("m.lsr"), path_in_dir("m.lsr"), "--json");
+    assert_json(r, 0, (const char *const[]){"\"different\":false", "\"tick\":null", NULL});
+    run_free(&r);
+}
+
+Test(cli, json_strings_are_escaped)
+{
+    // A file name with a quote, a backslash, a tab and a byte that is not UTF-8.
+    record("m.lsr");
+    const char *name = path_in_dir("q\"b\\s\tx\xff.lsr");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp '%s' \"$LS_NAME\"", path_in_dir("m.lsr"));
+    cr_assert_eq(setenv("LS_NAME", name, 1), 0);
+    cr_assert_eq(system(cmd), 0);
+    run_result r = RUN("replay", "info", name, "--json");
+    assert_json(r, 0, (const char *const[]){"q\\\"b\\\\s\\tx\\ufffd.lsr", NULL});
+    run_free(&r);
+    r = RUN("replay", "verify", name, "--json");
+    assert_json(r, 0, NULL);
+    run_free(&r);
+}
+
+Test(cli, match_json_is_valid_json, .timeout = 120)
+{
+    run_result r = RUN("match", "--peers", "2", "--ticks", "60", "--tick-rate", "240", "--replay",
+                       path_in_dir("match.lsr"), "--timeout", "10000", "--json");
+    assert_json(r, 0,
+                (const char *const[]){"\"checksums_equal\":true", "\"desyncs\":0",
+                                      "\"result\":\"ok\"", "\"exit_status\":0", NULL});
+    run_free(&r);
+}
+
+// ---- progress: only on a terminal ----
+
+Test(cli, piped_runs_print_no_progress)
+{
+    char scene[4200];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/pile_1000.scene", root);
+    run_result r = RUN("sim", scene, "--ticks", "300"); // > 1 s: a terminal would show progress
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_empty(r.err, "nothing on a piped stderr: %s", r.err);
+    cr_assert_null(strchr(r.out, '\r'), "%s", r.out);
+    run_free(&r);
+    record("m.lsr");
+    r = RUN("replay", "verify", path_in_dir("m.lsr"));
+    cr_assert_eq(r.status, 0);
+    cr_assert_str_empty(r.err, "%s", r.err);
+    cr_assert_str_eq(r.out, "verified 400 ticks\n");
+    run_free(&r);
+}
+
+// Run with stderr on a pseudo-terminal; returns what the terminal showed.
+static char *run_on_terminal(const char *const *args, int *status)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    cr_assert_geq(master, 0);
+    cr_assert_eq(grantpt(master), 0);
+    cr_assert_eq(unlockpt(master), 0);
+    const char *slave_name = ptsname(master);
+    cr_assert_not_null(slave_name);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int slave = open(slave_name, O_RDWR | O_NOCTTY);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (slave < 0 || devnull < 0) {
+            _exit(126);
+        }
+        dup2(devnull, 1);
+        dup2(slave, 2);
+        close(master);
+        char *argv[64];
+        int n = 0;
+        argv[n++] = tool;
+        for (; args[n - 1] && n < 63; n++) {
+            argv[n] = (char *)(uintptr_t)args[n - 1];
+        }
+        argv[n] = NULL;
+        execv(tool, argv);
+        _exit(127);
+    }
+    char *out = NULL;
+    size_t len = 0, cap = 0;
+    append(&out, &len, &cap, "", 0);
+    for (;;) {
+        char buf[4096];
+        ssize_t got = read(master, buf, sizeof buf); // EIO once the child closed the terminal
+        if (got <= 0) {
+            break;
+        }
+        append(&out, &len, &cap, buf, (size_t)got);
+    }
+    close(master);
+    int st;
+    waitpid(pid, &st, 0);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    return out;
+}
+
+Test(cli, a_terminal_shows_progress_and_no_progress_silences_it, .timeout = 60)
+{
+    char scene[4200];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/pile_1000.scene", root);
+    int status;
+    char *tty =
+        run_on_terminal((const char *const[]){"sim", scene, "--ticks", "300", NULL}, &status);
+    cr_assert_eq(status, 0);
+    cr_assert(strstr(tty, "\rsim ["), "a progress line: %s", tty);
+    cr_assert(strstr(tty, " ticks"), "%s", tty);
+    free(tty);
+    tty = run_on_terminal(
+        (const char *const[]){"sim", scene, "--ticks", "300", "--no-progress", NULL}, &status);
+    cr_assert_eq(status, 0);
+    cr_assert_str_empty(tty, "%s", tty);
+    free(tty);
+}
+
+// ---- installed scenes ----
+
+Test(cli, scenes_are_found_in_lockstep_data)
+{
+    // From a directory without tools/scenes: $LOCKSTEP_DATA/scenes/<name>.
+    char env[4200];
+    snprintf(env, sizeof env, "LOCKSTEP_DATA=%s/tools", root);
+    run_result r =
+        run_in(dir, env, (const char *const[]){"sim", "arena.scene", "--ticks", "3", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "ticks 3  bodies 17"), "%s", r.out);
+    run_free(&r);
+    // A path is reduced to its file name.
+    r = run_in(
+        dir, env,
+        (const char *const[]){"sim", "some/where/six_box_tower.scene", "--ticks", "1", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    // Not found anywhere: the error names what the user gave.
+    r = run_in(dir, env, (const char *const[]){"sim", "nowhere/none.scene", NULL});
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.err, "lockstep sim: nowhere/none.scene: cannot open"), "%s", r.err);
+    run_free(&r);
+    // A file that exists is used as given, whatever LOCKSTEP_DATA says.
+    r = run_in(
+        NULL, "LOCKSTEP_DATA=/nonexistent",
+        (const char *const[]){"sim", "tools/scenes/six_box_tower.scene", "--ticks", "1", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    // The default arena of bot/relay/match too: a relay that records with no --scene.
+    r = run_in(dir, "LOCKSTEP_DATA=/nonexistent",
+               (const char *const[]){"relay", "--record", "r.lsr", NULL});
+    cr_assert_eq(r.status, 1);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "no --scene given, and the default arena.scene is neither at "
+                            "tools/scenes/arena.scene nor in /nonexistent/scenes"),
+              "%s", r.err);
+    run_free(&r);
+    r = run_in(dir, "LOCKSTEP_DATA=/nonexistent", (const char *const[]){"match", NULL});
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.err, "lockstep match: no --scene given"), "%s", r.err);
+    run_free(&r);
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+// Helpers shared by every `lockstep` subcommand: help, usage errors, option
+// values, numbers, error printing and finding installed scenes.
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef LS_DATADIR
+#define LS_DATADIR "/usr/local/share/lockstep"
+#endif
+
+bool cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void cli_print_usage(const cli_command *cmd)
+{
+    // usage = synopsis, then (after a blank line) the options: the one-line
+    // description goes between them.
+    const char *options = strstr(cmd->usage, "\n\n");
+    int synopsis = options ? (int)(options - cmd->usage) : (int)strlen(cmd->usage);
+    printf("usage: lockstep %s %.*s\n\n%s\n", cmd->name, synopsis, cmd->usage, cmd->summary);
+    if (options) {
+        printf("%s\n", options + 1);
+    }
+}
+
+void cli_print_error(const char *prefix, const ls_error *err)
+{
+    char line[LS_ERROR_PATH_MAX + LS_ERROR_MESSAGE_MAX + 32];
+    ls_error_format(err, line, sizeof line);
+    fprintf(stderr, "%s: %s [%s]\n", prefix, line, ls_result_name(err->code));
+}
+
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "lockstep %s: ", cmd->name);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see lockstep %s --help)\n", cmd->name);
+    va_end(ap);
+    return CLI_EXIT_USAGE;
+}
+
+bool cli_option(const cli_command *cmd, int argc, char **argv, int *i, const char *name,
+                const char **value)
+{
+    if (strcmp(argv[*i], name) != 0) {
+        return false;
+    }
+    *value = NULL;
+    if (*i + 1 < argc) {
+        *value = argv[++*i];
+    } else {
+        cli_usage_error(cmd, "%s needs a value", name);
+    }
+    return true;
+}
+
+bool cli_parse_u64(const cli_command *cmd, const char *option, const char *text, uint64_t min,
+                   uint64_t max, uint64_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (!text[0] || text[0] == '-' || text[0] == '+' || text[0] == ' ' || *end != '\0' || v < min ||
+        v > max) {
+        cli_usage_error(cmd, "%s wants an integer %llu..%llu, got '%s'", option,
+                        (unsigned long long)min, (unsigned long long)max, text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+int cli_unexpected(const cli_command *cmd, const char *arg)
+{
+    if (arg[0] == '-' && arg[1] != '\0') {
+        return cli_usage_error(cmd, "unknown option '%s'", arg);
+    }
+    return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static const char *data_dir(void)
+{
+    const char *data = getenv("LOCKSTEP_DATA");
+    return data && data[0] ? data : LS_DATADIR;
+}
+
+const char *cli_find_scene(const char *path, char *buf, size_t size)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        return path; // exists (a directory too: the loader then says what is wrong with it)
+    }
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (!base[0]) {
+        return path;
+    }
+    int n = snprintf(buf, size, "%s/scenes/%s", data_dir(), base);
+    if (n > 0 && (size_t)n < size && is_file(buf)) {
+        return buf;
+    }
+    return path;
+}
+
+const char *cli_default_scene(const cli_command *cmd, char *buf, size_t size)
+{
+    const char *path = cli_find_scene(CLI_DEFAULT_SCENE, buf, size);
+    if (is_file(path)) {
+        return path;
+    }
+    fprintf(stderr,
+            "lockstep %s: no --scene given, and the default arena.scene is neither at %s nor in "
+            "%s/scenes (give --scene FILE or set LOCKSTEP_DATA)\n",
+            cmd->name, CLI_DEFAULT_SCENE, data_dir());
+    return NULL;
+}

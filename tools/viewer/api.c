@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+// The browser viewer's engine API, compiled with the simulation library for
+// wasm32-wasi (a reactor module: the page calls _initialize, then these
+// exports). Also compiled natively for the bench's native baseline
+// (tools/viewer/bench_native.c), so both sides run the very same loop.
+//
+// A handle (0..VW_HANDLES-1) holds one scene or replay and its world, opened
+// from bytes the page fetched. Replays re-simulate from inputs alone
+// (rn_source_step: apply tick t's inputs, step, checksum) and every tick's
+// checksum is compared with the recorded one, as `lockstep replay verify` does.
+// Poses and shapes are handed out as raw Q16.16 integers; the page divides.
+#include "../render/render.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __wasm__
+#define VW_EXPORT(name) __attribute__((export_name(#name))) name
+#else
+#define VW_EXPORT(name) name
+#endif
+
+#include "api.h"
+
+#define VW_HANDLES 4
+
+typedef struct vw_handle {
+    rn_source src;
+    bool open;
+    int64_t mismatch_tick; // first tick (0-based) whose checksum differed, or -1
+    uint64_t mismatch_recorded, mismatch_computed;
+    uint32_t verified; // ticks checked in order from tick 0 without a gap
+    bool verified_gap; // a seek broke the in-order chain
+    int32_t *bodies;   // VW_BODY_INTS per body
+    int32_t *shapes;   // VW_SHAPE_INTS per body
+    int32_t detail[VW_DETAIL_INTS];
+} vw_handle;
+
+static vw_handle handles[VW_HANDLES];
+static char error_text[512];
+
+static vw_handle *get(int32_t h)
+{
+    if (h < 0 || h >= VW_HANDLES || !handles[h].open) {
+        return NULL;
+    }
+    return &handles[h];
+}
+
+uint8_t *VW_EXPORT(vw_alloc)(uint32_t size)
+{
+    return malloc(size ? size : 1);
+}
+
+void VW_EXPORT(vw_free)(uint8_t *p)
+{
+    free(p);
+}
+
+const char *VW_EXPORT(vw_error)(void)
+{
+    return error_text;
+}
+
+void VW_EXPORT(vw_close)(int32_t h)
+{
+    vw_handle *v = get(h);
+    if (v) {
+        rn_source_close(&v->src);
+        free(v->bodies);
+        free(v->shapes);
+        memset(v, 0, sizeof *v);
+    }
+}
+
+int32_t VW_EXPORT(vw_open)(int32_t h, const uint8_t *data, uint32_t size)
+{
+    if (h < 0 || h >= VW_HANDLES) {
+        return -1;
+    }
+    vw_close(h);
+    vw_handle *v = &handles[h];
+    error_text[0] = '\0';
+    if (!rn_source_open(&v->src, data, size, error_text, sizeof error_text)) {
+        return -1;
+    }
+    v->src.memo_interval = 60; // scenes: scrubbing back restores a snapshot <= 60 ticks away
+    uint32_t n = v->src.scene.body_count ? v->src.scene.body_count : 1;
+    v->bodies = calloc(n, VW_BODY_INTS * sizeof(int32_t));
+    v->shapes = calloc(n, VW_SHAPE_INTS * sizeof(int32_t));
+    if (!v->bodies || !v->shapes) {
+        rn_source_close(&v->src);
+        free(v->bodies);
+        free(v->shapes);
+        memset(v, 0, sizeof *v);
+        strcpy(error_text, "out of memory");
+        return -1;
+    }
+    v->open = true;
+    v->mismatch_tick = -1;
+    for (uint32_t i = 0; i < v->src.scene.body_count; i++) {
+        const ls_body_def *d = &v->src.scene.bodies[i];
+        int32_t *s = &v->shapes[i * VW_SHAPE_INTS];
+        int32_t player = -1;
+        for (uint32_t p = 0; p < v->src.scene.player_count; p++) {
+            if (v->src.scene.player_body[p] == i) {
+                player = (int32_t)p;
+            }
+        }
+        const int32_t vals[VW_SHAPE_INTS] = {
+            (int32_t)d->shape.type,  (int32_t)d->type,        d->shape.radius,
+            d->shape.half_height,    d->shape.half_extents.x, d->shape.half_extents.y,
+            d->shape.half_extents.z, d->shape.normal.x,       d->shape.normal.y,
+            d->shape.normal.z,       d->shape.plane_d,        player};
+        memcpy(s, vals, sizeof vals);
+    }
+    return 0;
+}
+
+int32_t VW_EXPORT(vw_is_replay)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v && v->src.is_replay;
+}
+
+/// Recorded ticks (replays) or the scene's suggested tick count.
+uint32_t VW_EXPORT(vw_ticks)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->src.ticks : 0;
+}
+
+uint32_t VW_EXPORT(vw_tick)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->src.tick : 0;
+}
+
+uint32_t VW_EXPORT(vw_players)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->src.scene.player_count : 0;
+}
+
+uint32_t VW_EXPORT(vw_tick_rate)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->src.scene.world.tick_rate : 0;
+}
+
+// One tick; for replays, compare with the recorded checksum. 1 stepped, 0 at the end.
+static int32_t step(vw_handle *v)
+{
+    uint32_t t = v->src.tick;
+    if (!rn_source_step(&v->src)) {
+        return 0;
+    }
+    if (v->src.is_replay) {
+        bool ok = v->src.last_recorded == v->src.last_computed;
+        if (!ok && (v->mismatch_tick < 0 || (int64_t)t < v->mismatch_tick)) {
+            v->mismatch_tick = t;
+            v->mismatch_recorded = v->src.last_recorded;
+            v->mismatch_computed = v->src.last_computed;
+        }
+        if (ok && !v->verified_gap && v->verified == t) {
+            v->verified = t + 1;
+        }
+    }
+    return 1;
+}
+
+/// Step up to n ticks; stops after the first tick whose checksum differs from
+/// the recording. Returns the ticks stepped.
+uint32_t VW_EXPORT(vw_run)(int32_t h, uint32_t n)
+{
+    vw_handle *v = get(h);
+    uint32_t done = 0;
+    while (v && done < n && step(v)) {
+        done++;
+        if (v->mismatch_tick >= 0 && (uint64_t)v->mismatch_tick + 1 == v->src.tick) {
+            break;
+        }
+    }
+    return done;
+}
+
+/// Go to the state after `tick` ticks (through keyframes). 0 ok, -1 error (vw_error).
+int32_t VW_EXPORT(vw_seek)(int32_t h, uint32_t tick)
+{
+    vw_handle *v = get(h);
+    if (!v) {
+        return -1;
+    }
+    if (tick == v->src.tick) {
+        return 0;
+    }
+    if (tick == v->src.tick + 1) {
+        return step(v) ? 0 : -1;
+    }
+    v->verified_gap = true; // the state may come from a keyframe now
+    return rn_source_seek(&v->src, tick, error_text, sizeof error_text) ? 0 : -1;
+}
+
+uint64_t VW_EXPORT(vw_checksum)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? rn_source_checksum(&v->src) : 0;
+}
+
+/// Recorded checksum of tick t (the state after t + 1 ticks); 0 if none.
+uint64_t VW_EXPORT(vw_recorded)(int32_t h, uint32_t t)
+{
+    vw_handle *v = get(h);
+    return v && v->src.is_replay ? ls_replay_reader_checksum(v->src.reader, t) : 0;
+}
+
+/// First tick whose re-simulated checksum differed, or -1.
+int64_t VW_EXPORT(vw_mismatch_tick)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->mismatch_tick : -1;
+}
+
+uint64_t VW_EXPORT(vw_mismatch_recorded)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->mismatch_recorded : 0;
+}
+
+uint64_t VW_EXPORT(vw_mismatch_computed)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->mismatch_computed : 0;
+}
+
+/// Ticks verified in order from tick 0.
+uint32_t VW_EXPORT(vw_verified)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->verified : 0;
+}
+
+uint32_t VW_EXPORT(vw_keyframes)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v && v->src.is_replay ? ls_replay_reader_info(v->src.reader)->keyframes : 0;
+}
+
+uint32_t VW_EXPORT(vw_keyframe_tick)(int32_t h, uint32_t i)
+{
+    vw_handle *v = get(h);
+    return v && v->src.is_replay ? ls_replay_reader_keyframe_info(v->src.reader, i).tick : 0;
+}
+
+uint32_t VW_EXPORT(vw_body_count)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->src.scene.body_count : 0;
+}
+
+/// Per body (file order), VW_SHAPE_INTS ints: shape type, body type, radius,
+/// half height, half extents x y z, plane normal x y z, plane d, player or -1.
+const int32_t *VW_EXPORT(vw_shapes)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->shapes : NULL;
+}
+
+/// Per body, VW_BODY_INTS ints of the current state: position x y z,
+/// orientation x y z w (Q16.16), asleep.
+const int32_t *VW_EXPORT(vw_bodies)(int32_t h)
+{
+    vw_handle *v = get(h);
+    if (!v) {
+        return NULL;
+    }
+    for (uint32_t i = 0; i < v->src.scene.body_count; i++) {
+        ls_body_id id = rn_source_body(&v->src, i);
+        ls_vec3 p = ls_body_position(v->src.world, id);
+        ls_quat q = ls_body_orientation(v->src.world, id);
+        int32_t *b = &v->bodies[i * VW_BODY_INTS];
+        b[0] = p.x, b[1] = p.y, b[2] = p.z;
+        b[3] = q.x, b[4] = q.y, b[5] = q.z, b[6] = q.w;
+        b[7] = ls_body_is_asleep(v->src.world, id);
+    }
+    return v->bodies;
+}
+
+/// Body i's velocities and mass: linear x y z, angular x y z, mass (Q16.16).
+const int32_t *VW_EXPORT(vw_body_detail)(int32_t h, uint32_t i)
+{
+    vw_handle *v = get(h);
+    if (!v || i >= v->src.scene.body_count) {
+        return NULL;
+    }
+    ls_body_id id = rn_source_body(&v->src, i);
+    ls_vec3 l = ls_body_linear_velocity(v->src.world, id);
+    ls_vec3 a = ls_body_angular_velocity(v->src.world, id);
+    const int32_t vals[VW_DETAIL_INTS] = {
+        l.x, l.y, l.z, a.x, a.y, a.z, ls_body_mass(v->src.world, id)};
+    memcpy(v->detail, vals, sizeof vals);
+    return v->detail;
+}

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// Exports of the viewer's wasm module (tools/viewer/api.c); the page's
+// engine.js wraps them. Handles 0..3; ticks are 0-based like replay files.
+#ifndef LS_TOOLS_VIEWER_API_H
+#define LS_TOOLS_VIEWER_API_H
+
+#include <stdint.h>
+
+#define VW_BODY_INTS   8  ///< position xyz, orientation xyzw, asleep
+#define VW_SHAPE_INTS  12 ///< shape, body type, radius, half height, half xyz, normal xyz, d, player
+#define VW_DETAIL_INTS 7  ///< linear velocity xyz, angular velocity xyz, mass
+
+uint8_t *vw_alloc(uint32_t size);
+void vw_free(uint8_t *p);
+const char *vw_error(void);
+int32_t vw_open(int32_t h, const uint8_t *data, uint32_t size);
+void vw_close(int32_t h);
+int32_t vw_is_replay(int32_t h);
+uint32_t vw_ticks(int32_t h);
+uint32_t vw_tick(int32_t h);
+uint32_t vw_players(int32_t h);
+uint32_t vw_tick_rate(int32_t h);
+uint32_t vw_run(int32_t h, uint32_t n);
+int32_t vw_seek(int32_t h, uint32_t tick);
+uint64_t vw_checksum(int32_t h);
+uint64_t vw_recorded(int32_t h, uint32_t t);
+int64_t vw_mismatch_tick(int32_t h);
+uint64_t vw_mismatch_recorded(int32_t h);
+uint64_t vw_mismatch_computed(int32_t h);
+uint32_t vw_verified(int32_t h);
+uint32_t vw_keyframes(int32_t h);
+uint32_t vw_keyframe_tick(int32_t h, uint32_t i);
+uint32_t vw_body_count(int32_t h);
+const int32_t *vw_shapes(int32_t h);
+const int32_t *vw_bodies(int32_t h);
+const int32_t *vw_body_detail(int32_t h, uint32_t i);
+
+#endif

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+// `make viewer-test` and `make bench-viewer`: drive Debian's headless Chromium
+// (/usr/bin/chromium, through puppeteer-core; no browser download) against the
+// built viewer served on 127.0.0.1.
+//
+//   node test.mjs test ROOT REPLAY EXPECT_LINE EXPECT_FINAL TAMPERED EXPECT_TAMPERED SHOT.png
+//     REPLAY must report EXPECT_LINE ("verified N ticks", as `lockstep replay
+//     verify` prints it) with final checksum EXPECT_FINAL; TAMPERED must report
+//     EXPECT_TAMPERED ("DESYNC at tick T: recorded X computed Y"); the screenshot
+//     (saved to SHOT.png) must show the scene; step, seek and picking must work.
+//   node test.mjs bench ROOT REPLAY REPEATS
+//     prints "TICKS TICKS_PER_S FINAL" for re-simulating REPLAY in the page.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import process from 'node:process';
+import puppeteer from 'puppeteer-core';
+import { serve } from './serve.mjs';
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  // WebGL without a GPU: SwiftShader, which Chromium only enables on request.
+  '--enable-unsafe-swiftshader',
+  '--use-angle=swiftshader',
+];
+
+let failures = 0;
+function check(ok, what) {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+  if (!ok) failures++;
+}
+
+async function withPage(root, fn) {
+  const profile = await mkdtemp(path.join(os.tmpdir(), 'lockstep-viewer-chromium-'));
+  const { server, url } = await serve(root, 0);
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...FLAGS, `--user-data-dir=${profile}`],
+    defaultViewport: { width: 1024, height: 640 },
+  });
+  try {
+    const page = await browser.newPage();
+    page.on('console', (m) => {
+      if ((m.type() === 'error' || m.type() === 'warn') && !m.text().includes('GL Driver Message')) {
+        console.log(`  [page ${m.type()}] ${m.text()}`);
+      }
+    });
+    page.on('pageerror', (e) => console.log(`  [page error] ${e.message}`));
+    return await fn(page, url);
+  } finally {
+    await browser.close();
+    server.close();
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
+async function openAndVerify(page, url, replay) {
+  await page.goto(`${url}index.html?replay=${encodeURIComponent(replay)}`);
+  await page.waitForFunction(() => window.__lockstep && window.__lockstep.ready, { timeout: 60000 });
+  await page.waitForFunction(() => window.__lockstep.verdict().done, { timeout: 300000, polling: 100 });
+  return page.evaluate(() => ({ ...window.__lockstep.verdict(), badge: document.getElementById('badge').textContent }));
+}
+
+// Fraction of the screenshot's central region that is not background, and the
+// number of distinct colours there (decoded in the page from the PNG bytes).
+async function screenshotStats(page, png) {
+  return page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width;
+    c.height = img.height;
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    const r = document.getElementById('view').getBoundingClientRect();
+    const x0 = Math.round(r.left + r.width * 0.2), x1 = Math.round(r.left + r.width * 0.8);
+    const y0 = Math.round(r.top + r.height * 0.2), y1 = Math.round(r.top + r.height * 0.8);
+    const d = g.getImageData(x0, y0, x1 - x0, y1 - y0).data;
+    // Background = the most common colour there (sky or ground); the scene is what differs.
+    const counts = new Map();
+    for (let i = 0; i < d.length; i += 4) {
+      const q = ((d[i] >> 4) << 8) | ((d[i + 1] >> 4) << 4) | (d[i + 2] >> 4);
+      counts.set(q, (counts.get(q) || 0) + 1);
+    }
+    const mode = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
+    const bg = [(mode >> 8) * 16 + 8, ((mode >> 4) & 15) * 16 + 8, (mode & 15) * 16 + 8];
+    let scene = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      const diff = Math.abs(d[i] - bg[0]) + Math.abs(d[i + 1] - bg[1]) + Math.abs(d[i + 2] - bg[2]);
+      if (diff > 48) scene++;
+    }
+    return { fraction: scene / (d.length / 4), colours: counts.size, region: [x0, y0, x1, y1] };
+  }, png.toString('base64'));
+}
+
+async function test([root, replay, expectLine, expectFinal, tampered, expectTampered, shot]) {
+  await withPage(root, async (page, url) => {
+    const t0 = Date.now();
+    const v = await openAndVerify(page, url, replay);
+    console.log(`  ${replay}: badge "${v.badge}", final ${v.final} (${Date.now() - t0} ms)`);
+    check(v.text === expectLine && v.badge === expectLine, `${replay} reports "${expectLine}"`);
+    check(v.ok && v.final === expectFinal, `${replay} final checksum ${v.final} equals native ${expectFinal}`);
+
+    // Step from the start, then scrub through a keyframe: checksums still match the recording.
+    const stepped = await page.evaluate(() => {
+      window.__lockstep.step();
+      window.__lockstep.step();
+      return document.getElementById('hud').textContent;
+    });
+    check(/tick\s+2\n/.test(stepped) && /match/.test(stepped) && !/MISMATCH/.test(stepped), 'step: tick 2, checksum matches');
+    const sought = await page.evaluate(() => {
+      window.__lockstep.seek(650);
+      return document.getElementById('hud').textContent;
+    });
+    check(/tick\s+650\n/.test(sought) && / match/.test(sought), 'seek to tick 650 (through keyframe 600): checksum matches');
+
+    // Click the first sphere (the arena's middle row, in view at tick 650): the panel names it.
+    const at = await page.evaluate(() => {
+      const s = window.__lockstep.state;
+      const i = s.bodies.findIndex((b) => b.shape.shape === 'sphere');
+      return { i, ...window.__lockstep.screenOf(i) };
+    });
+    await page.mouse.click(at.x, at.y);
+    const info = await page.evaluate(() => document.getElementById('info').textContent);
+    check(info.startsWith(`body ${at.i + 1}\ndynamic sphere`), `click on body ${at.i + 1} shows "${info.split('\n').slice(0, 2).join(', ')}"`);
+
+    await new Promise((r) => setTimeout(r, 300));
+    const png = await page.screenshot({ type: 'png' });
+    await writeFile(shot, png);
+    const st = await screenshotStats(page, png);
+    console.log(`  screenshot ${shot}: ${(st.fraction * 100).toFixed(1)} % of the centre differs from its commonest colour, ${st.colours} colours`);
+    check(st.fraction > 0.1 && st.colours >= 12, 'the screenshot shows the scene (not one flat colour) in the centre of the view');
+
+    // A scene (no recording): scrubbing back restores the viewer's own snapshots
+    // and lands on the same state as going forward.
+    const sc = await page.evaluate(async () => {
+      const l = window.__lockstep;
+      await l.load('scenes/catapult.scene');
+      const hud = () => document.getElementById('hud').textContent.match(/checksum\s+([0-9a-f]+)/)[1];
+      l.seek(130);
+      const forward = hud();
+      l.seek(400);
+      l.seek(130);
+      return { forward, back: hud(), verdict: l.verdict().text };
+    });
+    check(sc.forward === sc.back && sc.verdict.startsWith('scene'), `scene: tick 130 forward ${sc.forward}, after scrubbing back ${sc.back}`);
+
+    const w = await openAndVerify(page, url, tampered);
+    console.log(`  ${tampered}: badge "${w.badge}"`);
+    check(w.text === expectTampered && w.badge === expectTampered, `${tampered} reports "${expectTampered}"`);
+  });
+  if (failures) {
+    console.log(`viewer-test: ${failures} check(s) failed`);
+    process.exit(1);
+  }
+  console.log('viewer-test: all checks passed');
+}
+
+async function bench([root, replay, repeats]) {
+  await withPage(root, async (page, url) => {
+    await page.goto(`${url}index.html`);
+    await page.waitForFunction(() => window.__lockstep && window.__lockstep.ready, { timeout: 60000 });
+    const r = await page.evaluate((f, n) => window.__lockstep.bench(f, n), replay, Number(repeats));
+    console.log(`${r.ticks} ${Math.round(r.ticksPerSecond)} ${r.final}`);
+  });
+}
+
+const [mode, ...args] = process.argv.slice(2);
+if (mode === 'test' && args.length === 7) await test(args);
+else if (mode === 'bench' && args.length === 3) await bench(args);
+else {
+  console.error('usage: node test.mjs test ROOT REPLAY EXPECT_LINE EXPECT_FINAL TAMPERED EXPECT_TAMPERED SHOT.png\n' +
+    '       node test.mjs bench ROOT REPLAY REPEATS');
+  process.exit(2);
+}

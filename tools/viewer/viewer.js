@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: MIT
+// The replay viewer: re-simulates a .lsr in WebAssembly from its inputs alone,
+// verifies every tick's checksum against the recording (badge), and draws the
+// world with three.js. Handle 0 is what you watch (play, step, scrub through
+// keyframes); handle 1 verifies the whole recording from tick 0 in the
+// background, as `lockstep replay verify` does; handle 2 is for the bench.
+// URL parameters: ?replay=URL or ?scene=URL, &tick=N (start there), &play=1.
+import * as THREE from 'three';
+import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
+import { Engine, hex64 } from './engine.js';
+
+const $ = (id) => document.getElementById(id);
+const VIEW = 0;
+const VERIFY = 1;
+const BENCH = 2;
+
+const PALETTE = [0xdb854d, 0xe6bd57, 0x8fbd6b, 0xcc7080, 0x85a3d6, 0xb38fd1];
+const PLAYERS = [0xe63833, 0x3373eb, 0x38bf4d, 0xf2cc26];
+const SLATE = new THREE.Color(0x4d6199);
+
+const state = {
+  engine: null,
+  name: '',
+  replay: false,
+  ticks: 0,
+  tickRate: 60,
+  playing: false,
+  speed: 1,
+  acc: 0,
+  bodies: [], // { shape, group, material, baseColor }
+  selected: -1,
+  verify: { done: false, ok: false, verified: 0, text: 'no replay', final: null, mismatch: null },
+  error: '',
+};
+
+// ------------------------------------------------------------------ three.js
+const view = $('view');
+const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+renderer.setPixelRatio(1);
+view.appendChild(renderer.domElement);
+const scene3 = new THREE.Scene();
+scene3.background = new THREE.Color(0xb4cbe6);
+scene3.fog = new THREE.Fog(0xc8d6e6, 80, 400);
+const camera = new THREE.PerspectiveCamera(40, 1, 0.05, 2000);
+const controls = new OrbitControls(camera, renderer.domElement);
+controls.enableDamping = false;
+scene3.add(new THREE.HemisphereLight(0xffffff, 0x777766, 1.4));
+const sun = new THREE.DirectionalLight(0xffffff, 1.8);
+sun.position.set(0.35, 1, 0.55);
+scene3.add(sun);
+const world = new THREE.Group();
+scene3.add(world);
+
+function resize() {
+  const w = view.clientWidth || 640;
+  const h = view.clientHeight || 400;
+  renderer.setSize(w, h, false);
+  camera.aspect = w / h;
+  camera.updateProjectionMatrix();
+}
+window.addEventListener('resize', resize);
+
+function bodyColor(s, i) {
+  if (s.player >= 0) return PLAYERS[s.player % PLAYERS.length];
+  if (s.type === 'static') return 0x9a9ca3;
+  if (s.type === 'kinematic') return 0xf28c1a;
+  return PALETTE[i % PALETTE.length];
+}
+
+function meshFor(s, material) {
+  switch (s.shape) {
+    case 'sphere':
+      return new THREE.Mesh(new THREE.SphereGeometry(s.radius, 24, 16), material);
+    case 'box':
+      return new THREE.Mesh(
+        new THREE.BoxGeometry(2 * s.halfExtents[0], 2 * s.halfExtents[1], 2 * s.halfExtents[2]),
+        material,
+      );
+    case 'capsule':
+      return new THREE.Mesh(new THREE.CapsuleGeometry(s.radius, 2 * s.halfHeight, 8, 20), material);
+    case 'plane': {
+      // A large square of the boundary plane with a 1 m grid (a repeated
+      // texture: long GL lines vanish under SwiftShader), facing along the normal.
+      const n = new THREE.Vector3(...s.normal).normalize();
+      const size = 400;
+      material.map = gridTexture(size / 5);
+      const plane = new THREE.Mesh(new THREE.PlaneGeometry(size, size), material);
+      plane.geometry.rotateX(-Math.PI / 2);
+      plane.quaternion.setFromUnitVectors(new THREE.Vector3(0, 1, 0), n);
+      plane.position.copy(n.clone().multiplyScalar(s.planeD));
+      return plane;
+    }
+    default:
+      return null; // a shape kind this page does not know yet: not drawn
+  }
+}
+
+// 5 m x 5 m of ground: 1 m lines, a darker line every 5 m.
+function gridTexture(repeat) {
+  const c = document.createElement('canvas');
+  c.width = c.height = 320;
+  const g = c.getContext('2d');
+  g.fillStyle = '#ffffff';
+  g.fillRect(0, 0, 320, 320);
+  g.fillStyle = '#c4c4bc';
+  for (let i = 0; i < 5; i++) {
+    g.fillRect(i * 64, 0, 2, 320);
+    g.fillRect(0, i * 64, 320, 2);
+  }
+  g.fillStyle = '#8e8e86';
+  g.fillRect(0, 0, 4, 320);
+  g.fillRect(0, 0, 320, 4);
+  const t = new THREE.CanvasTexture(c);
+  t.wrapS = t.wrapT = THREE.RepeatWrapping;
+  t.repeat.set(repeat, repeat);
+  t.anisotropy = renderer.capabilities.getMaxAnisotropy();
+  t.colorSpace = THREE.SRGBColorSpace;
+  return t;
+}
+
+function buildWorld() {
+  world.clear();
+  state.bodies = [];
+  const shapes = state.engine.shapes(VIEW);
+  shapes.forEach((s, i) => {
+    const baseColor = new THREE.Color(s.shape === 'plane' ? 0xd6d4c7 : bodyColor(s, i));
+    const material = new THREE.MeshLambertMaterial({ color: baseColor.clone() });
+    const object = meshFor(s, material);
+    if (object) {
+      object.userData.body = i;
+      object.traverse((o) => {
+        o.userData.body = i;
+      });
+      world.add(object);
+    }
+    state.bodies.push({ shape: s, object, material, baseColor });
+  });
+  frameCamera();
+}
+
+function frameCamera() {
+  const box = new THREE.Box3();
+  updatePoses();
+  state.bodies.forEach((b) => {
+    if (b.object && b.shape.shape !== 'plane') box.expandByObject(b.object);
+  });
+  if (box.isEmpty()) box.set(new THREE.Vector3(-5, 0, -5), new THREE.Vector3(5, 5, 5));
+  const center = box.getCenter(new THREE.Vector3());
+  const radius = Math.max(1, box.getSize(new THREE.Vector3()).length() / 2);
+  const dir = new THREE.Vector3(0.55, 0.85, 1).normalize();
+  const fit = radius / Math.sin(THREE.MathUtils.degToRad(camera.fov / 2)) * 0.85;
+  camera.position.copy(center).addScaledVector(dir, fit);
+  controls.target.copy(center);
+  controls.update();
+}
+
+function updatePoses() {
+  const { data, stride, scale } = state.engine.poses(VIEW);
+  state.bodies.forEach((b, i) => {
+    if (!b.object || b.shape.shape === 'plane') return;
+    const o = i * stride;
+    b.object.position.set(data[o] * scale, data[o + 1] * scale, data[o + 2] * scale);
+    b.object.quaternion.set(data[o + 3] * scale, data[o + 4] * scale, data[o + 5] * scale, data[o + 6] * scale);
+    const asleep = data[o + 7] !== 0;
+    b.asleep = asleep;
+    b.material.color.copy(b.baseColor);
+    if (asleep) b.material.color.lerp(SLATE, 0.55);
+    b.material.emissive.setHex(i === state.selected ? 0x444444 : 0x000000);
+  });
+}
+
+// ------------------------------------------------------------------ verification
+function setBadge() {
+  const v = state.verify;
+  const badge = $('badge');
+  badge.textContent = v.text;
+  badge.className = !state.replay ? '' : v.done ? (v.ok ? 'ok' : 'bad') : 'busy';
+  badge.title = v.final ? `final checksum ${v.final}` : '';
+}
+
+// Re-simulate the whole recording from tick 0 in handle VERIFY, a slice per
+// macrotask so the page stays responsive. Same report as the CLI's.
+function startVerify(bytes) {
+  const e = state.engine;
+  e.open(VERIFY, bytes);
+  const total = e.ticks(VERIFY);
+  state.verify = { done: false, ok: false, verified: 0, text: `verifying 0/${total} ticks`, final: null, mismatch: null };
+  const token = {};
+  state.verifyToken = token;
+  const slice = () => {
+    if (state.verifyToken !== token) return;
+    const t0 = performance.now();
+    while (performance.now() - t0 < 12) {
+      const n = e.run(VERIFY, 64);
+      const m = e.mismatch(VERIFY);
+      if (m) {
+        state.verify = {
+          done: true, ok: false, verified: e.verified(VERIFY), mismatch: m, final: null,
+          text: `DESYNC at tick ${m.tick}: recorded ${m.recorded} computed ${m.computed}`,
+        };
+        setBadge();
+        return;
+      }
+      if (n < 64 || e.tick(VERIFY) >= total) {
+        const verified = e.verified(VERIFY);
+        const final = e.checksum(VERIFY);
+        state.verify = {
+          done: true, ok: verified === total, verified, mismatch: null, final,
+          text: verified === total ? `verified ${verified} ticks` : `stopped at tick ${e.tick(VERIFY)} of ${total}`,
+        };
+        setBadge();
+        return;
+      }
+    }
+    state.verify.text = `verifying ${e.tick(VERIFY)}/${total} ticks`;
+    setBadge();
+    setTimeout(slice, 0);
+  };
+  setBadge();
+  setTimeout(slice, 0);
+}
+
+// ------------------------------------------------------------------ loading
+async function fetchBytes(url) {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`cannot fetch ${url}: HTTP ${r.status}`);
+  return new Uint8Array(await r.arrayBuffer());
+}
+
+function showError(msg) {
+  state.error = msg;
+  $('error').textContent = msg;
+}
+
+function load(bytes, name) {
+  const e = state.engine;
+  showError('');
+  state.verifyToken = null;
+  try {
+    e.open(VIEW, bytes);
+  } catch (err) {
+    showError(`${name}: ${err.message}`);
+    return false;
+  }
+  state.name = name;
+  state.replay = e.isReplay(VIEW);
+  state.ticks = e.ticks(VIEW);
+  state.tickRate = e.tickRate(VIEW) || 60;
+  state.selected = -1;
+  state.playing = false;
+  $('info').style.display = 'none';
+  $('source').textContent = `${name} (${state.replay ? 'replay' : 'scene'}, ${e.bodyCount(VIEW)} bodies, ${state.ticks} ticks)`;
+  $('timeline').max = String(state.ticks);
+  buildWorld();
+  if (state.replay) {
+    startVerify(bytes);
+  } else {
+    e.close(VERIFY);
+    state.verify = { done: true, ok: true, verified: 0, text: 'scene: nothing recorded to verify', final: null, mismatch: null };
+    setBadge();
+  }
+  refresh();
+  return true;
+}
+
+// ------------------------------------------------------------------ playback
+function seek(t) {
+  const e = state.engine;
+  t = Math.max(0, Math.min(state.replay ? state.ticks : 1 << 30, t));
+  try {
+    e.seek(VIEW, t);
+  } catch (err) {
+    showError(err.message);
+  }
+  refresh();
+}
+
+function stepOnce() {
+  const e = state.engine;
+  if (state.replay && e.tick(VIEW) >= state.ticks) return false;
+  e.run(VIEW, 1);
+  return true;
+}
+
+function refresh() {
+  const e = state.engine;
+  const t = e.tick(VIEW);
+  updatePoses();
+  $('timeline').value = String(Math.min(t, state.ticks));
+  $('tick').textContent = `tick ${t} / ${state.ticks}`;
+  let hud = `tick      ${t}\nchecksum  ${e.checksum(VIEW)}`;
+  if (state.replay && t > 0) {
+    const rec = e.recorded(VIEW, t - 1);
+    hud += `\nrecorded  ${rec}  ${rec === e.checksum(VIEW) ? 'match' : 'MISMATCH'}`;
+  }
+  const asleep = state.bodies.filter((b) => b.asleep).length;
+  hud += `\nbodies    ${state.bodies.length} (${asleep} asleep)`;
+  $('hud').textContent = hud;
+  if (state.selected >= 0) showInfo(state.selected);
+  $('play').innerHTML = state.playing ? '&#10074;&#10074;' : '&#9654;';
+}
+
+function showInfo(i) {
+  const b = state.bodies[i];
+  const s = b.shape;
+  const d = state.engine.detail(VIEW, i);
+  const p = b.object ? b.object.position : new THREE.Vector3();
+  const f = (v) => v.map((x) => x.toFixed(3)).join(', ');
+  let dims = '';
+  if (s.shape === 'sphere') dims = `radius ${s.radius.toFixed(3)}`;
+  if (s.shape === 'capsule') dims = `radius ${s.radius.toFixed(3)}, half height ${s.halfHeight.toFixed(3)}`;
+  if (s.shape === 'box') dims = `half extents ${f(s.halfExtents)}`;
+  if (s.shape === 'plane') dims = `normal ${f(s.normal)}, d ${s.planeD.toFixed(3)}`;
+  $('info').textContent =
+    `body ${s.id}${s.player >= 0 ? ` (player ${s.player})` : ''}\n` +
+    `${s.type} ${s.shape}, ${dims}\n` +
+    `position  ${f([p.x, p.y, p.z])}\n` +
+    `velocity  ${f(d.linearVelocity)}\n` +
+    `angular   ${f(d.angularVelocity)}\n` +
+    `mass      ${d.mass.toFixed(3)} kg\n` +
+    `asleep    ${b.asleep ? 'yes' : 'no'}`;
+  $('info').style.display = 'block';
+}
+
+let last = performance.now();
+function frame(now) {
+  const dt = Math.min(0.25, (now - last) / 1000);
+  last = now;
+  if (state.engine && state.playing) {
+    state.acc += dt * state.speed * state.tickRate;
+    let stepped = false;
+    while (state.acc >= 1) {
+      state.acc -= 1;
+      if (!stepOnce()) {
+        state.playing = false;
+        state.acc = 0;
+        break;
+      }
+      stepped = true;
+    }
+    if (stepped || !state.playing) refresh();
+  }
+  controls.update();
+  renderer.render(scene3, camera);
+  requestAnimationFrame(frame);
+}
+
+// ------------------------------------------------------------------ input
+$('play').addEventListener('click', () => {
+  if (state.replay && state.engine.tick(VIEW) >= state.ticks) seek(0);
+  state.playing = !state.playing;
+  refresh();
+});
+$('step').addEventListener('click', () => {
+  state.playing = false;
+  stepOnce();
+  refresh();
+});
+$('speed').addEventListener('change', (ev) => {
+  state.speed = Number(ev.target.value);
+});
+$('timeline').addEventListener('input', (ev) => {
+  seek(Number(ev.target.value));
+});
+$('file').addEventListener('change', async (ev) => {
+  const f = ev.target.files[0];
+  if (f) load(new Uint8Array(await f.arrayBuffer()), f.name);
+});
+window.addEventListener('keydown', (ev) => {
+  if (ev.target instanceof HTMLInputElement && ev.target.type !== 'range') return;
+  if (ev.key === ' ') {
+    ev.preventDefault();
+    $('play').click();
+  } else if (ev.key === '.') {
+    $('step').click();
+  } else if (ev.key === ',') {
+    seek(state.engine.tick(VIEW) - 1);
+  }
+});
+
+const raycaster = new THREE.Raycaster();
+let downAt = null;
+renderer.domElement.addEventListener('pointerdown', (ev) => {
+  downAt = [ev.clientX, ev.clientY];
+});
+renderer.domElement.addEventListener('pointerup', (ev) => {
+  if (!downAt || Math.hypot(ev.clientX - downAt[0], ev.clientY - downAt[1]) > 4) return;
+  pick(ev.clientX, ev.clientY);
+});
+
+/** Select the body under client pixel (x, y); returns its 1-based id or 0. */
+function pick(x, y) {
+  const r = renderer.domElement.getBoundingClientRect();
+  const ndc = new THREE.Vector2(((x - r.left) / r.width) * 2 - 1, -((y - r.top) / r.height) * 2 + 1);
+  raycaster.setFromCamera(ndc, camera);
+  const hit = raycaster
+    .intersectObjects(world.children, true)
+    .find((h) => h.object.userData.body !== undefined);
+  state.selected = hit ? hit.object.userData.body : -1;
+  if (state.selected < 0) $('info').style.display = 'none';
+  refresh();
+  return state.selected + 1;
+}
+
+// ------------------------------------------------------------------ bench and test hooks
+/** Re-simulate a replay from tick 0 to its end `repeats` times in handle BENCH; best ticks/s. */
+async function bench(url, repeats = 3) {
+  const bytes = await fetchBytes(url);
+  const e = state.engine;
+  let best = 0;
+  let ticks = 0;
+  let final = '';
+  for (let r = 0; r < repeats; r++) {
+    e.open(BENCH, bytes);
+    const t0 = performance.now();
+    ticks = e.run(BENCH, e.ticks(BENCH));
+    const rate = ticks / ((performance.now() - t0) / 1000);
+    if (e.mismatch(BENCH) || e.verified(BENCH) !== e.ticks(BENCH)) throw new Error('bench replay did not verify');
+    final = e.checksum(BENCH);
+    best = Math.max(best, rate);
+    await new Promise((res) => setTimeout(res, 0));
+  }
+  e.close(BENCH);
+  return { ticks, ticksPerSecond: best, final };
+}
+
+window.__lockstep = {
+  state,
+  seek,
+  step: () => $('step').click(),
+  pick,
+  bench,
+  /** Client pixel of body i's centre. */
+  screenOf: (i) => {
+    const p = state.bodies[i].object.position.clone().project(camera);
+    const r = renderer.domElement.getBoundingClientRect();
+    return { x: r.left + ((p.x + 1) / 2) * r.width, y: r.top + ((1 - p.y) / 2) * r.height };
+  },
+  load: async (url) => load(await fetchBytes(url), url.split('/').pop()),
+  verdict: () => ({ ...state.verify, name: state.name, tick: state.engine?.tick(VIEW) ?? 0, error: state.error }),
+  hex64,
+};
+
+// ------------------------------------------------------------------ start
+async function main() {
+  resize();
+  requestAnimationFrame(frame);
+  try {
+    state.engine = await Engine.load('lockstep.wasm');
+  } catch (err) {
+    showError(`engine: ${err.message}`);
+    return;
+  }
+  const params = new URLSearchParams(location.search);
+  const url = params.get('replay') || params.get('scene');
+  if (url) {
+    try {
+      if (load(await fetchBytes(url), url.split('/').pop())) {
+        const t = Number(params.get('tick') || 0);
+        if (t > 0) seek(t);
+        if (params.get('play') === '1') state.playing = true;
+      }
+    } catch (err) {
+      showError(err.message);
+    }
+  }
+  window.__lockstep.ready = true;
+}
+main();
