@@ -386,3 +386,42 @@ Test(scene, bad_scene_corpus)
     closedir(d);
     cr_assert_geq(files, 20u);
 }
+
+// Issue 18: a contact bomb (3000 spheres in one spot, max_contacts 4194304:
+// 4.5 GB and 34 s a tick before) gets a bounded world: capacity is capped at
+// 32 pairs per body, the memory is known before allocating, and a budget
+// refuses what does not fit.
+Test(scene, a_contact_bomb_is_bounded_and_a_budget_refuses_what_does_not_fit)
+{
+    size_t cap = 200 + 3000 * 48;
+    char *text = malloc(cap), *p = text;
+    p += sprintf(p, "world max_contacts 4194304\nbody static plane normal 0 1 0 d 0\n");
+    for (int i = 0; i < 3000; i++) {
+        p += sprintf(p, "body dynamic sphere radius 0.1 pos 0 1 0\n");
+    }
+    ls_scene s;
+    ls_error err;
+    cr_assert_eq(ls_scene_parse(text, (size_t)(p - text), &s, &err), LS_OK, "%s", err.message);
+    ls_world_def d = ls_scene_world_def(&s);
+    cr_assert_eq(d.max_contacts, 32u * 3001u);
+    size_t need = ls_world_memory_size(&d);
+    cr_assert_lt(need, (size_t)256 << 20, "%zu bytes", need);
+    cr_assert_null(ls_scene_instantiate_within(&s, (size_t)16 << 20, &err));
+    cr_assert_eq(err.code, LS_ERR_CAPACITY);
+    cr_assert(strstr(err.message, "over the budget of 16 MiB") != NULL, "%s", err.message);
+    ls_world *w = ls_scene_instantiate_within(&s, (size_t)256 << 20, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    ls_world_step(w);
+    ls_step_info info = ls_world_info(w);
+    cr_assert(info.capacity_exceeded, "the bomb fills the capped capacity");
+    cr_assert_leq(info.contacts, d.max_contacts);
+    ls_world_destroy(w);
+    ls_scene_free(&s);
+    // A declared max_bodies far beyond the bodies is refused by a budget.
+    const char *big = "world max_bodies 1048576\nbody dynamic box\n";
+    cr_assert_eq(ls_scene_parse(big, strlen(big), &s, &err), LS_OK);
+    cr_assert_null(ls_scene_instantiate_within(&s, (size_t)256 << 20, &err));
+    cr_assert(strstr(err.message, "max_bodies 1048576") != NULL, "%s", err.message);
+    ls_scene_free(&s);
+    free(text);
+}

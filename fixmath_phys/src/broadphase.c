@@ -337,6 +337,7 @@ ls_broadphase *ls_broadphase_create(uint32_t max_proxies, uint32_t max_pairs)
         max_pairs > LS_BROADPHASE_MAX_PAIRS) {
         return NULL;
     }
+    // Keep in step with ls_broadphase_memory_size below.
     ls_broadphase *bp = calloc(1, sizeof *bp);
     if (!bp) {
         return NULL;
@@ -381,6 +382,17 @@ void ls_broadphase_destroy(ls_broadphase *bp)
     free(bp->pairs);
     free(bp->pairs_tmp);
     free(bp);
+}
+
+size_t ls_broadphase_memory_size(uint32_t max_proxies, uint32_t max_pairs)
+{
+    size_t np = max_proxies, nk = (size_t)max_pairs * 2 + 1;
+    ls_broadphase *bp = NULL; // sizeof only
+    return sizeof *bp +
+           np * (sizeof *bp->proxies + 2 * sizeof *bp->ends + 2 * sizeof *bp->ends_tmp +
+                 sizeof *bp->open_box + sizeof *bp->open_meta + sizeof *bp->open_pos +
+                 sizeof *bp->cand) +
+           nk * (sizeof *bp->pairs + sizeof *bp->pairs_tmp);
 }
 
 uint32_t ls_broadphase_capacity(const ls_broadphase *bp)

@@ -30,6 +30,8 @@ typedef struct ls_broadphase ls_broadphase;
 /// New broad phase for ids in [0, max_proxies), keeping up to max_pairs pairs; NULL on bad size or
 /// OOM.
 ls_broadphase *ls_broadphase_create(uint32_t max_proxies, uint32_t max_pairs);
+/// Bytes ls_broadphase_create allocates for these capacities.
+size_t ls_broadphase_memory_size(uint32_t max_proxies, uint32_t max_pairs);
 /// Free a broad phase; NULL is a no-op.
 void ls_broadphase_destroy(ls_broadphase *bp);
 /// The max_proxies given at creation.

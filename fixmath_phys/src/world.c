@@ -79,6 +79,19 @@ static bool world_def_valid(const ls_world_def *d, ls_error *err)
     return true;
 }
 
+size_t ls_world_memory_size(const ls_world_def *def)
+{
+    // Keep in step with the allocations of ls_world_create below.
+    const ls_world *w = NULL; // sizeof only
+    size_t nb = def->max_bodies, nc = def->max_contacts;
+    return sizeof *w +
+           nb * (sizeof *w->bodies + sizeof *w->next_free + sizeof *w->island_awake +
+                 sizeof *w->island_min_timer) +
+           nc * (sizeof *w->pairs + 2 * sizeof *w->contacts + sizeof *w->scratch +
+                 sizeof *w->begin_events + sizeof *w->end_events) +
+           ls_broadphase_memory_size(def->max_bodies, def->max_contacts);
+}
+
 ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
 {
     if (!def) {

@@ -34,9 +34,23 @@ LS_API void ls_scene_free(ls_scene *s);
 /// Write the scene as text that parses back to exactly the same values.
 /// Returns the length written (excluding NUL), or the length needed if size is too small.
 LS_API size_t ls_scene_write(const ls_scene *s, char *buf, size_t size);
-/// Create a world holding the scene's bodies (ids in file order). NULL on error,
-/// with *err (may be NULL) naming the body ("body 3: ...") and its field.
+/// Broad-phase pairs (= contact capacity) a scene's world gets per body at most.
+#define LS_SCENE_CONTACTS_PER_BODY 32
+/// ... and at least.
+#define LS_SCENE_CONTACTS_MIN 64
+
+/// The world definition a scene is instantiated with: the file's, with max_bodies
+/// raised to the body count and max_contacts capped at
+/// max(LS_SCENE_CONTACTS_MIN, LS_SCENE_CONTACTS_PER_BODY * bodies) (SPEC.md §14).
+LS_API ls_world_def ls_scene_world_def(const ls_scene *s);
+/// Create a world holding the scene's bodies (ids in file order), with
+/// ls_scene_world_def. NULL on error, with *err (may be NULL) naming the body
+/// ("body 3: ...", line of that body) and its field.
 LS_API ls_world *ls_scene_instantiate(const ls_scene *s, ls_error *err);
+/// As ls_scene_instantiate, but refuses (LS_ERR_CAPACITY, before allocating) a
+/// scene whose world would take more than max_memory bytes (ls_world_memory_size):
+/// for files from strangers.
+LS_API ls_world *ls_scene_instantiate_within(const ls_scene *s, size_t max_memory, ls_error *err);
 
 LS_EXTERN_C_END
 

@@ -128,6 +128,9 @@ LS_API ls_fx ls_tick_dt(uint32_t tick_rate);
 
 /// Create a world. On error returns NULL and fills *err (may be NULL) naming the field.
 LS_API ls_world *ls_world_create(const ls_world_def *def, ls_error *err);
+/// Bytes ls_world_create allocates for this definition (all of a world's memory:
+/// stepping never allocates). Lets a caller check a budget before creating.
+LS_API size_t ls_world_memory_size(const ls_world_def *def);
 /// Destroy a world and everything in it.
 LS_API void ls_world_destroy(ls_world *w);
 /// Advance one tick (SPEC.md §11). Never allocates.
