@@ -22,6 +22,8 @@ ALLFLAGS = -std=c11 $(WARN) -ffp-contract=off -fPIC -fvisibility=hidden -MMD -MP
 INCLUDES = -Ifixmath_phys/include
 LDLIBS_TOOL = -lm
 LDLIBS_TEST = -lcriterion -llibfixmath -lm
+LIB_LIBS :=
+FUZZ_LIBS :=
 
 # Sources. Module fragments in mk/*.mk append to these lists (LIB_SRC,
 # TOOL_SRC, INCLUDES, TEST_BINS, DEPS_PKGS, LDLIBS_TOOL, FUZZ_HARNESSES), so each
@@ -76,10 +78,10 @@ $(LIB_A): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # liblockstep.so -> liblockstep.so.MAJOR -> liblockstep.so.MAJOR.MINOR.PATCH.
-# --no-undefined: the library needs libc alone (libfixmath is header-only here,
-# xxhash is compiled in).
+# --no-undefined: the library needs libc and libsodium (replay signatures)
+# alone: libfixmath is header-only here, xxhash is compiled in.
 $(LIB_SO): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--no-undefined -o $(LIB_SO_REAL) $^
+	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--no-undefined -o $(LIB_SO_REAL) $^ $(LIB_LIBS)
 	ln -sf $(notdir $(LIB_SO_REAL)) $(BUILD)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $@
 
@@ -151,8 +153,8 @@ FIXMATH_INCDIR := $(shell echo '\#include <libfixmath/fix16.h>' | $(CC) -E -x c 
   sed -n 's|^\# [0-9]* "\(.*\)/libfixmath/fix16.h".*|\1|p' | head -1)
 
 # `make install-lib`: headers, static and shared library, lockstep.pc. Needs
-# only what the library needs (libfixmath-dev, libxxhash-dev to build), not
-# the CLI's libuv or libpng. `make install` adds the CLI and its scenes.
+# only what the library needs (libfixmath-dev, libxxhash-dev, libsodium-dev),
+# not the CLI's libuv or libpng. `make install` adds the CLI and its scenes.
 .PHONY: install-lib
 install-lib: $(LIB_A) $(LIB_SO)
 	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(PREFIX)/lib/pkgconfig
@@ -162,7 +164,7 @@ install-lib: $(LIB_A) $(LIB_SO)
 	install -m 755 $(LIB_SO_REAL) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(notdir $(LIB_SO_REAL)) $(DESTDIR)$(PREFIX)/lib/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(PREFIX)/lib/liblockstep.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LS_VERSION)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LS_VERSION)|' -e 's|@REQUIRES_PRIVATE@|libsodium|' \
 	  -e 's|@FIXMATH_CFLAGS@|$(if $(FIXMATH_INCDIR),-I$(FIXMATH_INCDIR))|' \
 	  tools/lockstep.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/lockstep.pc
 

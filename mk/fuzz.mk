@@ -15,7 +15,7 @@ fuzz-build:
 # instrumented, not just the entry point.
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRC)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(INCLUDES) -o $@ $< $(LIB_SRC)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(INCLUDES) -o $@ $< $(LIB_SRC) $(FUZZ_LIBS)
 
 fuzz: fuzz-build
 	@set -e; for h in $(FUZZ_HARNESSES); do \

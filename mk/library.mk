@@ -18,12 +18,12 @@ test-headers: $(LIB_A)
 	@mkdir -p $(HDR_TEST_DIR)
 	@{ for h in $(PUBLIC_HEADERS); do echo "#include \"ls/$$(basename $$h)\""; done; \
 	   echo 'int main(void) { return ls_version_string()[0] == 0; }'; } > $(HDR_TEST_DIR)/all_headers.c
-	$(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror $(INCLUDES) $(HDR_TEST_DIR)/all_headers.c $(LIB_A) -o $(HDR_TEST_DIR)/c11
+	$(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror $(INCLUDES) $(HDR_TEST_DIR)/all_headers.c $(LIB_A) $(LIB_LIBS) -o $(HDR_TEST_DIR)/c11
 	$(HDR_TEST_DIR)/c11
 	@set -e; n=1; for cxx in $(CXX_HEADER_COMPILERS); do for std in $(CXX_HEADER_STDS); do \
 	  echo "$$cxx -std=$$std tests/library/all_headers.cpp"; \
 	  $$cxx -std=$$std -Wall -Wextra -Wpedantic -Werror $(INCLUDES) tests/library/all_headers.cpp \
-	    $(LIB_A) -o $(HDR_TEST_DIR)/cxx_$$cxx_$$std; \
+	    $(LIB_A) $(LIB_LIBS) -o $(HDR_TEST_DIR)/cxx_$$cxx_$$std; \
 	  $(HDR_TEST_DIR)/cxx_$$cxx_$$std; n=$$((n + 1)); \
 	done; done; echo "headers: $$n passed, 0 failed (C11 + $(words $(CXX_HEADER_COMPILERS)) compilers x $(words $(CXX_HEADER_STDS)) C++ standards)"
 

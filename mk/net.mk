@@ -12,7 +12,7 @@ NET_UDP_TEST := $(BUILD)/test_net_udp
 TEST_BINS += $(NET_UDP_TEST)
 $(NET_UDP_TEST): $(BUILD)/obj/net/tests/test_udp.o $(BUILD)/obj/net/uv/transport_uv.o $(LIB_A) $(TOOL)
 	$(CC) $(ALLFLAGS) -o $@ $(BUILD)/obj/net/tests/test_udp.o $(BUILD)/obj/net/uv/transport_uv.o \
-	  $(LIB_A) -lcriterion -luv -lpthread -lm
+	  $(LIB_A) -lcriterion -luv -lpthread -lm $(LIB_LIBS)
 
 # libFuzzer harness: decoder round trip + relay and peer state machines (fuzz/wire.c).
 FUZZ_HARNESSES += wire

@@ -2,6 +2,14 @@
 # `lockstep replay ...` commands (tools/cmd_replay*.c); the reader's libFuzzer
 # harness (fuzz/replay.c); `make bench-replay`, section 4 of `make bench`.
 LIB_SRC += $(wildcard replay/src/*.c)
+# Signed recordings (replay/sign/): native builds only, with Debian's libsodium;
+# the portable replay/src/ (crosscheck, wasm viewer) has no cryptography.
+LIB_SRC += $(wildcard replay/sign/*.c)
+LIB_LIBS += -lsodium
+LDLIBS_TOOL += -lsodium
+LDLIBS_TEST += -lsodium
+DEPS_PKGS += libsodium-dev
+FUZZ_LIBS += -lsodium
 INCLUDES += -Ireplay/include
 LDLIBS_TOOL += -lpthread
 FUZZ_HARNESSES += replay

@@ -73,19 +73,23 @@ static bool parse_header(ls_replay_reader *r, ls_error *err)
     }
     uint32_t flen = ls_get_u32le(d + 48), slen = ls_get_u32le(d + 52);
     uint32_t hsize = ls_get_u32le(d + 12);
-    if (ls_get_u16le(d + 10) != 0 || ls_get_u16le(d + 22) != 0) {
-        unsigned at = ls_get_u16le(d + 10) != 0 ? 10 : 22;
+    uint16_t flags = ls_get_u16le(d + 10);
+    if ((flags & ~LSR_FLAG_SIGNED) != 0 || ls_get_u16le(d + 22) != 0) {
+        unsigned at = (flags & ~LSR_FLAG_SIGNED) != 0 ? 10 : 22;
         return set_err(err, LS_ERR_CORRUPT, at, -1,
-                       "unknown header flags 0x%04x at byte %u (must be 0 in version 1)",
+                       "unknown header flags 0x%04x at byte %u (version 1 knows 0x0001 at byte "
+                       "10, 0 at byte 22)",
                        ls_get_u16le(d + at), at);
     }
+    h->is_signed = (flags & LSR_FLAG_SIGNED) != 0;
     if (flen < 1 || flen > LS_REPLAY_FINGERPRINT_MAX || slen > LS_REPLAY_MAX_SCENE) {
         return set_err(err, LS_ERR_CORRUPT, 48, -1,
                        "header: fingerprint length %u (1..255) or scene length %u (<= 16 MiB) "
                        "at byte 48 out of range",
                        flen, slen);
     }
-    size_t need = (size_t)LSR_HEADER_FIXED + flen + slen + LSR_HEADER_TAIL;
+    size_t key = h->is_signed ? LS_REPLAY_PUBLIC_KEY_SIZE : 0;
+    size_t need = (size_t)LSR_HEADER_FIXED + flen + slen + key + LSR_HEADER_TAIL;
     if (hsize != need) {
         return set_err(err, LS_ERR_CORRUPT, 12, -1,
                        "header size %u at byte 12 disagrees with its fields (%zu)", hsize, need);
@@ -100,6 +104,9 @@ static bool parse_header(ls_replay_reader *r, ls_error *err)
     }
     h->scene = d + LSR_HEADER_FIXED + flen;
     h->scene_size = slen;
+    if (h->is_signed) {
+        memcpy(h->public_key, h->scene + slen, LS_REPLAY_PUBLIC_KEY_SIZE);
+    }
     h->scene_hash = ls_get_u64le(d + need - 16);
     if (ls_hash64(h->scene, slen) != h->scene_hash) {
         return set_err(err, LS_ERR_CORRUPT, need - 16, -1, "scene hash mismatch at byte %zu",
@@ -162,6 +169,8 @@ static const char *describe(const lsr_scan *s, char *buf, size_t size)
                  (unsigned long long)s->first + s->count - 1);
     } else if (s->tag == LSR_TAG_KEYF) {
         snprintf(buf, size, "KEYF chunk at byte %llu (keyframe of tick %u)", at, s->first);
+    } else if (s->tag == LSR_TAG_SIGN) {
+        snprintf(buf, size, "SIGN chunk at byte %llu (after tick %u)", at, s->first);
     } else {
         snprintf(buf, size, "INDX chunk at byte %llu (index)", at);
     }
@@ -286,6 +295,32 @@ static bool index_matches(const ls_replay_reader *r, const lsr_scan *s)
     return true;
 }
 
+// A SIGN chunk names its own offset and the ticks before it; only a signed
+// file has them. The signature itself is checked by ls/replay_sign.h.
+static bool scan_signature(ls_replay_reader *r, lsr_scan *s, ls_error *err)
+{
+    ls_replay_info *in = &r->info;
+    char what[96];
+    if (!r->header.is_signed || s->len != LSR_SIGN_PAYLOAD || s->count != 0 ||
+        s->first != in->ticks || ls_get_u64le(s->payload) != s->pos) {
+        return set_err(err, LS_ERR_CORRUPT, s->pos, in->ticks, "%s: %s",
+                       describe(s, what, sizeof what),
+                       r->header.is_signed ? "malformed (length, tick or offset)"
+                                           : "the header does not say the file is signed");
+    }
+    if (!grow((void **)&r->signatures, &r->cap_signatures, r->nsignatures, sizeof *r->signatures)) {
+        return set_err(err, LS_ERR_NO_MEMORY, s->pos, -1, "out of memory");
+    }
+    lsr_signature *g = &r->signatures[r->nsignatures++];
+    g->offset = s->pos;
+    g->ticks = in->ticks;
+    memcpy(g->signature, s->payload + 8, LS_REPLAY_SIGNATURE_SIZE);
+    in->signatures++;
+    in->signed_ticks = in->ticks;
+    in->overhead_bytes += LSR_CHUNK_HEADER + s->len;
+    return true;
+}
+
 // The index must agree with the chunks and be followed by exactly the trailer.
 static bool scan_index(ls_replay_reader *r, lsr_scan *s, ls_error *err)
 {
@@ -351,7 +386,8 @@ static int read_chunk(ls_replay_reader *r, lsr_scan *s, ls_error *err)
     s->len = ls_get_u32le(h + 4);
     s->first = ls_get_u32le(h + 8);
     s->count = ls_get_u32le(h + 12);
-    if ((s->tag != LSR_TAG_TICK && s->tag != LSR_TAG_KEYF && s->tag != LSR_TAG_INDX) ||
+    if ((s->tag != LSR_TAG_TICK && s->tag != LSR_TAG_KEYF && s->tag != LSR_TAG_INDX &&
+         s->tag != LSR_TAG_SIGN) ||
         s->len > LSR_MAX_PAYLOAD) {
         set_err(err, LS_ERR_CORRUPT, s->pos, in->ticks,
                 "chunk at byte %llu: unknown tag 0x%08x or length %u over the limit", at, s->tag,
@@ -389,6 +425,7 @@ static bool scan(ls_replay_reader *r, ls_error *err)
         }
         ok = s.tag == LSR_TAG_TICK   ? scan_tick(r, &s, err)
              : s.tag == LSR_TAG_KEYF ? scan_keyframe(r, &s, err)
+             : s.tag == LSR_TAG_SIGN ? scan_signature(r, &s, err)
                                      : scan_index(r, &s, err);
         if (!ok || s.tag == LSR_TAG_INDX) {
             break;
@@ -484,6 +521,7 @@ void ls_replay_reader_destroy(ls_replay_reader *r)
         free(r->data);
         free(r->chunks);
         free(r->keyframes);
+        free(r->signatures);
         free(r);
     }
 }

@@ -22,6 +22,13 @@ typedef struct lsr_keyframe {
     uint32_t data_len; ///< Encoded bytes (they start at offset + 40).
 } lsr_keyframe;
 
+/// A signature chunk found by the scan.
+typedef struct lsr_signature {
+    uint64_t offset; ///< Offset of the SIGN chunk = bytes it covers.
+    uint32_t ticks;  ///< Ticks recorded before it.
+    uint8_t signature[LS_REPLAY_SIGNATURE_SIZE];
+} lsr_signature;
+
 struct ls_replay_reader {
     uint8_t *data;
     size_t size;
@@ -32,6 +39,8 @@ struct ls_replay_reader {
     uint32_t nchunks, cap_chunks;
     lsr_keyframe *keyframes;
     uint32_t nkeyframes, cap_keyframes;
+    lsr_signature *signatures;
+    uint32_t nsignatures, cap_signatures;
 };
 
 /// Index of the chunk holding `tick` (tick < ticks).

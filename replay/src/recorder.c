@@ -118,6 +118,9 @@ static ls_result write_all(ls_replay_recorder *r, const uint8_t *p, size_t n)
     }
 #endif
     r->bytes += n;
+    if (r->def.signer) {
+        r->def.signer->absorb(r->def.signer->user, p, n);
+    }
     return LS_OK;
 }
 
@@ -125,7 +128,8 @@ static ls_result write_header(ls_replay_recorder *r)
 {
     const ls_replay_recorder_def *d = &r->def;
     size_t flen = strlen(d->fingerprint);
-    size_t total = LSR_HEADER_FIXED + flen + d->scene_size + LSR_HEADER_TAIL;
+    size_t key = d->signer ? LS_REPLAY_PUBLIC_KEY_SIZE : 0;
+    size_t total = LSR_HEADER_FIXED + flen + d->scene_size + key + LSR_HEADER_TAIL;
     lsr_buf *b = &r->out;
     b->len = 0;
     if (!lsr_buf_reserve(b, total)) {
@@ -135,7 +139,7 @@ static ls_result write_header(ls_replay_recorder *r)
     memset(h, 0, LSR_HEADER_FIXED);
     memcpy(h, LSR_MAGIC, LSR_MAGIC_SIZE);
     ls_put_u16le(h + 8, LS_REPLAY_FORMAT_VERSION);
-    ls_put_u16le(h + 10, 0);
+    ls_put_u16le(h + 10, d->signer ? LSR_FLAG_SIGNED : 0);
     ls_put_u32le(h + 12, (uint32_t)total);
     for (int i = 0; i < 3; i++) {
         ls_put_u16le(h + 16 + 2 * i, d->engine_version[i]);
@@ -150,6 +154,9 @@ static ls_result write_header(ls_replay_recorder *r)
     b->len = LSR_HEADER_FIXED;
     lsr_buf_put(b, d->fingerprint, flen);
     lsr_buf_put(b, d->scene, d->scene_size);
+    if (d->signer) {
+        lsr_buf_put(b, d->signer->public_key, LS_REPLAY_PUBLIC_KEY_SIZE);
+    }
     ls_put_u64le(b->data + b->len, ls_hash64(d->scene, d->scene_size));
     b->len += 8;
     ls_put_u64le(b->data + b->len, ls_hash64(b->data, b->len));
@@ -237,6 +244,24 @@ static ls_result write_chunk(ls_replay_recorder *r, uint32_t tag, uint32_t first
     return write_all(r, r->out.data, r->out.len);
 }
 
+// A SIGN chunk over every byte written so far (SPEC.md §16.11): after each
+// chunk, so a file cut by a crash is signed up to its last whole chunk.
+static ls_result write_signature(ls_replay_recorder *r)
+{
+    const ls_replay_signer *s = r->def.signer;
+    if (!s) {
+        return LS_OK;
+    }
+    uint8_t payload[LSR_SIGN_PAYLOAD];
+    ls_put_u64le(payload, r->bytes);
+    if (!s->sign(s->user, r->bytes, payload + 8)) {
+        r->failed = true;
+        return fail(r, LS_ERR_IO, "the signer failed at byte %llu", (unsigned long long)r->bytes);
+    }
+    lsr_buf part = {payload, sizeof payload, sizeof payload};
+    return write_chunk(r, LSR_TAG_SIGN, r->ticks, 0, &part, 1);
+}
+
 static ls_result end_chunk(ls_replay_recorder *r)
 {
     if (r->pending == 0) {
@@ -256,6 +281,9 @@ static ls_result end_chunk(ls_replay_recorder *r)
     ls_result res = write_chunk(r, LSR_TAG_TICK, first, r->pending, parts, 3);
     if (res == LS_OK && !index_add(&r->chunks, &r->nchunks, &r->cap_chunks, e)) {
         res = fail(r, LS_ERR_NO_MEMORY, "out of memory for the index");
+    }
+    if (res == LS_OK) {
+        res = write_signature(r);
     }
     r->pending = 0;
     r->run = 0;
@@ -381,6 +409,7 @@ ls_result ls_replay_recorder_add_keyframe(ls_replay_recorder *r, const uint8_t *
     }
     if (res == LS_OK) {
         r->last_keyframe = r->ticks;
+        res = write_signature(r);
     }
     return res;
 }

@@ -31,6 +31,12 @@
 #define LSR_TAG_TICK 0x4B434954u ///< "TICK"
 #define LSR_TAG_KEYF 0x4659454Bu ///< "KEYF"
 #define LSR_TAG_INDX 0x58444E49u ///< "INDX"
+#define LSR_TAG_SIGN 0x4E474953u ///< "SIGN"
+
+/// Header flag: the file is signed; the header carries the Ed25519 public key.
+#define LSR_FLAG_SIGNED 1u
+/// SIGN payload: u64 offset of the SIGN chunk (= bytes covered), signature.
+#define LSR_SIGN_PAYLOAD (8u + LS_REPLAY_SIGNATURE_SIZE)
 
 /// Keyframe encodings.
 #define LSR_KEYF_RAW             0u

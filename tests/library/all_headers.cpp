@@ -14,6 +14,7 @@
 #include "ls/net_wire.h"
 #include "ls/quat.h"
 #include "ls/replay.h"
+#include "ls/replay_sign.h"
 #include "ls/rng.h"
 #include "ls/scene.h"
 #include "ls/trig.h"

@@ -51,20 +51,36 @@ LS_EXTERN_C_BEGIN
 #define LS_REPLAY_MAX_CHUNK_TICKS 4096u
 /// Size of the message buffers used by this module.
 #define LS_REPLAY_MESSAGE_MAX 256
+/// Bytes of an Ed25519 public key (signed recordings, SPEC.md §16.11).
+#define LS_REPLAY_PUBLIC_KEY_SIZE 32
+/// Bytes of an Ed25519 signature.
+#define LS_REPLAY_SIGNATURE_SIZE 64
+
+/// Signs a recording while it is written (SPEC.md §16.11). The replay module
+/// has no cryptography of its own: ls/replay_sign.h makes one with libsodium.
+typedef struct ls_replay_signer {
+    void *user;                                    ///< Passed to the callbacks.
+    uint8_t public_key[LS_REPLAY_PUBLIC_KEY_SIZE]; ///< Written into the header.
+    /// Every byte the recorder writes, in file order.
+    void (*absorb)(void *user, const uint8_t *bytes, size_t n);
+    /// Sign the bytes absorbed so far (their count is `covered`); false on failure.
+    bool (*sign)(void *user, uint64_t covered, uint8_t signature[LS_REPLAY_SIGNATURE_SIZE]);
+} ls_replay_signer;
 
 /// Recorder settings. Start from ls_default_replay_recorder_def().
 typedef struct ls_replay_recorder_def {
-    uint32_t tick_rate;         ///< Ticks per second (1..1000), informative for players.
-    uint32_t players;           ///< Players (1..LS_REPLAY_MAX_PLAYERS).
-    uint32_t input_size;        ///< Bytes per player per tick (1..LS_REPLAY_MAX_INPUT_SIZE).
-    uint32_t keyframe_interval; ///< Intended ticks between keyframes (0: none).
-    uint32_t chunk_ticks;       ///< Ticks per chunk (1..LS_REPLAY_MAX_CHUNK_TICKS), default 60.
-    uint64_t seed;              ///< Seed of the scripted input stream (0 for live matches).
-    const char *fingerprint;    ///< Build fingerprint text (1..255 bytes, printable ASCII).
-    const uint8_t *scene;       ///< Initial scene, opaque bytes (embedded in the header).
-    size_t scene_size;          ///< Bytes of scene (0..LS_REPLAY_MAX_SCENE).
-    uint16_t engine_version[3]; ///< Engine major, minor, patch (default: this library's).
-    bool fsync_chunks;          ///< fsync after every chunk (default false: fflush only).
+    uint32_t tick_rate;             ///< Ticks per second (1..1000), informative for players.
+    uint32_t players;               ///< Players (1..LS_REPLAY_MAX_PLAYERS).
+    uint32_t input_size;            ///< Bytes per player per tick (1..LS_REPLAY_MAX_INPUT_SIZE).
+    uint32_t keyframe_interval;     ///< Intended ticks between keyframes (0: none).
+    uint32_t chunk_ticks;           ///< Ticks per chunk (1..LS_REPLAY_MAX_CHUNK_TICKS), default 60.
+    uint64_t seed;                  ///< Seed of the scripted input stream (0 for live matches).
+    const char *fingerprint;        ///< Build fingerprint text (1..255 bytes, printable ASCII).
+    const uint8_t *scene;           ///< Initial scene, opaque bytes (embedded in the header).
+    size_t scene_size;              ///< Bytes of scene (0..LS_REPLAY_MAX_SCENE).
+    uint16_t engine_version[3];     ///< Engine major, minor, patch (default: this library's).
+    bool fsync_chunks;              ///< fsync after every chunk (default false: fflush only).
+    const ls_replay_signer *signer; ///< Sign after every chunk (NULL: unsigned, the default).
 } ls_replay_recorder_def;
 
 /// Opaque recorder writing one file.
@@ -115,6 +131,8 @@ typedef struct ls_replay_header {
     size_t scene_size;                               ///< Bytes of scene.
     uint64_t scene_hash;                             ///< XXH3-64 of the scene bytes.
     uint32_t header_size;                            ///< Bytes of the header section.
+    bool is_signed;                                  ///< Signed (SPEC.md §16.11).
+    uint8_t public_key[LS_REPLAY_PUBLIC_KEY_SIZE];   ///< The signer's key (if signed).
 } ls_replay_header;
 
 /// What a reader found in the file.
@@ -122,6 +140,8 @@ typedef struct ls_replay_info {
     uint32_t ticks;                         ///< Readable ticks.
     uint32_t chunks;                        ///< Tick chunks.
     uint32_t keyframes;                     ///< Keyframes.
+    uint32_t signatures;                    ///< SIGN chunks (signed files).
+    uint32_t signed_ticks;                  ///< Ticks before the last SIGN chunk.
     uint64_t file_size;                     ///< Bytes in the file.
     uint64_t input_bytes;                   ///< Bytes of encoded inputs (all chunks).
     uint64_t checksum_bytes;                ///< Bytes of per-tick checksums.
