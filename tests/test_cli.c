@@ -385,6 +385,14 @@ static void assert_usage_error(run_result r, const char *what)
     cr_assert(strstr(r.err, what), "'%s' named in: %s", what, r.err);
 }
 
+// Run, check it is a usage error naming `what`, free.
+#define USAGE_ERROR(what, ...)                                                                     \
+    do {                                                                                           \
+        run_result r_ = RUN(__VA_ARGS__);                                                          \
+        assert_usage_error(r_, what);                                                              \
+        run_free(&r_);                                                                             \
+    } while (0)
+
 static void record(const char *name)
 {
     char scene[4200], out[512];
@@ -458,26 +466,25 @@ Test(cli, bad_arguments_are_usage_errors_naming_the_option)
 {
     char scene[4200];
     snprintf(scene, sizeof scene, "%s/tools/scenes/six_box_tower.scene", root);
-    assert_usage_error(RUN("sim", scene, "--ticks"), "--ticks needs a value");
-    assert_usage_error(RUN("sim", scene, "--ticks", "ten"), "--ticks wants an integer");
-    assert_usage_error(RUN("sim", scene, "--bogus"), "unknown option '--bogus'");
-    assert_usage_error(RUN("sim"), "missing SCENE");
-    assert_usage_error(RUN("demo", "--ticks", "0"), "--ticks wants an integer 1..1000000");
-    assert_usage_error(RUN("fx", "nope", "1"), "unknown operation 'nope'");
-    assert_usage_error(RUN("fx", "add", "1"), "add takes 2 operands");
-    assert_usage_error(RUN("fx", "add", "1", "x"), "operand B: 'x'");
-    assert_usage_error(RUN("replay"), "missing subcommand");
-    assert_usage_error(RUN("replay", "frobnicate"), "unknown subcommand 'frobnicate'");
-    assert_usage_error(RUN("replay", "verify", "--jobs"), "--jobs needs a value");
-    assert_usage_error(RUN("replay", "verify", "x.lsr", "--jobs", "65"),
-                       "--jobs wants an integer 1..64");
-    assert_usage_error(RUN("replay", "record", scene, "--ticks", "5"), "missing --seed S");
-    assert_usage_error(RUN("replay", "tamper", "a.lsr", "b.lsr"), "missing --tick T");
-    assert_usage_error(RUN("relay", "--slots", "99"), "--slots wants an integer 2..16");
-    assert_usage_error(RUN("relay", "--scene"), "--scene needs a value");
-    assert_usage_error(RUN("bot", "--relay", "127.0.0.1:7"), "missing --session ID");
-    assert_usage_error(RUN("match", "--loss", "2"), "--loss wants a probability 0..1");
-    assert_usage_error(RUN("version", "--yaml"), "unknown option '--yaml'");
+    USAGE_ERROR("--ticks needs a value", "sim", scene, "--ticks");
+    USAGE_ERROR("--ticks wants an integer", "sim", scene, "--ticks", "ten");
+    USAGE_ERROR("unknown option '--bogus'", "sim", scene, "--bogus");
+    USAGE_ERROR("missing SCENE", "sim");
+    USAGE_ERROR("--ticks wants an integer 1..1000000", "demo", "--ticks", "0");
+    USAGE_ERROR("unknown operation 'nope'", "fx", "nope", "1");
+    USAGE_ERROR("add takes 2 operands", "fx", "add", "1");
+    USAGE_ERROR("operand B: 'x'", "fx", "add", "1", "x");
+    USAGE_ERROR("missing subcommand", "replay");
+    USAGE_ERROR("unknown subcommand 'frobnicate'", "replay", "frobnicate");
+    USAGE_ERROR("--jobs needs a value", "replay", "verify", "--jobs");
+    USAGE_ERROR("--jobs wants an integer 1..64", "replay", "verify", "x.lsr", "--jobs", "65");
+    USAGE_ERROR("missing --seed S", "replay", "record", scene, "--ticks", "5");
+    USAGE_ERROR("missing --tick T", "replay", "tamper", "a.lsr", "b.lsr");
+    USAGE_ERROR("--slots wants an integer 2..16", "relay", "--slots", "99");
+    USAGE_ERROR("--scene needs a value", "relay", "--scene");
+    USAGE_ERROR("missing --session ID", "bot", "--relay", "127.0.0.1:7");
+    USAGE_ERROR("--loss wants a probability 0..1", "match", "--loss", "2");
+    USAGE_ERROR("unknown option '--yaml'", "version", "--yaml");
 }
 
 Test(cli, sim_trace_past_the_last_body_is_a_usage_error)
@@ -722,11 +729,11 @@ Test(cli, match_json_is_valid_json, .timeout = 120)
 
 // ---- progress: only on a terminal ----
 
-Test(cli, piped_runs_print_no_progress)
+Test(cli, piped_runs_print_no_progress, .timeout = 120)
 {
     char scene[4200];
     snprintf(scene, sizeof scene, "%s/tools/scenes/pile_1000.scene", root);
-    run_result r = RUN("sim", scene, "--ticks", "300"); // > 1 s: a terminal would show progress
+    run_result r = RUN("sim", scene, "--ticks", "500"); // ~2 s: a terminal shows progress
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_empty(r.err, "nothing on a piped stderr: %s", r.err);
     cr_assert_null(strchr(r.out, '\r'), "%s", r.out);
@@ -787,19 +794,19 @@ static char *run_on_terminal(const char *const *args, int *status)
     return out;
 }
 
-Test(cli, a_terminal_shows_progress_and_no_progress_silences_it, .timeout = 60)
+Test(cli, a_terminal_shows_progress_and_no_progress_silences_it, .timeout = 120)
 {
     char scene[4200];
     snprintf(scene, sizeof scene, "%s/tools/scenes/pile_1000.scene", root);
     int status;
     char *tty =
-        run_on_terminal((const char *const[]){"sim", scene, "--ticks", "300", NULL}, &status);
+        run_on_terminal((const char *const[]){"sim", scene, "--ticks", "500", NULL}, &status);
     cr_assert_eq(status, 0);
     cr_assert(strstr(tty, "\rsim ["), "a progress line: %s", tty);
     cr_assert(strstr(tty, " ticks"), "%s", tty);
     free(tty);
     tty = run_on_terminal(
-        (const char *const[]){"sim", scene, "--ticks", "300", "--no-progress", NULL}, &status);
+        (const char *const[]){"sim", scene, "--ticks", "500", "--no-progress", NULL}, &status);
     cr_assert_eq(status, 0);
     cr_assert_str_empty(tty, "%s", tty);
     free(tty);

@@ -43,6 +43,15 @@ void cli_print_error(const char *prefix, const ls_error *err)
     fprintf(stderr, "%s: %s [%s]\n", prefix, line, ls_result_name(err->code));
 }
 
+void cli_print_error_at(const char *prefix, const char *path, const ls_error *err)
+{
+    ls_error e = *err;
+    if (!e.path[0]) {
+        ls_error_set_path(&e, path);
+    }
+    cli_print_error(prefix, &e);
+}
+
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 {
     va_list ap;

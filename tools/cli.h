@@ -44,6 +44,8 @@ void cli_print_usage(const cli_command *cmd);
 /// Print "PREFIX: path:line:column: message [LS_ERR_NAME]" (ls_error_format) to
 /// stderr, naming the file and the problem once.
 void cli_print_error(const char *prefix, const ls_error *err);
+/// As cli_print_error, naming `path` when the error names no file.
+void cli_print_error_at(const char *prefix, const char *path, const ls_error *err);
 /// Print "lockstep NAME: MESSAGE" and a pointer to `lockstep NAME --help` to
 /// stderr; returns CLI_EXIT_USAGE.
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...) LS_PRINTF(2, 3);

@@ -59,6 +59,7 @@ typedef struct relay_app {
     ls_replay_recorder *rec[MAX_SESSIONS];
     char *scene_text;
     size_t scene_size;
+    uint32_t scene_tick_rate; ///< The embedded scene's tick rate (the recordings' header copy).
     uint64_t done_since;
     int status;
 } relay_app;
@@ -209,6 +210,19 @@ static void print_stats(relay_app *app)
     fflush(stdout);
 }
 
+static void relay_recorder_error(const relay_app *app, uint32_t session, const char *what,
+                                 const ls_replay_recorder *rec)
+{
+    char path[4096 + 16], prefix[64];
+    if (session == 1) {
+        snprintf(path, sizeof path, "%s", app->o.record);
+    } else {
+        snprintf(path, sizeof path, "%s.%u", app->o.record, session);
+    }
+    snprintf(prefix, sizeof prefix, "lockstep relay: %s session %u", what, session);
+    cli_print_error_at(prefix, path, ls_replay_recorder_error(rec));
+}
+
 static void on_rec_tick(void *user, uint32_t session, uint32_t tick, const uint8_t *inputs,
                         uint64_t checksum)
 {
@@ -216,8 +230,7 @@ static void on_rec_tick(void *user, uint32_t session, uint32_t tick, const uint8
     (void)tick;
     ls_replay_recorder *rec = app->rec[session - 1];
     if (rec && ls_replay_recorder_append(rec, inputs, checksum) != LS_OK) {
-        fprintf(stderr, "lockstep relay: recording session %u: %s\n", session,
-                ls_replay_recorder_error(rec)->message);
+        relay_recorder_error(app, session, "recording", rec);
     }
 }
 
@@ -228,8 +241,7 @@ static void finish_recording(relay_app *app, uint32_t session)
         return;
     }
     if (ls_replay_recorder_finish(rec) != LS_OK) {
-        fprintf(stderr, "lockstep relay: finishing session %u: %s\n", session,
-                ls_replay_recorder_error(rec)->message);
+        relay_recorder_error(app, session, "finishing", rec);
     }
     if (session == 1) {
         printf("replay session=%u ticks=%u path=%s\n", session, ls_replay_recorder_ticks(rec),
@@ -333,7 +345,7 @@ static void on_signal(void *user, int signum)
 static bool start_recording(relay_app *app, uint32_t id)
 {
     ls_replay_recorder_def def = ls_default_replay_recorder_def();
-    def.tick_rate = app->o.sd.tick_rate;
+    def.tick_rate = app->scene_tick_rate;
     def.players = app->o.sd.slots;
     def.input_size = app->o.sd.input_size;
     def.keyframe_interval = 0; // the relay does not simulate: inputs and checksums only
@@ -369,6 +381,17 @@ static bool setup(relay_app *app)
         if (!scene || !(app->scene_text = net_read_file("relay", scene, &app->scene_size))) {
             return false;
         }
+        // A replay's header repeats its scene's tick rate (SPEC.md §16.1), whatever
+        // rate the relay paces the match at (--tick-rate).
+        ls_scene parsed;
+        ls_error err;
+        if (ls_scene_parse(app->scene_text, app->scene_size, &parsed, &err) != LS_OK) {
+            ls_error_set_path(&err, scene);
+            cli_print_error("lockstep relay", &err);
+            return false;
+        }
+        app->scene_tick_rate = parsed.world.tick_rate;
+        ls_scene_free(&parsed);
     }
     ls_relay_def rd = ls_default_relay_def();
     rd.max_sessions = (uint32_t)app->o.sessions;

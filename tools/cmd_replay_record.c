@@ -168,8 +168,7 @@ static int record(const record_opts *o, const char *text, size_t size, const ls_
     if (!rec) {
         cli_print_error("lockstep replay record", &err);
     } else if (play(o, scene, w, rec) != LS_OK) {
-        fprintf(stderr, "lockstep replay record: %s: %s\n", o->out,
-                ls_replay_recorder_error(rec)->message);
+        cli_print_error_at("lockstep replay record", o->out, ls_replay_recorder_error(rec));
     } else {
         uint64_t bytes = ls_replay_recorder_bytes(rec);
         printf("recorded %s: %u ticks, %u players, %llu bytes (%.3f bytes/player/tick), final "

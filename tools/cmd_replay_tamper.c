@@ -124,7 +124,7 @@ int cmd_replay_tamper(int argc, char **argv)
     ls_result r =
         rec ? rewrite(in, rec, tick, (size_t)player * h->input_size, (uint8_t)x) : LS_ERR_IO;
     if (rec && r != LS_OK) {
-        fprintf(stderr, "lockstep replay tamper: %s\n", ls_replay_recorder_error(rec)->message);
+        cli_print_error_at("lockstep replay tamper", files[1], ls_replay_recorder_error(rec));
     } else if (rec) {
         printf("wrote %s: input byte of player %llu at tick %llu xor 0x%02llx\n", files[1],
                (unsigned long long)player, (unsigned long long)tick, (unsigned long long)x);
