@@ -27,3 +27,27 @@ fuzz: fuzz-build
 	    $(BUILD)/fuzz/corpus-$$h fuzz/corpus/$$h >$$log 2>&1 || { tail -40 $$log; exit 1; }; \
 	  grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|Done' $$log; \
 	done
+
+# `make fuzz-long`: each harness for FUZZ_LONG_SECONDS (or FUZZ_LONG_SECONDS_NAME)
+# from fuzz/corpus/NAME, then the inputs that add coverage are merged back into
+# fuzz/corpus/NAME (commit them). A crash stops the run with its input under
+# $(BUILD)/fuzz/; fix it and add the input to fuzz/corpus/NAME, where every
+# `make fuzz` replays it first (fuzz/README.md). Results: $(BUILD)/fuzz/long.txt.
+FUZZ_LONG_SECONDS ?= 1800
+.PHONY: fuzz-long
+fuzz-long: fuzz-build
+	@set -e; : > $(BUILD)/fuzz/long.txt; for h in $(FUZZ_HARNESSES); do \
+	  secs=$$(eval echo \$${FUZZ_LONG_SECONDS_$$h:-$(FUZZ_LONG_SECONDS)}); \
+	  work=$(BUILD)/fuzz/long-$$h; mkdir -p $$work; log=$(BUILD)/fuzz/long-$$h.log; \
+	  echo "== fuzz-long $$h for $$secs s"; \
+	  $(BUILD)/fuzz/$$h -max_total_time=$$secs -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$h- $$work fuzz/corpus/$$h >$$log 2>&1 \
+	    || { tail -40 $$log; exit 1; }; \
+	  execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
+	  rss=$$(sed -n 's/^stat::peak_rss_mb: *//p' $$log); \
+	  before=$$(ls fuzz/corpus/$$h | wc -l); \
+	  $(BUILD)/fuzz/$$h -merge=1 -max_len=65536 fuzz/corpus/$$h $$work >>$$log 2>&1; \
+	  after=$$(ls fuzz/corpus/$$h | wc -l); \
+	  echo "$$h: $$execs executions in $$secs s, peak RSS $$rss MB, 0 crashes, corpus $$before -> $$after files" \
+	    | tee -a $(BUILD)/fuzz/long.txt; \
+	done

@@ -718,3 +718,21 @@ Test(replay, sealed_but_malformed_content_is_named_with_its_tick)
     free(c);
     free(d);
 }
+
+// Issue 18: fields that must agree are checked even after re-sealing the check
+// codes; the INDX chunk's first tick must be 0.
+Test(replay, an_index_with_another_first_tick_is_refused_after_resealing)
+{
+    rec_opts o = default_opts();
+    size_t n;
+    uint8_t *d = record_toy(&o, &n);
+    uint64_t at = ls_get_u64le(d + n - 16); // the trailer names the INDX chunk
+    cr_assert_eq(ls_get_u32le(d + at), 0x58444E49u);
+    ls_put_u32le(d + at + 8, 5);
+    ls_put_u64le(d + at + 24, ls_hash64(d + at, 24));
+    ls_error err;
+    cr_assert_null(ls_replay_reader_open_memory(d, n, &err));
+    cr_assert_eq(err.code, LS_ERR_CORRUPT);
+    cr_assert(strstr(err.message, "INDX") != NULL, "%s", err.message);
+    free(d);
+}
