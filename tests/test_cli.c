@@ -433,8 +433,24 @@ Test(cli, every_command_and_replay_subcommand_has_its_own_help)
         cr_assert_gt(lines(r.out), 2, "usage, options and a description: %s", r.out);
         run_free(&r);
     }
+    // Every command `lockstep --help` lists, including ones added later.
+    run_result r = RUN("--help");
+    const char *l = strstr(r.out, "commands:\n");
+    cr_assert_not_null(l, "%s", r.out);
+    int listed = 0;
+    for (l = strchr(l, '\n') + 1; strncmp(l, "  ", 2) == 0; l = strchr(l, '\n') + 1, listed++) {
+        char name[32], want[64];
+        cr_assert_eq(sscanf(l, " %31s", name), 1);
+        snprintf(want, sizeof want, "usage: lockstep %s ", name);
+        run_result c = RUN(name, "--help");
+        cr_assert_eq(c.status, 0, "%s --help: %s", name, c.err);
+        cr_assert_eq(strncmp(c.out, want, strlen(want)), 0, "want '%s', got: %s", want, c.out);
+        run_free(&c);
+    }
+    cr_assert_geq(listed, 9, "%s", r.out);
+    run_free(&r);
     // -h anywhere on the line, even after other arguments.
-    run_result r = RUN("replay", "verify", "x.lsr", "-h");
+    r = RUN("replay", "verify", "x.lsr", "-h");
     cr_assert_eq(r.status, 0);
     cr_assert(strstr(r.out, "usage: lockstep replay verify FILE"), "%s", r.out);
     run_free(&r);

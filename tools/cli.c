@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,9 +83,10 @@ bool cli_parse_u64(const cli_command *cmd, const char *option, const char *text,
                    uint64_t max, uint64_t *out)
 {
     char *end;
+    errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
-    if (!text[0] || text[0] == '-' || text[0] == '+' || text[0] == ' ' || *end != '\0' || v < min ||
-        v > max) {
+    if (!text[0] || text[0] == '-' || text[0] == '+' || text[0] == ' ' || *end != '\0' ||
+        errno == ERANGE || v < min || v > max) {
         cli_usage_error(cmd, "%s wants an integer %llu..%llu, got '%s'", option,
                         (unsigned long long)min, (unsigned long long)max, text);
         return false;

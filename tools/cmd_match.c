@@ -596,13 +596,15 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
             json_object_begin(&j);
             json_key(&j, "slot"), json_u64(&j, k);
             json_number_field(&j, "ticks", r->ticks);
-            json_key(&j, "final_checksum"), json_str(&j, r->sum);
+            json_key(&j, "final_checksum");
+            strcmp(r->sum, "?") ? json_str(&j, r->sum) : json_null(&j);
             json_key(&j, "rtt_relay_ms"), json_double(&j, strtod(r->rtt_relay, NULL) / 1000.0, 3);
             json_key(&j, "rtt_peer_ms"), json_double(&j, strtod(r->rtt_peer, NULL) / 1000.0, 3);
             json_number_field(&j, "packets_out", r->out);
             json_number_field(&j, "packets_in", r->in);
             json_number_field(&j, "drops", r->drops);
-            json_key(&j, "status"), json_str(&j, r->state);
+            json_key(&j, "status");
+            strcmp(r->state, "?") ? json_str(&j, r->state) : json_null(&j);
             json_key(&j, "message");
             r->error[0] ? json_str(&j, r->error) : json_null(&j);
             json_object_end(&j);

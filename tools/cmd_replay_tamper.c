@@ -112,11 +112,15 @@ int cmd_replay_tamper(int argc, char **argv)
     const ls_replay_header *h = ls_replay_reader_header(in);
     if (tick >= ls_replay_reader_ticks(in) || player >= h->players) {
         bool bad_tick = tick >= ls_replay_reader_ticks(in);
-        cli_usage_error(cmd, "%s %llu: %s has %u %s (0..%u)", bad_tick ? "--tick" : "--player",
-                        (unsigned long long)(bad_tick ? tick : player), files[0],
-                        bad_tick ? ls_replay_reader_ticks(in) : h->players,
-                        bad_tick ? "ticks" : "players",
-                        (bad_tick ? ls_replay_reader_ticks(in) : h->players) - 1);
+        uint32_t have = bad_tick ? ls_replay_reader_ticks(in) : h->players;
+        if (have == 0) {
+            cli_usage_error(cmd, "--tick %llu: %s has no ticks", (unsigned long long)tick,
+                            files[0]);
+        } else {
+            cli_usage_error(cmd, "%s %llu: %s has %u %s (0..%u)", bad_tick ? "--tick" : "--player",
+                            (unsigned long long)(bad_tick ? tick : player), files[0], have,
+                            bad_tick ? "ticks" : "players", have - 1);
+        }
         ls_replay_reader_destroy(in);
         return CLI_EXIT_USAGE;
     }

@@ -11,8 +11,10 @@ bool net_cli_u64(const char *cmd, const char *option, const char *text, uint64_t
                  uint64_t *out)
 {
     char *end;
+    errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
-    if (*text == '\0' || *text == '-' || *end != '\0' || v < min || v > max) {
+    if (*text == '\0' || *text == '-' || *text == '+' || *text == ' ' || *end != '\0' ||
+        errno == ERANGE || v < min || v > max) {
         fprintf(stderr,
                 "lockstep %s: %s wants an integer %llu..%llu, got '%s' (see lockstep %s --help)\n",
                 cmd, option, (unsigned long long)min, (unsigned long long)max, text, cmd);
