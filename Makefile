@@ -70,8 +70,9 @@ $(PREFIX_STAMP): FORCE
 	@echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' > $@
 .PHONY: FORCE
 FORCE:
-$(BUILD)/obj/tools/%.o: CPPFLAGS += -DLS_DATADIR='"$(DATADIR)"'
-$(BUILD)/obj/tools/%.o: $(PREFIX_STAMP)
+# Only tools/cli.c uses it: an explicit prerequisite (a pattern rule cannot add one).
+$(BUILD)/obj/tools/cli.o: CPPFLAGS += -DLS_DATADIR='"$(DATADIR)"'
+$(BUILD)/obj/tools/cli.o: $(PREFIX_STAMP)
 
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)

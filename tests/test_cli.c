@@ -19,6 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ls/checksum.h"
+#include "ls/replay.h"
+
 static char tool[4096];
 static char dir[256];
 static char root[4096];
@@ -869,5 +872,171 @@ Test(cli, scenes_are_found_in_lockstep_data)
     r = run_in(dir, "LOCKSTEP_DATA=/nonexistent", (const char *const[]){"match", NULL});
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, "lockstep match: no --scene given"), "%s", r.err);
+    run_free(&r);
+}
+
+// ---- issue 18: untrusted files ----
+
+// Rewrite `from` into `to` with word `word` of keyframe `k` xor-ed with `mask`,
+// re-sealed by the recorder (check codes recomputed, as anyone can).
+static void reseal_keyframe(const char *from, const char *to, uint32_t k, size_t word,
+                            uint32_t mask)
+{
+    ls_replay_reader *r = ls_replay_reader_open(from, NULL);
+    cr_assert_not_null(r);
+    const ls_replay_header *h = ls_replay_reader_header(r);
+    ls_replay_recorder_def def = ls_default_replay_recorder_def();
+    def.tick_rate = h->tick_rate;
+    def.players = h->players;
+    def.input_size = h->input_size;
+    def.keyframe_interval = h->keyframe_interval;
+    def.seed = h->seed;
+    def.fingerprint = h->fingerprint;
+    def.scene = h->scene;
+    def.scene_size = h->scene_size;
+    ls_replay_recorder *rec = ls_replay_recorder_create(to, &def, NULL);
+    cr_assert_not_null(rec);
+    ls_replay_cursor *c = ls_replay_cursor_create(r);
+    uint32_t next = 0, nk = ls_replay_reader_info(r)->keyframes;
+    for (uint32_t t = 0; t < ls_replay_reader_ticks(r); t++) {
+        const uint8_t *in;
+        uint64_t sum;
+        cr_assert_eq(ls_replay_cursor_read(c, t, &in, &sum), LS_OK);
+        cr_assert_eq(ls_replay_recorder_append(rec, in, sum), LS_OK);
+        if (next < nk && ls_replay_reader_keyframe_info(r, next).tick == t + 1) {
+            ls_replay_keyframe_info ki = ls_replay_reader_keyframe_info(r, next);
+            uint8_t *buf = malloc(ki.size);
+            cr_assert_eq(ls_replay_reader_keyframe(r, next, buf, ki.size), LS_OK);
+            if (next == k) {
+                ls_put_u32le(buf + word * 4, ls_get_u32le(buf + word * 4) ^ mask);
+            }
+            cr_assert_eq(ls_replay_recorder_add_keyframe(rec, buf, ki.size), LS_OK);
+            free(buf);
+            next++;
+        }
+    }
+    ls_replay_cursor_destroy(c);
+    cr_assert_eq(ls_replay_recorder_finish(rec), LS_OK);
+    ls_replay_recorder_destroy(rec);
+    ls_replay_reader_destroy(r);
+}
+
+Test(cli, a_tampered_keyframe_gets_the_same_verdict_for_jobs_1_2_and_4, .timeout = 120)
+{
+    record("m.lsr");
+    // Words of the keyframe at tick 200: header, a body slot's position and a
+    // velocity, a contact's impulse (not covered by the checksum).
+    const size_t words[] = {3, 16 + 2, 16 + 48 * 9 + 3, 16 + 48 * 9 + 12, 16 + 48 * 17 + 30};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        reseal_keyframe(path_in_dir("m.lsr"), path_in_dir("k.lsr"), 1, words[i], 0x10000u);
+        run_result one = RUN("replay", "verify", path_in_dir("k.lsr"), "--jobs", "1");
+        cr_assert_eq(one.status, 3, "word %zu: %s%s", words[i], one.out, one.err);
+        cr_assert(strstr(one.out, "keyframe at tick 200"), "word %zu: %s", words[i], one.out);
+        for (int j = 2; j <= 4; j += 2) {
+            char jobs[8];
+            snprintf(jobs, sizeof jobs, "%d", j);
+            run_result many = RUN("replay", "verify", path_in_dir("k.lsr"), "--jobs", jobs);
+            cr_assert_eq(many.status, one.status, "word %zu, --jobs %d", words[i], j);
+            cr_assert_str_eq(many.out, one.out, "word %zu, --jobs %d", words[i], j);
+            run_free(&many);
+        }
+        run_free(&one);
+    }
+}
+
+Test(cli, a_header_tick_rate_that_disagrees_with_the_scene_is_refused)
+{
+    record("m.lsr");
+    size_t n;
+    FILE *f = fopen(path_in_dir("m.lsr"), "rb");
+    cr_assert_not_null(f);
+    uint8_t *d = malloc(1 << 20);
+    n = fread(d, 1, 1 << 20, f);
+    fclose(f);
+    uint32_t h = ls_get_u32le(d + 12);
+    ls_put_u32le(d + 24, 30); // the arena runs at 60 Hz
+    ls_put_u64le(d + h - 8, ls_hash64(d, h - 8));
+    f = fopen(path_in_dir("r.lsr"), "wb");
+    cr_assert_eq(fwrite(d, 1, n, f), n);
+    fclose(f);
+    free(d);
+    run_result r = RUN("replay", "verify", path_in_dir("r.lsr"));
+    cr_assert_eq(r.status, 1, "%s", r.out);
+    cr_assert(strstr(r.err, "the header says 30 Hz (byte 24) but the embedded scene runs at 60 Hz"),
+              "%s", r.err);
+    run_free(&r);
+}
+
+Test(cli, a_memory_budget_refuses_a_contact_bomb)
+{
+    FILE *f = fopen(path_in_dir("bomb.scene"), "w");
+    cr_assert_not_null(f);
+    fprintf(f, "world max_contacts 4194304\nbody static plane normal 0 1 0 d 0\n");
+    for (int i = 0; i < 3000; i++) {
+        fprintf(f, "body dynamic sphere radius 0.1 pos 0 1 0\n");
+    }
+    fclose(f);
+    run_result r = RUN("sim", path_in_dir("bomb.scene"), "--max-memory", "16");
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "over the budget of 16 MiB"), "%s", r.err);
+    run_free(&r);
+    // Within the default budget the capped world runs (capacity exceeded, not exploded).
+    r = RUN("sim", path_in_dir("bomb.scene"), "--ticks", "1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN("sim", path_in_dir("bomb.scene"), "--max-memory", "0");
+    assert_usage_error(r, "--max-memory");
+    run_free(&r);
+}
+
+Test(cli, signed_recordings_verify_with_the_signers_key_only)
+{
+    char scene[4200];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
+    run_result r = RUN("keygen", "--out", path_in_dir("relay"));
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "ed25519:"), "%s", r.out);
+    run_free(&r);
+    r = RUN("keygen", "--out", path_in_dir("relay"));
+    cr_assert_eq(r.status, 1, "never overwrites: %s", r.err);
+    cr_assert(strstr(r.err, "File exists"), "%s", r.err);
+    run_free(&r);
+    r = RUN("keygen", "--out", path_in_dir("other"));
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN("keygen");
+    assert_usage_error(r, "--out");
+    run_free(&r);
+    r = RUN("replay", "record", scene, "--ticks", "300", "--seed", "4", "--out",
+            path_in_dir("s.lsr"), "--sign-key", path_in_dir("relay.key"));
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN("replay", "info", path_in_dir("s.lsr"));
+    cr_assert(strstr(r.out, "signed       by ed25519:"), "%s", r.out);
+    run_free(&r);
+    r = RUN("replay", "verify", path_in_dir("s.lsr"), "--pubkey", path_in_dir("relay.pub"));
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "signatures verified, ticks 0..299 (every tick)"), "%s", r.out);
+    cr_assert(strstr(r.out, "verified 300 ticks"), "%s", r.out);
+    run_free(&r);
+    r = RUN("replay", "verify", path_in_dir("s.lsr"), "--pubkey", path_in_dir("other.pub"));
+    cr_assert_eq(r.status, 3, "%s", r.out);
+    cr_assert(strstr(r.err, "not by ed25519:"), "%s", r.err);
+    run_free(&r);
+    // A tampered copy is re-recorded without the key: not signed any more.
+    r = RUN("replay", "tamper", path_in_dir("s.lsr"), path_in_dir("t.lsr"), "--tick", "100");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN("replay", "verify", path_in_dir("t.lsr"), "--pubkey", path_in_dir("relay.pub"));
+    cr_assert_eq(r.status, 3, "%s", r.out);
+    cr_assert(strstr(r.err, "not signed"), "%s", r.err);
+    run_free(&r);
+    // A secret key is not a public key; the relay signs only what it records.
+    r = RUN("replay", "verify", path_in_dir("s.lsr"), "--pubkey", path_in_dir("relay.key"));
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    run_free(&r);
+    r = RUN("relay", "--sign-key", path_in_dir("relay.key"));
+    assert_usage_error(r, "--record");
     run_free(&r);
 }

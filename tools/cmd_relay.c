@@ -18,7 +18,8 @@ const cli_command cmd_relay_def = {
     "relay", "run the UDP input relay (sessions, tokens, desync detection, recording)",
     "[--bind HOST:PORT] [--sessions N] [--slots N] [--tick-rate HZ] [--input-size B]\n"
     "       [--delay D] [--ticks N] [--timeout MS] [--join-timeout MS]\n"
-    "       [--scene FILE --seed S --record PATH] [--exit-when-done] [fault options]\n\n"
+    "       [--scene FILE --seed S --record PATH [--sign-key KEY]] [--exit-when-done]\n"
+    "       [fault options]\n\n"
     "  --bind HOST:PORT  where to listen (default 127.0.0.1:0, an ephemeral port)\n"
     "  --sessions N      sessions to create (default 1); each prints `token SESSION SLOT HEX`\n"
     "  --slots N         slots per session, 2..16 (default 4)\n"
@@ -32,6 +33,8 @@ const cli_command cmd_relay_def = {
     "                    else the installed arena.scene)\n"
     "  --seed S          seed written into the recordings (default 0)\n"
     "  --record PATH     record session 1 to PATH (session N to PATH.N), flushed per chunk\n"
+    "  --sign-key KEY    sign the recordings with KEY (a .key file from `lockstep keygen`);\n"
+    "                    players check them with `replay verify FILE --pubkey KEY.pub`\n"
     "  --rate-limit PPS  datagrams per second allowed per source address\n"
     "                    (default max(2000, 16 x tick rate))\n"
     "  --exit-when-done  exit once every session has ended and its peers are gone\n" NET_FAULT_USAGE
@@ -42,7 +45,7 @@ const cli_command cmd_relay_def = {
 #define MAX_SESSIONS 1024
 
 typedef struct relay_opts {
-    const char *bind, *scene, *record;
+    const char *bind, *scene, *record, *sign_key;
     char host[64];
     uint16_t port;
     char scene_buf[4096];
@@ -57,6 +60,9 @@ typedef struct relay_app {
     ls_relay *relay;
     ls_uv *uv;
     ls_replay_recorder *rec[MAX_SESSIONS];
+    ls_replay_signer *signer[MAX_SESSIONS]; ///< One per recording (each hashes its own file).
+    uint8_t sign_secret[LS_REPLAY_SECRET_KEY_SIZE];
+    bool signing;
     char *scene_text;
     size_t scene_size;
     uint32_t scene_tick_rate; ///< The embedded scene's tick rate (the recordings' header copy).
@@ -65,10 +71,10 @@ typedef struct relay_app {
 } relay_app;
 
 static const char *const value_options[] = {
-    "--bind",     "--scene",    "--record",       "--seed",       "--rate-limit",
-    "--sessions", "--slots",    "--tick-rate",    "--input-size", "--delay",
-    "--ticks",    "--timeout",  "--join-timeout", "--loss",       "--dup",
-    "--reorder",  "--delay-ms", "--jitter",       "--fault-seed"};
+    "--bind",     "--scene",    "--record",   "--seed",         "--rate-limit",
+    "--sign-key", "--sessions", "--slots",    "--tick-rate",    "--input-size",
+    "--delay",    "--ticks",    "--timeout",  "--join-timeout", "--loss",
+    "--dup",      "--reorder",  "--delay-ms", "--jitter",       "--fault-seed"};
 
 static bool takes_value(const char *a)
 {
@@ -140,6 +146,8 @@ static bool parse(int argc, char **argv, relay_opts *o)
             o->scene = v, i++;
         } else if (strcmp(a, "--record") == 0) {
             o->record = v, i++;
+        } else if (strcmp(a, "--sign-key") == 0) {
+            o->sign_key = v, i++;
         } else if (strcmp(a, "--seed") == 0) {
             ok = net_cli_u64("relay", a, v, 0, UINT64_MAX, &o->seed), i++;
         } else if (strcmp(a, "--rate-limit") == 0) {
@@ -171,6 +179,10 @@ static bool parse(int argc, char **argv, relay_opts *o)
         if (!ok) {
             return false;
         }
+    }
+    if (o->sign_key && !o->record) {
+        cli_usage_error(&cmd_relay_def, "--sign-key signs recordings: it needs --record PATH");
+        return false;
     }
     return parse_bind(o->bind, o->host, sizeof o->host, &o->port);
 }
@@ -252,6 +264,8 @@ static void finish_recording(relay_app *app, uint32_t session)
     }
     ls_replay_recorder_destroy(rec);
     app->rec[session - 1] = NULL;
+    ls_replay_signer_destroy(app->signer[session - 1]);
+    app->signer[session - 1] = NULL;
 }
 
 static void on_rec_end(void *user, uint32_t session, uint32_t ticks)
@@ -360,9 +374,19 @@ static bool start_recording(relay_app *app, uint32_t id)
         snprintf(path, sizeof path, "%s.%u", app->o.record, id);
     }
     ls_error err;
+    if (app->signing) {
+        app->signer[id - 1] = ls_replay_signer_create(app->sign_secret, &err);
+        if (!app->signer[id - 1]) {
+            cli_print_error("lockstep relay", &err);
+            return false;
+        }
+        def.signer = app->signer[id - 1];
+    }
     app->rec[id - 1] = ls_replay_recorder_create(path, &def, &err);
     if (!app->rec[id - 1]) {
         cli_print_error("lockstep relay", &err);
+        ls_replay_signer_destroy(app->signer[id - 1]);
+        app->signer[id - 1] = NULL;
         return false;
     }
     ls_relay_recorder hook = {app, on_rec_tick, on_rec_end};
@@ -392,6 +416,19 @@ static bool setup(relay_app *app)
         }
         app->scene_tick_rate = parsed.world.tick_rate;
         ls_scene_free(&parsed);
+        if (app->o.sign_key) {
+            if (ls_replay_key_read(app->o.sign_key, app->sign_secret, sizeof app->sign_secret,
+                                   &err) != LS_OK) {
+                cli_print_error("lockstep relay", &err);
+                return false;
+            }
+            app->signing = true;
+            char name[32];
+            uint8_t pk[LS_REPLAY_PUBLIC_KEY_SIZE];
+            ls_replay_key_public(app->sign_secret, pk);
+            ls_replay_key_fingerprint(pk, name);
+            printf("signing recordings with %s\n", name);
+        }
     }
     ls_relay_def rd = ls_default_relay_def();
     rd.max_sessions = (uint32_t)app->o.sessions;
@@ -460,5 +497,6 @@ int cmd_relay(int argc, char **argv)
     ls_uv_destroy(app.uv);
     ls_relay_destroy(app.relay);
     free(app.scene_text);
+    memset(app.sign_secret, 0, sizeof app.sign_secret);
     return status;
 }

@@ -3,6 +3,7 @@
 // and the field-by-field body diff printed at a desync.
 #include "ls/fx_text.h"
 #include "ls/game.h"
+#include "ls/replay_sign.h"
 #include "replay_glue.h"
 
 #include <stdlib.h>
@@ -26,7 +27,74 @@ bool replay_glue_init(replay_glue *g, const ls_replay_header *h, ls_error *err)
     }
     g->players = h->players;
     g->input_size = h->input_size;
+    g->max_memory = (size_t)REPLAY_DEFAULT_MAX_MEMORY_MB << 20;
     return true;
+}
+
+bool replay_cli_max_memory(const cli_command *cmd, const char *text, size_t *out)
+{
+    uint64_t mb;
+    if (!cli_parse_u64(cmd, "--max-memory", text, 1, 65536, &mb)) {
+        return false;
+    }
+    *out = (size_t)mb << 20;
+    return true;
+}
+
+int replay_cli_check_signature(const cli_command *cmd, const char *path, const ls_replay_reader *r,
+                               const char *key, json_out *j)
+{
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "lockstep %s", cmd->name);
+    uint8_t pk[LS_REPLAY_PUBLIC_KEY_SIZE];
+    ls_error err;
+    if (ls_replay_key_read(key, pk, sizeof pk, &err) != LS_OK) {
+        cli_print_error(prefix, &err);
+        return CLI_EXIT_ERROR;
+    }
+    ls_replay_signature_report rep;
+    char name[32];
+    ls_replay_key_fingerprint(pk, name);
+    if (ls_replay_reader_check_signatures(r, pk, &rep, &err) != LS_OK) {
+        cli_print_error_at(prefix, path, &err);
+        if (j) {
+            json_key(j, "signature"), json_object_begin(j);
+            json_key(j, "key"), json_str(j, name);
+            json_key(j, "valid"), json_bool(j, false);
+            json_key(j, "message"), json_str(j, err.message);
+            json_object_end(j);
+        }
+        return CLI_EXIT_MISMATCH;
+    }
+    if (j) {
+        json_key(j, "signature"), json_object_begin(j);
+        json_key(j, "key"), json_str(j, name);
+        json_key(j, "valid"), json_bool(j, true);
+        json_key(j, "signatures"), json_u64(j, rep.signatures);
+        json_key(j, "signed_ticks"), json_u64(j, rep.signed_ticks);
+        json_key(j, "complete"), json_bool(j, rep.complete);
+        json_object_end(j);
+    } else {
+        printf("signed by %s: %u signatures verified, ticks 0..%u%s\n", name, rep.signatures,
+               rep.signed_ticks ? rep.signed_ticks - 1 : 0,
+               rep.complete ? " (every tick)" : " only: the rest of the file is not signed");
+    }
+    return CLI_EXIT_OK;
+}
+
+ls_replay_signer *replay_cli_signer(const cli_command *cmd, const char *key_path)
+{
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "lockstep %s", cmd->name);
+    uint8_t sk[LS_REPLAY_SECRET_KEY_SIZE];
+    ls_error err;
+    ls_replay_signer *s = NULL;
+    if (ls_replay_key_read(key_path, sk, sizeof sk, &err) != LS_OK ||
+        !(s = ls_replay_signer_create(sk, &err))) {
+        cli_print_error(prefix, &err);
+    }
+    memset(sk, 0, sizeof sk);
+    return s;
 }
 
 void replay_glue_free(replay_glue *g)
@@ -37,7 +105,7 @@ void replay_glue_free(replay_glue *g)
 ls_world *replay_glue_load(const replay_glue *g, const uint8_t *keyframe, size_t size,
                            ls_error *err)
 {
-    ls_world *w = ls_scene_instantiate(&g->scene, err);
+    ls_world *w = ls_scene_instantiate_within(&g->scene, g->max_memory, err);
     if (w && keyframe && ls_world_snapshot_restore(w, keyframe, size, err) != LS_OK) {
         ls_world_destroy(w);
         w = NULL;

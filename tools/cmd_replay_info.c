@@ -62,6 +62,14 @@ static void info_json(const char *path, const ls_replay_reader *r)
     json_key(&j, "fingerprint"), json_str(&j, h->fingerprint);
     json_key(&j, "fingerprint_matches"),
         json_bool(&j, !strcmp(h->fingerprint, ls_game_fingerprint()));
+    json_key(&j, "signed"), json_bool(&j, h->is_signed);
+    if (h->is_signed) {
+        char key[32];
+        ls_replay_key_fingerprint(h->public_key, key);
+        json_key(&j, "signer"), json_str(&j, key);
+        json_key(&j, "signatures"), json_u64(&j, in->signatures);
+        json_key(&j, "signed_ticks"), json_u64(&j, in->signed_ticks);
+    }
     json_key(&j, "scene_size"), json_u64(&j, h->scene_size);
     json_key(&j, "scene_hash"), json_hex64(&j, h->scene_hash);
     json_key(&j, "players"), json_u64(&j, h->players);
@@ -131,6 +139,15 @@ int cmd_replay_info(int argc, char **argv)
            strcmp(h->fingerprint, ls_game_fingerprint()) ? "  (NOT this build's)" : "");
     printf("scene        %zu bytes, xxh3 %016llx\n", h->scene_size,
            (unsigned long long)h->scene_hash);
+    if (h->is_signed) {
+        char key[32];
+        ls_replay_key_fingerprint(h->public_key, key);
+        printf("signed       by %s, %u SIGN chunks covering ticks 0..%u (check: replay verify "
+               "--pubkey)\n",
+               key, in->signatures, in->signed_ticks ? in->signed_ticks - 1 : 0);
+    } else {
+        printf("signed       no\n");
+    }
     printf("players      %u x %u byte%s per tick, seed %llu\n", h->players, h->input_size,
            h->input_size == 1 ? "" : "s", (unsigned long long)h->seed);
     printf("ticks        %u at %u Hz (%.1f s) in %u chunks\n", in->ticks, h->tick_rate,

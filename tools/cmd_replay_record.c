@@ -13,7 +13,7 @@
 const cli_command cmd_replay_record_def = {
     "replay record", "play a scene with a seeded scripted input stream and record it",
     "SCENE --ticks N --seed S [--players P] [--out FILE] [--keyframe-interval K]\n"
-    "       [--chunk-ticks C] [--input-size B] [--fsync] [--no-progress]\n\n"
+    "       [--chunk-ticks C] [--input-size B] [--sign-key KEY] [--fsync] [--no-progress]\n\n"
     "  SCENE                 a .scene file (searched in the installed scenes if missing)\n"
     "  --ticks N             ticks to record, 0..100000000 (required)\n"
     "  --seed S              seed of the scripted inputs (required)\n"
@@ -22,6 +22,7 @@ const cli_command cmd_replay_record_def = {
     "  --keyframe-interval K a keyframe every K ticks, 0 = none (default 300)\n"
     "  --chunk-ticks C       ticks per checked chunk (default 60)\n"
     "  --input-size B        bytes per player per tick (default 1)\n"
+    "  --sign-key KEY        sign the recording with KEY (a .key file from `lockstep keygen`)\n"
     "  --fsync               fsync every chunk\n"
     "  --no-progress         no progress line (only drawn when stderr is a terminal)",
     cmd_replay_record};
@@ -29,6 +30,7 @@ const cli_command cmd_replay_record_def = {
 typedef struct record_opts {
     const char *scene_path;
     const char *out;
+    const char *sign_key;
     uint64_t ticks, seed, players, keyframe_interval, chunk_ticks, input_size;
     bool fsync, progress;
 } record_opts;
@@ -36,7 +38,7 @@ typedef struct record_opts {
 static int parse(int argc, char **argv, record_opts *o)
 {
     const cli_command *cmd = &cmd_replay_record_def;
-    *o = (record_opts){NULL, "replay.lsr", 0, 0, 0, 300, 60, 1, false, true};
+    *o = (record_opts){NULL, "replay.lsr", NULL, 0, 0, 0, 300, 60, 1, false, true};
     bool have_ticks = false, have_seed = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
@@ -56,6 +58,8 @@ static int parse(int argc, char **argv, record_opts *o)
         } else if (cli_option(cmd, argc, argv, &i, "--out", &v) ||
                    cli_option(cmd, argc, argv, &i, "-o", &v)) {
             ok = v != NULL, o->out = v;
+        } else if (cli_option(cmd, argc, argv, &i, "--sign-key", &v)) {
+            ok = v != NULL, o->sign_key = v;
         } else if (strcmp(a, "--fsync") == 0) {
             o->fsync = true;
         } else if (strcmp(a, "--no-progress") == 0) {
@@ -163,6 +167,12 @@ static int record(const record_opts *o, const char *text, size_t size, const ls_
     def.scene = (const uint8_t *)text;
     def.scene_size = size;
     def.fsync_chunks = o->fsync;
+    ls_replay_signer *signer = NULL;
+    if (o->sign_key && !(signer = replay_cli_signer(&cmd_replay_record_def, o->sign_key))) {
+        ls_world_destroy(w);
+        return CLI_EXIT_ERROR;
+    }
+    def.signer = signer;
     ls_replay_recorder *rec = ls_replay_recorder_create(o->out, &def, &err);
     int status = CLI_EXIT_ERROR;
     if (!rec) {
@@ -179,6 +189,7 @@ static int record(const record_opts *o, const char *text, size_t size, const ls_
         status = CLI_EXIT_OK;
     }
     ls_replay_recorder_destroy(rec);
+    ls_replay_signer_destroy(signer);
     ls_world_destroy(w);
     return status;
 }

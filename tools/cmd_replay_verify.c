@@ -18,9 +18,14 @@
 
 const cli_command cmd_replay_verify_def = {
     "replay verify", "re-simulate a recording and check every tick's checksum and keyframe",
-    "FILE [--jobs N] [--stats] [--json] [--no-progress]\n\n"
+    "FILE [--jobs N] [--pubkey KEY] [--max-memory MB] [--stats] [--json] [--no-progress]\n\n"
     "  --jobs N        verify the segments between keyframes on N threads, 1..64 (default 1);\n"
-    "                  the report is the same\n"
+    "                  the report is the same (every keyframe is proven equal to the\n"
+    "                  re-simulated state)\n"
+    "  --pubkey KEY    also require the file signed by KEY (a .pub file from `lockstep\n"
+    "                  keygen`, or 64 hex digits) and unmodified; a file cut by a crash\n"
+    "                  is proven up to its last signature\n"
+    "  --max-memory MB refuse a recording whose world needs more than MB MiB (default 256)\n"
     "  --stats         print ticks/s and the real-time factor\n"
     "  --json          one JSON object: {\"result\", \"tick\", \"recorded\", \"computed\",\n"
     "                  \"bodies\", ...}\n"
@@ -248,11 +253,48 @@ static void print_stats(const ls_replay_reader *r, uint32_t jobs, double dt, dou
            cpu > 0 ? ticks / cpu : 0.0);
 }
 
+// --pubkey, before any work: in text mode the check prints its line (or the
+// error); in JSON mode a failure is the whole document.
+static int signature_first(const char *path, const ls_replay_reader *r, const char *pubkey,
+                           bool json)
+{
+    const cli_command *cmd = &cmd_replay_verify_def;
+    if (!json) {
+        return replay_cli_check_signature(cmd, path, r, pubkey, NULL);
+    }
+    uint8_t pk[LS_REPLAY_PUBLIC_KEY_SIZE];
+    ls_replay_signature_report rep;
+    ls_error err;
+    if (ls_replay_key_read(pubkey, pk, sizeof pk, &err) != LS_OK) {
+        cli_print_error("lockstep replay verify", &err);
+        return CLI_EXIT_ERROR;
+    }
+    if (ls_replay_reader_check_signatures(r, pk, &rep, NULL) == LS_OK) {
+        return CLI_EXIT_OK;
+    }
+    json_out j;
+    json_init(&j, stdout);
+    json_object_begin(&j);
+    json_key(&j, "file"), json_str(&j, path);
+    int status = replay_cli_check_signature(cmd, path, r, pubkey, &j);
+    json_key(&j, "result"), json_str(&j, "signature_invalid");
+    json_object_end(&j);
+    json_finish(&j);
+    return status;
+}
+
 static int verify(const char *path, ls_replay_reader *r, uint32_t jobs, bool stats, bool progress,
-                  bool json)
+                  bool json, size_t max_memory, const char *pubkey)
 {
     replay_glue g;
     ls_error err;
+    // The signature first: a file that is not the signer's is not worth re-simulating.
+    if (pubkey) {
+        int sig = signature_first(path, r, pubkey, json);
+        if (sig != CLI_EXIT_OK) {
+            return sig;
+        }
+    }
     if (!replay_glue_init(&g, ls_replay_reader_header(r), &err)) {
         // The embedded scene is named "embedded scene": say which file holds it.
         char prefix[LS_ERROR_PATH_MAX + 32];
@@ -260,6 +302,7 @@ static int verify(const char *path, ls_replay_reader *r, uint32_t jobs, bool sta
         cli_print_error(prefix, &err);
         return CLI_EXIT_ERROR;
     }
+    g.max_memory = max_memory;
     verify_run v = {.r = r, .glue = &g, .segments = ls_replay_segment_count(r), .jobs = jobs};
     atomic_init(&v.first_failure_tick, UINT32_MAX);
     g.progress = count_ticks;
@@ -283,6 +326,9 @@ static int verify(const char *path, ls_replay_reader *r, uint32_t jobs, bool sta
             json_key(jp, "complete"), json_bool(jp, in->complete);
             json_key(jp, "incomplete_reason");
             in->complete ? json_null(jp) : json_str(jp, in->end_reason);
+        }
+        if (pubkey && jp) { // proven before re-simulating; here it goes into the JSON
+            replay_cli_check_signature(&cmd_replay_verify_def, path, r, pubkey, jp);
         }
         status = report(&v, jp);
         if (stats) {
@@ -309,12 +355,23 @@ int cmd_replay_verify(int argc, char **argv)
     const char *path = NULL;
     uint64_t jobs = 1;
     bool stats = false, progress = true, json = false;
+    size_t max_memory = (size_t)REPLAY_DEFAULT_MAX_MEMORY_MB << 20;
+    const char *pubkey = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         if (cli_option(cmd, argc, argv, &i, "--jobs", &v)) {
             if (!v || !cli_parse_u64(cmd, "--jobs", v, 1, MAX_JOBS, &jobs)) {
                 return CLI_EXIT_USAGE;
             }
+        } else if (cli_option(cmd, argc, argv, &i, "--max-memory", &v)) {
+            if (!v || !replay_cli_max_memory(cmd, v, &max_memory)) {
+                return CLI_EXIT_USAGE;
+            }
+        } else if (cli_option(cmd, argc, argv, &i, "--pubkey", &v)) {
+            if (!v) {
+                return CLI_EXIT_USAGE;
+            }
+            pubkey = v;
         } else if (strcmp(argv[i], "--stats") == 0) {
             stats = true;
         } else if (strcmp(argv[i], "--json") == 0) {
@@ -333,7 +390,7 @@ int cmd_replay_verify(int argc, char **argv)
     ls_replay_reader *r = replay_cli_open(cmd, path);
     int status = CLI_EXIT_ERROR;
     if (r && replay_cli_compatible(cmd, path, r)) {
-        status = verify(path, r, (uint32_t)jobs, stats, progress, json);
+        status = verify(path, r, (uint32_t)jobs, stats, progress, json, max_memory, pubkey);
     }
     ls_replay_reader_destroy(r);
     return status;

@@ -13,12 +13,13 @@
 
 const cli_command cmd_sim_def = {
     "sim", "run a scene file and print per-tick checksums and a summary",
-    "SCENE [--ticks N] [--checksums] [--trace I] [--json] [--no-progress]\n\n"
+    "SCENE [--ticks N] [--checksums] [--trace I] [--max-memory MB] [--json] [--no-progress]\n\n"
     "  SCENE          a .scene file; if missing, the installed scenes are searched\n"
     "                 ($LOCKSTEP_DATA/scenes, else the install prefix's share/lockstep/scenes)\n"
     "  --ticks N      ticks to run, 0..100000000 (default: the scene's `ticks`)\n"
     "  --checksums    print `tick checksum` (hex) for every tick\n"
     "  --trace I      print body I's position and velocity every tick (I = 1-based file order)\n"
+    "  --max-memory MB refuse a scene whose world needs more than MB MiB (default 1024)\n"
     "  --json         one JSON document: summary, and per_tick records with --checksums/--trace\n"
     "  --no-progress  no progress line (it is only drawn when stderr is a terminal)\n\n"
     "Exit status 3 when a fixed-point overflow happened during the run.",
@@ -29,6 +30,7 @@ typedef struct sim_opts {
     long ticks;
     bool checksums, json, progress;
     uint64_t trace;
+    uint64_t max_memory_mb;
 } sim_opts;
 
 static void print_summary(const ls_world *w)
@@ -104,7 +106,7 @@ static void json_tick(json_out *j, const ls_world *w, const sim_opts *o, ls_body
 
 static int parse(int argc, char **argv, sim_opts *o)
 {
-    *o = (sim_opts){NULL, -1, false, false, true, 0};
+    *o = (sim_opts){NULL, -1, false, false, true, 0, 1024};
     for (int i = 1; i < argc; i++) {
         const char *v;
         uint64_t n;
@@ -113,6 +115,11 @@ static int parse(int argc, char **argv, sim_opts *o)
                 return CLI_EXIT_USAGE;
             }
             o->ticks = (long)n;
+        } else if (cli_option(&cmd_sim_def, argc, argv, &i, "--max-memory", &v)) {
+            if (!v ||
+                !cli_parse_u64(&cmd_sim_def, "--max-memory", v, 1, 65536, &o->max_memory_mb)) {
+                return CLI_EXIT_USAGE;
+            }
         } else if (cli_option(&cmd_sim_def, argc, argv, &i, "--trace", &v)) {
             if (!v || !cli_parse_u64(&cmd_sim_def, "--trace", v, 1, UINT32_MAX, &o->trace)) {
                 return CLI_EXIT_USAGE;
@@ -202,7 +209,7 @@ int cmd_sim(int argc, char **argv)
         cli_print_error("lockstep sim", &err);
         return CLI_EXIT_ERROR;
     }
-    ls_world *w = ls_scene_instantiate(&scene, &err);
+    ls_world *w = ls_scene_instantiate_within(&scene, (size_t)o.max_memory_mb << 20, &err);
     if (!w) {
         ls_error_set_path(&err, o.path);
         cli_print_error("lockstep sim", &err);

@@ -10,6 +10,7 @@
 #include "json.h"
 #include "ls/game.h"
 #include "ls/replay.h"
+#include "ls/replay_sign.h"
 #include "ls/scene.h"
 
 #include <stdio.h>
@@ -21,7 +22,20 @@ typedef struct replay_glue {
     uint32_t input_size;                         ///< Bytes per player per tick.
     void (*progress)(void *ctx, uint32_t ticks); ///< Optional progress sink.
     void *progress_ctx;                          ///< Passed to progress.
+    size_t max_memory; ///< Budget of one world, bytes (set by init to the default).
 } replay_glue;
+
+/// Default budget of one re-simulated world from a file (`--max-memory`), MiB.
+#define REPLAY_DEFAULT_MAX_MEMORY_MB 256
+/// Parse `--max-memory MB` (1..65536) into bytes; prints the usage error.
+bool replay_cli_max_memory(const cli_command *cmd, const char *text, size_t *out);
+/// Check the recording's signatures against the key in `key` (a .pub file or hex);
+/// prints what they prove (text, or into j) and returns CLI_EXIT_OK, CLI_EXIT_ERROR
+/// (unreadable key) or CLI_EXIT_MISMATCH (unsigned, another key, or modified).
+int replay_cli_check_signature(const cli_command *cmd, const char *path, const ls_replay_reader *r,
+                               const char *key, json_out *j);
+/// Load NAME.key for --sign-key and make a signer (NULL after printing why).
+ls_replay_signer *replay_cli_signer(const cli_command *cmd, const char *key_path);
 
 /// Parse the replay's embedded scene. Returns false with *err filled on error.
 bool replay_glue_init(replay_glue *g, const ls_replay_header *h, ls_error *err);
