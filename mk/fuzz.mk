@@ -1,7 +1,7 @@
 # `make fuzz`: libFuzzer harnesses for every parser, built with clang and run
 # for FUZZ_SECONDS each from a committed seed corpus (fuzz/corpus/NAME/).
 # A module adds its harness with `FUZZ_HARNESSES += NAME` and fuzz/NAME.c.
-FUZZ_HARNESSES += scene
+FUZZ_HARNESSES += scene snapshot
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -13,7 +13,7 @@ fuzz-build:
 
 # Each harness links the library sources directly: the whole library is
 # instrumented, not just the entry point.
-$(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRC)
+$(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRC) $(wildcard fixmath_phys/include/ls/*.h fixmath_phys/src/*.h replay/include/ls/*.h replay/src/*.h net/include/ls/*.h net/src/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(INCLUDES) -o $@ $< $(LIB_SRC) $(FUZZ_LIBS)
 

@@ -100,6 +100,9 @@ static void io_flags(cursor *c, bool save, ls_body *b)
     uint32_t f = (uint32_t)b->alive | (uint32_t)b->allow_sleep << 1 | (uint32_t)b->asleep << 2 |
                  (uint32_t)b->type << 8 | (uint32_t)b->geom.kind << 16;
     io32(c, save, &f);
+    if (!save && (f & ~0x00030307u) != 0) {
+        c->ok = false; // bits a world never writes: refused, so restore-save is the identity
+    }
     b->alive = f & 1u;
     b->allow_sleep = (f >> 1) & 1u;
     b->asleep = (f >> 2) & 1u;
@@ -208,9 +211,28 @@ static bool in(ls_fx v, ls_fx lo, ls_fx hi)
     return v >= lo && v <= hi;
 }
 
+// The engine never produces the raw value 0x80000000 (SPEC.md §2: results
+// saturate to +-LS_FX_MAX), and negating it is undefined: a snapshot holding it
+// in any fixed-point word was not written by a world.
+static bool fx_ok(ls_fx v)
+{
+    return v != INT32_MIN;
+}
+
+static bool vec_ok(ls_vec3 v)
+{
+    return fx_ok(v.x) && fx_ok(v.y) && fx_ok(v.z);
+}
+
 static const char *body_problem(const ls_body *b)
 {
     const ls_fx big = LS_FX_INT(64);
+    if (!vec_ok(b->p) || !vec_ok(b->v) || !vec_ok(b->w) || !vec_ok(b->force) ||
+        !vec_ok(b->torque) || !fx_ok(b->q.x) || !fx_ok(b->q.y) || !fx_ok(b->q.z) ||
+        !fx_ok(b->q.w) || !vec_ok(b->geom.offset) || !vec_ok(b->geom.normal) ||
+        !fx_ok(b->geom.plane_d)) {
+        return "fixed-point word 0x80000000 (never written by a world)";
+    }
     if (b->type > LS_BODY_DYNAMIC || (uint32_t)b->geom.kind > LS_GEOM_PLANE) {
         return "body type or shape kind";
     }
@@ -242,9 +264,20 @@ static const char *body_problem(const ls_body *b)
         !in(b->lin_damp, 0, LS_FX_ONE) || !in(b->ang_damp, 0, LS_FX_ONE) || b->sleep_timer < 0) {
         return "material, damping or sleep timer";
     }
-    if (b->type == LS_BODY_DYNAMIC && (b->mass <= 0 || b->inv_mass <= 0 || b->inv_inertia.x < 0 ||
-                                       b->inv_inertia.y < 0 || b->inv_inertia.z < 0)) {
+    // Creation ranges of mass.c: 0.01..1000 kg, principal inertia >= 1/1024 kg m^2,
+    // so inverse mass <= 100 and inverse inertia <= 1024 (raw 6553600, 2^26).
+    if (b->type == LS_BODY_DYNAMIC &&
+        (!in(b->mass, 655, 65536000) || !in(b->inv_mass, 1, 6553600) ||
+         !in(b->inv_inertia.x, 0, 1 << 26) || !in(b->inv_inertia.y, 0, 1 << 26) ||
+         !in(b->inv_inertia.z, 0, 1 << 26))) {
         return "mass or inverse inertia";
+    }
+    // Orientations are kept unit by §4 normalize: |q|^2 within 1 +- 1/256.
+    int64_t q2 = (int64_t)b->q.x * b->q.x + (int64_t)b->q.y * b->q.y + (int64_t)b->q.z * b->q.z +
+                 (int64_t)b->q.w * b->q.w;
+    if (q2 < ((int64_t)1 << 32) - ((int64_t)1 << 24) ||
+        q2 > ((int64_t)1 << 32) + ((int64_t)1 << 24)) {
+        return "orientation (not a unit quaternion)";
     }
     return NULL;
 }
@@ -280,8 +313,17 @@ static const char *state_problem(const ls_world *w, uint32_t *where)
         const ls_contact *ct = &w->contacts[i];
         *where = i;
         if (ct->a >= ct->b || ct->b >= w->body_high || !w->bodies[ct->a].alive ||
-            !w->bodies[ct->b].alive || ct->m.count < 0 || ct->m.count > LS_MANIFOLD_MAX) {
+            !w->bodies[ct->b].alive || ct->m.count < 0 || ct->m.count > LS_MANIFOLD_MAX ||
+            !vec_ok(ct->m.normal)) {
             return "contact";
+        }
+        for (int k = 0; k < LS_MANIFOLD_MAX; k++) {
+            // Normal impulses are accumulated clamped at 0; every word a real value.
+            if (ct->normal_impulse[k] < 0 || !fx_ok(ct->tangent_impulse[k][0]) ||
+                !fx_ok(ct->tangent_impulse[k][1]) || !vec_ok(ct->m.points[k].point) ||
+                !fx_ok(ct->m.points[k].depth)) {
+                return "contact impulse or point";
+            }
         }
         if (i > 0 && (ct[-1].a > ct->a || (ct[-1].a == ct->a && ct[-1].b >= ct->b))) {
             return "contact order";
@@ -311,7 +353,11 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
     cursor c = {NULL, buf, 0, size, true};
     uint32_t where = 0;
     const char *problem = NULL;
-    if (!io_world(&c, false, w) || (problem = state_problem(w, &where)) != NULL) {
+    if (!io_world(&c, false, w) || (problem = state_problem(w, &where)) != NULL || c.pos != size) {
+        if (!problem && c.ok && c.pos != size) {
+            problem = "length (bytes after the last contact)";
+            where = (uint32_t)(size - c.pos);
+        }
         w->body_high = w->body_count = w->contact_count = 0;
         w->free_head = UINT32_MAX;
         ls_broadphase_clear(w->bp);
