@@ -116,6 +116,113 @@ static bool run_jobs(verify_run *v, bool progress)
 // Re-simulate from the failing tick to the first keyframe after it, then diff
 // the keyframe (what the recorder had) against the re-simulated world: text on
 // stdout, or "keyframe_tick", "bodies" (and "note") members into *j.
+// The state after tick - 1 (every tick before `tick` verified): from the last
+// keyframe at or before `tick` (proven equal to the re-simulation), or the scene.
+static ls_world *state_before(verify_run *v, uint32_t tick)
+{
+    int64_t k = ls_replay_reader_keyframe_at_or_before(v->r, tick);
+    ls_world *w = NULL;
+    uint32_t from = 0;
+    if (k >= 0) {
+        ls_replay_keyframe_info kf = ls_replay_reader_keyframe_info(v->r, (uint32_t)k);
+        uint8_t *buf = malloc(kf.size);
+        if (buf && ls_replay_reader_keyframe(v->r, (uint32_t)k, buf, kf.size) == LS_OK) {
+            w = replay_glue_load(v->glue, buf, kf.size, NULL);
+            from = kf.tick;
+        }
+        free(buf);
+    } else {
+        w = replay_glue_load(v->glue, NULL, 0, NULL);
+    }
+    ls_replay_cursor *c = w ? ls_replay_cursor_create(v->r) : NULL;
+    for (uint32_t t = from; c && t < tick; t++) {
+        const uint8_t *in;
+        ls_replay_cursor_read(c, t, &in, NULL);
+        replay_glue_advance(v->glue, w, in);
+    }
+    ls_replay_cursor_destroy(c);
+    return w;
+}
+
+// The recorded state at the desync tick itself, when it can be found: the
+// reference game reads only the low 4 bits of each player's first input byte
+// (SPEC.md §15), so every single-player change of them (players x 15) is
+// re-simulated from the state before the tick; one that reproduces the
+// recorded checksum is the recorder's state, exactly. *player and *value say
+// which input the recorder had. NULL when no single change explains it.
+static ls_world *reconstruct(verify_run *v, uint32_t tick, uint64_t recorded, uint32_t *player,
+                             uint8_t *value, uint8_t *file_value)
+{
+    ls_world *before = state_before(v, tick);
+    ls_replay_cursor *c = before ? ls_replay_cursor_create(v->r) : NULL;
+    const uint8_t *in;
+    if (!c || ls_replay_cursor_read(c, tick, &in, NULL) != LS_OK) {
+        ls_replay_cursor_destroy(c);
+        ls_world_destroy(before);
+        return NULL;
+    }
+    size_t frame = (size_t)v->glue->players * v->glue->input_size;
+    size_t n = ls_world_snapshot_size(before);
+    uint8_t *inputs = malloc(frame), *snap = malloc(n);
+    ls_world *found = NULL;
+    if (inputs && snap && ls_world_snapshot_save(before, snap, n) == n) {
+        for (uint32_t p = 0; p < v->glue->players && !found; p++) {
+            uint8_t *b = inputs + (size_t)p * v->glue->input_size;
+            for (uint8_t x = 1; x < 16 && !found; x++) {
+                memcpy(inputs, in, frame);
+                *b ^= x;
+                ls_world *w = replay_glue_load(v->glue, snap, n, NULL);
+                if (w && replay_glue_advance(v->glue, w, inputs) == recorded) {
+                    found = w, *player = p, *value = *b, *file_value = in[b - inputs];
+                } else {
+                    ls_world_destroy(w);
+                }
+            }
+        }
+    }
+    free(inputs);
+    free(snap);
+    ls_replay_cursor_destroy(c);
+    ls_world_destroy(before);
+    return found;
+}
+
+static void print_body_diff(verify_run *v, ls_world *computed, uint32_t tick, json_out *j);
+
+// At a checksum desync: the diff at the desync tick itself when the recorded
+// state can be reconstructed there, else at the next keyframe.
+static void print_desync_diff(verify_run *v, ls_world *computed, uint32_t tick, uint64_t recorded,
+                              json_out *j)
+{
+    uint32_t player = 0;
+    uint8_t value = 0, file_value = 0;
+    ls_world *rec = computed ? reconstruct(v, tick, recorded, &player, &value, &file_value) : NULL;
+    if (!rec) {
+        print_body_diff(v, computed, tick, j);
+        return;
+    }
+    static const char *const labels[2] = {"recorded", "computed"};
+    if (j) {
+        json_key(j, "diff_tick"), json_u64(j, tick);
+        json_key(j, "reconstructed"), json_object_begin(j);
+        json_key(j, "player"), json_u64(j, player);
+        json_key(j, "recorded_input"), json_u64(j, value);
+        json_key(j, "file_input"), json_u64(j, file_value);
+        json_object_end(j);
+        json_key(j, "bodies");
+        replay_glue_diff_json(v->glue, rec, computed, labels, j);
+    } else {
+        printf("the recorded checksum of tick %u is reproduced when player %u's input is 0x%02x "
+               "(the file has 0x%02x): that input was changed after recording\n",
+               tick, player, value, file_value);
+        printf("bodies at tick %u (recorded state, reconstructed, vs re-simulated):\n", tick);
+        if (replay_glue_diff(v->glue, rec, computed, labels, stdout) == 0) {
+            printf("no body differs at tick %u (the divergence is outside body state)\n", tick);
+        }
+    }
+    ls_world_destroy(rec);
+}
+
 static void print_body_diff(verify_run *v, ls_world *computed, uint32_t tick, json_out *j)
 {
     char note[LS_ERROR_MESSAGE_MAX + 64];
@@ -211,7 +318,7 @@ static int report(verify_run *v, json_out *j)
             json_key(j, "message"), json_str(j, f->message);
         }
         if (kind == LS_REPLAY_FAIL_CHECKSUM) {
-            print_body_diff(v, f->state, f->tick, j);
+            print_desync_diff(v, f->state, f->tick, f->recorded, j);
         }
         return status;
     }
@@ -223,7 +330,7 @@ static int report(verify_run *v, json_out *j)
     } else if (kind == LS_REPLAY_FAIL_CHECKSUM) {
         printf("DESYNC at tick %u: recorded %016llx computed %016llx\n", f->tick,
                (unsigned long long)f->recorded, (unsigned long long)f->computed);
-        print_body_diff(v, f->state, f->tick, NULL);
+        print_desync_diff(v, f->state, f->tick, f->recorded, NULL);
     } else if (kind == LS_REPLAY_FAIL_KEYFRAME) {
         printf("DESYNC at tick %u: %s\n", f->tick, f->message);
     } else {
