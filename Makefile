@@ -125,7 +125,7 @@ deps:
 
 # Sanitized tests in their own build tree.
 asan:
-	ASAN_OPTIONS=detect_leaks=1 $(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  test-units
 
