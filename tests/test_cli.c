@@ -885,15 +885,7 @@ static void reseal_keyframe(const char *from, const char *to, uint32_t k, size_t
     ls_replay_reader *r = ls_replay_reader_open(from, NULL);
     cr_assert_not_null(r);
     const ls_replay_header *h = ls_replay_reader_header(r);
-    ls_replay_recorder_def def = ls_default_replay_recorder_def();
-    def.tick_rate = h->tick_rate;
-    def.players = h->players;
-    def.input_size = h->input_size;
-    def.keyframe_interval = h->keyframe_interval;
-    def.seed = h->seed;
-    def.fingerprint = h->fingerprint;
-    def.scene = h->scene;
-    def.scene_size = h->scene_size;
+    ls_replay_recorder_def def = ls_replay_recorder_def_like(h);
     ls_replay_recorder *rec = ls_replay_recorder_create(to, &def, NULL);
     cr_assert_not_null(rec);
     ls_replay_cursor *c = ls_replay_cursor_create(r);

@@ -205,14 +205,7 @@ static ls_replay_reader *reseal_with_tampered_keyframe(const ls_replay_reader *r
     const ls_replay_header *h = ls_replay_reader_header(r);
     char path[128];
     snprintf(path, sizeof path, "/tmp/ls_test_reseal_%ld.lsr", (long)getpid());
-    ls_replay_recorder_def def = ls_default_replay_recorder_def();
-    def.players = h->players;
-    def.input_size = h->input_size;
-    def.keyframe_interval = h->keyframe_interval;
-    def.seed = h->seed;
-    def.fingerprint = h->fingerprint;
-    def.scene = h->scene;
-    def.scene_size = h->scene_size;
+    ls_replay_recorder_def def = ls_replay_recorder_def_like(h);
     ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, NULL);
     cr_assert_not_null(rec);
     ls_replay_cursor *c = ls_replay_cursor_create(r);

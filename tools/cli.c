@@ -145,3 +145,13 @@ const char *cli_default_scene(const cli_command *cmd, char *buf, size_t size)
             cmd->name, CLI_DEFAULT_SCENE, data_dir());
     return NULL;
 }
+
+bool cli_is_one_of(const char *arg, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(arg, list[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}

@@ -224,12 +224,7 @@ static const char *const value_options[] = {
 
 static bool takes_value(const char *a)
 {
-    for (size_t i = 0; i < sizeof value_options / sizeof value_options[0]; i++) {
-        if (strcmp(a, value_options[i]) == 0) {
-            return true;
-        }
-    }
-    return false;
+    return cli_is_one_of(a, value_options, sizeof value_options / sizeof value_options[0]);
 }
 
 // Returns CLI_EXIT_OK, or the exit status after printing why.

@@ -58,16 +58,7 @@ static ls_result rewrite(const ls_replay_reader *in, ls_replay_recorder *rec, ui
 
 static ls_replay_recorder *create_like(const ls_replay_header *h, const char *path)
 {
-    ls_replay_recorder_def def = ls_default_replay_recorder_def();
-    def.tick_rate = h->tick_rate;
-    def.players = h->players;
-    def.input_size = h->input_size;
-    def.keyframe_interval = h->keyframe_interval;
-    def.seed = h->seed;
-    def.fingerprint = h->fingerprint;
-    def.scene = h->scene;
-    def.scene_size = h->scene_size;
-    memcpy(def.engine_version, h->engine_version, sizeof def.engine_version);
+    ls_replay_recorder_def def = ls_replay_recorder_def_like(h);
     ls_error err;
     ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err);
     if (!rec) {

@@ -62,6 +62,21 @@ ls_replay_recorder_def ls_default_replay_recorder_def(void)
     return d;
 }
 
+ls_replay_recorder_def ls_replay_recorder_def_like(const ls_replay_header *h)
+{
+    ls_replay_recorder_def d = ls_default_replay_recorder_def();
+    d.tick_rate = h->tick_rate;
+    d.players = h->players;
+    d.input_size = h->input_size;
+    d.keyframe_interval = h->keyframe_interval;
+    d.seed = h->seed;
+    d.fingerprint = h->fingerprint;
+    d.scene = h->scene;
+    d.scene_size = h->scene_size;
+    memcpy(d.engine_version, h->engine_version, sizeof d.engine_version);
+    return d;
+}
+
 static ls_result fail(ls_replay_recorder *r, ls_result code, const char *fmt, ...)
 {
     va_list ap;

@@ -175,6 +175,11 @@ LS_API ls_replay_reader *ls_replay_reader_open_memory(const uint8_t *data, size_
 LS_API void ls_replay_reader_destroy(ls_replay_reader *r);
 /// The header.
 LS_API const ls_replay_header *ls_replay_reader_header(const ls_replay_reader *r);
+/// Settings that write a file like the one `h` describes: the same tick rate,
+/// players, input size, keyframe interval, seed, fingerprint, scene and engine
+/// version (not a signer: a rewritten file is not the original signer's).
+/// The strings and scene point into h's reader.
+LS_API ls_replay_recorder_def ls_replay_recorder_def_like(const ls_replay_header *h);
 /// Sizes, counts and where the file ends.
 LS_API const ls_replay_info *ls_replay_reader_info(const ls_replay_reader *r);
 /// LS_OK if the file's build fingerprint equals `expected`; else LS_ERR_INCOMPATIBLE
