@@ -925,7 +925,7 @@ Test(cli, a_tampered_keyframe_gets_the_same_verdict_for_jobs_1_2_and_4, .timeout
         cr_assert_eq(one.status, 3, "word %zu: %s%s", words[i], one.out, one.err);
         cr_assert(strstr(one.out, "keyframe at tick 200"), "word %zu: %s", words[i], one.out);
         for (int j = 2; j <= 4; j += 2) {
-            char jobs[8];
+            char jobs[16];
             snprintf(jobs, sizeof jobs, "%d", j);
             run_result many = RUN("replay", "verify", path_in_dir("k.lsr"), "--jobs", jobs);
             cr_assert_eq(many.status, one.status, "word %zu, --jobs %d", words[i], j);
