@@ -28,7 +28,9 @@ FUZZ_LIBS :=
 # Sources. Module fragments in mk/*.mk append to these lists (LIB_SRC,
 # TOOL_SRC, INCLUDES, TEST_BINS, DEPS_PKGS, LDLIBS_TOOL, FUZZ_HARNESSES), so each
 # module owns its build rules and the top level stays short.
-PHYS_SRC  := $(wildcard fixmath_phys/src/*.c)
+PHYS_SRC  := $(wildcard fixmath_phys/src/*.c fixmath_phys/src/*/*.c)
+# Private headers of the physics library (folders by concept: math, collision, dynamics, world).
+PHYS_H    := $(wildcard fixmath_phys/src/*/*.h)
 LIB_SRC   := $(PHYS_SRC)
 TOOL_SRC  := $(wildcard tools/*.c)
 TEST_SRC  := $(wildcard tests/*.c)

@@ -108,7 +108,7 @@ XC_DESC.wasm32-clang-O2 := wasm32-wasi clang -O2, node WASI
 XC_BASEFLAGS = -std=c11 $(WARN) -ffp-contract=off -Ifixmath_phys/include -Ireplay/include
 # The runner also reads replays (the `replay` job), so it links the replay reader.
 XC_REPLAY_SRC := $(wildcard replay/src/*.c)
-XC_PHYS_DEPS := $(PHYS_SRC) $(XC_REPLAY_SRC) $(wildcard fixmath_phys/src/*.h fixmath_phys/include/ls/*.h \
+XC_PHYS_DEPS := $(PHYS_SRC) $(XC_REPLAY_SRC) $(PHYS_H) $(wildcard fixmath_phys/include/ls/*.h \
   replay/src/*.h replay/include/ls/*.h) mk/cross.mk
 XC_SCENES := $(sort $(wildcard tools/scenes/*.scene))
 XC_SLEEP_SCENE := $(XC_DIR)/scenes/falling_boxes.scene

@@ -25,7 +25,7 @@ VIEWER_FLAGS  = -std=c11 $(WARN) -ffp-contract=off -O2 -mexec-model=reactor \
   -Ifixmath_phys/include -Ireplay/include -Itools
 VIEWER_LDFLAGS := -Wl,--stack-first -Wl,-z,stack-size=1048576
 VIEWER_C     := tools/viewer/api.c tools/render/load.c $(PHYS_SRC) $(wildcard replay/src/*.c)
-VIEWER_H     := tools/viewer/api.h tools/render/render.h $(wildcard fixmath_phys/src/*.h \
+VIEWER_H     := tools/viewer/api.h tools/render/render.h $(PHYS_H) $(wildcard \
   fixmath_phys/include/ls/*.h replay/src/*.h replay/include/ls/*.h)
 VIEWER_BENCH_NATIVE = $(BUILD)/viewer_bench_native
 VIEWER_BENCH_FILE   = $(BUILD)/bench-viewer.lsr

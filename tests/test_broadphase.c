@@ -3,7 +3,7 @@
 // every tick of moving scenes and on degenerate layouts; filters, statics,
 // removal, touching boxes, history independence and overflow reporting.
 // No allocation after create is by construction: the API has no allocating call.
-#include "../fixmath_phys/src/broadphase.h"
+#include "../fixmath_phys/src/collision/broadphase.h"
 #include "ls/rng.h"
 
 #include <criterion/criterion.h>

@@ -3,7 +3,7 @@
 // conventions the solver relies on (normal from A to B, depth > 0 when
 // overlapping, point midway between the surfaces, unique stable feature ids)
 // against hand-computed geometry, with the tolerance stated per assertion.
-#include "../fixmath_phys/src/collide.h"
+#include "../fixmath_phys/src/collision/collide.h"
 #include "ls/rng.h"
 
 #include <criterion/criterion.h>

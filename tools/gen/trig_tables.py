@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Generates fixmath_phys/src/trig_tables.c: the quarter-wave sine and the
+# Generates fixmath_phys/src/math/trig_tables.c: the quarter-wave sine and the
 # atan-on-[0,1] tables used by fixmath_phys/src/trig.c. The tables are
 # committed; this script documents where the numbers come from and lets anyone
 # regenerate and diff them. Rounding: nearest, ties away from zero (Python's

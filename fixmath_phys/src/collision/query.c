@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // World queries: AABB overlap and ray casts, in body index order (ties in
 // distance go to the lower index).
+#include "../world/world_internal.h"
 #include "collide.h"
-#include "world_internal.h"
 
 static bool aabb_overlap(ls_aabb a, ls_aabb b)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // World lifetime, definitions and the step pipeline (SPEC.md §11).
-#include "collide.h"
+#include "../collision/collide.h"
 #include "world_internal.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
 // within the margin, and split-impulse position correction (pseudo velocities
 // that move bodies but are discarded, so correction adds no energy).
 // Contacts are visited in (a, b) order and points in manifold order.
-#include "world_internal.h"
+#include "../world/world_internal.h"
 
 #define MAX_CORRECTION 13107 // 0.2 m per tick of split-impulse correction
 

@@ -5,8 +5,8 @@
 #ifndef LS_WORLD_INTERNAL_H
 #define LS_WORLD_INTERNAL_H
 
-#include "broadphase.h"
-#include "geom.h"
+#include "../collision/broadphase.h"
+#include "../collision/geom.h"
 #include "ls/world.h"
 
 /// One body slot. Fields marked (state) are saved in snapshots; (derived) are

@@ -4,8 +4,8 @@
 // so the solver (which is order-dependent) visits them in an order that depends
 // only on body ids. Last step's contacts are matched by a merge walk over the
 // two sorted lists, and points by feature id, to carry impulses (warm start).
-#include "collide.h"
-#include "world_internal.h"
+#include "../collision/collide.h"
+#include "../world/world_internal.h"
 
 #include <string.h>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Bodies: creation with range validation (SPEC.md §5), mass properties, ids,
 // accessors and the calls that change a body from outside the step.
-#include "collide.h"
+#include "../collision/collide.h"
+#include "../world/world_internal.h"
 #include "ls/fx_text.h"
 #include "mass.h"
-#include "world_internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,7 @@
 // touching contacts (static bodies do not join islands). Union-find always
 // links the larger root under the smaller index, so islands, and what wakes or
 // sleeps, depend only on body indices and contacts, never on memory order.
-#include "world_internal.h"
+#include "../world/world_internal.h"
 
 static uint32_t find_root(ls_body *bodies, uint32_t i)
 {
