@@ -32,25 +32,25 @@ static ls_vec3 v3(double x, double y, double z)
 
 static ls_geom sphere(double r)
 {
-    ls_geom g = {.kind = LS_GEOM_SPHERE, .radius = fx(r)};
+    ls_geom g = {.kind = LS_SHAPE_SPHERE, .radius = fx(r)};
     return g;
 }
 
 static ls_geom box(double hx, double hy, double hz)
 {
-    ls_geom g = {.kind = LS_GEOM_BOX, .half_extents = v3(hx, hy, hz)};
+    ls_geom g = {.kind = LS_SHAPE_BOX, .half_extents = v3(hx, hy, hz)};
     return g;
 }
 
 static ls_geom capsule(double r, double half_height)
 {
-    ls_geom g = {.kind = LS_GEOM_CAPSULE, .radius = fx(r), .half_height = fx(half_height)};
+    ls_geom g = {.kind = LS_SHAPE_CAPSULE, .radius = fx(r), .half_height = fx(half_height)};
     return g;
 }
 
 static ls_geom ground(void)
 {
-    ls_geom g = {.kind = LS_GEOM_PLANE, .normal = v3(0, 1, 0), .plane_d = 0};
+    ls_geom g = {.kind = LS_SHAPE_PLANE, .normal = v3(0, 1, 0), .plane_d = 0};
     return g;
 }
 
@@ -800,7 +800,7 @@ static double dsampled(const scene_shape *a, const scene_shape *b)
         double t = i / 2000.0;
         dvec p = {p0.x + (p1.x - p0.x) * t, p0.y + (p1.y - p0.y) * t, p0.z + (p1.z - p0.z) * t};
         double d;
-        if (b->g.kind == LS_GEOM_BOX) {
+        if (b->g.kind == LS_SHAPE_BOX) {
             d = dbox_dist(b, p);
         } else {
             dvec q0, q1;

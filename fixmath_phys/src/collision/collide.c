@@ -22,13 +22,13 @@ static ls_fx box_world_extent(ls_vec3 row, ls_vec3 h)
 /// Half extents of a shape's world AABB before the margin.
 static ls_vec3 geom_half_extents(const ls_geom *g, const ls_xform *xf)
 {
-    if (g->kind == LS_GEOM_BOX) {
+    if (g->kind == LS_SHAPE_BOX) {
         return ls_vec3_make(box_world_extent(xf->r.row[0], g->half_extents),
                             box_world_extent(xf->r.row[1], g->half_extents),
                             box_world_extent(xf->r.row[2], g->half_extents));
     }
     ls_fx r = g->radius;
-    if (g->kind == LS_GEOM_CAPSULE) {
+    if (g->kind == LS_SHAPE_CAPSULE) {
         // The core segment reaches |axis_i| * h along world axis i.
         ls_vec3 ax = ls_vec3_abs(ls_mat3_col(xf->r, 1));
         ls_vec3 e = ls_vec3_scale(ax, g->half_height);
@@ -40,7 +40,7 @@ static ls_vec3 geom_half_extents(const ls_geom *g, const ls_xform *xf)
 ls_aabb ls_geom_aabb(const ls_geom *g, const ls_xform *xf, ls_fx margin)
 {
     ls_aabb box;
-    if (g->kind == LS_GEOM_PLANE) {
+    if (g->kind == LS_SHAPE_PLANE) {
         ls_fx big = LS_FX_MAX / 2;
         box.min = ls_vec3_make(-big, -big, -big);
         box.max = ls_vec3_make(big, big, big);
@@ -59,23 +59,23 @@ static int collide_ordered(const ls_geom *a, const ls_xform *xa, const ls_geom *
                            const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     switch (a->kind * 4 + b->kind) {
-    case LS_GEOM_SPHERE * 4 + LS_GEOM_SPHERE:
+    case LS_SHAPE_SPHERE * 4 + LS_SHAPE_SPHERE:
         return ls_collide_sphere_sphere(a, xa, b, xb, margin, m);
-    case LS_GEOM_SPHERE * 4 + LS_GEOM_BOX:
+    case LS_SHAPE_SPHERE * 4 + LS_SHAPE_BOX:
         return ls_collide_sphere_box(a, xa, b, xb, margin, m);
-    case LS_GEOM_SPHERE * 4 + LS_GEOM_CAPSULE:
+    case LS_SHAPE_SPHERE * 4 + LS_SHAPE_CAPSULE:
         return ls_collide_sphere_capsule(a, xa, b, xb, margin, m);
-    case LS_GEOM_SPHERE * 4 + LS_GEOM_PLANE:
+    case LS_SHAPE_SPHERE * 4 + LS_SHAPE_PLANE:
         return ls_collide_sphere_plane(a, xa, b, xb, margin, m);
-    case LS_GEOM_BOX * 4 + LS_GEOM_BOX:
+    case LS_SHAPE_BOX * 4 + LS_SHAPE_BOX:
         return ls_collide_box_box(a, xa, b, xb, margin, m);
-    case LS_GEOM_BOX * 4 + LS_GEOM_CAPSULE:
+    case LS_SHAPE_BOX * 4 + LS_SHAPE_CAPSULE:
         return ls_collide_box_capsule(a, xa, b, xb, margin, m);
-    case LS_GEOM_BOX * 4 + LS_GEOM_PLANE:
+    case LS_SHAPE_BOX * 4 + LS_SHAPE_PLANE:
         return ls_collide_box_plane(a, xa, b, xb, margin, m);
-    case LS_GEOM_CAPSULE * 4 + LS_GEOM_CAPSULE:
+    case LS_SHAPE_CAPSULE * 4 + LS_SHAPE_CAPSULE:
         return ls_collide_capsule_capsule(a, xa, b, xb, margin, m);
-    case LS_GEOM_CAPSULE * 4 + LS_GEOM_PLANE:
+    case LS_SHAPE_CAPSULE * 4 + LS_SHAPE_PLANE:
         return ls_collide_capsule_plane(a, xa, b, xb, margin, m);
     default:
         return 0; // plane-plane (static half-spaces never collide) or unknown kinds

@@ -2,28 +2,28 @@
 // Private geometry types shared by the narrow phase, broad phase and world:
 // shape geometry in body-local space, rigid transforms, AABBs and contact
 // manifolds. Units: metres; all values Q16.16.
-#ifndef LS_GEOM_H
-#define LS_GEOM_H
+#ifndef LS_SHAPE_H
+#define LS_SHAPE_H
 
 #include "ls/mat3.h"
+#include "ls/world.h"
 
-/// Shape kinds. Planes are static half-spaces {x : dot(n, x) <= d}.
-typedef enum ls_geom_kind {
-    LS_GEOM_SPHERE = 0,
-    LS_GEOM_BOX = 1,
-    LS_GEOM_CAPSULE = 2,
-    LS_GEOM_PLANE = 3,
-} ls_geom_kind;
+struct ls_hull;
+struct ls_mesh;
 
-/// Shape geometry in the body's local frame.
+/// Shape geometry in the body's local frame. `kind` is the one shape enum,
+/// ls_shape_type (public, ls/world.h). Planes are static half-spaces
+/// {x : dot(n, x) <= d}.
 typedef struct ls_geom {
-    ls_geom_kind kind;
+    ls_shape_type kind;
     ls_vec3 offset;       ///< Local centre (sphere/box/capsule); plane: ignored.
     ls_fx radius;         ///< Sphere and capsule radius.
     ls_fx half_height;    ///< Capsule: half length of the core segment along local +Y.
     ls_vec3 half_extents; ///< Box half extents along local X, Y, Z.
     ls_vec3 normal;       ///< Plane: outward unit normal (world frame; planes are static).
     ls_fx plane_d;        ///< Plane: offset, dot(normal, x) = plane_d on the surface.
+    const struct ls_hull *hull; ///< Hull: immutable data, vertices in the shape's local frame.
+    const struct ls_mesh *mesh; ///< Mesh: immutable data, vertices in the shape's local frame.
 } ls_geom;
 
 /// A rigid transform: world = p + r * local; r is the matrix of q.

@@ -126,7 +126,7 @@ static bool ray_capsule(ls_vec3 o, ls_vec3 d, const ls_geom *g, ls_mat3 r, ls_fx
 static bool ray_body(const ls_body *b, ls_vec3 from, ls_vec3 d, ls_fx *t, ls_vec3 *n)
 {
     const ls_geom *g = &b->geom;
-    if (g->kind == LS_GEOM_PLANE) {
+    if (g->kind == LS_SHAPE_PLANE) {
         ls_fx denom = ls_vec3_dot(g->normal, d);
         ls_fx dist = ls_fx_sub(ls_vec3_dot(g->normal, from), g->plane_d);
         if (denom >= 0 || dist < 0) {
@@ -138,7 +138,7 @@ static bool ray_body(const ls_body *b, ls_vec3 from, ls_vec3 d, ls_fx *t, ls_vec
     }
     ls_vec3 centre = ls_vec3_add(b->xf.p, ls_mat3_mul_vec(b->xf.r, g->offset));
     ls_vec3 o = ls_vec3_sub(from, centre);
-    if (g->kind == LS_GEOM_BOX) {
+    if (g->kind == LS_SHAPE_BOX) {
         ls_vec3 nl;
         if (!ray_box(ls_mat3_mul_tvec(b->xf.r, o), ls_mat3_mul_tvec(b->xf.r, d), g->half_extents, t,
                      &nl)) {
@@ -147,7 +147,7 @@ static bool ray_body(const ls_body *b, ls_vec3 from, ls_vec3 d, ls_fx *t, ls_vec
         *n = ls_mat3_mul_vec(b->xf.r, nl);
         return true;
     }
-    if (g->kind == LS_GEOM_CAPSULE) {
+    if (g->kind == LS_SHAPE_CAPSULE) {
         return ray_capsule(ls_mat3_mul_tvec(b->xf.r, o), ls_mat3_mul_tvec(b->xf.r, d), g, b->xf.r,
                            t, n);
     }

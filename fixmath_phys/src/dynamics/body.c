@@ -221,7 +221,7 @@ static ls_geom geom_from_def(const ls_shape_def *s)
 {
     ls_geom g;
     memset(&g, 0, sizeof g);
-    g.kind = (ls_geom_kind)s->type;
+    g.kind = (ls_shape_type)s->type;
     g.radius = s->radius;
     g.half_height = s->half_height;
     g.half_extents = s->half_extents;

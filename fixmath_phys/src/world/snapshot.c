@@ -107,7 +107,7 @@ static void io_flags(cursor *c, bool save, ls_body *b)
     b->allow_sleep = (f >> 1) & 1u;
     b->asleep = (f >> 2) & 1u;
     b->type = (uint8_t)((f >> 8) & 3u);
-    b->geom.kind = (ls_geom_kind)((f >> 16) & 3u);
+    b->geom.kind = (ls_shape_type)((f >> 16) & 3u);
 }
 
 static void io_body(cursor *c, bool save, ls_body *b)
@@ -233,28 +233,28 @@ static const char *body_problem(const ls_body *b)
         !fx_ok(b->geom.plane_d)) {
         return "fixed-point word 0x80000000 (never written by a world)";
     }
-    if (b->type > LS_BODY_DYNAMIC || (uint32_t)b->geom.kind > LS_GEOM_PLANE) {
+    if (b->type > LS_BODY_DYNAMIC || (uint32_t)b->geom.kind > LS_SHAPE_PLANE) {
         return "body type or shape kind";
     }
     switch (b->geom.kind) {
-    case LS_GEOM_SPHERE:
+    case LS_SHAPE_SPHERE:
         if (!in(b->geom.radius, GEOM_MIN_RAW, big)) {
             return "sphere radius";
         }
         break;
-    case LS_GEOM_CAPSULE:
+    case LS_SHAPE_CAPSULE:
         if (!in(b->geom.radius, GEOM_MIN_RAW, big) || !in(b->geom.half_height, 0, big)) {
             return "capsule radius or half height";
         }
         break;
-    case LS_GEOM_BOX:
+    case LS_SHAPE_BOX:
         if (!in(b->geom.half_extents.x, GEOM_MIN_RAW, big) ||
             !in(b->geom.half_extents.y, GEOM_MIN_RAW, big) ||
             !in(b->geom.half_extents.z, GEOM_MIN_RAW, big)) {
             return "box half extents";
         }
         break;
-    case LS_GEOM_PLANE:
+    case LS_SHAPE_PLANE:
         if (b->type != LS_BODY_STATIC || ls_vec3_equal(b->geom.normal, ls_vec3_zero())) {
             return "plane (not static, or zero normal)";
         }

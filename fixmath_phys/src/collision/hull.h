@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// Private layout of a convex hull and the hull routines of the narrow phase.
+// A hull is plain data (no pointers): copying it with memcpy is a valid copy,
+// which is how a world takes its own copy.
+#ifndef LS_COLLISION_HULL_H
+#define LS_COLLISION_HULL_H
+
+#include "ls/hull.h"
+#include "geom.h"
+
+/// One face: outward unit normal, plane offset (dot(normal, x) = d on the
+/// face) and its vertex loop face_vertices[first .. first + count),
+/// counter-clockwise seen from outside.
+typedef struct ls_hull_face {
+    ls_vec3 normal;
+    ls_fx d;
+    uint16_t first;
+    uint16_t count;
+} ls_hull_face;
+
+/// An edge between vertices v[0] < v[1], shared by faces f[0] and f[1].
+typedef struct ls_hull_edge {
+    uint8_t v[2];
+    uint8_t f[2];
+} ls_hull_edge;
+
+struct ls_hull {
+    uint32_t vertex_count;
+    uint32_t face_count;
+    uint32_t edge_count;
+    ls_vec3 vertices[LS_HULL_MAX_VERTICES];   ///< local frame, each coordinate within +-64 m
+    ls_hull_face faces[LS_HULL_MAX_FACES];    ///< canonical order (SPEC.md §20)
+    uint8_t face_vertices[2 * LS_HULL_MAX_EDGES];
+    ls_hull_edge edges[LS_HULL_MAX_EDGES];    ///< canonical order: by (v[0], v[1])
+    ls_vec3 centroid;                          ///< volume centroid, local frame
+    ls_fx radius;                              ///< max distance of a vertex from the local origin
+};
+
+/// Mass properties of a hull of uniform density about the shape's local
+/// origin: mass (kg), centre of mass, and the inertia tensor about the centre
+/// of mass (symmetric: xx, yy, zz, xy, xz, yz, kg m^2), from exact 64-bit
+/// sums over the faces' triangle fans. Returns false if the mass is out of
+/// the Q16.16 range (the caller reports it).
+typedef struct ls_hull_mass {
+    ls_fx mass;
+    ls_vec3 center;
+    ls_fx ixx, iyy, izz, ixy, ixz, iyz;
+} ls_hull_mass;
+bool ls_hull_mass_props(const ls_hull *h, ls_fx density, ls_hull_mass *out);
+
+/// The 8-vertex, 6-face hull of a box of half extents `half` (used by the
+/// hull-box routines).
+void ls_hull_make_box(ls_vec3 half, ls_hull *out);
+
+/// Local-frame AABB of a hull under transform xf, grown by margin.
+ls_aabb ls_hull_aabb(const ls_hull *h, const ls_xform *xf, ls_fx margin);
+
+/// Ray cast against a hull in world space: the segment from -> to. On a hit
+/// writes the fraction (0..1) and the outward unit normal and returns true.
+/// A start inside the hull is a hit at fraction 0 with normal -direction.
+bool ls_hull_ray_cast(const ls_hull *h, const ls_xform *xf, ls_vec3 from, ls_vec3 to,
+                      ls_fx *fraction, ls_vec3 *normal);
+
+/// Hull a against hull b; normal from a to b; same contract as ls_collide.
+int ls_collide_hull_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                         const ls_xform *xb, ls_fx margin, ls_manifold *m);
+/// Sphere a against hull b.
+int ls_collide_sphere_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                           const ls_xform *xb, ls_fx margin, ls_manifold *m);
+/// Box a against hull b.
+int ls_collide_box_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                        const ls_xform *xb, ls_fx margin, ls_manifold *m);
+/// Capsule a against hull b.
+int ls_collide_capsule_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                            const ls_xform *xb, ls_fx margin, ls_manifold *m);
+/// Hull a against plane b.
+int ls_collide_hull_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                          const ls_xform *xb, ls_fx margin, ls_manifold *m);
+
+#endif
