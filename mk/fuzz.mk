@@ -2,6 +2,7 @@
 # for FUZZ_SECONDS each from a committed seed corpus (fuzz/corpus/NAME/).
 # A module adds its harness with `FUZZ_HARNESSES += NAME` and fuzz/NAME.c.
 FUZZ_HARNESSES += scene snapshot
+FUZZ_HARNESSES += obj
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all

@@ -19,5 +19,10 @@ pictures: $(TOOL)
 	$(TOOL) render tools/scenes/rain_2000.scene --tick 150 --camera 8,10,11,0,1.2,0 --out $(PICTURES_DIR)/rain_2000.png
 	$(TOOL) render tools/scenes/pyramid.scene --tick 300 --out $(PICTURES_DIR)/pyramid.png
 	$(TOOL) render tools/scenes/two_ramps.scene --tick 90 --out $(PICTURES_DIR)/two_ramps.png
+	$(TOOL) render tools/scenes/hull_pile.scene --tick 60 --camera 5,11,8,0,1.5,0 --out $(PICTURES_DIR)/hull_pile.png
+	$(TOOL) render tools/scenes/compound_stairs.scene --tick 60 --camera 0,4.5,7.5,-3.5,1.6,0 --contacts \
+	  --out $(PICTURES_DIR)/compound_stairs.png
+	$(TOOL) render tools/scenes/mesh_terrain.scene --tick 150 --camera -13,9,11,-6,2,0 --contacts \
+	  --out $(PICTURES_DIR)/mesh_terrain.png
 	$(TOOL) render $(PICTURES_REPLAY) --frames 0:1200:400 --size 320x200 --camera 0,17,21,0,0,0 \
 	  --out $(PICTURES_DIR)/arena.png

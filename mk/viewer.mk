@@ -54,7 +54,7 @@ viewer: $(VIEWER_WASM)
 	@for f in $(VIEWER_PAGE); do ln -sf $(abspath tools/viewer)/$$f $(VIEWER_DIR)/$$f; done
 	@ln -sfn $(abspath $(VIEWER_NODE_MODULES)) $(VIEWER_DIR)/node_modules
 	@cp $(VIEWER_REPLAY) $(VIEWER_DIR)/replays/
-	@cp tools/scenes/*.scene $(VIEWER_DIR)/scenes/
+	@cp tools/scenes/*.scene tools/scenes/*.obj $(VIEWER_DIR)/scenes/
 	@echo "viewer: built $(VIEWER_DIR) ($$(wc -c < $(VIEWER_WASM)) bytes of wasm)"
 
 viewer-serve: viewer

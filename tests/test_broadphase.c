@@ -72,7 +72,7 @@ static uint32_t brute_pairs(const scene *s, ls_pair *out, uint32_t max)
 static void put(ls_broadphase *bp, scene *s, uint32_t id)
 {
     s->present[id] = true;
-    ls_broadphase_set(bp, id, s->box[id], s->cat[id], s->mask[id], s->is_static[id]);
+    ls_broadphase_set(bp, id, s->box[id], s->cat[id], s->mask[id], s->is_static[id], id);
 }
 
 static void take(ls_broadphase *bp, scene *s, uint32_t id)
@@ -288,12 +288,12 @@ static void expect_pairs(ls_broadphase *bp, const ls_pair *want, uint32_t n_want
 Test(broadphase, touching_faces_edges_and_corners_count_but_a_one_ulp_gap_does_not)
 {
     ls_broadphase *bp = ls_broadphase_create(8, 64);
-    ls_broadphase_set(bp, 0, cube(0, 0, 0, FX(1)), 1, 1, false);
-    ls_broadphase_set(bp, 1, cube(FX(1), 0, 0, FX(1)), 1, 1, false);         // face of 0 on x
-    ls_broadphase_set(bp, 2, cube(0, FX(-1), 0, FX(1)), 1, 1, false);        // face of 0 on y
-    ls_broadphase_set(bp, 3, cube(FX(1), FX(1), FX(1), FX(1)), 1, 1, false); // corner of 0
-    ls_broadphase_set(bp, 4, cube(0, 0, FX(1) + 1, FX(1)), 1, 1, false);     // 1 ulp above 0
-    ls_broadphase_set(bp, 5, (ls_aabb){{0, 0, 0}, {0, 0, 0}}, 1, 1, false);  // a point
+    ls_broadphase_set(bp, 0, cube(0, 0, 0, FX(1)), 1, 1, false, 0);
+    ls_broadphase_set(bp, 1, cube(FX(1), 0, 0, FX(1)), 1, 1, false, 1);         // face of 0 on x
+    ls_broadphase_set(bp, 2, cube(0, FX(-1), 0, FX(1)), 1, 1, false, 2);        // face of 0 on y
+    ls_broadphase_set(bp, 3, cube(FX(1), FX(1), FX(1), FX(1)), 1, 1, false, 3); // corner of 0
+    ls_broadphase_set(bp, 4, cube(0, 0, FX(1) + 1, FX(1)), 1, 1, false, 4);     // 1 ulp above 0
+    ls_broadphase_set(bp, 5, (ls_aabb){{0, 0, 0}, {0, 0, 0}}, 1, 1, false, 5);  // a point
     const ls_pair want[] = {{0, 1}, {0, 2}, {0, 3}, {0, 5}, {1, 2}, {1, 3}, {2, 5}, {3, 4}};
     expect_pairs(bp, want, 8);
     ls_broadphase_destroy(bp);
@@ -303,11 +303,11 @@ Test(broadphase, pairs_need_each_category_accepted_by_the_other_mask)
 {
     ls_broadphase *bp = ls_broadphase_create(8, 64);
     ls_aabb b = cube(0, 0, 0, FX(1));
-    ls_broadphase_set(bp, 0, b, 0x1, 0x2, false); // accepts only 1
-    ls_broadphase_set(bp, 1, b, 0x2, 0x1, false); // accepts only 0
-    ls_broadphase_set(bp, 2, b, 0x2, 0x0, false); // accepts nobody
-    ls_broadphase_set(bp, 3, b, 0x4, 0xFF, false);
-    ls_broadphase_set(bp, 4, b, 0x8, 0x4, false); // 3 and 4 accept each other
+    ls_broadphase_set(bp, 0, b, 0x1, 0x2, false, 0); // accepts only 1
+    ls_broadphase_set(bp, 1, b, 0x2, 0x1, false, 1); // accepts only 0
+    ls_broadphase_set(bp, 2, b, 0x2, 0x0, false, 2); // accepts nobody
+    ls_broadphase_set(bp, 3, b, 0x4, 0xFF, false, 3);
+    ls_broadphase_set(bp, 4, b, 0x8, 0x4, false, 4); // 3 and 4 accept each other
     const ls_pair want[] = {{0, 1}, {3, 4}};
     expect_pairs(bp, want, 2);
     ls_broadphase_destroy(bp);
@@ -317,10 +317,10 @@ Test(broadphase, static_static_pairs_are_excluded_and_static_dynamic_pairs_kept)
 {
     ls_broadphase *bp = ls_broadphase_create(8, 64);
     ls_aabb b = cube(0, 0, 0, FX(1));
-    ls_broadphase_set(bp, 0, b, 1, 1, true);
-    ls_broadphase_set(bp, 1, b, 1, 1, true);
-    ls_broadphase_set(bp, 2, b, 1, 1, false);
-    ls_broadphase_set(bp, 3, b, 1, 1, true);
+    ls_broadphase_set(bp, 0, b, 1, 1, true, 0);
+    ls_broadphase_set(bp, 1, b, 1, 1, true, 1);
+    ls_broadphase_set(bp, 2, b, 1, 1, false, 2);
+    ls_broadphase_set(bp, 3, b, 1, 1, true, 3);
     const ls_pair want[] = {{0, 2}, {1, 2}, {2, 3}};
     expect_pairs(bp, want, 3);
     ls_broadphase_destroy(bp);
@@ -331,7 +331,7 @@ Test(broadphase, removed_proxies_leave_no_pairs_and_can_be_set_again)
     ls_broadphase *bp = ls_broadphase_create(8, 64);
     ls_aabb b = cube(0, 0, 0, FX(1));
     for (uint32_t i = 0; i < 4; i++) {
-        ls_broadphase_set(bp, i, b, 1, 1, false);
+        ls_broadphase_set(bp, i, b, 1, 1, false, i);
     }
     const ls_pair all[] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
     expect_pairs(bp, all, 6);
@@ -340,9 +340,9 @@ Test(broadphase, removed_proxies_leave_no_pairs_and_can_be_set_again)
     cr_assert_not(ls_broadphase_contains(bp, 1));
     const ls_pair without1[] = {{0, 2}, {0, 3}, {2, 3}};
     expect_pairs(bp, without1, 3);
-    ls_broadphase_set(bp, 1, b, 1, 1, false);
+    ls_broadphase_set(bp, 1, b, 1, 1, false, 1);
     ls_broadphase_remove(bp, 2); // removed and re-added between calls
-    ls_broadphase_set(bp, 2, b, 1, 1, false);
+    ls_broadphase_set(bp, 2, b, 1, 1, false, 2);
     expect_pairs(bp, all, 6);
     ls_broadphase_clear(bp);
     expect_pairs(bp, NULL, 0);
@@ -366,7 +366,7 @@ static void build_with_history(ls_broadphase *bp, const scene *s, uint64_t seed)
     static ls_pair scratch[BIG];
     for (uint32_t k = 0; k < s->n; k++) {
         uint32_t i = order[k];
-        ls_broadphase_set(bp, i, random_box(&r, FX(10), 0, FX(3)), 1, 1, false);
+        ls_broadphase_set(bp, i, random_box(&r, FX(10), 0, FX(3)), 1, 1, false, i);
         if (k % 37 == 0) {
             ls_broadphase_pairs(bp, scratch, BIG, NULL); // sorts the decoys into the order
         }
@@ -378,7 +378,7 @@ static void build_with_history(ls_broadphase *bp, const scene *s, uint64_t seed)
     for (uint32_t k = s->n; k-- > 0;) {
         uint32_t i = order[k];
         if (s->present[i]) {
-            ls_broadphase_set(bp, i, s->box[i], s->cat[i], s->mask[i], s->is_static[i]);
+            ls_broadphase_set(bp, i, s->box[i], s->cat[i], s->mask[i], s->is_static[i], i);
         } else {
             ls_broadphase_remove(bp, i);
         }
@@ -418,7 +418,7 @@ static ls_broadphase *ten_overlapping(uint32_t max_pairs)
     ls_broadphase *bp = ls_broadphase_create(10, max_pairs);
     cr_assert_not_null(bp);
     for (uint32_t i = 0; i < 10; i++) {
-        ls_broadphase_set(bp, 9 - i, cube(0, 0, 0, FX(1)), 1, 1, false);
+        ls_broadphase_set(bp, 9 - i, cube(0, 0, 0, FX(1)), 1, 1, false, 9 - i);
     }
     return bp;
 }

@@ -5,6 +5,8 @@
 // messages (exit 2 for usage errors, 1 for unreadable inputs).
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,4 +187,92 @@ Test(render, unreadable_inputs_exit_1)
     cr_assert_eq(system(cut), 0);
     cr_assert_eq(run(out, sizeof out, "cut.lsr --out x.png"), 1, "%s", out);
     cr_assert_not_null(strstr(out, "replay"), "%s", out);
+}
+
+// Pixel (x, y) of a binary PPM written by `lockstep render --out X.ppm`.
+static const unsigned char *ppm_pixel(const unsigned char *ppm, size_t n, int x, int y)
+{
+    int w, h, maxval, used = 0;
+    cr_assert_eq(sscanf((const char *)ppm, "P6 %d %d %d%n", &w, &h, &maxval, &used), 3);
+    cr_assert_eq(maxval, 255);
+    size_t off = (size_t)used + 1 + ((size_t)y * (size_t)w + (size_t)x) * 3;
+    cr_assert(x >= 0 && y >= 0 && x < w && y < h && off + 3 <= n, "pixel %d,%d is outside", x, y);
+    return ppm + off;
+}
+
+// Output pixel of world point (x, y, z) for the camera at (0, 1, 10) looking
+// at (0, 1, 0) with a 40 degree vertical field of view (a 320x200 picture).
+static void project(float x, float y, float z, int *px, int *py)
+{
+    float f = 100.0f / tanf(20.0f * 3.14159265f / 180.0f), depth = 10.0f - z;
+    *px = (int)(160.0f + x * f / depth);
+    *py = (int)(100.0f - (y - 1.0f) * f / depth);
+}
+
+// A compound body (a box with a sphere 1 m above it), a convex hull and a
+// static triangle mesh: each is drawn where it is (its colour at its projected
+// centre is not the sky's: the sky is bluer than red, these are redder than
+// blue), and the picture is the same bytes on every run.
+Test(render, compound_hull_and_mesh_are_drawn)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cat > %s/shapes.scene <<'END'\n"
+             "world gravity 0 -9.81 0 tick_rate 60 ticks 60\n"
+             "body static mesh vertices 4 -4 0 -4  4 0 -4  4 0 6  -4 0 6 "
+             "triangles 2 0 3 2 0 2 1 friction 0.6\n"
+             "body dynamic box half 0.35 0.35 0.35 pos -2.2 1 0\n"
+             "shape sphere radius 0.35 at 0 1 0\n"
+             "body dynamic hull points 6 0.5 0 0 -0.5 0 0 0 0.5 0 0 -0.5 0 0 0 0.5 0 0 -0.5 "
+             "pos 2 1 0\n"
+             "END\n",
+             dir);
+    cr_assert_eq(system(cmd), 0);
+    char out[4096], h1[17], h2[17];
+    const char *args = "shapes.scene --size 320x200 --camera 0,1,10,0,1,0 --ids --contacts";
+    char a1[512], a2[512], a3[512], a4[512];
+    snprintf(a1, sizeof a1, "%s --out a.png", args);
+    snprintf(a2, sizeof a2, "%s --out b.png", args);
+    snprintf(a3, sizeof a3, "%s --out c.ppm", args);
+    // Without labels (they would cover the centres) for the pixel checks.
+    snprintf(a4, sizeof a4, "shapes.scene --size 320x200 --camera 0,1,10,0,1,0 --out d.ppm");
+    cr_assert_eq(run(out, sizeof out, a1), 0, "%s", out);
+    cr_assert_not_null(strstr(out, "wrote a.png (320x200, tick 0, 3 bodies"), "%s", out);
+    hash_of(out, h1);
+    cr_assert_eq(run(out, sizeof out, a2), 0, "%s", out);
+    hash_of(out, h2);
+    cr_assert_str_eq(h1, h2);
+    static unsigned char a[1 << 18], b[1 << 18], p[1 << 18];
+    size_t na = read_file("a.png", a, sizeof a), nb = read_file("b.png", b, sizeof b);
+    cr_assert_gt(na, 1000);
+    cr_assert_eq(na, nb);
+    cr_assert_eq(memcmp(a, b, na), 0, "two renders of the same scene differ");
+    cr_assert_eq(run(out, sizeof out, a3), 0, "%s", out);
+    char h3[17];
+    hash_of(out, h3);
+    cr_assert_str_eq(h1, h3, "the PPM has other pixels than the PNG");
+    cr_assert_eq(run(out, sizeof out, a4), 0, "%s", out);
+    size_t np = read_file("d.ppm", p, sizeof p);
+    cr_assert_eq(np, 15 + 320 * 200 * 3, "PPM of %zu bytes", np);
+
+    static const struct {
+        const char *what;
+        float x, y, z;
+        bool drawn;
+    } spots[] = {
+        {"the compound's box", -2.2f, 1.0f, 0.0f, true},
+        {"the compound's sphere (local offset 0 1 0)", -2.2f, 2.0f, 0.0f, true},
+        {"the hull", 2.0f, 1.0f, 0.0f, true},
+        {"the mesh in front", 0.0f, 0.0f, 4.0f, true},
+        {"the sky above the hull", 2.0f, 3.0f, 0.0f, false},
+        {"the sky beside the box's sphere", -2.2f, 2.6f, 0.0f, false},
+    };
+    for (size_t i = 0; i < sizeof spots / sizeof spots[0]; i++) {
+        int x, y;
+        project(spots[i].x, spots[i].y, spots[i].z, &x, &y);
+        const unsigned char *px = ppm_pixel(p, np, x, y);
+        bool drawn = px[0] > px[2];
+        cr_expect_eq(drawn, spots[i].drawn, "%s at pixel %d,%d: rgb %u %u %u", spots[i].what, x, y,
+                     px[0], px[1], px[2]);
+    }
 }

@@ -155,3 +155,30 @@ bool cli_is_one_of(const char *arg, const char *const *list, size_t n)
     }
     return false;
 }
+
+ls_result cli_scene_parse_portable(const char *path, char **text, size_t *size, ls_scene *out,
+                                   ls_error *err)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash) {
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    } else {
+        snprintf(dir, sizeof dir, ".");
+    }
+    ls_result r = ls_scene_parse_in(*text, *size, dir[0] ? dir : "/", out, err);
+    if (r != LS_OK || out->mesh_count == 0) {
+        return r;
+    }
+    size_t need = ls_scene_write(out, NULL, 0);
+    char *inline_text = malloc(need + 1);
+    if (!inline_text) {
+        ls_scene_free(out);
+        return ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory writing the scene inline");
+    }
+    ls_scene_write(out, inline_text, need + 1);
+    free(*text);
+    *text = inline_text;
+    *size = need;
+    return LS_OK;
+}

@@ -5,6 +5,7 @@
 #define LS_TOOLS_CLI_H
 
 #include "ls/base.h"
+#include "ls/scene.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -68,6 +69,12 @@ int cli_unexpected(const cli_command *cmd, const char *arg);
 /// else `path` unchanged, so that the error names what the user gave. The
 /// result is `path` or buf.
 const char *cli_find_scene(const char *path, char *buf, size_t size);
+/// Parse scene text read from `path` (`mesh obj` files resolve next to it).
+/// When the scene loads meshes, *text (malloc'd) is replaced by the scene
+/// written back with its meshes inline (ls_scene_write: the same values), so
+/// a replay or a peer that receives the text needs no other file.
+ls_result cli_scene_parse_portable(const char *path, char **text, size_t *size, ls_scene *out,
+                                   ls_error *err);
 /// The scene of match, relay, bot when none is given.
 #define CLI_DEFAULT_SCENE "tools/scenes/arena.scene"
 /// CLI_DEFAULT_SCENE found with cli_find_scene, or NULL after printing one

@@ -404,7 +404,8 @@ static bool setup(relay_app *app)
         // rate the relay paces the match at (--tick-rate).
         ls_scene parsed;
         ls_error err;
-        if (ls_scene_parse(app->scene_text, app->scene_size, &parsed, &err) != LS_OK) {
+        if (cli_scene_parse_portable(scene, &app->scene_text, &app->scene_size, &parsed, &err) !=
+            LS_OK) {
             ls_error_set_path(&err, scene);
             cli_print_error("lockstep relay", &err);
             return false;

@@ -28,10 +28,11 @@ const cli_command cmd_render_def = {
     "  --camera VIEW     auto (default, three-quarter view framing every body), front,\n"
     "                    side, top, or EX,EY,EZ,TX,TY,TZ[,FOV] (eye, target, vertical\n"
     "                    field of view in degrees, default 40)\n"
-    "  --ids             label every body (not planes) with its 1-based id\n"
+    "  --ids             label every body (not planes or meshes) with its 1-based id\n"
     "  --contacts        mark contact points (estimated from the drawn shapes)\n"
     "  --ss N            supersampling factor 1..4 (default 2)\n"
-    "  --out FILE.png    output file (required)\n\n"
+    "  --out FILE.png    output file (required); FILE.ppm writes an uncompressed binary\n"
+    "                    PPM (P6) instead, for scripts and tests that read pixels\n\n"
     "The picture is deterministic: the same input gives the same pixels; each\n"
     "written file is printed with a 64-bit FNV-1a hash of its pixels.\n"
     "Sleeping bodies are tinted blue-grey; players have their own colours.\n"
@@ -86,42 +87,93 @@ typedef struct view_box {
     rn_vec lo, hi;
 } view_box;
 
-// Bounds of every non-plane body in the initial scene.
+static rn_vec vmin(rn_vec a, rn_vec b)
+{
+    return (rn_vec){fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z)};
+}
+
+static rn_vec vmax(rn_vec a, rn_vec b)
+{
+    return (rn_vec){fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z)};
+}
+
+// a * b (x, y, z, w).
+static void quat_mul(const float *a, const float *b, float *out)
+{
+    out[0] = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
+    out[1] = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
+    out[2] = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
+    out[3] = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
+}
+
+// q normalised (all zero = identity, as ls_shape_def's local_orientation).
+static void quat_of(ls_quat in, float *q)
+{
+    q[0] = fxf(in.x), q[1] = fxf(in.y), q[2] = fxf(in.z), q[3] = fxf(in.w);
+    float ql = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int k = 0; k < 4; k++) {
+        q[k] = ql > 0.0f ? q[k] / ql : (k == 3 ? 1.0f : 0.0f);
+    }
+}
+
+// World bounds of one shape of a scene body at its initial pose (the body
+// origin at its position, the shape at its local pose from there).
+static void shape_bounds(const ls_body_def *d, const ls_shape_def *sd, rn_vec *lo, rn_vec *hi)
+{
+    rn_shape body = {0}, s = {0};
+    quat_of(d->orientation, body.q);
+    float ql[4];
+    quat_of(sd->local_orientation, ql);
+    quat_mul(body.q, ql, s.q);
+    s.def = *sd;
+    rn_vec o = rn_shape_point(&body, (rn_vec){fxf(sd->local_position.x), fxf(sd->local_position.y),
+                                              fxf(sd->local_position.z)});
+    rn_vec p = {fxf(d->position.x) + o.x, fxf(d->position.y) + o.y, fxf(d->position.z) + o.z};
+    if (sd->type == LS_SHAPE_HULL || sd->type == LS_SHAPE_MESH) {
+        // Every vertex at its world position.
+        s.pos = p;
+        uint32_t n = sd->type == LS_SHAPE_HULL ? (sd->hull ? ls_hull_vertex_count(sd->hull) : 0)
+                                               : (sd->mesh ? ls_mesh_vertex_count(sd->mesh) : 0);
+        for (uint32_t i = 0; i < n; i++) {
+            ls_vec3 v = sd->type == LS_SHAPE_HULL ? ls_hull_vertex(sd->hull, i)
+                                                  : ls_mesh_vertex(sd->mesh, i);
+            rn_vec w = rn_shape_point(&s, (rn_vec){fxf(v.x), fxf(v.y), fxf(v.z)});
+            *lo = vmin(*lo, w);
+            *hi = vmax(*hi, w);
+        }
+        return;
+    }
+    // World AABB of the rotated shape: |R| times the local half extents.
+    rn_vec he = {fxf(sd->radius), fxf(sd->radius), fxf(sd->radius)};
+    if (sd->type == LS_SHAPE_BOX) {
+        he = (rn_vec){fxf(sd->half_extents.x), fxf(sd->half_extents.y), fxf(sd->half_extents.z)};
+    } else if (sd->type == LS_SHAPE_CAPSULE) {
+        he.y += fxf(sd->half_height);
+    }
+    rn_vec ex = rn_shape_point(&s, (rn_vec){he.x, 0.0f, 0.0f});
+    rn_vec ey = rn_shape_point(&s, (rn_vec){0.0f, he.y, 0.0f});
+    rn_vec ez = rn_shape_point(&s, (rn_vec){0.0f, 0.0f, he.z});
+    rn_vec h = {fabsf(ex.x) + fabsf(ey.x) + fabsf(ez.x), fabsf(ex.y) + fabsf(ey.y) + fabsf(ez.y),
+                fabsf(ex.z) + fabsf(ey.z) + fabsf(ez.z)};
+    *lo = vmin(*lo, (rn_vec){p.x - h.x, p.y - h.y, p.z - h.z});
+    *hi = vmax(*hi, (rn_vec){p.x + h.x, p.y + h.y, p.z + h.z});
+}
+
+// Bounds of every shape but planes in the initial scene.
 static view_box scene_bounds(const ls_scene *sc)
 {
     rn_vec lo = {1e30f, 1e30f, 1e30f}, hi = {-1e30f, -1e30f, -1e30f};
     bool any = false;
     for (uint32_t i = 0; i < sc->body_count; i++) {
         const ls_body_def *d = &sc->bodies[i];
-        if (d->shape.type == LS_SHAPE_PLANE) {
-            continue;
+        uint32_t n = d->shape_count ? d->shape_count : 1;
+        for (uint32_t k = 0; k < n; k++) {
+            const ls_shape_def *sd = d->shape_count ? &d->shapes[k] : &d->shape;
+            if (sd->type != LS_SHAPE_PLANE) {
+                shape_bounds(d, sd, &lo, &hi);
+                any = true;
+            }
         }
-        // World AABB of the rotated shape: |R| times the local half extents.
-        rn_body b = {0};
-        b.def = d;
-        b.q[0] = fxf(d->orientation.x), b.q[1] = fxf(d->orientation.y);
-        b.q[2] = fxf(d->orientation.z), b.q[3] = fxf(d->orientation.w);
-        float ql = sqrtf(b.q[0] * b.q[0] + b.q[1] * b.q[1] + b.q[2] * b.q[2] + b.q[3] * b.q[3]);
-        for (int k = 0; k < 4; k++) {
-            b.q[k] = ql > 0.0f ? b.q[k] / ql : (k == 3 ? 1.0f : 0.0f);
-        }
-        rn_vec he = {fxf(d->shape.radius), fxf(d->shape.radius), fxf(d->shape.radius)};
-        if (d->shape.type == LS_SHAPE_BOX) {
-            he = (rn_vec){fxf(d->shape.half_extents.x), fxf(d->shape.half_extents.y),
-                          fxf(d->shape.half_extents.z)};
-        } else if (d->shape.type == LS_SHAPE_CAPSULE) {
-            he.y += fxf(d->shape.half_height);
-        }
-        rn_vec ex = rn_body_point(&b, (rn_vec){he.x, 0.0f, 0.0f});
-        rn_vec ey = rn_body_point(&b, (rn_vec){0.0f, he.y, 0.0f});
-        rn_vec ez = rn_body_point(&b, (rn_vec){0.0f, 0.0f, he.z});
-        rn_vec h = {fabsf(ex.x) + fabsf(ey.x) + fabsf(ez.x),
-                    fabsf(ex.y) + fabsf(ey.y) + fabsf(ez.y),
-                    fabsf(ex.z) + fabsf(ey.z) + fabsf(ez.z)};
-        rn_vec p = {fxf(d->position.x), fxf(d->position.y), fxf(d->position.z)};
-        lo = (rn_vec){fminf(lo.x, p.x - h.x), fminf(lo.y, p.y - h.y), fminf(lo.z, p.z - h.z)};
-        hi = (rn_vec){fmaxf(hi.x, p.x + h.x), fmaxf(hi.y, p.y + h.y), fmaxf(hi.z, p.z + h.z)};
-        any = true;
     }
     if (!any) {
         return (view_box){{0.0f, 0.0f, 0.0f}, 5.0f, {-5.0f, -5.0f, -5.0f}, {5.0f, 5.0f, 5.0f}};
@@ -182,7 +234,10 @@ static bool make_camera(const char *spec, const view_box *vb, float aspect, rn_c
     return true;
 }
 
-static rn_material body_material(const rn_source *src, uint32_t i, const rn_body *b)
+// The colour of body i's shapes of kind `kind`: planes and meshes are ground,
+// everything else has the body's colour.
+static rn_material body_material(const rn_source *src, uint32_t i, const rn_body *b,
+                                 ls_shape_type kind)
 {
     static const float palette[6][3] = {{0.86f, 0.52f, 0.30f}, {0.90f, 0.74f, 0.34f},
                                         {0.56f, 0.74f, 0.42f}, {0.80f, 0.44f, 0.50f},
@@ -191,8 +246,12 @@ static rn_material body_material(const rn_source *src, uint32_t i, const rn_body
         {0.90f, 0.22f, 0.20f}, {0.20f, 0.45f, 0.92f}, {0.22f, 0.75f, 0.30f}, {0.95f, 0.80f, 0.15f}};
     rn_material m = {0};
     const ls_body_def *d = b->def;
-    if (d->shape.type == LS_SHAPE_PLANE) {
+    if (kind == LS_SHAPE_PLANE) {
         m.r = 0.84f, m.g = 0.83f, m.b = 0.78f;
+        return m;
+    }
+    if (kind == LS_SHAPE_MESH) { // terrain: a darker, greener ground
+        m.r = 0.66f, m.g = 0.70f, m.b = 0.56f;
         return m;
     }
     if (d->type == LS_BODY_STATIC) {
@@ -217,41 +276,185 @@ static rn_material body_material(const rn_source *src, uint32_t i, const rn_body
     return m;
 }
 
-static rn_body get_body(const rn_source *src, uint32_t i)
+// Body i of the current state; its shapes are written to `shapes` (room for
+// ls_body_shape_count of them).
+static rn_body get_body(const rn_source *src, uint32_t i, rn_shape *shapes)
 {
     rn_body b = {0};
     ls_body_id id = rn_source_body(src, i);
     ls_vec3 p = ls_body_position(src->world, id);
-    ls_quat q = ls_body_orientation(src->world, id);
     b.def = &src->scene.bodies[i];
     b.pos = (rn_vec){fxf(p.x), fxf(p.y), fxf(p.z)};
-    b.q[0] = fxf(q.x), b.q[1] = fxf(q.y), b.q[2] = fxf(q.z), b.q[3] = fxf(q.w);
     b.asleep = ls_body_is_asleep(src->world, id);
     b.id = i + 1;
+    b.shape_count = ls_body_shape_count(src->world, id);
+    for (uint32_t k = 0; k < b.shape_count; k++) {
+        shapes[k] = rn_shape_of(src->world, id, k);
+    }
+    b.shapes = shapes;
     return b;
 }
 
-// --contacts: points where two drawn shapes touch (within 2 cm), estimated
-// from the shapes themselves (the public API reports contact pairs only).
-typedef struct probe {
-    rn_vec p[9];
-    int n;
-    float r; // radius around the probe points (0 for box corners)
-} probe;
-
-static rn_vec inv_rotate(const rn_body *b, rn_vec w)
+// A body whose shapes are all ground (planes, meshes) gets no label.
+static bool is_ground(const rn_body *b)
 {
-    rn_body t = *b;
-    t.q[0] = -b->q[0], t.q[1] = -b->q[1], t.q[2] = -b->q[2];
-    t.pos = (rn_vec){0.0f, 0.0f, 0.0f};
-    return rn_body_point(&t, (rn_vec){w.x - b->pos.x, w.y - b->pos.y, w.z - b->pos.z});
+    for (uint32_t k = 0; k < b->shape_count; k++) {
+        ls_shape_type t = b->shapes[k].def.type;
+        if (t != LS_SHAPE_PLANE && t != LS_SHAPE_MESH) {
+            return false;
+        }
+    }
+    return true;
 }
 
-// Signed distance from world point w to the body's surface (negative inside).
-static float body_distance(const rn_body *b, rn_vec w)
+// --contacts: points where two drawn shapes touch (within 2 cm), estimated
+// from the shapes themselves (the public API reports contact pairs only, not
+// points): the probe points of each shape of one body (box corners, sphere and
+// capsule centres with their radius, hull vertices) are tested against the
+// signed distance to every shape of the other body. Hulls are measured by
+// their face planes (exact near a face, an underestimate near edges and
+// corners), meshes by their nearest triangle; meshes have no probe points of
+// their own (they are static: the bodies on them probe them).
+
+static rn_vec inv_rotate(const rn_shape *b, rn_vec w)
 {
-    const ls_shape_def *s = &b->def->shape;
-    rn_vec l = inv_rotate(b, w);
+    rn_shape t = *b;
+    t.q[0] = -b->q[0], t.q[1] = -b->q[1], t.q[2] = -b->q[2];
+    t.pos = (rn_vec){0.0f, 0.0f, 0.0f};
+    return rn_shape_point(&t, (rn_vec){w.x - b->pos.x, w.y - b->pos.y, w.z - b->pos.z});
+}
+
+static rn_vec vsub(rn_vec a, rn_vec b)
+{
+    return (rn_vec){a.x - b.x, a.y - b.y, a.z - b.z};
+}
+
+static float vdot(rn_vec a, rn_vec b)
+{
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+
+static rn_vec vcross(rn_vec a, rn_vec b)
+{
+    return (rn_vec){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+
+static rn_vec vec_fx(ls_vec3 v)
+{
+    return (rn_vec){fxf(v.x), fxf(v.y), fxf(v.z)};
+}
+
+// Distance from l to the box [lo, hi] (0 inside): a lower bound of the
+// distance to anything inside it.
+static float box_gap(rn_vec l, rn_vec lo, rn_vec hi)
+{
+    float dx = fmaxf(0.0f, fmaxf(lo.x - l.x, l.x - hi.x));
+    float dy = fmaxf(0.0f, fmaxf(lo.y - l.y, l.y - hi.y));
+    float dz = fmaxf(0.0f, fmaxf(lo.z - l.z, l.z - hi.z));
+    return sqrtf(dx * dx + dy * dy + dz * dz);
+}
+
+// Hull: the largest signed distance to its face planes (negative inside).
+static float hull_distance(const ls_hull *h, rn_vec l)
+{
+    float best = -1e30f;
+    uint32_t nf = ls_hull_face_count(h);
+    for (uint32_t f = 0; f < nf; f++) {
+        uint32_t idx[LS_HULL_MAX_VERTICES];
+        uint32_t n = ls_hull_face_vertices(h, f, idx, LS_HULL_MAX_VERTICES);
+        if (n < 3) {
+            continue;
+        }
+        // Newell's normal of the polygon (counter-clockwise from outside).
+        rn_vec nn = {0.0f, 0.0f, 0.0f};
+        n = n < LS_HULL_MAX_VERTICES ? n : LS_HULL_MAX_VERTICES;
+        rn_vec first = vec_fx(ls_hull_vertex(h, idx[0])), prev = first;
+        for (uint32_t k = 1; k <= n; k++) {
+            rn_vec cur = k < n ? vec_fx(ls_hull_vertex(h, idx[k])) : first;
+            nn.x += (prev.y - cur.y) * (prev.z + cur.z);
+            nn.y += (prev.z - cur.z) * (prev.x + cur.x);
+            nn.z += (prev.x - cur.x) * (prev.y + cur.y);
+            prev = cur;
+        }
+        float len = sqrtf(vdot(nn, nn));
+        if (len > 0.0f) {
+            best = fmaxf(best, vdot(nn, vsub(l, first)) / len);
+        }
+    }
+    return best;
+}
+
+// Closest point to p on triangle abc (Ericson, Real-Time Collision Detection 5.1.5).
+static rn_vec closest_on_triangle(rn_vec p, rn_vec a, rn_vec b, rn_vec c)
+{
+    rn_vec ab = vsub(b, a), ac = vsub(c, a), ap = vsub(p, a);
+    float d1 = vdot(ab, ap), d2 = vdot(ac, ap);
+    if (d1 <= 0.0f && d2 <= 0.0f) {
+        return a;
+    }
+    rn_vec bp = vsub(p, b);
+    float d3 = vdot(ab, bp), d4 = vdot(ac, bp);
+    if (d3 >= 0.0f && d4 <= d3) {
+        return b;
+    }
+    float vc = d1 * d4 - d3 * d2;
+    if (vc <= 0.0f && d1 >= 0.0f && d3 <= 0.0f) {
+        float t = d1 / (d1 - d3);
+        return (rn_vec){a.x + ab.x * t, a.y + ab.y * t, a.z + ab.z * t};
+    }
+    rn_vec cp = vsub(p, c);
+    float d5 = vdot(ab, cp), d6 = vdot(ac, cp);
+    if (d6 >= 0.0f && d5 <= d6) {
+        return c;
+    }
+    float vb = d5 * d2 - d1 * d6;
+    if (vb <= 0.0f && d2 >= 0.0f && d6 <= 0.0f) {
+        float t = d2 / (d2 - d6);
+        return (rn_vec){a.x + ac.x * t, a.y + ac.y * t, a.z + ac.z * t};
+    }
+    float va = d3 * d6 - d5 * d4;
+    if (va <= 0.0f && d4 - d3 >= 0.0f && d5 - d6 >= 0.0f) {
+        float t = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return (rn_vec){b.x + (c.x - b.x) * t, b.y + (c.y - b.y) * t, b.z + (c.z - b.z) * t};
+    }
+    float den = 1.0f / (va + vb + vc), v = vb * den, w = vc * den;
+    return (rn_vec){a.x + ab.x * v + ac.x * w, a.y + ab.y * v + ac.y * w,
+                    a.z + ab.z * v + ac.z * w};
+}
+
+// Mesh: distance to the nearest triangle, negative behind it (below terrain).
+static float mesh_distance(const ls_mesh *m, rn_vec l, float reach)
+{
+    float best = 1e30f, sign = 1.0f;
+    uint32_t nt = ls_mesh_triangle_count(m), nv = ls_mesh_vertex_count(m);
+    for (uint32_t t = 0; t < nt; t++) {
+        uint32_t idx[3];
+        ls_mesh_triangle(m, t, idx);
+        if (idx[0] >= nv || idx[1] >= nv || idx[2] >= nv) {
+            continue;
+        }
+        rn_vec a = vec_fx(ls_mesh_vertex(m, idx[0])), b = vec_fx(ls_mesh_vertex(m, idx[1]));
+        rn_vec c = vec_fx(ls_mesh_vertex(m, idx[2]));
+        rn_vec lo = vmin(a, vmin(b, c)), hi = vmax(a, vmax(b, c));
+        if (box_gap(l, lo, hi) > fminf(best, reach)) {
+            continue;
+        }
+        rn_vec q = closest_on_triangle(l, a, b, c), d = vsub(l, q);
+        float dist = sqrtf(vdot(d, d));
+        if (dist < best) {
+            best = dist;
+            sign = vdot(d, vcross(vsub(b, a), vsub(c, a))) < 0.0f ? -1.0f : 1.0f;
+        }
+    }
+    return best * sign;
+}
+
+// Signed distance from world point w to the shape's surface (negative
+// inside). Hulls and meshes farther than `reach` may return any value above it.
+static float shape_distance(const rn_shape *sh, rn_vec w, float reach)
+{
+    const ls_shape_def *s = &sh->def;
+    rn_vec l = inv_rotate(sh, w);
     switch (s->type) {
     case LS_SHAPE_SPHERE:
         return sqrtf(l.x * l.x + l.y * l.y + l.z * l.z) - fxf(s->radius);
@@ -270,63 +473,99 @@ static float body_distance(const rn_body *b, rn_vec w)
         float len = sqrtf(n.x * n.x + n.y * n.y + n.z * n.z);
         return (w.x * n.x + w.y * n.y + w.z * n.z) / len - fxf(s->plane_d);
     }
+    case LS_SHAPE_HULL:
+    case LS_SHAPE_MESH: {
+        float gap = box_gap(l, sh->lo, sh->hi);
+        if (gap > reach) {
+            return gap;
+        }
+        if (s->type == LS_SHAPE_HULL) {
+            return s->hull ? hull_distance(s->hull, l) : 1e30f;
+        }
+        return s->mesh ? mesh_distance(s->mesh, l, reach) : 1e30f;
+    }
+    default:
+        break;
     }
     return 1e30f;
 }
 
-static probe body_probe(const rn_body *b)
+// The nearest of the body's shapes.
+static float body_distance(const rn_body *b, rn_vec w, float reach)
 {
-    probe pr = {0};
-    const ls_shape_def *s = &b->def->shape;
+    float d = 1e30f;
+    for (uint32_t k = 0; k < b->shape_count; k++) {
+        d = fminf(d, shape_distance(&b->shapes[k], w, reach));
+    }
+    return d;
+}
+
+// Probe points of one shape (at most LS_HULL_MAX_VERTICES) and their radius
+// (0 for corners and vertices); returns their number.
+static int shape_probe(const rn_shape *sh, rn_vec *p, float *r)
+{
+    int n = 0;
+    const ls_shape_def *s = &sh->def;
+    *r = 0.0f;
     if (s->type == LS_SHAPE_BOX) {
         for (int i = 0; i < 8; i++) {
             rn_vec l = {(i & 1) ? fxf(s->half_extents.x) : -fxf(s->half_extents.x),
                         (i & 2) ? fxf(s->half_extents.y) : -fxf(s->half_extents.y),
                         (i & 4) ? fxf(s->half_extents.z) : -fxf(s->half_extents.z)};
-            pr.p[pr.n++] = rn_body_point(b, l);
+            p[n++] = rn_shape_point(sh, l);
         }
     } else if (s->type == LS_SHAPE_SPHERE || s->type == LS_SHAPE_CAPSULE) {
         float hh = s->type == LS_SHAPE_CAPSULE ? fxf(s->half_height) : 0.0f;
-        pr.p[pr.n++] = rn_body_point(b, (rn_vec){0.0f, hh, 0.0f});
+        p[n++] = rn_shape_point(sh, (rn_vec){0.0f, hh, 0.0f});
         if (hh > 0.0f) {
-            pr.p[pr.n++] = rn_body_point(b, (rn_vec){0.0f, -hh, 0.0f});
+            p[n++] = rn_shape_point(sh, (rn_vec){0.0f, -hh, 0.0f});
         }
-        pr.r = fxf(s->radius);
+        *r = fxf(s->radius);
+    } else if (s->type == LS_SHAPE_HULL && s->hull) {
+        uint32_t nv = ls_hull_vertex_count(s->hull);
+        for (uint32_t i = 0; i < nv && i < LS_HULL_MAX_VERTICES; i++) {
+            p[n++] = rn_shape_point(sh, vec_fx(ls_hull_vertex(s->hull, i)));
+        }
     }
-    return pr;
+    return n;
 }
 
 static void draw_contacts(rn_canvas *c, const rn_body *bodies, uint32_t n)
 {
     const float tol = 0.02f;
     for (uint32_t i = 0; i < n; i++) {
-        probe pr = body_probe(&bodies[i]);
-        for (uint32_t j = 0; j < n && pr.n; j++) {
-            if (j == i || (bodies[i].def->type != LS_BODY_DYNAMIC &&
-                           bodies[j].def->type != LS_BODY_DYNAMIC)) {
-                continue;
-            }
-            for (int k = 0; k < pr.n; k++) {
-                float d = body_distance(&bodies[j], pr.p[k]);
-                if (d - pr.r > tol || d < -pr.r - 0.2f) {
+        for (uint32_t si = 0; si < bodies[i].shape_count; si++) {
+            rn_vec pts[LS_HULL_MAX_VERTICES];
+            float r;
+            int np = shape_probe(&bodies[i].shapes[si], pts, &r);
+            for (uint32_t j = 0; j < n && np; j++) {
+                if (j == i || (bodies[i].def->type != LS_BODY_DYNAMIC &&
+                               bodies[j].def->type != LS_BODY_DYNAMIC)) {
                     continue;
                 }
-                rn_vec p = pr.p[k];
-                if (pr.r > 0.0f) { // move from the centre to the surface towards body j
-                    const float e = 0.001f;
-                    rn_vec g = {body_distance(&bodies[j], (rn_vec){p.x + e, p.y, p.z}) - d,
-                                body_distance(&bodies[j], (rn_vec){p.x, p.y + e, p.z}) - d,
-                                body_distance(&bodies[j], (rn_vec){p.x, p.y, p.z + e}) - d};
-                    float gl = sqrtf(g.x * g.x + g.y * g.y + g.z * g.z);
-                    if (gl <= 0.0f) {
+                for (int k = 0; k < np; k++) {
+                    float reach = r + tol;
+                    float d = body_distance(&bodies[j], pts[k], reach);
+                    if (d - r > tol || d < -r - 0.2f) {
                         continue;
                     }
-                    p = (rn_vec){p.x - g.x / gl * pr.r, p.y - g.y / gl * pr.r,
-                                 p.z - g.z / gl * pr.r};
-                }
-                float x, y;
-                if (rn_project(c, p, &x, &y)) {
-                    rn_marker(c, x, y, 2.5f, 235, 30, 30);
+                    rn_vec p = pts[k];
+                    if (r > 0.0f) { // move from the centre to the surface towards body j
+                        const float e = 0.001f;
+                        rn_vec g = {
+                            body_distance(&bodies[j], (rn_vec){p.x + e, p.y, p.z}, reach) - d,
+                            body_distance(&bodies[j], (rn_vec){p.x, p.y + e, p.z}, reach) - d,
+                            body_distance(&bodies[j], (rn_vec){p.x, p.y, p.z + e}, reach) - d};
+                        float gl = sqrtf(g.x * g.x + g.y * g.y + g.z * g.z);
+                        if (gl <= 0.0f) {
+                            continue;
+                        }
+                        p = (rn_vec){p.x - g.x / gl * r, p.y - g.y / gl * r, p.z - g.z / gl * r};
+                    }
+                    float x, y;
+                    if (rn_project(c, p, &x, &y)) {
+                        rn_marker(c, x, y, 2.5f, 235, 30, 30);
+                    }
                 }
             }
         }
@@ -342,19 +581,29 @@ typedef struct render_opts {
 static bool render_one(rn_source *src, rn_canvas *c, const rn_camera *cam, float extent,
                        const render_opts *o, const char *out, char *msg, size_t msg_size)
 {
-    uint32_t n = src->scene.body_count;
+    uint32_t n = src->scene.body_count, total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        total += ls_body_shape_count(src->world, rn_source_body(src, i));
+    }
     rn_body *bodies = calloc(n ? n : 1, sizeof *bodies);
-    if (!bodies) {
+    rn_shape *shapes = calloc(total ? total : 1, sizeof *shapes);
+    if (!bodies || !shapes) {
+        free(bodies);
+        free(shapes);
         snprintf(msg, msg_size, "out of memory");
         return false;
     }
     rn_canvas_begin(c, cam, extent);
-    for (uint32_t i = 0; i < n; i++) {
-        bodies[i] = get_body(src, i);
-        rn_draw_fn draw = rn_shape_drawer(bodies[i].def->shape.type);
-        if (draw) {
-            rn_material m = body_material(src, i, &bodies[i]);
-            draw(c, &bodies[i], &m);
+    for (uint32_t i = 0, used = 0; i < n; i++) {
+        bodies[i] = get_body(src, i, &shapes[used]);
+        used += bodies[i].shape_count;
+        for (uint32_t k = 0; k < bodies[i].shape_count; k++) {
+            const rn_shape *s = &bodies[i].shapes[k];
+            rn_draw_fn draw = rn_shape_drawer(s->def.type);
+            if (draw) {
+                rn_material m = body_material(src, i, &bodies[i], s->def.type);
+                draw(c, s, &m);
+            }
         }
     }
     rn_canvas_resolve(c);
@@ -364,14 +613,16 @@ static bool render_one(rn_source *src, rn_canvas *c, const rn_camera *cam, float
     if (o->ids) {
         for (uint32_t i = 0; i < n; i++) {
             float x, y;
-            if (bodies[i].def->shape.type != LS_SHAPE_PLANE &&
-                rn_project(c, bodies[i].pos, &x, &y)) {
+            if (!is_ground(&bodies[i]) && rn_project(c, bodies[i].pos, &x, &y)) {
                 rn_label(c, x, y, bodies[i].id);
             }
         }
     }
     free(bodies);
-    if (!rn_write_png(c, out, msg, msg_size)) {
+    free(shapes);
+    size_t len = strlen(out);
+    bool ppm = len >= 4 && strcmp(out + len - 4, ".ppm") == 0;
+    if (!(ppm ? rn_write_ppm(c, out, msg, msg_size) : rn_write_png(c, out, msg, msg_size))) {
         return false;
     }
     printf("wrote %s (%dx%d, tick %u, %u bodies, hash %016llx)\n", out, c->width, c->height,
@@ -436,9 +687,9 @@ int cmd_render(int argc, char **argv)
         return cli_usage_error(&cmd_render_def, "%s", "missing --out FILE.png");
     }
     size_t olen = strlen(out);
-    if (olen < 5 || strcmp(out + olen - 4, ".png") != 0) {
-        return cli_usage_error(&cmd_render_def, "--out wants a file name ending in .png (got '%s')",
-                               out);
+    if (olen < 5 || (strcmp(out + olen - 4, ".png") != 0 && strcmp(out + olen - 4, ".ppm") != 0)) {
+        return cli_usage_error(&cmd_render_def,
+                               "--out wants a file name ending in .png (or .ppm) (got '%s')", out);
     }
     if (tick_s && frames_s) {
         return cli_usage_error(&cmd_render_def, "%s", "--tick and --frames exclude each other");
@@ -496,7 +747,7 @@ int cmd_render(int argc, char **argv)
     for (uint32_t t = first; t <= last; t += step) {
         char path[4096];
         if (frames_s) {
-            snprintf(path, sizeof path, "%.*s-%05u.png", (int)(olen - 4), out, t);
+            snprintf(path, sizeof path, "%.*s-%05u%s", (int)(olen - 4), out, t, out + olen - 4);
         } else {
             snprintf(path, sizeof path, "%s", out);
         }

@@ -210,7 +210,7 @@ int cmd_replay_record(int argc, char **argv)
     }
     ls_scene scene;
     ls_error e;
-    if (ls_scene_parse(text, size, &scene, &e) != LS_OK) {
+    if (cli_scene_parse_portable(o.scene_path, &text, &size, &scene, &e) != LS_OK) {
         ls_error_set_path(&e, o.scene_path);
         cli_print_error("lockstep replay record", &e);
         free(text);

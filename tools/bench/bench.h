@@ -14,29 +14,60 @@ extern "C" {
 #endif
 
 /// Shape kinds (same values as ls_shape_type).
-enum { BENCH_SPHERE = 0, BENCH_BOX = 1, BENCH_CAPSULE = 2, BENCH_PLANE = 3 };
+enum {
+    BENCH_SPHERE = 0,
+    BENCH_BOX = 1,
+    BENCH_CAPSULE = 2,
+    BENCH_PLANE = 3,
+    BENCH_HULL = 4,
+    BENCH_MESH = 5
+};
 /// Body kinds (same values as ls_body_type).
 enum { BENCH_STATIC = 0, BENCH_KINEMATIC = 1, BENCH_DYNAMIC = 2 };
 
-/// One body, every Q16.16 value converted with raw / 65536.0.
+/// One shape of a body, every Q16.16 value converted with raw / 65536.0.
+/// Its pose is given in the body's *peer frame*: for a dynamic body the
+/// centre of mass and principal axes of inertia (what Bullet needs, and what
+/// ODE needs for the origin); for a static body the body origin and
+/// orientation. Hull and mesh data are read from our parsed shapes (ls_hull_*,
+/// ls_mesh_*), in the shape's own frame; every array lives as long as the scene.
+typedef struct bench_shape {
+    int kind;                ///< BENCH_SPHERE / BOX / CAPSULE / PLANE / HULL / MESH
+    double radius;           ///< sphere/capsule radius, m
+    double half_height;      ///< capsule core half length (local Y), m
+    double half[3];          ///< box half extents, m
+    double normal[3];        ///< plane normal (solid side: dot(normal, x) <= plane_d)
+    double plane_d;          ///< plane offset, m
+    double pos[3];           ///< shape origin in the body's peer frame, m
+    double quat[4];          ///< shape rotation in the body's peer frame, x y z w
+    int identity;            ///< pos = 0 and quat = identity (no child transform needed)
+    double friction;         ///< per-shape coefficient (pairs mix as sqrt(a*b))
+    double restitution;      ///< per-shape (pairs take the larger)
+    uint32_t vertex_count;   ///< hull/mesh vertices
+    double *vertices;        ///< 3 per vertex, shape frame
+    uint32_t face_count;     ///< hull faces
+    uint32_t *face_sizes;    ///< vertices of each face
+    uint32_t *face_indices;  ///< concatenated, counter-clockwise seen from outside
+    uint32_t *polygons;      ///< ODE layout: per face its size then its indices
+    double *planes;          ///< 4 per face: outward unit normal n and d, n.x = d on the face
+    uint32_t triangle_count; ///< mesh triangles
+    uint32_t *triangles;     ///< 3 indices each, counter-clockwise seen from outside
+} bench_shape;
+
+/// One body: pose of its peer frame, mass properties and its shapes.
 typedef struct bench_body {
-    int type;           ///< BENCH_STATIC / BENCH_KINEMATIC / BENCH_DYNAMIC
-    int shape;          ///< BENCH_SPHERE / BOX / CAPSULE / PLANE
-    double radius;      ///< sphere/capsule radius, m
-    double half_height; ///< capsule core half length (local Y), m
-    double half[3];     ///< box half extents, m
-    double normal[3];   ///< plane normal (solid side: dot(normal, x) <= plane_d)
-    double plane_d;     ///< plane offset, m
-    double pos[3];      ///< centre of mass, m
-    double quat[4];     ///< orientation x, y, z, w
-    double vel[3];      ///< m/s
-    double angvel[3];   ///< rad/s
-    double mass;        ///< kg, exactly the mass our engine computed (0 if not dynamic)
-    double friction;    ///< per-shape coefficient (pairs mix as sqrt(a*b))
-    double restitution; ///< per-shape (pairs take the larger)
-    double lin_damp;    ///< fraction of velocity removed per second
-    double ang_damp;    ///< same for angular velocity
-    int allow_sleep;    ///< may sleep
+    int type;             ///< BENCH_STATIC / BENCH_KINEMATIC / BENCH_DYNAMIC
+    bench_shape *shapes;  ///< its shapes (a compound body has several)
+    uint32_t shape_count; ///< >= 1
+    double pos[3];        ///< peer-frame origin in the world: centre of mass (dynamic) or origin
+    double quat[4];       ///< peer-frame orientation x, y, z, w (dynamic: principal axes)
+    double vel[3];        ///< m/s (of the centre of mass)
+    double angvel[3];     ///< rad/s
+    double mass;          ///< kg, exactly the mass our engine computed (0 if not dynamic)
+    double inertia[3];    ///< principal moments, kg m^2 (same density model as ours, in double)
+    double lin_damp;      ///< fraction of velocity removed per second
+    double ang_damp;      ///< same for angular velocity
+    int allow_sleep;      ///< may sleep
 } bench_body;
 
 /// A scene as every engine sees it.
@@ -88,7 +119,18 @@ typedef struct bench_engine {
 } bench_engine;
 
 /// Load and convert a scene file (uses our parser); 0 on success, else prints why.
+/// Dynamic bodies get their centre of mass and principal axes computed in
+/// double from the same shapes and densities as ours (checked against the
+/// centre of mass our engine computed), the mass scaled to exactly ours.
 int bench_scene_load(const char *path, bench_scene *out);
+/// World pose of a shape of a body: p = body.pos + R(body.quat) shape.pos, q = body.quat *
+/// shape.quat.
+void bench_shape_world_pose(const bench_body *b, const bench_shape *sh, double pos[3],
+                            double quat[4]);
+/// Quaternion product a * b (x, y, z, w).
+void bench_quat_mul(const double a[4], const double b[4], double out[4]);
+/// Rotate v by the unit quaternion q.
+void bench_quat_rotate(const double q[4], const double v[3], double out[3]);
 /// Free a loaded scene.
 void bench_scene_free(bench_scene *s);
 /// Monotonic clock in nanoseconds.

@@ -4,6 +4,8 @@
 // judged by exactly the same code.
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
+#include "ls/hull.h"
+#include "ls/mesh.h"
 #include "ls/scene.h"
 
 #include <math.h>
@@ -11,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define BENCH_PI 3.14159265358979323846
 
 static double d(ls_fx v)
 {
@@ -34,34 +38,443 @@ static void base_name(const char *path, char *out, size_t size)
     out[n] = '\0';
 }
 
-static void convert_body(const ls_body_def *bd, ls_fx mass, bench_body *o)
+// ---- small double-precision geometry (bench only) -------------------------
+
+void bench_quat_mul(const double a[4], const double b[4], double out[4])
+{
+    double x = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
+    double y = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
+    double z = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
+    double w = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
+    out[0] = x, out[1] = y, out[2] = z, out[3] = w;
+}
+
+// Rotation matrix (row-major) of a unit quaternion.
+static void quat_to_mat(const double q[4], double m[3][3])
+{
+    double x = q[0], y = q[1], z = q[2], w = q[3];
+    m[0][0] = 1 - 2 * (y * y + z * z), m[0][1] = 2 * (x * y - w * z), m[0][2] = 2 * (x * z + w * y);
+    m[1][0] = 2 * (x * y + w * z), m[1][1] = 1 - 2 * (x * x + z * z), m[1][2] = 2 * (y * z - w * x);
+    m[2][0] = 2 * (x * z - w * y), m[2][1] = 2 * (y * z + w * x), m[2][2] = 1 - 2 * (x * x + y * y);
+}
+
+void bench_quat_rotate(const double q[4], const double v[3], double out[3])
+{
+    double m[3][3], r[3];
+    quat_to_mat(q, m);
+    for (int i = 0; i < 3; i++) {
+        r[i] = m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2];
+    }
+    out[0] = r[0], out[1] = r[1], out[2] = r[2];
+}
+
+// Unit quaternion of a proper rotation matrix (row-major).
+static void mat_to_quat(double m[3][3], double q[4])
+{
+    double tr = m[0][0] + m[1][1] + m[2][2];
+    if (tr > 0) {
+        double s = sqrt(tr + 1.0) * 2;
+        q[3] = 0.25 * s;
+        q[0] = (m[2][1] - m[1][2]) / s, q[1] = (m[0][2] - m[2][0]) / s;
+        q[2] = (m[1][0] - m[0][1]) / s;
+    } else if (m[0][0] > m[1][1] && m[0][0] > m[2][2]) {
+        double s = sqrt(1.0 + m[0][0] - m[1][1] - m[2][2]) * 2;
+        q[3] = (m[2][1] - m[1][2]) / s, q[0] = 0.25 * s;
+        q[1] = (m[0][1] + m[1][0]) / s, q[2] = (m[0][2] + m[2][0]) / s;
+    } else if (m[1][1] > m[2][2]) {
+        double s = sqrt(1.0 + m[1][1] - m[0][0] - m[2][2]) * 2;
+        q[3] = (m[0][2] - m[2][0]) / s, q[0] = (m[0][1] + m[1][0]) / s;
+        q[1] = 0.25 * s, q[2] = (m[1][2] + m[2][1]) / s;
+    } else {
+        double s = sqrt(1.0 + m[2][2] - m[0][0] - m[1][1]) * 2;
+        q[3] = (m[1][0] - m[0][1]) / s, q[0] = (m[0][2] + m[2][0]) / s;
+        q[1] = (m[1][2] + m[2][1]) / s, q[2] = 0.25 * s;
+    }
+    double l = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int i = 0; i < 4; i++) {
+        q[i] /= l;
+    }
+}
+
+// Eigen-decomposition of a symmetric 3x3 matrix by cyclic Jacobi rotations:
+// a = V diag(e) V^T, V's columns the eigenvectors, det V = +1.
+static void sym_eigen(double a_in[3][3], double e[3], double v[3][3])
+{
+    double a[3][3];
+    memcpy(a, a_in, sizeof a);
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            v[i][j] = i == j;
+        }
+    }
+    for (int sweep = 0; sweep < 50; sweep++) {
+        double off = fabs(a[0][1]) + fabs(a[0][2]) + fabs(a[1][2]);
+        double scale = fabs(a[0][0]) + fabs(a[1][1]) + fabs(a[2][2]);
+        if (off <= 1e-15 * scale) {
+            break;
+        }
+        for (int p = 0; p < 2; p++) {
+            for (int q = p + 1; q < 3; q++) {
+                if (a[p][q] == 0) {
+                    continue;
+                }
+                double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+                double t = (theta >= 0 ? 1 : -1) / (fabs(theta) + sqrt(theta * theta + 1));
+                double c = 1 / sqrt(t * t + 1), sn = t * c;
+                for (int k = 0; k < 3; k++) { // a = J^T a J
+                    double akp = a[k][p], akq = a[k][q];
+                    a[k][p] = c * akp - sn * akq, a[k][q] = sn * akp + c * akq;
+                }
+                for (int k = 0; k < 3; k++) {
+                    double apk = a[p][k], aqk = a[q][k];
+                    a[p][k] = c * apk - sn * aqk, a[q][k] = sn * apk + c * aqk;
+                }
+                for (int k = 0; k < 3; k++) {
+                    double vkp = v[k][p], vkq = v[k][q];
+                    v[k][p] = c * vkp - sn * vkq, v[k][q] = sn * vkp + c * vkq;
+                }
+            }
+        }
+    }
+    e[0] = a[0][0], e[1] = a[1][1], e[2] = a[2][2];
+    double det = v[0][0] * (v[1][1] * v[2][2] - v[1][2] * v[2][1]) -
+                 v[0][1] * (v[1][0] * v[2][2] - v[1][2] * v[2][0]) +
+                 v[0][2] * (v[1][0] * v[2][1] - v[1][1] * v[2][0]);
+    if (det < 0) {
+        for (int k = 0; k < 3; k++) {
+            v[k][2] = -v[k][2];
+        }
+    }
+}
+
+void bench_shape_world_pose(const bench_body *b, const bench_shape *sh, double pos[3],
+                            double quat[4])
+{
+    double r[3];
+    bench_quat_rotate(b->quat, sh->pos, r);
+    pos[0] = b->pos[0] + r[0], pos[1] = b->pos[1] + r[1], pos[2] = b->pos[2] + r[2];
+    bench_quat_mul(b->quat, sh->quat, quat);
+}
+
+// ---- conversion ------------------------------------------------------------
+
+static void quat_of(ls_quat q, double out[4])
+{
+    if (q.x == 0 && q.y == 0 && q.z == 0 && q.w == 0) { // all zero = identity
+        out[0] = out[1] = out[2] = 0, out[3] = 1;
+        return;
+    }
+    double l = sqrt(d(q.x) * d(q.x) + d(q.y) * d(q.y) + d(q.z) * d(q.z) + d(q.w) * d(q.w));
+    out[0] = d(q.x) / l, out[1] = d(q.y) / l, out[2] = d(q.z) / l, out[3] = d(q.w) / l;
+}
+
+// Hull data from our hull: vertices, faces (counter-clockwise from outside),
+// ODE's polygon layout and face planes (Newell normal, d through the centroid).
+static int convert_hull(const ls_hull *h, bench_shape *o)
+{
+    uint32_t nv = ls_hull_vertex_count(h), nf = ls_hull_face_count(h);
+    uint32_t idx[LS_HULL_MAX_VERTICES], total = 0;
+    o->vertex_count = nv;
+    o->face_count = nf;
+    o->vertices = calloc(3 * (size_t)nv, sizeof *o->vertices);
+    o->face_sizes = calloc(nf, sizeof *o->face_sizes);
+    o->planes = calloc(4 * (size_t)nf, sizeof *o->planes);
+    for (uint32_t f = 0; f < nf; f++) {
+        total += ls_hull_face_vertices(h, f, idx, LS_HULL_MAX_VERTICES);
+    }
+    o->face_indices = calloc(total, sizeof *o->face_indices);
+    o->polygons = calloc(total + nf, sizeof *o->polygons);
+    if (!o->vertices || !o->face_sizes || !o->planes || !o->face_indices || !o->polygons) {
+        return 1;
+    }
+    for (uint32_t i = 0; i < nv; i++) {
+        d3(ls_hull_vertex(h, i), o->vertices + 3 * i);
+    }
+    uint32_t at = 0, pat = 0;
+    for (uint32_t f = 0; f < nf; f++) {
+        uint32_t n = ls_hull_face_vertices(h, f, idx, LS_HULL_MAX_VERTICES);
+        o->face_sizes[f] = n;
+        o->polygons[pat++] = n;
+        double nrm[3] = {0, 0, 0}, c[3] = {0, 0, 0};
+        for (uint32_t k = 0; k < n; k++) {
+            const double *a = o->vertices + 3 * idx[k], *b = o->vertices + 3 * idx[(k + 1) % n];
+            nrm[0] += (a[1] - b[1]) * (a[2] + b[2]);
+            nrm[1] += (a[2] - b[2]) * (a[0] + b[0]);
+            nrm[2] += (a[0] - b[0]) * (a[1] + b[1]);
+            c[0] += a[0] / n, c[1] += a[1] / n, c[2] += a[2] / n;
+            o->face_indices[at++] = idx[k];
+            o->polygons[pat++] = idx[k];
+        }
+        double l = sqrt(nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]);
+        double *pl = o->planes + 4 * f;
+        pl[0] = nrm[0] / l, pl[1] = nrm[1] / l, pl[2] = nrm[2] / l;
+        pl[3] = pl[0] * c[0] + pl[1] * c[1] + pl[2] * c[2];
+    }
+    return 0;
+}
+
+static int convert_mesh(const ls_mesh *m, bench_shape *o)
+{
+    uint32_t nv = ls_mesh_vertex_count(m), nt = ls_mesh_triangle_count(m);
+    o->vertex_count = nv;
+    o->triangle_count = nt;
+    o->vertices = calloc(3 * (size_t)nv, sizeof *o->vertices);
+    o->triangles = calloc(3 * (size_t)nt, sizeof *o->triangles);
+    if (!o->vertices || !o->triangles) {
+        return 1;
+    }
+    for (uint32_t i = 0; i < nv; i++) {
+        d3(ls_mesh_vertex(m, i), o->vertices + 3 * i);
+    }
+    for (uint32_t t = 0; t < nt; t++) {
+        ls_mesh_triangle(m, t, o->triangles + 3 * t);
+    }
+    return 0;
+}
+
+// Mass properties of one shape of uniform density in its own frame: mass,
+// centre and inertia tensor about that centre (the formulas our engine uses,
+// evaluated in double). Hulls: sum over tetrahedra (centroid, fan of each face).
+static void shape_mass(const bench_shape *s, double density, double *mass, double c[3],
+                       double t[3][3])
+{
+    memset(t, 0, 9 * sizeof(double));
+    c[0] = c[1] = c[2] = 0;
+    double m = 0;
+    switch (s->kind) {
+    case BENCH_SPHERE:
+        m = density * 4.0 / 3.0 * BENCH_PI * s->radius * s->radius * s->radius;
+        t[0][0] = t[1][1] = t[2][2] = 0.4 * m * s->radius * s->radius;
+        break;
+    case BENCH_BOX: {
+        const double *h = s->half;
+        m = density * 8 * h[0] * h[1] * h[2];
+        t[0][0] = m / 3 * (h[1] * h[1] + h[2] * h[2]);
+        t[1][1] = m / 3 * (h[0] * h[0] + h[2] * h[2]);
+        t[2][2] = m / 3 * (h[0] * h[0] + h[1] * h[1]);
+        break;
+    }
+    case BENCH_CAPSULE: { // core along local Y: cylinder + two hemispheres
+        double r = s->radius, hh = s->half_height;
+        double mc = density * BENCH_PI * r * r * 2 * hh,
+               ms = density * 4.0 / 3.0 * BENCH_PI * r * r * r;
+        m = mc + ms;
+        t[1][1] = mc * r * r / 2 + ms * 0.4 * r * r;
+        t[0][0] = t[2][2] =
+            mc * (3 * r * r + 4 * hh * hh) / 12 + ms * (0.4 * r * r + hh * hh + 0.75 * hh * r);
+        break;
+    }
+    case BENCH_HULL: {
+        double ref[3] = {0, 0, 0}, vol = 0, mom[3] = {0, 0, 0}, cov[3][3] = {{0}};
+        for (uint32_t i = 0; i < s->vertex_count; i++) {
+            for (int k = 0; k < 3; k++) {
+                ref[k] += s->vertices[3 * (size_t)i + (size_t)k] / s->vertex_count;
+            }
+        }
+        uint32_t at = 0;
+        for (uint32_t f = 0; f < s->face_count; f++) {
+            uint32_t n = s->face_sizes[f];
+            const uint32_t *fi = s->face_indices + at;
+            at += n;
+            for (uint32_t k = 1; k + 1 < n; k++) {
+                double a[3], b[3], e[3];
+                for (int j = 0; j < 3; j++) {
+                    a[j] = s->vertices[3 * (size_t)fi[0] + (size_t)j] - ref[j];
+                    b[j] = s->vertices[3 * (size_t)fi[k] + (size_t)j] - ref[j];
+                    e[j] = s->vertices[3 * (size_t)fi[k + 1] + (size_t)j] - ref[j];
+                }
+                double det = a[0] * (b[1] * e[2] - b[2] * e[1]) -
+                             a[1] * (b[0] * e[2] - b[2] * e[0]) +
+                             a[2] * (b[0] * e[1] - b[1] * e[0]);
+                vol += det / 6;
+                for (int i = 0; i < 3; i++) {
+                    mom[i] += det / 24 * (a[i] + b[i] + e[i]);
+                    for (int j = 0; j < 3; j++) { // integral of x x^T over the tetrahedron
+                        cov[i][j] += det / 120 *
+                                     (a[i] * a[j] + b[i] * b[j] + e[i] * e[j] +
+                                      (a[i] + b[i] + e[i]) * (a[j] + b[j] + e[j]));
+                    }
+                }
+            }
+        }
+        m = density * vol;
+        double cc[3] = {mom[0] / vol, mom[1] / vol, mom[2] / vol};
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 3; j++) {
+                cov[i][j] = density * (cov[i][j] - vol * cc[i] * cc[j]); // about the centroid
+            }
+        }
+        double tr = cov[0][0] + cov[1][1] + cov[2][2];
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 3; j++) {
+                t[i][j] = (i == j ? tr : 0) - cov[i][j];
+            }
+            c[i] = ref[i] + cc[i];
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    *mass = m;
+}
+
+static int is_identity_pose(const double p[3], const double q[4])
+{
+    return fabs(p[0]) < 1e-12 && fabs(p[1]) < 1e-12 && fabs(p[2]) < 1e-12 && fabs(q[0]) < 1e-12 &&
+           fabs(q[1]) < 1e-12 && fabs(q[2]) < 1e-12;
+}
+
+// One body: shapes, and for a dynamic body its peer frame (centre of mass,
+// principal axes) and principal moments. `com_ours` is the centre of mass our
+// engine computed (body frame), used as a cross-check.
+static int convert_body(const ls_body_def *bd, ls_fx mass, const double com_ours[3], bench_body *o,
+                        const char *path, uint32_t index)
 {
     memset(o, 0, sizeof *o);
+    const ls_shape_def *defs = bd->shape_count ? bd->shapes : &bd->shape;
+    uint32_t n = bd->shape_count ? bd->shape_count : 1;
     o->type = (int)bd->type;
-    o->shape = (int)bd->shape.type;
-    o->radius = d(bd->shape.radius);
-    o->half_height = d(bd->shape.half_height);
-    d3(bd->shape.half_extents, o->half);
-    d3(bd->shape.normal, o->normal);
-    double nl = sqrt(o->normal[0] * o->normal[0] + o->normal[1] * o->normal[1] +
-                     o->normal[2] * o->normal[2]);
-    if (nl > 0) {
-        o->normal[0] /= nl, o->normal[1] /= nl, o->normal[2] /= nl;
+    o->shapes = calloc(n, sizeof *o->shapes);
+    if (!o->shapes) {
+        return 1;
     }
-    o->plane_d = d(bd->shape.plane_d);
-    d3(bd->position, o->pos);
-    ls_quat q = bd->orientation;
-    double ql = sqrt(d(q.x) * d(q.x) + d(q.y) * d(q.y) + d(q.z) * d(q.z) + d(q.w) * d(q.w));
-    o->quat[0] = d(q.x) / ql, o->quat[1] = d(q.y) / ql, o->quat[2] = d(q.z) / ql,
-    o->quat[3] = d(q.w) / ql;
+    o->shape_count = n;
+    double q_body[4], origin[3], local_pos[LS_BODY_MAX_SHAPES][3], local_q[LS_BODY_MAX_SHAPES][4];
+    quat_of(bd->orientation, q_body);
+    d3(bd->position, origin);
+    for (uint32_t k = 0; k < n; k++) {
+        const ls_shape_def *sd = &defs[k];
+        bench_shape *sh = &o->shapes[k];
+        sh->kind = (int)sd->type;
+        sh->radius = d(sd->radius);
+        sh->half_height = d(sd->half_height);
+        d3(sd->half_extents, sh->half);
+        d3(sd->normal, sh->normal);
+        double nl = sqrt(sh->normal[0] * sh->normal[0] + sh->normal[1] * sh->normal[1] +
+                         sh->normal[2] * sh->normal[2]);
+        if (nl > 0) {
+            sh->normal[0] /= nl, sh->normal[1] /= nl, sh->normal[2] /= nl;
+        }
+        sh->plane_d = d(sd->plane_d);
+        sh->friction = d(sd->friction);
+        sh->restitution = d(sd->restitution);
+        d3(sd->local_position, local_pos[k]);
+        quat_of(sd->local_orientation, local_q[k]);
+        if ((sh->kind == BENCH_HULL && (!sd->hull || convert_hull(sd->hull, sh) != 0)) ||
+            (sh->kind == BENCH_MESH && (!sd->mesh || convert_mesh(sd->mesh, sh) != 0))) {
+            fprintf(stderr, "%s: body %u: cannot read its hull/mesh\n", path, index + 1);
+            return 1;
+        }
+    }
+    if (bd->type != LS_BODY_DYNAMIC) { // peer frame = body frame
+        memcpy(o->pos, origin, sizeof o->pos);
+        memcpy(o->quat, q_body, sizeof o->quat);
+        for (uint32_t k = 0; k < n; k++) {
+            memcpy(o->shapes[k].pos, local_pos[k], sizeof local_pos[k]);
+            memcpy(o->shapes[k].quat, local_q[k], sizeof local_q[k]);
+            o->shapes[k].identity = is_identity_pose(local_pos[k], local_q[k]);
+        }
+    } else {
+        // Sum the shapes in the body frame (parallel-axis theorem), as ls_mass_compute does.
+        double m_tot = 0, mom[3] = {0, 0, 0}, cs[LS_BODY_MAX_SHAPES][3], ms[LS_BODY_MAX_SHAPES];
+        double ts[LS_BODY_MAX_SHAPES][3][3];
+        for (uint32_t k = 0; k < n; k++) {
+            double c[3], t[3][3], r[3][3], rt[3][3];
+            shape_mass(&o->shapes[k], d(defs[k].density), &ms[k], c, t);
+            quat_to_mat(local_q[k], r);
+            bench_quat_rotate(local_q[k], c, cs[k]);
+            for (int j = 0; j < 3; j++) {
+                cs[k][j] += local_pos[k][j];
+                mom[j] += ms[k] * cs[k][j];
+            }
+            for (int i = 0; i < 3; i++) { // R t R^T
+                for (int j = 0; j < 3; j++) {
+                    rt[i][j] = 0;
+                    for (int l = 0; l < 3; l++) {
+                        rt[i][j] += r[i][l] * t[l][j];
+                    }
+                }
+            }
+            for (int i = 0; i < 3; i++) {
+                for (int j = 0; j < 3; j++) {
+                    ts[k][i][j] = 0;
+                    for (int l = 0; l < 3; l++) {
+                        ts[k][i][j] += rt[i][l] * r[j][l];
+                    }
+                }
+            }
+            m_tot += ms[k];
+        }
+        double com[3] = {mom[0] / m_tot, mom[1] / m_tot, mom[2] / m_tot}, tt[3][3] = {{0}};
+        for (uint32_t k = 0; k < n; k++) {
+            double dd[3] = {cs[k][0] - com[0], cs[k][1] - com[1], cs[k][2] - com[2]};
+            double d2 = dd[0] * dd[0] + dd[1] * dd[1] + dd[2] * dd[2];
+            for (int i = 0; i < 3; i++) {
+                for (int j = 0; j < 3; j++) {
+                    tt[i][j] += ts[k][i][j] + ms[k] * ((i == j ? d2 : 0) - dd[i] * dd[j]);
+                }
+            }
+        }
+        double dc = sqrt((com[0] - com_ours[0]) * (com[0] - com_ours[0]) +
+                         (com[1] - com_ours[1]) * (com[1] - com_ours[1]) +
+                         (com[2] - com_ours[2]) * (com[2] - com_ours[2]));
+        if (dc > 1e-3 || fabs(m_tot - d(mass)) > 0.01 * d(mass)) {
+            fprintf(stderr,
+                    "%s: body %u: mass properties differ from our engine's (mass %.4f vs %.4f "
+                    "kg, centre of mass %.5f m apart)\n",
+                    path, index + 1, m_tot, d(mass), dc);
+            return 1;
+        }
+        // Exactly our mass; the tensor scaled alike.
+        double k_m = d(mass) / m_tot;
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 3; j++) {
+                tt[i][j] *= k_m;
+            }
+        }
+        double e[3], v[3][3], qp[4] = {0, 0, 0, 1};
+        double offd = fabs(tt[0][1]) + fabs(tt[0][2]) + fabs(tt[1][2]);
+        if (offd <= 1e-12 * (tt[0][0] + tt[1][1] + tt[2][2])) { // already principal: no rotation
+            e[0] = tt[0][0], e[1] = tt[1][1], e[2] = tt[2][2];
+        } else {
+            sym_eigen(tt, e, v);
+            mat_to_quat(v, qp);
+        }
+        o->mass = d(mass);
+        memcpy(o->inertia, e, sizeof e);
+        double rc[3];
+        bench_quat_rotate(q_body, com, rc);
+        for (int j = 0; j < 3; j++) {
+            o->pos[j] = origin[j] + rc[j];
+        }
+        bench_quat_mul(q_body, qp, o->quat);
+        double qpi[4] = {-qp[0], -qp[1], -qp[2], qp[3]};
+        for (uint32_t k = 0; k < n; k++) {
+            double dl[3] = {local_pos[k][0] - com[0], local_pos[k][1] - com[1],
+                            local_pos[k][2] - com[2]};
+            bench_shape *sh = &o->shapes[k];
+            bench_quat_rotate(qpi, dl, sh->pos);
+            bench_quat_mul(qpi, local_q[k], sh->quat);
+            sh->identity = is_identity_pose(sh->pos, sh->quat);
+        }
+    }
     d3(bd->linear_velocity, o->vel);
     d3(bd->angular_velocity, o->angvel);
-    o->mass = d(mass);
-    o->friction = d(bd->shape.friction);
-    o->restitution = d(bd->shape.restitution);
     o->lin_damp = d(bd->linear_damping);
     o->ang_damp = d(bd->angular_damping);
     o->allow_sleep = bd->allow_sleep;
+    return 0;
+}
+
+static void free_shape(bench_shape *s)
+{
+    free(s->vertices);
+    free(s->face_sizes);
+    free(s->face_indices);
+    free(s->polygons);
+    free(s->planes);
+    free(s->triangles);
 }
 
 int bench_scene_load(const char *path, bench_scene *out)
@@ -99,15 +512,27 @@ int bench_scene_load(const char *path, bench_scene *out)
     out->ticks = sc->ticks;
     out->max_bodies = wd->max_bodies;
     out->max_contacts = wd->max_contacts;
-    out->count = sc->body_count;
     out->bodies = calloc(sc->body_count ? sc->body_count : 1, sizeof *out->bodies);
     for (uint32_t i = 0; i < sc->body_count; i++) {
         ls_body_id id = ls_world_body_at(w, i);
-        convert_body(&sc->bodies[i], ls_body_mass(w, id), &out->bodies[i]);
+        ls_body_state st;
+        double com[3] = {0, 0, 0};
+        if (ls_body_get_state(w, id, &st, NULL) == LS_OK) { // centre of mass in the body frame
+            double dw[3] = {d(st.position.x) - d(st.origin.x), d(st.position.y) - d(st.origin.y),
+                            d(st.position.z) - d(st.origin.z)},
+                   q[4], qi[4];
+            quat_of(st.orientation, q);
+            qi[0] = -q[0], qi[1] = -q[1], qi[2] = -q[2], qi[3] = q[3];
+            bench_quat_rotate(qi, dw, com);
+        }
+        out->count = i + 1; // bench_scene_free frees what is converted so far
+        int bad = convert_body(&sc->bodies[i], ls_body_mass(w, id), com, &out->bodies[i], path, i);
         out->dynamic_count += sc->bodies[i].type == LS_BODY_DYNAMIC;
-        if (sc->bodies[i].type == LS_BODY_KINEMATIC) {
-            fprintf(stderr, "%s: body %u: kinematic bodies are not supported by the bench\n", path,
-                    i + 1);
+        if (bad || sc->bodies[i].type == LS_BODY_KINEMATIC) {
+            if (!bad) {
+                fprintf(stderr, "%s: body %u: kinematic bodies are not supported by the bench\n",
+                        path, i + 1);
+            }
             ls_world_destroy(w);
             bench_scene_free(out);
             ls_scene_free(sc);
@@ -125,6 +550,12 @@ void bench_scene_free(bench_scene *s)
     if (s->ls) {
         ls_scene_free(s->ls);
         free(s->ls);
+    }
+    for (uint32_t i = 0; s->bodies && i < s->count; i++) {
+        for (uint32_t k = 0; k < s->bodies[i].shape_count; k++) {
+            free_shape(&s->bodies[i].shapes[k]);
+        }
+        free(s->bodies[i].shapes);
     }
     free(s->bodies);
     memset(s, 0, sizeof *s);
@@ -193,6 +624,12 @@ static int run_scene(const bench_engine *e, const bench_scene *s, uint32_t ticks
             if (t == mark) {
                 e->positions(w, before);
             }
+            if (getenv("BENCH_TRACE_TMP") && t % 50 == 0) { // TEMP
+                e->positions(w, after);
+                int bi = atoi(getenv("BENCH_TRACE_TMP"));
+                fprintf(stderr, "%s t=%u body %d: %.4f %.4f %.4f\n", e->name, t, bi, after[3 * bi],
+                        after[3 * bi + 1], after[3 * bi + 2]);
+            }
             double t0 = bench_now_ns();
             e->step(w);
             total += bench_now_ns() - t0;
@@ -202,6 +639,12 @@ static int run_scene(const bench_engine *e, const bench_scene *s, uint32_t ticks
             e->positions(w, after);
             r->stats = e->stats(w);
             count_motion(s, before, after, r);
+            if (getenv("BENCH_DUMP_TMP")) { // TEMP
+                for (uint32_t i = 0; i < s->dynamic_count && i < 6; i++) {
+                    fprintf(stderr, "%s %s body %u: %.4f %.4f %.4f\n", e->name, s->name, i,
+                            after[3 * i], after[3 * i + 1], after[3 * i + 2]);
+                }
+            }
         }
         e->destroy(w);
     }

@@ -20,10 +20,13 @@ typedef struct ode_world {
     dBodyID *dynamic;  // dynamic bodies in file order
     uint32_t ndynamic; // count
     dReal dt;
-    dReal bounce_vel;      // restitution threshold
-    double max_pen;        // deepest contact (measure_callback)
-    uint32_t touching;     // pairs in contact (measure_callback)
-    const bench_body *src; // scene bodies (geom data points into it)
+    dReal bounce_vel;       // restitution threshold
+    double max_pen;         // deepest contact (measure_callback)
+    uint32_t touching;      // pairs in contact (measure_callback)
+    const bench_body *src;  // scene bodies (geom data points at their bench_shape)
+    dTriMeshDataID *meshes; // trimesh data, freed after the space (which frees the geoms)
+    dReal **mesh_vertices; // their vertices (dVector3 layout, as dGeomTriMeshDataBuildSimple reads)
+    uint32_t nmeshes;
 } ode_world;
 
 static void near_callback(void *data, dGeomID g1, dGeomID g2)
@@ -40,7 +43,7 @@ static void near_callback(void *data, dGeomID g1, dGeomID g2)
     if (n <= 0) {
         return;
     }
-    const bench_body *s1 = dGeomGetData(g1), *s2 = dGeomGetData(g2);
+    const bench_shape *s1 = dGeomGetData(g1), *s2 = dGeomGetData(g2);
     double mu = sqrt(s1->friction * s2->friction);
     double e = s1->restitution > s2->restitution ? s1->restitution : s2->restitution;
     for (int i = 0; i < n; i++) {
@@ -71,52 +74,86 @@ static void measure_callback(void *data, dGeomID g1, dGeomID g2)
     }
 }
 
-static dGeomID make_geom(dSpaceID space, const bench_body *b)
+// A trimesh geom over the shape's triangles (ODE keeps pointers: the vertex
+// copy lives in the world, the indices in the scene; dTriIndex is 32-bit).
+static dGeomID make_trimesh(ode_world *w, const bench_shape *sh)
 {
-    switch (b->shape) {
+    dReal *v = malloc(4 * (size_t)sh->vertex_count * sizeof *v);
+    for (uint32_t i = 0; i < sh->vertex_count; i++) {
+        v[4 * i] = sh->vertices[3 * i], v[4 * i + 1] = sh->vertices[3 * i + 1];
+        v[4 * i + 2] = sh->vertices[3 * i + 2], v[4 * i + 3] = 0;
+    }
+    dTriMeshDataID data = dGeomTriMeshDataCreate();
+    dGeomTriMeshDataBuildSimple(data, v, (int)sh->vertex_count, (const dTriIndex *)sh->triangles,
+                                3 * (int)sh->triangle_count);
+    // Edge and face-angle data: convex-trimesh (libccd) requires the face angles.
+    dGeomTriMeshDataPreprocess2(data,
+                                (1U << dTRIDATAPREPROCESS_BUILD_CONCAVE_EDGES) |
+                                    (1U << dTRIDATAPREPROCESS_BUILD_FACE_ANGLES),
+                                NULL);
+    w->meshes[w->nmeshes] = data;
+    w->mesh_vertices[w->nmeshes++] = v;
+    return dCreateTriMesh(w->space, data, NULL, NULL, NULL);
+}
+
+static dGeomID make_geom(ode_world *w, const bench_shape *sh)
+{
+    switch (sh->kind) {
     case BENCH_SPHERE:
-        return dCreateSphere(space, b->radius);
+        return dCreateSphere(w->space, sh->radius);
     case BENCH_BOX:
-        return dCreateBox(space, 2 * b->half[0], 2 * b->half[1], 2 * b->half[2]);
+        return dCreateBox(w->space, 2 * sh->half[0], 2 * sh->half[1], 2 * sh->half[2]);
     case BENCH_CAPSULE: // ODE capsules lie along local Z; ours along Y (offset below)
-        return dCreateCapsule(space, b->radius, 2 * b->half_height);
+        return dCreateCapsule(w->space, sh->radius, 2 * sh->half_height);
+    case BENCH_HULL: // our faces and planes as they are (ODE keeps the scene's arrays)
+        return dCreateConvex(w->space, sh->planes, sh->face_count, sh->vertices, sh->vertex_count,
+                             sh->polygons);
+    case BENCH_MESH:
+        return make_trimesh(w, sh);
     default:
-        return dCreatePlane(space, b->normal[0], b->normal[1], b->normal[2], b->plane_d);
+        return dCreatePlane(w->space, sh->normal[0], sh->normal[1], sh->normal[2], sh->plane_d);
     }
 }
 
-static void set_mass(dBodyID body, const bench_body *b)
+// Shape rotation in ODE's convention (w first); a capsule turns ODE's Z axis onto our Y.
+static void ode_quat(const bench_shape *sh, const double q_in[4], dQuaternion q)
 {
-    dMass m;
-    switch (b->shape) {
-    case BENCH_SPHERE:
-        dMassSetSphereTotal(&m, b->mass, b->radius);
-        break;
-    case BENCH_CAPSULE:
-        dMassSetCapsuleTotal(&m, b->mass, 2, b->radius, 2 * b->half_height);
-        break;
-    default:
-        dMassSetBoxTotal(&m, b->mass, 2 * b->half[0], 2 * b->half[1], 2 * b->half[2]);
-        break;
+    double r[4] = {q_in[0], q_in[1], q_in[2], q_in[3]};
+    if (sh->kind == BENCH_CAPSULE) {
+        const double z_to_y[4] = {-0.70710678118654752, 0, 0,
+                                  0.70710678118654752}; // -90 deg about X
+        bench_quat_mul(q_in, z_to_y, r);
     }
-    dBodySetMass(body, &m);
+    q[0] = r[3], q[1] = r[0], q[2] = r[1], q[3] = r[2];
 }
 
 static void add_body(ode_world *w, const bench_scene *s, const bench_body *b)
 {
-    dGeomID g = make_geom(w->space, b);
-    dGeomSetData(g, (void *)b);
-    if (b->shape == BENCH_PLANE) {
-        return; // non-placeable
-    }
-    dQuaternion q = {b->quat[3], b->quat[0], b->quat[1], b->quat[2]};
-    if (b->type != BENCH_DYNAMIC) {
-        dGeomSetPosition(g, b->pos[0], b->pos[1], b->pos[2]);
-        dGeomSetQuaternion(g, q);
+    if (b->type != BENCH_DYNAMIC) { // static: geoms at their world pose, no body
+        for (uint32_t k = 0; k < b->shape_count; k++) {
+            const bench_shape *sh = &b->shapes[k];
+            dGeomID g = make_geom(w, sh);
+            dGeomSetData(g, (void *)sh);
+            if (sh->kind == BENCH_PLANE) {
+                continue; // non-placeable
+            }
+            double p[3], q[4];
+            dQuaternion oq;
+            bench_shape_world_pose(b, sh, p, q);
+            ode_quat(sh, q, oq);
+            dGeomSetPosition(g, p[0], p[1], p[2]);
+            dGeomSetQuaternion(g, oq);
+        }
         return;
     }
+    // The body sits at the centre of mass with principal axes (ODE requires the
+    // centre of mass at the body origin); shapes are offset geoms.
     dBodyID body = dBodyCreate(w->world);
-    set_mass(body, b);
+    dMass m;
+    dMassSetZero(&m);
+    dMassSetParameters(&m, b->mass, 0, 0, 0, b->inertia[0], b->inertia[1], b->inertia[2], 0, 0, 0);
+    dBodySetMass(body, &m);
+    dQuaternion q = {b->quat[3], b->quat[0], b->quat[1], b->quat[2]};
     dBodySetPosition(body, b->pos[0], b->pos[1], b->pos[2]);
     dBodySetQuaternion(body, q);
     dBodySetLinearVel(body, b->vel[0], b->vel[1], b->vel[2]);
@@ -126,11 +163,17 @@ static void add_body(ode_world *w, const bench_scene *s, const bench_body *b)
         dBodySetLinearDamping(body, b->lin_damp * s->dt);
         dBodySetAngularDamping(body, b->ang_damp * s->dt);
     }
-    dGeomSetBody(g, body);
-    if (b->shape == BENCH_CAPSULE) {
-        dMatrix3 r;
-        dRFromAxisAndAngle(r, 1, 0, 0, -M_PI / 2); // local Z -> local Y
-        dGeomSetOffsetRotation(g, r);
+    for (uint32_t k = 0; k < b->shape_count; k++) {
+        const bench_shape *sh = &b->shapes[k];
+        dGeomID g = make_geom(w, sh);
+        dGeomSetData(g, (void *)sh);
+        dGeomSetBody(g, body);
+        if (!sh->identity || sh->kind == BENCH_CAPSULE) {
+            dQuaternion oq;
+            ode_quat(sh, sh->quat, oq);
+            dGeomSetOffsetPosition(g, sh->pos[0], sh->pos[1], sh->pos[2]);
+            dGeomSetOffsetQuaternion(g, oq);
+        }
     }
     w->dynamic[w->ndynamic++] = body;
 }
@@ -145,6 +188,14 @@ static void *ode_create(const bench_scene *s, char *err, size_t err_size)
     (void)err, (void)err_size;
     ode_world *w = calloc(1, sizeof *w);
     w->dynamic = calloc(s->dynamic_count ? s->dynamic_count : 1, sizeof *w->dynamic);
+    uint32_t nmesh = 1;
+    for (uint32_t i = 0; i < s->count; i++) {
+        for (uint32_t k = 0; k < s->bodies[i].shape_count; k++) {
+            nmesh += s->bodies[i].shapes[k].kind == BENCH_MESH;
+        }
+    }
+    w->meshes = calloc(nmesh, sizeof *w->meshes);
+    w->mesh_vertices = calloc(nmesh, sizeof *w->mesh_vertices);
     w->world = dWorldCreate();
     w->space = dHashSpaceCreate(0);
     dHashSpaceSetLevels(w->space, -2, 4); // cells 0.25 .. 16 m: our sizes
@@ -204,6 +255,12 @@ static void ode_destroy(void *h)
     dJointGroupDestroy(w->contacts);
     dSpaceDestroy(w->space); // destroys its geoms (cleanup mode on by default)
     dWorldDestroy(w->world); // destroys its bodies
+    for (uint32_t i = 0; i < w->nmeshes; i++) {
+        dGeomTriMeshDataDestroy(w->meshes[i]);
+        free(w->mesh_vertices[i]);
+    }
+    free(w->meshes);
+    free(w->mesh_vertices);
     free(w->dynamic);
     free(w);
 }

@@ -141,6 +141,149 @@ def two_ramps():
           "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 900\n", bodies)
 
 
+def f3(v):
+    # Three decimals, no "-0.000".
+    t = "%.3f" % v
+    return "0.000" if t == "-0.000" else t
+
+
+def hull_pile():
+    # 200 convex hulls of 4..32 random points on spheres of radius 0.3..0.45 m,
+    # dropped in a 5 x 5 column grid into a walled bin. random.Random(seed) is
+    # Python's Mersenne Twister: the same file on every Python 3.
+    import random
+    rng = random.Random(20261123)
+    bodies = []
+    half = 3.5
+    for (x, z, hx, hz) in ((half + 0.25, 0, 0.25, half + 0.5), (-half - 0.25, 0, 0.25, half + 0.5),
+                           (0, half + 0.25, half, 0.25), (0, -half - 0.25, half, 0.25)):
+        bodies.append("body static box half %s 2 %s pos %s 2 %s friction 0.6\n"
+                      % (f3(hx), f3(hz), f3(x), f3(z)))
+    for k in range(200):
+        layer, cell = divmod(k, 25)
+        i, j = divmod(cell, 5)
+        n = rng.randint(4, 32)
+        r = rng.uniform(0.3, 0.45)
+        pts = []
+        # A jittered regular tetrahedron first, so even a 4-point hull has volume.
+        for t in ((1, 1, 1), (1, -1, -1), (-1, 1, -1), (-1, -1, 1)):
+            v = [c + rng.uniform(-0.2, 0.2) for c in t]
+            ln = math.sqrt(sum(c * c for c in v))
+            pts.append(tuple(f3(r * c / ln) for c in v))
+        while len(pts) < n:
+            # Uniform on the sphere (Marsaglia), rounded to the millimetre.
+            a, b = rng.uniform(-1, 1), rng.uniform(-1, 1)
+            q = a * a + b * b
+            if q >= 1:
+                continue
+            s = 2 * math.sqrt(1 - q)
+            p = (f3(r * a * s), f3(r * b * s), f3(r * (1 - 2 * q)))
+            if p not in pts:
+                pts.append(p)
+        x = (i - 2) * 1.2 + rng.uniform(-0.1, 0.1)
+        z = (j - 2) * 1.2 + rng.uniform(-0.1, 0.1)
+        y = 1.0 + layer * 1.1
+        bodies.append("body dynamic hull points %d %s pos %s %s %s density 500 friction 0.6\n"
+                      % (n, " ".join(" ".join(p) for p in pts), f3(x), f3(y), f3(z)))
+    write("hull_pile.scene", "# 200 random convex hulls (4..32 points) dropped into a walled bin.\n"
+          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600\n", bodies)
+
+
+def compound_stairs():
+    # Compound bodies tumbling down 8 stairs (0.4 m rise, 1 m run) towards +x:
+    # an L-shape of two boxes, a table of five boxes, a dumbbell of two spheres
+    # and a capsule.
+    bodies = []
+    for k in range(8):
+        h = 0.2 * (k + 1)
+        bodies.append("body static box half 0.5 %s 3 pos %s %s 0 friction 0.6\n"
+                      % (f3(h), f3(-k * 1.0), f3(h)))
+    top = 0.4 * 8
+    bodies.append("body dynamic box half 0.6 0.15 0.3 pos -6.8 %s -1.8 density 400 vel 4 0 0 angvel 0 0 -3\n"
+                  % f3(top + 0.6))
+    bodies.append("shape box half 0.15 0.45 0.3 at 0.45 0.6 0 density 400\n")
+    bodies.append("body dynamic box half 0.5 0.06 0.35 pos -6.8 %s 0 density 300 vel 4.5 0 0 angvel 0 0 -2\n"
+                  % f3(top + 0.8))
+    for (x, z) in ((0.42, 0.28), (-0.42, 0.28), (0.42, -0.28), (-0.42, -0.28)):
+        bodies.append("shape box half 0.05 0.25 0.05 at %s -0.31 %s density 300\n" % (f3(x), f3(z)))
+    bodies.append("body dynamic sphere radius 0.25 pos -6.8 %s 1.2 density 500 vel 3 0 0.2\n"
+                  % f3(top + 0.7))
+    bodies.append("shape capsule radius 0.08 half_height 0.4 at 0 0 0.45 rot 0.7071068 0 0 0.7071068"
+                  " density 500\n")
+    bodies.append("shape sphere radius 0.25 at 0 0 0.9 density 500\n")
+    write("compound_stairs.scene", "# Compound bodies (an L-shape, a table, a dumbbell) tumbling down stairs.\n"
+          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600\n", bodies)
+
+
+def terrain_obj():
+    # A 24 x 24 m heightfield of gentle hills, 1 m cells, two triangles each,
+    # counter-clockwise seen from above (normals up); heights to the millimetre.
+    n = 24
+    lines = ["# Terrain for mesh_terrain.scene: 25 x 25 vertices, 1 m cells (tools/gen/scenes.py).\n"]
+    for j in range(n + 1):
+        for i in range(n + 1):
+            x, z = i - n / 2, j - n / 2
+            # Gentle hills in a basin whose rim rises ~2 m, so rolling bodies stay on it.
+            h = 0.5 * math.sin(x / 3.0) * math.cos(z / 4.0) + 0.014 * (x * x + z * z)
+            lines.append("v %s %s %s\n" % (f3(x), f3(h), f3(z)))
+    for j in range(n):
+        for i in range(n):
+            a = j * (n + 1) + i + 1
+            b, c, d = a + 1, a + n + 1, a + n + 2
+            lines.append("f %d %d %d\n" % (a, c, b))
+            lines.append("f %d %d %d\n" % (b, c, d))
+    with open(os.path.join(HERE, "terrain.obj"), "w") as f:
+        f.writelines(lines)
+
+
+def mesh_terrain():
+    # A triangulated ramp (inline mesh, 2 x 8 cells) down onto a mesh terrain
+    # (terrain.obj); a box, a sphere and a hull slide and roll down it.
+    terrain_obj()
+    verts, tris = [], []
+    cols, rows = 2, 8
+    for j in range(rows + 1):
+        for i in range(cols + 1):
+            x = -14.0 + j * 1.0
+            verts.append((f3(x), f3(6.0 - j * 0.45), f3(-3.0 + i * 3.0)))
+    for j in range(rows):
+        for i in range(cols):
+            a = j * (cols + 1) + i
+            b, c, d = a + 1, a + cols + 1, a + cols + 2
+            tris += [(a, b, c), (b, d, c)]
+    ramp = "body static mesh vertices %d %s triangles %d %s friction 0.5\n" % (
+        len(verts), " ".join(" ".join(v) for v in verts), len(tris),
+        " ".join("%d %d %d" % t for t in tris))
+    bodies = ["body static mesh obj terrain.obj friction 0.6\n", ramp]
+    # A low wall around the terrain keeps what rolls far on it.
+    for (x, z, hx, hz) in ((12.25, 0, 0.25, 12.5), (-12.25, 0, 0.25, 12.5), (0, 12.25, 12.5, 0.25),
+                           (0, -12.25, 12.5, 0.25)):
+        bodies.append("body static box half %s 3.5 %s pos %s 1 %s friction 0.6\n"
+                      % (f3(hx), f3(hz), f3(x), f3(z)))
+    slope = "0 0 -0.2114 0.9774"  # about z by -24.4 degrees (the ramp's 0.45/1 slope)
+    bodies.append("body dynamic box half 0.3 0.3 0.3 pos -13.5 6.5 -1.5 quat %s friction 0.3\n" % slope)
+    bodies.append("body dynamic sphere radius 0.3 pos -13.5 6.6 0 friction 0.5\n")
+    bodies.append("body dynamic hull points 8 -0.3 -0.25 -0.3 0.3 -0.25 -0.3 -0.3 -0.25 0.3 0.3 -0.25 0.3"
+                  " -0.2 0.25 -0.2 0.2 0.25 -0.2 -0.2 0.25 0.2 0.2 0.25 0.2 pos -13.5 6.6 1.5 quat %s"
+                  " friction 0.3\n" % slope)
+    with open(os.path.join(HERE, "mesh_terrain.scene"), "w") as f:
+        f.write("# A box, a sphere and a hull sliding down a triangulated ramp onto a mesh terrain.\n"
+                "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600\n")
+        f.writelines(bodies)
+
+
+def ccd():
+    # Continuous collision: a 0.1 m sphere at 100 m/s at a 10 cm static wall,
+    # and 500 m/s bodies into the ground (SPEC.md §11 stage 6b).
+    bodies = ["body static box half 0.05 2 2 pos 5 2 0\n",
+              "body dynamic sphere radius 0.1 pos 0 1 0 vel 100 0 0\n",
+              "body dynamic sphere radius 0.1 pos 0 20 5 vel 0 -500 0\n",
+              "body dynamic box half 0.2 0.2 0.2 pos 3 30 -5 vel 0 -500 0\n",
+              "body dynamic capsule radius 0.1 half_height 0.3 pos -3 25 -2 vel 20 -480 0 bullet\n"]
+    write("ccd.scene", "# Continuous collision: fast bodies against a thin wall and the ground.\n"
+          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 240\n", bodies)
+
+
 if __name__ == "__main__":
     pyramid()
     pile()
@@ -151,3 +294,7 @@ if __name__ == "__main__":
     tower_struck()
     catapult()
     two_ramps()
+    hull_pile()
+    compound_stairs()
+    mesh_terrain()
+    ccd()

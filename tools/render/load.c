@@ -80,6 +80,12 @@ static bool instantiate(rn_source *s, char *msg, size_t msg_size)
 
 bool rn_source_open(rn_source *s, const uint8_t *data, size_t size, char *msg, size_t msg_size)
 {
+    return rn_source_open_in(s, data, size, NULL, msg, msg_size);
+}
+
+bool rn_source_open_in(rn_source *s, const uint8_t *data, size_t size, const char *dir, char *msg,
+                       size_t msg_size)
+{
     memset(s, 0, sizeof *s);
     if (size >= sizeof replay_magic && memcmp(data, replay_magic, sizeof replay_magic) == 0) {
         ls_error err;
@@ -109,7 +115,9 @@ bool rn_source_open(rn_source *s, const uint8_t *data, size_t size, char *msg, s
         }
     } else {
         ls_error e;
-        if (ls_scene_parse((const char *)data, size, &s->scene, &e) != LS_OK) {
+        ls_result r = dir ? ls_scene_parse_in((const char *)data, size, dir, &s->scene, &e)
+                          : ls_scene_parse((const char *)data, size, &s->scene, &e);
+        if (r != LS_OK) {
             return fail(&e, "", msg, msg_size);
         }
         s->ticks = s->scene.ticks;
@@ -153,7 +161,11 @@ bool rn_source_open_file(rn_source *s, const char *path, char *msg, size_t msg_s
         snprintf(msg, msg_size, "cannot read %s", path);
         return false;
     }
-    bool ok = rn_source_open(s, buf, len, msg, msg_size);
+    // `mesh obj FILE` lines name files next to the scene.
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    bool ok = rn_source_open_in(s, buf, len, dir[0] ? dir : "/", msg, msg_size);
     free(buf);
     return ok;
 }

@@ -370,3 +370,20 @@ bool rn_write_png(const rn_canvas *c, const char *path, char *msg, size_t msg_si
     }
     return true;
 }
+
+bool rn_write_ppm(const rn_canvas *c, const char *path, char *msg, size_t msg_size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        snprintf(msg, msg_size, "cannot create %s", path);
+        return false;
+    }
+    size_t n = (size_t)c->width * (size_t)c->height * 3;
+    bool ok =
+        fprintf(f, "P6\n%d %d\n255\n", c->width, c->height) > 0 && fwrite(c->rgb, 1, n, f) == n;
+    if (fclose(f) != 0 || !ok) {
+        snprintf(msg, msg_size, "cannot write %s", path);
+        return false;
+    }
+    return true;
+}

@@ -40,7 +40,11 @@ typedef struct rn_source {
 /// Open scene text or replay bytes (told apart by the replay magic). The bytes are
 /// not kept. Returns false with msg filled on error.
 bool rn_source_open(rn_source *s, const uint8_t *data, size_t size, char *msg, size_t msg_size);
-/// Read a file and rn_source_open it.
+/// As rn_source_open, resolving a scene's `mesh obj FILE` paths in directory `dir`
+/// (NULL: such a scene is refused).
+bool rn_source_open_in(rn_source *s, const uint8_t *data, size_t size, const char *dir, char *msg,
+                       size_t msg_size);
+/// Read a file and rn_source_open it (`obj` files are found next to it).
 bool rn_source_open_file(rn_source *s, const char *path, char *msg, size_t msg_size);
 /// Free everything.
 void rn_source_close(rn_source *s);
@@ -109,23 +113,36 @@ uint64_t rn_canvas_hash(const rn_canvas *c);
 /// Write c->rgb as an 8-bit RGB PNG with libpng. False with msg on error.
 bool rn_write_png(const rn_canvas *c, const char *path, char *msg, size_t msg_size);
 
-/// One body to draw.
+/// Write c->rgb as a binary PPM (P6, no compression). False with msg on error.
+bool rn_write_ppm(const rn_canvas *c, const char *path, char *msg, size_t msg_size);
+
+/// One shape at its world pose (ls_shape_get_transform): what a draw routine draws.
+typedef struct rn_shape {
+    ls_shape_def def; ///< Geometry (ls_body_shape_at: hull/mesh point at the world's copies).
+    rn_vec pos;       ///< World position of the shape's frame.
+    float q[4];       ///< World orientation of the shape's frame x, y, z, w.
+    rn_vec lo, hi;    ///< Hulls and meshes: bounds of their vertices in the shape's frame.
+} rn_shape;
+
+/// One body to draw: its shapes, each at its own world pose.
 typedef struct rn_body {
-    const ls_body_def *def; ///< Shape and type from the scene.
-    rn_vec pos;             ///< Position.
-    float q[4];             ///< Orientation x, y, z, w.
+    const ls_body_def *def; ///< Type from the scene.
+    rn_vec pos;             ///< Centre of mass (labels).
     bool asleep;            ///< Tinted when true.
     uint32_t id;            ///< 1-based id (file order).
-    bool player;            ///< A player's body.
+    const rn_shape *shapes; ///< The body's shapes (ls_body_shape_count of them).
+    uint32_t shape_count;   ///< Number of shapes.
 } rn_body;
 
 /// Draw routine of one shape kind.
-typedef void (*rn_draw_fn)(rn_canvas *c, const rn_body *b, const rn_material *m);
+typedef void (*rn_draw_fn)(rn_canvas *c, const rn_shape *s, const rn_material *m);
 /// The draw routine for a shape type, or NULL if the kind has none.
 rn_draw_fn rn_shape_drawer(ls_shape_type type);
 /// Name of a shape type ("sphere", ...).
 const char *rn_shape_name(ls_shape_type type);
-/// Rotate v by the body's orientation and add its position.
-rn_vec rn_body_point(const rn_body *b, rn_vec local);
+/// Shape k of a body as the world has it now: definition and world pose.
+rn_shape rn_shape_of(const ls_world *w, ls_body_id id, uint32_t k);
+/// Rotate a point of the shape's frame by its orientation and add its position.
+rn_vec rn_shape_point(const rn_shape *s, rn_vec local);
 
 #endif

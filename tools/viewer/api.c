@@ -9,6 +9,10 @@
 // (rn_source_step: apply tick t's inputs, step, checksum) and every tick's
 // checksum is compared with the recorded one, as `lockstep replay verify` does.
 // Poses and shapes are handed out as raw Q16.16 integers; the page divides.
+// A body's shapes ("parts": one for most bodies, up to 64 for a compound) are
+// handed out once with their pose relative to the body's centre-of-mass frame,
+// which is what the per-tick poses move; hull and mesh geometry (vertices and
+// faces or triangles) once per distinct hull or mesh.
 #include "../render/render.h"
 
 #include <stdlib.h>
@@ -33,6 +37,11 @@ typedef struct vw_handle {
     bool verified_gap; // a seek broke the in-order chain
     int32_t *bodies;   // VW_BODY_INTS per body
     int32_t *shapes;   // VW_SHAPE_INTS per body
+    int32_t *parts;    // VW_PART_INTS per shape of every body, bodies in order
+    uint32_t part_count;
+    int32_t **geometry;       // per distinct hull or mesh: VW_GEOMETRY_HEAD ints, then the data
+    const void **geometry_of; // the hull or mesh each entry was made from
+    uint32_t geometry_count;
     int32_t detail[VW_DETAIL_INTS];
 } vw_handle;
 
@@ -69,11 +78,156 @@ void VW_EXPORT(vw_close)(int32_t h)
         rn_source_close(&v->src);
         free(v->bodies);
         free(v->shapes);
+        free(v->parts);
+        for (uint32_t g = 0; g < v->geometry_count; g++) {
+            free(v->geometry[g]);
+        }
+        free(v->geometry);
+        free(v->geometry_of);
         memset(v, 0, sizeof *v);
     }
 }
 
+// Index of the geometry entry of a hull or mesh shape (made on first use), -1
+// for other kinds, -2 if out of memory. Entry: kind, vertex count, face or
+// triangle count, ints that follow; vertices (x y z, Q16.16); then per hull face
+// its size and vertex indices (counter-clockwise from outside), or per mesh
+// triangle its three vertex indices.
+static int32_t geometry_index(vw_handle *v, const ls_shape_def *d)
+{
+    const void *key = d->type == LS_SHAPE_HULL   ? (const void *)d->hull
+                      : d->type == LS_SHAPE_MESH ? (const void *)d->mesh
+                                                 : NULL;
+    if (!key) {
+        return -1;
+    }
+    for (uint32_t g = 0; g < v->geometry_count; g++) {
+        if (v->geometry_of[g] == key) {
+            return (int32_t)g;
+        }
+    }
+    uint32_t nv, ne;
+    size_t extra;
+    if (d->type == LS_SHAPE_HULL) {
+        nv = ls_hull_vertex_count(d->hull);
+        ne = ls_hull_face_count(d->hull);
+        extra = ne;
+        for (uint32_t f = 0; f < ne; f++) {
+            uint32_t n = ls_hull_face_vertices(d->hull, f, NULL, 0);
+            extra += n < LS_HULL_MAX_VERTICES ? n : LS_HULL_MAX_VERTICES;
+        }
+    } else {
+        nv = ls_mesh_vertex_count(d->mesh);
+        ne = ls_mesh_triangle_count(d->mesh);
+        extra = (size_t)ne * 3;
+    }
+    size_t len = (size_t)nv * 3 + extra;
+    int32_t *e = malloc((VW_GEOMETRY_HEAD + len) * sizeof *e);
+    int32_t **list = realloc(v->geometry, (v->geometry_count + 1) * sizeof *list);
+    if (list) {
+        v->geometry = list;
+    }
+    const void **keys = realloc(v->geometry_of, (v->geometry_count + 1) * sizeof *keys);
+    if (keys) {
+        v->geometry_of = keys;
+    }
+    if (!e || !list || !keys) {
+        free(e);
+        return -2;
+    }
+    e[0] = (int32_t)d->type, e[1] = (int32_t)nv, e[2] = (int32_t)ne, e[3] = (int32_t)len;
+    int32_t *o = e + VW_GEOMETRY_HEAD;
+    for (uint32_t i = 0; i < nv; i++) {
+        ls_vec3 p =
+            d->type == LS_SHAPE_HULL ? ls_hull_vertex(d->hull, i) : ls_mesh_vertex(d->mesh, i);
+        *o++ = p.x, *o++ = p.y, *o++ = p.z;
+    }
+    for (uint32_t f = 0; f < ne; f++) {
+        uint32_t idx[LS_HULL_MAX_VERTICES];
+        uint32_t n = 3;
+        if (d->type == LS_SHAPE_HULL) {
+            n = ls_hull_face_vertices(d->hull, f, idx, LS_HULL_MAX_VERTICES);
+            n = n < LS_HULL_MAX_VERTICES ? n : LS_HULL_MAX_VERTICES;
+            *o++ = (int32_t)n;
+        } else {
+            ls_mesh_triangle(d->mesh, f, idx);
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            *o++ = (int32_t)idx[k];
+        }
+    }
+    v->geometry[v->geometry_count] = e;
+    v->geometry_of[v->geometry_count] = key;
+    return (int32_t)v->geometry_count++;
+}
+
+// Every shape of every body with its pose relative to the body's centre-of-mass
+// frame (from the world's shape and body transforms of the initial state).
+static bool export_parts(vw_handle *v)
+{
+    ls_world *w = v->src.world;
+    uint32_t nb = v->src.scene.body_count, total = 0;
+    for (uint32_t i = 0; i < nb; i++) {
+        total += ls_body_shape_count(w, rn_source_body(&v->src, i));
+    }
+    v->parts = calloc(total ? total : 1, VW_PART_INTS * sizeof(int32_t));
+    if (!v->parts) {
+        return false;
+    }
+    for (uint32_t i = 0; i < nb; i++) {
+        ls_body_id id = rn_source_body(&v->src, i);
+        ls_vec3 bp = ls_body_position(w, id);
+        ls_quat bq = ls_body_orientation(w, id);
+        uint32_t n = ls_body_shape_count(w, id);
+        v->shapes[i * VW_SHAPE_INTS + 12] = (int32_t)n;
+        v->shapes[i * VW_SHAPE_INTS + 13] = (int32_t)v->part_count;
+        for (uint32_t k = 0; k < n; k++) {
+            ls_shape_def d = ls_body_shape_at(w, id, k);
+            ls_vec3 sp = bp;
+            ls_quat sq = bq;
+            ls_shape_get_transform(w, ls_body_shape_id(w, id, k), &sp, &sq);
+            ls_vec3 lp = ls_vec3_zero();
+            ls_quat lq = ls_quat_identity();
+            if (!ls_vec3_equal(sp, bp) || !ls_quat_equal(sq, bq)) {
+                lp = ls_quat_rotate_inv(bq, ls_vec3_sub(sp, bp));
+                lq = ls_quat_normalize(ls_quat_mul(ls_quat_conj(bq), sq));
+            }
+            int32_t g = geometry_index(v, &d);
+            if (g == -2) {
+                return false;
+            }
+            const int32_t vals[VW_PART_INTS] = {(int32_t)d.type,
+                                                d.radius,
+                                                d.half_height,
+                                                d.half_extents.x,
+                                                d.half_extents.y,
+                                                d.half_extents.z,
+                                                d.normal.x,
+                                                d.normal.y,
+                                                d.normal.z,
+                                                d.plane_d,
+                                                lp.x,
+                                                lp.y,
+                                                lp.z,
+                                                lq.x,
+                                                lq.y,
+                                                lq.z,
+                                                lq.w,
+                                                g};
+            memcpy(&v->parts[v->part_count++ * VW_PART_INTS], vals, sizeof vals);
+        }
+    }
+    return true;
+}
+
 int32_t VW_EXPORT(vw_open)(int32_t h, const uint8_t *data, uint32_t size)
+{
+    return vw_open_in(h, data, size, NULL);
+}
+
+/// As vw_open, resolving a scene's `mesh obj FILE` in directory `dir` (NULL:
+/// refused), which the page's WASI shim serves from files it fetched.
+int32_t VW_EXPORT(vw_open_in)(int32_t h, const uint8_t *data, uint32_t size, const char *dir)
 {
     if (h < 0 || h >= VW_HANDLES) {
         return -1;
@@ -81,7 +235,7 @@ int32_t VW_EXPORT(vw_open)(int32_t h, const uint8_t *data, uint32_t size)
     vw_close(h);
     vw_handle *v = &handles[h];
     error_text[0] = '\0';
-    if (!rn_source_open(&v->src, data, size, error_text, sizeof error_text)) {
+    if (!rn_source_open_in(&v->src, data, size, dir, error_text, sizeof error_text)) {
         return -1;
     }
     v->src.memo_interval = 60; // scenes: scrubbing back restores a snapshot <= 60 ticks away
@@ -98,6 +252,11 @@ int32_t VW_EXPORT(vw_open)(int32_t h, const uint8_t *data, uint32_t size)
     }
     v->open = true;
     v->mismatch_tick = -1;
+    if (!export_parts(v)) {
+        vw_close(h);
+        strcpy(error_text, "out of memory");
+        return -1;
+    }
     for (uint32_t i = 0; i < v->src.scene.body_count; i++) {
         const ls_body_def *d = &v->src.scene.bodies[i];
         int32_t *s = &v->shapes[i * VW_SHAPE_INTS];
@@ -107,12 +266,12 @@ int32_t VW_EXPORT(vw_open)(int32_t h, const uint8_t *data, uint32_t size)
                 player = (int32_t)p;
             }
         }
-        const int32_t vals[VW_SHAPE_INTS] = {
-            (int32_t)d->shape.type,  (int32_t)d->type,        d->shape.radius,
-            d->shape.half_height,    d->shape.half_extents.x, d->shape.half_extents.y,
-            d->shape.half_extents.z, d->shape.normal.x,       d->shape.normal.y,
-            d->shape.normal.z,       d->shape.plane_d,        player};
-        memcpy(s, vals, sizeof vals);
+        const ls_shape_def *f = d->shape_count ? &d->shapes[0] : &d->shape;
+        const int32_t vals[12] = {(int32_t)f->type,  (int32_t)d->type,  f->radius,
+                                  f->half_height,    f->half_extents.x, f->half_extents.y,
+                                  f->half_extents.z, f->normal.x,       f->normal.y,
+                                  f->normal.z,       f->plane_d,        player};
+        memcpy(s, vals, sizeof vals); // [12], [13]: set by export_parts
     }
     return 0;
 }
@@ -258,12 +417,44 @@ uint32_t VW_EXPORT(vw_body_count)(int32_t h)
     return v ? v->src.scene.body_count : 0;
 }
 
-/// Per body (file order), VW_SHAPE_INTS ints: shape type, body type, radius,
-/// half height, half extents x y z, plane normal x y z, plane d, player or -1.
+/// Per body (file order), VW_SHAPE_INTS ints: its first shape's type, body type,
+/// radius, half height, half extents x y z, plane normal x y z, plane d; player or
+/// -1; the body's shape count and the index of its first entry in vw_parts.
 const int32_t *VW_EXPORT(vw_shapes)(int32_t h)
 {
     vw_handle *v = get(h);
     return v ? v->shapes : NULL;
+}
+
+uint32_t VW_EXPORT(vw_part_count)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->part_count : 0;
+}
+
+/// Every body's shapes, VW_PART_INTS ints each: kind, radius, half height, half
+/// extents x y z, plane normal x y z, plane d, position x y z and orientation x y
+/// z w relative to the body's centre-of-mass frame (vw_bodies), index of its
+/// vw_geometry (hulls, meshes) or -1.
+const int32_t *VW_EXPORT(vw_parts)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->parts : NULL;
+}
+
+uint32_t VW_EXPORT(vw_geometry_count)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->geometry_count : 0;
+}
+
+/// Hull or mesh g: VW_GEOMETRY_HEAD ints (kind, vertex count, face or triangle
+/// count, ints that follow), the vertices (x y z, Q16.16), then per hull face its
+/// size and vertex indices, or per mesh triangle its three vertex indices.
+const int32_t *VW_EXPORT(vw_geometry)(int32_t h, uint32_t g)
+{
+    vw_handle *v = get(h);
+    return v && g < v->geometry_count ? v->geometry[g] : NULL;
 }
 
 /// Per body, VW_BODY_INTS ints of the current state: position x y z,

@@ -6,14 +6,21 @@
 
 #include <stdint.h>
 
-#define VW_BODY_INTS   8  ///< position xyz, orientation xyzw, asleep
-#define VW_SHAPE_INTS  12 ///< shape, body type, radius, half height, half xyz, normal xyz, d, player
-#define VW_DETAIL_INTS 7  ///< linear velocity xyz, angular velocity xyz, mass
+#define VW_BODY_INTS 8 ///< position xyz, orientation xyzw, asleep
+#define VW_SHAPE_INTS                                                                              \
+    14 ///< first shape's kind, body type, radius, half height, half xyz,
+       ///< normal xyz, d, player, shape count, index of the first part
+#define VW_PART_INTS                                                                               \
+    19                     ///< kind, radius, half height, half xyz, normal xyz, d, local
+                           ///< position xyz, local orientation xyzw, geometry or -1
+#define VW_GEOMETRY_HEAD 4 ///< kind, vertex count, face or triangle count, ints after the head
+#define VW_DETAIL_INTS   7 ///< linear velocity xyz, angular velocity xyz, mass
 
 uint8_t *vw_alloc(uint32_t size);
 void vw_free(uint8_t *p);
 const char *vw_error(void);
 int32_t vw_open(int32_t h, const uint8_t *data, uint32_t size);
+int32_t vw_open_in(int32_t h, const uint8_t *data, uint32_t size, const char *dir);
 void vw_close(int32_t h);
 int32_t vw_is_replay(int32_t h);
 uint32_t vw_ticks(int32_t h);
@@ -32,6 +39,10 @@ uint32_t vw_keyframes(int32_t h);
 uint32_t vw_keyframe_tick(int32_t h, uint32_t i);
 uint32_t vw_body_count(int32_t h);
 const int32_t *vw_shapes(int32_t h);
+uint32_t vw_part_count(int32_t h);
+const int32_t *vw_parts(int32_t h);
+uint32_t vw_geometry_count(int32_t h);
+const int32_t *vw_geometry(int32_t h, uint32_t g);
 const int32_t *vw_bodies(int32_t h);
 const int32_t *vw_body_detail(int32_t h, uint32_t i);
 

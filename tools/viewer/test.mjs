@@ -7,10 +7,11 @@
 //     REPLAY must report EXPECT_LINE ("verified N ticks", as `lockstep replay
 //     verify` prints it) with final checksum EXPECT_FINAL; TAMPERED must report
 //     EXPECT_TAMPERED ("DESYNC at tick T: recorded X computed Y"); the screenshot
-//     (saved to SHOT.png) must show the scene; step, seek and picking must work.
+//     (saved to SHOT.png) must show the scene; step, seek and picking must work;
+//     compound bodies, hulls and meshes (inline and OBJ) are built and listed.
 //   node test.mjs bench ROOT REPLAY REPEATS
 //     prints "TICKS TICKS_PER_S FINAL" for re-simulating REPLAY in the page.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
@@ -103,6 +104,62 @@ async function screenshotStats(page, png) {
   }, png.toString('base64'));
 }
 
+// Shapes v2 in the page: a compound body (a Group of one child per shape, each
+// at its local pose), a convex hull and two static meshes (inline, and from an
+// OBJ file the page fetches next to the scene) are built from the engine's
+// exported geometry, and the info panel lists a compound's shapes.
+const SHAPES_SCENE = `# viewer-test: compound, hull, inline mesh, OBJ mesh
+world gravity 0 -9.81 0 tick_rate 60 ticks 120
+body static mesh vertices 4 -4 0 -4  0 0 -4  0 0 4  -4 0 4 triangles 2 0 3 2 0 2 1
+body static mesh obj ground.obj
+body dynamic box half 0.5 0.5 0.5 pos -2 1 0 density 500
+shape sphere radius 0.35 at 0 1 0 density 500
+body dynamic hull points 6 0.5 0 0 -0.5 0 0 0 0.5 0 0 -0.5 0 0 0 0.5 0 0 -0.5 pos 2 1 0
+`;
+const SHAPES_OBJ = `# a quad, fanned into two triangles
+v 0 0 -4
+v 4 0 -4
+v 4 0 4
+v 0 0 4
+f 1 4 3 2
+`;
+
+async function shapesCheck(page, root) {
+  await mkdir(path.join(root, 'shapes-test'), { recursive: true });
+  await writeFile(path.join(root, 'shapes-test', 'shapes.scene'), SHAPES_SCENE);
+  await writeFile(path.join(root, 'shapes-test', 'ground.obj'), SHAPES_OBJ);
+  const r = await page.evaluate(async () => {
+    const l = window.__lockstep;
+    const loaded = await l.load('shapes-test/shapes.scene');
+    const s = l.state;
+    const count = (b) => b.object?.geometry?.attributes.position.count ?? -1;
+    const compound = s.bodies[2].object;
+    return {
+      loaded,
+      error: l.verdict().error,
+      bodies: s.bodies.length,
+      kinds: s.bodies.map((b) => b.shape.parts.map((p) => p.shape).join('+')).join(' '),
+      inlineMesh: count(s.bodies[0]),
+      objMesh: count(s.bodies[1]),
+      compoundChildren: compound?.isGroup ? compound.children.map((c) => c.position.y.toFixed(2)).join(' ') : 'not a group',
+      hull: count(s.bodies[3]),
+      at: l.screenOf(2),
+    };
+  });
+  check(r.loaded && r.bodies === 4 && r.kinds === 'mesh mesh box+sphere hull',
+    `shapes scene: ${r.bodies} bodies (${r.kinds})${r.error ? `, error ${r.error}` : ''}`);
+  check(r.inlineMesh === 6 && r.objMesh === 6, `meshes: inline ${r.inlineMesh / 3} triangles, from ground.obj ${r.objMesh / 3} triangles`);
+  check(r.hull === 24, `hull: an octahedron of ${r.hull / 3} triangles`);
+  // Children relative to the centre of mass (between the box and the sphere above it).
+  const ys = r.compoundChildren.split(' ').map(Number);
+  check(ys.length === 2 && ys[0] < 0 && ys[1] > 0.5 && Math.abs(ys[1] - ys[0] - 1) < 1e-3,
+    `compound: a group of 2 children at local y ${r.compoundChildren}`);
+  await page.mouse.click(r.at.x, r.at.y);
+  const info = await page.evaluate(() => document.getElementById('info').textContent);
+  check(info.startsWith('body 3\ndynamic compound, 2 shapes:\n  box half extents 0.500, 0.500, 0.500') &&
+    /\n {2}sphere radius 0\.350 at/.test(info), `click on the compound lists its shapes: "${info.split('\n').slice(1, 4).join(' / ')}"`);
+}
+
 async function test([root, replay, expectLine, expectFinal, tampered, expectTampered, shot]) {
   await withPage(root, async (page, url) => {
     const t0 = Date.now();
@@ -154,6 +211,8 @@ async function test([root, replay, expectLine, expectFinal, tampered, expectTamp
       return { forward, back: hud(), verdict: l.verdict().text };
     });
     check(sc.forward === sc.back && sc.verdict.startsWith('scene'), `scene: tick 130 forward ${sc.forward}, after scrubbing back ${sc.back}`);
+
+    await shapesCheck(page, root);
 
     const w = await openAndVerify(page, url, tampered);
     console.log(`  ${tampered}: badge "${w.badge}"`);

@@ -27,7 +27,8 @@ const state = {
   playing: false,
   speed: 1,
   acc: 0,
-  bodies: [], // { shape, group, material, baseColor }
+  bodies: [], // { shape, object, material, ground, baseColor, fixed }
+  geometries: new Map(), // geometry index -> THREE.BufferGeometry (hulls, meshes)
   selected: -1,
   verify: { done: false, ok: false, verified: 0, text: 'no replay', final: null, mismatch: null },
   error: '',
@@ -67,6 +68,8 @@ function bodyColor(s, i) {
   return PALETTE[i % PALETTE.length];
 }
 
+// One shape as a three.js mesh in its own frame (hulls and meshes from the
+// geometry the engine exported, cached per geometry index).
 function meshFor(s, material) {
   switch (s.shape) {
     case 'sphere':
@@ -90,9 +93,72 @@ function meshFor(s, material) {
       plane.position.copy(n.clone().multiplyScalar(s.planeD));
       return plane;
     }
+    case 'hull':
+    case 'mesh': {
+      const g = polyGeometry(s.geometry);
+      return g ? new THREE.Mesh(g, material) : null;
+    }
     default:
       return null; // a shape kind this page does not know yet: not drawn
   }
+}
+
+// Flat-shaded triangles of a hull (its faces fanned from their first vertex) or
+// a mesh (its triangles): one normal per face, as the software renderer draws them.
+function polyGeometry(index) {
+  if (index < 0) return null;
+  if (state.geometries.has(index)) return state.geometries.get(index);
+  const g = state.engine.geometry(VIEW, index);
+  if (!g) return null;
+  const tris = [];
+  if (g.faces) {
+    for (const f of g.faces) for (let k = 1; k + 1 < f.length; k++) tris.push(f[0], f[k], f[k + 1]);
+  } else {
+    tris.push(...g.triangles);
+  }
+  const pos = new Float32Array(tris.length * 3);
+  tris.forEach((v, i) => pos.set(g.vertices.subarray(v * 3, v * 3 + 3), i * 3));
+  const geo = new THREE.BufferGeometry();
+  geo.setAttribute('position', new THREE.BufferAttribute(pos, 3));
+  geo.computeVertexNormals(); // not indexed: each triangle gets its own face normal
+  geo.userData = { vertices: g.vertices.length / 3, faces: g.faces ? g.faces.length : tris.length / 3 };
+  state.geometries.set(index, geo);
+  return geo;
+}
+
+// Body i's object: the one shape's mesh for a body of one centred shape (as
+// before compounds existed), else a Group at the body's pose holding one child
+// per shape at its local pose. Planes and meshes are ground: their own material.
+function bodyObject(s, material, ground) {
+  const single = s.parts.length === 1 && s.parts[0].position.every((v) => v === 0) &&
+    s.parts[0].quaternion[3] === 1;
+  const child = (p) => {
+    const m = meshFor(p, p.shape === 'plane' || p.shape === 'mesh' ? ground : material);
+    if (m && p.shape !== 'plane') {
+      m.position.add(new THREE.Vector3(...p.position));
+      m.quaternion.premultiply(new THREE.Quaternion(...p.quaternion));
+    }
+    return m;
+  };
+  if (single || s.parts.length === 0) return child(s.parts[0] ?? s);
+  const group = new THREE.Group();
+  for (const p of s.parts) {
+    const m = child(p);
+    if (m) group.add(m);
+  }
+  return group;
+}
+
+function describe(p) {
+  const f = (v) => v.map((x) => x.toFixed(3)).join(', ');
+  const g = p.geometry >= 0 ? state.geometries.get(p.geometry)?.userData : null;
+  if (p.shape === 'sphere') return `radius ${p.radius.toFixed(3)}`;
+  if (p.shape === 'capsule') return `radius ${p.radius.toFixed(3)}, half height ${p.halfHeight.toFixed(3)}`;
+  if (p.shape === 'box') return `half extents ${f(p.halfExtents)}`;
+  if (p.shape === 'plane') return `normal ${f(p.normal)}, d ${p.planeD.toFixed(3)}`;
+  if (p.shape === 'hull' && g) return `${g.vertices} vertices, ${g.faces} faces`;
+  if (p.shape === 'mesh' && g) return `${g.vertices} vertices, ${g.faces} triangles`;
+  return '';
 }
 
 // 5 m x 5 m of ground: 1 m lines, a darker line every 5 m.
@@ -121,11 +187,16 @@ function gridTexture(repeat) {
 function buildWorld() {
   world.clear();
   state.bodies = [];
+  state.geometries.forEach((g) => g.dispose());
+  state.geometries = new Map();
   const shapes = state.engine.shapes(VIEW);
   shapes.forEach((s, i) => {
     const baseColor = new THREE.Color(s.shape === 'plane' ? 0xd6d4c7 : bodyColor(s, i));
     const material = new THREE.MeshLambertMaterial({ color: baseColor.clone() });
-    const object = meshFor(s, material);
+    // Planes and meshes (terrain): ground colours, both sides of a mesh drawn.
+    const ground = s.shape === 'plane' ? material
+      : new THREE.MeshLambertMaterial({ color: 0xa8b38f, side: THREE.DoubleSide });
+    const object = bodyObject(s, material, ground);
     if (object) {
       object.userData.body = i;
       object.traverse((o) => {
@@ -133,7 +204,8 @@ function buildWorld() {
       });
       world.add(object);
     }
-    state.bodies.push({ shape: s, object, material, baseColor });
+    const fixed = s.parts.length > 0 && s.parts.every((p) => p.shape === 'plane');
+    state.bodies.push({ shape: s, object, material, ground, baseColor, fixed });
   });
   frameCamera();
 }
@@ -142,7 +214,7 @@ function frameCamera() {
   const box = new THREE.Box3();
   updatePoses();
   state.bodies.forEach((b) => {
-    if (b.object && b.shape.shape !== 'plane') box.expandByObject(b.object);
+    if (b.object && !b.fixed) box.expandByObject(b.object);
   });
   if (box.isEmpty()) box.set(new THREE.Vector3(-5, 0, -5), new THREE.Vector3(5, 5, 5));
   const center = box.getCenter(new THREE.Vector3());
@@ -157,7 +229,7 @@ function frameCamera() {
 function updatePoses() {
   const { data, stride, scale } = state.engine.poses(VIEW);
   state.bodies.forEach((b, i) => {
-    if (!b.object || b.shape.shape === 'plane') return;
+    if (!b.object || b.fixed) return;
     const o = i * stride;
     b.object.position.set(data[o] * scale, data[o + 1] * scale, data[o + 2] * scale);
     b.object.quaternion.set(data[o + 3] * scale, data[o + 4] * scale, data[o + 5] * scale, data[o + 6] * scale);
@@ -166,6 +238,7 @@ function updatePoses() {
     b.material.color.copy(b.baseColor);
     if (asleep) b.material.color.lerp(SLATE, 0.55);
     b.material.emissive.setHex(i === state.selected ? 0x444444 : 0x000000);
+    if (b.ground !== b.material) b.ground.emissive.setHex(i === state.selected ? 0x333333 : 0x000000);
   });
 }
 
@@ -232,12 +305,45 @@ function showError(msg) {
   $('error').textContent = msg;
 }
 
+// The files a scene's `mesh obj FILE` lines name (none for replays: their
+// embedded scene carries its meshes inline).
+function objFiles(bytes) {
+  if (bytes.length >= 4 && bytes[0] === 0x4c && bytes[1] === 0x53 && bytes[2] === 0x52 && bytes[3] === 0x50) return [];
+  const text = new TextDecoder().decode(bytes);
+  const names = [];
+  for (const line of text.split('\n')) {
+    const m = line.replace(/#.*/, '').match(/(?:^|\s)obj\s+(\S+)/);
+    if (m && /(^|\s)mesh(\s|$)/.test(line) && !names.includes(m[1])) names.push(m[1]);
+  }
+  return names;
+}
+
+// Fetch the scene's OBJ files next to its URL into the engine's files (under
+// "scene/"); a missing one is left for the scene parser to report.
+async function fetchObjFiles(bytes, url) {
+  const files = state.engine.files;
+  files.clear();
+  for (const name of objFiles(bytes)) {
+    try {
+      files.set(`scene/${name}`, await fetchBytes(new URL(name, new URL(url, location.href)).href));
+    } catch {
+      // reported by the parser: "mesh obj NAME: cannot open the file"
+    }
+  }
+}
+
+async function loadUrl(url) {
+  const bytes = await fetchBytes(url);
+  await fetchObjFiles(bytes, url);
+  return load(bytes, url.split('/').pop());
+}
+
 function load(bytes, name) {
   const e = state.engine;
   showError('');
   state.verifyToken = null;
   try {
-    e.open(VIEW, bytes);
+    e.open(VIEW, bytes, 'scene');
   } catch (err) {
     showError(`${name}: ${err.message}`);
     return false;
@@ -306,14 +412,14 @@ function showInfo(i) {
   const d = state.engine.detail(VIEW, i);
   const p = b.object ? b.object.position : new THREE.Vector3();
   const f = (v) => v.map((x) => x.toFixed(3)).join(', ');
-  let dims = '';
-  if (s.shape === 'sphere') dims = `radius ${s.radius.toFixed(3)}`;
-  if (s.shape === 'capsule') dims = `radius ${s.radius.toFixed(3)}, half height ${s.halfHeight.toFixed(3)}`;
-  if (s.shape === 'box') dims = `half extents ${f(s.halfExtents)}`;
-  if (s.shape === 'plane') dims = `normal ${f(s.normal)}, d ${s.planeD.toFixed(3)}`;
+  let what = `${s.type} ${s.shape}, ${describe(s.parts[0] ?? s)}`;
+  if (s.parts.length > 1) {
+    what = `${s.type} compound, ${s.parts.length} shapes:\n` +
+      s.parts.map((q) => `  ${q.shape} ${describe(q)} at ${f(q.position)}`).join('\n');
+  }
   $('info').textContent =
     `body ${s.id}${s.player >= 0 ? ` (player ${s.player})` : ''}\n` +
-    `${s.type} ${s.shape}, ${dims}\n` +
+    `${what}\n` +
     `position  ${f([p.x, p.y, p.z])}\n` +
     `velocity  ${f(d.linearVelocity)}\n` +
     `angular   ${f(d.angularVelocity)}\n` +
@@ -364,7 +470,15 @@ $('timeline').addEventListener('input', (ev) => {
 });
 $('file').addEventListener('change', async (ev) => {
   const f = ev.target.files[0];
-  if (f) load(new Uint8Array(await f.arrayBuffer()), f.name);
+  // Several files may be chosen: the scene or replay, and the OBJ files it names.
+  const files = [...ev.target.files];
+  const main = files.find((x) => /\.(lsr|scene)$/i.test(x.name)) ?? files[0];
+  if (!main) return;
+  state.engine.files.clear();
+  for (const x of files) {
+    if (x !== main) state.engine.files.set(`scene/${x.name}`, new Uint8Array(await x.arrayBuffer()));
+  }
+  load(new Uint8Array(await main.arrayBuffer()), main.name);
 });
 window.addEventListener('keydown', (ev) => {
   if (ev.target instanceof HTMLInputElement && ev.target.type !== 'range') return;
@@ -436,7 +550,7 @@ window.__lockstep = {
     const r = renderer.domElement.getBoundingClientRect();
     return { x: r.left + ((p.x + 1) / 2) * r.width, y: r.top + ((1 - p.y) / 2) * r.height };
   },
-  load: async (url) => load(await fetchBytes(url), url.split('/').pop()),
+  load: loadUrl,
   verdict: () => ({ ...state.verify, name: state.name, tick: state.engine?.tick(VIEW) ?? 0, error: state.error }),
   hex64,
 };
@@ -455,7 +569,7 @@ async function main() {
   const url = params.get('replay') || params.get('scene');
   if (url) {
     try {
-      if (load(await fetchBytes(url), url.split('/').pop())) {
+      if (await loadUrl(url)) {
         const t = Number(params.get('tick') || 0);
         if (t > 0) seek(t);
         if (params.get('play') === '1') state.playing = true;

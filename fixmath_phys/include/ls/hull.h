@@ -43,7 +43,8 @@ LS_API ls_vec3 ls_hull_vertex(const ls_hull *hull, uint32_t i);
 LS_API uint32_t ls_hull_face_count(const ls_hull *hull);
 /// Face f: writes up to max vertex indices (counter-clockwise from outside)
 /// and returns the face's vertex count.
-LS_API uint32_t ls_hull_face(const ls_hull *hull, uint32_t f, uint32_t *indices, uint32_t max);
+LS_API uint32_t ls_hull_face_vertices(const ls_hull *hull, uint32_t f, uint32_t *indices,
+                                      uint32_t max);
 
 LS_EXTERN_C_END
 

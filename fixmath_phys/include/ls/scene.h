@@ -15,7 +15,14 @@ LS_EXTERN_C_BEGIN
 typedef struct ls_scene {
     ls_world_def world;    ///< World settings (defaults where the file is silent).
     uint32_t ticks;        ///< Ticks the scene is meant to run (default 600).
-    ls_body_def *bodies;   ///< Bodies in file order (ids follow this order).
+    ls_body_def *bodies;   ///< Bodies in file order (ids follow this order); a compound
+                           ///< body's `shapes` point into `shapes` below.
+    ls_shape_def *shapes;  ///< Shapes of the compound bodies (bodies with `shape` lines).
+    uint32_t shape_total;  ///< Number of `shapes`.
+    ls_hull **hulls;       ///< Hulls the scene built (freed by ls_scene_free).
+    uint32_t hull_count;   ///< Number of `hulls`.
+    ls_mesh **meshes;      ///< Meshes the scene built (freed by ls_scene_free).
+    uint32_t mesh_count;   ///< Number of `meshes`.
     uint32_t *body_line;   ///< 1-based text line of each body (NULL if not parsed from text).
     uint32_t body_count;   ///< Number of bodies.
     uint32_t player_count; ///< Players named by `player K` (slots 0..count-1, all assigned).
@@ -24,12 +31,16 @@ typedef struct ls_scene {
 
 /// Parse scene text (need not be NUL-terminated). On error returns an error code
 /// and fills *err (may be NULL) with line and column; *out is then empty. Free a
-/// parsed scene with ls_scene_free.
+/// parsed scene with ls_scene_free. A `mesh obj FILE` is refused here (no
+/// directory to resolve it in): use ls_scene_parse_in or ls_scene_load.
 LS_API ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_error *err);
+/// As ls_scene_parse, resolving `obj FILE` paths relative to directory `dir`.
+LS_API ls_result ls_scene_parse_in(const char *text, size_t len, const char *dir, ls_scene *out,
+                                   ls_error *err);
 /// Read and parse a file. On error *err also names the path (I/O errors have line 0);
 /// a directory or an unreadable file is LS_ERR_IO.
 LS_API ls_result ls_scene_load(const char *path, ls_scene *out, ls_error *err);
-/// Free the bodies of a parsed scene.
+/// Free the bodies, shapes, hulls and meshes of a parsed scene.
 LS_API void ls_scene_free(ls_scene *s);
 /// Write the scene as text that parses back to exactly the same values.
 /// Returns the length written (excluding NUL), or the length needed if size is too small.

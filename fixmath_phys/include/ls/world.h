@@ -5,6 +5,8 @@
 #ifndef LS_WORLD_H
 #define LS_WORLD_H
 
+#include "ls/hull.h"
+#include "ls/mesh.h"
 #include "ls/quat.h"
 #include "ls/rng.h"
 
@@ -26,33 +28,48 @@ typedef enum ls_body_type {
     LS_BODY_DYNAMIC = 2,   ///< Moved by gravity, forces and contacts.
 } ls_body_type;
 
-/// Shape kind (one shape per body in this version).
+/// Shape handle: 1-based slot index and generation. All-zero is the null id.
+typedef struct ls_shape_id {
+    uint32_t index1;     ///< Slot + 1; 0 means null.
+    uint32_t generation; ///< Incremented when the slot is reused.
+} ls_shape_id;
+
+/// Shape kind. The codes are part of the snapshot and scene formats.
 typedef enum ls_shape_type {
     LS_SHAPE_SPHERE = 0,  ///< radius
     LS_SHAPE_BOX = 1,     ///< half_extents
     LS_SHAPE_CAPSULE = 2, ///< radius, half_height (segment along local Y)
     LS_SHAPE_PLANE = 3,   ///< static half-space dot(normal, x) <= plane_d
+    LS_SHAPE_HULL = 4,    ///< convex hull (ls_hull)
+    LS_SHAPE_MESH = 5,    ///< static triangle mesh (ls_mesh)
+    LS_SHAPE_KIND_COUNT   ///< Number of shape kinds.
 } ls_shape_type;
 
-/// Shape definition: geometry, material and collision filter.
+/// Shape definition: geometry, pose in the body, material and collision
+/// filter. Start from ls_default_shape_def().
 typedef struct ls_shape_def {
-    ls_shape_type type;   ///< Kind of shape.
-    ls_fx radius;         ///< Sphere/capsule radius, m (0.05..64).
-    ls_fx half_height;    ///< Capsule core half length, m (0..64).
-    ls_vec3 half_extents; ///< Box half extents, m (each 0.05..64).
-    ls_vec3 normal;       ///< Plane outward normal (normalised at creation).
-    ls_fx plane_d;        ///< Plane offset along the normal, m.
-    ls_fx friction;       ///< Coulomb coefficient (0..4); pairs use sqrt(a*b).
-    ls_fx restitution;    ///< 0..1; pairs use the larger.
-    ls_fx density;        ///< kg/m^3 (dynamic bodies), mass = density * volume.
-    uint32_t category;    ///< Category bits of this shape.
-    uint32_t mask;        ///< Categories this shape collides with.
+    ls_shape_type type;        ///< Kind of shape.
+    ls_fx radius;              ///< Sphere/capsule radius, m (0.05..64).
+    ls_fx half_height;         ///< Capsule core half length, m (0..64).
+    ls_vec3 half_extents;      ///< Box half extents, m (each 0.05..64).
+    ls_vec3 normal;            ///< Plane outward normal (normalised at creation).
+    ls_fx plane_d;             ///< Plane offset along the normal, m.
+    ls_fx friction;            ///< Coulomb coefficient (0..4); pairs use sqrt(a*b).
+    ls_fx restitution;         ///< 0..1; pairs use the larger.
+    ls_fx density;             ///< kg/m^3 (dynamic bodies), mass = density * volume.
+    uint32_t category;         ///< Category bits of this shape.
+    uint32_t mask;             ///< Categories this shape collides with.
+    ls_vec3 local_position;    ///< Shape origin in the body frame (from the body origin), m.
+    ls_quat local_orientation; ///< Shape rotation in the body frame (all zero = identity).
+    const ls_hull *hull;       ///< LS_SHAPE_HULL: the hull (the world keeps its own copy).
+    const ls_mesh *mesh;       ///< LS_SHAPE_MESH: the mesh (static bodies only; copied).
 } ls_shape_def;
 
 /// Body definition. Start from ls_default_body_def().
 typedef struct ls_body_def {
     ls_body_type type;        ///< Static, kinematic or dynamic.
-    ls_vec3 position;         ///< Centre of mass, m (each component within +-2048).
+    ls_vec3 position;         ///< Body origin, m (each component within +-2048); the
+                              ///< centre of mass is there unless shapes are offset.
     ls_quat orientation;      ///< Unit quaternion (normalised at creation).
     ls_vec3 linear_velocity;  ///< m/s.
     ls_vec3 angular_velocity; ///< rad/s, world frame.
@@ -61,8 +78,14 @@ typedef struct ls_body_def {
     bool allow_sleep;         ///< May this body fall asleep?
     bool awake;               ///< Start awake (true) or asleep.
     uint64_t user_data;       ///< Opaque to the engine; not part of the checksum.
-    ls_shape_def shape;       ///< The body's shape.
+    bool bullet;              ///< Continuous collision against dynamic bodies too (static always).
+    ls_shape_def shape;       ///< The body's shape when shape_count is 0.
+    const ls_shape_def *shapes; ///< Compound body: its shapes (at most LS_BODY_MAX_SHAPES).
+    uint32_t shape_count;       ///< Number of `shapes`; 0 = the one shape `shape`.
 } ls_body_def;
+
+/// Most shapes one body may own.
+#define LS_BODY_MAX_SHAPES 64
 
 /// World definition. Start from ls_default_world_def().
 typedef struct ls_world_def {
@@ -72,6 +95,7 @@ typedef struct ls_world_def {
     uint32_t position_iterations; ///< Split-impulse iterations (0..64), default 3.
     uint32_t max_bodies;          ///< Capacity of bodies (fixed at creation).
     uint32_t max_contacts;        ///< Capacity of contact manifolds (fixed at creation).
+    uint32_t max_shapes;          ///< Capacity of shapes; 0 = max_bodies (one each).
     ls_fx sleep_linear;           ///< Below this speed (m/s) a body may sleep.
     ls_fx sleep_angular;          ///< Below this angular speed (rad/s) a body may sleep.
     ls_fx sleep_time;             ///< Seconds of rest before an island sleeps.
@@ -84,10 +108,12 @@ typedef struct ls_world_def {
     uint64_t seed;                ///< Seed of the world PRNG (in snapshots and checksum).
 } ls_world_def;
 
-/// Contact begin/end event between two bodies (a before b in id order).
+/// Contact begin/end event between two shapes (shape_a has the lower slot).
 typedef struct ls_contact_event {
-    ls_body_id a; ///< Lower-index body.
-    ls_body_id b; ///< Higher-index body.
+    ls_body_id a;        ///< Body of shape_a.
+    ls_body_id b;        ///< Body of shape_b.
+    ls_shape_id shape_a; ///< Lower-index shape.
+    ls_shape_id shape_b; ///< Higher-index shape.
 } ls_contact_event;
 
 /// Events of the last step; arrays valid until the next step or destroy.
@@ -105,7 +131,8 @@ typedef struct ls_step_info {
     uint32_t asleep_bodies;   ///< Dynamic bodies asleep after the step.
     uint32_t contacts;        ///< Touching manifolds.
     ls_fx max_penetration;    ///< Deepest contact before solving, m.
-    uint32_t overflow_count;  ///< Saturations/range violations so far (0 is healthy).
+    uint32_t overflow_count;  ///< Saturations, range violations and contacts deeper than
+                              ///< 0.1 m so far (0 is healthy).
     ls_body_id overflow_body; ///< First body that overflowed (null if none).
     uint32_t overflow_tick;   ///< Tick of that first overflow.
     bool capacity_exceeded;   ///< A pair or contact buffer was full this step.
@@ -113,16 +140,19 @@ typedef struct ls_step_info {
 
 /// Ray cast result.
 typedef struct ls_ray_hit {
-    ls_body_id body; ///< Body hit (null when nothing).
-    ls_vec3 point;   ///< World hit point.
-    ls_vec3 normal;  ///< Surface normal at the hit.
-    ls_fx fraction;  ///< Fraction of the ray, 0..1.
+    ls_body_id body;   ///< Body hit (null when nothing).
+    ls_shape_id shape; ///< Shape hit.
+    ls_vec3 point;     ///< World hit point.
+    ls_vec3 normal;    ///< Surface normal at the hit.
+    ls_fx fraction;    ///< Fraction of the ray, 0..1.
 } ls_ray_hit;
 
 /// The default world definition (60 Hz, gravity -9.81, 8+3 iterations, 4096 bodies).
 LS_API ls_world_def ls_default_world_def(void);
 /// The default body definition: dynamic unit box of density 1000 at the origin.
 LS_API ls_body_def ls_default_body_def(void);
+/// The default shape definition: 1 m box, density 1000, friction 0.6, at the body origin.
+LS_API ls_shape_def ls_default_shape_def(void);
 /// dt for a tick rate as the exact raw constant of SPEC.md §5 (0 if unsupported).
 LS_API ls_fx ls_tick_dt(uint32_t tick_rate);
 
@@ -167,7 +197,9 @@ typedef struct ls_body_state {
     ls_fx mass;               ///< kg (0 for static and kinematic bodies).
     bool asleep;              ///< True when asleep.
     uint64_t user_data;       ///< User data given at creation.
-    ls_shape_def shape;       ///< The shape (density is not kept: 0; mass is above).
+    ls_shape_def shape;       ///< The first shape (hull/mesh pointers are the world's copies).
+    uint32_t shape_count;     ///< Number of shapes (ls_body_shape_at reads each).
+    ls_vec3 origin;           ///< Body origin (position minus the centre-of-mass offset).
 } ls_body_state;
 
 /// The checked getter: the body's whole state, or LS_ERR_INVALID_ID (and *err
@@ -175,8 +207,18 @@ typedef struct ls_body_state {
 /// assert on such ids instead (LS_ASSERT), never returning a silent zero.
 LS_API ls_result ls_body_get_state(const ls_world *w, ls_body_id id, ls_body_state *out,
                                    ls_error *err);
-/// The body's shape (density is not kept: 0).
+/// The body's first shape.
 LS_API ls_shape_def ls_body_shape(const ls_world *w, ls_body_id id);
+/// Number of shapes of a body.
+LS_API uint32_t ls_body_shape_count(const ls_world *w, ls_body_id id);
+/// Shape k (< ls_body_shape_count) of a body, local pose relative to the body
+/// origin; hull and mesh point at the world's copies (valid while the world lives).
+LS_API ls_shape_def ls_body_shape_at(const ls_world *w, ls_body_id id, uint32_t k);
+/// Id of shape k of a body.
+LS_API ls_shape_id ls_body_shape_id(const ls_world *w, ls_body_id id, uint32_t k);
+/// World transform of a shape (position and orientation of its local frame).
+LS_API ls_result ls_shape_get_transform(const ls_world *w, ls_shape_id id, ls_vec3 *position,
+                                        ls_quat *orientation);
 /// Body position (centre of mass).
 LS_API ls_vec3 ls_body_position(const ls_world *w, ls_body_id id);
 /// Body orientation.

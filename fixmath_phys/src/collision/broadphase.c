@@ -22,6 +22,7 @@ typedef struct proxy {
     ls_aabb box;
     uint32_t category;
     uint32_t mask;
+    uint32_t group; ///< Proxies of one group (the shapes of one body) never pair.
     bool is_static;
     bool active;  ///< Present (set and not removed).
     bool in_list; ///< Its two endpoints are in bp->ends.
@@ -38,6 +39,7 @@ typedef struct open_meta {
     uint32_t mask;
     uint32_t id;
     uint32_t is_static;
+    uint32_t group;
 } open_meta;
 
 struct ls_broadphase {
@@ -279,7 +281,7 @@ static void open_proxy_at(ls_broadphase *bp, uint32_t at, uint32_t id)
     int u = (bp->axis + 1) % 3, v = (bp->axis + 2) % 3;
     bp->open_box[at] = (open_box){axis_min(&p->box, u), axis_max(&p->box, u), axis_min(&p->box, v),
                                   axis_max(&p->box, v)};
-    bp->open_meta[at] = (open_meta){p->category, p->mask, id, p->is_static};
+    bp->open_meta[at] = (open_meta){p->category, p->mask, id, p->is_static, p->group};
     bp->open_pos[id] = at;
 }
 
@@ -300,7 +302,8 @@ static void test_against_open(ls_broadphase *bp, pair_sink *s, uint32_t at)
     }
     for (uint32_t k = 0; k < m; k++) {
         const open_meta *o = &bp->open_meta[bp->cand[k]];
-        if ((o->category & qm.mask) && (qm.category & o->mask) && !(o->is_static & qm.is_static)) {
+        if ((o->category & qm.mask) && (qm.category & o->mask) && !(o->is_static & qm.is_static) &&
+            o->group != qm.group) {
             sink_push(bp, s, o->id, qm.id);
         }
     }
@@ -401,7 +404,7 @@ uint32_t ls_broadphase_capacity(const ls_broadphase *bp)
 }
 
 void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
-                       uint32_t mask, bool is_static)
+                       uint32_t mask, bool is_static, uint32_t group)
 {
     LS_ASSERT(id < bp->cap);
     LS_ASSERT(box.min.x <= box.max.x && box.min.y <= box.max.y && box.min.z <= box.max.z);
@@ -410,6 +413,7 @@ void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t cat
     p->category = category;
     p->mask = mask;
     p->is_static = is_static;
+    p->group = group;
     p->active = true; // endpoints are (re)placed lazily by the next pairs() call
     bp->high = id >= bp->high ? id + 1 : bp->high;
     bp->changed = true;

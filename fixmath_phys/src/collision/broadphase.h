@@ -37,8 +37,9 @@ void ls_broadphase_destroy(ls_broadphase *bp);
 /// The max_proxies given at creation.
 uint32_t ls_broadphase_capacity(const ls_broadphase *bp);
 /// Insert or update proxy `id` (< capacity); box.min <= box.max on every axis.
+/// Proxies of the same group (the shapes of one body) never pair.
 void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
-                       uint32_t mask, bool is_static);
+                       uint32_t mask, bool is_static, uint32_t group);
 /// Remove proxy `id`; a no-op if it is not present.
 void ls_broadphase_remove(ls_broadphase *bp, uint32_t id);
 /// Remove every proxy.
@@ -47,7 +48,8 @@ void ls_broadphase_clear(ls_broadphase *bp);
 bool ls_broadphase_contains(const ls_broadphase *bp, uint32_t id);
 /// Write the first min(total, max, max_pairs) pairs in (a, b) order to out; *overflowed (if
 /// non-NULL) tells whether any pair was left out. Pairs: closed AABB overlap on all axes,
-/// (cat_a & mask_b) && (cat_b & mask_a), not both static. Returns the number written.
+/// (cat_a & mask_b) && (cat_b & mask_a), not both static, not the same group. Returns the number
+/// written.
 uint32_t ls_broadphase_pairs(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed);
 
 #endif

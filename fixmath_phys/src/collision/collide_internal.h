@@ -86,6 +86,22 @@ static inline void ls_manifold_push(ls_manifold *m, ls_vec3 point, ls_fx depth, 
     }
 }
 
+/// Product of two wide Q16.16 values held in int64 (caller keeps |a * b| < 2^62).
+static inline int64_t ls_wide_mul(int64_t a, int64_t b)
+{
+    return ls_fx_round_q32(a * b);
+}
+
+/// Wide Q16.16 value times the rational n/d (rounded half up).
+static inline int64_t ls_wide_frac(int64_t a, int64_t n, int64_t d)
+{
+    return (a * n + d / 2) / d;
+}
+
+/// Ray o + t d (t in [0, 1]) against a sphere of radius r at the origin; false
+/// when it misses or starts inside.
+bool ls_ray_sphere(ls_vec3 o, ls_vec3 d, ls_fx r, ls_fx *t_hit);
+
 /// Parameters s on a and t on b of the closest points between two segments.
 /// Returns true when the segments are nearly parallel; s is then the middle of
 /// their overlap along a (or the nearer end of a when they do not overlap).

@@ -16,12 +16,12 @@ struct ls_mesh;
 /// {x : dot(n, x) <= d}.
 typedef struct ls_geom {
     ls_shape_type kind;
-    ls_vec3 offset;       ///< Local centre (sphere/box/capsule); plane: ignored.
-    ls_fx radius;         ///< Sphere and capsule radius.
-    ls_fx half_height;    ///< Capsule: half length of the core segment along local +Y.
-    ls_vec3 half_extents; ///< Box half extents along local X, Y, Z.
-    ls_vec3 normal;       ///< Plane: outward unit normal (world frame; planes are static).
-    ls_fx plane_d;        ///< Plane: offset, dot(normal, x) = plane_d on the surface.
+    ls_vec3 offset;             ///< Local centre (sphere/box/capsule); plane: ignored.
+    ls_fx radius;               ///< Sphere and capsule radius.
+    ls_fx half_height;          ///< Capsule: half length of the core segment along local +Y.
+    ls_vec3 half_extents;       ///< Box half extents along local X, Y, Z.
+    ls_vec3 normal;             ///< Plane: outward unit normal (world frame; planes are static).
+    ls_fx plane_d;              ///< Plane: offset, dot(normal, x) = plane_d on the surface.
     const struct ls_hull *hull; ///< Hull: immutable data, vertices in the shape's local frame.
     const struct ls_mesh *mesh; ///< Mesh: immutable data, vertices in the shape's local frame.
 } ls_geom;

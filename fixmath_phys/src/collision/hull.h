@@ -5,8 +5,8 @@
 #ifndef LS_COLLISION_HULL_H
 #define LS_COLLISION_HULL_H
 
-#include "ls/hull.h"
 #include "geom.h"
+#include "ls/hull.h"
 
 /// One face: outward unit normal, plane offset (dot(normal, x) = d on the
 /// face) and its vertex loop face_vertices[first .. first + count),
@@ -28,12 +28,12 @@ struct ls_hull {
     uint32_t vertex_count;
     uint32_t face_count;
     uint32_t edge_count;
-    ls_vec3 vertices[LS_HULL_MAX_VERTICES];   ///< local frame, each coordinate within +-64 m
-    ls_hull_face faces[LS_HULL_MAX_FACES];    ///< canonical order (SPEC.md §20)
+    ls_vec3 vertices[LS_HULL_MAX_VERTICES]; ///< local frame, each coordinate within +-64 m
+    ls_hull_face faces[LS_HULL_MAX_FACES];  ///< canonical order (SPEC.md §20)
     uint8_t face_vertices[2 * LS_HULL_MAX_EDGES];
-    ls_hull_edge edges[LS_HULL_MAX_EDGES];    ///< canonical order: by (v[0], v[1])
-    ls_vec3 centroid;                          ///< volume centroid, local frame
-    ls_fx radius;                              ///< max distance of a vertex from the local origin
+    ls_hull_edge edges[LS_HULL_MAX_EDGES]; ///< canonical order: by (v[0], v[1])
+    ls_vec3 centroid;                      ///< volume centroid, local frame
+    ls_fx radius;                          ///< max distance of a vertex from the local origin
 };
 
 /// Mass properties of a hull of uniform density about the shape's local
@@ -52,7 +52,7 @@ bool ls_hull_mass_props(const ls_hull *h, ls_fx density, ls_hull_mass *out);
 /// hull-box routines).
 void ls_hull_make_box(ls_vec3 half, ls_hull *out);
 
-/// Local-frame AABB of a hull under transform xf, grown by margin.
+/// World AABB of a hull under transform xf, grown by margin (min floored, max rounded up).
 ls_aabb ls_hull_aabb(const ls_hull *h, const ls_xform *xf, ls_fx margin);
 
 /// Ray cast against a hull in world space: the segment from -> to. On a hit
@@ -62,14 +62,14 @@ bool ls_hull_ray_cast(const ls_hull *h, const ls_xform *xf, ls_vec3 from, ls_vec
                       ls_fx *fraction, ls_vec3 *normal);
 
 /// Hull a against hull b; normal from a to b; same contract as ls_collide.
-int ls_collide_hull_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                         const ls_xform *xb, ls_fx margin, ls_manifold *m);
+int ls_collide_hull_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
+                         ls_fx margin, ls_manifold *m);
 /// Sphere a against hull b.
 int ls_collide_sphere_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
                            const ls_xform *xb, ls_fx margin, ls_manifold *m);
 /// Box a against hull b.
-int ls_collide_box_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                        const ls_xform *xb, ls_fx margin, ls_manifold *m);
+int ls_collide_box_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
+                        ls_fx margin, ls_manifold *m);
 /// Capsule a against hull b.
 int ls_collide_capsule_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
                             const ls_xform *xb, ls_fx margin, ls_manifold *m);

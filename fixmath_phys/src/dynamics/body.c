@@ -2,6 +2,7 @@
 // Bodies: creation with range validation (SPEC.md §5), mass properties, ids,
 // accessors and the calls that change a body from outside the step.
 #include "../collision/collide.h"
+#include "../collision/shape_kind.h"
 #include "../world/world_internal.h"
 #include "ls/fx_text.h"
 #include "mass.h"
@@ -9,7 +10,22 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SIZE_MIN_RAW 3277 // 0.05 m
+ls_shape_def ls_default_shape_def(void)
+{
+    ls_shape_def d;
+    memset(&d, 0, sizeof d);
+    d.type = LS_SHAPE_BOX;
+    d.radius = LS_FX_INT(1) / 2;
+    d.half_extents = ls_vec3_make(LS_FX_INT(1) / 2, LS_FX_INT(1) / 2, LS_FX_INT(1) / 2);
+    d.normal = ls_vec3_make(0, LS_FX_INT(1), 0);
+    d.friction = 39322; // 0.6
+    d.restitution = 0;
+    d.density = LS_FX_INT(1000);
+    d.category = 1;
+    d.mask = UINT32_MAX;
+    d.local_orientation = ls_quat_identity();
+    return d;
+}
 
 ls_body_def ls_default_body_def(void)
 {
@@ -19,15 +35,7 @@ ls_body_def ls_default_body_def(void)
     d.orientation = ls_quat_identity();
     d.allow_sleep = true;
     d.awake = true;
-    d.shape.type = LS_SHAPE_BOX;
-    d.shape.radius = LS_FX_INT(1) / 2;
-    d.shape.half_extents = ls_vec3_make(LS_FX_INT(1) / 2, LS_FX_INT(1) / 2, LS_FX_INT(1) / 2);
-    d.shape.normal = ls_vec3_make(0, LS_FX_INT(1), 0);
-    d.shape.friction = 39322; // 0.6
-    d.shape.restitution = 0;
-    d.shape.density = LS_FX_INT(1000);
-    d.shape.category = 1;
-    d.shape.mask = UINT32_MAX;
+    d.shape = ls_default_shape_def();
     return d;
 }
 
@@ -65,15 +73,45 @@ ls_body_id ls_world_body_at(const ls_world *w, uint32_t index)
     return ls_world_id_of_(w, index);
 }
 
-void ls_body_update_derived_(ls_body *b)
+void ls_shape_update_xf_(ls_shape *s, const ls_body *b)
+{
+    if (s->local_identity) {
+        s->xf = b->xf; // a body of one centred shape: no rounding added
+        return;
+    }
+    s->xf.p = ls_vec3_add(b->xf.p, ls_mat3_mul_vec(b->xf.r, s->local_p));
+    s->xf.q = ls_quat_normalize(ls_quat_mul(b->q, s->local_q));
+    s->xf.r = ls_mat3_from_quat(s->xf.q);
+}
+
+void ls_body_update_derived_(ls_world *w, ls_body *b)
 {
     b->xf = ls_xform_make(b->p, b->q);
-    if (b->type == LS_BODY_DYNAMIC) {
-        b->inv_inertia_world = ls_mat3_rotate_diag(b->xf.r, b->inv_inertia);
+    if (b->type == LS_BODY_DYNAMIC && b->inertia_diagonal) {
+        ls_vec3 d =
+            ls_vec3_make(b->inv_inertia.row[0].x, b->inv_inertia.row[1].y, b->inv_inertia.row[2].z);
+        b->inv_inertia_world = ls_mat3_rotate_diag(b->xf.r, d);
+    } else if (b->type == LS_BODY_DYNAMIC) {
+        b->inv_inertia_world =
+            ls_mat3_mul(ls_mat3_mul(b->xf.r, b->inv_inertia), ls_mat3_transpose(b->xf.r));
     } else {
         memset(&b->inv_inertia_world, 0, sizeof b->inv_inertia_world);
     }
+    for (uint32_t k = b->shape_head; k != UINT32_MAX; k = w->shapes[k].next) {
+        ls_shape_update_xf_(&w->shapes[k], b);
+    }
     b->proxy_dirty = true;
+}
+
+void ls_body_update_thickness_(ls_world *w, ls_body *b)
+{
+    b->thickness = LS_FX_MAX;
+    for (uint32_t k = b->shape_head; k != UINT32_MAX; k = w->shapes[k].next) {
+        const ls_shape_kind *kind = ls_shape_kind_of(w->shapes[k].geom.kind);
+        if (kind->thickness) {
+            b->thickness = ls_fx_min(b->thickness, kind->thickness(&w->shapes[k].geom));
+        }
+    }
 }
 
 void ls_body_wake_(ls_body *b)
@@ -112,11 +150,6 @@ static ls_fx magnitude(uint64_t sq)
     return r > (uint64_t)LS_FX_MAX ? LS_FX_MAX : (ls_fx)r;
 }
 
-static bool size_ok(ls_fx v, ls_fx lo)
-{
-    return v >= lo && v <= LS_FX_INT(64);
-}
-
 // Names the first component of v outside lo..hi, so a message can say which.
 static bool vec_out_of(ls_vec3 v, ls_fx lo, ls_fx hi, char *which, ls_fx *value)
 {
@@ -139,50 +172,47 @@ static bool fail_component(ls_error *err, const char *field, char which, const c
     return fail(err, LS_ERR_OUT_OF_RANGE, name, what, v);
 }
 
-static bool check_shape(const ls_body_def *d, ls_error *err)
+static ls_geom geom_from_def(const ls_shape_def *s)
 {
-    const ls_shape_def *s = &d->shape;
+    ls_geom g;
+    memset(&g, 0, sizeof g);
+    g.kind = s->type;
+    g.radius = s->radius;
+    g.half_height = s->half_height;
+    g.half_extents = s->half_extents;
+    g.normal = ls_vec3_normalize(s->normal, ls_vec3_make(0, LS_FX_ONE, 0));
+    g.plane_d = s->plane_d;
+    g.hull = s->type == LS_SHAPE_HULL ? (const struct ls_hull *)s->hull : NULL;
+    g.mesh = s->type == LS_SHAPE_MESH ? (const struct ls_mesh *)s->mesh : NULL;
+    return g;
+}
+
+static bool check_shape(const ls_body_def *d, const ls_shape_def *s, ls_error *err)
+{
     ls_result R = LS_ERR_OUT_OF_RANGE;
-    char which;
-    ls_fx bad;
-    switch (s->type) {
-    case LS_SHAPE_SPHERE:
-        if (!size_ok(s->radius, SIZE_MIN_RAW)) {
-            return fail(err, R, "shape.radius", "shape.radius outside 0.05..64 m", s->radius);
-        }
-        break;
-    case LS_SHAPE_CAPSULE:
-        if (!size_ok(s->radius, SIZE_MIN_RAW)) {
-            return fail(err, R, "shape.radius", "shape.radius outside 0.05..64 m", s->radius);
-        }
-        if (!size_ok(s->half_height, 0)) {
-            return fail(err, R, "shape.half_height", "shape.half_height outside 0..64 m",
-                        s->half_height);
-        }
-        break;
-    case LS_SHAPE_BOX:
-        if (vec_out_of(s->half_extents, SIZE_MIN_RAW, LS_FX_INT(64), &which, &bad)) {
-            return fail_component(err, "shape.half_extents", which, "0.05..64 m", bad);
-        }
-        break;
-    case LS_SHAPE_PLANE:
-        if (d->type != LS_BODY_STATIC) {
-            return fail_plain(err, LS_ERR_INVALID_ARGUMENT, "type",
-                              "a plane must be on a static body");
-        }
-        if (ls_vec3_equal(s->normal, ls_vec3_zero()) || ls_fx_abs(s->plane_d) > LS_FX_INT(2048)) {
-            return fail(err, R, "shape.normal", "plane normal is zero or |plane_d| > 2048",
-                        s->plane_d);
-        }
-        break;
-    default:
+    const ls_shape_kind *kind = ls_shape_kind_of(s->type);
+    if (!kind) {
         return fail_plain(err, LS_ERR_INVALID_ARGUMENT, "shape.type", "unknown shape type");
+    }
+    if (kind->static_only && d->type != LS_BODY_STATIC) {
+        char what[64];
+        snprintf(what, sizeof what, "a %s must be on a static body", kind->name);
+        return fail_plain(err, LS_ERR_INVALID_ARGUMENT, "type", what);
+    }
+    ls_geom g = geom_from_def(s);
+    if (!kind->check(&g, err)) {
+        return false;
     }
     if (s->friction < 0 || s->friction > LS_FX_INT(4)) {
         return fail(err, R, "shape.friction", "shape.friction outside 0..4", s->friction);
     }
     if (s->restitution < 0 || s->restitution > LS_FX_INT(1)) {
         return fail(err, R, "shape.restitution", "shape.restitution outside 0..1", s->restitution);
+    }
+    char which;
+    ls_fx bad;
+    if (vec_out_of(s->local_position, -LS_FX_INT(64), LS_FX_INT(64), &which, &bad)) {
+        return fail_component(err, "shape.local_position", which, "+-64 m", bad);
     }
     return true;
 }
@@ -214,20 +244,22 @@ static bool check_body(const ls_body_def *d, ls_error *err)
     if (d->angular_damping < 0 || d->angular_damping > LS_FX_ONE) {
         return fail(err, R, "angular_damping", "angular_damping outside 0..1", d->angular_damping);
     }
-    return check_shape(d, err);
-}
-
-static ls_geom geom_from_def(const ls_shape_def *s)
-{
-    ls_geom g;
-    memset(&g, 0, sizeof g);
-    g.kind = (ls_shape_type)s->type;
-    g.radius = s->radius;
-    g.half_height = s->half_height;
-    g.half_extents = s->half_extents;
-    g.normal = ls_vec3_normalize(s->normal, ls_vec3_make(0, LS_FX_ONE, 0));
-    g.plane_d = s->plane_d;
-    return g;
+    if (d->shape_count > LS_BODY_MAX_SHAPES || (d->shape_count > 0 && !d->shapes)) {
+        return fail_plain(err, LS_ERR_INVALID_ARGUMENT, "shape_count",
+                          "shape_count above LS_BODY_MAX_SHAPES (64), or shapes is NULL");
+    }
+    uint32_t n = d->shape_count ? d->shape_count : 1;
+    for (uint32_t k = 0; k < n; k++) {
+        if (!check_shape(d, d->shape_count ? &d->shapes[k] : &d->shape, err)) {
+            if (err && n > 1) {
+                char msg[LS_ERROR_MESSAGE_MAX];
+                memcpy(msg, err->message, sizeof msg);
+                snprintf(err->message, sizeof err->message, "shape %u: %.200s", k, msg);
+            }
+            return false;
+        }
+    }
+    return true;
 }
 
 static uint32_t take_slot(ls_world *w)
@@ -240,10 +272,37 @@ static uint32_t take_slot(ls_world *w)
     return w->body_high < w->def.max_bodies ? w->body_high++ : UINT32_MAX;
 }
 
+static uint32_t take_shape_slot(ls_world *w)
+{
+    if (w->shape_free_head != UINT32_MAX) {
+        uint32_t i = w->shape_free_head;
+        w->shape_free_head = w->shape_next_free[i];
+        return i;
+    }
+    return w->shape_high < w->def.max_shapes ? w->shape_high++ : UINT32_MAX;
+}
+
+static void free_shape_slot(ls_world *w, uint32_t i)
+{
+    w->shapes[i].alive = false;
+    w->shape_next_free[i] = w->shape_free_head;
+    w->shape_free_head = i;
+    w->shape_count--;
+    ls_broadphase_remove(w->bp, i);
+}
+
+static uint32_t free_shape_slots(const ls_world *w)
+{
+    uint32_t n = w->def.max_shapes - w->shape_high;
+    for (uint32_t i = w->shape_free_head; i != UINT32_MAX; i = w->shape_next_free[i]) {
+        n++;
+    }
+    return n;
+}
+
 ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_error *err)
 {
     ls_body_id none = {0, 0};
-    ls_mass_props mp = {0, 0, {0, 0, 0}};
     if (!w || !def) {
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world or no body definition");
         return none;
@@ -251,7 +310,35 @@ ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_error *err)
     if (!check_body(def, err)) {
         return none;
     }
-    if (def->type == LS_BODY_DYNAMIC && ls_mass_compute(&def->shape, &mp, err) != LS_OK) {
+    const ls_shape_def *defs = def->shape_count ? def->shapes : &def->shape;
+    uint32_t n = def->shape_count ? def->shape_count : 1;
+    // Shapes use the world's own copies of hull and mesh data.
+    ls_geom geoms[LS_BODY_MAX_SHAPES];
+    uint32_t geometry[LS_BODY_MAX_SHAPES];
+    ls_mass_part parts[LS_BODY_MAX_SHAPES];
+    for (uint32_t k = 0; k < n; k++) {
+        geoms[k] = geom_from_def(&defs[k]);
+        geometry[k] = UINT32_MAX;
+        if (ls_shape_kind_of(defs[k].type)->needs_data) {
+            geometry[k] = ls_world_geometry_add_(w, &geoms[k], err);
+            if (geometry[k] == UINT32_MAX) {
+                return none;
+            }
+            ls_world_geometry_bind_(w, &geoms[k], geometry[k]);
+        }
+        parts[k].geom = &geoms[k];
+        parts[k].density = defs[k].density;
+        parts[k].position = defs[k].local_position;
+        parts[k].orientation = ls_quat_normalize(defs[k].local_orientation);
+    }
+    ls_mass_props mp;
+    memset(&mp, 0, sizeof mp);
+    if (def->type == LS_BODY_DYNAMIC && ls_mass_compute(parts, n, &mp, err) != LS_OK) {
+        return none;
+    }
+    if (free_shape_slots(w) < n) {
+        ls_error_set(err, LS_ERR_CAPACITY, "the world is full: max_shapes is %u",
+                     w->def.max_shapes);
         return none;
     }
     uint32_t i = take_slot(w);
@@ -268,8 +355,12 @@ ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_error *err)
     b->type = (uint8_t)def->type;
     b->allow_sleep = def->allow_sleep;
     b->asleep = def->type == LS_BODY_DYNAMIC && !def->awake && def->allow_sleep;
-    b->p = def->position;
+    b->bullet = def->bullet;
     b->q = ls_quat_normalize(def->orientation);
+    b->com_local = mp.center;
+    b->p = ls_vec3_equal(mp.center, ls_vec3_zero())
+               ? def->position
+               : ls_vec3_add(def->position, ls_mat3_mul_vec(ls_mat3_from_quat(b->q), mp.center));
     b->v = def->type == LS_BODY_STATIC ? ls_vec3_zero() : def->linear_velocity;
     b->w = def->type == LS_BODY_STATIC ? ls_vec3_zero() : def->angular_velocity;
     b->lin_damp = def->linear_damping;
@@ -277,19 +368,46 @@ ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_error *err)
     b->mass = mp.mass;
     b->inv_mass = mp.inv_mass;
     b->inv_inertia = mp.inv_inertia;
-    b->geom = geom_from_def(&def->shape);
-    b->friction = def->shape.friction;
-    b->restitution = def->shape.restitution;
-    b->category = def->shape.category;
-    b->mask = def->shape.mask;
+    b->inertia_diagonal = ls_body_inertia_is_diagonal_(b);
     b->user_data = def->user_data;
-    ls_body_update_derived_(b);
+    b->shape_head = UINT32_MAX;
+    b->shape_count = n;
+    uint32_t prev = UINT32_MAX;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t si = take_shape_slot(w);
+        ls_shape *s = &w->shapes[si];
+        uint32_t sgen = s->generation + 1;
+        memset(s, 0, sizeof *s);
+        s->generation = sgen;
+        s->alive = true;
+        s->body = i;
+        s->next = UINT32_MAX;
+        s->geometry = geometry[k];
+        s->geom = geoms[k];
+        s->local_p = ls_vec3_sub(parts[k].position, mp.center);
+        s->local_q = parts[k].orientation;
+        s->friction = defs[k].friction;
+        s->restitution = defs[k].restitution;
+        s->density = defs[k].density;
+        s->category = defs[k].category;
+        s->mask = defs[k].mask;
+        s->local_identity = ls_shape_local_identity_(s);
+        if (prev == UINT32_MAX) {
+            b->shape_head = si;
+        } else {
+            w->shapes[prev].next = si;
+        }
+        prev = si;
+        w->shape_count++;
+    }
+    ls_body_update_derived_(w, b);
+    ls_body_update_thickness_(w, b);
     w->body_count++;
     ls_error_clear(err);
     return ls_world_id_of_(w, i);
 }
 
-// Wake every body touching slot i (support may have disappeared).
+// Wake every body touching body slot i (support may have disappeared).
 static void wake_touching(ls_world *w, uint32_t i)
 {
     for (uint32_t c = 0; c < w->contact_count; c++) {
@@ -316,7 +434,11 @@ ls_result ls_body_destroy(ls_world *w, ls_body_id id)
         }
     }
     w->contact_count = keep;
-    ls_broadphase_remove(w->bp, i);
+    for (uint32_t k = b->shape_head; k != UINT32_MAX;) {
+        uint32_t next = w->shapes[k].next;
+        free_shape_slot(w, k);
+        k = next;
+    }
     b->alive = false;
     w->next_free[i] = w->free_head;
     w->free_head = i;
@@ -350,25 +472,85 @@ BODY_GET(ls_body_type, ls_body_type_of, (ls_body_type)b->type, LS_BODY_STATIC)
 BODY_GET(bool, ls_body_is_asleep, b->asleep, false)
 BODY_GET(uint64_t, ls_body_user_data, b->user_data, 0)
 
-// The public shape description of a body's geometry (density is not kept).
-static ls_shape_def shape_of(const ls_body *b)
+// The public description of shape slot k (local pose from the body origin).
+static ls_shape_def shape_of(const ls_world *w, const ls_body *b, uint32_t k)
 {
+    const ls_shape *sh = &w->shapes[k];
     ls_shape_def s;
     memset(&s, 0, sizeof s);
-    s.type = (ls_shape_type)b->geom.kind;
-    s.radius = b->geom.radius;
-    s.half_height = b->geom.half_height;
-    s.half_extents = b->geom.half_extents;
-    s.normal = b->geom.normal;
-    s.plane_d = b->geom.plane_d;
-    s.friction = b->friction;
-    s.restitution = b->restitution;
-    s.category = b->category;
-    s.mask = b->mask;
+    s.type = sh->geom.kind;
+    s.radius = sh->geom.radius;
+    s.half_height = sh->geom.half_height;
+    s.half_extents = sh->geom.half_extents;
+    s.normal = sh->geom.normal;
+    s.plane_d = sh->geom.plane_d;
+    s.friction = sh->friction;
+    s.restitution = sh->restitution;
+    s.density = sh->density;
+    s.category = sh->category;
+    s.mask = sh->mask;
+    s.local_position = ls_vec3_add(sh->local_p, b->com_local);
+    s.local_orientation = sh->local_q;
+    s.hull = (const ls_hull *)sh->geom.hull;
+    s.mesh = (const ls_mesh *)sh->geom.mesh;
     return s;
 }
 
-BODY_GET(ls_shape_def, ls_body_shape, shape_of(b), shape_of(&w->bodies[0]))
+// Slot of shape k (< shape_count) of body b.
+static uint32_t nth_shape(const ls_world *w, const ls_body *b, uint32_t k)
+{
+    uint32_t s = b->shape_head;
+    while (k-- > 0 && s != UINT32_MAX) {
+        s = w->shapes[s].next;
+    }
+    return s;
+}
+
+ls_shape_def ls_body_shape(const ls_world *w, ls_body_id id)
+{
+    const ls_body *b = live_body(w, id);
+    return shape_of(w, b, b->shape_head);
+}
+
+uint32_t ls_body_shape_count(const ls_world *w, ls_body_id id)
+{
+    return live_body(w, id)->shape_count;
+}
+
+ls_shape_def ls_body_shape_at(const ls_world *w, ls_body_id id, uint32_t k)
+{
+    const ls_body *b = live_body(w, id);
+    LS_ASSERT(k < b->shape_count && "shape index out of range");
+    return shape_of(w, b, nth_shape(w, b, k));
+}
+
+ls_shape_id ls_world_shape_id_of_(const ls_world *w, uint32_t i)
+{
+    ls_shape_id id = {i + 1, w->shapes[i].generation};
+    return id;
+}
+
+ls_shape_id ls_body_shape_id(const ls_world *w, ls_body_id id, uint32_t k)
+{
+    const ls_body *b = live_body(w, id);
+    LS_ASSERT(k < b->shape_count && "shape index out of range");
+    return ls_world_shape_id_of_(w, nth_shape(w, b, k));
+}
+
+ls_result ls_shape_get_transform(const ls_world *w, ls_shape_id id, ls_vec3 *position,
+                                 ls_quat *orientation)
+{
+    if (!w || id.index1 == 0 || id.index1 > w->shape_high) {
+        return LS_ERR_INVALID_ID;
+    }
+    const ls_shape *s = &w->shapes[id.index1 - 1];
+    if (!s->alive || s->generation != id.generation) {
+        return LS_ERR_INVALID_ID;
+    }
+    *position = s->xf.p;
+    *orientation = s->xf.q;
+    return LS_OK;
+}
 
 ls_result ls_body_get_state(const ls_world *w, ls_body_id id, ls_body_state *out, ls_error *err)
 {
@@ -386,7 +568,9 @@ ls_result ls_body_get_state(const ls_world *w, ls_body_id id, ls_body_state *out
     out->mass = b->mass;
     out->asleep = b->asleep;
     out->user_data = b->user_data;
-    out->shape = shape_of(b);
+    out->shape = shape_of(w, b, b->shape_head);
+    out->shape_count = b->shape_count;
+    out->origin = ls_vec3_sub(b->p, ls_mat3_mul_vec(b->xf.r, b->com_local));
     ls_error_clear(err);
     return LS_OK;
 }
@@ -399,7 +583,7 @@ ls_result ls_body_set_transform(ls_world *w, ls_body_id id, ls_vec3 position, ls
     }
     b->p = position;
     b->q = ls_quat_normalize(orientation);
-    ls_body_update_derived_(b);
+    ls_body_update_derived_(w, b);
     ls_body_wake_(b);
     wake_touching(w, id.index1 - 1);
     return LS_OK;

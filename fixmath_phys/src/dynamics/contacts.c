@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
-// Persistent contacts. Contacts and determinism: the broad phase yields pairs
-// sorted by (a, b); contacts are created in exactly that order and kept sorted,
-// so the solver (which is order-dependent) visits them in an order that depends
-// only on body ids. Last step's contacts are matched by a merge walk over the
-// two sorted lists, and points by feature id, to carry impulses (warm start).
-#include "../collision/collide.h"
+// Persistent contacts. Contacts and determinism: the broad phase yields shape
+// pairs sorted by (a, b); a pair makes one contact, or for a mesh one contact
+// per touching triangle in triangle order, so contacts are created sorted by
+// (shape a, shape b, child) and the solver (which is order-dependent) visits
+// them in an order that depends only on ids. Last step's contacts are matched
+// by a merge walk over the two sorted lists, and points by feature id, to carry
+// impulses (warm start).
+#include "../collision/collide_internal.h"
+#include "../collision/shape_kind.h"
 #include "../world/world_internal.h"
 
 #include <string.h>
@@ -14,14 +17,21 @@ static bool pair_less(uint32_t a0, uint32_t b0, uint32_t a1, uint32_t b1)
     return a0 < a1 || (a0 == a1 && b0 < b1);
 }
 
+static bool same_pair(const ls_contact *c, ls_pair pr)
+{
+    return c->shape_a == pr.a && c->shape_b == pr.b;
+}
+
 static bool body_active(const ls_body *b)
 {
     return b->type == LS_BODY_KINEMATIC || (b->type == LS_BODY_DYNAMIC && !b->asleep);
 }
 
-static void push_event(ls_world *w, bool begin, uint32_t a, uint32_t b)
+static void push_event(ls_world *w, bool begin, const ls_contact *c)
 {
-    ls_contact_event e = {ls_world_id_of_(w, a), ls_world_id_of_(w, b)};
+    ls_contact_event e = {ls_world_id_of_(w, c->a), ls_world_id_of_(w, c->b),
+                          ls_world_shape_id_of_(w, c->shape_a),
+                          ls_world_shape_id_of_(w, c->shape_b)};
     if (begin) {
         w->begin_events[w->begin_count++] = e;
     } else {
@@ -32,7 +42,7 @@ static void push_event(ls_world *w, bool begin, uint32_t a, uint32_t b)
 // A contact that existed last step is gone: report it and wake sleepers it held.
 static void contact_ended(ls_world *w, const ls_contact *old)
 {
-    push_event(w, false, old->a, old->b);
+    push_event(w, false, old);
     ls_body *a = &w->bodies[old->a], *b = &w->bodies[old->b];
     if (a->asleep) {
         ls_body_wake_(a);
@@ -76,36 +86,126 @@ static void warm_start_from(ls_contact *c, const ls_contact *old)
     }
 }
 
-// Narrow phase for one broad-phase pair; returns false when the buffer is full.
-static bool process_pair(ls_world *w, ls_pair pr, const ls_contact *old)
+// Room for one more contact; sets capacity_exceeded when there is none.
+static ls_contact *next_slot(ls_world *w)
 {
     if (w->contact_count == w->def.max_contacts) {
         w->info.capacity_exceeded = true;
-        return false;
+        return NULL;
     }
-    const ls_body *a = &w->bodies[pr.a], *b = &w->bodies[pr.b];
-    ls_contact *c = &w->contacts[w->contact_count];
+    return &w->contacts[w->contact_count];
+}
+
+// Keep the contact of `child` (the manifold in *c, or none) against the old
+// contacts of the pair from *j on (sorted by child): old ones with a smaller
+// child have ended.
+static void merge_child(ls_world *w, ls_contact *c, bool touching, const ls_contact *old,
+                        uint32_t old_count, uint32_t *j, ls_pair pr)
+{
+    while (*j < old_count && same_pair(&old[*j], pr) && old[*j].child < c->child) {
+        contact_ended(w, &old[(*j)++]);
+    }
+    const ls_contact *match = NULL;
+    if (*j < old_count && same_pair(&old[*j], pr) && old[*j].child == c->child) {
+        match = &old[(*j)++];
+    }
+    if (!touching) {
+        if (match) {
+            contact_ended(w, match);
+        }
+        return;
+    }
+    warm_start_from(c, match);
+    if (!match) {
+        push_event(w, true, c);
+    }
+    w->contact_count++;
+}
+
+// Narrow phase for one broad-phase pair of shapes; old contacts of the same
+// pair start at old[*j]. Returns false when the buffer is full.
+static bool process_pair(ls_world *w, ls_pair pr, const ls_contact *old, uint32_t old_count,
+                         uint32_t *j)
+{
+    const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
+    const ls_body *a = &w->bodies[sa->body], *b = &w->bodies[sb->body];
     if (!body_active(a) && !body_active(b)) {
-        if (old) { // both at rest: keep the contact exactly as it was
-            *c = *old;
+        // Both at rest: keep the pair's contacts exactly as they were.
+        for (; *j < old_count && same_pair(&old[*j], pr); (*j)++) {
+            ls_contact *c = next_slot(w);
+            if (!c) {
+                return false;
+            }
+            *c = old[*j];
             w->contact_count++;
         }
         return true;
     }
-    memset(c, 0, sizeof *c);
-    c->a = pr.a;
-    c->b = pr.b;
-    if (ls_collide(&a->geom, &a->xf, &b->geom, &b->xf, w->def.contact_margin, &c->m) == 0) {
-        if (old) {
-            contact_ended(w, old);
+    const ls_shape_kind *ka = ls_shape_kind_of(sa->geom.kind);
+    const ls_shape_kind *kb = ls_shape_kind_of(sb->geom.kind);
+    if (!ka->children && !kb->children) {
+        ls_contact *c = next_slot(w);
+        if (!c) {
+            return false;
         }
+        memset(c, 0, sizeof *c);
+        c->shape_a = pr.a;
+        c->shape_b = pr.b;
+        c->a = sa->body;
+        c->b = sb->body;
+        bool touching =
+            ls_collide(&sa->geom, &sa->xf, &sb->geom, &sb->xf, w->def.contact_margin, &c->m) > 0;
+        merge_child(w, c, touching, old, old_count, j, pr);
         return true;
     }
-    warm_start_from(c, old);
-    if (!old) {
-        push_event(w, true, pr.a, pr.b);
+    // A shape made of children (a mesh) against a convex shape: one contact
+    // per touching child, in child order. Two such shapes never collide.
+    if (ka->children && kb->children) {
+        return true;
     }
-    w->contact_count++;
+    bool parent_a = ka->children != NULL;
+    const ls_shape *parent = parent_a ? sa : sb, *other = parent_a ? sb : sa;
+    const ls_shape_kind *kp = parent_a ? ka : kb;
+    // The other shape's box in the parent's local frame (a box around the
+    // rotated box), grown by the margin.
+    ls_aabb wb = ls_geom_aabb(&other->geom, &other->xf, w->def.contact_margin);
+    ls_vec3 c0 = ls_vec3_mid(wb.min, wb.max), h = ls_vec3_sub(wb.max, c0);
+    ls_vec3 lc = ls_mat3_mul_tvec(parent->xf.r, ls_vec3_sub(c0, parent->xf.p));
+    ls_vec3 e;
+    ls_fx *ev[3] = {&e.x, &e.y, &e.z};
+    for (int k = 0; k < 3; k++) {
+        ls_vec3 col = ls_mat3_col(parent->xf.r, k);
+        int64_t s = (int64_t)ls_fx_abs(col.x) * h.x + (int64_t)ls_fx_abs(col.y) * h.y +
+                    (int64_t)ls_fx_abs(col.z) * h.z;
+        *ev[k] = ls_fx_from_q32(s);
+    }
+    ls_aabb local = {ls_vec3_sub(lc, e), ls_vec3_add(lc, e)};
+    uint32_t n = kp->children(&parent->geom, local, w->children, LS_MESH_PAIR_MAX);
+    if (n > LS_MESH_PAIR_MAX) {
+        w->info.capacity_exceeded = true;
+        n = LS_MESH_PAIR_MAX;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        ls_contact *c = next_slot(w);
+        if (!c) {
+            return false;
+        }
+        memset(c, 0, sizeof *c);
+        c->shape_a = pr.a;
+        c->shape_b = pr.b;
+        c->child = w->children[k];
+        c->a = sa->body;
+        c->b = sb->body;
+        bool touching = kp->collide_child(&parent->geom, c->child, &parent->xf, &other->geom,
+                                          &other->xf, w->def.contact_margin, &c->m) > 0;
+        if (touching && !parent_a) {
+            c->m.normal = ls_vec3_neg(c->m.normal); // the routine's normal is child -> other
+        }
+        merge_child(w, c, touching, old, old_count, j, pr);
+    }
+    for (; *j < old_count && same_pair(&old[*j], pr); (*j)++) {
+        contact_ended(w, &old[*j]);
+    }
     return true;
 }
 
@@ -114,6 +214,7 @@ void ls_world_update_contacts_(ls_world *w)
     bool overflow = false;
     uint32_t npairs = ls_broadphase_pairs(w->bp, w->pairs, w->max_pairs, &overflow);
     w->info.capacity_exceeded |= overflow;
+    w->pair_count = npairs;
     ls_contact *old = w->contacts;
     uint32_t old_count = w->contact_count;
     w->contacts = w->contacts_old;
@@ -123,26 +224,40 @@ void ls_world_update_contacts_(ls_world *w)
     uint32_t j = 0;
     for (uint32_t i = 0; i < npairs; i++) {
         ls_pair pr = w->pairs[i];
-        while (j < old_count && pair_less(old[j].a, old[j].b, pr.a, pr.b)) {
+        while (j < old_count && pair_less(old[j].shape_a, old[j].shape_b, pr.a, pr.b)) {
             contact_ended(w, &old[j++]); // its AABBs no longer overlap
         }
-        const ls_contact *match = NULL;
-        if (j < old_count && old[j].a == pr.a && old[j].b == pr.b) {
-            match = &old[j++];
-        }
-        if (!process_pair(w, pr, match)) {
+        if (!process_pair(w, pr, old, old_count, &j)) {
             break;
         }
     }
     for (; j < old_count; j++) {
         contact_ended(w, &old[j]);
     }
-    ls_fx deepest = 0;
+    ls_fx deepest = 0, buried = 0;
+    uint32_t buried_body = UINT32_MAX;
     for (uint32_t c = 0; c < w->contact_count; c++) {
-        for (int k = 0; k < w->contacts[c].m.count; k++) {
-            deepest = ls_fx_max(deepest, w->contacts[c].m.points[k].depth);
+        const ls_contact *ct = &w->contacts[c];
+        const ls_body *a = &w->bodies[ct->a], *b = &w->bodies[ct->b];
+        // Against static geometry, deeper than LS_PENETRATION_REPORT and than
+        // half the body's thinnest width: it may come out on the wrong side.
+        const ls_body *d = a->type == LS_BODY_STATIC ? b : b->type == LS_BODY_STATIC ? a : NULL;
+        ls_fx bound = d ? ls_fx_max(LS_PENETRATION_REPORT, d->thickness) : LS_FX_MAX;
+        for (int k = 0; k < ct->m.count; k++) {
+            ls_fx depth = ct->m.points[k].depth;
+            deepest = ls_fx_max(deepest, depth);
+            if (depth > bound && ls_fx_sub(depth, bound) > buried) {
+                buried = ls_fx_sub(depth, bound);
+                buried_body = d == a ? ct->a : ct->b;
+            }
         }
     }
     w->info.contacts = w->contact_count;
     w->info.max_penetration = deepest;
+    // Buried in static geometry deeper than the documented bound: reported
+    // like an overflow, so a run that tunnels into the ground does not end
+    // "healthy" (bodies pressed into each other in a falling pile are not).
+    if (buried_body != UINT32_MAX) {
+        ls_world_report_overflow_(w, buried_body);
+    }
 }

@@ -74,6 +74,20 @@ void ls_world_sleep_islands_(ls_world *w)
         }
         b->sleep_timer = b->allow_sleep && at_rest(w, b) ? ls_fx_add(b->sleep_timer, w->dt) : 0;
     }
+    // Why: a body that rests while buried (a fast body that went into the
+    // ground) must not freeze there; it stays awake until the solver has
+    // pushed it out to within LS_SLEEP_DEPTH_SLOPS slops.
+    ls_fx deep = ls_fx_mul(w->def.linear_slop, LS_FX_INT(LS_SLEEP_DEPTH_SLOPS));
+    for (uint32_t c = 0; c < w->contact_count; c++) {
+        const ls_contact *ct = &w->contacts[c];
+        for (int k = 0; k < ct->m.count; k++) {
+            if (ct->m.points[k].depth > deep) {
+                w->bodies[ct->a].sleep_timer = 0;
+                w->bodies[ct->b].sleep_timer = 0;
+                break;
+            }
+        }
+    }
     build_islands(w);
     for (uint32_t i = 0; i < w->body_high; i++) {
         w->island_min_timer[i] = LS_FX_MAX;

@@ -1,30 +1,24 @@
 // SPDX-License-Identifier: MIT
-// Volumes and inertia tensors of spheres, boxes and capsules. Intermediates are
-// Q16.16 values held in int64 ("wide") so volumes of large shapes do not
-// saturate before the range check.
+// Mass properties of bodies (see mass.h). Each shape kind gives its mass,
+// centre and inertia tensor in its own frame (shape_kind.h); this file moves
+// them into the body frame and sums them with the parallel-axis theorem.
+// Intermediates are Q16.16 values held in int64 ("wide") so a large shape does
+// not saturate before the range check. A body of one shape at its origin with
+// no rotation takes exactly the numbers of that shape (no rotation or shift is
+// rounded in), and a diagonal tensor is inverted axis by axis.
 #include "mass.h"
 
+#include "../collision/collide_internal.h"
+#include "../collision/shape_kind.h"
 #include "ls/fx_text.h"
 
 #include <stdio.h>
 
-#define PI_RAW      INT64_C(205887)
 #define MASS_MIN    INT64_C(655)      // 0.01 kg
 #define MASS_MAX    INT64_C(65536000) // 1000 kg
 #define INERTIA_MIN INT64_C(64)       // 1/1024 kg m^2
 #define INERTIA_MAX INT64_C(0x7FFFFFFF)
-
-// Product of two wide Q16.16 values (caller keeps |a * b| < 2^62).
-static int64_t wmul(int64_t a, int64_t b)
-{
-    return ls_fx_round_q32(a * b);
-}
-
-// Wide value times a rational n/d.
-static int64_t wfrac(int64_t a, int64_t n, int64_t d)
-{
-    return (a * n + d / 2) / d;
-}
+#define INV_MAX     INT64_C(67108864) // 1024 (kg m^2)^-1
 
 static ls_result refuse(ls_error *err, const char *field, const char *what, int64_t raw)
 {
@@ -43,65 +37,140 @@ static ls_result refuse(ls_error *err, const char *field, const char *what, int6
     return LS_ERR_OUT_OF_RANGE;
 }
 
-// Volume (wide Q16.16) and principal inertia per unit mass of a shape.
-static void shape_volume_inertia(const ls_shape_def *s, int64_t *volume, int64_t *unit_inertia)
+// Symmetric tensor as a full wide matrix t[i][j].
+static void tensor_full(const int64_t in[6], int64_t t[3][3])
 {
-    int64_t r = s->radius, r2 = wmul(r, r);
-    switch (s->type) {
-    case LS_SHAPE_SPHERE:
-        *volume = wfrac(wmul(wmul(r2, r), PI_RAW), 4, 3);
-        unit_inertia[0] = unit_inertia[1] = unit_inertia[2] = wfrac(r2, 2, 5);
-        break;
-    case LS_SHAPE_BOX: {
-        int64_t x = s->half_extents.x, y = s->half_extents.y, z = s->half_extents.z;
-        int64_t x2 = wmul(x, x), y2 = wmul(y, y), z2 = wmul(z, z);
-        *volume = 8 * wmul(wmul(x, y), z);
-        unit_inertia[0] = wfrac(y2 + z2, 1, 3);
-        unit_inertia[1] = wfrac(x2 + z2, 1, 3);
-        unit_inertia[2] = wfrac(x2 + y2, 1, 3);
-        break;
+    t[0][0] = in[0];
+    t[1][1] = in[1];
+    t[2][2] = in[2];
+    t[0][1] = t[1][0] = in[3];
+    t[0][2] = t[2][0] = in[4];
+    t[1][2] = t[2][1] = in[5];
+}
+
+// R t R^T in wide Q16.16 (R entries are Q16.16 within +-1).
+static void tensor_rotate(ls_mat3 r, int64_t t[3][3])
+{
+    const ls_fx rr[3][3] = {{r.row[0].x, r.row[0].y, r.row[0].z},
+                            {r.row[1].x, r.row[1].y, r.row[1].z},
+                            {r.row[2].x, r.row[2].y, r.row[2].z}};
+    int64_t rt[3][3], out[3][3];
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            int64_t s = 0;
+            for (int k = 0; k < 3; k++) {
+                s += rr[i][k] * t[k][j];
+            }
+            rt[i][j] = ls_fx_round_q32(s);
+        }
     }
-    default: { // capsule along Y: a cylinder of half height h plus one sphere
-        int64_t h = s->half_height, h2 = wmul(h, h);
-        int64_t vc = wmul(wmul(r2, 2 * h), PI_RAW);
-        int64_t vs = wfrac(wmul(wmul(r2, r), PI_RAW), 4, 3);
-        *volume = vc + vs;
-        // Per-unit-mass inertia of each part, mixed by volume fraction below.
-        int64_t cyl_y = wfrac(r2, 1, 2), sph_y = wfrac(r2, 2, 5);
-        int64_t cyl_x = wfrac(r2, 1, 4) + wfrac(h2, 1, 3);
-        int64_t sph_x = wfrac(r2, 2, 5) + h2 + wfrac(wmul(h, r), 3, 4);
-        int64_t fc = *volume > 0 ? (vc * 65536 + *volume / 2) / *volume : 0; // Q16 fraction
-        unit_inertia[1] = wmul(cyl_y, fc) + wmul(sph_y, 65536 - fc);
-        unit_inertia[0] = unit_inertia[2] = wmul(cyl_x, fc) + wmul(sph_x, 65536 - fc);
-        break;
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            int64_t s = 0;
+            for (int k = 0; k < 3; k++) {
+                s += rt[i][k] * rr[j][k];
+            }
+            out[i][j] = ls_fx_round_q32(s);
+        }
     }
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            t[i][j] = out[i][j];
+        }
     }
 }
 
-ls_result ls_mass_compute(const ls_shape_def *s, ls_mass_props *out, ls_error *err)
+static bool is_identity_pose(const ls_mass_part *p)
 {
-    int64_t volume, unit[3];
-    if (s->density <= 0) {
-        return refuse(err, "shape.density", "shape.density", s->density);
+    return ls_vec3_equal(p->position, ls_vec3_zero()) && p->orientation.x == 0 &&
+           p->orientation.y == 0 && p->orientation.z == 0 && p->orientation.w == LS_FX_ONE;
+}
+
+ls_result ls_mass_compute(const ls_mass_part *parts, uint32_t count, ls_mass_props *out,
+                          ls_error *err)
+{
+    int64_t mass = 0, moment[3] = {0, 0, 0}, t[3][3] = {{0}};
+    ls_shape_mass sm[LS_BODY_MAX_SHAPES];
+    ls_vec3 centre[LS_BODY_MAX_SHAPES];
+    for (uint32_t i = 0; i < count; i++) {
+        const ls_mass_part *p = &parts[i];
+        if (p->density <= 0) {
+            return refuse(err, "shape.density", "shape.density", p->density);
+        }
+        if (!ls_shape_kind_of(p->geom->kind)->mass(p->geom, p->density, &sm[i])) {
+            return refuse(err, "shape", "volume", 0);
+        }
+        ls_mat3 r = ls_mat3_from_quat(p->orientation);
+        centre[i] = is_identity_pose(p)
+                        ? sm[i].center
+                        : ls_vec3_add(p->position, ls_mat3_mul_vec(r, sm[i].center));
+        mass += sm[i].mass;
+        const ls_fx c3[3] = {centre[i].x, centre[i].y, centre[i].z};
+        for (int k = 0; k < 3; k++) {
+            moment[k] += sm[i].mass * c3[k]; // Q32.32: <= 2^26 * 2^23 per shape
+        }
     }
-    shape_volume_inertia(s, &volume, unit);
-    if (volume <= 0 || volume > INT64_MAX / s->density) {
-        return refuse(err, "shape", "volume", volume);
-    }
-    int64_t mass = wmul(volume, s->density);
     if (mass < MASS_MIN || mass > MASS_MAX) {
         return refuse(err, "shape.density", "mass (kg)", mass);
     }
-    ls_fx inv[3];
+    // Centre of mass: moment / mass (Q32.32 / Q16.16 = Q16.16), rounded to nearest.
+    ls_fx c[3];
     for (int k = 0; k < 3; k++) {
-        int64_t inertia = wmul(unit[k], mass);
-        if (inertia < INERTIA_MIN || inertia > INERTIA_MAX) {
-            return refuse(err, "shape", "principal inertia (kg m^2)", inertia);
+        int64_t q =
+            moment[k] >= 0 ? (moment[k] + mass / 2) / mass : -((-moment[k] + mass / 2) / mass);
+        c[k] = (ls_fx)q;
+    }
+    ls_vec3 com = ls_vec3_make(c[0], c[1], c[2]);
+    for (uint32_t i = 0; i < count; i++) {
+        int64_t ti[3][3];
+        tensor_full(sm[i].inertia, ti);
+        if (!is_identity_pose(&parts[i])) {
+            tensor_rotate(ls_mat3_from_quat(parts[i].orientation), ti);
         }
-        inv[k] = ls_fx_div(LS_FX_ONE, (ls_fx)inertia);
+        // Parallel axis: m (|d|^2 E - d d^T), d from the body's centre of mass.
+        ls_vec3 d = ls_vec3_sub(centre[i], com);
+        const int64_t d3[3] = {d.x, d.y, d.z};
+        int64_t d2 = ls_fx_round_q32(d3[0] * d3[0] + d3[1] * d3[1] + d3[2] * d3[2]);
+        for (int a = 0; a < 3; a++) {
+            for (int b = 0; b < 3; b++) {
+                int64_t g = (a == b ? d2 : 0) - ls_fx_round_q32(d3[a] * d3[b]);
+                t[a][b] += ti[a][b] + (g == 0 ? 0 : ls_wide_mul(g, sm[i].mass));
+            }
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        if (t[k][k] < INERTIA_MIN || t[k][k] > INERTIA_MAX) {
+            return refuse(err, "shape", "principal inertia (kg m^2)", t[k][k]);
+        }
     }
     out->mass = (ls_fx)mass;
     out->inv_mass = ls_fx_div(LS_FX_ONE, (ls_fx)mass);
-    out->inv_inertia = ls_vec3_make(inv[0], inv[1], inv[2]);
+    out->center = com;
+    if (t[0][1] == 0 && t[0][2] == 0 && t[1][2] == 0) {
+        out->inv_inertia = ls_mat3_diag(ls_vec3_make(ls_fx_div(LS_FX_ONE, (ls_fx)t[0][0]),
+                                                     ls_fx_div(LS_FX_ONE, (ls_fx)t[1][1]),
+                                                     ls_fx_div(LS_FX_ONE, (ls_fx)t[2][2])));
+        return LS_OK;
+    }
+    ls_mat3 m;
+    for (int a = 0; a < 3; a++) {
+        int64_t lim = INERTIA_MAX;
+        int64_t x = t[a][0] > lim ? lim : t[a][0] < -lim ? -lim : t[a][0];
+        int64_t y = t[a][1] > lim ? lim : t[a][1] < -lim ? -lim : t[a][1];
+        int64_t z = t[a][2] > lim ? lim : t[a][2] < -lim ? -lim : t[a][2];
+        m.row[a] = ls_vec3_make((ls_fx)x, (ls_fx)y, (ls_fx)z);
+    }
+    if (!ls_mat3_inverse_spd(m, &out->inv_inertia)) {
+        return refuse(err, "shape", "inertia tensor (not invertible) xx", t[0][0]);
+    }
+    const ls_vec3 *rows = out->inv_inertia.row;
+    for (int a = 0; a < 3; a++) {
+        const ls_fx e[3] = {rows[a].x, rows[a].y, rows[a].z};
+        for (int b = 0; b < 3; b++) {
+            if (e[b] > INV_MAX || e[b] < -INV_MAX) {
+                return refuse(err, "shape", "inverse inertia (1/(kg m^2))", e[b]);
+            }
+        }
+    }
     return LS_OK;
 }

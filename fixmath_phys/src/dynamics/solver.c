@@ -111,8 +111,9 @@ static void prepare_contact(ls_world *w, ls_contact_scratch *x)
 {
     const ls_contact *c = x->c;
     ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
-    x->friction = ls_fx_sqrt(ls_fx_mul(a->friction, b->friction));
-    x->restitution = ls_fx_max(a->restitution, b->restitution);
+    const ls_shape *sa = &w->shapes[c->shape_a], *sb = &w->shapes[c->shape_b];
+    x->friction = ls_fx_sqrt(ls_fx_mul(sa->friction, sb->friction));
+    x->restitution = ls_fx_max(sa->restitution, sb->restitution);
     x->inv_mass_a = moves(a) ? a->inv_mass : 0;
     x->inv_mass_b = moves(b) ? b->inv_mass : 0;
     tangent_basis(c->m.normal, &x->t1, &x->t2);
@@ -192,12 +193,47 @@ static void solve_rolling(const ls_world *w, ls_contact_scratch *x, velocities v
     }
 }
 
+// Step length of a Jacobi sweep: alpha in [0, 1] minimising the squared
+// residual sum_i (r_i + alpha * dv_i)^2, where r_i is each point's residual
+// before the sweep and dv_i the change the full sweep made. Exact 64-bit sums;
+// both sums are shifted down together (the ratio is kept) so the quotient
+// fits. 1 when the full step is best or nothing changed.
+static ls_fx jacobi_step(const ls_fx *r, const ls_fx *dv, int n)
+{
+    int64_t num = 0, den = 0;
+    for (int i = 0; i < n; i++) {
+        num -= (int64_t)r[i] * dv[i]; // |r|, |dv| < 2^31: each product < 2^62, n <= 4
+        den += (int64_t)dv[i] * dv[i];
+    }
+    // Velocities are bounded (|v| <= 512 m/s, raw 2^25), so each term stays
+    // below 2^52 and the sums cannot overflow.
+    if (den <= 0 || num >= den) {
+        return LS_FX_ONE;
+    }
+    if (num <= 0) {
+        return 0;
+    }
+    while (den >= ((int64_t)1 << 46)) {
+        num >>= 1;
+        den >>= 1;
+    }
+    return (ls_fx)((num << 16) / den);
+}
+
 // Normals Jacobi-style: every point's impulse from the same velocities, then
 // all applied, so a symmetric manifold gets symmetric impulses (SPEC.md §11).
+// Why the step length: the points' impulses are computed as if each were
+// alone; for a face whose points barely couple through rotation (a tall thin
+// box standing on its end) their sum overshoots up to 4x, the next sweep
+// clamps them all to zero, and the body falls through the ground. Scaling the
+// sweep by the residual-minimising step keeps the symmetry and removes the
+// overshoot; for a cube face the full step is already exact (alpha = 1).
 static void solve_normals(const ls_world *w, ls_contact_scratch *x, velocities v)
 {
     ls_contact *c = x->c;
-    ls_fx delta[LS_MANIFOLD_MAX];
+    ls_fx delta[LS_MANIFOLD_MAX], res[LS_MANIFOLD_MAX], dv[LS_MANIFOLD_MAX];
+    ls_fx old[LS_MANIFOLD_MAX];
+    bool any = false;
     for (int i = 0; i < c->m.count; i++) {
         ls_contact_solve *s = &x->s[i];
         const ls_solver_row *r = &s->row[ROW_NORMAL];
@@ -205,15 +241,47 @@ static void solve_normals(const ls_world *w, ls_contact_scratch *x, velocities v
         // Speculative: a separated point only stops the approach that would close the gap this
         // tick.
         ls_fx bias = s->separation > 0 ? ls_fx_neg(ls_fx_div(s->separation, w->dt)) : 0;
-        ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_sub(vn, bias)));
-        ls_fx old = c->normal_impulse[i];
-        ls_fx now = ls_fx_max(ls_fx_add(old, lambda), 0);
-        c->normal_impulse[i] = now;
-        s->max_impulse = ls_fx_max(s->max_impulse, now);
-        delta[i] = now - old;
+        res[i] = ls_fx_sub(vn, bias);
+        ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, res[i]));
+        old[i] = c->normal_impulse[i];
+        delta[i] = ls_fx_max(ls_fx_add(old[i], lambda), 0) - old[i];
+        dv[i] = vn;
+        any |= delta[i] != 0;
+    }
+    if (!any) {
+        return;
     }
     for (int i = 0; i < c->m.count; i++) {
         row_apply(x, v, &x->s[i].row[ROW_NORMAL], c->m.normal, delta[i]);
+    }
+    ls_fx alpha = LS_FX_ONE;
+    if (c->m.count > 1) {
+        // Only points the sweep pushed count: a clamped separating point's
+        // residual is not one the impulses could reduce.
+        ls_fx rr[LS_MANIFOLD_MAX], dd[LS_MANIFOLD_MAX];
+        int n = 0;
+        for (int i = 0; i < c->m.count; i++) {
+            if (delta[i] != 0) {
+                ls_fx vn = row_velocity(v, &x->s[i].row[ROW_NORMAL], c->m.normal);
+                rr[n] = res[i];
+                dd[n++] = ls_fx_sub(vn, dv[i]);
+            }
+        }
+        // Only a clear overshoot (the best step under 1/2) is scaled back,
+        // and never below 1/n (n fully coupled points overshoot at most n
+        // times): smaller corrections would slow the coupled convergence of
+        // piles, where a full Jacobi step helps the neighbouring contacts.
+        alpha = n > 1 ? jacobi_step(rr, dd, n) : LS_FX_ONE;
+        alpha = alpha >= LS_FX_ONE / 2 ? LS_FX_ONE : ls_fx_max(alpha, LS_FX_ONE / n);
+    }
+    for (int i = 0; i < c->m.count; i++) {
+        ls_fx step = alpha == LS_FX_ONE ? delta[i] : ls_fx_mul(delta[i], alpha);
+        if (step != delta[i]) {
+            row_apply(x, v, &x->s[i].row[ROW_NORMAL], c->m.normal, step - delta[i]);
+        }
+        ls_fx now = ls_fx_add(old[i], step);
+        c->normal_impulse[i] = now;
+        x->s[i].max_impulse = ls_fx_max(x->s[i].max_impulse, now);
     }
 }
 

@@ -3,6 +3,7 @@
 // `name value...` properties; `#` starts a comment. Parsing is integer-only.
 #include "ls/scene.h"
 
+#include "../collision/shape_kind.h"
 #include "ls/fx_text.h"
 
 #include <errno.h>
@@ -20,8 +21,20 @@ typedef struct parser {
     uint32_t world_line; // line of the `world` line (0: none yet)
     // Keywords seen on the current line (a repeated one is refused); body
     // type and shape keywords count as "type" and "shape".
-    const char *seen[32];
+    const char *seen[40];
     uint32_t nseen;
+    const char *dir;       // directory of `obj` paths (NULL: refused)
+    uint32_t *first_shape; // per body: index of its first shape in scene->shapes
+    uint32_t shape_cap;
+    // Shape data of the line being parsed (hull points, mesh data), built at its end.
+    ls_vec3 *points;
+    uint32_t npoints;
+    const char *points_at;
+    uint32_t *tris;
+    uint32_t ntris;
+    const char *mesh_at;
+    char obj[256];
+    uint32_t body_cap_seen; // capacity of first_shape
 } parser;
 
 #define NO_PLAYER UINT32_MAX
@@ -148,52 +161,113 @@ static ls_result parse_world_prop(parser *ps, ls_scene *s, const char *key, cons
     if (strcmp(key, "max_contacts") == 0) {
         return read_uint(ps, key, 1, 1u << 22, &d->max_contacts);
     }
+    if (strcmp(key, "max_shapes") == 0) {
+        return read_uint(ps, key, 0, 1u << 22, &d->max_shapes);
+    }
     return fail_at(ps, where, "unknown world property", key);
 }
 
-// Body type and shape keywords; LS_ERR_NOT_FOUND when key is neither.
-static ls_result parse_body_kind(ls_body_def *b, const char *key)
+// Body type keywords; LS_ERR_NOT_FOUND when key is none.
+static ls_result parse_body_type(ls_body_def *b, const char *key)
 {
     static const char *const types[] = {"static", "kinematic", "dynamic"};
-    static const char *const shapes[] = {"sphere", "box", "capsule", "plane"};
     for (int i = 0; i < 3; i++) {
         if (strcmp(key, types[i]) == 0) {
             b->type = (ls_body_type)i;
             return LS_OK;
         }
     }
-    for (int i = 0; i < 4; i++) {
-        if (strcmp(key, shapes[i]) == 0) {
-            b->shape.type = (ls_shape_type)i;
-            return LS_OK;
-        }
-    }
     return LS_ERR_NOT_FOUND;
 }
 
-static ls_result parse_body_prop(parser *ps, ls_body_def *b, const char *key, const char *where)
+static ls_result read_quat(parser *ps, const char *key, const char *where, ls_quat *q)
 {
-    ls_shape_def *s = &b->shape;
+    ls_vec3 xyz;
+    ls_result r = read_vec3(ps, key, &xyz);
+    ls_fx qw = 0;
+    if (r == LS_OK) {
+        r = read_fx(ps, key, &qw);
+    }
+    *q = ls_quat_make(xyz.x, xyz.y, xyz.z, qw);
+    // Normalisation needs a length it can divide by exactly (SPEC.md §14).
+    int64_t sq =
+        (int64_t)xyz.x * xyz.x + (int64_t)xyz.y * xyz.y + (int64_t)xyz.z * xyz.z + (int64_t)qw * qw;
+    if (r == LS_OK && sq < ((int64_t)1 << 16)) {
+        return fail_at(ps, where, key, "length below 1/256 (all zero?): cannot be normalised");
+    }
+    return r;
+}
+
+// `points N x y z ...` (hull), `vertices N ...` and `triangles M i j k ...`
+// (inline mesh): counts are bounded by the text left (every number takes at
+// least two bytes with its blank), so a short file cannot ask for a large
+// allocation.
+static ls_result read_count(parser *ps, const char *key, uint32_t lo, uint32_t hi, uint32_t per,
+                            uint32_t *n)
+{
+    ls_result r = read_uint(ps, key, lo, hi, n);
+    if (r == LS_OK && (size_t)*n * per * 2 > (size_t)(ps->end - ps->p)) {
+        return fail_at(ps, ps->p, "fewer numbers than announced after", key);
+    }
+    return r;
+}
+
+static ls_result read_points(parser *ps, const char *key, const char *where, uint32_t lo,
+                             uint32_t hi)
+{
+    uint32_t n;
+    ls_result r = read_count(ps, key, lo, hi, 3, &n);
+    if (r != LS_OK) {
+        return r;
+    }
+    free(ps->points);
+    ps->points = malloc((n ? n : 1) * sizeof *ps->points);
+    if (!ps->points) {
+        return fail_at(ps, where, "out of memory for", key);
+    }
+    ps->npoints = n;
+    ps->points_at = where;
+    for (uint32_t i = 0; i < n && r == LS_OK; i++) {
+        r = read_vec3(ps, key, &ps->points[i]);
+    }
+    return r;
+}
+
+static ls_result read_triangles(parser *ps, const char *key, const char *where)
+{
+    uint32_t n;
+    ls_result r = read_count(ps, key, 1, LS_MESH_MAX_TRIANGLES, 3, &n);
+    if (r != LS_OK) {
+        return r;
+    }
+    free(ps->tris);
+    ps->tris = malloc((size_t)n * 3 * sizeof *ps->tris);
+    if (!ps->tris) {
+        return fail_at(ps, where, "out of memory for", key);
+    }
+    ps->ntris = n;
+    for (size_t i = 0; i < (size_t)n * 3 && r == LS_OK; i++) {
+        r = read_uint(ps, key, 0, LS_MESH_MAX_VERTICES - 1, &ps->tris[i]);
+    }
+    return r;
+}
+
+// Properties of a shape, on a body line (its first shape) or a `shape` line.
+static ls_result parse_shape_prop(parser *ps, ls_shape_def *s, const char *key, const char *where)
+{
     struct {
         const char *name;
         ls_fx *fx;
-    } scalars[] = {{"radius", &s->radius},
-                   {"half_height", &s->half_height},
-                   {"d", &s->plane_d},
-                   {"friction", &s->friction},
-                   {"restitution", &s->restitution},
-                   {"density", &s->density},
-                   {"linear_damping", &b->linear_damping},
-                   {"angular_damping", &b->angular_damping}};
+    } scalars[] = {
+        {"radius", &s->radius},     {"half_height", &s->half_height}, {"d", &s->plane_d},
+        {"friction", &s->friction}, {"restitution", &s->restitution}, {"density", &s->density}};
     struct {
         const char *name;
         ls_vec3 *v;
-    } vectors[] = {{"half", &s->half_extents},
-                   {"normal", &s->normal},
-                   {"pos", &b->position},
-                   {"vel", &b->linear_velocity},
-                   {"angvel", &b->angular_velocity}};
-    if (parse_body_kind(b, key) == LS_OK) {
+    } vectors[] = {{"half", &s->half_extents}, {"normal", &s->normal}, {"at", &s->local_position}};
+    ls_shape_type kind = ls_shape_kind_named(key);
+    if (kind != LS_SHAPE_KIND_COUNT) {
+        s->type = kind;
         return LS_OK;
     }
     for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
@@ -211,26 +285,69 @@ static ls_result parse_body_prop(parser *ps, ls_body_def *b, const char *key, co
             return r;
         }
     }
-    if (strcmp(key, "quat") == 0) {
-        ls_vec3 xyz;
-        ls_result r = read_vec3(ps, key, &xyz);
-        ls_fx qw = 0;
-        if (r == LS_OK) {
-            r = read_fx(ps, key, &qw);
-        }
-        b->orientation = ls_quat_make(xyz.x, xyz.y, xyz.z, qw);
-        // Normalisation needs a length it can divide by exactly (SPEC.md §14).
-        int64_t sq = (int64_t)xyz.x * xyz.x + (int64_t)xyz.y * xyz.y + (int64_t)xyz.z * xyz.z +
-                     (int64_t)qw * qw;
-        if (r == LS_OK && sq < ((int64_t)1 << 16)) {
-            return fail_at(ps, where, "quat",
-                           "length below 1/256 (all zero?): cannot be normalised");
-        }
-        return r;
+    if (strcmp(key, "rot") == 0) {
+        return read_quat(ps, key, where, &s->local_orientation);
     }
     if (strcmp(key, "filter") == 0) {
         ls_result r = read_uint(ps, key, 0, UINT32_MAX, &s->category);
         return r == LS_OK ? read_uint(ps, key, 0, UINT32_MAX, &s->mask) : r;
+    }
+    if (strcmp(key, "points") == 0) {
+        return read_points(ps, key, where, 4, 256);
+    }
+    if (strcmp(key, "vertices") == 0) {
+        ps->mesh_at = where;
+        return read_points(ps, key, where, 3, LS_MESH_MAX_VERTICES);
+    }
+    if (strcmp(key, "triangles") == 0) {
+        return read_triangles(ps, key, where);
+    }
+    if (strcmp(key, "obj") == 0) {
+        const char *at = ps->p;
+        if (!next_token(ps, ps->obj, sizeof ps->obj, &at) || strchr(ps->obj, '\x01')) {
+            return fail_at(ps, at, "missing or overlong path after", key);
+        }
+        ps->mesh_at = at;
+        return LS_OK;
+    }
+    return LS_ERR_NOT_FOUND;
+}
+
+static ls_result parse_body_prop(parser *ps, ls_body_def *b, const char *key, const char *where)
+{
+    struct {
+        const char *name;
+        ls_fx *fx;
+    } scalars[] = {{"linear_damping", &b->linear_damping},
+                   {"angular_damping", &b->angular_damping}};
+    struct {
+        const char *name;
+        ls_vec3 *v;
+    } vectors[] = {
+        {"pos", &b->position}, {"vel", &b->linear_velocity}, {"angvel", &b->angular_velocity}};
+    if (parse_body_type(b, key) == LS_OK) {
+        return LS_OK;
+    }
+    ls_result r = parse_shape_prop(ps, &b->shape, key, where);
+    if (r != LS_ERR_NOT_FOUND) {
+        return r;
+    }
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+        if (strcmp(key, scalars[i].name) == 0) {
+            return read_fx(ps, key, scalars[i].fx);
+        }
+    }
+    for (size_t i = 0; i < sizeof vectors / sizeof vectors[0]; i++) {
+        if (strcmp(key, vectors[i].name) == 0) {
+            return read_vec3(ps, key, vectors[i].v);
+        }
+    }
+    if (strcmp(key, "quat") == 0) {
+        return read_quat(ps, key, where, &b->orientation);
+    }
+    if (strcmp(key, "bullet") == 0) {
+        b->bullet = true;
+        return LS_OK;
     }
     if (strcmp(key, "asleep") == 0) {
         b->awake = false;
@@ -293,14 +410,11 @@ static ls_result assign_player(parser *ps, ls_scene *s)
 static bool once_per_line(parser *ps, const char *key)
 {
     static const char *const types[] = {"static", "kinematic", "dynamic"};
-    static const char *const shapes[] = {"sphere", "box", "capsule", "plane"};
     const char *name = key;
     for (int i = 0; i < 3; i++) {
         name = strcmp(key, types[i]) == 0 ? "type" : name;
     }
-    for (int i = 0; i < 4; i++) {
-        name = strcmp(key, shapes[i]) == 0 ? "shape" : name;
-    }
+    name = ls_shape_kind_named(key) != LS_SHAPE_KIND_COUNT ? "shape" : name;
     for (uint32_t i = 0; i < ps->nseen; i++) {
         if (strcmp(ps->seen[i], name) == 0) {
             return false;
@@ -317,6 +431,14 @@ static bool once_per_line(parser *ps, const char *key)
                                         "seed",
                                         "max_bodies",
                                         "max_contacts",
+                                        "max_shapes",
+                                        "at",
+                                        "rot",
+                                        "points",
+                                        "vertices",
+                                        "triangles",
+                                        "obj",
+                                        "bullet",
                                         "radius",
                                         "half_height",
                                         "d",
@@ -344,16 +466,186 @@ static bool once_per_line(parser *ps, const char *key)
     return true;
 }
 
+// Append one pointer to a growing array of pointers.
+static bool push_ptr(void ***arr, uint32_t *count, void *p)
+{
+    void **n = realloc(*arr, (*count + 1) * sizeof *n);
+    if (!n) {
+        return false;
+    }
+    n[(*count)++] = p;
+    *arr = n;
+    return true;
+}
+
+// Reads an OBJ file named relative to the scene's directory. The path must be
+// relative and stay below that directory (no "..", no leading '/'): a scene
+// from a stranger must not read files elsewhere. At most 64 MiB.
+static char *read_obj(parser *ps, size_t *len, const char **why)
+{
+    const char *p = ps->obj;
+    if (!ps->dir) {
+        *why = "no directory to resolve it in (parse the scene with ls_scene_load or "
+               "ls_scene_parse_in)";
+        return NULL;
+    }
+    if (p[0] == '/' || strstr(p, "..") || strchr(p, '\\')) {
+        *why = "the path must be relative to the scene file and stay below it (no '..')";
+        return NULL;
+    }
+    char full[4096];
+    if ((size_t)snprintf(full, sizeof full, "%s/%s", ps->dir, p) >= sizeof full) {
+        *why = "path too long";
+        return NULL;
+    }
+    FILE *f = fopen(full, "rb");
+    if (!f) {
+        *why = "cannot open the file";
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *nb = cap >= ((size_t)64 << 20) ? NULL : realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                *why = "file too large (over 64 MiB) or out of memory";
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        buf = NULL;
+        *why = "cannot read the file";
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+// Builds the hull or mesh a shape line described (points, vertices +
+// triangles, or obj) and stores it in the scene, which owns it.
+static ls_result finish_shape(parser *ps, ls_scene *s, ls_shape_def *sh)
+{
+    ls_error e;
+    ls_error_clear(&e);
+    ls_result r = LS_OK;
+    if (sh->type == LS_SHAPE_HULL) {
+        if (!ps->points_at || ps->mesh_at) {
+            return fail_at(ps, ps->line_start, "hull", "needs `points N x y z ...` (4..256)");
+        }
+        ls_hull *h = ls_hull_create(ps->points, ps->npoints, &e);
+        if (!h) {
+            return fail_at(ps, ps->points_at, "hull points", e.message);
+        }
+        if (!push_ptr((void ***)&s->hulls, &s->hull_count, h)) {
+            ls_hull_destroy(h);
+            return fail_at(ps, ps->points_at, "hull points", "out of memory");
+        }
+        sh->hull = h;
+    } else if (sh->type == LS_SHAPE_MESH) {
+        ls_mesh *m = NULL;
+        if (ps->obj[0]) {
+            const char *why = NULL;
+            size_t len = 0;
+            char *text = read_obj(ps, &len, &why);
+            if (!text) {
+                char what[300];
+                snprintf(what, sizeof what, "%.200s: %s", ps->obj, why);
+                return fail_at(ps, ps->mesh_at, "mesh obj", what);
+            }
+            m = ls_mesh_create_obj(text, len, &e);
+            free(text);
+            if (!m) {
+                char what[LS_ERROR_MESSAGE_MAX];
+                snprintf(what, sizeof what, "%.60s:%u:%u: %.160s", ps->obj, e.line, e.column,
+                         e.message);
+                return fail_at(ps, ps->mesh_at, "mesh obj", what);
+            }
+        } else if (ps->mesh_at && ps->tris) {
+            m = ls_mesh_create(ps->points, ps->npoints, ps->tris, ps->ntris, &e);
+            if (!m) {
+                return fail_at(ps, ps->mesh_at, "mesh", e.message);
+            }
+        } else {
+            return fail_at(ps, ps->line_start, "mesh",
+                           "needs `obj FILE` or `vertices N ... triangles M ...`");
+        }
+        if (!push_ptr((void ***)&s->meshes, &s->mesh_count, m)) {
+            ls_mesh_destroy(m);
+            return fail_at(ps, ps->mesh_at, "mesh", "out of memory");
+        }
+        sh->mesh = m;
+    } else if (ps->points_at || ps->mesh_at || ps->tris) {
+        r = fail_at(ps,
+                    ps->points_at ? ps->points_at
+                    : ps->mesh_at ? ps->mesh_at
+                                  : ps->line_start,
+                    "points, vertices, triangles and obj", "belong to hull and mesh shapes only");
+    }
+    return r;
+}
+
+// Appends a shape to the last body: its body-line shape becomes shapes[first]
+// the first time.
+static ls_result add_shape(parser *ps, ls_scene *s, const ls_shape_def *sh)
+{
+    ls_body_def *b = &s->bodies[s->body_count - 1];
+    uint32_t need = s->shape_total + (b->shape_count == 0 ? 2 : 1);
+    if (b->shape_count + (b->shape_count == 0 ? 2u : 1u) > LS_BODY_MAX_SHAPES) {
+        return fail_at(ps, ps->line_start, "shape", "a body has at most 64 shapes");
+    }
+    if (need > ps->shape_cap) {
+        uint32_t cap = ps->shape_cap ? ps->shape_cap * 2 : 64;
+        cap = cap < need ? need : cap;
+        ls_shape_def *n = realloc(s->shapes, cap * sizeof *n);
+        if (!n) {
+            return fail_at(ps, ps->line_start, "shape", "out of memory");
+        }
+        s->shapes = n;
+        ps->shape_cap = cap;
+    }
+    if (b->shape_count == 0) {
+        ps->first_shape[s->body_count - 1] = s->shape_total;
+        s->shapes[s->shape_total++] = b->shape;
+        b->shape_count = 1;
+    }
+    s->shapes[s->shape_total++] = *sh;
+    b->shape_count++;
+    return LS_OK;
+}
+
+static void reset_line_data(parser *ps)
+{
+    free(ps->points);
+    free(ps->tris);
+    ps->points = NULL;
+    ps->tris = NULL;
+    ps->npoints = ps->ntris = 0;
+    ps->points_at = ps->mesh_at = NULL;
+    ps->obj[0] = '\0';
+}
+
 static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
 {
     char key[32];
     const char *where;
+    reset_line_data(ps);
     if (!next_token(ps, key, sizeof key, &where)) {
         return LS_OK; // blank or comment line
     }
-    bool is_world = strcmp(key, "world") == 0;
-    if (!is_world && strcmp(key, "body") != 0) {
-        return fail_at(ps, where, "expected 'world' or 'body', got", key);
+    bool is_world = strcmp(key, "world") == 0, is_shape = strcmp(key, "shape") == 0;
+    if (!is_world && !is_shape && strcmp(key, "body") != 0) {
+        return fail_at(ps, where, "expected 'world', 'body' or 'shape', got", key);
+    }
+    if (is_shape && s->body_count == 0) {
+        return fail_at(ps, where, "a 'shape' line", "must follow the 'body' line it adds to");
     }
     if (is_world && ps->world_line) {
         char first[48];
@@ -364,14 +656,24 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
         ps->world_line = ps->line;
     }
     ls_body_def b = ls_default_body_def();
+    ls_shape_def sh = ls_default_shape_def();
     ps->player = NO_PLAYER;
     ps->nseen = 0;
     while (next_token(ps, key, sizeof key, &where)) {
         if (!once_per_line(ps, key)) {
             return fail_at(ps, where, "repeated on this line:", key);
         }
-        ls_result r =
-            is_world ? parse_world_prop(ps, s, key, where) : parse_body_prop(ps, &b, key, where);
+        ls_result r;
+        if (is_world) {
+            r = parse_world_prop(ps, s, key, where);
+        } else if (is_shape) {
+            r = parse_shape_prop(ps, &sh, key, where);
+            if (r == LS_ERR_NOT_FOUND) {
+                r = fail_at(ps, where, "unknown shape property", key);
+            }
+        } else {
+            r = parse_body_prop(ps, &b, key, where);
+        }
         if (r != LS_OK) {
             return r;
         }
@@ -379,7 +681,23 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
     if (is_world) {
         return LS_OK;
     }
-    ls_result r = add_body(s, cap, &b, ps->line);
+    ls_result r = finish_shape(ps, s, is_shape ? &sh : &b.shape);
+    if (r != LS_OK) {
+        return r;
+    }
+    if (is_shape) {
+        return add_shape(ps, s, &sh);
+    }
+    r = add_body(s, cap, &b, ps->line);
+    if (r == LS_OK && s->body_count > ps->body_cap_seen) {
+        uint32_t *n = realloc(ps->first_shape, *cap * sizeof *n);
+        if (!n) {
+            r = LS_ERR_NO_MEMORY;
+        } else {
+            ps->first_shape = n;
+            ps->body_cap_seen = *cap;
+        }
+    }
     if (r != LS_OK) {
         return fail_at(ps, ps->line_start, "too many bodies", ls_result_text(r));
     }
@@ -399,7 +717,8 @@ static ls_result check_players(parser *ps, const ls_scene *s)
     return LS_OK;
 }
 
-ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_error *err)
+ls_result ls_scene_parse_in(const char *text, size_t len, const char *dir, ls_scene *out,
+                            ls_error *err)
 {
     ls_error local;
     if (!err) {
@@ -409,14 +728,18 @@ ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_error *
     ls_error_clear(err);
     out->world = ls_default_world_def();
     out->ticks = 600;
-    parser ps = {text, text + len, text, 1, err, NO_PLAYER, 0, {NULL}, 0};
+    parser ps;
+    memset(&ps, 0, sizeof ps);
+    ps.p = ps.line_start = text;
+    ps.end = text + len;
+    ps.line = 1;
+    ps.err = err;
+    ps.player = NO_PLAYER;
+    ps.dir = dir;
     uint32_t cap = 0;
-    while (ps.p < ps.end) {
-        ls_result r = parse_line(&ps, out, &cap);
-        if (r != LS_OK) {
-            ls_scene_free(out);
-            return r;
-        }
+    ls_result r = LS_OK;
+    while (ps.p < ps.end && r == LS_OK) {
+        r = parse_line(&ps, out, &cap);
         while (ps.p < ps.end && *ps.p != '\n') {
             ps.p++;
         }
@@ -426,11 +749,26 @@ ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_error *
             ps.line_start = ps.p;
         }
     }
-    ls_result r = check_players(&ps, out);
+    reset_line_data(&ps);
+    if (r == LS_OK) {
+        r = check_players(&ps, out);
+    }
+    // Compound bodies point into the final shapes array.
+    for (uint32_t i = 0; r == LS_OK && i < out->body_count; i++) {
+        if (out->bodies[i].shape_count > 0) {
+            out->bodies[i].shapes = &out->shapes[ps.first_shape[i]];
+        }
+    }
+    free(ps.first_shape);
     if (r != LS_OK) {
         ls_scene_free(out);
     }
     return r;
+}
+
+ls_result ls_scene_parse(const char *text, size_t len, ls_scene *out, ls_error *err)
+{
+    return ls_scene_parse_in(text, len, NULL, out, err);
 }
 
 ls_result ls_scene_load(const char *path, ls_scene *out, ls_error *err)
@@ -475,7 +813,13 @@ ls_result ls_scene_load(const char *path, ls_scene *out, ls_error *err)
         ls_error_set_path(err, path);
         return LS_ERR_IO;
     }
-    ls_result r = ls_scene_parse(buf ? buf : "", len, out, err);
+    // `obj` paths are relative to the scene file's directory.
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    size_t dlen = slash ? (size_t)(slash - path) : 1;
+    snprintf(dir, sizeof dir, "%.*s", (int)(dlen < sizeof dir ? dlen : sizeof dir - 1),
+             slash ? path : ".");
+    ls_result r = ls_scene_parse_in(buf ? buf : "", len, dir, out, err);
     free(buf);
     if (r != LS_OK) {
         ls_error_set_path(err, path);
@@ -487,7 +831,19 @@ void ls_scene_free(ls_scene *s)
 {
     free(s->bodies);
     free(s->body_line);
+    free(s->shapes);
+    for (uint32_t i = 0; i < s->hull_count; i++) {
+        ls_hull_destroy(s->hulls[i]);
+    }
+    for (uint32_t i = 0; i < s->mesh_count; i++) {
+        ls_mesh_destroy(s->meshes[i]);
+    }
+    free(s->hulls);
+    free(s->meshes);
     s->bodies = NULL;
     s->body_line = NULL;
-    s->body_count = 0;
+    s->shapes = NULL;
+    s->hulls = NULL;
+    s->meshes = NULL;
+    s->body_count = s->shape_total = s->hull_count = s->mesh_count = 0;
 }

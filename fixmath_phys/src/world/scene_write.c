@@ -3,6 +3,8 @@
 #include "ls/fx_text.h"
 #include "ls/scene.h"
 
+#include "../collision/shape_kind.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -42,52 +44,124 @@ static void emit_vec3(out *o, const char *name, ls_vec3 v)
     emit(o, line);
 }
 
-static void emit_body(out *o, const ls_body_def *b, uint32_t player)
+static void emit_quat(out *o, const char *name, ls_quat q)
 {
-    static const char *const types[] = {"static", "kinematic", "dynamic"};
-    static const char *const shapes[] = {"sphere", "box", "capsule", "plane"};
-    const ls_shape_def *s = &b->shape;
     char line[128];
-    snprintf(line, sizeof line, "body %s %s", types[b->type % 3], shapes[s->type % 4]);
+    char x[LS_FX_TEXT_MAX], y[LS_FX_TEXT_MAX], z[LS_FX_TEXT_MAX], w[LS_FX_TEXT_MAX];
+    ls_fx_format(q.x, x), ls_fx_format(q.y, y), ls_fx_format(q.z, z), ls_fx_format(q.w, w);
+    snprintf(line, sizeof line, " %s %s %s %s %s", name, x, y, z, w);
     emit(o, line);
+}
+
+static bool is_identity(ls_quat q)
+{
+    return ls_quat_equal(q, ls_quat_identity()) || (q.x == 0 && q.y == 0 && q.z == 0 && q.w == 0);
+}
+
+// Hull vertices as `points N ...` (building a hull from its own vertices gives
+// the same hull), mesh data inline as `vertices N ... triangles M ...`.
+static void emit_shape_data(out *o, const ls_shape_def *s)
+{
+    char line[64];
+    if (s->type == LS_SHAPE_HULL && s->hull) {
+        uint32_t n = ls_hull_vertex_count(s->hull);
+        snprintf(line, sizeof line, " points %u", n);
+        emit(o, line);
+        for (uint32_t i = 0; i < n; i++) {
+            ls_vec3 v = ls_hull_vertex(s->hull, i);
+            char x[LS_FX_TEXT_MAX], y[LS_FX_TEXT_MAX], z[LS_FX_TEXT_MAX];
+            ls_fx_format(v.x, x), ls_fx_format(v.y, y), ls_fx_format(v.z, z);
+            emit(o, " "), emit(o, x), emit(o, " "), emit(o, y), emit(o, " "), emit(o, z);
+        }
+    } else if (s->type == LS_SHAPE_MESH && s->mesh) {
+        uint32_t n = ls_mesh_vertex_count(s->mesh), t = ls_mesh_triangle_count(s->mesh);
+        snprintf(line, sizeof line, " vertices %u", n);
+        emit(o, line);
+        for (uint32_t i = 0; i < n; i++) {
+            ls_vec3 v = ls_mesh_vertex(s->mesh, i);
+            char x[LS_FX_TEXT_MAX], y[LS_FX_TEXT_MAX], z[LS_FX_TEXT_MAX];
+            ls_fx_format(v.x, x), ls_fx_format(v.y, y), ls_fx_format(v.z, z);
+            emit(o, " "), emit(o, x), emit(o, " "), emit(o, y), emit(o, " "), emit(o, z);
+        }
+        snprintf(line, sizeof line, " triangles %u", t);
+        emit(o, line);
+        for (uint32_t i = 0; i < t; i++) {
+            uint32_t tri[3];
+            ls_mesh_triangle(s->mesh, i, tri);
+            snprintf(line, sizeof line, " %u %u %u", tri[0], tri[1], tri[2]);
+            emit(o, line);
+        }
+    }
+}
+
+// A shape's kind, geometry, pose and material (on a body line or a shape line).
+static void emit_shape(out *o, const ls_shape_def *s, bool dynamic)
+{
+    char line[128];
+    emit(o, " ");
+    emit(o, ls_shape_kind_of(s->type) ? ls_shape_kind_of(s->type)->name : "box");
     if (s->type == LS_SHAPE_PLANE) {
         if (!ls_vec3_equal(s->normal, ls_vec3_zero())) { // `normal 0 0 0` does not parse
             emit_vec3(o, "normal", s->normal);
         }
         emit_fx(o, "d", s->plane_d);
-    } else {
-        if (s->type == LS_SHAPE_BOX) {
-            emit_vec3(o, "half", s->half_extents);
-        } else {
-            emit_fx(o, "radius", s->radius);
-        }
-        if (s->type == LS_SHAPE_CAPSULE) {
-            emit_fx(o, "half_height", s->half_height);
-        }
-        emit_vec3(o, "pos", b->position);
-        const ls_quat q = b->orientation;
-        if (!ls_quat_equal(q, ls_quat_identity())) {
-            char x[LS_FX_TEXT_MAX], y[LS_FX_TEXT_MAX], z[LS_FX_TEXT_MAX], w[LS_FX_TEXT_MAX];
-            ls_fx_format(q.x, x), ls_fx_format(q.y, y), ls_fx_format(q.z, z), ls_fx_format(q.w, w);
-            snprintf(line, sizeof line, " quat %s %s %s %s", x, y, z, w);
-            emit(o, line);
-        }
-        emit_vec3(o, "vel", b->linear_velocity);
-        emit_vec3(o, "angvel", b->angular_velocity);
+    } else if (s->type == LS_SHAPE_BOX) {
+        emit_vec3(o, "half", s->half_extents);
+    } else if (s->type == LS_SHAPE_SPHERE || s->type == LS_SHAPE_CAPSULE) {
+        emit_fx(o, "radius", s->radius);
+    }
+    if (s->type == LS_SHAPE_CAPSULE) {
+        emit_fx(o, "half_height", s->half_height);
+    }
+    emit_shape_data(o, s);
+    if (!ls_vec3_equal(s->local_position, ls_vec3_zero())) {
+        emit_vec3(o, "at", s->local_position);
+    }
+    if (!is_identity(s->local_orientation)) {
+        emit_quat(o, "rot", s->local_orientation);
+    }
+    if (dynamic) {
         emit_fx(o, "density", s->density);
-        emit_fx(o, "linear_damping", b->linear_damping);
-        emit_fx(o, "angular_damping", b->angular_damping);
     }
     emit_fx(o, "friction", s->friction);
     emit_fx(o, "restitution", s->restitution);
-    snprintf(line, sizeof line, " filter %u %u%s%s", s->category, s->mask,
-             b->awake ? "" : " asleep", b->allow_sleep ? "" : " no_sleep");
+    snprintf(line, sizeof line, " filter %u %u", s->category, s->mask);
+    emit(o, line);
+}
+
+static void emit_body(out *o, const ls_body_def *b, uint32_t player)
+{
+    static const char *const types[] = {"static", "kinematic", "dynamic"};
+    const ls_shape_def *first = b->shape_count ? &b->shapes[0] : &b->shape;
+    char line[128];
+    snprintf(line, sizeof line, "body %s", types[b->type % 3]);
+    emit(o, line);
+    // Planes keep the compact form of version 1 files (no pose, no motion).
+    bool plane_only = first->type == LS_SHAPE_PLANE && b->shape_count <= 1;
+    emit_shape(o, first, !plane_only);
+    if (!plane_only) {
+        emit_vec3(o, "pos", b->position);
+        if (!ls_quat_equal(b->orientation, ls_quat_identity())) {
+            emit_quat(o, "quat", b->orientation);
+        }
+        emit_vec3(o, "vel", b->linear_velocity);
+        emit_vec3(o, "angvel", b->angular_velocity);
+        emit_fx(o, "linear_damping", b->linear_damping);
+        emit_fx(o, "angular_damping", b->angular_damping);
+    }
+    snprintf(line, sizeof line, "%s%s%s", b->awake ? "" : " asleep",
+             b->allow_sleep ? "" : " no_sleep", b->bullet ? " bullet" : "");
     emit(o, line);
     if (player != NO_PLAYER) {
         snprintf(line, sizeof line, " player %u", player);
         emit(o, line);
     }
     emit(o, "\n");
+    for (uint32_t k = 1; k < b->shape_count; k++) {
+        emit(o, "shape");
+        emit_shape(o, &b->shapes[k], true);
+        emit(o, "\n");
+    }
 }
 
 static uint32_t player_of(const ls_scene *s, uint32_t body)
@@ -111,9 +185,15 @@ size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
     emit(&o, "world");
     emit_vec3(&o, "gravity", d->gravity);
     snprintf(line, sizeof line,
-             " tick_rate %u iterations %u %u ticks %u seed %u max_bodies %u max_contacts %u\n",
+             " tick_rate %u iterations %u %u ticks %u seed %u max_bodies %u max_contacts %u%s",
              d->tick_rate, d->velocity_iterations, d->position_iterations, s->ticks,
-             (unsigned)d->seed, d->max_bodies, d->max_contacts);
+             (unsigned)d->seed, d->max_bodies, d->max_contacts, d->max_shapes ? "" : "\n");
+    emit(&o, line);
+    if (d->max_shapes) {
+        snprintf(line, sizeof line, " max_shapes %u\n", d->max_shapes);
+    } else {
+        line[0] = '\0';
+    }
     emit(&o, line);
     for (uint32_t i = 0; i < s->body_count; i++) {
         emit_body(&o, &s->bodies[i], player_of(s, i));
@@ -126,6 +206,14 @@ ls_world_def ls_scene_world_def(const ls_scene *s)
     ls_world_def d = s->world;
     if (d.max_bodies < s->body_count) {
         d.max_bodies = s->body_count;
+    }
+    // Shapes: one per body plus the extra ones of compound bodies.
+    uint32_t shapes = s->body_count;
+    for (uint32_t i = 0; i < s->body_count; i++) {
+        shapes += s->bodies[i].shape_count > 1 ? s->bodies[i].shape_count - 1 : 0;
+    }
+    if (d.max_shapes < shapes && (d.max_shapes != 0 || shapes > d.max_bodies)) {
+        d.max_shapes = shapes;
     }
     // Why a cap: a file is input. Bodies that all overlap would otherwise fill
     // any declared capacity with pairs (a 120 KB scene took 4.5 GB and 34 s a

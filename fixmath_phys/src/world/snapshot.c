@@ -2,13 +2,18 @@
 // World checksum (SPEC.md §12) and snapshots (SPEC.md §13). Both walk bodies in
 // slot order and write each field little-endian; nothing hashes or copies raw
 // structs, so padding and byte order never leak in.
+#include "../collision/hull.h"
+#include "../collision/mesh.h"
+#include "../collision/query_tree.h"
+#include "../collision/shape_kind.h"
 #include "ls/checksum.h"
 #include "world_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define SNAP_MAGIC   0x4E53534Cu // "LSSN"
-#define SNAP_VERSION 1u
+#define SNAP_VERSION 2u
 
 uint64_t ls_world_checksum(const ls_world *w)
 {
@@ -31,6 +36,16 @@ uint64_t ls_world_checksum(const ls_world *w)
         ls_hasher_put_vec3(&h, b->v);
         ls_hasher_put_vec3(&h, b->w);
         ls_hasher_put_fx(&h, b->sleep_timer);
+        // The body's shapes in chain (creation) order: id, kind and pose in the body.
+        ls_hasher_put_u32(&h, b->shape_count);
+        for (uint32_t k = b->shape_head; k != UINT32_MAX; k = w->shapes[k].next) {
+            const ls_shape *s = &w->shapes[k];
+            ls_hasher_put_u32(&h, k);
+            ls_hasher_put_u32(&h, s->generation);
+            ls_hasher_put_u32(&h, (uint32_t)s->geom.kind);
+            ls_hasher_put_vec3(&h, s->local_p);
+            ls_hasher_put_quat(&h, s->local_q);
+        }
     }
     return ls_hasher_digest(&h);
 }
@@ -95,53 +110,96 @@ static void io_vec3(cursor *c, bool save, ls_vec3 *v)
     io32(c, save, &v->z);
 }
 
-static void io_flags(cursor *c, bool save, ls_body *b)
+static void io_quat(cursor *c, bool save, ls_quat *q)
+{
+    io32(c, save, &q->x);
+    io32(c, save, &q->y);
+    io32(c, save, &q->z);
+    io32(c, save, &q->w);
+}
+
+static void io_body_flags(cursor *c, bool save, ls_body *b)
 {
     uint32_t f = (uint32_t)b->alive | (uint32_t)b->allow_sleep << 1 | (uint32_t)b->asleep << 2 |
-                 (uint32_t)b->type << 8 | (uint32_t)b->geom.kind << 16;
+                 (uint32_t)b->bullet << 3 | (uint32_t)b->type << 8;
     io32(c, save, &f);
-    if (!save && (f & ~0x00030307u) != 0) {
+    if (!save && (f & ~0x0000030Fu) != 0) {
         c->ok = false; // bits a world never writes: refused, so restore-save is the identity
     }
     b->alive = f & 1u;
     b->allow_sleep = (f >> 1) & 1u;
     b->asleep = (f >> 2) & 1u;
+    b->bullet = (f >> 3) & 1u;
     b->type = (uint8_t)((f >> 8) & 3u);
-    b->geom.kind = (ls_shape_type)((f >> 16) & 3u);
+}
+
+// The symmetric inverse inertia tensor as xx, yy, zz, xy, xz, yz.
+static void io_tensor(cursor *c, bool save, ls_mat3 *m)
+{
+    io32(c, save, &m->row[0].x);
+    io32(c, save, &m->row[1].y);
+    io32(c, save, &m->row[2].z);
+    io32(c, save, &m->row[0].y);
+    io32(c, save, &m->row[0].z);
+    io32(c, save, &m->row[1].z);
+    m->row[1].x = m->row[0].y;
+    m->row[2].x = m->row[0].z;
+    m->row[2].y = m->row[1].z;
 }
 
 static void io_body(cursor *c, bool save, ls_body *b)
 {
     io32(c, save, &b->generation);
-    io_flags(c, save, b);
+    io_body_flags(c, save, b);
     io_vec3(c, save, &b->p);
-    io32(c, save, &b->q.x);
-    io32(c, save, &b->q.y);
-    io32(c, save, &b->q.z);
-    io32(c, save, &b->q.w);
+    io_quat(c, save, &b->q);
     io_vec3(c, save, &b->v);
     io_vec3(c, save, &b->w);
     io_vec3(c, save, &b->force);
     io_vec3(c, save, &b->torque);
-    ls_fx *scalars[] = {&b->sleep_timer,      &b->lin_damp,    &b->ang_damp,    &b->mass,
-                        &b->inv_mass,         &b->friction,    &b->restitution, &b->geom.radius,
-                        &b->geom.half_height, &b->geom.plane_d};
+    ls_fx *scalars[] = {&b->sleep_timer, &b->lin_damp, &b->ang_damp, &b->mass, &b->inv_mass};
     for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++) {
         io32(c, save, scalars[k]);
     }
-    io_vec3(c, save, &b->inv_inertia);
-    io_vec3(c, save, &b->geom.offset);
-    io_vec3(c, save, &b->geom.half_extents);
-    io_vec3(c, save, &b->geom.normal);
-    io32(c, save, &b->category);
-    io32(c, save, &b->mask);
+    io_tensor(c, save, &b->inv_inertia);
+    io_vec3(c, save, &b->com_local);
+    io32(c, save, &b->shape_head);
+    io32(c, save, &b->shape_count);
     io_u64(c, save, &b->user_data);
+}
+
+static void io_shape(cursor *c, bool save, ls_shape *s)
+{
+    io32(c, save, &s->generation);
+    uint32_t f = (uint32_t)s->alive | (uint32_t)s->geom.kind << 8;
+    io32(c, save, &f);
+    if (!save && ((f & ~0x0000FF01u) != 0 || (f >> 8) >= LS_SHAPE_KIND_COUNT)) {
+        c->ok = false;
+    }
+    s->alive = f & 1u;
+    s->geom.kind = (ls_shape_type)((f >> 8) & 0xFFu);
+    io32(c, save, &s->body);
+    io32(c, save, &s->next);
+    io32(c, save, &s->geometry);
+    io_vec3(c, save, &s->local_p);
+    io_quat(c, save, &s->local_q);
+    io32(c, save, &s->geom.radius);
+    io32(c, save, &s->geom.half_height);
+    io_vec3(c, save, &s->geom.half_extents);
+    io_vec3(c, save, &s->geom.normal);
+    io32(c, save, &s->geom.plane_d);
+    io32(c, save, &s->friction);
+    io32(c, save, &s->restitution);
+    io32(c, save, &s->density);
+    io32(c, save, &s->category);
+    io32(c, save, &s->mask);
 }
 
 static void io_contact(cursor *c, bool save, ls_contact *ct)
 {
-    io32(c, save, &ct->a);
-    io32(c, save, &ct->b);
+    io32(c, save, &ct->shape_a);
+    io32(c, save, &ct->shape_b);
+    io32(c, save, &ct->child);
     io_vec3(c, save, &ct->m.normal);
     io32(c, save, &ct->m.count);
     for (int i = 0; i < LS_MANIFOLD_MAX; i++) {
@@ -154,15 +212,222 @@ static void io_contact(cursor *c, bool save, ls_contact *ct)
     }
 }
 
+// --- Geometry table (hulls, meshes): saved through the public accessors;
+// restored by rebuilding with the validating constructors, unless the world
+// already holds exactly the same data (the usual case: a rollback restores
+// into the world that saved), which costs a comparison and no allocation.
+
+static void save_geometry(cursor *c, const ls_geometry *g)
+{
+    uint32_t kind = (uint32_t)g->kind;
+    io32(c, true, &kind);
+    if (g->kind == LS_SHAPE_HULL) {
+        uint32_t nv = ls_hull_vertex_count(g->hull), nf = ls_hull_face_count(g->hull);
+        io32(c, true, &nv);
+        io32(c, true, &nf);
+        for (uint32_t i = 0; i < nv; i++) {
+            ls_vec3 v = ls_hull_vertex(g->hull, i);
+            io_vec3(c, true, &v);
+        }
+        uint32_t idx[LS_HULL_MAX_VERTICES];
+        for (uint32_t f = 0; f < nf; f++) {
+            uint32_t n = ls_hull_face_vertices(g->hull, f, idx, LS_HULL_MAX_VERTICES);
+            io32(c, true, &n);
+            for (uint32_t k = 0; k < n; k++) {
+                io32(c, true, &idx[k]);
+            }
+        }
+        return;
+    }
+    uint32_t nv = ls_mesh_vertex_count(g->mesh), nt = ls_mesh_triangle_count(g->mesh);
+    io32(c, true, &nv);
+    io32(c, true, &nt);
+    for (uint32_t i = 0; i < nv; i++) {
+        ls_vec3 v = ls_mesh_vertex(g->mesh, i);
+        io_vec3(c, true, &v);
+    }
+    for (uint32_t t = 0; t < nt; t++) {
+        uint32_t tri[3];
+        ls_mesh_triangle(g->mesh, t, tri);
+        for (int k = 0; k < 3; k++) {
+            io32(c, true, &tri[k]);
+        }
+    }
+}
+
+// Reads one geometry entry and compares it with `have` (may be NULL) word by
+// word, without allocating; false when it differs or the buffer is short.
+static bool same_geometry(cursor *c, const ls_geometry *have)
+{
+    if (!have) {
+        return false;
+    }
+    uint32_t kind = get32(c);
+    if (!c->ok || kind != (uint32_t)have->kind) {
+        return false;
+    }
+    if (have->kind == LS_SHAPE_HULL) {
+        uint32_t nv = get32(c), nf = get32(c);
+        if (nv != ls_hull_vertex_count(have->hull) || nf != ls_hull_face_count(have->hull)) {
+            return false;
+        }
+        for (uint32_t i = 0; i < nv && c->ok; i++) {
+            ls_vec3 v, h = ls_hull_vertex(have->hull, i);
+            io_vec3(c, false, &v);
+            if (!ls_vec3_equal(v, h)) {
+                return false;
+            }
+        }
+        uint32_t idx[LS_HULL_MAX_VERTICES];
+        for (uint32_t f = 0; f < nf && c->ok; f++) {
+            uint32_t n = ls_hull_face_vertices(have->hull, f, idx, LS_HULL_MAX_VERTICES);
+            if (get32(c) != n) {
+                return false;
+            }
+            for (uint32_t k = 0; k < n; k++) {
+                if (get32(c) != idx[k]) {
+                    return false;
+                }
+            }
+        }
+        return c->ok;
+    }
+    uint32_t nv = get32(c), nt = get32(c);
+    if (nv != ls_mesh_vertex_count(have->mesh) || nt != ls_mesh_triangle_count(have->mesh)) {
+        return false;
+    }
+    for (uint32_t i = 0; i < nv && c->ok; i++) {
+        ls_vec3 v;
+        io_vec3(c, false, &v);
+        if (!ls_vec3_equal(v, ls_mesh_vertex(have->mesh, i))) {
+            return false;
+        }
+    }
+    for (uint32_t t = 0; t < nt && c->ok; t++) {
+        uint32_t tri[3];
+        ls_mesh_triangle(have->mesh, t, tri);
+        for (int k = 0; k < 3; k++) {
+            if (get32(c) != tri[k]) {
+                return false;
+            }
+        }
+    }
+    return c->ok;
+}
+
+// Reads one geometry entry and builds it (allocating). Counts are checked
+// against the bytes left before anything is allocated, so a stranger's small
+// buffer cannot ask for a large allocation.
+static bool build_geometry(cursor *c, ls_geometry *out, ls_error *why)
+{
+    uint32_t kind = get32(c), nv = get32(c), n2 = get32(c);
+    size_t left = c->size - c->pos;
+    memset(out, 0, sizeof *out);
+    if (!c->ok || (kind != LS_SHAPE_HULL && kind != LS_SHAPE_MESH) || (size_t)nv * 12 > left) {
+        return false;
+    }
+    out->kind = (ls_shape_type)kind;
+    ls_vec3 *v = malloc((nv ? nv : 1) * sizeof *v);
+    bool ok = v != NULL;
+    for (uint32_t i = 0; i < nv && ok; i++) {
+        io_vec3(c, false, &v[i]);
+    }
+    left = c->size - c->pos;
+    if (kind == LS_SHAPE_HULL) {
+        // Each face is at least 4 words: its size and 3 indices.
+        uint32_t *sizes = NULL, *idx = NULL;
+        size_t total = 0;
+        ok = ok && c->ok && nv <= LS_HULL_MAX_VERTICES && n2 <= LS_HULL_MAX_FACES &&
+             (size_t)n2 * 16 <= left;
+        if (ok) {
+            sizes = malloc((n2 ? n2 : 1) * sizeof *sizes);
+            idx = malloc(2 * LS_HULL_MAX_EDGES * sizeof *idx);
+            ok = sizes && idx;
+        }
+        for (uint32_t f = 0; f < n2 && ok; f++) {
+            sizes[f] = get32(c);
+            ok = c->ok && sizes[f] >= 3 && total + sizes[f] <= 2 * LS_HULL_MAX_EDGES;
+            for (uint32_t k = 0; k < sizes[f] && ok; k++) {
+                idx[total++] = get32(c);
+            }
+            ok = ok && c->ok;
+        }
+        if (ok) {
+            out->hull = ls_hull_create_from_faces(v, nv, sizes, n2, idx, why);
+            ok = out->hull != NULL;
+        }
+        free(sizes);
+        free(idx);
+    } else {
+        uint32_t *idx = NULL;
+        ok = ok && c->ok && nv <= LS_MESH_MAX_VERTICES && n2 <= LS_MESH_MAX_TRIANGLES &&
+             (size_t)n2 * 12 <= left;
+        if (ok) {
+            idx = malloc((n2 ? (size_t)n2 * 3 : 1) * sizeof *idx);
+            ok = idx != NULL;
+        }
+        for (size_t k = 0; ok && k < (size_t)n2 * 3; k++) {
+            idx[k] = get32(c);
+        }
+        if (ok && c->ok) {
+            out->mesh = ls_mesh_create(v, nv, idx, n2, why);
+            ok = out->mesh != NULL;
+        }
+        free(idx);
+    }
+    free(v);
+    return ok && c->ok;
+}
+
+// Restore's geometry section: keep the world's table if the snapshot holds
+// the same entries, else rebuild it.
+static bool restore_geometry(cursor *c, ls_world *w, uint32_t count, ls_error *why)
+{
+    size_t start = c->pos;
+    bool same = count == w->geometry_count;
+    for (uint32_t i = 0; i < count && same; i++) {
+        same = same_geometry(c, &w->geometry[i]);
+    }
+    if (same && c->ok) {
+        return true;
+    }
+    c->pos = start;
+    c->ok = true;
+    ls_world_geometry_clear_(w);
+    if (count == 0) {
+        return true;
+    }
+    if ((size_t)count * 12 > c->size - c->pos) {
+        return false;
+    }
+    w->geometry = calloc(count, sizeof *w->geometry);
+    if (!w->geometry) {
+        return false;
+    }
+    w->geometry_cap = count;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!build_geometry(c, &w->geometry[i], why)) {
+            free(w->geometry[i].hull);
+            ls_mesh_destroy(w->geometry[i].mesh);
+            return false;
+        }
+        w->geometry_count++;
+    }
+    return true;
+}
+
 // The whole state, in the order of SPEC.md §13. Restore validates counts
 // before using them, so a corrupt buffer is refused instead of read past.
-static bool io_world(cursor *c, bool save, ls_world *w)
+static bool io_world(cursor *c, bool save, ls_world *w, ls_error *why)
 {
     uint32_t magic = SNAP_MAGIC, version = SNAP_VERSION, max_b = w->def.max_bodies;
+    uint32_t max_s = w->def.max_shapes, geometry_count = w->geometry_count;
     io32(c, save, &magic);
     io32(c, save, &version);
     io32(c, save, &max_b);
-    if (!save && (magic != SNAP_MAGIC || version != SNAP_VERSION || max_b != w->def.max_bodies)) {
+    io32(c, save, &max_s);
+    if (!save && (magic != SNAP_MAGIC || version != SNAP_VERSION || max_b != w->def.max_bodies ||
+                  max_s != w->def.max_shapes)) {
         return false;
     }
     io32(c, save, &w->tick);
@@ -171,17 +436,33 @@ static bool io_world(cursor *c, bool save, ls_world *w)
     io32(c, save, &w->body_high);
     io32(c, save, &w->body_count);
     io32(c, save, &w->free_head);
+    io32(c, save, &w->shape_high);
+    io32(c, save, &w->shape_count);
+    io32(c, save, &w->shape_free_head);
+    io32(c, save, &geometry_count);
     io32(c, save, &w->contact_count);
     io32(c, save, &w->info.overflow_count);
     io32(c, save, &w->info.overflow_tick);
     io32(c, save, &w->info.overflow_body.index1);
     io32(c, save, &w->info.overflow_body.generation);
-    if (!c->ok || w->body_high > w->def.max_bodies || w->contact_count > w->def.max_contacts) {
+    if (!c->ok || w->body_high > w->def.max_bodies || w->shape_high > w->def.max_shapes ||
+        w->contact_count > w->def.max_contacts) {
+        return false;
+    }
+    if (save) {
+        for (uint32_t i = 0; i < w->geometry_count && c->ok; i++) {
+            save_geometry(c, &w->geometry[i]);
+        }
+    } else if (!restore_geometry(c, w, geometry_count, why)) {
         return false;
     }
     for (uint32_t i = 0; i < w->body_high && c->ok; i++) {
         io_body(c, save, &w->bodies[i]);
         io32(c, save, &w->next_free[i]);
+    }
+    for (uint32_t i = 0; i < w->shape_high && c->ok; i++) {
+        io_shape(c, save, &w->shapes[i]);
+        io32(c, save, &w->shape_next_free[i]);
     }
     for (uint32_t i = 0; i < w->contact_count && c->ok; i++) {
         io_contact(c, save, &w->contacts[i]);
@@ -192,20 +473,19 @@ static bool io_world(cursor *c, bool save, ls_world *w)
 size_t ls_world_snapshot_size(const ls_world *w)
 {
     cursor c = {NULL, NULL, 0, SIZE_MAX, true};
-    io_world(&c, true, (ls_world *)w); // counting pass: writes nothing
+    io_world(&c, true, (ls_world *)w, NULL); // counting pass: writes nothing
     return c.pos;
 }
 
 size_t ls_world_snapshot_save(const ls_world *w, uint8_t *buf, size_t size)
 {
     cursor c = {buf, NULL, 0, size, true};
-    return io_world(&c, true, (ls_world *)w) ? c.pos : 0;
+    return io_world(&c, true, (ls_world *)w, NULL) ? c.pos : 0;
 }
 
 // Creation ranges (SPEC.md §5) of what a live body's geometry and material may
 // hold. A snapshot is input: a keyframe from a stranger's replay must not
 // reach the broad phase's box invariant (min <= max) or any other assert.
-#define GEOM_MIN_RAW 3277 // 0.05 m
 static bool in(ls_fx v, ls_fx lo, ls_fx hi)
 {
     return v >= lo && v <= hi;
@@ -224,71 +504,97 @@ static bool vec_ok(ls_vec3 v)
     return fx_ok(v.x) && fx_ok(v.y) && fx_ok(v.z);
 }
 
+static bool quat_unit(ls_quat q)
+{
+    // Orientations are kept unit by §4 normalize: |q|^2 within 1 +- 1/256.
+    int64_t q2 = (int64_t)q.x * q.x + (int64_t)q.y * q.y + (int64_t)q.z * q.z + (int64_t)q.w * q.w;
+    return fx_ok(q.x) && fx_ok(q.y) && fx_ok(q.z) && fx_ok(q.w) &&
+           q2 >= ((int64_t)1 << 32) - ((int64_t)1 << 24) &&
+           q2 <= ((int64_t)1 << 32) + ((int64_t)1 << 24);
+}
+
 static const char *body_problem(const ls_body *b)
 {
-    const ls_fx big = LS_FX_INT(64);
+    const ls_mat3 *m = &b->inv_inertia;
     if (!vec_ok(b->p) || !vec_ok(b->v) || !vec_ok(b->w) || !vec_ok(b->force) ||
-        !vec_ok(b->torque) || !fx_ok(b->q.x) || !fx_ok(b->q.y) || !fx_ok(b->q.z) ||
-        !fx_ok(b->q.w) || !vec_ok(b->geom.offset) || !vec_ok(b->geom.normal) ||
-        !fx_ok(b->geom.plane_d)) {
+        !vec_ok(b->torque) || !vec_ok(b->com_local) || !vec_ok(m->row[0]) || !vec_ok(m->row[1]) ||
+        !vec_ok(m->row[2])) {
         return "fixed-point word 0x80000000 (never written by a world)";
     }
-    if (b->type > LS_BODY_DYNAMIC || (uint32_t)b->geom.kind > LS_SHAPE_PLANE) {
-        return "body type or shape kind";
+    if (b->type > LS_BODY_DYNAMIC) {
+        return "body type";
     }
-    switch (b->geom.kind) {
-    case LS_SHAPE_SPHERE:
-        if (!in(b->geom.radius, GEOM_MIN_RAW, big)) {
-            return "sphere radius";
-        }
-        break;
-    case LS_SHAPE_CAPSULE:
-        if (!in(b->geom.radius, GEOM_MIN_RAW, big) || !in(b->geom.half_height, 0, big)) {
-            return "capsule radius or half height";
-        }
-        break;
-    case LS_SHAPE_BOX:
-        if (!in(b->geom.half_extents.x, GEOM_MIN_RAW, big) ||
-            !in(b->geom.half_extents.y, GEOM_MIN_RAW, big) ||
-            !in(b->geom.half_extents.z, GEOM_MIN_RAW, big)) {
-            return "box half extents";
-        }
-        break;
-    case LS_SHAPE_PLANE:
-        if (b->type != LS_BODY_STATIC || ls_vec3_equal(b->geom.normal, ls_vec3_zero())) {
-            return "plane (not static, or zero normal)";
-        }
-        break;
+    if (!in(b->lin_damp, 0, LS_FX_ONE) || !in(b->ang_damp, 0, LS_FX_ONE) || b->sleep_timer < 0) {
+        return "damping or sleep timer";
     }
-    if (!in(b->friction, 0, LS_FX_INT(4)) || !in(b->restitution, 0, LS_FX_ONE) ||
-        !in(b->lin_damp, 0, LS_FX_ONE) || !in(b->ang_damp, 0, LS_FX_ONE) || b->sleep_timer < 0) {
-        return "material, damping or sleep timer";
-    }
-    // Creation ranges of mass.c: 0.01..1000 kg, principal inertia >= 1/1024 kg m^2,
-    // so inverse mass <= 100 and inverse inertia <= 1024 (raw 6553600, 2^26).
+    // Creation ranges of mass.c: 0.01..1000 kg, so inverse mass <= 100; every
+    // inverse inertia entry within +-1024 (raw 2^26), the diagonal >= 0.
+    const ls_fx lim = 1 << 26;
     if (b->type == LS_BODY_DYNAMIC &&
-        (!in(b->mass, 655, 65536000) || !in(b->inv_mass, 1, 6553600) ||
-         !in(b->inv_inertia.x, 0, 1 << 26) || !in(b->inv_inertia.y, 0, 1 << 26) ||
-         !in(b->inv_inertia.z, 0, 1 << 26))) {
+        (!in(b->mass, 655, 65536000) || !in(b->inv_mass, 1, 6553600) || !in(m->row[0].x, 0, lim) ||
+         !in(m->row[1].y, 0, lim) || !in(m->row[2].z, 0, lim) || !in(m->row[0].y, -lim, lim) ||
+         !in(m->row[0].z, -lim, lim) || !in(m->row[1].z, -lim, lim))) {
         return "mass or inverse inertia";
     }
-    // Orientations are kept unit by §4 normalize: |q|^2 within 1 +- 1/256.
-    int64_t q2 = (int64_t)b->q.x * b->q.x + (int64_t)b->q.y * b->q.y + (int64_t)b->q.z * b->q.z +
-                 (int64_t)b->q.w * b->q.w;
-    if (q2 < ((int64_t)1 << 32) - ((int64_t)1 << 24) ||
-        q2 > ((int64_t)1 << 32) + ((int64_t)1 << 24)) {
+    if (b->type != LS_BODY_DYNAMIC && (b->mass != 0 || b->inv_mass != 0)) {
+        return "mass of a static or kinematic body";
+    }
+    if (!quat_unit(b->q)) {
         return "orientation (not a unit quaternion)";
+    }
+    if (b->shape_count < 1 || b->shape_count > LS_BODY_MAX_SHAPES) {
+        return "shape count";
     }
     return NULL;
 }
 
-// Everything restore must prove before a step may use the state; returns what
-// is wrong, or NULL. Bodies, the free list (no index outside the used slots, no
-// live slot, no cycle), the live count, and contacts (sorted, distinct live
-// bodies, 0..4 points).
-static const char *state_problem(const ls_world *w, uint32_t *where)
+// A live shape: its kind's creation ranges (shape_kind.h), its data, its
+// material and pose, and the body it names.
+static const char *shape_problem(const ls_world *w, ls_shape *s)
 {
-    uint32_t alive = 0;
+    if (!vec_ok(s->local_p) || !vec_ok(s->geom.half_extents) || !vec_ok(s->geom.normal) ||
+        !fx_ok(s->geom.radius) || !fx_ok(s->geom.half_height) || !fx_ok(s->geom.plane_d)) {
+        return "fixed-point word 0x80000000 (never written by a world)";
+    }
+    const ls_shape_kind *kind = ls_shape_kind_of(s->geom.kind);
+    if (!kind || s->body >= w->body_high || !w->bodies[s->body].alive) {
+        return "shape kind or body";
+    }
+    if (kind->needs_data) {
+        if (s->geometry >= w->geometry_count || w->geometry[s->geometry].kind != s->geom.kind) {
+            return "shape data index";
+        }
+        ls_world_geometry_bind_(w, &s->geom, s->geometry);
+    } else if (s->geometry != UINT32_MAX) {
+        return "shape data index";
+    } else {
+        s->geom.hull = NULL;
+        s->geom.mesh = NULL;
+    }
+    const ls_body *b = &w->bodies[s->body];
+    if ((kind->static_only && b->type != LS_BODY_STATIC) || !kind->check(&s->geom, NULL)) {
+        return "shape geometry";
+    }
+    if (!in(s->friction, 0, LS_FX_INT(4)) || !in(s->restitution, 0, LS_FX_ONE) || s->density < 0) {
+        return "shape material";
+    }
+    // local_position within +-64 m minus a centre of mass within the same box.
+    const ls_fx r = LS_FX_INT(128);
+    if (!in(s->local_p.x, -r, r) || !in(s->local_p.y, -r, r) || !in(s->local_p.z, -r, r) ||
+        !quat_unit(s->local_q)) {
+        return "shape pose";
+    }
+    s->local_identity = ls_shape_local_identity_(s);
+    return NULL;
+}
+
+// Everything restore must prove before a step may use the state; returns what
+// is wrong, or NULL. Bodies and shapes, each free list (no index outside the
+// used slots, no live slot, no cycle), the live counts, every body's shape
+// chain, and contacts (sorted, live shapes of distinct bodies, 0..4 points).
+static const char *state_problem(ls_world *w, uint32_t *where)
+{
+    uint32_t alive = 0, shapes_alive = 0, chained = 0;
     for (uint32_t i = 0; i < w->body_high; i++) {
         *where = i;
         if (w->bodies[i].alive) {
@@ -297,10 +603,43 @@ static const char *state_problem(const ls_world *w, uint32_t *where)
             if (why) {
                 return why;
             }
+            chained += w->bodies[i].shape_count;
         }
     }
     if (alive != w->body_count) {
         return "live body count";
+    }
+    for (uint32_t i = 0; i < w->shape_high; i++) {
+        *where = i;
+        if (w->shapes[i].alive) {
+            shapes_alive++;
+            const char *why = shape_problem(w, &w->shapes[i]);
+            if (why) {
+                return why;
+            }
+        }
+    }
+    if (shapes_alive != w->shape_count || chained != w->shape_count) {
+        return "live shape count";
+    }
+    // Each body's chain: shape_count live shapes of that body, ending in
+    // UINT32_MAX; with the counts above, no shape is in two chains.
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        const ls_body *b = &w->bodies[i];
+        *where = i;
+        if (!b->alive) {
+            continue;
+        }
+        uint32_t k = b->shape_head;
+        for (uint32_t n = 0; n < b->shape_count; n++) {
+            if (k >= w->shape_high || !w->shapes[k].alive || w->shapes[k].body != i) {
+                return "shape chain";
+            }
+            k = w->shapes[k].next;
+        }
+        if (k != UINT32_MAX) {
+            return "shape chain";
+        }
     }
     uint32_t steps = 0;
     for (uint32_t i = w->free_head; i != UINT32_MAX; i = w->next_free[i]) {
@@ -309,13 +648,30 @@ static const char *state_problem(const ls_world *w, uint32_t *where)
             return "free slot list";
         }
     }
-    for (uint32_t i = 0; i < w->contact_count; i++) {
-        const ls_contact *ct = &w->contacts[i];
+    steps = 0;
+    for (uint32_t i = w->shape_free_head; i != UINT32_MAX; i = w->shape_next_free[i]) {
         *where = i;
-        if (ct->a >= ct->b || ct->b >= w->body_high || !w->bodies[ct->a].alive ||
-            !w->bodies[ct->b].alive || ct->m.count < 0 || ct->m.count > LS_MANIFOLD_MAX ||
-            !vec_ok(ct->m.normal)) {
+        if (i >= w->shape_high || w->shapes[i].alive || ++steps > w->shape_high) {
+            return "free shape list";
+        }
+    }
+    for (uint32_t i = 0; i < w->contact_count; i++) {
+        ls_contact *ct = &w->contacts[i];
+        *where = i;
+        if (ct->shape_a >= ct->shape_b || ct->shape_b >= w->shape_high ||
+            !w->shapes[ct->shape_a].alive || !w->shapes[ct->shape_b].alive ||
+            w->shapes[ct->shape_a].body == w->shapes[ct->shape_b].body || ct->m.count < 0 ||
+            ct->m.count > LS_MANIFOLD_MAX || !vec_ok(ct->m.normal)) {
             return "contact";
+        }
+        ct->a = w->shapes[ct->shape_a].body;
+        ct->b = w->shapes[ct->shape_b].body;
+        const ls_geom *ga = &w->shapes[ct->shape_a].geom, *gb = &w->shapes[ct->shape_b].geom;
+        uint32_t children = ga->mesh   ? ls_mesh_triangle_count(ga->mesh)
+                            : gb->mesh ? ls_mesh_triangle_count(gb->mesh)
+                                       : 1;
+        if (ct->child >= children) {
+            return "contact child";
         }
         for (int k = 0; k < LS_MANIFOLD_MAX; k++) {
             // Normal impulses are accumulated clamped at 0; every word a real value.
@@ -325,46 +681,67 @@ static const char *state_problem(const ls_world *w, uint32_t *where)
                 return "contact impulse or point";
             }
         }
-        if (i > 0 && (ct[-1].a > ct->a || (ct[-1].a == ct->a && ct[-1].b >= ct->b))) {
+        const ls_contact *p = ct - 1;
+        if (i > 0 &&
+            (p->shape_a > ct->shape_a || (p->shape_a == ct->shape_a && p->shape_b > ct->shape_b) ||
+             (p->shape_a == ct->shape_a && p->shape_b == ct->shape_b && p->child >= ct->child))) {
             return "contact order";
         }
     }
     return NULL;
 }
 
+static void leave_empty(ls_world *w)
+{
+    w->body_high = w->body_count = w->contact_count = 0;
+    w->shape_high = w->shape_count = 0;
+    w->free_head = w->shape_free_head = UINT32_MAX;
+    ls_broadphase_clear(w->bp);
+}
+
 ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size, ls_error *err)
 {
     // The header is checked first so a snapshot of another world says so
     // instead of "corrupt".
-    if (size < 12) {
+    if (size < 16) {
         return ls_error_set(err, LS_ERR_TRUNCATED, "snapshot of %zu bytes has no header", size);
     }
     if (ls_get_u32le(buf) != SNAP_MAGIC || ls_get_u32le(buf + 4) != SNAP_VERSION) {
         return ls_error_set(err, LS_ERR_INCOMPATIBLE,
                             "not a version %u snapshot (magic or version differs)", SNAP_VERSION);
     }
-    if (ls_get_u32le(buf + 8) != w->def.max_bodies) {
+    if (ls_get_u32le(buf + 8) != w->def.max_bodies || ls_get_u32le(buf + 12) != w->def.max_shapes) {
         return ls_error_set(err, LS_ERR_INCOMPATIBLE,
-                            "snapshot of a world with max_bodies %u restored into one with %u",
-                            ls_get_u32le(buf + 8), w->def.max_bodies);
+                            "snapshot of a world with max_bodies %u, max_shapes %u restored into "
+                            "one with %u, %u",
+                            ls_get_u32le(buf + 8), ls_get_u32le(buf + 12), w->def.max_bodies,
+                            w->def.max_shapes);
     }
+    ls_query_tree_invalidate(w->qt); // shapes change below, whatever the outcome
     // Restore into the live world only after a dry validation would need a
     // second copy; instead, validate while reading and fail closed.
     cursor c = {NULL, buf, 0, size, true};
     uint32_t where = 0;
     const char *problem = NULL;
-    if (!io_world(&c, false, w) || (problem = state_problem(w, &where)) != NULL || c.pos != size) {
-        if (!problem && c.ok && c.pos != size) {
+    ls_error why;
+    ls_error_clear(&why);
+    if (!io_world(&c, false, w, &why) || (problem = state_problem(w, &where)) != NULL ||
+        c.pos != size) {
+        if (!problem && c.ok && c.pos != size && why.code == LS_OK) {
             problem = "length (bytes after the last contact)";
             where = (uint32_t)(size - c.pos);
         }
-        w->body_high = w->body_count = w->contact_count = 0;
-        w->free_head = UINT32_MAX;
-        ls_broadphase_clear(w->bp);
+        leave_empty(w);
         if (problem) {
             return ls_error_set(err, LS_ERR_CORRUPT,
                                 "snapshot refused: %s invalid at index %u; the world is left empty",
                                 problem, where);
+        }
+        if (why.code != LS_OK) {
+            return ls_error_set(err, LS_ERR_CORRUPT,
+                                "snapshot refused: shape data invalid (%s); the world is left "
+                                "empty",
+                                why.message);
         }
         return ls_error_set(err, LS_ERR_CORRUPT,
                             "snapshot of %zu bytes is corrupt (read failed at byte %zu); the "
@@ -373,8 +750,11 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
     }
     ls_broadphase_clear(w->bp);
     for (uint32_t i = 0; i < w->body_high; i++) {
-        if (w->bodies[i].alive) {
-            ls_body_update_derived_(&w->bodies[i]);
+        ls_body *b = &w->bodies[i];
+        if (b->alive) {
+            b->inertia_diagonal = ls_body_inertia_is_diagonal_(b);
+            ls_body_update_derived_(w, b);
+            ls_body_update_thickness_(w, b);
         }
     }
     w->begin_count = w->end_count = 0;

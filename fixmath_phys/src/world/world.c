@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // World lifetime, definitions and the step pipeline (SPEC.md §11).
 #include "../collision/collide.h"
+#include "../collision/query_tree.h"
 #include "world_internal.h"
 
 #include <stdio.h>
@@ -67,6 +68,9 @@ static bool world_def_valid(const ls_world_def *d, ls_error *err)
         return refuse(err, LS_ERR_OUT_OF_RANGE, "max_bodies",
                       "max_bodies must be 1..2^20 and max_contacts 1..2^22");
     }
+    if (d->max_shapes > (1u << 22)) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "max_shapes", "max_shapes must be 0..2^22");
+    }
     if (d->rolling_resistance < 0 || d->rolling_resistance > LS_FX_INT(1)) {
         return refuse(err, LS_ERR_OUT_OF_RANGE, "rolling_resistance",
                       "rolling_resistance must be 0..1 m");
@@ -79,17 +83,27 @@ static bool world_def_valid(const ls_world_def *d, ls_error *err)
     return true;
 }
 
+// max_shapes 0 means one shape per body.
+static uint32_t shape_capacity(const ls_world_def *def)
+{
+    return def->max_shapes ? def->max_shapes : def->max_bodies;
+}
+
 size_t ls_world_memory_size(const ls_world_def *def)
 {
-    // Keep in step with the allocations of ls_world_create below.
+    // Keep in step with the allocations of ls_world_create below. Hull and
+    // mesh data are allocated when a body first uses them (never in a step).
     const ls_world *w = NULL; // sizeof only
-    size_t nb = def->max_bodies, nc = def->max_contacts;
+    size_t nb = def->max_bodies, nc = def->max_contacts, ns = shape_capacity(def);
     return sizeof *w +
            nb * (sizeof *w->bodies + sizeof *w->next_free + sizeof *w->island_awake +
                  sizeof *w->island_min_timer) +
+           ns * (sizeof *w->shapes + sizeof *w->shape_next_free) +
+           LS_MESH_PAIR_MAX * sizeof *w->children +
            nc * (sizeof *w->pairs + 2 * sizeof *w->contacts + sizeof *w->scratch +
                  sizeof *w->begin_events + sizeof *w->end_events) +
-           ls_broadphase_memory_size(def->max_bodies, def->max_contacts);
+           ls_broadphase_memory_size(shape_capacity(def), def->max_contacts) +
+           ls_query_tree_memory_size(shape_capacity(def), def->max_bodies);
 }
 
 ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
@@ -109,12 +123,17 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
         return NULL;
     }
     w->def = *def;
+    w->def.max_shapes = shape_capacity(def);
     w->dt = ls_tick_dt(def->tick_rate);
     w->rng = ls_rng_make(def->seed, 0x6c6f636b73746570u); // stream "lockstep"
     w->max_pairs = def->max_contacts;
     w->bodies = calloc(def->max_bodies, sizeof *w->bodies);
     w->next_free = calloc(def->max_bodies, sizeof *w->next_free);
-    w->bp = ls_broadphase_create(def->max_bodies, w->max_pairs);
+    w->shapes = calloc(w->def.max_shapes, sizeof *w->shapes);
+    w->shape_next_free = calloc(w->def.max_shapes, sizeof *w->shape_next_free);
+    w->children = calloc(LS_MESH_PAIR_MAX, sizeof *w->children);
+    w->bp = ls_broadphase_create(w->def.max_shapes, w->max_pairs);
+    w->qt = ls_query_tree_create(w->def.max_shapes, def->max_bodies);
     w->pairs = calloc(w->max_pairs, sizeof *w->pairs);
     w->contacts = calloc(def->max_contacts, sizeof *w->contacts);
     w->contacts_old = calloc(def->max_contacts, sizeof *w->contacts_old);
@@ -123,9 +142,9 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
     w->end_events = calloc(def->max_contacts, sizeof *w->end_events);
     w->island_awake = calloc(def->max_bodies, sizeof *w->island_awake);
     w->island_min_timer = calloc(def->max_bodies, sizeof *w->island_min_timer);
-    if (!w->island_awake || !w->island_min_timer || !w->bodies || !w->next_free || !w->bp ||
-        !w->pairs || !w->contacts || !w->contacts_old || !w->scratch || !w->begin_events ||
-        !w->end_events) {
+    if (!w->shapes || !w->shape_next_free || !w->children || !w->island_awake ||
+        !w->island_min_timer || !w->bodies || !w->next_free || !w->bp || !w->qt || !w->pairs ||
+        !w->contacts || !w->contacts_old || !w->scratch || !w->begin_events || !w->end_events) {
         ls_world_destroy(w);
         ls_error_set(err, LS_ERR_NO_MEMORY,
                      "out of memory for a world of %u bodies and %u contacts", def->max_bodies,
@@ -133,6 +152,7 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
         return NULL;
     }
     w->free_head = UINT32_MAX;
+    w->shape_free_head = UINT32_MAX;
     ls_error_clear(err);
     return w;
 }
@@ -144,7 +164,12 @@ void ls_world_destroy(ls_world *w)
     }
     free(w->bodies);
     free(w->next_free);
+    free(w->shapes);
+    free(w->shape_next_free);
+    free(w->children);
+    ls_world_geometry_clear_(w);
     ls_broadphase_destroy(w->bp);
+    ls_query_tree_destroy(w->qt);
     free(w->pairs);
     free(w->contacts);
     free(w->contacts_old);
@@ -234,6 +259,7 @@ static void integrate_positions(ls_world *w)
         if (!b->alive || b->type == LS_BODY_STATIC || b->asleep) {
             continue;
         }
+        b->p0 = b->p;
         b->p = ls_vec3_mad(b->p, ls_vec3_add(b->v, b->vb), dt);
         b->q = ls_quat_integrate(b->q, ls_vec3_add(b->w, b->wb), dt);
         b->vb = ls_vec3_zero();
@@ -245,22 +271,48 @@ static void integrate_positions(ls_world *w)
                                 ls_fx_clamp(b->p.z, -LS_FX_INT(2048), LS_FX_INT(2048)));
             b->v = ls_vec3_zero();
         }
-        ls_body_update_derived_(b);
+        ls_body_update_derived_(w, b);
     }
 }
 
+// A fast body (ccd.c) moves farther than half its thinnest width in a step.
+static bool is_fast(const ls_world *w, const ls_body *b)
+{
+    if (b->type != LS_BODY_DYNAMIC || b->asleep) {
+        return false;
+    }
+    uint64_t reach = (uint64_t)ls_fx_mul(b->thickness, LS_FX_ONE / 2);
+    uint64_t step2 = ls_vec3_len_sq_q32(ls_vec3_scale(b->v, w->dt));
+    return step2 > reach * reach;
+}
+
 // Only bodies whose transform changed (moved, created, teleported, restored)
-// get a new box: sleeping and static bodies cost nothing here.
+// get new boxes, one per shape: sleeping and static bodies cost nothing here.
+// A fast body's box also covers where its velocity takes it this step, so the
+// pairs include what continuous collision must sweep against (ccd.c).
 static void update_broadphase(ls_world *w)
 {
     for (uint32_t i = 0; i < w->body_high; i++) {
         ls_body *b = &w->bodies[i];
-        if (!b->alive || !b->proxy_dirty) {
+        if (!b->alive) {
             continue;
         }
+        bool fast = is_fast(w, b);
+        if (!b->proxy_dirty && !fast && !b->fast) {
+            continue;
+        }
+        b->fast = fast;
         b->proxy_dirty = false;
-        ls_aabb box = ls_geom_aabb(&b->geom, &b->xf, w->def.contact_margin);
-        ls_broadphase_set(w->bp, i, box, b->category, b->mask, b->type == LS_BODY_STATIC);
+        ls_vec3 step = ls_vec3_scale(b->v, w->dt);
+        for (uint32_t k = b->shape_head; k != UINT32_MAX; k = w->shapes[k].next) {
+            const ls_shape *s = &w->shapes[k];
+            ls_aabb box = ls_geom_aabb(&s->geom, &s->xf, w->def.contact_margin);
+            if (fast) {
+                box.min = ls_vec3_min(box.min, ls_vec3_add(box.min, step));
+                box.max = ls_vec3_max(box.max, ls_vec3_add(box.max, step));
+            }
+            ls_broadphase_set(w->bp, k, box, s->category, s->mask, b->type == LS_BODY_STATIC, i);
+        }
     }
 }
 
@@ -286,8 +338,10 @@ void ls_world_step(ls_world *w)
     ls_world_wake_islands_(w);
     ls_world_solve_(w);
     integrate_positions(w);
+    ls_world_continuous_(w);
     ls_world_sleep_islands_(w);
     w->tick++;
     w->info.tick = w->tick;
     count_bodies(w);
+    ls_query_tree_invalidate(w->qt);
 }

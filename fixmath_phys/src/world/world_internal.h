@@ -9,6 +9,27 @@
 #include "../collision/geom.h"
 #include "ls/world.h"
 
+/// One shape slot. A body owns 1..N shapes, linked through `next` in creation
+/// order. Fields marked (state) are saved in snapshots; (derived) are
+/// recomputed from state.
+typedef struct ls_shape {
+    uint32_t generation; ///< (state) id generation of this slot
+    bool alive;          ///< (state)
+    uint32_t body;       ///< (state) owning body slot
+    uint32_t next;       ///< (state) next shape of the same body, UINT32_MAX at the end
+    uint32_t geometry;   ///< (state) hull/mesh: index in the world's geometry table
+    ls_geom geom;        ///< (state) kind and size; hull/mesh pointers (derived) from `geometry`
+    ls_vec3 local_p;     ///< (state) position in the body frame, relative to the centre of mass
+    ls_quat local_q;     ///< (state) rotation in the body frame
+    ls_fx friction;      ///< (state)
+    ls_fx restitution;   ///< (state)
+    ls_fx density;       ///< (state) kg/m^3 (kept so the body's mass can be rebuilt)
+    uint32_t category;   ///< (state)
+    uint32_t mask;       ///< (state)
+    ls_xform xf;         ///< (derived) world transform: body transform * local pose
+    bool local_identity; ///< (derived) local pose is the identity: xf is the body's own
+} ls_shape;
+
 /// One body slot. Fields marked (state) are saved in snapshots; (derived) are
 /// recomputed from state; (scratch) live within one step.
 typedef struct ls_body {
@@ -17,6 +38,7 @@ typedef struct ls_body {
     uint8_t type;              ///< (state) ls_body_type
     bool allow_sleep;          ///< (state)
     bool asleep;               ///< (state)
+    bool bullet;               ///< (state) continuous collision against dynamic bodies too
     ls_vec3 p;                 ///< (state) centre of mass
     ls_quat q;                 ///< (state) orientation
     ls_vec3 v;                 ///< (state) linear velocity
@@ -28,20 +50,30 @@ typedef struct ls_body {
     ls_fx ang_damp;            ///< (state)
     ls_fx mass;                ///< (state) 0 for static/kinematic
     ls_fx inv_mass;            ///< (state)
-    ls_vec3 inv_inertia;       ///< (state) body-frame principal inverse inertia
-    ls_geom geom;              ///< (state) shape geometry
-    ls_fx friction;            ///< (state)
-    ls_fx restitution;         ///< (state)
-    uint32_t category;         ///< (state)
-    uint32_t mask;             ///< (state)
+    ls_mat3 inv_inertia;       ///< (state) body-frame inverse inertia tensor (symmetric)
+    ls_vec3 com_local;         ///< (state) centre of mass in the body frame, from the body origin
+    uint32_t shape_head;       ///< (state) first shape slot
+    uint32_t shape_count;      ///< (state) number of shapes (>= 1)
     uint64_t user_data;        ///< (state) not in the checksum
     ls_xform xf;               ///< (derived) transform with rotation matrix
     ls_mat3 inv_inertia_world; ///< (derived)
+    bool inertia_diagonal;     ///< (derived) inv_inertia has zero off-diagonal terms
+    ls_fx thickness;           ///< (derived) half the thinnest width of its shapes (ccd.c)
+    ls_vec3 p0;                ///< (scratch) centre of mass before integrating positions
+    bool fast;                 ///< (scratch) moves farther than `thickness` this step (ccd.c)
     ls_vec3 vb;                ///< (scratch) split-impulse pseudo velocity
     ls_vec3 wb;                ///< (scratch) split-impulse pseudo angular velocity
     uint32_t island;           ///< (scratch) union-find parent
     bool proxy_dirty;          ///< (derived) transform changed since the broad phase saw it
 } ls_body;
+
+/// One entry of the world's table of immutable shape data (hulls, meshes):
+/// stored once, referenced by index from shapes and snapshots.
+typedef struct ls_geometry {
+    ls_shape_type kind; ///< LS_SHAPE_HULL or LS_SHAPE_MESH
+    struct ls_hull *hull;
+    struct ls_mesh *mesh;
+} ls_geometry;
 
 /// One constraint direction d at a contact point, precomputed per step so an
 /// iteration costs dot products and scaled adds only.
@@ -61,10 +93,13 @@ typedef struct ls_contact_solve {
     ls_fx pseudo_impulse; ///< accumulated split impulse
 } ls_contact_solve;
 
-/// A persistent contact between bodies a < b (slot indices): only what later
+/// A persistent contact between shapes shape_a < shape_b (slot indices) and,
+/// for a mesh, one of its triangles (`child`; 0 otherwise): only what later
 /// ticks need (kept small: sleeping contacts are carried over every tick).
+/// Contacts are sorted by (shape_a, shape_b, child).
 typedef struct ls_contact {
-    uint32_t a, b;
+    uint32_t shape_a, shape_b, child;
+    uint32_t a, b; ///< (derived) body slots of shape_a and shape_b
     ls_manifold m;
     ls_fx normal_impulse[LS_MANIFOLD_MAX];     ///< (state) warm-start cache
     ls_fx tangent_impulse[LS_MANIFOLD_MAX][2]; ///< (state) warm-start cache
@@ -91,8 +126,19 @@ struct ls_world {
     uint32_t body_count;
     uint32_t free_head; ///< free-slot list through next_free (UINT32_MAX = none)
     uint32_t *next_free;
-    ls_broadphase *bp;
+    ls_shape *shapes;
+    uint32_t shape_high; ///< shape slots [0, shape_high) have ever been used
+    uint32_t shape_count;
+    uint32_t shape_free_head; ///< free-slot list through shape_next_free
+    uint32_t *shape_next_free;
+    ls_geometry *geometry; ///< immutable hull/mesh data (allocated outside the step)
+    uint32_t geometry_count, geometry_cap;
+    uint32_t *children; ///< (scratch) triangle indices of one mesh pair (LS_MESH_PAIR_MAX)
+    ls_broadphase *bp;  ///< one proxy per shape slot
+    struct ls_query_tree
+        *qt; ///< query BVH (collision/query_tree.h): a cache rebuilt by queries, not state
     ls_pair *pairs;
+    uint32_t pair_count; ///< (scratch) broad-phase pairs of this step
     uint32_t max_pairs;
     ls_contact *contacts;        ///< current contacts, sorted by (a, b)
     ls_contact *contacts_old;    ///< previous step's, for warm starting
@@ -110,8 +156,52 @@ struct ls_world {
 ls_body *ls_world_body_(const ls_world *w, ls_body_id id);
 /// Id of slot index i.
 ls_body_id ls_world_id_of_(const ls_world *w, uint32_t i);
-/// Recompute derived fields (transform, world inertia) of a body.
-void ls_body_update_derived_(ls_body *b);
+/// A body touching a contact deeper than this many linear slops (measured
+/// before this step's solve) does not count as at rest.
+#define LS_SLEEP_DEPTH_SLOPS 2
+/// A step whose deepest contact with static geometry (before solving) exceeds
+/// both this and half the body's thinnest width is reported like an overflow
+/// (body, tick): 0.1 m in Q16.16.
+#define LS_PENETRATION_REPORT 6554
+
+/// Most triangles of one mesh that one shape may touch in a step (more sets
+/// capacity_exceeded and keeps the first in triangle order).
+#define LS_MESH_PAIR_MAX 256
+
+/// Recompute derived fields (transform, world inertia) of a body and the
+/// world transforms of its shapes.
+void ls_body_update_derived_(ls_world *w, ls_body *b);
+/// Recompute a body's thickness (ccd.c) from its shapes.
+void ls_body_update_thickness_(ls_world *w, ls_body *b);
+/// Recompute a shape's world transform from its body's.
+void ls_shape_update_xf_(ls_shape *s, const ls_body *b);
+/// True when a body's inverse inertia tensor has no off-diagonal term (it is
+/// then rotated as a diagonal, as before compound bodies existed).
+static inline bool ls_body_inertia_is_diagonal_(const ls_body *b)
+{
+    const ls_mat3 *m = &b->inv_inertia;
+    return m->row[0].y == 0 && m->row[0].z == 0 && m->row[1].x == 0 && m->row[1].z == 0 &&
+           m->row[2].x == 0 && m->row[2].y == 0;
+}
+
+/// True when a shape sits at its body's centre of mass unrotated.
+static inline bool ls_shape_local_identity_(const ls_shape *s)
+{
+    return ls_vec3_equal(s->local_p, ls_vec3_zero()) && s->local_q.x == 0 && s->local_q.y == 0 &&
+           s->local_q.z == 0 && s->local_q.w == LS_FX_ONE;
+}
+
+/// Index of the world's copy of the hull or mesh g points at, adding a copy
+/// (allocated here, never in a step) unless an identical one is stored;
+/// UINT32_MAX with *err filled when out of memory.
+uint32_t ls_world_geometry_add_(ls_world *w, const ls_geom *g, ls_error *err);
+/// Point g's hull/mesh at geometry entry `index` of the world.
+void ls_world_geometry_bind_(const ls_world *w, ls_geom *g, uint32_t index);
+/// Free the geometry table.
+void ls_world_geometry_clear_(ls_world *w);
+
+/// Id of shape slot i.
+ls_shape_id ls_world_shape_id_of_(const ls_world *w, uint32_t i);
 /// Wake a body (and reset its sleep timer).
 void ls_body_wake_(ls_body *b);
 /// Narrow phase + persistent contact update for this step (contacts.c).
@@ -124,5 +214,9 @@ void ls_world_wake_islands_(ls_world *w);
 void ls_world_sleep_islands_(ls_world *w);
 /// Record an overflow for body slot i this tick.
 void ls_world_report_overflow_(ls_world *w, uint32_t i);
+/// Continuous collision after integrating positions (ccd.c): fast bodies are
+/// moved back to their time of impact with static shapes (and, for bullets,
+/// dynamic ones).
+void ls_world_continuous_(ls_world *w);
 
 #endif

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// Capsule shape kind: a segment of half length half_height along local +Y,
+// swept by a radius.
+#include "collide_internal.h"
+#include "hull.h"
+#include "shape_kind.h"
+
+#define PI_RAW INT64_C(205887)
+
+static bool capsule_check(const ls_geom *g, ls_error *err)
+{
+    if (g->radius < LS_SHAPE_SIZE_MIN_RAW || g->radius > LS_SHAPE_SIZE_MAX_RAW) {
+        return ls_shape_refuse(err, "shape.radius", "shape.radius outside 0.05..64 m", true,
+                               g->radius);
+    }
+    if (g->half_height < 0 || g->half_height > LS_SHAPE_SIZE_MAX_RAW) {
+        return ls_shape_refuse(err, "shape.half_height", "shape.half_height outside 0..64 m", true,
+                               g->half_height);
+    }
+    return true;
+}
+
+// A cylinder of half height h plus one sphere, mixed by volume fraction.
+static bool capsule_mass(const ls_geom *g, ls_fx density, ls_shape_mass *out)
+{
+    int64_t r = g->radius, r2 = ls_wide_mul(r, r);
+    int64_t h = g->half_height, h2 = ls_wide_mul(h, h);
+    int64_t vc = ls_wide_mul(ls_wide_mul(r2, 2 * h), PI_RAW);
+    int64_t vs = ls_wide_frac(ls_wide_mul(ls_wide_mul(r2, r), PI_RAW), 4, 3);
+    int64_t volume = vc + vs;
+    if (volume <= 0 || volume > INT64_MAX / density) {
+        return false;
+    }
+    int64_t cyl_y = ls_wide_frac(r2, 1, 2), sph_y = ls_wide_frac(r2, 2, 5);
+    int64_t cyl_x = ls_wide_frac(r2, 1, 4) + ls_wide_frac(h2, 1, 3);
+    int64_t sph_x = ls_wide_frac(r2, 2, 5) + h2 + ls_wide_frac(ls_wide_mul(h, r), 3, 4);
+    int64_t fc = (vc * 65536 + volume / 2) / volume; // Q16 fraction
+    int64_t unit_y = ls_wide_mul(cyl_y, fc) + ls_wide_mul(sph_y, 65536 - fc);
+    int64_t unit_x = ls_wide_mul(cyl_x, fc) + ls_wide_mul(sph_x, 65536 - fc);
+    out->mass = ls_wide_mul(volume, density);
+    out->center = ls_vec3_zero();
+    out->inertia[0] = out->inertia[2] = ls_wide_mul(unit_x, out->mass);
+    out->inertia[1] = ls_wide_mul(unit_y, out->mass);
+    out->inertia[3] = out->inertia[4] = out->inertia[5] = 0;
+    return true;
+}
+
+static ls_aabb capsule_aabb(const ls_geom *g, const ls_xform *xf, ls_fx margin)
+{
+    // The core segment reaches |axis_i| * h along world axis i.
+    ls_vec3 ax = ls_vec3_abs(ls_mat3_col(xf->r, 1));
+    ls_vec3 e = ls_vec3_scale(ax, g->half_height);
+    ls_fx r = ls_fx_add(g->radius, margin);
+    e = ls_vec3_make(ls_fx_add(e.x, r), ls_fx_add(e.y, r), ls_fx_add(e.z, r));
+    ls_vec3 c = ls_geom_center(g, xf);
+    ls_aabb box = {ls_vec3_sub(c, e), ls_vec3_add(c, e)};
+    return box;
+}
+
+// The cylinder wall (a circle in the xz projection, hit only within
+// |y| <= half_height) and both end spheres; the nearest hit wins.
+static bool capsule_ray(const ls_geom *g, const ls_xform *xf, ls_vec3 from, ls_vec3 to, ls_fx *t,
+                        ls_vec3 *n)
+{
+    ls_vec3 o = ls_mat3_mul_tvec(xf->r, ls_vec3_sub(from, ls_geom_center(g, xf)));
+    ls_vec3 d = ls_mat3_mul_tvec(xf->r, ls_vec3_sub(to, from));
+    ls_fx best = LS_FX_MAX, tt;
+    ls_vec3 nl = ls_vec3_zero();
+    ls_vec3 o_xz = ls_vec3_make(o.x, 0, o.z), d_xz = ls_vec3_make(d.x, 0, d.z);
+    if (ls_ray_sphere(o_xz, d_xz, g->radius, &tt) &&
+        ls_fx_abs(ls_fx_add(o.y, ls_fx_mul(d.y, tt))) <= g->half_height) {
+        best = tt;
+        nl = ls_vec3_normalize(ls_vec3_mad(o_xz, d_xz, tt), ls_vec3_make(LS_FX_ONE, 0, 0));
+    }
+    for (int s = -1; s <= 1; s += 2) {
+        ls_vec3 oc = ls_vec3_sub(o, ls_vec3_make(0, s > 0 ? g->half_height : -g->half_height, 0));
+        if (ls_ray_sphere(oc, d, g->radius, &tt) && tt < best) {
+            best = tt;
+            nl = ls_vec3_normalize(ls_vec3_mad(oc, d, tt),
+                                   ls_vec3_make(0, s > 0 ? LS_FX_ONE : -LS_FX_ONE, 0));
+        }
+    }
+    if (best == LS_FX_MAX) {
+        return false;
+    }
+    *t = best;
+    *n = ls_mat3_mul_vec(xf->r, nl);
+    return true;
+}
+
+static ls_fx capsule_thickness(const ls_geom *g)
+{
+    return g->radius;
+}
+
+const ls_shape_kind ls_capsule_kind = {
+    .name = "capsule",
+    .check = capsule_check,
+    .mass = capsule_mass,
+    .thickness = capsule_thickness,
+    .aabb = capsule_aabb,
+    .ray_cast = capsule_ray,
+    .collide =
+        {
+            [LS_SHAPE_CAPSULE] = ls_collide_capsule_capsule,
+            [LS_SHAPE_PLANE] = ls_collide_capsule_plane,
+            [LS_SHAPE_HULL] = ls_collide_capsule_hull,
+        },
+};

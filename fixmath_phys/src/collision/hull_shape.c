@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// Hull shape kind: a convex hull from the world's geometry table (hull.c
+// builds it; collide_hull.c collides it).
+#include "collide_internal.h"
+#include "hull.h"
+#include "shape_kind.h"
+
+static bool hull_check(const ls_geom *g, ls_error *err)
+{
+    if (!g->hull) {
+        return ls_shape_refuse(err, "shape.hull", "a hull shape needs a hull (ls_hull_create)",
+                               false, 0);
+    }
+    return true;
+}
+
+static bool hull_mass(const ls_geom *g, ls_fx density, ls_shape_mass *out)
+{
+    ls_hull_mass hm;
+    if (!ls_hull_mass_props(g->hull, density, &hm)) {
+        return false;
+    }
+    out->mass = hm.mass;
+    out->center = hm.center;
+    out->inertia[0] = hm.ixx;
+    out->inertia[1] = hm.iyy;
+    out->inertia[2] = hm.izz;
+    out->inertia[3] = hm.ixy;
+    out->inertia[4] = hm.ixz;
+    out->inertia[5] = hm.iyz;
+    return true;
+}
+
+static ls_aabb hull_aabb(const ls_geom *g, const ls_xform *xf, ls_fx margin)
+{
+    return ls_hull_aabb(g->hull, xf, margin);
+}
+
+static bool hull_ray(const ls_geom *g, const ls_xform *xf, ls_vec3 from, ls_vec3 to, ls_fx *t,
+                     ls_vec3 *n)
+{
+    return ls_hull_ray_cast(g->hull, xf, from, to, t, n);
+}
+
+// The smallest distance from the centroid to a face plane.
+static ls_fx hull_thickness(const ls_geom *g)
+{
+    const ls_hull *h = g->hull;
+    ls_fx t = LS_FX_MAX;
+    for (uint32_t f = 0; f < h->face_count; f++) {
+        t = ls_fx_min(t, ls_fx_sub(h->faces[f].d, ls_vec3_dot(h->faces[f].normal, h->centroid)));
+    }
+    return ls_fx_max(t, 0);
+}
+
+const ls_shape_kind ls_hull_kind = {
+    .name = "hull",
+    .needs_data = true,
+    .check = hull_check,
+    .mass = hull_mass,
+    .thickness = hull_thickness,
+    .aabb = hull_aabb,
+    .ray_cast = hull_ray,
+    .collide =
+        {
+            [LS_SHAPE_HULL] = ls_collide_hull_hull,
+            [LS_SHAPE_PLANE] = ls_collide_hull_plane,
+        },
+};

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+// The world's query tree: a bounding-volume hierarchy over the live shapes'
+// AABBs that accelerates ray casts, shape casts, overlap and AABB queries
+// (query.c). Rules: QUERY_NOTES.md.
+//
+// It is a cache, never state: not saved in snapshots, not in the checksum,
+// and no query result depends on its shape. Queries bring it up to date
+// lazily (ls_query_tree_sync): the first query after anything moved rebuilds
+// it with a deterministic median split. Its memory is allocated with the
+// world (ls_query_tree_create); building and querying never allocate.
+#ifndef LS_COLLISION_QUERY_TREE_H
+#define LS_COLLISION_QUERY_TREE_H
+
+#include "geom.h"
+#include "ls/query.h"
+
+/// Leaf boxes are the shapes' tight AABBs grown by this much (raw Q16.16:
+/// 1/256 m), so that rounding in the per-kind tests never reaches outside a
+/// shape's box (QUERY_NOTES.md, "box rule").
+#define LS_QUERY_MARGIN 256
+/// Most shapes in one leaf of the tree.
+#define LS_QUERY_LEAF_MAX 4
+/// Depth bound of the traversal stacks: a median split halves every node, so
+/// the depth is at most 32 for any 32-bit shape count.
+#define LS_QUERY_STACK 64
+/// A shape whose AABB reaches beyond +-this (raw) on any axis is unbounded
+/// (a plane): it is kept in a list tested by every query, not in the tree.
+#define LS_QUERY_UNBOUNDED (LS_FX_MAX / 4)
+
+/// One node: a leaf when count > 0 (shapes order[first .. first + count)),
+/// else an inner node whose children are nodes first and first + 1.
+typedef struct ls_query_node {
+    ls_aabb box; ///< union of the leaf boxes below
+    uint32_t first;
+    uint32_t count;
+} ls_query_node;
+
+/// What the tree saw of one body slot when it was built (a change means rebuild).
+typedef struct ls_query_stamp {
+    uint32_t generation;
+    uint32_t alive;
+    ls_vec3 p;
+    ls_quat q;
+} ls_query_stamp;
+
+/// The tree and the scratch of the queries (all sized at creation).
+typedef struct ls_query_tree {
+    uint32_t max_shapes, max_bodies;
+    bool dirty;             ///< rebuild at the next query (set by the world)
+    uint32_t body_high;     ///< w->body_high when built
+    ls_query_stamp *stamps; ///< [max_bodies] body slots when built
+    ls_aabb *tight;         ///< [max_shapes] tight AABB per shape slot (margin 0)
+    ls_aabb *box;           ///< [max_shapes] leaf box: tight grown by LS_QUERY_MARGIN
+    uint32_t *order;        ///< [max_shapes] bounded shapes, in leaf order
+    uint32_t item_count;    ///< bounded shapes in the tree
+    uint32_t *planes;       ///< [max_shapes] unbounded shapes, ascending slot
+    uint32_t plane_count;
+    ls_query_node *nodes; ///< [2 max_shapes], root first
+    uint32_t node_count;
+    uint32_t *scratch; ///< [max_shapes] results of one query
+    uint32_t *mark;    ///< [max_bodies] body seen by the current AABB query (== epoch)
+    uint32_t epoch;
+} ls_query_tree;
+
+/// A tree for these capacities, or NULL when out of memory.
+ls_query_tree *ls_query_tree_create(uint32_t max_shapes, uint32_t max_bodies);
+/// Bytes ls_query_tree_create allocates.
+size_t ls_query_tree_memory_size(uint32_t max_shapes, uint32_t max_bodies);
+/// Free a tree (NULL is a no-op).
+void ls_query_tree_destroy(ls_query_tree *t);
+/// Make the next query rebuild the tree (the world calls it after a step or restore).
+void ls_query_tree_invalidate(ls_query_tree *t);
+/// The world's tree, rebuilt first if the world changed since it was built:
+/// the dirty flag is set, or a body slot was created, destroyed or moved
+/// (compared with the stamps, which catches changes made between steps).
+/// Mutates the tree behind a const world: one query at a time per world.
+ls_query_tree *ls_query_tree_sync(const ls_world *w);
+
+/// A segment o + s d, s in [0, 1], carrying a box of extents lo (below o)
+/// and hi (above o) along it: a shape's box is met when the carried box
+/// overlaps it. Raw Q16.16 in 64 bits (exact; no saturation).
+typedef struct ls_query_seg {
+    int64_t o[3];
+    int64_t d[3];
+    int64_t lo[3]; ///< carried box below o (may be negative; lo + hi >= 0)
+    int64_t hi[3]; ///< carried box above o
+} ls_query_seg;
+
+/// Does the carried box meet b for some s in [0, 1] (closed intervals)? On
+/// true, *enter is a lower bound of the first such s in Q16.16 (the exact
+/// entry fraction rounded down). Monotone: a box that contains b passes
+/// whenever b does, with *enter no larger.
+bool ls_query_seg_box(const ls_query_seg *s, const ls_aabb *b, int32_t *enter);
+
+/// Closed-interval overlap of two boxes.
+static inline bool ls_query_boxes_overlap(const ls_aabb *a, const ls_aabb *b)
+{
+    return a->min.x <= b->max.x && b->min.x <= a->max.x && a->min.y <= b->max.y &&
+           b->min.y <= a->max.y && a->min.z <= b->max.z && b->min.z <= a->max.z;
+}
+
+/// Tight AABB (margin 0) of a live shape and its leaf box (grown by
+/// LS_QUERY_MARGIN); false when the shape is unbounded (a plane).
+bool ls_query_shape_boxes(const ls_geom *g, const ls_xform *xf, ls_aabb *tight, ls_aabb *leaf);
+
+/// Sort n shape or body indices ascending (heap sort, in place).
+void ls_query_sort_u32(uint32_t *v, uint32_t n);
+
+// Testing aids: the same queries with `brute` true skip the tree and test
+// every shape in slot order with the same per-shape rules. Results must be
+// identical (tests/test_query.c proves it on random worlds).
+
+/// ls_world_ray_cast_filtered; filter NULL = no filter at all (ls_world_ray_cast).
+bool ls_world_ray_cast_ex_(const ls_world *w, ls_vec3 from, ls_vec3 to,
+                           const ls_query_filter *filter, ls_ray_hit *hit, bool brute);
+/// ls_world_shape_cast.
+bool ls_world_shape_cast_ex_(const ls_world *w, const ls_shape_def *shape, ls_vec3 position,
+                             ls_quat orientation, ls_vec3 translation,
+                             const ls_query_filter *filter, ls_ray_hit *hit, bool brute);
+/// ls_world_overlap_shape.
+uint32_t ls_world_overlap_shape_ex_(const ls_world *w, const ls_shape_def *shape, ls_vec3 position,
+                                    ls_quat orientation, const ls_query_filter *filter,
+                                    ls_shape_id *out, uint32_t max_out, bool brute);
+/// ls_world_query_aabb.
+uint32_t ls_world_query_aabb_ex_(const ls_world *w, ls_vec3 min, ls_vec3 max, ls_body_id *out,
+                                 uint32_t max_out, bool brute);
+
+#endif
