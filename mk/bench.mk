@@ -17,7 +17,9 @@ BENCH_OUT      = $(BUILD)/bench-out
 BENCH_RESULTS  = tools/bench/results
 BENCH_REPEATS ?= 5
 BENCH_SCENES  ?= tools/scenes/pyramid.scene tools/scenes/pile_1000.scene \
-                 tools/scenes/rain_2000.scene tools/scenes/six_box_tower.scene
+                 tools/scenes/rain_2000.scene tools/scenes/six_box_tower.scene \
+                 tools/scenes/hull_pile.scene tools/scenes/mesh_terrain.scene \
+                 tools/scenes/compound_stairs.scene
 BENCH_SECTIONS := bench-physics bench-fx bench-snapshot $(BENCH_SECTIONS)
 # number:target:title, in output order.
 BENCH_ORDER = 1:bench-physics:physics 2:bench-fx:fixed-point 3:bench-snapshot:snapshot \
@@ -76,7 +78,10 @@ bench-physics: $(BENCH_PHYSICS) $(BENCH_REPORT)
 	@echo "  <= 4 contacts/pair, sleep below 0.05 m/s + 0.08 rad/s for 0.5 s, mu sqrt(a*b), e max(a,b)."
 	@echo "  ours: Q16.16, + 3 split-impulse passes. Bullet 3.24: float, dbvt, SI solver, 0.04 m margin,"
 	@echo "  split impulse only > 4 cm deep, 1 friction row/point. ODE 0.16: double, hash space, QuickStep,"
-	@echo "  ERP 0.2, CFM 1e-5, Approx1 friction. Details and remaining asymmetries: tools/bench/README.md"
+	@echo "  ERP 0.2, CFM 1e-5, Approx1 friction. Hulls: Bullet btConvexHullShape (our points, 5 mm"
+	@echo "  margin, GJK/EPA), ODE dCreateConvex; meshes: btBvhTriangleMeshShape, ODE trimesh (OPCODE);"
+	@echo "  compounds: btCompoundShape, ODE offset geoms; inertia from the same shapes in every engine."
+	@echo "  Details and remaining asymmetries: tools/bench/README.md"
 	@engines="$(BENCH_PHYSICS)"; \
 	for b in $(BENCH_BULLET) $(BENCH_ODE); do \
 	  if $(MAKE) --no-print-directory -s $$b; then engines="$$engines $$b"; \

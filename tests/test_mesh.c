@@ -2,7 +2,7 @@
 // Static triangle meshes: validation, OBJ reading, adjacency and active
 // edges, the BVH query against brute force, triangle manifolds against
 // hand-computed answers, the internal-edge rule on triangulated floors, and
-// ray casts (fixmath_phys/src/collision/MESH_NOTES.md).
+// ray casts (SPEC.md §21).
 #include "../fixmath_phys/src/collision/collide.h"
 #include "../fixmath_phys/src/collision/hull.h"
 #include "../fixmath_phys/src/collision/mesh.h"

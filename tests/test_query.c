@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// World queries (ls/query.h, fixmath_phys/src/collision/QUERY_NOTES.md): ray
+// World queries (ls/query.h, SPEC.md §22): ray
 // casts against every shape kind, filters, shape casts and overlap tests
 // against hand-computed answers; the query tree against testing every shape
 // (same hits, same order, same bits) on a random world of 500 bodies; no

@@ -23,6 +23,17 @@
 
 #define PI 3.14159265358979323846
 
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 static double to_m(ls_fx v)
 {
     return (double)v / 65536.0;
@@ -283,58 +294,47 @@ Test(shapes, hull_box_holds_at_mu_07_and_slides_at_the_analytic_rate_at_mu_03_on
     ls_world_destroy(w);
 }
 
-// Apex of the bottom face above the ground after the first bounce, m.
-static double bounce_apex(ls_world *w, ls_body_id id, double half_height, int ticks)
+// Drops a 1 m cube of `shape` flat from 1 m (bottom face to ground) onto a
+// plane, both with restitution 0.5, and returns the apex of its bottom face
+// after the first bounce, m.
+static double bounce_apex(ls_shape_def shape)
 {
+    ls_world *w = new_world(-9.81, 4, 4);
+    add_ground(w, 0.5);
+    shape.restitution = fx(0.5);
+    ls_body_def d = body_of(LS_BODY_DYNAMIC, shape, v3(0, 1.5, 0), ls_quat_identity());
+    ls_body_id id = add_body(w, &d);
     bool up = false;
     double apex = 0;
-    for (int t = 0; t < ticks; t++) {
+    for (int t = 0; t < 120; t++) {
         ls_world_step(w);
         up |= ls_body_linear_velocity(w, id).y > 0;
         if (up) {
-            apex = fmax(apex, to_m(ls_body_position(w, id).y) - half_height);
+            apex = fmax(apex, to_m(ls_body_position(w, id).y) - 0.5);
         }
         if (up && ls_body_linear_velocity(w, id).y < 0) {
             break; // past the apex
         }
     }
     cr_assert(up, "the body must bounce");
+    ls_world_destroy(w);
     return apex;
 }
 
 Test(shapes, hull_box_bounces_as_high_as_the_box)
 {
-    // Dropped flat from 1 m (bottom face to ground) with restitution 0.5: the
-    // ideal apex is e^2 h = 0.25 m. Tolerance: hull apex within 5 % of the
-    // box's; both within 15 % of e^2 h (the impact is resolved at tick
+    // The ideal apex is e^2 h = 0.25 m. Tolerance: hull apex within 5 % of the
+    // box's; the box's within 15 % of e^2 h (the impact is resolved at tick
     // granularity: 4.4 m/s is 7 cm per tick).
-    ls_world *w = new_world(-9.81, 8, 8);
-    add_ground(w, 0.5);
+    double apex_box = bounce_apex(box_shape(0.5, 0.5, 0.5));
     ls_hull *h = box_hull(0.5, 0.5, 0.5);
-    ls_body_def bd =
-        body_of(LS_BODY_DYNAMIC, box_shape(0.5, 0.5, 0.5), v3(-3, 1.5, 0), ls_quat_identity());
-    bd.shape.restitution = fx(0.5);
-    ls_body_def hd = bd;
-    hd.shape = hull_shape(h);
-    hd.shape.restitution = fx(0.5);
-    hd.position = v3(3, 1.5, 0);
-    ls_body_id box = add_body(w, &bd);
+    double apex_hull = bounce_apex(hull_shape(h));
     ls_hull_destroy(h);
-    double apex_box = bounce_apex(w, box, 0.5, 120);
-    ls_world_destroy(w);
-    w = new_world(-9.81, 8, 8);
-    add_ground(w, 0.5);
-    h = box_hull(0.5, 0.5, 0.5);
-    hd.shape.hull = h;
-    ls_body_id hull = add_body(w, &hd);
-    ls_hull_destroy(h);
-    double apex_hull = bounce_apex(w, hull, 0.5, 120);
     fprintf(stderr, "bounce: box apex %.4f m, hull apex %.4f m, e^2 h = 0.25\n", apex_box,
             apex_hull);
     cr_assert_leq(rel_err(apex_hull, apex_box), 0.05, "hull apex %.4f m vs box %.4f m (5 %%)",
                   apex_hull, apex_box);
     cr_assert_leq(rel_err(apex_box, 0.25), 0.15, "box apex %.4f m vs e^2 h 0.25 (15 %%)", apex_box);
-    ls_world_destroy(w);
 }
 
 Test(shapes, a_stack_of_5_hull_boxes_stands_like_5_boxes)
@@ -657,6 +657,10 @@ Test(shapes, box_slides_down_a_triangulated_ramp_at_the_analytic_rate_without_ed
                  r.worst_vn_tick);
 }
 
+// Regression: a rolling sphere used to hop at internal edges (0.16 m/s at
+// 7 m/s) because an inactive edge's contact kept its point on the edge, ahead
+// of the centre; it is now the face contact under the centre (SPEC.md §21).
+// RAMP_TRACE=1 prints every tick.
 Test(shapes, sphere_rolls_down_a_triangulated_ramp_at_five_sevenths_g_sin_without_edge_bumps)
 {
     // Radius 0.5, pair mu 0.3 (> 2/7 tan 20 = 0.104: it rolls without slipping).
@@ -786,6 +790,7 @@ Test(shapes, ccd_stops_a_small_fast_sphere_on_a_triangle_mesh_floor)
     ls_mesh_destroy(m);
     ls_body_def sd =
         body_of(LS_BODY_DYNAMIC, sphere_shape(0.05), v3(0.3, 10, 0.7), ls_quat_identity());
+    sd.shape.density = fx(7800); // steel: at 1000 kg/m^3 its inertia is below 1/1024 kg m^2
     sd.linear_velocity = v3(0, -300, 0);
     ls_body_id s = add_body(w, &sd);
     double lowest = 1e9;
@@ -866,10 +871,12 @@ Test(shapes, a_bullet_hits_a_thin_dynamic_plate_and_a_non_bullet_passes_through_
 // ---------------------------------------------------------------------------
 // 5. Snapshots and rollback of every shipped scene.
 
-// Saves at tick 100, runs to the scene's end recording every checksum;
-// restores into a fresh world (ls_scene_world_def, no bodies) and into the
-// same world (a rollback) and requires the same checksum at every tick after.
-static void snapshot_round_trip(const char *path)
+// Saves at tick 100 and runs on to tick `last` (the scene's end when 0 or
+// beyond it) recording every checksum; then restores into a fresh world
+// (ls_scene_world_def, no bodies created) and into the same world (a
+// rollback), and requires the same checksum right after the restore and at
+// every tick after it.
+static void snapshot_round_trip(const char *path, uint32_t last)
 {
     ls_scene s;
     ls_error err;
@@ -877,7 +884,7 @@ static void snapshot_round_trip(const char *path)
                  err.message);
     ls_world *w = ls_scene_instantiate(&s, &err);
     cr_assert_not_null(w, "%s: %s", path, err.message);
-    const uint32_t at = 100, end = s.ticks;
+    const uint32_t at = 100, end = last && last < s.ticks ? last : s.ticks;
     cr_assert_gt(end, at, "%s runs %u ticks", path, end);
     for (uint32_t t = 0; t < at; t++) {
         ls_world_step(w);
@@ -885,6 +892,7 @@ static void snapshot_round_trip(const char *path)
     size_t n = ls_world_snapshot_size(w);
     uint8_t *buf = malloc(n);
     cr_assert_eq(ls_world_snapshot_save(w, buf, n), n, "%s: snapshot of %zu bytes", path, n);
+    uint64_t saved = ls_world_checksum(w);
     uint64_t *sums = malloc((end - at) * sizeof *sums);
     for (uint32_t t = at; t < end; t++) {
         ls_world_step(w);
@@ -896,6 +904,7 @@ static void snapshot_round_trip(const char *path)
     cr_assert_eq(ls_world_snapshot_restore(fresh, buf, n, &err), LS_OK, "%s: fresh restore: %s",
                  path, err.message);
     cr_assert_eq(ls_world_tick(fresh), at);
+    cr_assert_eq(ls_world_checksum(fresh), saved, "%s: checksum right after a fresh restore", path);
     for (uint32_t t = at; t < end; t++) {
         ls_world_step(fresh);
         uint64_t c = ls_world_checksum(fresh);
@@ -905,6 +914,7 @@ static void snapshot_round_trip(const char *path)
     }
     cr_assert_eq(ls_world_snapshot_restore(w, buf, n, &err), LS_OK, "%s: rollback: %s", path,
                  err.message);
+    cr_assert_eq(ls_world_checksum(w), saved, "%s: checksum right after a rollback", path);
     for (uint32_t t = at; t < end; t++) {
         ls_world_step(w);
         uint64_t c = ls_world_checksum(w);
@@ -948,27 +958,36 @@ Test(shapes, snapshot_shipped_scenes_are_all_listed)
     cr_assert_eq(files, sizeof SHIPPED / sizeof *SHIPPED);
 }
 
-#define SNAPSHOT_TEST(name)                                                                        \
+// LAST: the tick to compare up to, 0 = the scene's end. The three big scenes
+// (hull_pile 20 ms a tick, pile_1000 16 ms, rain_2000 40 ms at -O2) are
+// compared for 150 ticks after the save instead of 500 (30 under the
+// sanitizers), which keeps this file under a minute: 3 runs of 500 ticks of
+// rain_2000 alone take 60 s.
+#define BIG_SCENE_LAST (SANITIZED ? 130u : 250u)
+#define SNAPSHOT_TEST(name, last)                                                                  \
     Test(shapes, snapshot_##name, .timeout = 300)                                                  \
     {                                                                                              \
-        snapshot_round_trip("tools/scenes/" #name ".scene");                                       \
+        snapshot_round_trip("tools/scenes/" #name ".scene", last);                                 \
     }
 
-SNAPSHOT_TEST(arena)
-SNAPSHOT_TEST(catapult)
-SNAPSHOT_TEST(ccd)
-SNAPSHOT_TEST(compound_stairs)
-SNAPSHOT_TEST(dominoes)
-SNAPSHOT_TEST(hull_pile)
-SNAPSHOT_TEST(mesh_terrain)
-SNAPSHOT_TEST(pile_1000)
-SNAPSHOT_TEST(pyramid)
-SNAPSHOT_TEST(rain_2000)
-SNAPSHOT_TEST(six_box_tower)
-SNAPSHOT_TEST(slope)
-SNAPSHOT_TEST(sphere_bounce)
-SNAPSHOT_TEST(tower_struck)
-SNAPSHOT_TEST(two_ramps)
+SNAPSHOT_TEST(arena, 0)
+SNAPSHOT_TEST(catapult, 0)
+SNAPSHOT_TEST(ccd, 0)
+SNAPSHOT_TEST(compound_stairs, 0)
+SNAPSHOT_TEST(dominoes, 0)
+// Regression: 28 of its hulls used to be refused when a fresh world rebuilt
+// them from the snapshot; snapshots now store a hull's vertices and rebuild it
+// with ls_hull_create (SPEC.md §13).
+SNAPSHOT_TEST(hull_pile, BIG_SCENE_LAST)
+SNAPSHOT_TEST(mesh_terrain, 0)
+SNAPSHOT_TEST(pile_1000, BIG_SCENE_LAST)
+SNAPSHOT_TEST(pyramid, 0)
+SNAPSHOT_TEST(rain_2000, BIG_SCENE_LAST)
+SNAPSHOT_TEST(six_box_tower, 0)
+SNAPSHOT_TEST(slope, 0)
+SNAPSHOT_TEST(sphere_bounce, 0)
+SNAPSHOT_TEST(tower_struck, 0)
+SNAPSHOT_TEST(two_ramps, 0)
 
 Test(shapes, snapshot_every_shape_kind)
 {
@@ -990,7 +1009,7 @@ Test(shapes, snapshot_every_shape_kind)
         cr_assert(kinds[k], "every_kind.scene lacks shape kind %d", k);
     }
     ls_scene_free(&s);
-    snapshot_round_trip("tests/shapes/every_kind.scene");
+    snapshot_round_trip("tests/shapes/every_kind.scene", 0);
 }
 
 // ---------------------------------------------------------------------------

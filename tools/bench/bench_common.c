@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Scene conversion (our parser, Q16.16 -> double), timing helpers and the
-// driver every physics engine binary shares, so each engine is timed and
-// judged by exactly the same code.
+// Scene conversion (our parser, Q16.16 -> double; hull faces and mesh
+// triangles read back from our shapes; centre of mass, inertia and principal
+// axes of every dynamic body in double), timing helpers and the driver every
+// physics engine binary shares, so each engine is timed and judged by exactly
+// the same code.
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 #include "ls/hull.h"
@@ -624,12 +626,6 @@ static int run_scene(const bench_engine *e, const bench_scene *s, uint32_t ticks
             if (t == mark) {
                 e->positions(w, before);
             }
-            if (getenv("BENCH_TRACE_TMP") && t % 50 == 0) { // TEMP
-                e->positions(w, after);
-                int bi = atoi(getenv("BENCH_TRACE_TMP"));
-                fprintf(stderr, "%s t=%u body %d: %.4f %.4f %.4f\n", e->name, t, bi, after[3 * bi],
-                        after[3 * bi + 1], after[3 * bi + 2]);
-            }
             double t0 = bench_now_ns();
             e->step(w);
             total += bench_now_ns() - t0;
@@ -639,12 +635,6 @@ static int run_scene(const bench_engine *e, const bench_scene *s, uint32_t ticks
             e->positions(w, after);
             r->stats = e->stats(w);
             count_motion(s, before, after, r);
-            if (getenv("BENCH_DUMP_TMP")) { // TEMP
-                for (uint32_t i = 0; i < s->dynamic_count && i < 6; i++) {
-                    fprintf(stderr, "%s %s body %u: %.4f %.4f %.4f\n", e->name, s->name, i,
-                            after[3 * i], after[3 * i + 1], after[3 * i + 2]);
-                }
-            }
         }
         e->destroy(w);
     }

@@ -152,7 +152,7 @@ static void print_physics(const physics *ph)
 {
     printf("  ms/tick = median over runs of (total ls_world_step / peer step time) / ticks;"
            " ratio = ours / peer (< 1.00: ours faster)\n");
-    printf("  %-14s %6s %6s", "scene", "bodies", "ticks");
+    printf("  %-15s %6s %6s", "scene", "bodies", "ticks");
     for (int e = 0; e < ph->nengines; e++) {
         printf(" %9.9s ms", ph->engine[e]);
     }
@@ -165,7 +165,7 @@ static void print_physics(const physics *ph)
     int met = 0, total = 0;
     for (int s = 0; s < ph->nscenes; s++) {
         const cell *c0 = &ph->c[s][0];
-        printf("  %-14s %6.0f %6.0f", ph->scene[s], c0->bodies, c0->ticks);
+        printf("  %-15s %6.0f %6.0f", ph->scene[s], c0->bodies, c0->ticks);
         for (int e = 0; e < ph->nengines; e++) {
             printf(" %12.4f", ms_of(ph, s, e));
         }
@@ -179,6 +179,17 @@ static void print_physics(const physics *ph)
     }
     printf("  speed goal (ours <= every peer on every scene): %d of %d scene/peer pairs met\n", met,
            total);
+    // Shapes v2 goal for the first hull version: ours within 1.5x of Bullet on the hull pile.
+    for (int s = 0; s < ph->nscenes; s++) {
+        for (int e = 1; e < ph->nengines; e++) {
+            if (strcmp(ph->scene[s], "hull_pile") == 0 && strcmp(ph->engine[e], "bullet") == 0) {
+                double ours = ms_of(ph, s, 0), peer = ms_of(ph, s, e);
+                double ratio = peer > 0 ? ours / peer : 0;
+                printf("  hull goal (ours/bullet <= 1.50x on hull_pile): %s (%.2fx)\n",
+                       peer > 0 && ratio <= 1.5 ? "met" : "NOT met", ratio);
+            }
+        }
+    }
     int qmet = 0;
     for (int s = 0; s < ph->nscenes; s++) {
         const cell *o = &ph->c[s][0];
@@ -193,7 +204,7 @@ static void print_physics(const physics *ph)
     printf("  fairness at the end of the last run: deepest contact (m), bodies that moved > 1 cm"
            " over the last 100 ticks,\n  bodies asleep, bodies lost (below y = -1 m or not"
            " finite), touching pairs\n");
-    printf("  %-14s %-8s %9s %7s %8s %5s %8s\n", "scene", "engine", "max_pen", "moved", "asleep",
+    printf("  %-15s %-8s %9s %7s %8s %5s %8s\n", "scene", "engine", "max_pen", "moved", "asleep",
            "lost", "contacts");
     for (int s = 0; s < ph->nscenes; s++) {
         for (int e = 0; e < ph->nengines; e++) {
@@ -201,7 +212,7 @@ static void print_physics(const physics *ph)
             if (!c->present) {
                 continue;
             }
-            printf("  %-14s %-8s %9.4f %7.0f %4.0f/%-4.0f %4.0f %8.0f\n",
+            printf("  %-15s %-8s %9.4f %7.0f %4.0f/%-4.0f %4.0f %8.0f\n",
                    e == 0 ? ph->scene[s] : "", ph->engine[e], c->pen, c->moved, c->asleep,
                    c->bodies, c->lost, c->contacts);
         }
@@ -255,7 +266,7 @@ static void write_svg(const char *path, const physics *ph, const char *subtitle)
         return;
     }
     static const char *colors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2"};
-    const int W = 760, H = 440, left = 60, right = 20, top = 60, bottom = 80;
+    const int W = 760, H = 460, left = 60, right = 20, top = 60, bottom = 100;
     int k = 1; // axis spans 2^-k .. 2^k
     for (int s = 0; s < ph->nscenes; s++) {
         for (int e = 1; e < ph->nengines; e++) {
@@ -294,8 +305,10 @@ static void write_svg(const char *path, const physics *ph, const char *subtitle)
                     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.2f</text>\n",
                     x, y, bar - 4, fabs(h), colors[(e - 1) % 5], x + (bar - 4) / 2, ty, r);
         }
+        // More than 5 groups: every other name one line lower, so long names never touch.
+        double ly = top + plot_h + 18 + (ph->nscenes > 5 && s % 2 ? 15 : 0);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                left + s * group + group / 2, top + plot_h + 18, ph->scene[s]);
+                left + s * group + group / 2, ly, ph->scene[s]);
     }
     fprintf(f,
             "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#c00\" "

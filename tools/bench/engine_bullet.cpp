@@ -2,7 +2,11 @@
 // build/bench_bullet: Bullet (Debian libbullet-dev 3.24, single precision)
 // behind the bench interface: btDiscreteDynamicsWorld + btDbvtBroadphase +
 // btSequentialImpulseConstraintSolver, built from OUR scene file so bodies,
-// sizes, masses, dt, gravity and iteration count are identical. Benchmark only.
+// sizes, masses, dt, gravity and iteration count are identical. Hulls are
+// btConvexHullShape, meshes btBvhTriangleMeshShape over a
+// btTriangleIndexVertexArray, compound bodies btCompoundShape with one child
+// transform per shape; a dynamic body sits at its centre of mass with principal
+// axes (Bullet requires both). Benchmark only.
 #include "bench.h"
 
 #include <btBulletDynamicsCommon.h>
@@ -11,11 +15,23 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <vector>
 
 namespace
 {
+
+// How our hulls become btConvexHullShapes (BENCH_BULLET_HULL=raw|shrink|sat;
+// tools/bench/README.md has the numbers of each):
+//   raw    (default) our points, margin = linear slop (0.005 m): the hull is at most
+//          5 mm larger than ours (rounded), Bullet's GJK/EPA + persistent manifold;
+//   shrink Bullet's default 0.04 m margin with the points of our hull shrunk by it
+//          (as Bullet's ConvexDecomposition demo does): exact size, but about 3x the
+//          points (every vertex of degree d > 3 splits), so a slower support function;
+//   sat    raw + initializePolyhedralFeatures(): SAT and face clipping (full manifolds
+//          each step, like ours) instead of one GJK point per step.
+enum HullMode { HULL_RAW, HULL_SHRINK, HULL_SAT };
 
 struct BulletWorld {
     btDefaultCollisionConfiguration config;
@@ -31,6 +47,8 @@ struct BulletWorld {
     std::vector<std::unique_ptr<btRigidBody>> bodies;
     std::vector<btRigidBody *> dynamic;
     btScalar dt = 0;
+    HullMode hull_mode = HULL_RAW;
+    double hull_margin = 0.005;
 
     ~BulletWorld()
     {
@@ -67,12 +85,12 @@ btTransform pose_of(const bench_shape &s)
     return xf;
 }
 
-// Bullet's convex margin (default 0.04 m) lies OUTSIDE a btConvexHullShape's
-// points (inside a btBoxShape's extents). So that a hull keeps our size, its
-// points are those of the hull shrunk by the margin (every face plane moved in
-// by m; new vertices = intersections of three shrunk planes inside all of
-// them): points + margin = our hull with edges rounded by m, as Bullet's boxes.
-// Returns false if the hull is too thin for m (the caller tries a smaller one).
+// Bullet's convex margin lies OUTSIDE a btConvexHullShape's points (inside a
+// btBoxShape's extents). The `shrink` mode keeps our size with the default
+// 0.04 m margin: the points are those of our hull shrunk by m (every face plane
+// moved in by m; vertices = intersections of three shrunk planes inside all of
+// them), so points + margin = our hull with edges rounded by m, as Bullet's
+// boxes. Returns false if the hull is too thin for m (the caller tries a smaller one).
 bool shrink_hull(const bench_shape &s, double m, std::vector<btVector3> &out)
 {
     out.clear();
@@ -149,21 +167,14 @@ btCollisionShape *make_shape(BulletWorld *w, const bench_shape &s, bool bake)
     case BENCH_HULL: {
         auto *hull = new btConvexHullShape();
         std::vector<btVector3> pts;
-        if (const char *v = std::getenv("BENCH_BULLET_SAT");
-            v && *v && *v != '0') { // variant: our points, SAT + clipping manifolds
-            for (uint32_t i = 0; i < s.vertex_count; i++) {
-                hull->addPoint(pose * vec(s.vertices + 3 * size_t(i)), false);
+        double m = w->hull_margin;
+        if (w->hull_mode == HULL_SHRINK) {
+            m = double(hull->getMargin()); // Bullet's default 0.04 m
+            while (!shrink_hull(s, m, pts) && m > 0.002) {
+                m /= 2; // a hull thinner than 2 margins: smaller margin
             }
-            hull->setMargin(btScalar(0.005));
-            hull->recalcLocalAabb();
-            hull->initializePolyhedralFeatures();
-            return hull;
         }
-        double m = double(hull->getMargin()); // 0.04 m
-        while (!shrink_hull(s, m, pts) && m > 0.002) {
-            m /= 2; // a hull thinner than 2 margins: smaller margin
-        }
-        if (pts.size() < 4) { // not even then: our points, margin outside (never in our scenes)
+        if (pts.size() < 4) { // our points as they are
             pts.clear();
             for (uint32_t i = 0; i < s.vertex_count; i++) {
                 pts.push_back(vec(s.vertices + 3 * size_t(i)));
@@ -174,6 +185,9 @@ btCollisionShape *make_shape(BulletWorld *w, const bench_shape &s, bool bake)
             hull->addPoint(pose * p, false);
         }
         hull->recalcLocalAabb();
+        if (w->hull_mode == HULL_SAT) {
+            hull->initializePolyhedralFeatures(); // SAT + face clipping: full manifolds per step
+        }
         return hull;
     }
     case BENCH_MESH: { // static: btBvhTriangleMeshShape over our triangles (margin 0)
@@ -226,8 +240,21 @@ void *bullet_create(const bench_scene *s, char *err, size_t err_size)
     gCalculateCombinedFrictionCallback = mix_friction;
     gCalculateCombinedRestitutionCallback = mix_restitution;
     gDeactivationTime = btScalar(s->sleep_time); // our sleep_time (Bullet default 2 s)
+    HullMode mode = HULL_RAW;
+    if (const char *v = std::getenv("BENCH_BULLET_HULL"); v && *v) {
+        if (std::strcmp(v, "shrink") == 0) {
+            mode = HULL_SHRINK;
+        } else if (std::strcmp(v, "sat") == 0) {
+            mode = HULL_SAT;
+        } else if (std::strcmp(v, "raw") != 0) {
+            std::snprintf(err, err_size, "BENCH_BULLET_HULL=%s: expected raw, shrink or sat", v);
+            return nullptr;
+        }
+    }
     auto *w = new BulletWorld;
     w->dt = btScalar(s->dt);
+    w->hull_mode = mode;
+    w->hull_margin = s->linear_slop;
     w->world.setGravity(
         btVector3(btScalar(s->gravity[0]), btScalar(s->gravity[1]), btScalar(s->gravity[2])));
     btContactSolverInfo &si = w->world.getSolverInfo();
@@ -271,8 +298,6 @@ void *bullet_create(const bench_scene *s, char *err, size_t err_size)
         }
         w->world.addRigidBody(body);
     }
-    (void)err;
-    (void)err_size;
     return w;
 }
 

@@ -2,8 +2,10 @@
 // build/bench_ode: ODE (Debian libode-dev 0.16, double precision) behind the
 // bench interface: dWorldQuickStep, a hash space and dCollide contacts (at most
 // 4 per pair), built from OUR scene file so bodies, sizes, masses, dt, gravity
-// and iteration count are identical. A tick = collide + quick step + contact
-// cleanup, all timed. Benchmark only.
+// and iteration count are identical. Hulls are dCreateConvex over our faces and
+// planes, meshes dCreateTriMesh (OPCODE), compound bodies several offset geoms
+// on one body placed at the centre of mass (ODE requires it there). A tick =
+// collide + quick step + contact cleanup, all timed. Benchmark only.
 #include "bench.h"
 
 #include <math.h>

@@ -3,7 +3,7 @@
 // hull swept along a line) and shape overlap tests against every shape kind,
 // meshes included. ls_world_ray_cast and ls_world_query_aabb (ls/world.h)
 // share their machinery. All are accelerated by a bounding-volume hierarchy
-// that the first query after a change rebuilds (collision/QUERY_NOTES.md has
+// that the first query after a change rebuilds (SPEC.md §22 has
 // the rules); results never depend on it: the same world gives the same bits
 // on every platform, and ties go to the lower shape slot index.
 //

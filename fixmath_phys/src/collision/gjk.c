@@ -4,7 +4,7 @@
 // face visibility, degeneracy) is an exact integer predicate on raw Q16.16
 // coordinates, in 64 or 128 bits; only reported values (closest points,
 // distances, normals) are rounded. Algorithms, tolerances and caps:
-// collision/HULL_NOTES.md.
+// SPEC.md §20.
 #include "gjk.h"
 
 #include "collide_internal.h"
@@ -967,7 +967,9 @@ bool ls_epa_penetration(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b
 // --------------------------------------------------------------- shape cast
 
 /// Hit tolerance of the cast: 1/4096 m.
-#define CAST_TOL ((ls_fx)16)
+#define CAST_TOL 16
+/// Each advancement step aims this many raw units (1/4096 m) short of the target.
+#define CAST_AIM 16
 
 bool ls_shape_cast(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, const ls_xform *xb,
                    ls_vec3 translation_b, ls_fx target_separation, ls_cast_result *out)
@@ -979,12 +981,16 @@ bool ls_shape_cast(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, con
     }
     // Conservative advancement: the core distance d(t) is convex in t, so
     // stepping by (d - target) / closing speed never passes the first root.
-    ls_fx target = ls_fx_add(target_separation, ls_fx_add(a->radius, b->radius));
-    ls_fx t = 0;
+    // Each step is rounded down (exact Q32.32 closing speed) and aims
+    // CAST_AIM short of the target, so no step lands exactly on touching
+    // cores (which GJK reports as overlap, and which would leave only the
+    // previous fraction -- 0 after the first step -- to report).
+    int64_t target = (int64_t)target_separation + a->radius + b->radius;
+    int64_t t = 0;
     ls_xform xt = *xb;
     ls_gjk_result g;
     for (int it = 0; it < LS_CAST_MAX_ITERS; it++) {
-        xt.p = ls_vec3_add(xb->p, ls_vec3_scale(translation_b, t));
+        xt.p = ls_vec3_mad(xb->p, translation_b, (ls_fx)t);
         out->iterations = it + 1;
         if (!ls_gjk_distance(a, xa, b, &xt, &g)) {
             if (it == 0) {
@@ -999,21 +1005,22 @@ bool ls_shape_cast(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, con
         }
         out->normal = g.normal;
         out->point = ls_vec3_mad(g.point_a, g.normal, a->radius);
-        out->fraction = t;
-        ls_fx gap = ls_fx_sub(g.distance, target);
-        if (gap <= CAST_TOL) {
+        out->fraction = (ls_fx)t;
+        int64_t gap = (int64_t)g.distance - target;
+        if (gap <= CAST_TOL + CAST_AIM) {
             return true;
         }
-        ls_fx closing = ls_fx_neg(ls_vec3_dot(translation_b, g.normal));
+        int64_t closing = -ls_vec3_dot_q32(translation_b, g.normal); // Q32.32, exact
         if (closing <= 0) {
             return false;
         }
-        ls_fx dt = ls_fx_div(gap, closing);
-        dt = dt > 0 ? dt : 1;
-        if ((int64_t)t + dt > LS_FX_ONE) {
+        // (gap - aim) / closing in Q16.16, rounded down, at least 1 ulp; gap
+        // below 2^32 keeps the numerator below 2^64 / 2.
+        int64_t dt = (gap - CAST_AIM) * (INT64_C(1) << 32) / closing;
+        t += dt > 0 ? dt : 1;
+        if (t > LS_FX_ONE) {
             return false;
         }
-        t += dt;
     }
     return true; // cap reached: the last fraction never passes the first contact
 }

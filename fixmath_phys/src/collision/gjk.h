@@ -2,7 +2,7 @@
 // GJK distance, EPA penetration and linear shape casts between convex
 // proxies (a point set plus a radius), in exact integer arithmetic where a
 // sign decides something and in rounded fixed point where a value is
-// reported. See collision/HULL_NOTES.md for the algorithms, tolerances and
+// reported. See SPEC.md §20 for the algorithms, tolerances and
 // caps (SPEC.md §20).
 #ifndef LS_COLLISION_GJK_H
 #define LS_COLLISION_GJK_H

@@ -3,7 +3,7 @@
 // orientation tests, coplanar triangles merged into polygon faces) or from
 // given faces (validated), one canonical layout for both, mass properties
 // in exact wide integers, AABBs and ray casts. Canonical order and ranges:
-// collision/HULL_NOTES.md (SPEC.md §20).
+// SPEC.md §20.
 #include "hull.h"
 
 #include "gjk.h"

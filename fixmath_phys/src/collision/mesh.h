@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Private layout of a static triangle mesh and the mesh routines of the
-// narrow phase, queries and ray casts (rules: MESH_NOTES.md, SPEC.md §21).
+// narrow phase, queries and ray casts (rules: SPEC.md §21).
 //
 // A mesh is one allocation: the header below followed by its arrays, which
 // the header's pointers address. It is immutable after creation; a world
@@ -75,7 +75,7 @@ uint32_t ls_mesh_query(const ls_mesh *m, ls_aabb local_box, uint32_t *out, uint3
 /// (on xg): sphere, box, capsule or hull. Same contract as ls_collide with the
 /// triangle as shape a: normal from the triangle to g, points midway, depth
 /// > -margin, feature ids unique within the manifold and stable while the
-/// same features touch. One-sided, with the internal-edge rule of MESH_NOTES.md.
+/// same features touch. One-sided, with the internal-edge rule of SPEC.md §21.
 /// Returns m->count (m is cleared first).
 int ls_collide_mesh_triangle(const ls_mesh *mesh, uint32_t tri, const ls_xform *xm,
                              const ls_geom *g, const ls_xform *xg, ls_fx margin, ls_manifold *m);

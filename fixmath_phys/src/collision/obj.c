@@ -3,7 +3,7 @@
 // (polygons fanned into triangles), the usual other statements ignored.
 // Numbers are SPEC.md §9 decimals. Every error names its line and column.
 // Memory and time are linear in the input and bounded by the mesh limits
-// (MESH_NOTES.md).
+// (SPEC.md §21).
 #include "mesh.h"
 
 #include "ls/fx_text.h"

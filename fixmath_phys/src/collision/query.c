@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // World queries (ls/query.h, and ls_world_ray_cast / ls_world_query_aabb of
-// ls/world.h). Rules in QUERY_NOTES.md. In short: a shape answers a query
+// ls/world.h). Rules in SPEC.md §22. In short: a shape answers a query
 // only if its leaf box (tight AABB + LS_QUERY_MARGIN) meets the query's
 // segment or box, a sweep's fraction is never smaller than the fraction at
 // which that box is entered, and the winner is the smallest (fraction, shape
@@ -249,7 +249,7 @@ static bool cast_convex(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b
         *p = ls_vec3_mad(g.point_a, g.normal, a->radius);
         int64_t gap = (int64_t)g.distance - radii;
         if (gap <= CAST_TOUCH) {
-            return true; // at the start: touching, fraction 0
+            return true; // close enough (at the start: touching, fraction 0)
         }
         int64_t closing = -ls_vec3_dot_q32(move, g.normal); // Q32.32, exact
         if (closing <= 0) {
@@ -381,7 +381,7 @@ static void test_shape(sweep *q, uint32_t k, int32_t enter, bool bounded)
         return;
     }
     if (bounded && t < enter) {
-        t = enter; // never before the box is reached (QUERY_NOTES.md)
+        t = enter; // never before the box is reached (SPEC.md §22)
     }
     consider(q, t, k, n, p);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The world's query tree (query_tree.h): built from the live shapes' boxes
 // with a deterministic median split, kept up to date lazily, and the exact
-// segment-box test every query uses (QUERY_NOTES.md).
+// segment-box test every query uses (SPEC.md §22).
 #include "query_tree.h"
 
 #include "../world/world_internal.h"
@@ -218,12 +218,6 @@ static ls_query_stamp stamp_of(const ls_body *b)
     return s;
 }
 
-static bool stamp_equal(const ls_query_stamp *a, const ls_query_stamp *b)
-{
-    return a->generation == b->generation && a->alive == b->alive && ls_vec3_equal(a->p, b->p) &&
-           ls_quat_equal(a->q, b->q);
-}
-
 static void rebuild(ls_query_tree *t, const ls_world *w)
 {
     t->body_high = w->body_high;
@@ -249,26 +243,33 @@ static void rebuild(ls_query_tree *t, const ls_world *w)
     t->dirty = false;
 }
 
-// Did any body slot change since the build? (Creation, destruction and
-// teleports between steps do not reach the dirty flag.)
+// Did any body slot change since the build? Creation, destruction and
+// teleports between steps do not reach the dirty flag (they live in body.c),
+// so every query compares the stamps: branch-free, one cache line per body.
 static bool stamps_changed(const ls_query_tree *t, const ls_world *w)
 {
     if (w->body_high != t->body_high) {
         return true;
     }
+    uint32_t diff = 0;
     for (uint32_t i = 0; i < w->body_high; i++) {
-        ls_query_stamp s = stamp_of(&w->bodies[i]);
-        if (!stamp_equal(&s, &t->stamps[i])) {
-            return true;
-        }
+        const ls_body *b = &w->bodies[i];
+        const ls_query_stamp *s = &t->stamps[i];
+        uint32_t live = (uint32_t)b->alive;
+        uint32_t moved =
+            ((uint32_t)b->p.x ^ (uint32_t)s->p.x) | ((uint32_t)b->p.y ^ (uint32_t)s->p.y) |
+            ((uint32_t)b->p.z ^ (uint32_t)s->p.z) | ((uint32_t)b->q.x ^ (uint32_t)s->q.x) |
+            ((uint32_t)b->q.y ^ (uint32_t)s->q.y) | ((uint32_t)b->q.z ^ (uint32_t)s->q.z) |
+            ((uint32_t)b->q.w ^ (uint32_t)s->q.w);
+        diff |= (b->generation ^ s->generation) | (live ^ s->alive) | (moved & (0u - live));
     }
-    return false;
+    return diff != 0;
 }
 
 ls_query_tree *ls_query_tree_sync(const ls_world *w)
 {
     ls_query_tree *t = w->qt;
-    if (t->dirty || stamps_changed(t, w)) {
+    if (t->dirty || (LS_QUERY_STAMPS && stamps_changed(t, w))) {
         rebuild(t, w);
     }
     return t;
@@ -278,8 +279,15 @@ ls_query_tree *ls_query_tree_sync(const ls_world *w)
 
 bool ls_query_seg_box(const ls_query_seg *s, const ls_aabb *b, int32_t *enter)
 {
-    const int64_t one = 65536;
-    int64_t tin = 0, tout = one;
+    const int64_t one = 65536, narrow = INT64_C(1) << 31;
+    // Every segment shorter than 2^31 raw (32768 m) per axis is decided
+    // exactly by cross-multiplication (numerators below 2^31 once clamped);
+    // longer ones by fractions rounded outwards. The choice depends on the
+    // segment alone, so each query uses one rule for every box.
+    bool exact = s->d[0] < narrow && s->d[0] > -narrow && s->d[1] < narrow && s->d[1] > -narrow &&
+                 s->d[2] < narrow && s->d[2] > -narrow;
+    int64_t ein = 0, eden = 1, xn = 1, xden = 1; // entry ein/eden, exit xn/xden
+    int64_t tin = 0, tout = one;                 // rounded (Q16) entry and exit
     ls_fx bmin[3] = {b->min.x, b->min.y, b->min.z}, bmax[3] = {b->max.x, b->max.y, b->max.z};
     for (int a = 0; a < 3; a++) {
         // The box minus the carried box, relative to the origin: the
@@ -298,6 +306,21 @@ bool ls_query_seg_box(const ls_query_seg *s, const ls_aabb *b, int32_t *enter)
         if (n_out < 0 || n_in > den) {
             return false; // left before the start or reached after the end
         }
+        if (exact) {
+            // 0 < n_in <= den < 2^31 and 0 <= n_out < den: products below 2^62.
+            if (n_in > 0 && n_in * eden > ein * den) {
+                ein = n_in;
+                eden = den;
+            }
+            if (n_out < den && n_out * xden < xn * den) {
+                xn = n_out;
+                xden = den;
+            }
+            if (ein * xden > xn * eden) {
+                return false;
+            }
+            continue;
+        }
         // 0 < n_in <= den and 0 <= n_out < den keep the products below 2^49.
         int64_t e = n_in <= 0 ? 0 : n_in * one / den;                   // floor
         int64_t x = n_out >= den ? one : (n_out * one + den - 1) / den; // ceiling
@@ -307,7 +330,7 @@ bool ls_query_seg_box(const ls_query_seg *s, const ls_aabb *b, int32_t *enter)
             return false;
         }
     }
-    *enter = (int32_t)tin;
+    *enter = (int32_t)(exact ? ein * one / eden : tin);
     return true;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The world's query tree: a bounding-volume hierarchy over the live shapes'
 // AABBs that accelerates ray casts, shape casts, overlap and AABB queries
-// (query.c). Rules: QUERY_NOTES.md.
+// (query.c). Rules: SPEC.md §22.
 //
 // It is a cache, never state: not saved in snapshots, not in the checksum,
 // and no query result depends on its shape. Queries bring it up to date
@@ -16,7 +16,7 @@
 
 /// Leaf boxes are the shapes' tight AABBs grown by this much (raw Q16.16:
 /// 1/256 m), so that rounding in the per-kind tests never reaches outside a
-/// shape's box (QUERY_NOTES.md, "box rule").
+/// shape's box (SPEC.md §22, "box rule").
 #define LS_QUERY_MARGIN 256
 /// Most shapes in one leaf of the tree.
 #define LS_QUERY_LEAF_MAX 4
@@ -34,6 +34,16 @@ typedef struct ls_query_node {
     uint32_t first;
     uint32_t count;
 } ls_query_node;
+
+/// Debug check: when 1, every query also compares each body slot
+/// (generation, alive, position, orientation) with what the tree saw and
+/// rebuilds on a difference. Off: body.c invalidates the tree wherever a
+/// pose or a shape changes (ls_body_update_derived_, free_shape_slot), the
+/// step and restore invalidate it too, and tests/test_query.c moves, creates
+/// and destroys bodies between queries to prove it.
+#ifndef LS_QUERY_STAMPS
+#define LS_QUERY_STAMPS 0
+#endif
 
 /// What the tree saw of one body slot when it was built (a change means rebuild).
 typedef struct ls_query_stamp {
@@ -87,8 +97,9 @@ typedef struct ls_query_seg {
 } ls_query_seg;
 
 /// Does the carried box meet b for some s in [0, 1] (closed intervals)? On
-/// true, *enter is a lower bound of the first such s in Q16.16 (the exact
-/// entry fraction rounded down). Monotone: a box that contains b passes
+/// true, *enter is the first such s in Q16.16, rounded down. Exact for
+/// segments shorter than 2^31 raw per axis; longer ones pass a little more
+/// (fractions rounded outwards). Monotone: a box that contains b passes
 /// whenever b does, with *enter no larger.
 bool ls_query_seg_box(const ls_query_seg *s, const ls_aabb *b, int32_t *enter);
 

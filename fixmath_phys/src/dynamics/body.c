@@ -2,6 +2,7 @@
 // Bodies: creation with range validation (SPEC.md §5), mass properties, ids,
 // accessors and the calls that change a body from outside the step.
 #include "../collision/collide.h"
+#include "../collision/query_tree.h"
 #include "../collision/shape_kind.h"
 #include "../world/world_internal.h"
 #include "ls/fx_text.h"
@@ -101,6 +102,7 @@ void ls_body_update_derived_(ls_world *w, ls_body *b)
         ls_shape_update_xf_(&w->shapes[k], b);
     }
     b->proxy_dirty = true;
+    ls_query_tree_invalidate(w->qt); // queries see the new pose
 }
 
 void ls_body_update_thickness_(ls_world *w, ls_body *b)
@@ -289,6 +291,7 @@ static void free_shape_slot(ls_world *w, uint32_t i)
     w->shape_free_head = i;
     w->shape_count--;
     ls_broadphase_remove(w->bp, i);
+    ls_query_tree_invalidate(w->qt);
 }
 
 static uint32_t free_shape_slots(const ls_world *w)

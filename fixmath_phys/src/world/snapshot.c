@@ -222,30 +222,23 @@ static void save_geometry(cursor *c, const ls_geometry *g)
     uint32_t kind = (uint32_t)g->kind;
     io32(c, true, &kind);
     if (g->kind == LS_SHAPE_HULL) {
-        uint32_t nv = ls_hull_vertex_count(g->hull), nf = ls_hull_face_count(g->hull);
+        // Its vertices only: ls_hull_create builds the same hull from them
+        // (its result depends only on the point set, SPEC.md §20).
+        uint32_t nv = ls_hull_vertex_count(g->hull);
         io32(c, true, &nv);
-        io32(c, true, &nf);
         for (uint32_t i = 0; i < nv; i++) {
             ls_vec3 v = ls_hull_vertex(g->hull, i);
             io_vec3(c, true, &v);
-        }
-        uint32_t idx[LS_HULL_MAX_VERTICES];
-        for (uint32_t f = 0; f < nf; f++) {
-            uint32_t n = ls_hull_face_vertices(g->hull, f, idx, LS_HULL_MAX_VERTICES);
-            io32(c, true, &n);
-            for (uint32_t k = 0; k < n; k++) {
-                io32(c, true, &idx[k]);
-            }
         }
         return;
     }
     uint32_t nv = ls_mesh_vertex_count(g->mesh), nt = ls_mesh_triangle_count(g->mesh);
     io32(c, true, &nv);
-    io32(c, true, &nt);
     for (uint32_t i = 0; i < nv; i++) {
         ls_vec3 v = ls_mesh_vertex(g->mesh, i);
         io_vec3(c, true, &v);
     }
+    io32(c, true, &nt);
     for (uint32_t t = 0; t < nt; t++) {
         uint32_t tri[3];
         ls_mesh_triangle(g->mesh, t, tri);
@@ -267,33 +260,21 @@ static bool same_geometry(cursor *c, const ls_geometry *have)
         return false;
     }
     if (have->kind == LS_SHAPE_HULL) {
-        uint32_t nv = get32(c), nf = get32(c);
-        if (nv != ls_hull_vertex_count(have->hull) || nf != ls_hull_face_count(have->hull)) {
+        uint32_t nv = get32(c);
+        if (nv != ls_hull_vertex_count(have->hull)) {
             return false;
         }
         for (uint32_t i = 0; i < nv && c->ok; i++) {
-            ls_vec3 v, h = ls_hull_vertex(have->hull, i);
+            ls_vec3 v;
             io_vec3(c, false, &v);
-            if (!ls_vec3_equal(v, h)) {
+            if (!ls_vec3_equal(v, ls_hull_vertex(have->hull, i))) {
                 return false;
-            }
-        }
-        uint32_t idx[LS_HULL_MAX_VERTICES];
-        for (uint32_t f = 0; f < nf && c->ok; f++) {
-            uint32_t n = ls_hull_face_vertices(have->hull, f, idx, LS_HULL_MAX_VERTICES);
-            if (get32(c) != n) {
-                return false;
-            }
-            for (uint32_t k = 0; k < n; k++) {
-                if (get32(c) != idx[k]) {
-                    return false;
-                }
             }
         }
         return c->ok;
     }
-    uint32_t nv = get32(c), nt = get32(c);
-    if (nv != ls_mesh_vertex_count(have->mesh) || nt != ls_mesh_triangle_count(have->mesh)) {
+    uint32_t nv = get32(c);
+    if (nv != ls_mesh_vertex_count(have->mesh)) {
         return false;
     }
     for (uint32_t i = 0; i < nv && c->ok; i++) {
@@ -302,6 +283,10 @@ static bool same_geometry(cursor *c, const ls_geometry *have)
         if (!ls_vec3_equal(v, ls_mesh_vertex(have->mesh, i))) {
             return false;
         }
+    }
+    uint32_t nt = get32(c);
+    if (nt != ls_mesh_triangle_count(have->mesh)) {
+        return false;
     }
     for (uint32_t t = 0; t < nt && c->ok; t++) {
         uint32_t tri[3];
@@ -320,10 +305,11 @@ static bool same_geometry(cursor *c, const ls_geometry *have)
 // buffer cannot ask for a large allocation.
 static bool build_geometry(cursor *c, ls_geometry *out, ls_error *why)
 {
-    uint32_t kind = get32(c), nv = get32(c), n2 = get32(c);
+    uint32_t kind = get32(c), nv = get32(c);
     size_t left = c->size - c->pos;
     memset(out, 0, sizeof *out);
-    if (!c->ok || (kind != LS_SHAPE_HULL && kind != LS_SHAPE_MESH) || (size_t)nv * 12 > left) {
+    if (!c->ok || (kind != LS_SHAPE_HULL && kind != LS_SHAPE_MESH) || (size_t)nv * 12 > left ||
+        (kind == LS_SHAPE_HULL && nv > LS_HULL_MAX_VERTICES)) {
         return false;
     }
     out->kind = (ls_shape_type)kind;
@@ -332,45 +318,27 @@ static bool build_geometry(cursor *c, ls_geometry *out, ls_error *why)
     for (uint32_t i = 0; i < nv && ok; i++) {
         io_vec3(c, false, &v[i]);
     }
-    left = c->size - c->pos;
-    if (kind == LS_SHAPE_HULL) {
-        // Each face is at least 4 words: its size and 3 indices.
-        uint32_t *sizes = NULL, *idx = NULL;
-        size_t total = 0;
-        ok = ok && c->ok && nv <= LS_HULL_MAX_VERTICES && n2 <= LS_HULL_MAX_FACES &&
-             (size_t)n2 * 16 <= left;
-        if (ok) {
-            sizes = malloc((n2 ? n2 : 1) * sizeof *sizes);
-            idx = malloc(2 * LS_HULL_MAX_EDGES * sizeof *idx);
-            ok = sizes && idx;
+    ok = ok && c->ok;
+    if (ok && kind == LS_SHAPE_HULL) {
+        out->hull = ls_hull_create(v, nv, why);
+        // A stranger's vertices that are not exactly some hull's own corners
+        // build a different hull: refused, so restore-then-save is the identity.
+        ok = out->hull && ls_hull_vertex_count(out->hull) == nv;
+        for (uint32_t i = 0; ok && i < nv; i++) {
+            ok = ls_vec3_equal(ls_hull_vertex(out->hull, i), v[i]);
         }
-        for (uint32_t f = 0; f < n2 && ok; f++) {
-            sizes[f] = get32(c);
-            ok = c->ok && sizes[f] >= 3 && total + sizes[f] <= 2 * LS_HULL_MAX_EDGES;
-            for (uint32_t k = 0; k < sizes[f] && ok; k++) {
-                idx[total++] = get32(c);
-            }
-            ok = ok && c->ok;
-        }
+    } else if (ok) {
+        uint32_t nt = get32(c), *idx = NULL;
+        ok = c->ok && nt <= LS_MESH_MAX_TRIANGLES && (size_t)nt * 12 <= c->size - c->pos;
         if (ok) {
-            out->hull = ls_hull_create_from_faces(v, nv, sizes, n2, idx, why);
-            ok = out->hull != NULL;
-        }
-        free(sizes);
-        free(idx);
-    } else {
-        uint32_t *idx = NULL;
-        ok = ok && c->ok && nv <= LS_MESH_MAX_VERTICES && n2 <= LS_MESH_MAX_TRIANGLES &&
-             (size_t)n2 * 12 <= left;
-        if (ok) {
-            idx = malloc((n2 ? (size_t)n2 * 3 : 1) * sizeof *idx);
+            idx = malloc((nt ? (size_t)nt * 3 : 1) * sizeof *idx);
             ok = idx != NULL;
         }
-        for (size_t k = 0; ok && k < (size_t)n2 * 3; k++) {
+        for (size_t k = 0; ok && k < (size_t)nt * 3; k++) {
             idx[k] = get32(c);
         }
         if (ok && c->ok) {
-            out->mesh = ls_mesh_create(v, nv, idx, n2, why);
+            out->mesh = ls_mesh_create(v, nv, idx, nt, why);
             ok = out->mesh != NULL;
         }
         free(idx);

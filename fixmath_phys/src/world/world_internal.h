@@ -133,10 +133,9 @@ struct ls_world {
     uint32_t *shape_next_free;
     ls_geometry *geometry; ///< immutable hull/mesh data (allocated outside the step)
     uint32_t geometry_count, geometry_cap;
-    uint32_t *children; ///< (scratch) triangle indices of one mesh pair (LS_MESH_PAIR_MAX)
-    ls_broadphase *bp;  ///< one proxy per shape slot
-    struct ls_query_tree
-        *qt; ///< query BVH (collision/query_tree.h): a cache rebuilt by queries, not state
+    uint32_t *children;       ///< (scratch) triangle indices of one mesh pair (LS_MESH_PAIR_MAX)
+    ls_broadphase *bp;        ///< one proxy per shape slot
+    struct ls_query_tree *qt; ///< query BVH (query_tree.h): a cache, not state
     ls_pair *pairs;
     uint32_t pair_count; ///< (scratch) broad-phase pairs of this step
     uint32_t max_pairs;
