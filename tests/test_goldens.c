@@ -18,20 +18,13 @@ typedef struct golden {
 } golden;
 
 static golden goldens[] = {
-    {"arena", 0xe7d6df040750efe3ull},
-    {"catapult", 0x2672844c4d652576ull},
-    {"ccd", 0xc2896dc3900aecbfull},
-    {"compound_stairs", 0x7f9d8c56487c3dc1ull},
-    {"dominoes", 0x6671574379d12df5ull},
-    {"hull_pile", 0x0f1a0e84b71ca894ull},
-    {"mesh_terrain", 0x41b05489af1551cdull},
-    {"pile_1000", 0x3466a0ea7e85e43aull},
-    {"pyramid", 0x4a66ecea115f8a79ull},
-    {"rain_2000", 0xae3c794551439eccull},
-    {"six_box_tower", 0xcc84b38901a95fd5ull},
-    {"slope", 0x4a21c3f67035a572ull},
-    {"sphere_bounce", 0xb29e1bcbb4e17577ull},
-    {"tower_struck", 0xbdadf8785dc7fbffull},
+    {"arena", 0xe7d6df040750efe3ull},         {"catapult", 0x2672844c4d652576ull},
+    {"ccd", 0xc2896dc3900aecbfull},           {"compound_stairs", 0x7f9d8c56487c3dc1ull},
+    {"dominoes", 0x6671574379d12df5ull},      {"hull_pile", 0x0f1a0e84b71ca894ull},
+    {"mesh_terrain", 0x41b05489af1551cdull},  {"pile_1000", 0x3466a0ea7e85e43aull},
+    {"pyramid", 0x4a66ecea115f8a79ull},       {"rain_2000", 0xae3c794551439eccull},
+    {"six_box_tower", 0xcc84b38901a95fd5ull}, {"slope", 0x4a21c3f67035a572ull},
+    {"sphere_bounce", 0xb29e1bcbb4e17577ull}, {"tower_struck", 0xbdadf8785dc7fbffull},
     {"two_ramps", 0x61a1148262a88819ull},
 };
 

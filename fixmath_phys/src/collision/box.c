@@ -117,11 +117,25 @@ static ls_fx box_thickness(const ls_geom *g)
     return ls_fx_min(g->half_extents.x, ls_fx_min(g->half_extents.y, g->half_extents.z));
 }
 
+// Vertex i = 4 [x+] + 2 [y+] + [z+]: the order of ls_hull_make_box.
+static ls_proxy box_proxy(const ls_geom *g, ls_vec3 storage[8])
+{
+    ls_vec3 h = g->half_extents;
+    for (int i = 0; i < 8; i++) {
+        ls_vec3 c = ls_vec3_make((i & 4) ? h.x : ls_fx_neg(h.x), (i & 2) ? h.y : ls_fx_neg(h.y),
+                                 (i & 1) ? h.z : ls_fx_neg(h.z));
+        storage[i] = ls_vec3_add(g->offset, c);
+    }
+    ls_proxy p = {storage, 8, 0};
+    return p;
+}
+
 const ls_shape_kind ls_box_kind = {
     .name = "box",
     .check = box_check,
     .mass = box_mass,
     .thickness = box_thickness,
+    .proxy = box_proxy,
     .aabb = box_aabb,
     .ray_cast = box_ray,
     .collide =

@@ -93,11 +93,22 @@ static ls_fx capsule_thickness(const ls_geom *g)
     return g->radius;
 }
 
+// The core segment's two ends (one point when it has no length).
+static ls_proxy capsule_proxy(const ls_geom *g, ls_vec3 storage[8])
+{
+    ls_vec3 h = ls_vec3_make(0, g->half_height, 0);
+    storage[0] = ls_vec3_sub(g->offset, h);
+    storage[1] = ls_vec3_add(g->offset, h);
+    ls_proxy p = {storage, g->half_height > 0 ? 2u : 1u, g->radius};
+    return p;
+}
+
 const ls_shape_kind ls_capsule_kind = {
     .name = "capsule",
     .check = capsule_check,
     .mass = capsule_mass,
     .thickness = capsule_thickness,
+    .proxy = capsule_proxy,
     .aabb = capsule_aabb,
     .ray_cast = capsule_ray,
     .collide =

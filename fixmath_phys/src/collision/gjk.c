@@ -6,6 +6,7 @@
 // distances, normals) are rounded. Algorithms, tolerances and caps:
 // SPEC.md §20.
 #include "gjk.h"
+#include "shape_kind.h"
 
 #include "collide_internal.h"
 #include "hull.h"
@@ -97,41 +98,12 @@ ls_vec3 ls_i3_unit_fx(ls_i3 v, ls_vec3 fallback)
 
 ls_proxy ls_proxy_of_geom(const ls_geom *g, ls_vec3 storage[8])
 {
+    // Each kind gives its own proxy (shape_kind.h); others have none.
+    const ls_shape_kind *kind = ls_shape_kind_of(g->kind);
+    if (kind && kind->proxy) {
+        return kind->proxy(g, storage);
+    }
     ls_proxy p = {storage, 0, 0};
-    switch (g->kind) {
-    case LS_SHAPE_SPHERE:
-        storage[0] = g->offset;
-        p.count = 1;
-        p.radius = g->radius;
-        break;
-    case LS_SHAPE_CAPSULE: {
-        ls_vec3 h = ls_vec3_make(0, g->half_height, 0);
-        storage[0] = ls_vec3_sub(g->offset, h);
-        storage[1] = ls_vec3_add(g->offset, h);
-        p.count = g->half_height > 0 ? 2 : 1;
-        p.radius = g->radius;
-        break;
-    }
-    case LS_SHAPE_BOX: {
-        // Vertex i = 4 [x+] + 2 [y+] + [z+]: the order of ls_hull_make_box.
-        ls_vec3 h = g->half_extents;
-        for (int i = 0; i < 8; i++) {
-            ls_vec3 c = ls_vec3_make((i & 4) ? h.x : ls_fx_neg(h.x), (i & 2) ? h.y : ls_fx_neg(h.y),
-                                     (i & 1) ? h.z : ls_fx_neg(h.z));
-            storage[i] = ls_vec3_add(g->offset, c);
-        }
-        p.count = 8;
-        break;
-    }
-    case LS_SHAPE_HULL:
-        if (g->hull) {
-            p.points = g->hull->vertices;
-            p.count = g->hull->vertex_count;
-        }
-        break;
-    default:
-        break;
-    }
     return p;
 }
 

@@ -53,12 +53,24 @@ static ls_fx hull_thickness(const ls_geom *g)
     return ls_fx_max(t, 0);
 }
 
+// The hull's own vertices (no copy).
+static ls_proxy hull_proxy(const ls_geom *g, ls_vec3 storage[8])
+{
+    ls_proxy p = {storage, 0, 0};
+    if (g->hull) {
+        p.points = g->hull->vertices;
+        p.count = g->hull->vertex_count;
+    }
+    return p;
+}
+
 const ls_shape_kind ls_hull_kind = {
     .name = "hull",
     .needs_data = true,
     .check = hull_check,
     .mass = hull_mass,
     .thickness = hull_thickness,
+    .proxy = hull_proxy,
     .aabb = hull_aabb,
     .ray_cast = hull_ray,
     .collide =

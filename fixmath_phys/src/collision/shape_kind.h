@@ -9,6 +9,7 @@
 #define LS_COLLISION_SHAPE_KIND_H
 
 #include "geom.h"
+#include "gjk.h"
 
 /// Manifold routine: shape a (kind of the row) against shape b (kind of the column).
 typedef int (*ls_collide_fn)(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
@@ -36,6 +37,9 @@ typedef struct ls_shape_kind {
     /// Half the thinnest width of a dynamic shape (continuous collision
     /// treats a body as fast when it moves farther than this in a step).
     ls_fx (*thickness)(const ls_geom *g);
+    /// The convex proxy (points in the shape's frame + radius) GJK, EPA and
+    /// shape casts work on (gjk.h); NULL for kinds that are not convex.
+    ls_proxy (*proxy)(const ls_geom *g, ls_vec3 storage[8]);
     /// World AABB on transform xf grown by margin.
     ls_aabb (*aabb)(const ls_geom *g, const ls_xform *xf, ls_fx margin);
     /// Segment from -> to against the shape on xf: fraction and outward normal.

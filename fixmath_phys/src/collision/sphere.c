@@ -79,11 +79,19 @@ static ls_fx sphere_thickness(const ls_geom *g)
     return g->radius;
 }
 
+static ls_proxy sphere_proxy(const ls_geom *g, ls_vec3 storage[8])
+{
+    storage[0] = g->offset;
+    ls_proxy p = {storage, 1, g->radius};
+    return p;
+}
+
 const ls_shape_kind ls_sphere_kind = {
     .name = "sphere",
     .check = sphere_check,
     .mass = sphere_mass,
     .thickness = sphere_thickness,
+    .proxy = sphere_proxy,
     .aabb = sphere_aabb,
     .ray_cast = sphere_ray,
     .collide =
