@@ -22,16 +22,6 @@
 #define PI  3.14159265358979323846
 #define ULP (1.0 / 65536.0)
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 static double val(ls_fx v)
 {
@@ -914,7 +904,9 @@ static int stress_points(ls_rng *r, int kind, ls_vec3 *p, const ls_vec3 *other, 
 Test(hull_gjk, gjk_and_epa_terminate_within_their_caps_on_random_and_degenerate_pairs,
      .timeout = 600)
 {
-    const int total = SANITIZED ? 100000 : 1000000;
+    // The full million also under ASan+UBSan (`make asan`): the issue asks
+    // for termination on 1,000,000 pairs under UBSan.
+    const int total = 1000000;
     ls_rng r = ls_rng_make(31337, 9);
     int max_gjk = 0, max_epa = 0, max_faces = 0, gjk_capped = 0, epa_capped = 0, overlaps = 0;
     double t0 = now_s();
