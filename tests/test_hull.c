@@ -22,7 +22,6 @@
 #define PI  3.14159265358979323846
 #define ULP (1.0 / 65536.0)
 
-
 static double val(ls_fx v)
 {
     return (double)v / 65536.0;
