@@ -12,113 +12,7 @@
 /// Absolute tolerance (1 mm) by which an edge axis must beat the best face.
 #define EDGE_TOL_ABS ((ls_fx)66)
 
-/// A candidate contact before reduction.
-typedef struct cand {
-    ls_vec3 p;        ///< World contact point.
-    ls_fx depth;      ///< Penetration depth.
-    uint32_t feature; ///< Feature id.
-} cand;
-
-/// Twice the signed area of triangle (a, b, p) seen along n, in Q32.32.
-static int64_t tri_area(ls_vec3 a, ls_vec3 b, ls_vec3 p, ls_vec3 n)
-{
-    return ls_vec3_dot_q32(ls_vec3_cross(ls_vec3_sub(b, a), ls_vec3_sub(p, a)), n);
-}
-
-/// Index of the deepest candidate (ties: lowest index).
-static int pick_deepest(const cand *c, int n)
-{
-    int best = 0;
-    for (int i = 1; i < n; i++) {
-        if (c[i].depth > c[best].depth) {
-            best = i;
-        }
-    }
-    return best;
-}
-
-/// Index of the candidate farthest from c[from] (ties: lowest index).
-static int pick_farthest(const cand *c, int n, int from)
-{
-    int best = -1;
-    uint64_t best_d = 0;
-    for (int i = 0; i < n; i++) {
-        uint64_t d = ls_vec3_len_sq_q32(ls_vec3_sub(c[i].p, c[from].p));
-        if (i != from && (best < 0 || d > best_d)) {
-            best = i;
-            best_d = d;
-        }
-    }
-    return best;
-}
-
-/// Third point: the largest |area| with c[i0], c[i1]; *orient gets its sign.
-static int pick_widest(const cand *c, int n, int i0, int i1, ls_vec3 normal, int *orient)
-{
-    int best = -1;
-    int64_t best_a = -1;
-    for (int i = 0; i < n; i++) {
-        int64_t a = tri_area(c[i0].p, c[i1].p, c[i].p, normal);
-        int64_t mag = a < 0 ? -a : a;
-        if (i != i0 && i != i1 && mag > best_a) {
-            best = i;
-            best_a = mag;
-            *orient = a < 0 ? -1 : 1;
-        }
-    }
-    return best;
-}
-
-/// Fourth point: the one that grows the triangle tri[] the most, measured as
-/// the largest area outside any of its edges; -1 when none lies outside.
-static int pick_fourth(const cand *c, int n, const int tri[3], int orient, ls_vec3 normal)
-{
-    int best = -1;
-    int64_t best_gain = 0;
-    for (int i = 0; i < n; i++) {
-        if (i == tri[0] || i == tri[1] || i == tri[2]) {
-            continue;
-        }
-        for (int e = 0; e < 3; e++) {
-            int64_t a = tri_area(c[tri[e]].p, c[tri[(e + 1) % 3]].p, c[i].p, normal);
-            int64_t gain = orient > 0 ? -a : a; // positive outside edge e
-            if (gain > best_gain) {
-                best = i;
-                best_gain = gain;
-            }
-        }
-    }
-    return best;
-}
-
-/// Copy candidates into m, keeping at most 4: the deepest, the farthest from
-/// it, then the two that maximise the area. Kept points stay in candidate
-/// order so the manifold order depends only on the candidates.
-static void reduce_to_manifold(const cand *c, int n, ls_manifold *m)
-{
-    bool keep[CAND_MAX] = {false};
-    if (n <= LS_MANIFOLD_MAX) {
-        for (int i = 0; i < n; i++) {
-            keep[i] = true;
-        }
-    } else {
-        int orient = 1;
-        int tri[3];
-        tri[0] = pick_deepest(c, n);
-        tri[1] = pick_farthest(c, n, tri[0]);
-        tri[2] = pick_widest(c, n, tri[0], tri[1], m->normal, &orient);
-        int fourth = pick_fourth(c, n, tri, orient, m->normal);
-        keep[tri[0]] = keep[tri[1]] = keep[tri[2]] = true;
-        if (fourth >= 0) {
-            keep[fourth] = true;
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        if (keep[i]) {
-            ls_manifold_push(m, c[i].p, c[i].depth, c[i].feature);
-        }
-    }
-}
+typedef ls_contact_cand cand;
 
 /// A box in world space.
 typedef struct box_w {
@@ -172,7 +66,7 @@ int ls_collide_box_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
         }
     }
     m->normal = ls_vec3_neg(n);
-    reduce_to_manifold(c, count, m);
+    ls_manifold_reduce(c, count, m);
     return m->count;
 }
 
@@ -411,7 +305,7 @@ static int face_contact(const box_w *ref, const box_w *inc, int k, int sign, boo
         }
     }
     m->normal = ref_is_b ? ls_vec3_neg(nr) : nr;
-    reduce_to_manifold(c, count, m);
+    ls_manifold_reduce(c, count, m);
     return m->count;
 }
 

@@ -28,83 +28,10 @@
 /// largest point index of A and of B among the final simplex or face.
 #define FEATURE_POINT (1u << 30)
 
-/// A candidate contact before reduction.
-typedef struct cand {
-    ls_vec3 p;
-    ls_fx depth;
-    uint32_t feature;
-} cand;
+typedef ls_contact_cand cand;
 
-/// Twice the signed area of triangle (a, b, p) seen along n, in Q32.32.
-static int64_t tri_area(ls_vec3 a, ls_vec3 b, ls_vec3 p, ls_vec3 n)
-{
-    return ls_vec3_dot_q32(ls_vec3_cross(ls_vec3_sub(b, a), ls_vec3_sub(p, a)), n);
-}
-
-static int pick_deepest(const cand *c, int n)
-{
-    int best = 0;
-    for (int i = 1; i < n; i++) {
-        if (c[i].depth > c[best].depth) {
-            best = i;
-        }
-    }
-    return best;
-}
-
-static int pick_farthest(const cand *c, int n, int from)
-{
-    int best = -1;
-    uint64_t best_d = 0;
-    for (int i = 0; i < n; i++) {
-        uint64_t d = ls_vec3_len_sq_q32(ls_vec3_sub(c[i].p, c[from].p));
-        if (i != from && (best < 0 || d > best_d)) {
-            best = i;
-            best_d = d;
-        }
-    }
-    return best;
-}
-
-static int pick_widest(const cand *c, int n, int i0, int i1, ls_vec3 normal, int *orient)
-{
-    int best = -1;
-    int64_t best_a = -1;
-    for (int i = 0; i < n; i++) {
-        int64_t a = tri_area(c[i0].p, c[i1].p, c[i].p, normal);
-        int64_t mag = a < 0 ? -a : a;
-        if (i != i0 && i != i1 && mag > best_a) {
-            best = i;
-            best_a = mag;
-            *orient = a < 0 ? -1 : 1;
-        }
-    }
-    return best;
-}
-
-static int pick_fourth(const cand *c, int n, const int tri[3], int orient, ls_vec3 normal)
-{
-    int best = -1;
-    int64_t best_gain = 0;
-    for (int i = 0; i < n; i++) {
-        if (i == tri[0] || i == tri[1] || i == tri[2]) {
-            continue;
-        }
-        for (int e = 0; e < 3; e++) {
-            int64_t a = tri_area(c[tri[e]].p, c[tri[(e + 1) % 3]].p, c[i].p, normal);
-            int64_t gain = orient > 0 ? -a : a;
-            if (gain > best_gain) {
-                best = i;
-                best_gain = gain;
-            }
-        }
-    }
-    return best;
-}
-
-/// Keep at most 4 candidates exactly as collide_box.c does (deepest, the
-/// farthest from it, the widest triangle, the point that grows it most), in
-/// candidate order. A repeated feature id keeps its first point only.
+/// Keep at most 4 candidates (ls_manifold_reduce, as the box routines do);
+/// a repeated feature id keeps its first point only.
 static void reduce_to_manifold(cand *c, int n, ls_manifold *m)
 {
     int w = 0;
@@ -117,29 +44,7 @@ static void reduce_to_manifold(cand *c, int n, ls_manifold *m)
             c[w++] = c[i];
         }
     }
-    n = w;
-    bool keep[CAND_MAX + 1] = {false};
-    if (n <= LS_MANIFOLD_MAX) {
-        for (int i = 0; i < n; i++) {
-            keep[i] = true;
-        }
-    } else {
-        int orient = 1;
-        int tri[3];
-        tri[0] = pick_deepest(c, n);
-        tri[1] = pick_farthest(c, n, tri[0]);
-        tri[2] = pick_widest(c, n, tri[0], tri[1], m->normal, &orient);
-        int fourth = pick_fourth(c, n, tri, orient, m->normal);
-        keep[tri[0]] = keep[tri[1]] = keep[tri[2]] = true;
-        if (fourth >= 0) {
-            keep[fourth] = true;
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        if (keep[i]) {
-            ls_manifold_push(m, c[i].p, c[i].depth, c[i].feature);
-        }
-    }
+    ls_manifold_reduce(c, w, m);
 }
 
 /// Hysteresis as box-box: challenger must beat sep by abs + |sep| * 2^-shift.
@@ -390,7 +295,10 @@ static int face_contact(const ls_hull *ref, const ls_xform *xr, uint32_t rf, con
     }
     // The deepest penetration may lie outside the reference face's side
     // planes (small faces, deep overlap): then keep the GJK/EPA point too.
-    ls_fx deepest = c[pick_deepest(c, count)].depth;
+    ls_fx deepest = c[0].depth;
+    for (int i = 1; i < count; i++) {
+        deepest = ls_fx_max(deepest, c[i].depth);
+    }
     if (clearly_better(ls_fx_neg(cc->sep), deepest, EDGE_TOL_ABS, 6)) {
         c[count].p = ls_vec3_mid(cc->pa, cc->pb);
         c[count].depth = ls_fx_neg(cc->sep);

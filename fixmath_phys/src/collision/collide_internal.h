@@ -102,6 +102,19 @@ static inline int64_t ls_wide_frac(int64_t a, int64_t n, int64_t d)
 /// when it misses or starts inside.
 bool ls_ray_sphere(ls_vec3 o, ls_vec3 d, ls_fx r, ls_fx *t_hit);
 
+/// A candidate contact point of a pair routine, before reduction.
+typedef struct ls_contact_cand {
+    ls_vec3 p;        ///< World contact point.
+    ls_fx depth;      ///< Penetration depth.
+    uint32_t feature; ///< Feature id.
+} ls_contact_cand;
+
+/// Append to m (whose normal is set) at most LS_MANIFOLD_MAX of the n
+/// candidates: all when they fit, else the deepest, the farthest from it, the
+/// widest triangle's third point and the point that grows it most, in
+/// candidate order (manifold.c).
+void ls_manifold_reduce(const ls_contact_cand *c, int n, ls_manifold *m);
+
 /// Parameters s on a and t on b of the closest points between two segments.
 /// Returns true when the segments are nearly parallel; s is then the middle of
 /// their overlap along a (or the nearer end of a when they do not overlap).
