@@ -41,8 +41,7 @@ static int pick_farthest(const ls_contact_cand *c, int n, int from)
 }
 
 /// Third point: the largest |area| with c[i0], c[i1]; *orient gets its sign.
-static int pick_widest(const ls_contact_cand *c, int n, int i0, int i1, ls_vec3 normal,
-                       int *orient)
+static int pick_widest(const ls_contact_cand *c, int n, int i0, int i1, ls_vec3 normal, int *orient)
 {
     int best = -1;
     int64_t best_a = -1;
@@ -92,8 +91,8 @@ void ls_manifold_reduce(const ls_contact_cand *c, int n, ls_manifold *m)
         keep[3] = pick_fourth(c, n, keep, orient, m->normal);
     }
     for (int i = 0; i < n; i++) {
-        bool kept = n <= LS_MANIFOLD_MAX || i == keep[0] || i == keep[1] || i == keep[2] ||
-                    i == keep[3];
+        bool kept =
+            n <= LS_MANIFOLD_MAX || i == keep[0] || i == keep[1] || i == keep[2] || i == keep[3];
         if (kept) {
             ls_manifold_push(m, c[i].p, c[i].depth, c[i].feature);
         }
