@@ -18,12 +18,14 @@ endif
 CFLAGS  ?= $(OPT) -g
 # -fvisibility=hidden: the shared library exports only what the public headers
 # mark LS_API (tests/check_exports.sh proves it).
-ALLFLAGS = -std=c11 $(WARN) -ffp-contract=off -fPIC -fvisibility=hidden -MMD -MP $(CFLAGS) $(EXTRA_CFLAGS)
+# -pthread: the step's worker pool (fixmath_phys/src/dynamics/workers.c); every
+# native compile and link that takes ALLFLAGS gets it.
+ALLFLAGS = -std=c11 $(WARN) -ffp-contract=off -fPIC -fvisibility=hidden -MMD -MP -pthread $(CFLAGS) $(EXTRA_CFLAGS)
 INCLUDES = -Ifixmath_phys/include
 LDLIBS_TOOL = -lm
 LDLIBS_TEST = -lcriterion -llibfixmath -lm
-LIB_LIBS :=
-FUZZ_LIBS :=
+LIB_LIBS := -pthread
+FUZZ_LIBS := -pthread
 
 # Sources. Module fragments in mk/*.mk append to these lists (LIB_SRC,
 # TOOL_SRC, INCLUDES, TEST_BINS, DEPS_PKGS, LDLIBS_TOOL, FUZZ_HARNESSES), so each

@@ -19,7 +19,11 @@ BENCH_REPEATS ?= 5
 BENCH_SCENES  ?= tools/scenes/pyramid.scene tools/scenes/pile_1000.scene \
                  tools/scenes/rain_2000.scene tools/scenes/six_box_tower.scene \
                  tools/scenes/hull_pile.scene tools/scenes/mesh_terrain.scene \
-                 tools/scenes/compound_stairs.scene
+                 tools/scenes/compound_stairs.scene tools/scenes/ragdolls.scene \
+                 tools/bench/scenes/joint_grid.scene
+# Our engine runs every scene with 1 worker ("ours") and with each count here
+# ("ours_Nw"); the peers run single-threaded.
+BENCH_THREADS ?= 2
 BENCH_SECTIONS := bench-physics bench-fx bench-snapshot $(BENCH_SECTIONS)
 # number:target:title, in output order.
 BENCH_ORDER = 1:bench-physics:physics 2:bench-fx:fixed-point 3:bench-snapshot:snapshot \
@@ -43,7 +47,7 @@ BENCH_PHYS_OBJ = $(PHYS_SRC:%.c=$(BUILD)/obj/%.o)
 CXX            ?= g++
 BULLET_CFLAGS   = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags bullet 2>/dev/null || echo -I/usr/include/bullet))
 BULLET_LIBS     = -lBulletDynamics -lBulletCollision -lLinearMath
-BENCH_CXXFLAGS  = -std=c++17 -Wall -Wextra -ffp-contract=off -MMD -MP $(CFLAGS) $(EXTRA_CFLAGS)
+BENCH_CXXFLAGS  = -std=c++17 -Wall -Wextra -ffp-contract=off -MMD -MP -pthread $(CFLAGS) $(EXTRA_CFLAGS)
 
 .PHONY: bench deps-bench bench-physics bench-fx bench-snapshot bench-report
 
@@ -70,41 +74,51 @@ bench:
 	if [ -n "$$fail" ]; then echo "make bench: FAILED:$$fail"; exit 1; fi
 
 # 1. Physics: every scene in every engine, repeats interleaved (scene by scene,
-# engine after engine) so load from other processes hits all engines alike.
+# engine after engine) so load from other processes hits all engines alike. A
+# run that fails (e.g. an engine that cannot build a scene) is reported, the
+# others go on, and the section fails at the end.
 bench-physics: $(BENCH_PHYSICS) $(BENCH_REPORT)
 	@mkdir -p $(BENCH_OUT) && rm -f $(BENCH_OUT)/bench-physics.csv
 	@echo "== 1. physics: ms/tick, median of $(BENCH_REPEATS) fresh runs of each whole scene (interleaved)"
-	@echo "  same scene files in every engine: dt 1092/65536 s, gravity -9.81, 8 velocity iterations,"
-	@echo "  <= 4 contacts/pair, sleep below 0.05 m/s + 0.08 rad/s for 0.5 s, mu sqrt(a*b), e max(a,b)."
-	@echo "  ours: Q16.16, + 3 split-impulse passes. Bullet 3.24: float, dbvt, SI solver, 0.04 m margin,"
-	@echo "  split impulse only > 4 cm deep, 1 friction row/point. ODE 0.16: double, hash space, QuickStep,"
-	@echo "  ERP 0.2, CFM 1e-5, Approx1 friction. Hulls: Bullet btConvexHullShape (our points, 5 mm"
-	@echo "  margin, GJK/EPA), ODE dCreateConvex; meshes: btBvhTriangleMeshShape, ODE trimesh (OPCODE);"
-	@echo "  compounds: btCompoundShape, ODE offset geoms; inertia from the same shapes in every engine."
+	@echo "  same scene files in every engine: dt 1092/65536 s, gravity -9.81, <= 4 contacts/pair,"
+	@echo "  sleep below 0.05 m/s + 0.08 rad/s for 0.5 s, mu sqrt(a*b), e max(a,b), our collision filters."
+	@echo "  ours: Q16.16, soft step: the scene's sub-steps x (solve + relax), 1 and $(BENCH_THREADS) workers."
+	@echo "  peers: one step per tick, iterations = our passes (sub-steps x (solve + relax)), ERP 0.2, 1 thread."
+	@echo "  Bullet 3.24: float, dbvt, SI solver, 0.04 m margin, split impulse > 4 cm, 1 friction row/point."
+	@echo "  ODE 0.16: double, hash space, QuickStep, CFM 1e-5, Approx1 friction. Hulls: btConvexHullShape"
+	@echo "  (5 mm margin), dCreateConvex; meshes: btBvhTriangleMeshShape, ODE trimesh; compounds:"
+	@echo "  btCompoundShape, offset geoms. Joints: Bullet p2p/hinge/fixed/slider/cone-twist, ODE"
+	@echo "  ball/hinge/fixed/slider/DBall, cone = ball + Euler AMotor; peer springs explicit."
 	@echo "  Details and remaining asymmetries: tools/bench/README.md"
-	@engines="$(BENCH_PHYSICS)"; \
+	@engines="$(BENCH_PHYSICS) $(foreach n,$(BENCH_THREADS),$(BENCH_PHYSICS):--threads:$(n))"; \
 	for b in $(BENCH_BULLET) $(BENCH_ODE); do \
 	  if $(MAKE) --no-print-directory -s $$b; then engines="$$engines $$b"; \
 	  else echo "  $$(basename $$b): could not be built (run 'make deps-bench'); left out"; fi; \
 	done; \
+	failed=""; \
 	for sc in $(BENCH_SCENES); do \
 	  for r in $$(seq $(BENCH_REPEATS)); do \
 	    for b in $$engines; do \
-	      $$b $$sc --repeats 1 --quiet --csv $(BENCH_OUT)/bench-physics.csv || exit 1; \
+	      $$(echo $$b | tr : ' ') $$sc --repeats 1 --quiet --csv $(BENCH_OUT)/bench-physics.csv || \
+	        failed="$$failed $$(echo $$b | sed 's|.*/||')@$$(basename $$sc .scene)"; \
 	    done; \
 	  done; \
-	done
-	@$(BENCH_REPORT) physics $(BENCH_OUT)/bench-physics.csv
+	done; \
+	$(BENCH_REPORT) physics $(BENCH_OUT)/bench-physics.csv; \
+	if [ -n "$$failed" ]; then echo "  bench-physics: FAILED runs:$$failed"; exit 1; fi
 
 # 2. Fixed point: inline ops vs libfixmath calls.
 bench-fx: $(BENCH_FX)
 	@echo "== 2. fixed-point: inline ops vs libfixmath calls (ratio = libfixmath / ours)"
 	@mkdir -p $(BENCH_OUT) && $(BENCH_FX) --csv $(BENCH_OUT)/bench-fx.csv
 
-# 3. Snapshot save/restore of the settled pile vs memcpy of the same bytes.
+# 3. Snapshot save/restore of the settled pile vs memcpy of the same bytes, and
+# the rollback frame (restore the disturbed pile + re-simulate 8 ticks) with 1
+# worker and with each of BENCH_THREADS.
 bench-snapshot: $(BENCH_SNAPSHOT)
-	@echo "== 3. snapshot: save + restore of the settled 1000-box pile vs memcpy of the same bytes"
-	@mkdir -p $(BENCH_OUT) && $(BENCH_SNAPSHOT) tools/scenes/pile_1000.scene --csv $(BENCH_OUT)/bench-snapshot.csv
+	@echo "== 3. snapshot: save + restore of the settled 1000-box pile vs memcpy of the same bytes; rollback frame"
+	@mkdir -p $(BENCH_OUT) && $(BENCH_SNAPSHOT) tools/scenes/pile_1000.scene \
+	  $(foreach n,$(BENCH_THREADS),--threads $(n)) --csv $(BENCH_OUT)/bench-snapshot.csv
 
 # Machine description + every section's rows -> latest.csv; physics ratios -> SVG.
 bench-report: $(BENCH_REPORT)

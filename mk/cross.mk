@@ -113,18 +113,23 @@ XC_PHYS_DEPS := $(PHYS_SRC) $(XC_REPLAY_SRC) $(PHYS_H) $(wildcard fixmath_phys/i
 XC_SCENES := $(sort $(wildcard tools/scenes/*.scene))
 XC_SLEEP_SCENE := $(XC_DIR)/scenes/falling_boxes.scene
 XC_SLEEP_MAX := 3000
+# Box2D's determinism pair for joints: falling_hinges stepped until every body
+# sleeps; its golden is the sleep tick and the checksum there (job hinges+sleep).
+XC_HINGES_SCENE := tools/scenes/falling_hinges.scene
 XC_INPUT_SCENE := tools/scenes/arena.scene
 XC_INPUT_SEED := 20240601
 # A 4-player arena match recorded natively by `lockstep replay record` (made
 # anew by `make goldens`); every target must re-simulate it to the recorded checksums.
 XC_REPLAY := $(XC_DIR)/arena.lsr
-# Jobs: every shipped scene, the scripted-input game, the sleep golden, the replay.
-XC_JOBS := $(notdir $(basename $(XC_SCENES))) arena+input sleep replay
+# Jobs: every shipped scene, the scripted-input game, the sleep goldens, the replay.
+XC_JOBS := $(notdir $(basename $(XC_SCENES))) arena+input sleep hinges+sleep replay
 XC_PAR ?= 2
 # Compiler command lines are shown with V=1.
 XC_Q := $(if $(filter 1,$(V)),,@)
 
 xc_bin = $(XC_BUILD)/$(1)/$(2)$(if $(findstring wasm32,$(1)),.wasm)
+# The worker pool links pthreads; wasm32-wasi has none (workers.c runs serially there).
+xc_threads = $(if $(findstring wasm32,$(1)),,-pthread)
 xc_run = $(XC_EXEC.$(1)) $(call xc_bin,$(1),xc_runner)
 xc_budget = $(if $(XC_BUDGET.$(1)),--budget $(XC_BUDGET.$(1)))
 xc_outs = $(foreach j,$(XC_JOBS),$(XC_BUILD)/out/$(1)/$(j).out) \
@@ -136,7 +141,7 @@ define XC_TARGET_RULES
 $(call xc_bin,$(1),xc_runner): $(XC_DIR)/xc_runner.c $(XC_PHYS_DEPS)
 	@mkdir -p $$(dir $$@)
 	@echo "crosscheck: build $$@"
-	$(XC_Q)$(XC_CC.$(1)) $(XC_BASEFLAGS) $(XC_CFLAGS.$(1)) -o $$@ $(XC_DIR)/xc_runner.c $(PHYS_SRC) $(XC_REPLAY_SRC) $(XC_LDFLAGS.$(1))
+	$(XC_Q)$(XC_CC.$(1)) $(XC_BASEFLAGS) $(XC_CFLAGS.$(1)) -o $$@ $(XC_DIR)/xc_runner.c $(PHYS_SRC) $(XC_REPLAY_SRC) $(XC_LDFLAGS.$(1)) $(call xc_threads,$(1))
 
 $(call xc_bin,$(1),xc_exact): $(XC_DIR)/xc_exact.c $(XC_PHYS_DEPS)
 	@mkdir -p $$(dir $$@)
@@ -158,6 +163,12 @@ $(XC_BUILD)/out/$(1)/arena+input.out: $(XC_INPUT_SCENE) $(call xc_bin,$(1),xc_ru
 $(XC_BUILD)/out/$(1)/sleep.out: $(XC_SLEEP_SCENE) $(call xc_bin,$(1),xc_runner)
 	@mkdir -p $$(dir $$@)
 	@echo "crosscheck: $(1) sleep"
+	@s=$$$$(date +%s%N); { $(call xc_run,$(1)) $$< --until-sleep $(XC_SLEEP_MAX) 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
+	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
+
+$(XC_BUILD)/out/$(1)/hinges+sleep.out: $(XC_HINGES_SCENE) $(call xc_bin,$(1),xc_runner)
+	@mkdir -p $$(dir $$@)
+	@echo "crosscheck: $(1) hinges+sleep"
 	@s=$$$$(date +%s%N); { $(call xc_run,$(1)) $$< --until-sleep $(XC_SLEEP_MAX) 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
 	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
 
@@ -198,4 +209,5 @@ goldens: $(TOOL)
 	@$(MAKE) --no-print-directory -j$(XC_PAR) $(call xc_outs,$(XC_GOLDEN_TARGET))
 	@XC_BUILD=$(XC_BUILD) XC_JOBS='$(XC_JOBS)' XC_INPUT='$(XC_INPUT_SCENE) --input-seed $(XC_INPUT_SEED)' \
 	  XC_SLEEP='$(XC_SLEEP_SCENE) --until-sleep $(XC_SLEEP_MAX)' \
+	  XC_HINGES_SLEEP='$(XC_HINGES_SCENE) --until-sleep $(XC_SLEEP_MAX)' \
 	  bash $(XC_DIR)/goldens.sh $(XC_GOLDEN_TARGET) '$(XC_DESC.$(XC_GOLDEN_TARGET))'

@@ -13,13 +13,15 @@
 
 const cli_command cmd_sim_def = {
     "sim", "run a scene file and print per-tick checksums and a summary",
-    "SCENE [--ticks N] [--checksums] [--trace I] [--max-memory MB] [--json] [--no-progress]\n\n"
+    "SCENE [--ticks N] [--checksums] [--trace I] [--max-memory MB] [--threads N] [--json]\n"
+    "      [--no-progress]\n\n"
     "  SCENE          a .scene file; if missing, the installed scenes are searched\n"
     "                 ($LOCKSTEP_DATA/scenes, else the install prefix's share/lockstep/scenes)\n"
     "  --ticks N      ticks to run, 0..100000000 (default: the scene's `ticks`)\n"
     "  --checksums    print `tick checksum` (hex) for every tick\n"
     "  --trace I      print body I's position and velocity every tick (I = 1-based file order)\n"
     "  --max-memory MB refuse a scene whose world needs more than MB MiB (default 1024)\n"
+    "  --threads N    step with N workers, 1..64 (default 1); the results are the same\n"
     "  --json         one JSON document: summary, and per_tick records with --checksums/--trace\n"
     "  --no-progress  no progress line (it is only drawn when stderr is a terminal)\n\n"
     "Exit status 3 when a fixed-point overflow happened during the run.",
@@ -31,6 +33,7 @@ typedef struct sim_opts {
     bool checksums, json, progress;
     uint64_t trace;
     uint64_t max_memory_mb;
+    uint64_t threads;
 } sim_opts;
 
 static void print_summary(const ls_world *w)
@@ -106,7 +109,7 @@ static void json_tick(json_out *j, const ls_world *w, const sim_opts *o, ls_body
 
 static int parse(int argc, char **argv, sim_opts *o)
 {
-    *o = (sim_opts){NULL, -1, false, false, true, 0, 1024};
+    *o = (sim_opts){NULL, -1, false, false, true, 0, 1024, 1};
     for (int i = 1; i < argc; i++) {
         const char *v;
         uint64_t n;
@@ -118,6 +121,10 @@ static int parse(int argc, char **argv, sim_opts *o)
         } else if (cli_option(&cmd_sim_def, argc, argv, &i, "--max-memory", &v)) {
             if (!v ||
                 !cli_parse_u64(&cmd_sim_def, "--max-memory", v, 1, 65536, &o->max_memory_mb)) {
+                return CLI_EXIT_USAGE;
+            }
+        } else if (cli_option(&cmd_sim_def, argc, argv, &i, "--threads", &v)) {
+            if (!v || !cli_parse_u64(&cmd_sim_def, "--threads", v, 1, 64, &o->threads)) {
                 return CLI_EXIT_USAGE;
             }
         } else if (cli_option(&cmd_sim_def, argc, argv, &i, "--trace", &v)) {
@@ -209,6 +216,8 @@ int cmd_sim(int argc, char **argv)
         cli_print_error("lockstep sim", &err);
         return CLI_EXIT_ERROR;
     }
+    // Threads are not part of a scene: its results never depend on them.
+    scene.world.worker_count = (uint32_t)o.threads;
     ls_world *w = ls_scene_instantiate_within(&scene, (size_t)o.max_memory_mb << 20, &err);
     if (!w) {
         ls_error_set_path(&err, o.path);

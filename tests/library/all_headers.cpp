@@ -8,6 +8,7 @@
 #include "ls/fx_text.h"
 #include "ls/game.h"
 #include "ls/hull.h"
+#include "ls/joint.h"
 #include "ls/mat3.h"
 #include "ls/mesh.h"
 #include "ls/net_fault.h"
@@ -41,6 +42,20 @@ int main()
     ls_body_def bd = ls_default_body_def();
     bd.position = ls_vec3_make(0, ls_fx_from_int(5), 0);
     ls_body_id id = ls_body_create(w, &bd, &err);
+    ls_body_def sd = ls_default_body_def();
+    sd.type = LS_BODY_STATIC;
+    sd.position = ls_vec3_make(0, ls_fx_from_int(7), 0);
+    ls_joint_def jd = ls_default_joint_def();
+    jd.type = LS_JOINT_DISTANCE;
+    jd.body_a = ls_body_create(w, &sd, &err);
+    jd.body_b = id;
+    jd.anchor = sd.position;
+    jd.anchor_b = bd.position;
+    jd.max_length = ls_fx_from_int(3); // a 3 m rope: the body still falls 1 m
+    if (ls_joint_create(w, &jd, &err).index1 == 0) {
+        std::printf("joint: %s\n", err.message);
+        return 1;
+    }
     for (int t = 0; t < 30; t++) {
         ls_world_step(w);
     }
@@ -59,10 +74,10 @@ int main()
     ls_hasher h;
     ls_hasher_init(&h);
     std::printf("c++%ld: y after 30 ticks %s, checksum %016llx, snapshot %zu bytes, "
-                "fingerprint %zu chars, defaults %u %u %u, %s\n",
+                "fingerprint %zu chars, defaults %u %u %u, %u joint, %s\n",
                 (long)__cplusplus, text, (unsigned long long)ls_world_checksum(w), snap.size(),
                 std::strlen(ls_game_fingerprint()), rd.players, pd.max_lead, reld.max_sessions,
-                ls_result_name(LS_ERR_INVALID_ID));
+                ls_world_joint_count(w), ls_result_name(LS_ERR_INVALID_ID));
     ls_world_destroy(w);
     return 0;
 }

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 #include "ls/hull.h"
+#include "ls/joint.h"
 #include "ls/mesh.h"
 #include "ls/scene.h"
 
@@ -71,7 +72,7 @@ void bench_quat_rotate(const double q[4], const double v[3], double out[3])
 }
 
 // Unit quaternion of a proper rotation matrix (row-major).
-static void mat_to_quat(double m[3][3], double q[4])
+void bench_mat_to_quat(double m[3][3], double q[4])
 {
     double tr = m[0][0] + m[1][1] + m[2][2];
     if (tr > 0) {
@@ -361,6 +362,9 @@ static int convert_body(const ls_body_def *bd, ls_fx mass, const double com_ours
         sh->plane_d = d(sd->plane_d);
         sh->friction = d(sd->friction);
         sh->restitution = d(sd->restitution);
+        sh->category = sd->category;
+        sh->mask = sd->mask;
+        sh->body = index;
         d3(sd->local_position, local_pos[k]);
         quat_of(sd->local_orientation, local_q[k]);
         if ((sh->kind == BENCH_HULL && (!sd->hull || convert_hull(sd->hull, sh) != 0)) ||
@@ -369,6 +373,7 @@ static int convert_body(const ls_body_def *bd, ls_fx mass, const double com_ours
             return 1;
         }
     }
+    o->principal[0] = o->principal[1] = o->principal[2] = 0, o->principal[3] = 1;
     if (bd->type != LS_BODY_DYNAMIC) { // peer frame = body frame
         memcpy(o->pos, origin, sizeof o->pos);
         memcpy(o->quat, q_body, sizeof o->quat);
@@ -441,7 +446,7 @@ static int convert_body(const ls_body_def *bd, ls_fx mass, const double com_ours
             e[0] = tt[0][0], e[1] = tt[1][1], e[2] = tt[2][2];
         } else {
             sym_eigen(tt, e, v);
-            mat_to_quat(v, qp);
+            bench_mat_to_quat(v, qp);
         }
         o->mass = d(mass);
         memcpy(o->inertia, e, sizeof e);
@@ -451,6 +456,7 @@ static int convert_body(const ls_body_def *bd, ls_fx mass, const double com_ours
             o->pos[j] = origin[j] + rc[j];
         }
         bench_quat_mul(q_body, qp, o->quat);
+        memcpy(o->principal, qp, sizeof o->principal);
         double qpi[4] = {-qp[0], -qp[1], -qp[2], qp[3]};
         for (uint32_t k = 0; k < n; k++) {
             double dl[3] = {local_pos[k][0] - com[0], local_pos[k][1] - com[1],
@@ -479,6 +485,187 @@ static void free_shape(bench_shape *s)
     free(s->triangles);
 }
 
+// ---- joints ----------------------------------------------------------------
+// The scene's joints (our parser's ls_joint_defs, SPEC.md §14 and §23) as
+// bench_joints: Q16.16 -> double, body references as file indices, local
+// anchors in the peer frames, effective masses for the peers' springs.
+
+void bench_basis(const double e[3], int primary, double m[3][3])
+{
+    // u: a unit vector perpendicular to e; v = e x u. Columns (e, u, v) for
+    // primary X, (u, v, e) for primary Z: both right-handed.
+    double t[3] = {0, 0, 0};
+    t[fabs(e[0]) < 0.6 ? 0 : fabs(e[1]) < 0.6 ? 1 : 2] = 1;
+    double u[3] = {e[1] * t[2] - e[2] * t[1], e[2] * t[0] - e[0] * t[2], e[0] * t[1] - e[1] * t[0]};
+    double l = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+    u[0] /= l, u[1] /= l, u[2] /= l;
+    double v[3] = {e[1] * u[2] - e[2] * u[1], e[2] * u[0] - e[0] * u[2], e[0] * u[1] - e[1] * u[0]};
+    const double *col[3] = {e, u, v};
+    if (primary == 2) {
+        col[0] = u, col[1] = v, col[2] = e;
+    }
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            m[i][j] = col[j][i];
+        }
+    }
+}
+
+void bench_pose_point(const double *pose, const double local[3], double out[3])
+{
+    double r[3];
+    bench_quat_rotate(pose + 3, local, r);
+    out[0] = pose[0] + r[0], out[1] = pose[1] + r[1], out[2] = pose[2] + r[2];
+}
+
+static void to_local(const bench_body *b, const double w[3], double out[3])
+{
+    double qi[4] = {-b->quat[0], -b->quat[1], -b->quat[2], b->quat[3]};
+    double dlt[3] = {w[0] - b->pos[0], w[1] - b->pos[1], w[2] - b->pos[2]};
+    bench_quat_rotate(qi, dlt, out);
+}
+
+// a . I^-1 . a of a body about the world axis a (0 for a static body).
+static double inv_inertia_along(const bench_body *b, const double a[3])
+{
+    if (b->type != BENCH_DYNAMIC) {
+        return 0;
+    }
+    double qi[4] = {-b->quat[0], -b->quat[1], -b->quat[2], b->quat[3]}, l[3];
+    bench_quat_rotate(qi, a, l);
+    return l[0] * l[0] / b->inertia[0] + l[1] * l[1] / b->inertia[1] + l[2] * l[2] / b->inertia[2];
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+// The scene's joints against the converted bodies of `out`: local anchors,
+// effective masses, the no-collide pair list.
+static int convert_joints(const char *path, const ls_scene *sc, bench_scene *out)
+{
+    uint32_t n = sc->joint_count;
+    out->joints = calloc(n ? n : 1, sizeof *out->joints);
+    out->no_collide = calloc(n ? n : 1, sizeof *out->no_collide);
+    if (!out->joints || !out->no_collide) {
+        return 1;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        const ls_joint_def *jd = &sc->joints[k];
+        bench_joint *j = &out->joints[k];
+        memset(j, 0, sizeof *j);
+        j->kind = (int)jd->type;
+        j->a = jd->body_a.index1 - 1; // 1-based file index until instantiated
+        j->b = jd->body_b.index1 - 1;
+        if (jd->body_a.index1 == 0 || jd->body_b.index1 == 0 || j->a >= out->count ||
+            j->b >= out->count || j->kind < 0 || j->kind > BENCH_JOINT_CONE) {
+            fprintf(stderr, "%s: joint %u: bad body or type\n", path, k + 1);
+            return 1;
+        }
+        const bench_body *ba = &out->bodies[j->a], *bb = &out->bodies[j->b];
+        d3(jd->anchor, j->anchor);
+        if (j->kind == BENCH_JOINT_DISTANCE) {
+            d3(jd->anchor_b, j->anchor_b);
+        } else {
+            memcpy(j->anchor_b, j->anchor, sizeof j->anchor);
+        }
+        d3(jd->axis, j->axis);
+        double l =
+            sqrt(j->axis[0] * j->axis[0] + j->axis[1] * j->axis[1] + j->axis[2] * j->axis[2]);
+        if (l > 0) {
+            j->axis[0] /= l, j->axis[1] /= l, j->axis[2] /= l;
+        } else {
+            j->axis[0] = 1, j->axis[1] = j->axis[2] = 0;
+        }
+        j->enable_limit = jd->enable_limit;
+        j->lower = d(jd->lower), j->upper = d(jd->upper);
+        j->enable_motor = jd->enable_motor;
+        j->motor_speed = d(jd->motor_speed), j->max_motor = d(jd->max_motor_torque);
+        j->enable_spring = jd->enable_spring;
+        j->spring_hertz = d(jd->spring_hertz), j->spring_damping = d(jd->spring_damping_ratio);
+        j->cone = d(jd->cone_angle);
+        j->enable_twist = !(jd->twist_lower <= -LS_FX_PI && jd->twist_upper >= LS_FX_PI);
+        j->twist_lower = d(jd->twist_lower), j->twist_upper = d(jd->twist_upper);
+        j->break_force = d(jd->break_force), j->break_torque = d(jd->break_torque);
+        j->collide = jd->collide_connected;
+        to_local(ba, j->anchor, j->local_a);
+        to_local(bb, j->anchor_b, j->local_b);
+        double qi[4] = {-ba->quat[0], -ba->quat[1], -ba->quat[2], ba->quat[3]};
+        bench_quat_rotate(qi, j->axis, j->axis_a);
+        double dx = j->anchor_b[0] - j->anchor[0], dy = j->anchor_b[1] - j->anchor[1],
+               dz = j->anchor_b[2] - j->anchor[2];
+        j->rest_length = sqrt(dx * dx + dy * dy + dz * dz);
+        if (jd->min_length == 0 && jd->max_length == 0) { // a rod (soft with a spring)
+            j->min_length = j->max_length = j->rest_length;
+        } else {
+            j->min_length = d(jd->min_length), j->max_length = d(jd->max_length);
+        }
+        double ia = inv_inertia_along(ba, j->axis) + inv_inertia_along(bb, j->axis);
+        j->eff_inertia = ia > 0 ? 1 / ia : 0;
+        double im = (ba->type == BENCH_DYNAMIC ? 1 / ba->mass : 0) +
+                    (bb->type == BENCH_DYNAMIC ? 1 / bb->mass : 0);
+        j->eff_mass = im > 0 ? 1 / im : 0;
+        if (!j->collide) {
+            uint32_t lo = j->a < j->b ? j->a : j->b, hi = j->a < j->b ? j->b : j->a;
+            out->no_collide[out->no_collide_count++] = (uint64_t)lo << 32 | hi;
+        }
+    }
+    out->joint_count = n;
+    qsort(out->no_collide, out->no_collide_count, sizeof *out->no_collide, cmp_u64);
+    return 0;
+}
+
+int bench_no_collide(const bench_scene *s, uint32_t a, uint32_t b)
+{
+    if (s->no_collide_count == 0) {
+        return 0;
+    }
+    uint64_t key = a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+    return bsearch(&key, s->no_collide, s->no_collide_count, sizeof key, cmp_u64) != NULL;
+}
+
+// Position error of every joint at the given poses, the largest (m): anchor
+// separation for ball/hinge/fixed/cone, the part across the axis (plus any
+// limit overshoot) for prismatic, the length outside [min, max] for distance
+// (soft distance joints without a length are not counted).
+static double joint_error(const bench_scene *s, const double *poses)
+{
+    double worst = 0;
+    for (uint32_t k = 0; k < s->joint_count; k++) {
+        const bench_joint *j = &s->joints[k];
+        double pa[3], pb[3], ax[3], e = 0;
+        bench_pose_point(poses + 7 * (size_t)j->a, j->local_a, pa);
+        bench_pose_point(poses + 7 * (size_t)j->b, j->local_b, pb);
+        double dv[3] = {pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]};
+        double len = sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]);
+        if (j->kind == BENCH_JOINT_PRISMATIC) {
+            bench_quat_rotate(poses + 7 * (size_t)j->a + 3, j->axis_a, ax);
+            double along = dv[0] * ax[0] + dv[1] * ax[1] + dv[2] * ax[2];
+            double across = len * len - along * along;
+            e = sqrt(across > 0 ? across : 0);
+            if (j->enable_limit) {
+                double over = along > j->upper   ? along - j->upper
+                              : along < j->lower ? j->lower - along
+                                                 : 0;
+                e = e > over ? e : over;
+            }
+        } else if (j->kind == BENCH_JOINT_DISTANCE) {
+            if (!j->enable_spring || j->min_length != j->rest_length ||
+                j->max_length != j->rest_length) {
+                e = len > j->max_length   ? len - j->max_length
+                    : len < j->min_length ? j->min_length - len
+                                          : 0;
+            }
+        } else {
+            e = len;
+        }
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
 int bench_scene_load(const char *path, bench_scene *out)
 {
     memset(out, 0, sizeof *out);
@@ -502,20 +689,25 @@ int bench_scene_load(const char *path, bench_scene *out)
     out->path = path;
     d3(wd->gravity, out->gravity);
     out->dt = d(ls_tick_dt(wd->tick_rate));
+    out->substeps = (int)wd->substeps;
     out->velocity_iterations = (int)wd->velocity_iterations;
     out->position_iterations = (int)wd->position_iterations;
+    out->peer_iterations =
+        (int)(wd->substeps * (wd->velocity_iterations + wd->position_iterations));
     out->sleep_linear = d(wd->sleep_linear);
     out->sleep_angular = d(wd->sleep_angular);
     out->sleep_time = d(wd->sleep_time);
     out->contact_margin = d(wd->contact_margin);
     out->linear_slop = d(wd->linear_slop);
-    out->baumgarte = d(wd->baumgarte);
+    out->peer_erp = 0.2; // Bullet's and ODE's usual value; ours has no ERP any more
     out->restitution_thresh = d(wd->restitution_threshold);
     out->ticks = sc->ticks;
     out->max_bodies = wd->max_bodies;
     out->max_contacts = wd->max_contacts;
+    out->threads = 1;
     out->bodies = calloc(sc->body_count ? sc->body_count : 1, sizeof *out->bodies);
-    for (uint32_t i = 0; i < sc->body_count; i++) {
+    int bad = 0;
+    for (uint32_t i = 0; i < sc->body_count && !bad; i++) {
         ls_body_id id = ls_world_body_at(w, i);
         ls_body_state st;
         double com[3] = {0, 0, 0};
@@ -528,22 +720,23 @@ int bench_scene_load(const char *path, bench_scene *out)
             bench_quat_rotate(qi, dw, com);
         }
         out->count = i + 1; // bench_scene_free frees what is converted so far
-        int bad = convert_body(&sc->bodies[i], ls_body_mass(w, id), com, &out->bodies[i], path, i);
+        bad = convert_body(&sc->bodies[i], ls_body_mass(w, id), com, &out->bodies[i], path, i);
         out->dynamic_count += sc->bodies[i].type == LS_BODY_DYNAMIC;
-        if (bad || sc->bodies[i].type == LS_BODY_KINEMATIC) {
-            if (!bad) {
-                fprintf(stderr, "%s: body %u: kinematic bodies are not supported by the bench\n",
-                        path, i + 1);
-            }
-            ls_world_destroy(w);
-            bench_scene_free(out);
-            ls_scene_free(sc);
-            free(sc);
-            return 1;
+        if (!bad && sc->bodies[i].type == LS_BODY_KINEMATIC) {
+            fprintf(stderr, "%s: body %u: kinematic bodies are not supported by the bench\n", path,
+                    i + 1);
+            bad = 1;
         }
     }
     ls_world_destroy(w);
     out->ls = sc;
+    if (!bad) {
+        bad = convert_joints(path, sc, out);
+    }
+    if (bad) {
+        bench_scene_free(out);
+        return 1;
+    }
     return 0;
 }
 
@@ -560,6 +753,8 @@ void bench_scene_free(bench_scene *s)
         free(s->bodies[i].shapes);
     }
     free(s->bodies);
+    free(s->joints);
+    free(s->no_collide);
     memset(s, 0, sizeof *s);
 }
 
@@ -590,6 +785,7 @@ typedef struct run_result {
     bench_stats stats;  // of the last repeat
     uint32_t moved;     // dynamic bodies that moved > 1 cm over the last 100 ticks
     uint32_t lost;      // dynamic bodies below y = -1 m or not finite at the end
+    double joint_err;   // largest joint position error over the last 100 ticks, m
     double wall_s;      // whole section, including scene building
 } run_result;
 
@@ -597,8 +793,11 @@ static void count_motion(const bench_scene *s, const double *before, const doubl
                          run_result *r)
 {
     r->moved = r->lost = 0;
-    for (uint32_t i = 0; i < s->dynamic_count; i++) {
-        const double *p = before + 3 * i, *q = after + 3 * i;
+    for (uint32_t i = 0; i < s->count; i++) {
+        if (s->bodies[i].type != BENCH_DYNAMIC) {
+            continue;
+        }
+        const double *p = before + 7 * (size_t)i, *q = after + 7 * (size_t)i;
         double dx = q[0] - p[0], dy = q[1] - p[1], dz = q[2] - p[2];
         r->moved += dx * dx + dy * dy + dz * dz > 0.01 * 0.01;
         r->lost += !(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])) || q[1] < -1.0;
@@ -606,11 +805,13 @@ static void count_motion(const bench_scene *s, const double *before, const doubl
 }
 
 // Runs the scene `repeats` times from a fresh world, timing only the steps.
+// Over the last 100 ticks of the last run the poses are read after every
+// step (untimed) for the joint error.
 static int run_scene(const bench_engine *e, const bench_scene *s, uint32_t ticks, int repeats,
                      run_result *r)
 {
-    size_t n3 = 3 * (size_t)(s->dynamic_count ? s->dynamic_count : 1);
-    double *before = calloc(n3, sizeof *before), *after = calloc(n3, sizeof *after);
+    size_t n7 = 7 * (size_t)(s->count ? s->count : 1);
+    double *before = calloc(n7, sizeof *before), *after = calloc(n7, sizeof *after);
     uint32_t mark = ticks > 100 ? ticks - 100 : 0;
     double t_start = bench_now_ns();
     for (int rep = 0; rep < repeats; rep++) {
@@ -621,20 +822,34 @@ static int run_scene(const bench_engine *e, const bench_scene *s, uint32_t ticks
             free(before), free(after);
             return 1;
         }
+        int last = rep == repeats - 1;
         double total = 0;
+        r->joint_err = 0;
         for (uint32_t t = 0; t < ticks; t++) {
             if (t == mark) {
-                e->positions(w, before);
+                e->poses(w, before);
             }
             double t0 = bench_now_ns();
             e->step(w);
             total += bench_now_ns() - t0;
+            if (last && t >= mark && s->joint_count) {
+                e->poses(w, after);
+                double je = joint_error(s, after);
+                r->joint_err = je > r->joint_err || !isfinite(je) ? je : r->joint_err;
+            }
         }
         r->ms_tick[rep] = total / 1e6 / (double)(ticks ? ticks : 1);
-        if (rep == repeats - 1) {
-            e->positions(w, after);
+        if (last) {
+            e->poses(w, after);
             r->stats = e->stats(w);
             count_motion(s, before, after, r);
+            if (getenv("BENCH_DUMP_POSES")) { // debugging aid: every body's final pose
+                for (uint32_t i = 0; i < s->count; i++) {
+                    const double *p = after + 7 * (size_t)i;
+                    printf("  pose %s %u: %.4f %.4f %.4f  q %.4f %.4f %.4f %.4f\n", e->name, i,
+                           p[0], p[1], p[2], p[3], p[4], p[5], p[6]);
+                }
+            }
         }
         e->destroy(w);
     }
@@ -643,46 +858,56 @@ static int run_scene(const bench_engine *e, const bench_scene *s, uint32_t ticks
     return 0;
 }
 
-static void write_csv(FILE *f, const bench_engine *e, const bench_scene *s, uint32_t ticks,
+static void write_csv(FILE *f, const char *engine, const bench_scene *s, uint32_t ticks,
                       int repeats, const run_result *r)
 {
 #define ROW(metric, fmt, value, unit)                                                              \
-    fprintf(f, "physics,%s,%s,%s," fmt ",%s\n", s->name, e->name, metric, value, unit)
+    fprintf(f, "physics,%s,%s,%s," fmt ",%s\n", s->name, engine, metric, value, unit)
     for (int i = 0; i < repeats; i++) {
         ROW("ms_per_tick", "%.6f", r->ms_tick[i], "ms");
     }
     ROW("bodies", "%u", s->dynamic_count, "count");
+    ROW("joints", "%u", s->joint_count, "count");
     ROW("ticks", "%u", ticks, "count");
+    ROW("threads", "%u", s->threads, "count");
     ROW("max_penetration", "%.5f", r->stats.max_penetration, "m");
     ROW("moved_gt_1cm_last_100_ticks", "%u", r->moved, "bodies");
     ROW("asleep", "%u", r->stats.asleep, "bodies");
     ROW("contacts", "%u", r->stats.contacts, "pairs");
     ROW("lost", "%u", r->lost, "bodies");
+    if (s->joint_count) {
+        ROW("joint_error_last_100_ticks", "%.5f", r->joint_err, "m");
+        ROW("joints_broken", "%u", r->stats.broken, "joints");
+    }
 #undef ROW
 }
 
 static int usage(const bench_engine *e)
 {
     fprintf(stderr,
-            "usage: bench_%s SCENE... [--ticks N] [--repeats R] [--csv FILE] [--quiet]\n"
+            "usage: bench_%s SCENE... [--ticks N] [--repeats R] [--threads N] [--csv FILE] "
+            "[--quiet]\n"
             "  Times ls-scene files in %s %s: R fresh runs of N ticks (default: the scene's\n"
             "  ticks, R = 3); ms/tick = median over runs of (step time / ticks).\n"
-            "  --csv FILE appends rows `physics,scene,engine,metric,value,unit` (one\n"
+            "  --threads N: worker threads (our engine only, 1..64; rows then name the engine\n"
+            "  %s_Nw). --csv FILE appends rows `physics,scene,engine,metric,value,unit` (one\n"
             "  ms_per_tick row per run; the rest from the last run). --quiet: no table line.\n",
-            e->name, e->name, e->version);
+            e->name, e->name, e->version, e->name);
     return 2;
 }
 
 int bench_engine_main(const bench_engine *e, int argc, char **argv)
 {
     const char *csv = NULL;
-    long ticks = 0, repeats = 3;
+    long ticks = 0, repeats = 3, threads = 1;
     int nscenes = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--ticks") == 0 && i + 1 < argc) {
             ticks = strtol(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) {
             repeats = strtol(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            threads = strtol(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
             csv = argv[++i];
         } else if (strcmp(argv[i], "--quiet") == 0) {
@@ -693,8 +918,19 @@ int bench_engine_main(const bench_engine *e, int argc, char **argv)
             nscenes++;
         }
     }
-    if (nscenes == 0 || repeats < 1 || repeats > 16 || ticks < 0 || ticks > 1000000) {
+    if (nscenes == 0 || repeats < 1 || repeats > 16 || ticks < 0 || ticks > 1000000 ||
+        threads < 1 || threads > (long)e->max_threads) {
+        if (threads > (long)e->max_threads) {
+            fprintf(stderr, "bench_%s: --threads %ld: this engine runs single-threaded here\n",
+                    e->name, threads);
+        }
         return usage(e);
+    }
+    char engine[64];
+    if (threads > 1) {
+        snprintf(engine, sizeof engine, "%s_%ldw", e->name, threads);
+    } else {
+        snprintf(engine, sizeof engine, "%s", e->name);
     }
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-') {
@@ -705,6 +941,7 @@ int bench_engine_main(const bench_engine *e, int argc, char **argv)
         if (bench_scene_load(argv[i], &s) != 0) {
             return 1;
         }
+        s.threads = (uint32_t)threads;
         uint32_t n = ticks ? (uint32_t)ticks : s.ticks;
         run_result r;
         memset(&r, 0, sizeof r);
@@ -717,10 +954,14 @@ int bench_engine_main(const bench_engine *e, int argc, char **argv)
         double med = bench_median(sorted, (size_t)repeats);
         double lo = sorted[0], hi = sorted[repeats - 1];
         if (!quiet) {
-            printf("  %-7s %-14s %5u bodies %5u ticks x%ld  %8.3f ms/tick (min %.3f max %.3f)  "
-                   "pen %.4f m  moved %u  asleep %u  lost %u  [%.1f s]\n",
-                   e->name, s.name, s.dynamic_count, n, repeats, med, lo, hi,
-                   r.stats.max_penetration, r.moved, r.stats.asleep, r.lost, r.wall_s);
+            printf("  %-8s %-15s %5u bodies %5u joints %5u ticks x%ld  %8.3f ms/tick (min %.3f "
+                   "max %.3f)  pen %.4f m  moved %u  asleep %u  lost %u",
+                   engine, s.name, s.dynamic_count, s.joint_count, n, repeats, med, lo, hi,
+                   r.stats.max_penetration, r.moved, r.stats.asleep, r.lost);
+            if (s.joint_count) {
+                printf("  joint_err %.4f m  broken %u", r.joint_err, r.stats.broken);
+            }
+            printf("  [%.1f s]\n", r.wall_s);
             fflush(stdout);
         }
         if (csv) {
@@ -730,7 +971,7 @@ int bench_engine_main(const bench_engine *e, int argc, char **argv)
                 bench_scene_free(&s);
                 return 1;
             }
-            write_csv(f, e, &s, n, (int)repeats, &r);
+            write_csv(f, engine, &s, n, (int)repeats, &r);
             fclose(f);
         }
         bench_scene_free(&s);

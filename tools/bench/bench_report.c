@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SCENES  16
+#define MAX_SCENES  32
 #define MAX_ENGINES 8
 #define MAX_RUNS    16
 #define FIELD       160
@@ -21,6 +21,7 @@ typedef struct cell {
     double ms[MAX_RUNS];
     int runs;
     double bodies, ticks, pen, moved, asleep, contacts, lost;
+    double joints, threads, joint_err, broken;
 } cell;
 
 typedef struct physics {
@@ -109,6 +110,14 @@ static void add_physics_row(physics *ph, const row *r)
         c->contacts = v;
     } else if (strcmp(m, "lost") == 0) {
         c->lost = v;
+    } else if (strcmp(m, "joints") == 0) {
+        c->joints = v;
+    } else if (strcmp(m, "threads") == 0) {
+        c->threads = v;
+    } else if (strcmp(m, "joint_error_last_100_ticks") == 0) {
+        c->joint_err = v;
+    } else if (strcmp(m, "joints_broken") == 0) {
+        c->broken = v;
     }
 }
 
@@ -148,73 +157,157 @@ static double ms_of(const physics *ph, int s, int e)
     return c->present && c->runs ? median_ms(c, &lo, &hi) : 0;
 }
 
+// Our engine's rows are named "ours" (1 worker) and "ours_Nw" (N workers); every
+// other engine is a peer.
+static int is_ours(const physics *ph, int e)
+{
+    return strncmp(ph->engine[e], "ours", 4) == 0;
+}
+
+// Index of the engine named `name`, or -1.
+static int engine_index(const physics *ph, const char *name)
+{
+    for (int e = 0; e < ph->nengines; e++) {
+        if (strcmp(ph->engine[e], name) == 0) {
+            return e;
+        }
+    }
+    return -1;
+}
+
+// Our 1-worker engine (the "ours" rows), or the first ours_* if absent.
+static int ours_base(const physics *ph)
+{
+    int e = engine_index(ph, "ours");
+    for (int k = 0; e < 0 && k < ph->nengines; k++) {
+        e = is_ours(ph, k) ? k : -1;
+    }
+    return e;
+}
+
+static void print_ratio(double ours, double peer)
+{
+    if (ours > 0 && peer > 0) {
+        printf(" %13.2fx", ours / peer);
+    } else {
+        printf(" %14s", "-");
+    }
+}
+
 static void print_physics(const physics *ph)
 {
+    int o = ours_base(ph);
     printf("  ms/tick = median over runs of (total ls_world_step / peer step time) / ticks;"
-           " ratio = ours / peer (< 1.00: ours faster)\n");
-    printf("  %-15s %6s %6s", "scene", "bodies", "ticks");
+           " ratio = ours / peer (< 1.00: ours faster);\n  ours = 1 worker, ours_Nw = N"
+           " workers (same bits); '-' = the engine could not run the scene\n");
+    printf("  %-15s %6s %6s %6s", "scene", "bodies", "joints", "ticks");
     for (int e = 0; e < ph->nengines; e++) {
         printf(" %9.9s ms", ph->engine[e]);
     }
-    for (int e = 1; e < ph->nengines; e++) {
-        char h[FIELD + 8];
-        snprintf(h, sizeof h, "ours/%s", ph->engine[e]);
-        printf(" %12.12s", h);
+    for (int a = 0; a < ph->nengines; a++) {
+        for (int e = 0; is_ours(ph, a) && e < ph->nengines; e++) {
+            if (!is_ours(ph, e)) {
+                char h[2 * FIELD + 2];
+                snprintf(h, sizeof h, "%s/%s", ph->engine[a], ph->engine[e]);
+                printf(" %14.14s", h);
+            }
+        }
     }
     printf("\n");
     int met = 0, total = 0;
     for (int s = 0; s < ph->nscenes; s++) {
-        const cell *c0 = &ph->c[s][0];
-        printf("  %-15s %6.0f %6.0f", ph->scene[s], c0->bodies, c0->ticks);
-        for (int e = 0; e < ph->nengines; e++) {
-            printf(" %12.4f", ms_of(ph, s, e));
+        const cell *c0 = NULL;
+        for (int e = 0; e < ph->nengines && !c0; e++) {
+            c0 = ph->c[s][e].present ? &ph->c[s][e] : NULL;
         }
-        for (int e = 1; e < ph->nengines; e++) {
-            double ours = ms_of(ph, s, 0), peer = ms_of(ph, s, e);
-            printf(" %11.2fx", peer > 0 ? ours / peer : 0);
-            total++;
-            met += peer > 0 && ours <= peer;
+        printf("  %-15s %6.0f %6.0f %6.0f", ph->scene[s], c0 ? c0->bodies : 0, c0 ? c0->joints : 0,
+               c0 ? c0->ticks : 0);
+        for (int e = 0; e < ph->nengines; e++) {
+            double ms = ms_of(ph, s, e);
+            if (ms > 0) {
+                printf(" %12.4f", ms);
+            } else {
+                printf(" %12s", "-");
+            }
+        }
+        for (int a = 0; a < ph->nengines; a++) {
+            for (int e = 0; is_ours(ph, a) && e < ph->nengines; e++) {
+                if (!is_ours(ph, e)) {
+                    print_ratio(ms_of(ph, s, a), ms_of(ph, s, e));
+                }
+            }
         }
         printf("\n");
-    }
-    printf("  speed goal (ours <= every peer on every scene): %d of %d scene/peer pairs met\n", met,
-           total);
-    // Shapes v2 goal for the first hull version: ours within 1.5x of Bullet on the hull pile.
-    for (int s = 0; s < ph->nscenes; s++) {
-        for (int e = 1; e < ph->nengines; e++) {
-            if (strcmp(ph->scene[s], "hull_pile") == 0 && strcmp(ph->engine[e], "bullet") == 0) {
-                double ours = ms_of(ph, s, 0), peer = ms_of(ph, s, e);
-                double ratio = peer > 0 ? ours / peer : 0;
-                printf("  hull goal (ours/bullet <= 1.50x on hull_pile): %s (%.2fx)\n",
-                       peer > 0 && ratio <= 1.5 ? "met" : "NOT met", ratio);
+        for (int e = 0; o >= 0 && e < ph->nengines; e++) {
+            if (!is_ours(ph, e)) {
+                double ours = ms_of(ph, s, o), peer = ms_of(ph, s, e);
+                total++;
+                met += ours > 0 && peer > 0 && ours <= peer;
             }
         }
     }
-    int qmet = 0;
+    printf("  speed goal (ours, 1 worker, <= every peer on every scene): %d of %d scene/peer pairs"
+           " met\n",
+           met, total);
+    for (int e = 0; e < ph->nengines; e++) { // worker speed-up, one line per ours_Nw
+        if (!is_ours(ph, e) || e == o || o < 0) {
+            continue;
+        }
+        printf("  %s speed-up over 1 worker:", ph->engine[e]);
+        for (int s = 0; s < ph->nscenes; s++) {
+            double one = ms_of(ph, s, o), many = ms_of(ph, s, e);
+            if (one > 0 && many > 0) {
+                printf(" %s %.2fx", ph->scene[s], one / many);
+            }
+        }
+        printf("\n");
+    }
+    // Shapes v2 goal for the first hull version: ours within 1.5x of Bullet on the hull pile.
     for (int s = 0; s < ph->nscenes; s++) {
-        const cell *o = &ph->c[s][0];
-        for (int e = 1; e < ph->nengines; e++) {
+        int b = engine_index(ph, "bullet");
+        if (strcmp(ph->scene[s], "hull_pile") == 0 && b >= 0 && o >= 0) {
+            double ours = ms_of(ph, s, o), peer = ms_of(ph, s, b);
+            double ratio = peer > 0 ? ours / peer : 0;
+            printf("  hull goal (ours/bullet <= 1.50x on hull_pile): %s (%.2fx)\n",
+                   peer > 0 && ours > 0 && ratio <= 1.5 ? "met" : "NOT met", ratio);
+        }
+    }
+    int qmet = 0;
+    for (int s = 0; s < ph->nscenes && o >= 0; s++) {
+        const cell *c = &ph->c[s][o];
+        for (int e = 0; e < ph->nengines; e++) {
             const cell *p = &ph->c[s][e];
-            qmet += p->present && o->pen <= p->pen && o->moved <= p->moved && o->lost <= p->lost;
+            qmet += !is_ours(ph, e) && p->present && c->present && c->runs && c->pen <= p->pen &&
+                    c->moved <= p->moved && c->lost <= p->lost && c->joint_err <= p->joint_err;
         }
     }
     printf(
-        "  resting-quality goal (ours max_pen, moved and lost <= the peer's): %d of %d pairs met\n",
+        "  resting-quality goal (ours max_pen, moved, lost and joint_err <= the peer's): %d of %d"
+        " pairs met\n",
         qmet, total);
     printf("  fairness at the end of the last run: deepest contact (m), bodies that moved > 1 cm"
            " over the last 100 ticks,\n  bodies asleep, bodies lost (below y = -1 m or not"
-           " finite), touching pairs\n");
-    printf("  %-15s %-8s %9s %7s %8s %5s %8s\n", "scene", "engine", "max_pen", "moved", "asleep",
-           "lost", "contacts");
+           " finite), touching pairs, and for joint scenes the\n  largest joint position error"
+           " over the last 100 ticks (m: anchors apart, or length outside its range)\n");
+    printf("  %-15s %-8s %9s %7s %10s %5s %8s %9s\n", "scene", "engine", "max_pen", "moved",
+           "asleep", "lost", "contacts", "joint_err");
     for (int s = 0; s < ph->nscenes; s++) {
+        int first = 1;
         for (int e = 0; e < ph->nengines; e++) {
             const cell *c = &ph->c[s][e];
             if (!c->present) {
                 continue;
             }
-            printf("  %-15s %-8s %9.4f %7.0f %4.0f/%-4.0f %4.0f %8.0f\n",
-                   e == 0 ? ph->scene[s] : "", ph->engine[e], c->pen, c->moved, c->asleep,
-                   c->bodies, c->lost, c->contacts);
+            printf("  %-15s %-8s %9.4f %7.0f %5.0f/%-4.0f %5.0f %8.0f", first ? ph->scene[s] : "",
+                   ph->engine[e], c->pen, c->moved, c->asleep, c->bodies, c->lost, c->contacts);
+            if (c->joints > 0) {
+                printf(" %9.4f", c->joint_err);
+                if (c->broken > 0) {
+                    printf(" (%.0f broken)", c->broken);
+                }
+            }
+            printf("\n");
+            first = 0;
         }
     }
 }
@@ -241,9 +334,20 @@ static void write_physics_rows(FILE *out, const physics *ph)
             fprintf(out, "physics,%s,%s,asleep,%.0f,bodies\n", sc, en, c->asleep);
             fprintf(out, "physics,%s,%s,lost,%.0f,bodies\n", sc, en, c->lost);
             fprintf(out, "physics,%s,%s,contacts,%.0f,pairs\n", sc, en, c->contacts);
-            double peer = m, ours = ms_of(ph, s, 0);
-            if (e > 0 && peer > 0) {
-                fprintf(out, "physics,%s,%s,ratio_ours_over_peer,%.3f,x\n", sc, en, ours / peer);
+            fprintf(out, "physics,%s,%s,joints,%.0f,count\n", sc, en, c->joints);
+            fprintf(out, "physics,%s,%s,threads,%.0f,count\n", sc, en, c->threads);
+            if (c->joints > 0) {
+                fprintf(out, "physics,%s,%s,joint_error_last_100_ticks,%.5f,m\n", sc, en,
+                        c->joint_err);
+                fprintf(out, "physics,%s,%s,joints_broken,%.0f,joints\n", sc, en, c->broken);
+            }
+            // Ratios on the peer's rows: ratio_ours_over_peer (1 worker), ratio_ours_Nw_over_peer.
+            for (int a = 0; !is_ours(ph, e) && m > 0 && a < ph->nengines; a++) {
+                double ours = ms_of(ph, s, a);
+                if (is_ours(ph, a) && ours > 0) {
+                    fprintf(out, "physics,%s,%s,ratio_%s_over_peer,%.3f,x\n", sc, en, ph->engine[a],
+                            ours / m);
+                }
             }
         }
     }
@@ -254,7 +358,8 @@ static void write_physics_rows(FILE *out, const physics *ph)
 // up or down from the parity line at 1.0.
 static double ratio_of(const physics *ph, int s, int e)
 {
-    double p = ms_of(ph, s, e), o = ms_of(ph, s, 0);
+    int b = ours_base(ph);
+    double p = ms_of(ph, s, e), o = b >= 0 ? ms_of(ph, s, b) : 0;
     return p > 0 && o > 0 ? o / p : 1;
 }
 
@@ -267,10 +372,16 @@ static void write_svg(const char *path, const physics *ph, const char *subtitle)
     }
     static const char *colors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2"};
     const int W = 760, H = 460, left = 60, right = 20, top = 60, bottom = 100;
+    int peers[MAX_ENGINES], npeers = 0; // bars: ours (1 worker) / each peer
+    for (int e = 0; e < ph->nengines; e++) {
+        if (!is_ours(ph, e)) {
+            peers[npeers++] = e;
+        }
+    }
     int k = 1; // axis spans 2^-k .. 2^k
     for (int s = 0; s < ph->nscenes; s++) {
-        for (int e = 1; e < ph->nengines; e++) {
-            while (fabs(log2(ratio_of(ph, s, e))) > k && k < 10) {
+        for (int i = 0; i < npeers; i++) {
+            while (fabs(log2(ratio_of(ph, s, peers[i]))) > k && k < 10) {
                 k++;
             }
         }
@@ -292,18 +403,17 @@ static void write_svg(const char *path, const physics *ph, const char *subtitle)
                 "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
                 left, W - right, y, y, left - 6, y + 4, pow(2, i));
     }
-    int npeers = ph->nengines - 1;
     double group = ph->nscenes ? plot_w / ph->nscenes : plot_w;
     double bar = npeers > 0 ? group * 0.7 / npeers : 0;
     for (int s = 0; s < ph->nscenes; s++) {
         double gx = left + s * group + group * 0.15;
-        for (int e = 1; e < ph->nengines; e++) {
-            double r = ratio_of(ph, s, e), h = log2(r) * unit, x = gx + (e - 1) * bar;
+        for (int i = 0; i < npeers; i++) {
+            double r = ratio_of(ph, s, peers[i]), h = log2(r) * unit, x = gx + i * bar;
             double y = h >= 0 ? mid - h : mid, ty = h >= 0 ? mid - h - 4 : mid - h + 14;
             fprintf(f,
                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>"
                     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.2f</text>\n",
-                    x, y, bar - 4, fabs(h), colors[(e - 1) % 5], x + (bar - 4) / 2, ty, r);
+                    x, y, bar - 4, fabs(h), colors[i % 5], x + (bar - 4) / 2, ty, r);
         }
         // More than 5 groups: every other name one line lower, so long names never touch.
         double ly = top + plot_h + 18 + (ph->nscenes > 5 && s % 2 ? 15 : 0);
@@ -315,12 +425,12 @@ static void write_svg(const char *path, const physics *ph, const char *subtitle)
             "stroke-dasharray=\"6 4\"/><text x=\"%d\" y=\"%.1f\" fill=\"#c00\" "
             "text-anchor=\"end\">parity</text>\n",
             left, W - right, mid, mid, W - right, mid - 4);
-    for (int e = 1; e < ph->nengines; e++) {
-        double x = left + (e - 1) * 170;
+    for (int i = 0; i < npeers; i++) {
+        double x = left + i * 170;
         fprintf(f,
                 "<rect x=\"%.1f\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
                 "<text x=\"%.1f\" y=\"%d\">ours / %s</text>\n",
-                x, H - 32, colors[(e - 1) % 5], x + 18, H - 22, ph->engine[e]);
+                x, H - 32, colors[i % 5], x + 18, H - 22, ph->engine[peers[i]]);
     }
     fprintf(f, "</svg>\n");
     fclose(f);

@@ -3,6 +3,11 @@
 // (the 1000-box pile after its ticks) against a plain memcpy of the same
 // number of bytes, in one run. Also checks that restore brings back the state
 // (same canonical checksum), so the timed code is the real thing.
+// Then the rollback frame of a lockstep game: the settled pile is disturbed
+// (every tenth box thrown up and sideways, one tick stepped), saved, and each
+// frame restores that snapshot and re-simulates ROLLBACK_TICKS ticks, with 1
+// worker and with each `--threads N`; the frames must all end on the same
+// checksum whatever the worker count.
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 #include "ls/scene.h"
@@ -12,6 +17,12 @@
 #include <string.h>
 
 #define BATCHES 9
+/// Ticks a rollback frame re-simulates, and frames timed per worker count.
+#define ROLLBACK_TICKS  8
+#define ROLLBACK_FRAMES 15
+/// The rollback goal: a frame within 16 ms (60 Hz) with 2 workers.
+#define ROLLBACK_GOAL_MS 16.0
+#define MAX_WORKER_RUNS  8
 
 typedef struct ctx {
     ls_world *w;
@@ -56,17 +67,22 @@ static double time_op(op_fn f, ctx *c, int reps)
     return bench_median(ns, BATCHES);
 }
 
-static int settle(const char *path, ctx *c, uint32_t *ticks)
+// A world of the scene with `workers` workers.
+static ls_world *make_world(ls_scene *sc, uint32_t workers, ls_error *err)
 {
-    ls_scene sc;
+    sc->world.worker_count = workers; // results are the same bits for any count
+    return ls_scene_instantiate(sc, err);
+}
+
+static int settle(const char *path, ls_scene *sc, ctx *c, uint32_t *ticks)
+{
     ls_error err;
-    if (ls_scene_load(path, &sc, &err) != LS_OK) {
+    if (ls_scene_load(path, sc, &err) != LS_OK) {
         fprintf(stderr, "%s:%u:%u: %s\n", path, err.line, err.column, err.message);
         return 1;
     }
-    c->w = ls_scene_instantiate(&sc, &err);
-    *ticks = sc.ticks;
-    ls_scene_free(&sc);
+    c->w = make_world(sc, 1, &err);
+    *ticks = sc->ticks;
     if (!c->w) {
         fprintf(stderr, "%s: %s\n", path, err.message);
         return 1;
@@ -93,15 +109,94 @@ static int check_round_trip(ctx *c)
     return 0;
 }
 
+// Throws every tenth dynamic body up and sideways (waking it and its island)
+// and steps one tick: the state a rollback restores.
+static void disturb(ls_world *w)
+{
+    uint32_t n = ls_world_body_count(w);
+    for (uint32_t i = 0; i < n; i += 10) {
+        ls_body_id id = ls_world_body_at(w, i);
+        if (ls_body_type_of(w, id) == LS_BODY_DYNAMIC) {
+            ls_fx s = (ls_fx)((i / 10) % 2 ? 65536 : -65536);
+            ls_body_set_velocity(w, id, ls_vec3_make(s, 4 * 65536, 0), ls_vec3_make(0, 0, 2 * s));
+        }
+    }
+    ls_world_step(w);
+}
+
+typedef struct rollback_run {
+    uint32_t workers;
+    double ms_frame; // median over frames of (restore + ROLLBACK_TICKS steps)
+    double ms_restore;
+    uint64_t checksum; // after the frame's last tick
+    int same;          // every frame ended on that checksum
+} rollback_run;
+
+// Restores `snap` into a world of `workers` workers and re-simulates
+// ROLLBACK_TICKS ticks, ROLLBACK_FRAMES times.
+static int rollback(ls_scene *sc, const uint8_t *snap, size_t size, rollback_run *r)
+{
+    ls_error err;
+    ls_world *w = make_world(sc, r->workers, &err);
+    if (!w) {
+        fprintf(stderr, "rollback: %s\n", err.message);
+        return 1;
+    }
+    double frame[ROLLBACK_FRAMES], rest[ROLLBACK_FRAMES];
+    r->same = 1;
+    for (int f = 0; f < ROLLBACK_FRAMES; f++) {
+        double t0 = bench_now_ns();
+        if (ls_world_snapshot_restore(w, snap, size, &err) != LS_OK) {
+            fprintf(stderr, "rollback: restore failed: %s\n", err.message);
+            ls_world_destroy(w);
+            return 1;
+        }
+        double t1 = bench_now_ns();
+        for (int t = 0; t < ROLLBACK_TICKS; t++) {
+            ls_world_step(w);
+        }
+        double t2 = bench_now_ns();
+        frame[f] = (t2 - t0) / 1e6, rest[f] = (t1 - t0) / 1e6;
+        uint64_t sum = ls_world_checksum(w);
+        if (f == 0) {
+            r->checksum = sum;
+        }
+        r->same = r->same && sum == r->checksum;
+    }
+    r->ms_frame = bench_median(frame, ROLLBACK_FRAMES);
+    r->ms_restore = bench_median(rest, ROLLBACK_FRAMES);
+    ls_world_destroy(w);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (!(argc == 2 || (argc == 4 && strcmp(argv[2], "--csv") == 0))) {
-        fprintf(stderr, "usage: bench_snapshot SCENE [--csv FILE]\n");
+    const char *csv = NULL;
+    rollback_run runs[MAX_WORKER_RUNS] = {{1, 0, 0, 0, 0}};
+    int nruns = 1;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+            csv = argv[++i];
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && nruns < MAX_WORKER_RUNS) {
+            long n = strtol(argv[++i], NULL, 10);
+            if (n < 1 || n > 64) {
+                argc = 0; // usage
+                break;
+            }
+            runs[nruns++].workers = (uint32_t)n;
+        } else {
+            argc = 0;
+            break;
+        }
+    }
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_snapshot SCENE [--threads N]... [--csv FILE]\n");
         return 2;
     }
     ctx c = {0};
+    ls_scene sc;
     uint32_t ticks = 0;
-    if (settle(argv[1], &c, &ticks) != 0) {
+    if (settle(argv[1], &sc, &c, &ticks) != 0) {
         return 1;
     }
     c.size = ls_world_snapshot_size(c.w);
@@ -126,10 +221,49 @@ int main(int argc, char **argv)
     printf("  %-22s %12.0f %12.2f %9.2fx\n", "memcpy (same bytes)", t_copy, (double)c.size / t_copy,
            1.0);
     printf("  restore verified: checksum after restore equals the saved state's\n");
-    if (argc == 4) {
-        FILE *f = fopen(argv[3], "a");
+
+    // Rollback frames from the disturbed pile.
+    disturb(c.w);
+    size_t rsize = ls_world_snapshot_size(c.w);
+    uint8_t *rsnap = malloc(rsize);
+    if (!rsnap || ls_world_snapshot_save(c.w, rsnap, rsize) != rsize) {
+        fprintf(stderr, "bench_snapshot: cannot save the disturbed pile\n");
+        return 1;
+    }
+    ls_step_info dinfo = ls_world_info(c.w);
+    printf(
+        "  rollback frame: restore the disturbed pile (%u bodies awake) and re-simulate %d ticks;"
+        "\n  median of %d frames (goal: <= %.0f ms with 2 workers)\n",
+        dinfo.awake_bodies, ROLLBACK_TICKS, ROLLBACK_FRAMES, ROLLBACK_GOAL_MS);
+    printf("  %-10s %12s %12s %12s  %s\n", "workers", "ms/frame", "restore ms", "ms/tick",
+           "checksum after the frame");
+    int bad = 0;
+    for (int k = 0; k < nruns; k++) {
+        rollback_run *r = &runs[k];
+        if (rollback(&sc, rsnap, rsize, r) != 0) {
+            return 1;
+        }
+        printf("  %-10u %12.3f %12.3f %12.3f  %016llx%s%s\n", r->workers, r->ms_frame,
+               r->ms_restore, (r->ms_frame - r->ms_restore) / ROLLBACK_TICKS,
+               (unsigned long long)r->checksum, r->same ? "" : " (frames DIFFER)",
+               r->checksum == runs[0].checksum ? "" : " (DIFFERS from 1 worker)");
+        bad |= !r->same || r->checksum != runs[0].checksum;
+        if (r->workers == 2) {
+            printf("  rollback goal (<= %.0f ms per frame with 2 workers): %s (%.2f ms)\n",
+                   ROLLBACK_GOAL_MS, r->ms_frame <= ROLLBACK_GOAL_MS ? "met" : "NOT met",
+                   r->ms_frame);
+        }
+    }
+    if (bad) {
+        fprintf(stderr, "bench_snapshot: rollback frames are not deterministic\n");
+        return 1;
+    }
+    free(rsnap);
+    ls_scene_free(&sc);
+    if (csv) {
+        FILE *f = fopen(csv, "a");
         if (!f) {
-            perror(argv[3]);
+            perror(csv);
             return 1;
         }
         fprintf(f, "snapshot,pile_1000,ours,bytes,%zu,bytes\n", c.size);
@@ -138,6 +272,20 @@ int main(int argc, char **argv)
         fprintf(f, "snapshot,pile_1000,memcpy,copy_ns,%.0f,ns\n", t_copy);
         fprintf(f, "snapshot,pile_1000,ours,save_over_memcpy,%.2f,x\n", t_save / t_copy);
         fprintf(f, "snapshot,pile_1000,ours,restore_over_memcpy,%.2f,x\n", t_restore / t_copy);
+        for (int k = 0; k < nruns; k++) {
+            char eng[32];
+            if (runs[k].workers > 1) {
+                snprintf(eng, sizeof eng, "ours_%uw", runs[k].workers);
+            } else {
+                snprintf(eng, sizeof eng, "ours");
+            }
+            fprintf(f, "snapshot,rollback_pile_1000,%s,ms_per_frame,%.3f,ms\n", eng,
+                    runs[k].ms_frame);
+            fprintf(f, "snapshot,rollback_pile_1000,%s,restore_ms,%.3f,ms\n", eng,
+                    runs[k].ms_restore);
+            fprintf(f, "snapshot,rollback_pile_1000,%s,ticks_per_frame,%d,count\n", eng,
+                    ROLLBACK_TICKS);
+        }
         fclose(f);
     }
     ls_world_destroy(c.w);

@@ -6,7 +6,11 @@
 // btConvexHullShape, meshes btBvhTriangleMeshShape over a
 // btTriangleIndexVertexArray, compound bodies btCompoundShape with one child
 // transform per shape; a dynamic body sits at its centre of mass with principal
-// axes (Bullet requires both). Benchmark only.
+// axes (Bullet requires both). Joints: btPoint2PointConstraint (ball),
+// btHingeConstraint (limits, motor), btFixedConstraint, btSliderConstraint
+// (prismatic), btConeTwistConstraint (cone) and a one-row distance constraint
+// of our own (Bullet has none); joint springs are explicit forces before each
+// step (tools/bench/README.md). Benchmark only.
 #include "bench.h"
 
 #include <btBulletDynamicsCommon.h>
@@ -33,6 +37,88 @@ namespace
 //          each step, like ours) instead of one GJK point per step.
 enum HullMode { HULL_RAW, HULL_SHRINK, HULL_SAT };
 
+/// btHingeConstraint::getHingeAngle per our angle (B relative to A,
+/// right-handed about the axis); checked with both bodies dynamic and with a
+/// static A. The slider's position is computed from the anchors (no sign).
+constexpr double BULLET_HINGE_SIGN = -1.0;
+
+// Distance joint (Bullet has none): one row along the line between the
+// anchors, two-sided at a fixed length, one-sided at a bound of [min, max],
+// no row while the length is inside the range.
+class DistanceConstraint : public btTypedConstraint
+{
+  public:
+    DistanceConstraint(btRigidBody &a, btRigidBody &b, const bench_joint &j)
+        : btTypedConstraint(POINT2POINT_CONSTRAINT_TYPE, a, b), joint(j)
+    {
+    }
+    void getInfo1(btConstraintInfo1 *info) override
+    {
+        btVector3 d = world_b() - world_a();
+        btScalar len = d.length();
+        bool rigid = joint.min_length == joint.max_length;
+        active = rigid || len > btScalar(joint.max_length) || len < btScalar(joint.min_length);
+        info->m_numConstraintRows = active ? 1 : 0;
+        info->nub = active ? 0 : 1;
+    }
+    void getInfo2(btConstraintInfo2 *info) override
+    {
+        btVector3 pa = world_a(), pb = world_b(), d = pb - pa;
+        btScalar len = d.length();
+        btVector3 n = len > btScalar(1e-9) ? d / len : btVector3(0, 1, 0);
+        btVector3 ra = pa - m_rbA.getCenterOfMassPosition(),
+                  rb = pb - m_rbB.getCenterOfMassPosition();
+        btVector3 ca = ra.cross(n), cb = rb.cross(n);
+        // J v = c, the lambda of body A along -n (Bullet's point-to-point convention).
+        for (int k = 0; k < 3; k++) {
+            info->m_J1linearAxis[k] = -n[k];
+            info->m_J1angularAxis[k] = -ca[k];
+            info->m_J2linearAxis[k] = n[k];
+            info->m_J2angularAxis[k] = cb[k];
+        }
+        btScalar target = len > btScalar(joint.max_length)   ? btScalar(joint.max_length)
+                          : len < btScalar(joint.min_length) ? btScalar(joint.min_length)
+                                                             : len;
+        info->m_constraintError[0] = info->fps * info->erp * (target - len);
+        if (joint.min_length != joint.max_length) {
+            if (len > btScalar(joint.max_length)) { // rope taut: may only pull
+                info->m_lowerLimit[0] = -SIMD_INFINITY, info->m_upperLimit[0] = 0;
+            } else { // pushed below the minimum: may only push
+                info->m_lowerLimit[0] = 0, info->m_upperLimit[0] = SIMD_INFINITY;
+            }
+        }
+    }
+    void setParam(int, btScalar, int) override
+    {
+    }
+    btScalar getParam(int, int) const override
+    {
+        return 0;
+    }
+
+  private:
+    btVector3 world_a() const
+    {
+        return m_rbA.getCenterOfMassTransform() * btVector3(btScalar(joint.local_a[0]),
+                                                            btScalar(joint.local_a[1]),
+                                                            btScalar(joint.local_a[2]));
+    }
+    btVector3 world_b() const
+    {
+        return m_rbB.getCenterOfMassTransform() * btVector3(btScalar(joint.local_b[0]),
+                                                            btScalar(joint.local_b[1]),
+                                                            btScalar(joint.local_b[2]));
+    }
+    const bench_joint &joint;
+    bool active = false;
+};
+
+struct BulletJoint {
+    const bench_joint *src;
+    btTypedConstraint *c; // owned by BulletWorld::constraints (null: a pure distance spring)
+    btRigidBody *a, *b;
+};
+
 struct BulletWorld {
     btDefaultCollisionConfiguration config;
     btCollisionDispatcher dispatcher{&config};
@@ -45,13 +131,20 @@ struct BulletWorld {
     std::vector<std::unique_ptr<btTriangleIndexVertexArray>> meshes;
     std::vector<std::unique_ptr<btCollisionShape>> shapes; // bodies' shapes and compound children
     std::vector<std::unique_ptr<btRigidBody>> bodies;
+    std::vector<std::unique_ptr<btTypedConstraint>> constraints; // freed before the bodies
     std::vector<btRigidBody *> dynamic;
+    std::vector<btRigidBody *> body_of; // every body in file order
+    std::vector<BulletJoint> joints;
+    const bench_scene *scene = nullptr;
     btScalar dt = 0;
     HullMode hull_mode = HULL_RAW;
     double hull_margin = 0.005;
 
     ~BulletWorld()
     {
+        for (auto &c : constraints) {
+            world.removeConstraint(c.get());
+        }
         for (auto &b : bodies) {
             world.removeRigidBody(b.get());
         }
@@ -235,6 +328,139 @@ btCollisionShape *make_body_shape(BulletWorld *w, const bench_body &b)
     return compound;
 }
 
+// A joint frame in the world (origin at the anchor, axis `primary` along the
+// joint axis), then in body b's frame.
+btTransform frame_in(const btRigidBody *b, const bench_joint &j, int primary)
+{
+    double m[3][3];
+    bench_basis(j.axis, primary, m);
+    btMatrix3x3 basis{btScalar(m[0][0]), btScalar(m[0][1]), btScalar(m[0][2]),
+                      btScalar(m[1][0]), btScalar(m[1][1]), btScalar(m[1][2]),
+                      btScalar(m[2][0]), btScalar(m[2][1]), btScalar(m[2][2])};
+    btTransform w(basis, vec(j.anchor));
+    return b->getCenterOfMassTransform().inverse() * w;
+}
+
+void add_joint(BulletWorld *w, const bench_joint &j)
+{
+    btRigidBody *a = w->body_of[j.a], *b = w->body_of[j.b];
+    btTypedConstraint *c = nullptr;
+    switch (j.kind) {
+    case BENCH_JOINT_BALL:
+        c = new btPoint2PointConstraint(*a, *b, vec(j.local_a), vec(j.local_b));
+        break;
+    case BENCH_JOINT_HINGE: { // hinge axis = the frames' Z
+        auto *h = new btHingeConstraint(*a, *b, frame_in(a, j, 2), frame_in(b, j, 2), false);
+        if (j.enable_limit) {
+            double lo = BULLET_HINGE_SIGN > 0 ? j.lower : -j.upper;
+            double hi = BULLET_HINGE_SIGN > 0 ? j.upper : -j.lower;
+            h->setLimit(btScalar(lo), btScalar(hi));
+        }
+        if (j.enable_motor) {
+            h->enableAngularMotor(true, btScalar(BULLET_HINGE_SIGN * j.motor_speed),
+                                  btScalar(j.max_motor) * w->dt);
+        }
+        c = h;
+        break;
+    }
+    case BENCH_JOINT_FIXED:
+        c = new btFixedConstraint(*a, *b, frame_in(a, j, 0), frame_in(b, j, 0));
+        break;
+    case BENCH_JOINT_PRISMATIC: { // slide axis = the frames' X; rotation locked
+        auto *sl = new btSliderConstraint(*a, *b, frame_in(a, j, 0), frame_in(b, j, 0), true);
+        if (j.enable_limit) {
+            sl->setLowerLinLimit(btScalar(j.lower));
+            sl->setUpperLinLimit(btScalar(j.upper));
+        } else {
+            sl->setLowerLinLimit(1), sl->setUpperLinLimit(-1); // free
+        }
+        sl->setLowerAngLimit(0), sl->setUpperAngLimit(0);
+        if (j.enable_motor) {
+            sl->setPoweredLinMotor(true);
+            sl->setTargetLinMotorVelocity(btScalar(j.motor_speed));
+            sl->setMaxLinMotorForce(btScalar(j.max_motor));
+        }
+        c = sl;
+        break;
+    }
+    case BENCH_JOINT_CONE: { // twist axis = the frames' X; an asymmetric twist range
+        // is centred by turning B's frame about X by its middle.
+        btTransform fa = frame_in(a, j, 0), fb = frame_in(b, j, 0);
+        double mid = j.enable_twist ? (j.twist_lower + j.twist_upper) / 2 : 0;
+        double span = j.enable_twist ? (j.twist_upper - j.twist_lower) / 2 : 1e30;
+        fb.setBasis(fb.getBasis() * btMatrix3x3(btQuaternion(btVector3(1, 0, 0), btScalar(-mid))));
+        auto *ct = new btConeTwistConstraint(*a, *b, fa, fb);
+        ct->setLimit(btScalar(j.cone), btScalar(j.cone), btScalar(span));
+        c = ct;
+        break;
+    }
+    default: // distance
+        if (!(j.enable_spring && j.min_length == j.rest_length && j.max_length == j.rest_length)) {
+            c = new DistanceConstraint(*a, *b, j);
+        }
+        break;
+    }
+    if (c) {
+        if (j.break_force > 0) { // Bullet: per row, the same impulse bound for every row
+            c->setBreakingImpulseThreshold(btScalar(j.break_force) * w->dt);
+        }
+        w->constraints.emplace_back(c);
+        w->world.addConstraint(c, !j.collide);
+    }
+    w->joints.push_back(BulletJoint{&j, c, a, b});
+}
+
+btVector3 point_of(const btRigidBody *b, const double local[3])
+{
+    return b->getCenterOfMassTransform() * vec(local);
+}
+
+// Springs: -k x - c v (k, c from hertz, damping ratio and the pair's effective
+// mass or inertia), applied as forces before the step.
+void joints_before_step(BulletWorld *w)
+{
+    for (const BulletJoint &bj : w->joints) {
+        const bench_joint &j = *bj.src;
+        if (!j.enable_spring || (bj.c && !bj.c->isEnabled()) ||
+            (!bj.a->isActive() && !bj.b->isActive())) {
+            continue;
+        }
+        btScalar om = btScalar(2 * 3.14159265358979323846 * j.spring_hertz);
+        if (j.kind == BENCH_JOINT_HINGE) {
+            auto *h = static_cast<btHingeConstraint *>(bj.c);
+            btVector3 ax = bj.a->getCenterOfMassTransform().getBasis() *
+                           h->getAFrame().getBasis().getColumn(2);
+            btScalar th = btScalar(BULLET_HINGE_SIGN) * h->getHingeAngle();
+            btScalar rate = (bj.b->getAngularVelocity() - bj.a->getAngularVelocity()).dot(ax);
+            btScalar k = btScalar(j.eff_inertia) * om * om;
+            btScalar c = 2 * btScalar(j.spring_damping * j.eff_inertia) * om;
+            btVector3 t = ax * (-k * th - c * rate);
+            bj.b->applyTorque(t);
+            bj.a->applyTorque(-t);
+            continue;
+        }
+        // Prismatic (along the axis) and distance (along the anchors' line).
+        btVector3 pa = point_of(bj.a, j.local_a), pb = point_of(bj.b, j.local_b), d = pb - pa;
+        btVector3 va = bj.a->getVelocityInLocalPoint(pa - bj.a->getCenterOfMassPosition());
+        btVector3 vb = bj.b->getVelocityInLocalPoint(pb - bj.b->getCenterOfMassPosition());
+        btVector3 n;
+        btScalar x;
+        if (j.kind == BENCH_JOINT_PRISMATIC) {
+            n = bj.a->getCenterOfMassTransform().getBasis() * vec(j.axis_a);
+            x = d.dot(n);
+        } else {
+            btScalar len = d.length();
+            n = len > btScalar(1e-9) ? d / len : btVector3(0, 1, 0);
+            x = len - btScalar(j.rest_length);
+        }
+        btScalar k = btScalar(j.eff_mass) * om * om,
+                 c = 2 * btScalar(j.spring_damping * j.eff_mass) * om;
+        btVector3 f = n * (-k * x - c * (vb - va).dot(n));
+        bj.b->applyForce(f, pb - bj.b->getCenterOfMassPosition());
+        bj.a->applyForce(-f, pa - bj.a->getCenterOfMassPosition());
+    }
+}
+
 void *bullet_create(const bench_scene *s, char *err, size_t err_size)
 {
     gCalculateCombinedFrictionCallback = mix_friction;
@@ -253,15 +479,16 @@ void *bullet_create(const bench_scene *s, char *err, size_t err_size)
     }
     auto *w = new BulletWorld;
     w->dt = btScalar(s->dt);
+    w->scene = s;
     w->hull_mode = mode;
     w->hull_margin = s->linear_slop;
     w->world.setGravity(
         btVector3(btScalar(s->gravity[0]), btScalar(s->gravity[1]), btScalar(s->gravity[2])));
     btContactSolverInfo &si = w->world.getSolverInfo();
-    si.m_numIterations = s->velocity_iterations; // 8, like our velocity iterations
-    si.m_erp = btScalar(s->baumgarte);           // 0.2 (Bullet default too)
-    si.m_splitImpulse = 1;                       // position error by split impulse, like ours
-    si.m_linearSlop = btScalar(s->linear_slop);  // 0.005 m
+    si.m_numIterations = s->peer_iterations; // our passes: substeps x (solve + relax)
+    si.m_erp = btScalar(s->peer_erp);        // 0.2 (Bullet default too)
+    si.m_splitImpulse = 1; // position error by split impulse (Bullet's best; ours: the soft step)
+    si.m_linearSlop = btScalar(s->linear_slop);                          // 0.005 m
     si.m_restitutionVelocityThreshold = btScalar(s->restitution_thresh); // 1 m/s
     for (uint32_t i = 0; i < s->count; i++) {
         const bench_body &b = s->bodies[i];
@@ -296,7 +523,16 @@ void *bullet_create(const bench_scene *s, char *err, size_t err_size)
             }
             w->dynamic.push_back(body);
         }
-        w->world.addRigidBody(body);
+        w->body_of.push_back(body);
+        const bench_shape &s0 = b.shapes[0];
+        if (s0.category == 1 && s0.mask == 0xffffffffu) {
+            w->world.addRigidBody(body); // Bullet's default groups (static-static pairs skipped)
+        } else { // our filter (one per body: the first shape's); the same AND rule as ours
+            w->world.addRigidBody(body, int(s0.category), int(s0.mask));
+        }
+    }
+    for (uint32_t k = 0; k < s->joint_count; k++) {
+        add_joint(w, s->joints[k]);
     }
     return w;
 }
@@ -304,22 +540,27 @@ void *bullet_create(const bench_scene *s, char *err, size_t err_size)
 void bullet_step(void *h)
 {
     auto *w = static_cast<BulletWorld *>(h);
+    if (!w->joints.empty()) {
+        joints_before_step(w);
+    }
     w->world.stepSimulation(w->dt, 0); // maxSubSteps 0: exactly one step of dt
 }
 
-void bullet_positions(void *h, double *xyz)
+void bullet_poses(void *h, double *pose)
 {
     auto *w = static_cast<BulletWorld *>(h);
-    for (btRigidBody *b : w->dynamic) {
-        const btVector3 &p = b->getWorldTransform().getOrigin();
-        *xyz++ = p.x(), *xyz++ = p.y(), *xyz++ = p.z();
+    for (btRigidBody *b : w->body_of) {
+        const btTransform &xf = b->getWorldTransform();
+        btQuaternion q = xf.getRotation();
+        *pose++ = xf.getOrigin().x(), *pose++ = xf.getOrigin().y(), *pose++ = xf.getOrigin().z();
+        *pose++ = q.x(), *pose++ = q.y(), *pose++ = q.z(), *pose++ = q.w();
     }
 }
 
 bench_stats bullet_stats(void *h)
 {
     auto *w = static_cast<BulletWorld *>(h);
-    bench_stats st{0, 0, 0};
+    bench_stats st{0, 0, 0, 0};
     int n = w->dispatcher.getNumManifolds();
     for (int i = 0; i < n; i++) {
         const btPersistentManifold *m = w->dispatcher.getManifoldByIndexInternal(i);
@@ -334,6 +575,9 @@ bench_stats bullet_stats(void *h)
     for (btRigidBody *b : w->dynamic) {
         st.asleep += b->getActivationState() == ISLAND_SLEEPING;
     }
+    for (const BulletJoint &j : w->joints) {
+        st.broken += j.c && !j.c->isEnabled();
+    }
     return st;
 }
 
@@ -346,7 +590,8 @@ void bullet_destroy(void *h)
 
 int main(int argc, char **argv)
 {
-    static const bench_engine e = {"bullet",    "3.24",           "float",      bullet_create,
-                                   bullet_step, bullet_positions, bullet_stats, bullet_destroy};
+    static const bench_engine e = {"bullet",      "3.24",      "float",      1,
+                                   bullet_create, bullet_step, bullet_poses, bullet_stats,
+                                   bullet_destroy};
     return bench_engine_main(&e, argc, argv);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Write tools/crosscheck/goldens/JOB.sum from the golden target's runner
 # outputs (every tick, made by `make goldens`, mk/cross.mk) and print a summary.
-# usage: XC_BUILD=dir XC_JOBS='job ...' XC_INPUT='...' XC_SLEEP='...' goldens.sh TARGET DESC
+# usage: XC_BUILD=dir XC_JOBS='job ...' XC_INPUT='...' XC_SLEEP='...' XC_HINGES_SLEEP='...' goldens.sh TARGET DESC
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 goldens=${XC_GOLDENS:-$here/goldens}
@@ -18,6 +18,7 @@ for j in "${jobs[@]}"; do
     case $j in
     arena+input) what="tools/scenes/arena.scene with scripted inputs: ${XC_INPUT:-}" ;;
     sleep) what="stepped until every body sleeps: ${XC_SLEEP:-}" ;;
+    hinges+sleep) what="stepped until every body sleeps (golden: sleep tick + checksum): ${XC_HINGES_SLEEP:-}" ;;
     replay) what="tools/crosscheck/arena.lsr re-simulated (must equal its recorded checksums)" ;;
     *) what="tools/scenes/$j.scene, every tick" ;;
     esac

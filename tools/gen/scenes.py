@@ -1,11 +1,20 @@
 #!/usr/bin/env python3
 # Generates the larger shipped scenes under tools/scenes/ (exact decimal text;
-# positions are multiples of 1/1000 m so every value is written as given).
+# positions are multiples of 1/1000 m so every value is written as given), and
+# the bench-only tools/bench/scenes/joint_grid.scene. Run from anywhere:
+#   python3 tools/gen/scenes.py
+# Every file is a pure function of this script: randomness comes from seeded
+# streams (random.Random(seed) for hull_pile, the script's own splitmix64 Rng
+# for the Solver v2 scenes), never from global state, so the files come out
+# byte-identical on every run and every Python 3.
 import math
 import os
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "scenes")
+BENCH_HERE = os.path.join(os.path.dirname(__file__), "..", "bench", "scenes")
 GROUND = "body static plane normal 0 1 0 d 0 friction 0.6\n"
+# The Solver v2 world line: 4 sub-steps, 1 solve + 1 relax iteration each.
+WORLD = "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks %d%s\n"
 
 
 def write(name, header, bodies):
@@ -27,7 +36,7 @@ def pyramid():
                 bodies.append("body dynamic box half 0.5 0.5 0.5 pos %.3f %.3f %.3f density 100 friction 0.6\n"
                               % (x, 0.5 + k, z))
     write("pyramid.scene", "# 10-level square box pyramid (385 boxes).\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 1000\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 1000\n", bodies)
 
 
 def pile():
@@ -40,7 +49,7 @@ def pile():
         bodies.append("body dynamic box half 0.4 0.4 0.4 pos %.3f %.3f %.3f density 100 friction 0.6\n"
                       % ((i - 4.5) * 1.2 + dx, 1.0 + k * 1.2, (j - 4.5) * 1.2 + dz))
     write("pile_1000.scene", "# 1000 boxes dropped into a pile.\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600 max_contacts 65536\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 600 max_contacts 65536\n", bodies)
 
 
 def slope():
@@ -55,7 +64,7 @@ def slope():
         bodies.append("body dynamic box half 0.5 0.5 0.5 pos %.4f %.4f %d %s friction %.2f no_sleep\n"
                       % (x, y, z, q, mu))
     write("slope.scene", "# Blocks on a 30 degree slope: the mu 0.7 one holds, the mu 0.3 one slides.\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 600\n", bodies)
 
 
 def dominoes():
@@ -64,7 +73,7 @@ def dominoes():
         bodies.append("body dynamic box half 0.1 1 0.5 pos %.3f 1 0 density 500 friction 0.6\n" % (i * 1.2))
     bodies.append("body dynamic sphere radius 0.3 pos -1.5 2 0 vel 4 0 0 density 500\n")
     write("dominoes.scene", "# A row of 20 dominoes knocked over by a ball.\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 900\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 900\n", bodies)
 
 
 def arena():
@@ -77,7 +86,7 @@ def arena():
     for i in range(8):
         bodies.append("body dynamic sphere radius 0.4 pos %.1f 0.4 0 density 50\n" % (-3.5 + i))
     write("arena.scene", "# Arena: four player boxes (player 0..3), walls, balls.\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 1200\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 1200\n", bodies)
 
 
 def rain():
@@ -95,7 +104,7 @@ def rain():
         bodies.append("body dynamic sphere radius 0.25 pos %.3f %.3f %.3f density 100 friction 0.6\n"
                       % ((i - 4.5) * 0.7 + dx, 1.0 + k * 0.7, (j - 4.5) * 0.7 + dz))
     write("rain_2000.scene", "# 2000 spheres raining into a box (walls + ground plane).\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600 max_contacts 65536\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 600 max_contacts 65536\n", bodies)
 
 
 def tower_struck():
@@ -104,7 +113,7 @@ def tower_struck():
               for k in range(6)]
     bodies.append("body dynamic sphere radius 0.4 pos -6 2.6 0.1 vel 9 1.5 0 density 600 friction 0.4\n")
     write("tower_struck.scene", "# A six-box tower struck at mid-height by a ball (seed_000 scene02).\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 600\n", bodies)
 
 
 def catapult():
@@ -115,7 +124,7 @@ def catapult():
               "body dynamic box half 0.25 0.25 0.25 pos -2.6 1.35 0 density 100 friction 0.8\n",
               "body dynamic box half 0.4 0.4 0.4 pos 2.6 4 0 density 800 friction 0.8\n"]
     write("catapult.scene", "# Catapult: a heavy box dropped on a plank launches a light one (seed_000 scene04).\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 600\n", bodies)
 
 
 def two_ramps():
@@ -138,7 +147,7 @@ def two_ramps():
             bodies.append("body dynamic box half 0.06 0.4 0.06 pos %.3f %.3f %.3f density 400 friction 0.3\n"
                           % (x, y, z))
     write("two_ramps.scene", "# Narrow bodies on two facing ramps (seed_000 scene06).\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 900\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 900\n", bodies)
 
 
 def f3(v):
@@ -186,7 +195,7 @@ def hull_pile():
         bodies.append("body dynamic hull points %d %s pos %s %s %s density 500 friction 0.6\n"
                       % (n, " ".join(" ".join(p) for p in pts), f3(x), f3(y), f3(z)))
     write("hull_pile.scene", "# 200 random convex hulls (4..32 points) dropped into a walled bin.\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 600\n", bodies)
 
 
 def compound_stairs():
@@ -212,7 +221,7 @@ def compound_stairs():
                   " density 500\n")
     bodies.append("shape sphere radius 0.25 at 0 0 0.9 density 500\n")
     write("compound_stairs.scene", "# Compound bodies (an L-shape, a table, a dumbbell) tumbling down stairs.\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 600\n", bodies)
 
 
 def terrain_obj():
@@ -268,7 +277,7 @@ def mesh_terrain():
                   " friction 0.3\n" % slope)
     with open(os.path.join(HERE, "mesh_terrain.scene"), "w") as f:
         f.write("# A box, a sphere and a hull sliding down a triangulated ramp onto a mesh terrain.\n"
-                "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 600\n")
+                "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 600\n")
         f.writelines(bodies)
 
 
@@ -281,7 +290,326 @@ def ccd():
               "body dynamic box half 0.2 0.2 0.2 pos 3 30 -5 vel 0 -500 0\n",
               "body dynamic capsule radius 0.1 half_height 0.3 pos -3 25 -2 vel 20 -480 0 bullet\n"]
     write("ccd.scene", "# Continuous collision: fast bodies against a thin wall and the ground.\n"
-          "world gravity 0 -9.81 0 tick_rate 60 iterations 8 3 ticks 240\n", bodies)
+          "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks 240\n", bodies)
+
+
+# ---- Solver v2 scenes (issue 13): joints, mass ratios, imperfect stacks ----
+
+M64 = (1 << 64) - 1
+
+
+class Rng:
+    """splitmix64: a seeded stream of its own (no global state, the same
+    numbers on every Python, every platform)."""
+
+    def __init__(self, seed):
+        self.s = seed & M64
+
+    def next64(self):
+        self.s = (self.s + 0x9E3779B97F4A7C15) & M64
+        z = self.s
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+        return z ^ (z >> 31)
+
+    def uniform(self, lo, hi):
+        return lo + (hi - lo) * (self.next64() >> 11) / float(1 << 53)
+
+
+def f4(v):
+    # Four decimals (sub-millimetre offsets), no "-0.0000".
+    t = "%.4f" % v
+    return "0.0000" if t == "-0.0000" else t
+
+
+def v3(v):
+    return " ".join(f3(c) for c in v)
+
+
+def quat_axis_angle(axis, angle):
+    n = math.sqrt(sum(c * c for c in axis))
+    s = math.sin(angle / 2) / n
+    return (axis[0] * s, axis[1] * s, axis[2] * s, math.cos(angle / 2))
+
+
+def quat_mul(a, b):
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return (aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz)
+
+
+def rotate(q, v):
+    # v' = q v q*
+    p = quat_mul(quat_mul(q, (v[0], v[1], v[2], 0.0)), (-q[0], -q[1], -q[2], q[3]))
+    return p[:3]
+
+
+def qtext(q):
+    # Canonical sign (w >= 0), five decimals; the engine normalises at creation.
+    if q[3] < 0:
+        q = tuple(-c for c in q)
+    t = ["%.5f" % c for c in q]
+    return " ".join("0.00000" if c == "-0.00000" else c for c in t)
+
+
+def write_scene(path, comment, world, lines):
+    with open(path, "w") as f:
+        f.write(comment)
+        f.write(world)
+        f.writelines(lines)
+
+
+def falling_hinges():
+    # Box2D v3's determinism scene (shared/determinism.c, CreateFallingHinges) in
+    # 3D: 4 leaning columns of 20 boxes (h = 0.25 m), box (column j, row i) at
+    # x = -3.75 + 10h j + 0.4h i, y = h + 2h i, turned about z by +-0.1 rad
+    # (alternating); rows 2k and 2k+1 of a column share a hinge about z at the
+    # lower box's upper-left edge (-h, +h) with limits [-0.1 pi, 0.2 pi] =
+    # [-18, 36] degrees, a 1 Hz spring (damping ratio 1) and a motor of speed 0
+    # whose torque limit (25 N m for these 25 kg boxes; Box2D: 0.25 for 0.25 kg)
+    # acts as joint friction. The columns topple into each other and settle;
+    # the crosscheck's hinges+sleep job steps it until every body sleeps and
+    # pins the pair (sleep tick, checksum), like Box2D's EXPECTED_SLEEP_STEP/HASH.
+    h = 0.25
+    bodies, joints = [], []
+    index = {}
+    for j in range(4):
+        for i in range(20):
+            a = 0.1 if (i + j) % 2 == 0 else -0.1
+            x, y = -3.75 + 10 * h * j + 0.4 * h * i, h + 2 * h * i
+            index[(j, i)] = 1 + len(bodies)  # body 0 is the ground
+            bodies.append("body dynamic box half 0.25 0.25 0.25 pos %s %s 0 quat 0 0 %.5f %.5f "
+                          "density 200 friction 0.6\n" % (f3(x), f3(y), math.sin(a / 2), math.cos(a / 2)))
+            if i % 2 == 1:
+                # Anchor: the lower box's local (-h, +h) corner edge, in world space.
+                al = 0.1 if (i - 1 + j) % 2 == 0 else -0.1
+                xl, yl = x - 0.4 * h, y - 2 * h
+                ax = xl - h * math.cos(al) - h * math.sin(al)
+                ay = yl - h * math.sin(al) + h * math.cos(al)
+                joints.append("joint hinge %d %d anchor %s %s 0 axis 0 0 1 limits -18 36 motor 0 25 "
+                              "spring 1 1\n" % (index[(j, i - 1)], index[(j, i)], f3(ax), f3(ay)))
+    write("falling_hinges.scene",
+          "# Falling hinges (Box2D v3's determinism scene in 3D): 4 leaning columns of 20 boxes\n"
+          "# turned by +-0.1 rad, pairs joined by hinges with limits, springs and motors; they\n"
+          "# topple, settle and sleep (crosscheck job hinges+sleep: sleep tick + checksum).\n"
+          + WORLD % (900, ""), bodies + joints)
+
+
+# One ragdoll standing with its feet at y = 0: 11 bodies (pelvis, torso, head,
+# upper/lower arms, upper/lower legs) and 10 joints (cones at waist, neck,
+# shoulders and hips; hinges with friction motors at elbows and knees).
+RAGDOLL_BODIES = [
+    ("box half 0.15 0.1 0.1", (0, 1.0, 0)),            # 0 pelvis
+    ("box half 0.17 0.2 0.1", (0, 1.3, 0)),            # 1 torso
+    ("sphere radius 0.11", (0, 1.63, 0)),              # 2 head
+    ("capsule radius 0.05 half_height 0.1", (-0.24, 1.31, 0)),    # 3 upper arm L
+    ("capsule radius 0.05 half_height 0.1", (-0.24, 1.01, 0)),  # 4 lower arm L
+    ("capsule radius 0.05 half_height 0.1", (0.24, 1.31, 0)),     # 5 upper arm R
+    ("capsule radius 0.05 half_height 0.1", (0.24, 1.01, 0)),   # 6 lower arm R
+    ("capsule radius 0.07 half_height 0.15", (-0.09, 0.70, 0)),   # 7 upper leg L
+    ("capsule radius 0.06 half_height 0.16", (-0.09, 0.26, 0)),   # 8 lower leg L
+    ("capsule radius 0.07 half_height 0.15", (0.09, 0.70, 0)),    # 9 upper leg R
+    ("capsule radius 0.06 half_height 0.16", (0.09, 0.26, 0)),    # 10 lower leg R
+]
+# (type, a, b, anchor, axis, options); the knees bend one way, the elbows the other.
+RAGDOLL_JOINTS = [
+    ("cone", 0, 1, (0, 1.1, 0), (0, 1, 0), "cone 25 twist -20 20"),
+    ("cone", 1, 2, (0, 1.51, 0), (0, 1, 0), "cone 40 twist -45 45"),
+    ("cone", 1, 3, (-0.24, 1.46, 0), (0, -1, 0), "cone 80 twist -30 30"),
+    ("hinge", 3, 4, (-0.24, 1.16, 0), (1, 0, 0), "limits 0 140 motor 0 0.5"),
+    ("cone", 1, 5, (0.24, 1.46, 0), (0, -1, 0), "cone 80 twist -30 30"),
+    ("hinge", 5, 6, (0.24, 1.16, 0), (1, 0, 0), "limits 0 140 motor 0 0.5"),
+    ("cone", 0, 7, (-0.09, 0.92, 0), (0, -1, 0), "cone 60 twist -20 20"),
+    ("hinge", 7, 8, (-0.09, 0.48, 0), (1, 0, 0), "limits -140 0 motor 0 1.5"),
+    ("cone", 0, 9, (0.09, 0.92, 0), (0, -1, 0), "cone 60 twist -20 20"),
+    ("hinge", 9, 10, (0.09, 0.48, 0), (1, 0, 0), "limits -140 0 motor 0 1.5"),
+]
+
+
+def ragdolls():
+    # 6 ragdolls (66 bodies, 60 joints) dropped in seeded poses (tilted
+    # 60..90 degrees, any yaw) onto 10 stairs (0.25 m rise, 0.6 m run, going
+    # down towards +x), then tumbling down onto the ground.
+    rng = Rng(20261201)
+    lines = []
+    steps, rise, run = 10, 0.25, 0.6
+    for k in range(steps):
+        top = rise * (steps - k)
+        lines.append("body static box half 0.3 %s 4 pos %s %s 0 friction 0.7\n"
+                     % (f3(top / 2), f3(k * run), f3(top / 2)))
+
+    def stair_top(x):
+        k = max(0, min(steps - 1, int(math.floor((x + 0.3) / run))))
+        return rise * (steps - k) if x >= -0.3 else rise * steps
+
+    joints = []
+    spots = [(0.3, -2.6, 0.0), (0.3, 0.0, 0.0), (0.3, 2.6, 0.0),
+             (2.4, -1.3, 1.0), (2.4, 1.3, 1.0), (4.5, 0.0, 2.0)]
+    centre = (0, 0.9, 0)  # the standing ragdoll's middle: rotations turn about it
+    for (x, z, extra) in spots:
+        yaw = quat_axis_angle((0, 1, 0), rng.uniform(-math.pi, math.pi))
+        tilt_axis = (1, 0, 0) if rng.uniform(0, 1) < 0.5 else (0, 0, 1)
+        tilt = quat_axis_angle(tilt_axis, rng.uniform(math.radians(60), math.radians(90)) *
+                               (1 if rng.uniform(0, 1) < 0.5 else -1))
+        q = quat_mul(yaw, tilt)
+        # Above the highest stair under it (it spans at most 0.9 m around its middle).
+        y = max(stair_top(x - 1.0), stair_top(x + 1.0)) + 1.3 + extra
+        base = 1 + len(lines)  # body 0 is the ground plane; lines holds every body so far
+        for (shape, p) in RAGDOLL_BODIES:
+            r = rotate(q, tuple(p[i] - centre[i] for i in range(3)))
+            lines.append("body dynamic %s pos %s quat %s density 1000 friction 0.6\n"
+                         % (shape, v3((x + r[0], y + r[1], z + r[2])), qtext(q)))
+        for (kind, a, b, anchor, axis, opts) in RAGDOLL_JOINTS:
+            r = rotate(q, tuple(anchor[i] - centre[i] for i in range(3)))
+            ax = rotate(q, axis)
+            joints.append("joint %s %d %d anchor %s axis %s %s\n"
+                          % (kind, base + a, base + b, v3((x + r[0], y + r[1], z + r[2])),
+                             " ".join("%.4f" % c if abs(c) >= 5e-5 else "0" for c in ax), opts))
+    write("ragdolls.scene",
+          "# Six 11-body ragdolls (capsule limbs, box pelvis and torso, sphere head; cone joints\n"
+          "# at waist, neck, shoulders and hips, hinges with friction motors at elbows and knees)\n"
+          "# dropped in seeded poses onto 10 stairs.\n"
+          + WORLD % (900, ""), lines + joints)
+
+
+def rope_bridge():
+    # 30 planks (0.4 x 0.1 x 1.2 m) between two static posts, joined by pairs
+    # of ball joints at z = +-0.5 (the two ropes), hanging slack (30 links of
+    # 0.5 m over a 14 m gap) in a symmetric curve; three boxes drop onto it.
+    n, pitch, span, top = 30, 0.5, 14.0, 6.0
+
+    def shape(alpha):  # slope angle of link i, linear in i from -alpha to +alpha
+        return [alpha * ((2 * i + 1) / n - 1) for i in range(n)]
+
+    lo, hi = 0.0, 1.5
+    for _ in range(60):  # bisection: horizontal length of the curve = span
+        mid = (lo + hi) / 2
+        if sum(pitch * math.cos(t) for t in shape(mid)) > span:
+            lo = mid
+        else:
+            hi = mid
+    angles = shape((lo + hi) / 2)
+    pts = [(-span / 2, top)]
+    for t in angles:
+        pts.append((pts[-1][0] + pitch * math.cos(t), pts[-1][1] + pitch * math.sin(t)))
+    pts[-1] = (span / 2, top)  # the bisection leaves < 1e-12 m
+    lines = ["body static box half 0.25 3 0.8 pos %s 3 0 friction 0.6 label post_left\n" % f3(-span / 2 - 0.25),
+             "body static box half 0.25 3 0.8 pos %s 3 0 friction 0.6 label post_right\n" % f3(span / 2 + 0.25)]
+    first = 3
+    for i, t in enumerate(angles):
+        cx, cy = (pts[i][0] + pts[i + 1][0]) / 2, (pts[i][1] + pts[i + 1][1]) / 2
+        lines.append("body dynamic box half 0.2 0.05 0.6 pos %s %s 0 quat 0 0 %.5f %.5f density 500 "
+                     "friction 0.8\n" % (f3(cx), f3(cy), math.sin(t / 2), math.cos(t / 2)))
+    low = min(p[1] for p in pts)
+    for x in (-3.0, 0.0, 3.0):
+        lines.append("body dynamic box half 0.25 0.25 0.25 pos %s %s 0 density 200 friction 0.6\n"
+                     % (f3(x), f3(low + 2.5)))
+    for i in range(n + 1):
+        a = "post_left" if i == 0 else str(first + i - 1)
+        b = "post_right" if i == n else str(first + i)
+        for z in (-0.5, 0.5):
+            lines.append("joint ball %s %s anchor %s %s %s\n" % (a, b, f3(pts[i][0]), f3(pts[i][1]), f3(z)))
+    write("rope_bridge.scene",
+          "# Rope bridge: 30 planks hanging slack between two static posts, joined by two ball\n"
+          "# joints per gap (the ropes); three boxes drop onto it.\n"
+          + WORLD % (900, ""), lines)
+
+
+def chain_50():
+    # 50 capsule links (0.3 m tip to tip) on ball joints, hanging from a static
+    # anchor 16 m up, released from horizontal: the chain swings down and whips.
+    lines = ["body static sphere radius 0.1 pos 0 16 0 label anchor\n"]
+    joints = []
+    for i in range(50):
+        lines.append("body dynamic capsule radius 0.05 half_height 0.1 pos %s 16 0 quat 0 0 0.70711 0.70711 "
+                     "density 1000 friction 0.4\n" % f3(0.15 + 0.3 * i))
+        joints.append("joint ball %s %d anchor %s 16 0\n" % ("anchor" if i == 0 else str(i + 1), i + 2, f3(0.3 * i)))
+    write("chain_50.scene",
+          "# A 50-link capsule chain on ball joints hanging from a static anchor, released sideways.\n"
+          + WORLD % (600, ""), lines + joints)
+
+
+def spinner():
+    # A paddle (5.4 x 0.7 x 0.16 m) on a motorised vertical hinge (1.5 rad/s,
+    # at most 5000 N m) at the centre of a walled 6 x 6 m bin stirs 150 boxes
+    # and spheres dropped onto it.
+    rng = Rng(20261202)
+    lines = ["body static box half 3.25 1 0.25 pos 0 1 3.25 friction 0.6\n",
+             "body static box half 3.25 1 0.25 pos 0 1 -3.25 friction 0.6\n",
+             "body static box half 0.25 1 3 pos 3.25 1 0 friction 0.6\n",
+             "body static box half 0.25 1 3 pos -3.25 1 0 friction 0.6\n",
+             "body static box half 0.15 0.6 0.15 pos 0 0.6 0 friction 0.6\n",
+             "body dynamic box half 2.7 0.35 0.08 pos 0 0.45 0 density 500 friction 0.4 no_sleep\n"]
+    for n in range(150):
+        i, j, k = n % 5, (n // 5) % 5, n // 25
+        x = (i - 2) * 1.1 + rng.uniform(-0.05, 0.05)
+        z = (j - 2) * 1.1 + rng.uniform(-0.05, 0.05)
+        y = 1.3 + 0.6 * k
+        if n % 2 == 0:
+            lines.append("body dynamic box half 0.15 0.15 0.15 pos %s %s %s density 300 friction 0.6\n"
+                         % (f3(x), f3(y), f3(z)))
+        else:
+            lines.append("body dynamic sphere radius 0.15 pos %s %s %s density 300 friction 0.6\n"
+                         % (f3(x), f3(y), f3(z)))
+    lines.append("joint hinge 5 6 anchor 0 0.45 0 axis 0 1 0 motor 1.5 5000\n")  # pillar, paddle
+    write("spinner.scene",
+          "# Spinner: a paddle on a motorised hinge stirs 150 boxes and spheres in a walled bin.\n"
+          + WORLD % (600, ""), lines)
+
+
+def heavy_light():
+    # A 1000 kg box resting on a 10 kg box (1 m cubes) on the ground: the
+    # 100:1 mass ratio a soft step must hold without sinking or squeezing out.
+    lines = ["body dynamic box half 0.5 0.5 0.5 pos 0 0.5 0 density 10 friction 0.6\n",
+             "body dynamic box half 0.5 0.5 0.5 pos 0 1.5 0 density 1000 friction 0.6\n"]
+    write("heavy_light.scene", "# Heavy on light: a 1000 kg box on a 10 kg box on the ground (100:1).\n"
+          + WORLD % (600, ""), lines)
+
+
+def tower_imperfect():
+    # 16 one-metre boxes stacked with seeded offsets up to +-1 cm in x and z
+    # and yaws up to +-3 degrees: must stand, settle and sleep.
+    rng = Rng(20261203)
+    lines = []
+    for k in range(16):
+        dx, dz = rng.uniform(-0.01, 0.01), rng.uniform(-0.01, 0.01)
+        yaw = math.radians(rng.uniform(-3, 3))
+        lines.append("body dynamic box half 0.5 0.5 0.5 pos %s %s %s quat 0 %.5f 0 %.5f density 1000 "
+                     "friction 0.6\n" % (f4(dx), f3(0.5 + k), f4(dz), math.sin(yaw / 2), math.cos(yaw / 2)))
+    write("tower_imperfect.scene",
+          "# A 16-box tower with seeded offsets up to +-1 cm and yaws up to +-3 degrees.\n"
+          + WORLD % (2000, ""), lines)
+
+
+def joint_grid():
+    # Bench only (tools/bench/scenes/): Box2D's joint_grid benchmark at 40 x 40:
+    # 1600 spheres (r 0.4 m, 1 m apart) in a vertical x-y grid, each joined to
+    # its right and lower neighbour by a hinge about z (3120 hinges), the two
+    # top corners static; grid bodies do not collide with each other (filter
+    # category 2, mask ~2) and never sleep, so every tick solves every joint.
+    n = 40
+    lines = []
+    for j in range(n):
+        for i in range(n):
+            kind = "static" if j == 0 and i in (0, n - 1) else "dynamic"
+            extra = "" if kind == "static" else " no_sleep"
+            lines.append("body %s sphere radius 0.4 pos %s %s 0 density 100 filter 2 4294967293%s\n"
+                         % (kind, f3(i - (n - 1) / 2), f3(100 - j), extra))
+    joints = []
+    for j in range(n):
+        for i in range(n):
+            me = j * n + i
+            x, y = i - (n - 1) / 2, 100 - j
+            if i + 1 < n:
+                joints.append("joint hinge %d %d anchor %s %s 0 axis 0 0 1\n" % (me, me + 1, f3(x + 0.5), f3(y)))
+            if j + 1 < n:
+                joints.append("joint hinge %d %d anchor %s %s 0 axis 0 0 1\n" % (me, me + n, f3(x), f3(y - 0.5)))
+    os.makedirs(BENCH_HERE, exist_ok=True)
+    write_scene(os.path.join(BENCH_HERE, "joint_grid.scene"),
+                "# Joint grid (bench only): 40 x 40 spheres joined by 3120 hinges, pinned at the two\n"
+                "# top corners, hanging and swinging; no contacts between grid bodies, no sleep.\n",
+                WORLD % (500, ""), lines + joints)
 
 
 if __name__ == "__main__":
@@ -298,3 +626,11 @@ if __name__ == "__main__":
     compound_stairs()
     mesh_terrain()
     ccd()
+    falling_hinges()
+    ragdolls()
+    rope_bridge()
+    chain_50()
+    spinner()
+    heavy_light()
+    tower_imperfect()
+    joint_grid()

@@ -4,6 +4,7 @@
 #ifndef LS_SCENE_H
 #define LS_SCENE_H
 
+#include "ls/joint.h"
 #include "ls/world.h"
 
 LS_EXTERN_C_BEGIN
@@ -27,7 +28,16 @@ typedef struct ls_scene {
     uint32_t body_count;   ///< Number of bodies.
     uint32_t player_count; ///< Players named by `player K` (slots 0..count-1, all assigned).
     uint32_t player_body[LS_SCENE_MAX_PLAYERS]; ///< File index of each player's body.
+    char **body_label;    ///< `label NAME` of each body (NULL entry: none); NULL when no
+                          ///< body has a label.
+    ls_joint_def *joints; ///< Joints in file order; body_a/body_b.index1 is the body's
+                          ///< 1-based file index (generation 0) until instantiated.
+    uint32_t *joint_line; ///< 1-based text line of each joint (NULL if not parsed from text).
+    uint32_t joint_count; ///< Number of joints.
 } ls_scene;
+
+/// Longest body label, bytes including the NUL.
+#define LS_SCENE_LABEL_MAX 64
 
 /// Parse scene text (need not be NUL-terminated). On error returns an error code
 /// and fills *err (may be NULL) with line and column; *out is then empty. Free a
@@ -40,7 +50,7 @@ LS_API ls_result ls_scene_parse_in(const char *text, size_t len, const char *dir
 /// Read and parse a file. On error *err also names the path (I/O errors have line 0);
 /// a directory or an unreadable file is LS_ERR_IO.
 LS_API ls_result ls_scene_load(const char *path, ls_scene *out, ls_error *err);
-/// Free the bodies, shapes, hulls and meshes of a parsed scene.
+/// Free the bodies, shapes, hulls, meshes, labels and joints of a parsed scene.
 LS_API void ls_scene_free(ls_scene *s);
 /// Write the scene as text that parses back to exactly the same values.
 /// Returns the length written (excluding NUL), or the length needed if size is too small.
@@ -54,9 +64,9 @@ LS_API size_t ls_scene_write(const ls_scene *s, char *buf, size_t size);
 /// raised to the body count and max_contacts capped at
 /// max(LS_SCENE_CONTACTS_MIN, LS_SCENE_CONTACTS_PER_BODY * bodies) (SPEC.md §14).
 LS_API ls_world_def ls_scene_world_def(const ls_scene *s);
-/// Create a world holding the scene's bodies (ids in file order), with
-/// ls_scene_world_def. NULL on error, with *err (may be NULL) naming the body
-/// ("body 3: ...", line of that body) and its field.
+/// Create a world holding the scene's bodies and then its joints (ids in file
+/// order), with ls_scene_world_def. NULL on error, with *err (may be NULL)
+/// naming the body or joint ("body 3: ...", "joint 2: ...", its line) and its field.
 LS_API ls_world *ls_scene_instantiate(const ls_scene *s, ls_error *err);
 /// As ls_scene_instantiate, but refuses (LS_ERR_CAPACITY, before allocating) a
 /// scene whose world would take more than max_memory bytes (ls_world_memory_size):

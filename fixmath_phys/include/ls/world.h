@@ -87,12 +87,26 @@ typedef struct ls_body_def {
 /// Most shapes one body may own.
 #define LS_BODY_MAX_SHAPES 64
 
+/// Work the library hands to a game's task system (ls_world_def.enqueue_task):
+/// run items [start, end) as worker `worker` (< worker_count; two calls running
+/// at the same time must have different workers). `task_data` is the library's.
+typedef void ls_task_fn(uint32_t start, uint32_t end, uint32_t worker, void *task_data);
+/// A game's task system: run `task` over [0, item_count) in ranges of at least
+/// min_range items, each item exactly once, on up to worker_count threads, and
+/// return a handle for finish_task, or NULL after running all of it already.
+/// Results never depend on how the items are split (SPEC.md §11 "Threads").
+typedef void *ls_enqueue_task_fn(ls_task_fn *task, uint32_t item_count, uint32_t min_range,
+                                 void *task_data, void *task_context);
+/// A game's task system: return when the task enqueue_task returned is done.
+typedef void ls_finish_task_fn(void *task, void *task_context);
+
 /// World definition. Start from ls_default_world_def().
 typedef struct ls_world_def {
     ls_vec3 gravity;              ///< m/s^2, default (0, -9.81, 0).
     uint32_t tick_rate;           ///< Ticks per second: 30, 60 or 120.
-    uint32_t velocity_iterations; ///< Solver iterations (1..64), default 8.
-    uint32_t position_iterations; ///< Split-impulse iterations (0..64), default 3.
+    uint32_t substeps;            ///< Sub-steps per tick (1..16), default 8 (SPEC.md §11).
+    uint32_t velocity_iterations; ///< Solve iterations per sub-step (1..64), default 1.
+    uint32_t position_iterations; ///< Relax iterations per sub-step (0..64), default 1.
     uint32_t max_bodies;          ///< Capacity of bodies (fixed at creation).
     uint32_t max_contacts;        ///< Capacity of contact manifolds (fixed at creation).
     uint32_t max_shapes;          ///< Capacity of shapes; 0 = max_bodies (one each).
@@ -101,11 +115,22 @@ typedef struct ls_world_def {
     ls_fx sleep_time;             ///< Seconds of rest before an island sleeps.
     ls_fx contact_margin;         ///< Speculative contact distance, m.
     ls_fx linear_slop;            ///< Allowed penetration, m.
-    ls_fx baumgarte;              ///< Fraction of penetration removed per tick (0..1).
+    ls_fx contact_hertz;          ///< Stiffness of contact position correction, Hz (default 100).
+    ls_fx contact_damping_ratio;  ///< Damping ratio of contact correction (default 10).
+    ls_fx joint_hertz;            ///< Stiffness of rigid joint rows, Hz (default 60).
+    ls_fx joint_damping_ratio;    ///< Damping ratio of rigid joint rows (default 2).
+    ls_fx max_push_velocity;      ///< Most speed position correction may add, m/s (default 3).
     ls_fx restitution_threshold;  ///< Closing speed (m/s) below which nothing bounces.
     ls_fx rolling_resistance;     ///< Lever arm (m) of rolling and twisting friction at 1-2 point
                                   ///< contacts.
     uint64_t seed;                ///< Seed of the world PRNG (in snapshots and checksum).
+    uint32_t worker_count;        ///< Threads stepping the world, the caller included (1..64,
+                                  ///< default 1). Results are the same bits for any count.
+    ls_enqueue_task_fn *enqueue_task; ///< Optional (with finish_task): the game's task system
+                                      ///< runs the parallel loops instead of the library's threads.
+    ls_finish_task_fn *finish_task;   ///< Optional: waits for a task of enqueue_task.
+    void *task_context;               ///< Passed to enqueue_task and finish_task.
+    uint32_t max_joints;              ///< Capacity of joints (0..2^20, default 1024; ls/joint.h).
 } ls_world_def;
 
 /// Contact begin/end event between two shapes (shape_a has the lower slot).

@@ -105,6 +105,7 @@ static ls_proxy capsule_proxy(const ls_geom *g, ls_vec3 storage[8])
 
 const ls_shape_kind ls_capsule_kind = {
     .name = "capsule",
+    .round = true,
     .check = capsule_check,
     .mass = capsule_mass,
     .thickness = capsule_thickness,

@@ -30,6 +30,9 @@ typedef struct ls_shape_kind {
     const char *name; ///< scene keyword
     bool static_only; ///< only static bodies may carry it (plane, mesh)
     bool needs_data;  ///< uses the world's geometry table (hull, mesh)
+    /// Round surface (sphere, capsule): a contact point slides over it as the
+    /// body turns, so within a tick the solver moves it with the centre only.
+    bool round;
     /// Creation and snapshot ranges; fills err (may be NULL) naming the field.
     bool (*check)(const ls_geom *g, ls_error *err);
     /// Mass properties at this density; false when out of range (NULL: massless kind).

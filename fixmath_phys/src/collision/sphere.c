@@ -88,6 +88,7 @@ static ls_proxy sphere_proxy(const ls_geom *g, ls_vec3 storage[8])
 
 const ls_shape_kind ls_sphere_kind = {
     .name = "sphere",
+    .round = true,
     .check = sphere_check,
     .mass = sphere_mass,
     .thickness = sphere_thickness,

@@ -5,6 +5,7 @@
 #include "../collision/query_tree.h"
 #include "../collision/shape_kind.h"
 #include "../world/world_internal.h"
+#include "joint.h"
 #include "ls/fx_text.h"
 #include "mass.h"
 
@@ -405,6 +406,7 @@ ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_error *err)
     }
     ls_body_update_derived_(w, b);
     ls_body_update_thickness_(w, b);
+    ls_body_update_gyro_(b);
     w->body_count++;
     ls_error_clear(err);
     return ls_world_id_of_(w, i);
@@ -429,6 +431,7 @@ ls_result ls_body_destroy(ls_world *w, ls_body_id id)
     }
     uint32_t i = id.index1 - 1;
     wake_touching(w, i);
+    ls_joint_destroy_of_body_(w, i); // its joints first (they wake the other bodies)
     // Drop its contacts now so no step sees a dead body.
     uint32_t keep = 0;
     for (uint32_t c = 0; c < w->contact_count; c++) {

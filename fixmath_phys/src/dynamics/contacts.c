@@ -6,9 +6,20 @@
 // them in an order that depends only on ids. Last step's contacts are matched
 // by a merge walk over the two sorted lists, and points by feature id, to carry
 // impulses (warm start).
+//
+// Threads (SPEC.md §11 "Threads"): the manifold of a pair is a pure function
+// of the two shapes' geometry and transforms, so the manifolds of all
+// non-mesh pairs with a moving body are computed first, in parallel, each into
+// its own slot of w->pair_manifolds; the merge walk then runs serially in pair
+// order exactly as before, taking those results instead of calling the
+// routine (mesh pairs, and a pair whose body was woken by an ended contact
+// earlier in the same walk, are still computed in the walk). The contacts,
+// events and their order are the same bits for any number of workers.
 #include "../collision/collide_internal.h"
 #include "../collision/shape_kind.h"
 #include "../world/world_internal.h"
+#include "joint.h"
+#include "workers.h"
 
 #include <string.h>
 
@@ -83,6 +94,12 @@ static void warm_start_from(ls_contact *c, const ls_contact *old)
         c->normal_impulse[i] = j >= 0 ? old->normal_impulse[j] : 0;
         c->tangent_impulse[i][0] = j >= 0 ? old->tangent_impulse[j][0] : 0;
         c->tangent_impulse[i][1] = j >= 0 ? old->tangent_impulse[j][1] : 0;
+        // Static-friction anchors (solver.c) follow their point.
+        if (j >= 0 && (old->anchored >> j & 1u)) {
+            c->anchor_a[i] = old->anchor_a[j];
+            c->anchor_b[i] = old->anchor_b[j];
+            c->anchored |= 1u << i;
+        }
     }
 }
 
@@ -122,13 +139,53 @@ static void merge_child(ls_world *w, ls_contact *c, bool touching, const ls_cont
     w->contact_count++;
 }
 
-// Narrow phase for one broad-phase pair of shapes; old contacts of the same
-// pair start at old[*j]. Returns false when the buffer is full.
-static bool process_pair(ls_world *w, ls_pair pr, const ls_contact *old, uint32_t old_count,
-                         uint32_t *j)
+// The manifold of a non-mesh pair into *m (zeroed first, as the contact it
+// becomes); returns whether the shapes touch.
+static bool collide_pair(const ls_world *w, ls_pair pr, ls_manifold *m)
 {
     const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
+    memset(m, 0, sizeof *m);
+    return ls_collide(&sa->geom, &sa->xf, &sb->geom, &sb->xf, w->def.contact_margin, m) > 0;
+}
+
+/// Pairs per block of the parallel narrow phase (a manifold costs ~1 us).
+#define NARROW_MIN_BLOCK 32
+
+// Parallel part of the narrow phase: pairs [begin, end). Reads shapes and
+// bodies, writes only pair_manifolds[begin, end).
+static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    ls_world *w = ctx;
+    (void)worker;
+    for (uint32_t i = begin; i < end; i++) {
+        ls_pair pr = w->pairs[i];
+        ls_pair_manifold *r = &w->pair_manifolds[i];
+        const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
+        r->computed = (body_active(&w->bodies[sa->body]) || body_active(&w->bodies[sb->body])) &&
+                      !ls_shape_kind_of(sa->geom.kind)->children &&
+                      !ls_shape_kind_of(sb->geom.kind)->children &&
+                      !ls_joint_filters_pair_(w, sa->body, sb->body);
+        if (r->computed) {
+            r->touching = collide_pair(w, pr, &r->m);
+        }
+    }
+}
+
+// Narrow phase for broad-phase pair i; old contacts of the same pair start
+// at old[*j]. Returns false when the buffer is full.
+static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_t old_count,
+                         uint32_t *j)
+{
+    ls_pair pr = w->pairs[i];
+    const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
     const ls_body *a = &w->bodies[sa->body], *b = &w->bodies[sb->body];
+    if (ls_joint_filters_pair_(w, sa->body, sb->body)) {
+        // Joined by a joint without collide_connected (joint.c): no contact.
+        for (; *j < old_count && same_pair(&old[*j], pr); (*j)++) {
+            contact_ended(w, &old[*j]);
+        }
+        return true;
+    }
     if (!body_active(a) && !body_active(b)) {
         // Both at rest: keep the pair's contacts exactly as they were.
         for (; *j < old_count && same_pair(&old[*j], pr); (*j)++) {
@@ -153,8 +210,15 @@ static bool process_pair(ls_world *w, ls_pair pr, const ls_contact *old, uint32_
         c->shape_b = pr.b;
         c->a = sa->body;
         c->b = sb->body;
-        bool touching =
-            ls_collide(&sa->geom, &sa->xf, &sb->geom, &sb->xf, w->def.contact_margin, &c->m) > 0;
+        const ls_pair_manifold *r = &w->pair_manifolds[i];
+        bool touching;
+        if (r->computed) {
+            c->m = r->m;
+            touching = r->touching;
+        } else {
+            // A body of the pair was woken earlier in this walk.
+            touching = collide_pair(w, pr, &c->m);
+        }
         merge_child(w, c, touching, old, old_count, j, pr);
         return true;
     }
@@ -221,13 +285,14 @@ void ls_world_update_contacts_(ls_world *w)
     w->contacts_old = old;
     w->contact_count = 0;
     w->begin_count = w->end_count = 0;
+    ls_workers_for_(w->workers, npairs, NARROW_MIN_BLOCK, narrow_block, w);
     uint32_t j = 0;
     for (uint32_t i = 0; i < npairs; i++) {
         ls_pair pr = w->pairs[i];
         while (j < old_count && pair_less(old[j].shape_a, old[j].shape_b, pr.a, pr.b)) {
             contact_ended(w, &old[j++]); // its AABBs no longer overlap
         }
-        if (!process_pair(w, pr, old, old_count, &j)) {
+        if (!process_pair(w, i, old, old_count, &j)) {
             break;
         }
     }

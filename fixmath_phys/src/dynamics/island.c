@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Islands and sleeping. An island is a set of dynamic bodies joined by
-// touching contacts (static bodies do not join islands). Union-find always
+// touching contacts or joints (static bodies do not join islands). Union-find always
 // links the larger root under the smaller index, so islands, and what wakes or
 // sleeps, depend only on body indices and contacts, never on memory order.
 #include "../world/world_internal.h"
+#include "joint.h"
 
 static uint32_t find_root(ls_body *bodies, uint32_t i)
 {
@@ -19,6 +20,19 @@ static bool is_dynamic(const ls_body *b)
     return b->alive && b->type == LS_BODY_DYNAMIC;
 }
 
+static void join(ls_body *bodies, uint32_t a, uint32_t b)
+{
+    if (!is_dynamic(&bodies[a]) || !is_dynamic(&bodies[b])) {
+        return;
+    }
+    uint32_t ra = find_root(bodies, a), rb = find_root(bodies, b);
+    if (ra < rb) {
+        bodies[rb].island = ra;
+    } else if (rb < ra) {
+        bodies[ra].island = rb;
+    }
+}
+
 static void build_islands(ls_world *w)
 {
     ls_body *bodies = w->bodies;
@@ -27,14 +41,13 @@ static void build_islands(ls_world *w)
     }
     for (uint32_t c = 0; c < w->contact_count; c++) {
         const ls_contact *ct = &w->contacts[c];
-        if (ct->m.count == 0 || !is_dynamic(&bodies[ct->a]) || !is_dynamic(&bodies[ct->b])) {
-            continue;
+        if (ct->m.count > 0) {
+            join(bodies, ct->a, ct->b);
         }
-        uint32_t ra = find_root(bodies, ct->a), rb = find_root(bodies, ct->b);
-        if (ra < rb) {
-            bodies[rb].island = ra;
-        } else if (rb < ra) {
-            bodies[ra].island = rb;
+    }
+    for (uint32_t j = 0; j < w->joint_high; j++) {
+        if (w->joints[j].alive) {
+            join(bodies, w->joints[j].a, w->joints[j].b);
         }
     }
 }

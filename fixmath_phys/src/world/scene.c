@@ -4,6 +4,7 @@
 #include "ls/scene.h"
 
 #include "../collision/shape_kind.h"
+#include "../dynamics/joint.h"
 #include "ls/fx_text.h"
 
 #include <errno.h>
@@ -34,7 +35,10 @@ typedef struct parser {
     uint32_t ntris;
     const char *mesh_at;
     char obj[256];
-    uint32_t body_cap_seen; // capacity of first_shape
+    uint32_t body_cap_seen;         // capacity of first_shape
+    char label[LS_SCENE_LABEL_MAX]; // `label NAME` of the body line being parsed ("" if none)
+    uint32_t label_cap;             // capacity of scene->body_label
+    uint32_t joint_cap;             // capacity of scene->joints and joint_line
 } parser;
 
 #define NO_PLAYER UINT32_MAX
@@ -146,6 +150,9 @@ static ls_result parse_world_prop(parser *ps, ls_scene *s, const char *key, cons
     if (strcmp(key, "iterations") == 0) {
         ls_result r = read_uint(ps, key, 1, 64, &d->velocity_iterations);
         return r == LS_OK ? read_uint(ps, key, 0, 64, &d->position_iterations) : r;
+    }
+    if (strcmp(key, "substeps") == 0) {
+        return read_uint(ps, key, 1, 16, &d->substeps);
     }
     if (strcmp(key, "ticks") == 0) {
         return read_uint(ps, key, 1, 10000000, &s->ticks);
@@ -456,7 +463,8 @@ static bool once_per_line(parser *ps, const char *key)
                                         "filter",
                                         "asleep",
                                         "no_sleep",
-                                        "player"};
+                                        "player",
+                                        "label"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (strcmp(name, known[i]) == 0 && ps->nseen < sizeof ps->seen / sizeof ps->seen[0]) {
             ps->seen[ps->nseen++] = known[i];
@@ -632,6 +640,298 @@ static void reset_line_data(parser *ps)
     ps->obj[0] = '\0';
 }
 
+// ---- Labels and joints (SPEC.md §14, §23) ----
+
+static bool label_char(char c, bool first)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+           (!first && c >= '0' && c <= '9');
+}
+
+// The file index of the body labelled `name`, or UINT32_MAX.
+static uint32_t find_label(const ls_scene *s, const char *name)
+{
+    for (uint32_t i = 0; s->body_label && i < s->body_count; i++) {
+        if (s->body_label[i] && strcmp(s->body_label[i], name) == 0) {
+            return i;
+        }
+    }
+    return UINT32_MAX;
+}
+
+// `label NAME` on a body line: a new, well-formed name.
+static ls_result read_label(parser *ps, const ls_scene *s)
+{
+    const char *at = ps->p;
+    if (!next_token(ps, ps->label, sizeof ps->label, &at)) {
+        return fail_at(ps, at, "missing name after", "label");
+    }
+    bool ok = label_char(ps->label[0], true);
+    for (size_t i = 1; ok && ps->label[i]; i++) {
+        ok = label_char(ps->label[i], false);
+    }
+    if (!ok) {
+        ps->label[0] = '\0';
+        return fail_at(ps, at, "label",
+                       "a name is a letter or '_' then letters, digits or '_' (at most 63)");
+    }
+    uint32_t other = find_label(s, ps->label);
+    if (other != UINT32_MAX) {
+        char what[LS_SCENE_LABEL_MAX + 48];
+        snprintf(what, sizeof what, "%s already names body %u", ps->label, other);
+        ps->label[0] = '\0';
+        return fail_at(ps, at, "duplicate label", what);
+    }
+    return LS_OK;
+}
+
+// Stores the label of the body just added (body index count - 1).
+static ls_result store_label(parser *ps, ls_scene *s, uint32_t cap)
+{
+    if (ps->label[0] == '\0') {
+        return LS_OK;
+    }
+    if (ps->label_cap < cap) {
+        char **n = realloc(s->body_label, cap * sizeof *n);
+        if (!n) {
+            return fail_at(ps, ps->line_start, "label", "out of memory");
+        }
+        memset(n + ps->label_cap, 0, (cap - ps->label_cap) * sizeof *n);
+        s->body_label = n;
+        ps->label_cap = cap;
+    }
+    size_t len = strlen(ps->label) + 1;
+    char *copy = malloc(len);
+    if (!copy) {
+        return fail_at(ps, ps->line_start, "label", "out of memory");
+    }
+    memcpy(copy, ps->label, len);
+    s->body_label[s->body_count - 1] = copy;
+    return LS_OK;
+}
+
+// A body reference of a joint line: a 0-based index of an earlier body or a label.
+static ls_result read_body_ref(parser *ps, const ls_scene *s, const char *name, uint32_t *out)
+{
+    char tok[LS_SCENE_LABEL_MAX];
+    const char *at = ps->p;
+    if (!next_token(ps, tok, sizeof tok, &at)) {
+        return fail_at(ps, at, "missing body (index or label) for", name);
+    }
+    char what[LS_SCENE_LABEL_MAX + 64];
+    if (tok[0] >= '0' && tok[0] <= '9') {
+        char *end;
+        unsigned long long v = strtoull(tok, &end, 10);
+        if (*end != '\0' || v >= s->body_count) {
+            snprintf(what, sizeof what, "%s (got %s; %u bodies so far, numbered from 0)", name, tok,
+                     s->body_count);
+            return fail_at(ps, at, "unknown body", what);
+        }
+        *out = (uint32_t)v;
+        return LS_OK;
+    }
+    *out = find_label(s, tok);
+    if (*out == UINT32_MAX) {
+        snprintf(what, sizeof what, "%s (no earlier body is labelled %s)", name, tok);
+        return fail_at(ps, at, "unknown body", what);
+    }
+    return LS_OK;
+}
+
+static ls_result read_degrees(parser *ps, const char *name, ls_fx *out)
+{
+    ls_fx deg;
+    ls_result r = read_fx(ps, name, &deg);
+    *out = ls_joint_degrees_to_radians_(deg);
+    return r;
+}
+
+// Two numbers LO HI with LO <= HI (degrees when `angles`).
+static ls_result read_range(parser *ps, const char *name, const char *where, bool angles, ls_fx *lo,
+                            ls_fx *hi)
+{
+    ls_result r = angles ? read_degrees(ps, name, lo) : read_fx(ps, name, lo);
+    if (r == LS_OK) {
+        r = angles ? read_degrees(ps, name, hi) : read_fx(ps, name, hi);
+    }
+    if (r == LS_OK && *lo > *hi) {
+        return fail_at(ps, where, name, "lower above upper");
+    }
+    return r;
+}
+
+// Joint properties: keyword, which kinds take it (bit per ls_joint_type), bit of `seen`.
+enum {
+    JB = 1u << LS_JOINT_BALL,
+    JH = 1u << LS_JOINT_HINGE,
+    JF = 1u << LS_JOINT_FIXED,
+    JP = 1u << LS_JOINT_PRISMATIC,
+    JD = 1u << LS_JOINT_DISTANCE,
+    JC = 1u << LS_JOINT_CONE,
+    JALL = JB | JH | JF | JP | JD | JC,
+};
+static const struct {
+    const char *name;
+    unsigned kinds;
+} joint_props[] = {
+    {"anchor", JALL},   {"anchor_b", JD},         {"axis", JH | JP | JC}, {"limits", JH | JP},
+    {"motor", JH | JP}, {"spring", JH | JP | JD}, {"length", JD},         {"cone", JC},
+    {"twist", JC},      {"break", JALL},          {"collide", JALL},
+};
+enum { P_ANCHOR, P_ANCHOR_B, P_AXIS, P_LIMITS, P_MOTOR, P_SPRING, P_LENGTH, P_CONE, P_TWIST };
+
+// `break FORCE [TORQUE]`: the torque is there when the next token is a number.
+static ls_result read_break(parser *ps, ls_joint_def *d)
+{
+    ls_result r = read_fx(ps, "break", &d->break_force);
+    skip_blanks(ps);
+    char c = at_eol(ps) ? ' ' : *ps->p;
+    if (r == LS_OK && ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.')) {
+        r = read_fx(ps, "break", &d->break_torque);
+    }
+    return r;
+}
+
+static ls_result parse_joint_prop(parser *ps, ls_joint_def *d, int k, const char *where)
+{
+    const char *name = joint_props[k].name;
+    bool angles = d->type == LS_JOINT_HINGE;
+    switch (k) {
+    case P_ANCHOR:
+        return read_vec3(ps, name, &d->anchor);
+    case P_ANCHOR_B:
+        return read_vec3(ps, name, &d->anchor_b);
+    case P_AXIS: {
+        ls_result r = read_vec3(ps, name, &d->axis);
+        if (r == LS_OK && ls_vec3_equal(d->axis, ls_vec3_zero())) {
+            return fail_at(ps, where, "axis", "zero vector has no direction");
+        }
+        return r;
+    }
+    case P_LIMITS:
+        d->enable_limit = true;
+        return read_range(ps, name, where, angles, &d->lower, &d->upper);
+    case P_MOTOR: {
+        d->enable_motor = true;
+        ls_result r = read_fx(ps, name, &d->motor_speed);
+        return r == LS_OK ? read_fx(ps, name, &d->max_motor_torque) : r;
+    }
+    case P_SPRING: {
+        d->enable_spring = true;
+        ls_result r = read_fx(ps, name, &d->spring_hertz);
+        return r == LS_OK ? read_fx(ps, name, &d->spring_damping_ratio) : r;
+    }
+    case P_LENGTH:
+        return read_range(ps, name, where, false, &d->min_length, &d->max_length);
+    case P_CONE:
+        return read_degrees(ps, name, &d->cone_angle);
+    case P_TWIST:
+        return read_range(ps, name, where, true, &d->twist_lower, &d->twist_upper);
+    default:
+        if (strcmp(name, "break") == 0) {
+            return read_break(ps, d);
+        }
+        d->collide_connected = true;
+        return LS_OK;
+    }
+}
+
+static ls_result add_joint(parser *ps, ls_scene *s, const ls_joint_def *d)
+{
+    if (s->joint_count == ps->joint_cap) {
+        uint32_t ncap = ps->joint_cap ? ps->joint_cap * 2 : 16;
+        if (ncap > (1u << 20)) {
+            return fail_at(ps, ps->line_start, "too many joints", "at most 2^20");
+        }
+        ls_joint_def *nj = realloc(s->joints, ncap * sizeof *nj);
+        if (nj) {
+            s->joints = nj;
+        }
+        uint32_t *nl = nj ? realloc(s->joint_line, ncap * sizeof *nl) : NULL;
+        if (!nl) {
+            return fail_at(ps, ps->line_start, "too many joints", "out of memory");
+        }
+        s->joint_line = nl;
+        ps->joint_cap = ncap;
+    }
+    s->joint_line[s->joint_count] = ps->line;
+    s->joints[s->joint_count++] = *d;
+    return LS_OK;
+}
+
+// `joint TYPE A B property...`
+static ls_result parse_joint(parser *ps, ls_scene *s)
+{
+    char key[32];
+    const char *where = ps->p, *type_at;
+    if (!next_token(ps, key, sizeof key, &type_at)) {
+        return fail_at(ps, where, "missing joint type after", "joint");
+    }
+    ls_joint_def d = ls_default_joint_def();
+    d.type = ls_joint_kind_named(key);
+    if (d.type == LS_JOINT_KIND_COUNT) {
+        return fail_at(ps, type_at,
+                       "unknown joint type (ball, hinge, fixed, prismatic, distance, "
+                       "cone)",
+                       key);
+    }
+    uint32_t a, b;
+    const char *b_at = NULL;
+    ls_result r = read_body_ref(ps, s, "body a", &a);
+    if (r == LS_OK) {
+        skip_blanks(ps);
+        b_at = ps->p;
+        r = read_body_ref(ps, s, "body b", &b);
+    }
+    if (r != LS_OK) {
+        return r;
+    }
+    if (a == b) {
+        return fail_at(ps, b_at, "same body twice", "a joint joins two different bodies");
+    }
+    d.body_a.index1 = a + 1;
+    d.body_b.index1 = b + 1;
+    unsigned seen = 0, kind_bit = 1u << d.type;
+    while (next_token(ps, key, sizeof key, &where)) {
+        int k = -1;
+        for (size_t i = 0; i < sizeof joint_props / sizeof joint_props[0]; i++) {
+            k = strcmp(key, joint_props[i].name) == 0 ? (int)i : k;
+        }
+        if (k < 0) {
+            return fail_at(ps, where, "unknown joint property", key);
+        }
+        if (!(joint_props[k].kinds & kind_bit)) {
+            char what[64];
+            snprintf(what, sizeof what, "does not apply to a %s joint",
+                     ls_joint_kind_of(d.type)->name);
+            return fail_at(ps, where, key, what);
+        }
+        if (seen & (1u << k)) {
+            return fail_at(ps, where, "repeated on this line", key);
+        }
+        seen |= 1u << k;
+        r = parse_joint_prop(ps, &d, k, where);
+        if (r != LS_OK) {
+            return r;
+        }
+    }
+    // Required properties, reported at the joint type.
+    static const struct {
+        int prop;
+        unsigned kinds;
+        const char *what;
+    } required[] = {{P_ANCHOR, JALL, "needs `anchor X Y Z`"},
+                    {P_AXIS, JH | JP | JC, "needs `axis X Y Z`"},
+                    {P_ANCHOR_B, JD, "needs `anchor_b X Y Z`"},
+                    {P_CONE, JC, "needs `cone SWING` (degrees)"}};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+        if ((required[i].kinds & kind_bit) && !(seen & (1u << required[i].prop))) {
+            return fail_at(ps, type_at, ls_joint_kind_of(d.type)->name, required[i].what);
+        }
+    }
+    return add_joint(ps, s, &d);
+}
+
 static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
 {
     char key[32];
@@ -641,8 +941,11 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
         return LS_OK; // blank or comment line
     }
     bool is_world = strcmp(key, "world") == 0, is_shape = strcmp(key, "shape") == 0;
+    if (strcmp(key, "joint") == 0) {
+        return parse_joint(ps, s);
+    }
     if (!is_world && !is_shape && strcmp(key, "body") != 0) {
-        return fail_at(ps, where, "expected 'world', 'body' or 'shape', got", key);
+        return fail_at(ps, where, "expected 'world', 'body', 'shape' or 'joint', got", key);
     }
     if (is_shape && s->body_count == 0) {
         return fail_at(ps, where, "a 'shape' line", "must follow the 'body' line it adds to");
@@ -659,6 +962,7 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
     ls_shape_def sh = ls_default_shape_def();
     ps->player = NO_PLAYER;
     ps->nseen = 0;
+    ps->label[0] = '\0';
     while (next_token(ps, key, sizeof key, &where)) {
         if (!once_per_line(ps, key)) {
             return fail_at(ps, where, "repeated on this line:", key);
@@ -671,6 +975,8 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
             if (r == LS_ERR_NOT_FOUND) {
                 r = fail_at(ps, where, "unknown shape property", key);
             }
+        } else if (strcmp(key, "label") == 0) {
+            r = read_label(ps, s);
         } else {
             r = parse_body_prop(ps, &b, key, where);
         }
@@ -700,6 +1006,10 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
     }
     if (r != LS_OK) {
         return fail_at(ps, ps->line_start, "too many bodies", ls_result_text(r));
+    }
+    r = store_label(ps, s, *cap);
+    if (r != LS_OK) {
+        return r;
     }
     return ps->player == NO_PLAYER ? LS_OK : assign_player(ps, s);
 }
@@ -840,6 +1150,16 @@ void ls_scene_free(ls_scene *s)
     }
     free(s->hulls);
     free(s->meshes);
+    for (uint32_t i = 0; s->body_label && i < s->body_count; i++) {
+        free(s->body_label[i]);
+    }
+    free(s->body_label);
+    free(s->joints);
+    free(s->joint_line);
+    s->body_label = NULL;
+    s->joints = NULL;
+    s->joint_line = NULL;
+    s->joint_count = 0;
     s->bodies = NULL;
     s->body_line = NULL;
     s->shapes = NULL;

@@ -4,6 +4,7 @@
 #include "ls/scene.h"
 
 #include "../collision/shape_kind.h"
+#include "../dynamics/joint.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -129,7 +130,7 @@ static void emit_shape(out *o, const ls_shape_def *s, bool dynamic)
     emit(o, line);
 }
 
-static void emit_body(out *o, const ls_body_def *b, uint32_t player)
+static void emit_body(out *o, const ls_body_def *b, uint32_t player, const char *label)
 {
     static const char *const types[] = {"static", "kinematic", "dynamic"};
     const ls_shape_def *first = b->shape_count ? &b->shapes[0] : &b->shape;
@@ -156,12 +157,89 @@ static void emit_body(out *o, const ls_body_def *b, uint32_t player)
         snprintf(line, sizeof line, " player %u", player);
         emit(o, line);
     }
+    if (label) {
+        emit(o, " label ");
+        emit(o, label);
+    }
     emit(o, "\n");
     for (uint32_t k = 1; k < b->shape_count; k++) {
         emit(o, "shape");
         emit_shape(o, &b->shapes[k], true);
         emit(o, "\n");
     }
+}
+
+// A joint's body: its label, else its 0-based index.
+static void emit_body_ref(out *o, const ls_scene *s, ls_body_id id)
+{
+    char line[32];
+    uint32_t i = id.index1 - 1;
+    if (s->body_label && i < s->body_count && s->body_label[i]) {
+        emit(o, " ");
+        emit(o, s->body_label[i]);
+        return;
+    }
+    snprintf(line, sizeof line, " %u", i);
+    emit(o, line);
+}
+
+static void emit_pair(out *o, const char *name, ls_fx a, ls_fx b)
+{
+    char x[LS_FX_TEXT_MAX], y[LS_FX_TEXT_MAX], line[96];
+    ls_fx_format(a, x);
+    ls_fx_format(b, y);
+    snprintf(line, sizeof line, " %s %s %s", name, x, y);
+    emit(o, line);
+}
+
+static ls_fx deg(ls_fx rad)
+{
+    return ls_joint_radians_to_degrees_(rad);
+}
+
+// `joint TYPE A B ...` with exactly the properties that parse back to *d
+// (angles in degrees that convert back to the same radians).
+static void emit_joint(out *o, const ls_scene *s, const ls_joint_def *d)
+{
+    const ls_joint_kind *kind = ls_joint_kind_of((uint32_t)d->type);
+    if (!kind) {
+        return;
+    }
+    emit(o, "joint ");
+    emit(o, kind->name);
+    emit_body_ref(o, s, d->body_a);
+    emit_body_ref(o, s, d->body_b);
+    emit_vec3(o, "anchor", d->anchor);
+    if (d->type == LS_JOINT_DISTANCE) {
+        emit_vec3(o, "anchor_b", d->anchor_b);
+        if (d->min_length != 0 || d->max_length != 0) {
+            emit_pair(o, "length", d->min_length, d->max_length);
+        }
+    }
+    if (kind->needs_axis) {
+        emit_vec3(o, "axis", d->axis);
+    }
+    bool angles = d->type == LS_JOINT_HINGE;
+    if (kind->has_limit && d->enable_limit) {
+        emit_pair(o, "limits", angles ? deg(d->lower) : d->lower,
+                  angles ? deg(d->upper) : d->upper);
+    }
+    if (kind->has_motor && d->enable_motor) {
+        emit_pair(o, "motor", d->motor_speed, d->max_motor_torque);
+    }
+    if (kind->has_spring && d->enable_spring) {
+        emit_pair(o, "spring", d->spring_hertz, d->spring_damping_ratio);
+    }
+    if (d->type == LS_JOINT_CONE) {
+        emit_fx(o, "cone", deg(d->cone_angle));
+        if (d->twist_lower != -LS_FX_PI || d->twist_upper != LS_FX_PI) {
+            emit_pair(o, "twist", deg(d->twist_lower), deg(d->twist_upper));
+        }
+    }
+    if (d->break_force != 0 || d->break_torque != 0) {
+        emit_pair(o, "break", d->break_force, d->break_torque);
+    }
+    emit(o, d->collide_connected ? " collide\n" : "\n");
 }
 
 static uint32_t player_of(const ls_scene *s, uint32_t body)
@@ -185,8 +263,9 @@ size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
     emit(&o, "world");
     emit_vec3(&o, "gravity", d->gravity);
     snprintf(line, sizeof line,
-             " tick_rate %u iterations %u %u ticks %u seed %u max_bodies %u max_contacts %u%s",
-             d->tick_rate, d->velocity_iterations, d->position_iterations, s->ticks,
+             " tick_rate %u substeps %u iterations %u %u ticks %u seed %u max_bodies %u "
+             "max_contacts %u%s",
+             d->tick_rate, d->substeps, d->velocity_iterations, d->position_iterations, s->ticks,
              (unsigned)d->seed, d->max_bodies, d->max_contacts, d->max_shapes ? "" : "\n");
     emit(&o, line);
     if (d->max_shapes) {
@@ -196,7 +275,10 @@ size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
     }
     emit(&o, line);
     for (uint32_t i = 0; i < s->body_count; i++) {
-        emit_body(&o, &s->bodies[i], player_of(s, i));
+        emit_body(&o, &s->bodies[i], player_of(s, i), s->body_label ? s->body_label[i] : NULL);
+    }
+    for (uint32_t i = 0; i < s->joint_count; i++) {
+        emit_joint(&o, s, &s->joints[i]);
     }
     return o.len;
 }
@@ -226,6 +308,9 @@ ls_world_def ls_scene_world_def(const ls_scene *s)
     }
     if (d.max_contacts > cap) {
         d.max_contacts = (uint32_t)cap;
+    }
+    if (d.max_joints < s->joint_count) {
+        d.max_joints = s->joint_count;
     }
     return d;
 }
@@ -257,6 +342,23 @@ ls_world *ls_scene_instantiate_within(const ls_scene *s, size_t max_memory, ls_e
             if (err) {
                 snprintf(err->field, sizeof err->field, "%s", why.field);
                 err->line = s->body_line ? s->body_line[i] : 0;
+                err->column = err->line ? 1 : 0;
+            }
+            ls_world_destroy(w);
+            return NULL;
+        }
+    }
+    for (uint32_t i = 0; i < s->joint_count; i++) {
+        // Bodies by file index: the world's body slots are the file order.
+        ls_joint_def jd = s->joints[i];
+        jd.body_a = ls_world_body_at(w, jd.body_a.index1 - 1);
+        jd.body_b = ls_world_body_at(w, jd.body_b.index1 - 1);
+        ls_error why;
+        if (ls_joint_create(w, &jd, &why).index1 == 0) {
+            ls_error_set(err, why.code, "joint %u: %s", i + 1, why.message);
+            if (err) {
+                snprintf(err->field, sizeof err->field, "%s", why.field);
+                err->line = s->joint_line ? s->joint_line[i] : 0;
                 err->column = err->line ? 1 : 0;
             }
             ls_world_destroy(w);

@@ -6,6 +6,7 @@
 #include "../collision/mesh.h"
 #include "../collision/query_tree.h"
 #include "../collision/shape_kind.h"
+#include "../dynamics/joint.h"
 #include "ls/checksum.h"
 #include "world_internal.h"
 
@@ -13,7 +14,44 @@
 #include <string.h>
 
 #define SNAP_MAGIC   0x4E53534Cu // "LSSN"
-#define SNAP_VERSION 2u
+#define SNAP_VERSION 3u          // 3: joint section
+
+// Joints in slot order, every (state) field but user_data (SPEC.md §12). A
+// world that never had a joint hashes nothing here, so its checksum is the
+// one it had before joints existed.
+static void hash_joints(ls_hasher *h, const ls_world *w)
+{
+    ls_hasher_put_u32(h, w->joint_count);
+    for (uint32_t i = 0; i < w->joint_high; i++) {
+        const ls_joint *j = &w->joints[i];
+        if (!j->alive) {
+            continue;
+        }
+        ls_hasher_put_u32(h, i);
+        ls_hasher_put_u32(h, j->generation);
+        ls_hasher_put_u32(h, (uint32_t)j->type | j->flags << 8);
+        ls_hasher_put_u32(h, j->a);
+        ls_hasher_put_u32(h, j->b);
+        ls_hasher_put_vec3(h, j->local_a);
+        ls_hasher_put_vec3(h, j->local_b);
+        ls_hasher_put_quat(h, j->frame_a);
+        ls_hasher_put_quat(h, j->frame_b);
+        const ls_fx params[] = {j->lower,        j->upper,       j->motor_speed, j->max_motor,
+                                j->spring_hertz, j->spring_zeta, j->length,      j->cone,
+                                j->break_force,  j->break_torque};
+        for (size_t k = 0; k < sizeof params / sizeof params[0]; k++) {
+            ls_hasher_put_fx(h, params[k]);
+        }
+        ls_hasher_put_vec3(h, j->linear_impulse);
+        ls_hasher_put_vec3(h, j->angular_impulse);
+        ls_hasher_put_fx(h, j->spring_impulse);
+        ls_hasher_put_fx(h, j->motor_impulse);
+        ls_hasher_put_fx(h, j->lower_impulse);
+        ls_hasher_put_fx(h, j->upper_impulse);
+        ls_hasher_put_vec3(h, j->force);
+        ls_hasher_put_vec3(h, j->torque);
+    }
+}
 
 uint64_t ls_world_checksum(const ls_world *w)
 {
@@ -46,6 +84,9 @@ uint64_t ls_world_checksum(const ls_world *w)
             ls_hasher_put_vec3(&h, s->local_p);
             ls_hasher_put_quat(&h, s->local_q);
         }
+    }
+    if (w->joint_high > 0) {
+        hash_joints(&h, w);
     }
     return ls_hasher_digest(&h);
 }
@@ -209,7 +250,45 @@ static void io_contact(cursor *c, bool save, ls_contact *ct)
         io32(c, save, &ct->normal_impulse[i]);
         io32(c, save, &ct->tangent_impulse[i][0]);
         io32(c, save, &ct->tangent_impulse[i][1]);
+        io_vec3(c, save, &ct->anchor_a[i]);
+        io_vec3(c, save, &ct->anchor_b[i]);
     }
+    io32(c, save, &ct->anchored);
+}
+
+// One joint slot (SPEC.md §13): 46 words.
+static void io_joint(cursor *c, bool save, ls_joint *j)
+{
+    io32(c, save, &j->generation);
+    uint32_t f = (uint32_t)j->alive | (uint32_t)j->type << 8 | j->flags << 16;
+    io32(c, save, &f);
+    if (!save && (f & ~(0x1u | 0xFF00u | (uint32_t)LS_JOINT_F_ALL << 16)) != 0) {
+        c->ok = false; // bits a world never writes
+    }
+    j->alive = f & 1u;
+    j->type = (uint8_t)(f >> 8);
+    j->flags = f >> 16;
+    io32(c, save, &j->a);
+    io32(c, save, &j->b);
+    io_vec3(c, save, &j->local_a);
+    io_vec3(c, save, &j->local_b);
+    io_quat(c, save, &j->frame_a);
+    io_quat(c, save, &j->frame_b);
+    ls_fx *params[] = {&j->lower,        &j->upper,       &j->motor_speed, &j->max_motor,
+                       &j->spring_hertz, &j->spring_zeta, &j->length,      &j->cone,
+                       &j->break_force,  &j->break_torque};
+    for (size_t k = 0; k < sizeof params / sizeof params[0]; k++) {
+        io32(c, save, params[k]);
+    }
+    io_u64(c, save, &j->user_data);
+    io_vec3(c, save, &j->linear_impulse);
+    io_vec3(c, save, &j->angular_impulse);
+    io32(c, save, &j->spring_impulse);
+    io32(c, save, &j->motor_impulse);
+    io32(c, save, &j->lower_impulse);
+    io32(c, save, &j->upper_impulse);
+    io_vec3(c, save, &j->force);
+    io_vec3(c, save, &j->torque);
 }
 
 // --- Geometry table (hulls, meshes): saved through the public accessors;
@@ -435,6 +514,17 @@ static bool io_world(cursor *c, bool save, ls_world *w, ls_error *why)
     for (uint32_t i = 0; i < w->contact_count && c->ok; i++) {
         io_contact(c, save, &w->contacts[i]);
     }
+    // Joints: counts, then every slot ever used with its free-list link.
+    io32(c, save, &w->joint_high);
+    io32(c, save, &w->joint_count);
+    io32(c, save, &w->joint_free_head);
+    if (!c->ok || w->joint_high > w->def.max_joints || w->joint_count > w->joint_high) {
+        return false;
+    }
+    for (uint32_t i = 0; i < w->joint_high && c->ok; i++) {
+        io_joint(c, save, &w->joints[i]);
+        io32(c, save, &w->joint_next_free[i]);
+    }
     return c->ok;
 }
 
@@ -641,11 +731,15 @@ static const char *state_problem(ls_world *w, uint32_t *where)
         if (ct->child >= children) {
             return "contact child";
         }
+        if (ct->anchored >> ct->m.count != 0) {
+            return "contact anchors";
+        }
         for (int k = 0; k < LS_MANIFOLD_MAX; k++) {
             // Normal impulses are accumulated clamped at 0; every word a real value.
             if (ct->normal_impulse[k] < 0 || !fx_ok(ct->tangent_impulse[k][0]) ||
                 !fx_ok(ct->tangent_impulse[k][1]) || !vec_ok(ct->m.points[k].point) ||
-                !fx_ok(ct->m.points[k].depth)) {
+                !fx_ok(ct->m.points[k].depth) || !vec_ok(ct->anchor_a[k]) ||
+                !vec_ok(ct->anchor_b[k])) {
                 return "contact impulse or point";
             }
         }
@@ -656,7 +750,7 @@ static const char *state_problem(ls_world *w, uint32_t *where)
             return "contact order";
         }
     }
-    return NULL;
+    return ls_joint_state_problem_(w, where);
 }
 
 static void leave_empty(ls_world *w)
@@ -664,6 +758,10 @@ static void leave_empty(ls_world *w)
     w->body_high = w->body_count = w->contact_count = 0;
     w->shape_high = w->shape_count = 0;
     w->free_head = w->shape_free_head = UINT32_MAX;
+    w->joint_high = w->joint_count = 0;
+    w->joint_free_head = UINT32_MAX;
+    ls_joint_rebuild_lists_(w);
+    w->joint_event_count = 0;
     ls_broadphase_clear(w->bp);
 }
 
@@ -723,9 +821,12 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
             b->inertia_diagonal = ls_body_inertia_is_diagonal_(b);
             ls_body_update_derived_(w, b);
             ls_body_update_thickness_(w, b);
+            ls_body_update_gyro_(b);
         }
     }
     w->begin_count = w->end_count = 0;
+    ls_joint_rebuild_lists_(w);
+    w->joint_event_count = 0;
     w->info.tick = w->tick;
     ls_error_clear(err);
     return LS_OK;

@@ -2,6 +2,8 @@
 // World lifetime, definitions and the step pipeline (SPEC.md §11).
 #include "../collision/collide.h"
 #include "../collision/query_tree.h"
+#include "../dynamics/joint.h"
+#include "../dynamics/workers.h"
 #include "world_internal.h"
 
 #include <stdio.h>
@@ -28,19 +30,26 @@ ls_world_def ls_default_world_def(void)
     memset(&d, 0, sizeof d);
     d.gravity = ls_vec3_make(0, -642908, 0); // -9.81
     d.tick_rate = 60;
-    d.velocity_iterations = 8;
-    d.position_iterations = 3;
+    d.substeps = 8;
+    d.velocity_iterations = 1;
+    d.position_iterations = 1;
     d.max_bodies = 4096;
     d.max_contacts = 16384;
-    d.sleep_linear = 3277;                  // 0.05 m/s
-    d.sleep_angular = 5243;                 // 0.08 rad/s
-    d.sleep_time = LS_FX_INT(1) / 2;        // 0.5 s
-    d.contact_margin = 1311;                // 0.02 m
-    d.linear_slop = 328;                    // 0.005 m
-    d.baumgarte = 13107;                    // 0.2
+    d.sleep_linear = 3277;           // 0.05 m/s
+    d.sleep_angular = 5243;          // 0.08 rad/s
+    d.sleep_time = LS_FX_INT(1) / 2; // 0.5 s
+    d.contact_margin = 1311;         // 0.02 m
+    d.linear_slop = 328;             // 0.005 m
+    d.contact_hertz = LS_FX_INT(100);
+    d.contact_damping_ratio = LS_FX_INT(10);
+    d.joint_hertz = LS_FX_INT(60);
+    d.joint_damping_ratio = LS_FX_INT(2);
+    d.max_push_velocity = LS_FX_INT(3);
     d.restitution_threshold = LS_FX_INT(1); // 1 m/s
     d.rolling_resistance = 131;             // 0.002 m
     d.seed = 0;
+    d.worker_count = 1;
+    d.max_joints = 1024;
     return d;
 }
 
@@ -59,6 +68,20 @@ static bool world_def_valid(const ls_world_def *d, ls_error *err)
     if (ls_tick_dt(d->tick_rate) == 0) {
         return refuse(err, LS_ERR_OUT_OF_RANGE, "tick_rate", "tick_rate must be 30, 60 or 120");
     }
+    if (d->substeps < 1 || d->substeps > 16) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "substeps", "substeps must be 1..16");
+    }
+    if (d->contact_hertz < 0 || d->contact_hertz > LS_FX_INT(1000) || d->joint_hertz < 0 ||
+        d->joint_hertz > LS_FX_INT(1000) || d->contact_damping_ratio < 0 ||
+        d->contact_damping_ratio > LS_FX_INT(100) || d->joint_damping_ratio < 0 ||
+        d->joint_damping_ratio > LS_FX_INT(100)) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "contact_hertz",
+                      "contact/joint hertz must be 0..1000 and damping ratios 0..100");
+    }
+    if (d->max_push_velocity < 0 || d->max_push_velocity > LS_FX_INT(100)) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "max_push_velocity",
+                      "max_push_velocity must be 0..100 m/s");
+    }
     if (d->velocity_iterations < 1 || d->velocity_iterations > 64 || d->position_iterations > 64) {
         return refuse(err, LS_ERR_OUT_OF_RANGE, "velocity_iterations",
                       "velocity_iterations must be 1..64 and position_iterations 0..64");
@@ -67,6 +90,9 @@ static bool world_def_valid(const ls_world_def *d, ls_error *err)
         d->max_contacts > (1u << 22)) {
         return refuse(err, LS_ERR_OUT_OF_RANGE, "max_bodies",
                       "max_bodies must be 1..2^20 and max_contacts 1..2^22");
+    }
+    if (d->max_joints > (1u << 20)) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "max_joints", "max_joints must be 0..2^20");
     }
     if (d->max_shapes > (1u << 22)) {
         return refuse(err, LS_ERR_OUT_OF_RANGE, "max_shapes", "max_shapes must be 0..2^22");
@@ -80,7 +106,40 @@ static bool world_def_valid(const ls_world_def *d, ls_error *err)
         return refuse(err, LS_ERR_OUT_OF_RANGE, "gravity",
                       "gravity components must be within +-1000");
     }
+    if (d->worker_count < 1 || d->worker_count > LS_WORKERS_MAX) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "worker_count", "worker_count must be 1..64");
+    }
+    if (!d->enqueue_task != !d->finish_task) {
+        return refuse(err, LS_ERR_INVALID_ARGUMENT, "enqueue_task",
+                      "enqueue_task and finish_task must be given together");
+    }
     return true;
+}
+
+// The step's worker pool: none for one worker; a game's task system when it
+// gives one, else the library's threads (workers.c).
+static ls_workers *create_workers(const ls_world_def *def)
+{
+    if (def->worker_count <= 1) {
+        return NULL;
+    }
+    if (def->enqueue_task) {
+        return ls_workers_create_tasks_(def->worker_count, def->enqueue_task, def->finish_task,
+                                        def->task_context);
+    }
+    return ls_workers_create_(def->worker_count);
+}
+
+// Joint slots (joint.c): at least one, so every allocation is non-empty.
+static uint32_t max_joint_slots(const ls_world_def *def)
+{
+    return def->max_joints ? def->max_joints : 1;
+}
+
+// Constraints the solver may colour in one tick: every contact and joint.
+static uint32_t max_constraints(const ls_world_def *def)
+{
+    return def->max_contacts + max_joint_slots(def);
 }
 
 // max_shapes 0 means one shape per body.
@@ -102,8 +161,16 @@ size_t ls_world_memory_size(const ls_world_def *def)
            LS_MESH_PAIR_MAX * sizeof *w->children +
            nc * (sizeof *w->pairs + 2 * sizeof *w->contacts + sizeof *w->scratch +
                  sizeof *w->begin_events + sizeof *w->end_events) +
+           max_constraints(def) * sizeof *w->edges +
+           max_joint_slots(def) * sizeof *w->active_joints +
+           ls_graph_memory_size_(max_constraints(def), def->max_bodies) +
+           ls_workers_memory_size_(def->worker_count, def->enqueue_task != NULL) +
+           nc * sizeof *w->pair_manifolds +
            ls_broadphase_memory_size(shape_capacity(def), def->max_contacts) +
-           ls_query_tree_memory_size(shape_capacity(def), def->max_bodies);
+           ls_query_tree_memory_size(shape_capacity(def), def->max_bodies) +
+           max_joint_slots(def) *
+               (sizeof *w->joints + sizeof *w->joint_next_free + sizeof *w->joint_events) +
+           nb * sizeof *w->body_joint_head;
 }
 
 ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
@@ -138,13 +205,31 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
     w->contacts = calloc(def->max_contacts, sizeof *w->contacts);
     w->contacts_old = calloc(def->max_contacts, sizeof *w->contacts_old);
     w->scratch = calloc(def->max_contacts, sizeof *w->scratch);
+    w->edges = calloc(max_constraints(def), sizeof *w->edges);
+    w->active_joints = calloc(max_joint_slots(def), sizeof *w->active_joints);
+    w->workers = create_workers(def);
+    w->pair_manifolds = calloc(w->max_pairs, sizeof *w->pair_manifolds);
+    bool graph_ok = ls_graph_init_(&w->graph, max_constraints(def), def->max_bodies);
     w->begin_events = calloc(def->max_contacts, sizeof *w->begin_events);
     w->end_events = calloc(def->max_contacts, sizeof *w->end_events);
     w->island_awake = calloc(def->max_bodies, sizeof *w->island_awake);
     w->island_min_timer = calloc(def->max_bodies, sizeof *w->island_min_timer);
+    w->joints = calloc(max_joint_slots(def), sizeof *w->joints);
+    w->joint_next_free = calloc(max_joint_slots(def), sizeof *w->joint_next_free);
+    w->joint_events = calloc(max_joint_slots(def), sizeof *w->joint_events);
+    w->body_joint_head = malloc(def->max_bodies * sizeof *w->body_joint_head);
+    if (!w->joints || !w->joint_next_free || !w->joint_events || !w->body_joint_head) {
+        ls_world_destroy(w);
+        ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory for %u joints", def->max_joints);
+        return NULL;
+    }
+    memset(w->body_joint_head, 0xFF, def->max_bodies * sizeof *w->body_joint_head);
+    w->joint_free_head = UINT32_MAX;
     if (!w->shapes || !w->shape_next_free || !w->children || !w->island_awake ||
         !w->island_min_timer || !w->bodies || !w->next_free || !w->bp || !w->qt || !w->pairs ||
-        !w->contacts || !w->contacts_old || !w->scratch || !w->begin_events || !w->end_events) {
+        !w->contacts || !w->contacts_old || !w->scratch || !w->begin_events || !w->end_events ||
+        !w->edges || !w->active_joints || !graph_ok || !w->pair_manifolds ||
+        (def->worker_count > 1 && !w->workers)) {
         ls_world_destroy(w);
         ls_error_set(err, LS_ERR_NO_MEMORY,
                      "out of memory for a world of %u bodies and %u contacts", def->max_bodies,
@@ -174,10 +259,19 @@ void ls_world_destroy(ls_world *w)
     free(w->contacts);
     free(w->contacts_old);
     free(w->scratch);
+    free(w->edges);
+    free(w->active_joints);
+    ls_graph_free_(&w->graph);
+    ls_workers_destroy_(w->workers);
+    free(w->pair_manifolds);
     free(w->begin_events);
     free(w->end_events);
     free(w->island_awake);
     free(w->island_min_timer);
+    free(w->joints);
+    free(w->joint_next_free);
+    free(w->joint_events);
+    free(w->body_joint_head);
     free(w);
 }
 
@@ -211,59 +305,23 @@ void ls_world_report_overflow_(ls_world *w, uint32_t i)
     w->info.overflow_count++;
 }
 
-// Clamp |v| to `limit` (m/s or rad/s); speeds are bounded by SPEC.md §5.
-static ls_vec3 clamp_speed(ls_vec3 v, ls_fx limit)
-{
-    uint64_t lim = (uint64_t)limit * (uint64_t)limit;
-    if (ls_vec3_len_sq_q32(v) <= lim) {
-        return v;
-    }
-    return ls_vec3_scale(ls_vec3_normalize(v, ls_vec3_zero()), limit);
-}
-
-// Gravity, forces and damping for awake dynamic bodies; clears accumulators.
-static void integrate_velocities(ls_world *w)
-{
-    const ls_fx dt = w->dt;
-    for (uint32_t i = 0; i < w->body_high; i++) {
-        ls_body *b = &w->bodies[i];
-        if (!b->alive || b->type != LS_BODY_DYNAMIC || b->asleep) {
-            continue;
-        }
-        ls_vec3 acc = ls_vec3_mad(w->def.gravity, b->force, b->inv_mass);
-        b->v = ls_vec3_mad(b->v, acc, dt);
-        b->w =
-            ls_vec3_add(b->w, ls_vec3_scale(ls_mat3_mul_vec(b->inv_inertia_world, b->torque), dt));
-        b->v = ls_vec3_scale(b->v, LS_FX_ONE - ls_fx_mul(b->lin_damp, dt));
-        b->w = ls_vec3_scale(b->w, LS_FX_ONE - ls_fx_mul(b->ang_damp, dt));
-        b->v = clamp_speed(b->v, LS_FX_INT(512));
-        b->w = clamp_speed(b->w, LS_FX_INT(128));
-        b->force = ls_vec3_zero();
-        b->torque = ls_vec3_zero();
-    }
-}
-
 static bool in_position_range(ls_vec3 p)
 {
     return ls_fx_abs(p.x) <= LS_FX_INT(2048) && ls_fx_abs(p.y) <= LS_FX_INT(2048) &&
            ls_fx_abs(p.z) <= LS_FX_INT(2048);
 }
 
-// Positions from velocity plus the split-impulse pseudo velocity (which is then
-// discarded, so position correction adds no kinetic energy).
-static void integrate_positions(ls_world *w)
+// After the solver's sub-steps: clear the force accumulators, check the
+// position range, and bring transforms, world inertia and shapes up to date.
+static void finish_bodies(ls_world *w)
 {
-    const ls_fx dt = w->dt;
     for (uint32_t i = 0; i < w->body_high; i++) {
         ls_body *b = &w->bodies[i];
         if (!b->alive || b->type == LS_BODY_STATIC || b->asleep) {
             continue;
         }
-        b->p0 = b->p;
-        b->p = ls_vec3_mad(b->p, ls_vec3_add(b->v, b->vb), dt);
-        b->q = ls_quat_integrate(b->q, ls_vec3_add(b->w, b->wb), dt);
-        b->vb = ls_vec3_zero();
-        b->wb = ls_vec3_zero();
+        b->force = ls_vec3_zero();
+        b->torque = ls_vec3_zero();
         if (!in_position_range(b->p)) {
             ls_world_report_overflow_(w, i);
             b->p = ls_vec3_make(ls_fx_clamp(b->p.x, -LS_FX_INT(2048), LS_FX_INT(2048)),
@@ -332,12 +390,11 @@ static void count_bodies(ls_world *w)
 void ls_world_step(ls_world *w)
 {
     w->info.capacity_exceeded = false;
-    integrate_velocities(w);
     update_broadphase(w);
     ls_world_update_contacts_(w);
     ls_world_wake_islands_(w);
     ls_world_solve_(w);
-    integrate_positions(w);
+    finish_bodies(w);
     ls_world_continuous_(w);
     ls_world_sleep_islands_(w);
     w->tick++;

@@ -7,6 +7,8 @@
 
 #include "../collision/broadphase.h"
 #include "../collision/geom.h"
+#include "../dynamics/graph.h"
+#include "ls/joint.h"
 #include "ls/world.h"
 
 /// One shape slot. A body owns 1..N shapes, linked through `next` in creation
@@ -59,10 +61,14 @@ typedef struct ls_body {
     ls_mat3 inv_inertia_world; ///< (derived)
     bool inertia_diagonal;     ///< (derived) inv_inertia has zero off-diagonal terms
     ls_fx thickness;           ///< (derived) half the thinnest width of its shapes (ccd.c)
-    ls_vec3 p0;                ///< (scratch) centre of mass before integrating positions
+    bool gyro;                 ///< (derived) anisotropic inertia: gyroscopic motion (gyro.c)
+    ls_mat3 gyro_i;            ///< (derived) body-frame inertia scaled so its largest entry is 1
+    ls_mat3 gyro_m;            ///< (derived) inverse of gyro_i (inv_inertia times the same scale)
+    ls_vec3 p0;                ///< (scratch) centre of mass at the start of the tick
+    ls_mat3 r0;                ///< (scratch) rotation at the start of the tick
+    ls_vec3 dp;                ///< (scratch) p - p0 during the sub-steps (solver.h)
+    ls_mat3 dr;                ///< (scratch) rotation since the start of the tick (solver.h)
     bool fast;                 ///< (scratch) moves farther than `thickness` this step (ccd.c)
-    ls_vec3 vb;                ///< (scratch) split-impulse pseudo velocity
-    ls_vec3 wb;                ///< (scratch) split-impulse pseudo angular velocity
     uint32_t island;           ///< (scratch) union-find parent
     bool proxy_dirty;          ///< (derived) transform changed since the broad phase saw it
 } ls_body;
@@ -87,10 +93,12 @@ typedef struct ls_solver_row {
 /// Solver data of one contact point (scratch except the impulses).
 typedef struct ls_contact_solve {
     ls_solver_row row[3]; ///< normal, tangent 1, tangent 2
+    ls_vec3 ra, rb;       ///< point relative to each centre of mass at the start of the tick
     ls_fx vn0;            ///< normal velocity before solving (restitution)
-    ls_fx separation;     ///< -depth
-    ls_fx max_impulse;    ///< largest normal impulse this step (restitution)
-    ls_fx pseudo_impulse; ///< accumulated split impulse
+    ls_fx adjusted;       ///< separation minus dot(rb - ra, n): current separation is
+                          ///< dot(n, dpB + drB rb - dpA - drA ra) + adjusted
+    ls_fx drift[2];       ///< anchored: slip along t1, t2 minus dot(rb - ra, t), like adjusted
+    ls_fx max_impulse;    ///< largest normal impulse this tick (restitution)
 } ls_contact_solve;
 
 /// A persistent contact between shapes shape_a < shape_b (slot indices) and,
@@ -103,18 +111,32 @@ typedef struct ls_contact {
     ls_manifold m;
     ls_fx normal_impulse[LS_MANIFOLD_MAX];     ///< (state) warm-start cache
     ls_fx tangent_impulse[LS_MANIFOLD_MAX][2]; ///< (state) warm-start cache
+    ls_vec3 anchor_a[LS_MANIFOLD_MAX]; ///< (state) static-friction anchor in body a (from its COM)
+    ls_vec3 anchor_b[LS_MANIFOLD_MAX]; ///< (state) the same point in body b
+    uint32_t anchored;                 ///< (state) bit i: point i has anchors (solver.c)
 } ls_contact;
 
 /// Solver scratch of one active contact this step (solver.c).
 typedef struct ls_contact_scratch {
-    ls_contact *c;                       ///< the contact solved
-    ls_vec3 t1, t2;                      ///< tangent basis
-    ls_fx friction, restitution;         ///< mixed material
-    ls_fx inv_mass_a, inv_mass_b;        ///< 0 for a body that does not move
+    ls_contact *c;                ///< the contact solved
+    ls_vec3 t1, t2;               ///< tangent basis
+    ls_fx friction, restitution;  ///< mixed material
+    ls_fx inv_mass_a, inv_mass_b; ///< 0 for a body that does not move
+    bool turn_a, turn_b; ///< the body's point turns with it within the tick (not round, moves)
+    bool anchor;         ///< static-friction anchoring applies (neither shape is round)
+    ls_fx mass_scale, impulse_scale;     ///< contact softness of this pair (solver.c)
     ls_contact_solve s[LS_MANIFOLD_MAX]; ///< per point
     ls_solver_row roll[3];               ///< twist about n, rolling about t1, t2
     ls_fx roll_impulse[3];               ///< accumulated, not warm started
 } ls_contact_scratch;
+
+/// Narrow-phase result of one broad-phase pair, computed in parallel before
+/// the serial merge with last tick's contacts (contacts.c).
+typedef struct ls_pair_manifold {
+    ls_manifold m; ///< zeroed, then filled by the pair's collide routine
+    bool touching; ///< the routine found points
+    bool computed; ///< m and touching are this tick's (a non-mesh pair with a moving body)
+} ls_pair_manifold;
 
 struct ls_world {
     ls_world_def def;
@@ -142,6 +164,13 @@ struct ls_world {
     ls_contact *contacts;        ///< current contacts, sorted by (a, b)
     ls_contact *contacts_old;    ///< previous step's, for warm starting
     ls_contact_scratch *scratch; ///< solver data of the active contacts (max_contacts)
+    uint32_t active_contacts;    ///< (scratch) contacts in `scratch` this tick
+    ls_graph_edge *edges;        ///< (scratch) constraints as the graph sees them (solver.c)
+    uint32_t *active_joints;     ///< (scratch) joint slots solved this tick
+    uint32_t active_joint_count; ///< (scratch)
+    struct ls_workers *workers;  ///< thread pool (workers.c); NULL = serial
+    ls_graph graph;              ///< constraint colouring of this tick (graph.c)
+    struct ls_pair_manifold *pair_manifolds; ///< (scratch) narrow phase per pair (max_pairs)
     uint32_t contact_count;
     ls_contact_event *begin_events;
     ls_contact_event *end_events;
@@ -149,6 +178,16 @@ struct ls_world {
     uint8_t *island_awake;   ///< (scratch) per union-find root
     ls_fx *island_min_timer; ///< (scratch) per union-find root
     ls_step_info info;
+    // Joints (dynamics/joint.c): slots with a free list like bodies.
+    struct ls_joint *joints;      ///< max_joints slots
+    uint32_t joint_high;          ///< joint slots [0, joint_high) have ever been used
+    uint32_t joint_count;         ///< live joints
+    uint32_t joint_free_head;     ///< free-slot list through joint_next_free (UINT32_MAX = none)
+    uint32_t *joint_next_free;    ///< max_joints links
+    uint32_t *body_joint_head;    ///< (derived) per body slot: its first joint (UINT32_MAX = none)
+    ls_joint_event *joint_events; ///< joints broken in the step that ended at joint_event_tick
+    uint32_t joint_event_count;   ///< entries of joint_events
+    uint32_t joint_event_tick;    ///< tick after the step whose breaks joint_events holds
 };
 
 /// Slot of a valid id, or NULL.
@@ -170,6 +209,8 @@ ls_body_id ls_world_id_of_(const ls_world *w, uint32_t i);
 /// Recompute derived fields (transform, world inertia) of a body and the
 /// world transforms of its shapes.
 void ls_body_update_derived_(ls_world *w, ls_body *b);
+/// Recompute a body's scaled inertia for gyroscopic motion (gyro.c) from inv_inertia.
+void ls_body_update_gyro_(ls_body *b);
 /// Recompute a body's thickness (ccd.c) from its shapes.
 void ls_body_update_thickness_(ls_world *w, ls_body *b);
 /// Recompute a shape's world transform from its body's.

@@ -1,0 +1,1069 @@
+// SPDX-License-Identifier: MIT
+// Joints (SPEC.md §23): slots, creation with range checks, the dispatch of the
+// solver hooks to the kind table, reactions, breaking and events, and the
+// row helpers every kind is built from.
+//
+// Why one helper per row shape: every kind is a few blocks (the 3-row point
+// constraint, an angular block, scalar limit/motor/spring rows); writing each
+// once keeps the soft-constraint arithmetic (bias, mass scale, impulse scale,
+// SPEC.md §11) in one place, and each kind's file is its rows in solve order.
+//
+// Determinism: joints are prepared, solved and finished in slot order (the
+// solver's active list); breaking destroys in that order and reports in it;
+// per-body joint lists only answer yes/no questions (collision filtering), so
+// their order never matters.
+#include "joint.h"
+
+#include "ls/fx_text.h"
+
+#include <stdio.h>
+#include <string.h>
+
+// ---- Kind registry ----
+
+static const ls_joint_kind *const kinds[LS_JOINT_KIND_COUNT] = {
+    &ls_joint_ball_kind,      &ls_joint_hinge_kind,    &ls_joint_fixed_kind,
+    &ls_joint_prismatic_kind, &ls_joint_distance_kind, &ls_joint_cone_kind,
+};
+
+const ls_joint_kind *ls_joint_kind_of(uint32_t type)
+{
+    return type < LS_JOINT_KIND_COUNT ? kinds[type] : NULL;
+}
+
+ls_joint_type ls_joint_kind_named(const char *name)
+{
+    for (uint32_t t = 0; t < LS_JOINT_KIND_COUNT; t++) {
+        if (strcmp(kinds[t]->name, name) == 0) {
+            return (ls_joint_type)t;
+        }
+    }
+    return LS_JOINT_KIND_COUNT;
+}
+
+// ---- Ranges (SPEC.md §23) ----
+
+#define ANCHOR_RANGE  LS_FX_INT(2048) // world anchors, each component
+#define ARM_RANGE     LS_FX_INT(128)  // anchor from a body's centre of mass, each component
+#define MAX_LENGTH    LS_FX_INT(4096) // distance lengths
+#define MIN_ROD       655             // 0.01 m: shortest rigid distance rod
+#define ANGULAR_SPEED LS_FX_INT(128)  // hinge motor speed, rad/s
+#define LINEAR_SPEED  LS_FX_INT(512)  // prismatic motor speed, m/s
+#define MAX_HERTZ     LS_FX_INT(1000) // spring frequency
+#define MAX_ZETA      LS_FX_INT(100)  // spring damping ratio
+#define SLIDER_RANGE  LS_FX_INT(2048) // prismatic limits, m
+
+ls_joint_def ls_default_joint_def(void)
+{
+    ls_joint_def d;
+    memset(&d, 0, sizeof d);
+    d.type = LS_JOINT_BALL;
+    d.axis = ls_vec3_make(LS_FX_ONE, 0, 0);
+    d.cone_angle = LS_FX_PI;
+    d.twist_lower = -LS_FX_PI;
+    d.twist_upper = LS_FX_PI;
+    return d;
+}
+
+// ---- Slots ----
+
+static ls_joint *joint_of(const ls_world *w, ls_joint_id id)
+{
+    if (id.index1 == 0 || id.index1 > w->joint_high) {
+        return NULL;
+    }
+    ls_joint *j = &w->joints[id.index1 - 1];
+    return j->alive && j->generation == id.generation ? j : NULL;
+}
+
+static ls_joint_id id_of(const ls_world *w, uint32_t i)
+{
+    ls_joint_id id = {i + 1, w->joints[i].generation};
+    return id;
+}
+
+static const ls_joint *live_joint(const ls_world *w, ls_joint_id id)
+{
+    const ls_joint *j = joint_of(w, id);
+    LS_ASSERT(j != NULL && "stale or destroyed joint id");
+    return j;
+}
+
+bool ls_joint_is_valid(const ls_world *w, ls_joint_id id)
+{
+    return joint_of(w, id) != NULL;
+}
+
+uint32_t ls_world_joint_count(const ls_world *w)
+{
+    return w->joint_count;
+}
+
+ls_joint_id ls_world_joint_at(const ls_world *w, uint32_t index)
+{
+    ls_joint_id none = {0, 0};
+    return index < w->joint_high && w->joints[index].alive ? id_of(w, index) : none;
+}
+
+ls_joint_events ls_world_joint_events(const ls_world *w)
+{
+    ls_joint_events e = {w->joint_events,
+                         w->joint_event_tick == w->tick ? w->joint_event_count : 0};
+    return e;
+}
+
+// The link that follows joint k in the list of body slot `body`.
+static uint32_t *next_link(ls_world *w, uint32_t k, uint32_t body)
+{
+    ls_joint *j = &w->joints[k];
+    return j->a == body ? &j->next_a : &j->next_b;
+}
+
+static void link_joint(ls_world *w, uint32_t k)
+{
+    ls_joint *j = &w->joints[k];
+    j->next_a = w->body_joint_head[j->a];
+    w->body_joint_head[j->a] = k;
+    j->next_b = w->body_joint_head[j->b];
+    w->body_joint_head[j->b] = k;
+}
+
+static void unlink_from(ls_world *w, uint32_t k, uint32_t body)
+{
+    for (uint32_t *p = &w->body_joint_head[body]; *p != UINT32_MAX; p = next_link(w, *p, body)) {
+        if (*p == k) {
+            *p = *next_link(w, k, body);
+            return;
+        }
+    }
+}
+
+void ls_joint_rebuild_lists_(ls_world *w)
+{
+    for (uint32_t i = 0; i < w->def.max_bodies; i++) {
+        w->body_joint_head[i] = UINT32_MAX;
+    }
+    for (uint32_t k = 0; k < w->joint_high; k++) {
+        if (w->joints[k].alive) {
+            link_joint(w, k);
+        }
+    }
+}
+
+bool ls_joint_filters_pair_(const ls_world *w, uint32_t a, uint32_t b)
+{
+    if (w->joint_count == 0) {
+        return false;
+    }
+    for (uint32_t k = w->body_joint_head[a]; k != UINT32_MAX;) {
+        const ls_joint *j = &w->joints[k];
+        if ((j->a == b || j->b == b) && !(j->flags & LS_JOINT_F_COLLIDE)) {
+            return true;
+        }
+        k = j->a == a ? j->next_a : j->next_b;
+    }
+    return false;
+}
+
+static void wake_bodies(ls_world *w, const ls_joint *j)
+{
+    ls_body_wake_(&w->bodies[j->a]);
+    ls_body_wake_(&w->bodies[j->b]);
+}
+
+static void free_joint(ls_world *w, uint32_t k)
+{
+    ls_joint *j = &w->joints[k];
+    unlink_from(w, k, j->a);
+    unlink_from(w, k, j->b);
+    wake_bodies(w, j);
+    j->alive = false;
+    w->joint_next_free[k] = w->joint_free_head;
+    w->joint_free_head = k;
+    w->joint_count--;
+}
+
+ls_result ls_joint_destroy(ls_world *w, ls_joint_id id)
+{
+    if (!joint_of(w, id)) {
+        return LS_ERR_INVALID_ID;
+    }
+    free_joint(w, id.index1 - 1);
+    return LS_OK;
+}
+
+void ls_joint_destroy_of_body_(ls_world *w, uint32_t body)
+{
+    for (uint32_t k = 0; k < w->joint_high; k++) {
+        const ls_joint *j = &w->joints[k];
+        if (j->alive && (j->a == body || j->b == body)) {
+            free_joint(w, k);
+        }
+    }
+}
+
+// ---- Creation ----
+
+// Fills err (may be NULL) naming the field, with the value when has_value;
+// returns false so checks read `return refuse(...)`.
+static bool refuse(ls_error *err, ls_result code, const char *field, const char *what,
+                   bool has_value, ls_fx v)
+{
+    char text[LS_FX_TEXT_MAX];
+    ls_fx_format(v, text);
+    if (has_value) {
+        ls_error_set(err, code, "%s (got %s)", what, text);
+    } else {
+        ls_error_set(err, code, "%s", what);
+    }
+    if (err) {
+        snprintf(err->field, sizeof err->field, "%s", field);
+    }
+    return false;
+}
+
+static bool in(ls_fx v, ls_fx lo, ls_fx hi)
+{
+    return v >= lo && v <= hi;
+}
+
+// Names the first component of v outside +-range.
+static bool vec_in(ls_vec3 v, ls_fx range, const char *field, const char *what, ls_error *err)
+{
+    const ls_fx c[3] = {v.x, v.y, v.z};
+    for (int k = 0; k < 3; k++) {
+        if (!in(c[k], -range, range)) {
+            char name[LS_ERROR_FIELD_MAX], text[96];
+            snprintf(name, sizeof name, "%s.%c", field, 'x' + k);
+            snprintf(text, sizeof text, "%s.%c %s", field, 'x' + k, what);
+            return refuse(err, LS_ERR_OUT_OF_RANGE, name, text, true, c[k]);
+        }
+    }
+    return true;
+}
+
+static bool check_bodies(const ls_world *w, const ls_joint_def *d, ls_error *err)
+{
+    const ls_body *a = ls_world_body_(w, d->body_a), *b = ls_world_body_(w, d->body_b);
+    if (!a) {
+        return refuse(err, LS_ERR_INVALID_ID, "body_a", "body_a is stale, destroyed or null", false,
+                      0);
+    }
+    if (!b) {
+        return refuse(err, LS_ERR_INVALID_ID, "body_b", "body_b is stale, destroyed or null", false,
+                      0);
+    }
+    if (a == b) {
+        return refuse(err, LS_ERR_INVALID_ARGUMENT, "body_b",
+                      "body_b is body_a: a joint joins two different bodies", false, 0);
+    }
+    if (a->type != LS_BODY_DYNAMIC && b->type != LS_BODY_DYNAMIC) {
+        return refuse(err, LS_ERR_INVALID_ARGUMENT, "body_b",
+                      "neither body is dynamic: the joint could never move anything", false, 0);
+    }
+    return true;
+}
+
+// Anchor within the world range and within ARM_RANGE of the body's centre of mass.
+static bool check_anchor(const ls_body *b, ls_vec3 anchor, const char *field, const char *body,
+                         ls_error *err)
+{
+    if (!vec_in(anchor, ANCHOR_RANGE, field, "outside +-2048 m", err)) {
+        return false;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "more than 128 m from the centre of mass of %s", body);
+    return vec_in(ls_vec3_sub(anchor, b->p), ARM_RANGE, field, what, err);
+}
+
+static bool check_angle_pair(ls_fx lo, ls_fx hi, const char *flo, const char *fhi, ls_error *err)
+{
+    if (!in(lo, -LS_FX_PI, LS_FX_PI)) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, flo, "angle outside -pi..pi rad", true, lo);
+    }
+    if (!in(hi, -LS_FX_PI, LS_FX_PI)) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, fhi, "angle outside -pi..pi rad", true, hi);
+    }
+    if (lo > hi) {
+        char what[96];
+        snprintf(what, sizeof what, "%s above %s", flo, fhi);
+        return refuse(err, LS_ERR_OUT_OF_RANGE, flo, what, true, lo);
+    }
+    return true;
+}
+
+static bool check_kind_ranges(const ls_joint_kind *kind, const ls_joint_def *d, ls_error *err)
+{
+    ls_result R = LS_ERR_OUT_OF_RANGE;
+    bool slider = d->type == LS_JOINT_PRISMATIC;
+    if (kind->needs_axis && ls_vec3_equal(d->axis, ls_vec3_zero())) {
+        return refuse(err, LS_ERR_INVALID_ARGUMENT, "axis", "axis is the zero vector", false, 0);
+    }
+    if (kind->has_limit && !slider &&
+        !check_angle_pair(d->lower, d->upper, "lower", "upper", err)) {
+        return false;
+    }
+    if (kind->has_limit && slider) {
+        if (!in(d->lower, -SLIDER_RANGE, SLIDER_RANGE)) {
+            return refuse(err, R, "lower", "lower outside +-2048 m", true, d->lower);
+        }
+        if (!in(d->upper, -SLIDER_RANGE, SLIDER_RANGE)) {
+            return refuse(err, R, "upper", "upper outside +-2048 m", true, d->upper);
+        }
+        if (d->lower > d->upper) {
+            return refuse(err, R, "lower", "lower above upper", true, d->lower);
+        }
+    }
+    if (kind->has_motor) {
+        ls_fx top = slider ? LINEAR_SPEED : ANGULAR_SPEED;
+        if (!in(d->motor_speed, -top, top)) {
+            return refuse(err, R, "motor_speed",
+                          slider ? "motor_speed outside +-512 m/s"
+                                 : "motor_speed outside +-128 rad/s",
+                          true, d->motor_speed);
+        }
+        if (d->max_motor_torque < 0) {
+            return refuse(err, R, "max_motor_torque", "max_motor_torque below 0", true,
+                          d->max_motor_torque);
+        }
+    }
+    if (kind->has_spring) {
+        if (!in(d->spring_hertz, 0, MAX_HERTZ)) {
+            return refuse(err, R, "spring_hertz", "spring_hertz outside 0..1000 Hz", true,
+                          d->spring_hertz);
+        }
+        if (!in(d->spring_damping_ratio, 0, MAX_ZETA)) {
+            return refuse(err, R, "spring_damping_ratio", "spring_damping_ratio outside 0..100",
+                          true, d->spring_damping_ratio);
+        }
+    }
+    if (d->type == LS_JOINT_DISTANCE) {
+        if (!in(d->min_length, 0, MAX_LENGTH)) {
+            return refuse(err, R, "min_length", "min_length outside 0..4096 m", true,
+                          d->min_length);
+        }
+        if (!in(d->max_length, 0, MAX_LENGTH)) {
+            return refuse(err, R, "max_length", "max_length outside 0..4096 m", true,
+                          d->max_length);
+        }
+        if (d->min_length > d->max_length) {
+            return refuse(err, R, "min_length", "min_length above max_length", true, d->min_length);
+        }
+    }
+    if (d->type == LS_JOINT_CONE) {
+        if (!in(d->cone_angle, 0, LS_FX_PI)) {
+            return refuse(err, R, "cone_angle", "cone_angle outside 0..pi rad", true,
+                          d->cone_angle);
+        }
+        if (!check_angle_pair(d->twist_lower, d->twist_upper, "twist_lower", "twist_upper", err)) {
+            return false;
+        }
+    }
+    if (d->break_force < 0) {
+        return refuse(err, R, "break_force", "break_force below 0", true, d->break_force);
+    }
+    if (d->break_torque < 0) {
+        return refuse(err, R, "break_torque", "break_torque below 0", true, d->break_torque);
+    }
+    return true;
+}
+
+static bool check_def(const ls_world *w, const ls_joint_def *d, ls_error *err)
+{
+    const ls_joint_kind *kind = ls_joint_kind_of((uint32_t)d->type);
+    if (!kind) {
+        return refuse(err, LS_ERR_INVALID_ARGUMENT, "type", "unknown joint type", false, 0);
+    }
+    if (!check_bodies(w, d, err)) {
+        return false;
+    }
+    const ls_body *a = ls_world_body_(w, d->body_a), *b = ls_world_body_(w, d->body_b);
+    bool two = d->type == LS_JOINT_DISTANCE;
+    if (!check_anchor(a, d->anchor, "anchor", "body_a", err) ||
+        !check_anchor(b, two ? d->anchor_b : d->anchor, two ? "anchor_b" : "anchor", "body_b",
+                      err)) {
+        return false;
+    }
+    if (!check_kind_ranges(kind, d, err)) {
+        return false;
+    }
+    if (two) {
+        ls_fx len = ls_vec3_len(ls_vec3_sub(d->anchor_b, d->anchor));
+        bool rod = d->min_length == d->max_length;
+        if (len > MAX_LENGTH) {
+            return refuse(err, LS_ERR_OUT_OF_RANGE, "anchor_b", "anchors farther apart than 4096 m",
+                          true, len);
+        }
+        if (rod && d->max_length == 0 && len < MIN_ROD) {
+            return refuse(err, LS_ERR_OUT_OF_RANGE, "anchor_b",
+                          "anchors closer than 0.01 m make no rod (use a ball joint)", true, len);
+        }
+        if (rod && d->max_length != 0 && d->max_length < MIN_ROD) {
+            return refuse(err, LS_ERR_OUT_OF_RANGE, "max_length",
+                          "a rigid rod (min_length = max_length) shorter than 0.01 m", true,
+                          d->max_length);
+        }
+    }
+    return true;
+}
+
+// A rotation whose x axis is the unit vector a (deterministic choice of the
+// other two: the shortest arc from +x).
+static ls_quat frame_from_axis(ls_vec3 a)
+{
+    if (a.y == 0 && a.z == 0 && a.x < 0) {
+        return ls_quat_make(0, 0, LS_FX_ONE, 0); // half turn about z
+    }
+    // q = (x cross a, 1 + x . a) normalised.
+    return ls_quat_normalize(ls_quat_make(0, ls_fx_neg(a.z), a.y, ls_fx_add(LS_FX_ONE, a.x)));
+}
+
+static uint32_t take_slot(ls_world *w)
+{
+    if (w->joint_free_head != UINT32_MAX) {
+        uint32_t i = w->joint_free_head;
+        w->joint_free_head = w->joint_next_free[i];
+        return i;
+    }
+    return w->joint_high < w->def.max_joints ? w->joint_high++ : UINT32_MAX;
+}
+
+static uint32_t flags_of(const ls_joint_def *d)
+{
+    return (d->enable_limit ? LS_JOINT_F_LIMIT : 0u) | (d->enable_motor ? LS_JOINT_F_MOTOR : 0u) |
+           (d->enable_spring ? LS_JOINT_F_SPRING : 0u) |
+           (d->collide_connected ? LS_JOINT_F_COLLIDE : 0u);
+}
+
+// The kind's parameters into the slot (SPEC.md §23: what lower/upper/length
+// hold per kind); fields a kind does not use stay 0.
+static void set_parameters(ls_joint *j, const ls_joint_kind *kind, const ls_joint_def *d)
+{
+    uint32_t used = LS_JOINT_F_COLLIDE | (kind->has_limit ? LS_JOINT_F_LIMIT : 0u) |
+                    (kind->has_motor ? LS_JOINT_F_MOTOR : 0u) |
+                    (kind->has_spring ? LS_JOINT_F_SPRING : 0u);
+    j->flags = flags_of(d) & used;
+    if (kind->has_limit) {
+        j->lower = d->lower;
+        j->upper = d->upper;
+    }
+    if (kind->has_motor) {
+        j->motor_speed = d->motor_speed;
+        j->max_motor = d->max_motor_torque;
+    }
+    if (kind->has_spring) {
+        j->spring_hertz = d->spring_hertz;
+        j->spring_zeta = d->spring_damping_ratio;
+    }
+    j->break_force = d->break_force;
+    j->break_torque = d->break_torque;
+    j->user_data = d->user_data;
+    if (d->type == LS_JOINT_DISTANCE) {
+        ls_fx len = ls_vec3_len(ls_vec3_sub(d->anchor_b, d->anchor));
+        bool rod0 = d->min_length == 0 && d->max_length == 0;
+        j->lower = rod0 ? len : d->min_length;
+        j->upper = rod0 ? len : d->max_length;
+        j->length = ls_fx_clamp(len, j->lower, j->upper);
+    } else if (d->type == LS_JOINT_CONE) {
+        j->cone = d->cone_angle;
+        j->lower = d->twist_lower;
+        j->upper = d->twist_upper;
+    }
+}
+
+ls_joint_id ls_joint_create(ls_world *w, const ls_joint_def *def, ls_error *err)
+{
+    ls_joint_id none = {0, 0};
+    if (!w || !def) {
+        ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world or no joint definition");
+        return none;
+    }
+    if (!check_def(w, def, err)) {
+        return none;
+    }
+    uint32_t i = take_slot(w);
+    if (i == UINT32_MAX) {
+        ls_error_set(err, LS_ERR_CAPACITY, "the world is full: max_joints is %u",
+                     w->def.max_joints);
+        if (err) {
+            snprintf(err->field, sizeof err->field, "max_joints");
+        }
+        return none;
+    }
+    uint32_t ia = def->body_a.index1 - 1, ib = def->body_b.index1 - 1;
+    const ls_body *a = &w->bodies[ia], *b = &w->bodies[ib];
+    ls_joint *j = &w->joints[i];
+    uint32_t gen = j->generation + 1;
+    memset(j, 0, sizeof *j);
+    j->generation = gen;
+    j->alive = true;
+    j->type = (uint8_t)def->type;
+    j->a = ia;
+    j->b = ib;
+    const ls_joint_kind *kind = ls_joint_kind_of(j->type);
+    set_parameters(j, kind, def);
+    ls_vec3 anchor_b = def->type == LS_JOINT_DISTANCE ? def->anchor_b : def->anchor;
+    j->local_a = ls_mat3_mul_tvec(a->xf.r, ls_vec3_sub(def->anchor, a->p));
+    j->local_b = ls_mat3_mul_tvec(b->xf.r, ls_vec3_sub(anchor_b, b->p));
+    ls_quat f = ls_quat_identity();
+    if (kind->needs_axis) {
+        f = frame_from_axis(ls_vec3_normalize(def->axis, ls_vec3_make(LS_FX_ONE, 0, 0)));
+    }
+    j->frame_a = ls_quat_normalize(ls_quat_mul(ls_quat_conj(a->q), f));
+    j->frame_b = ls_quat_normalize(ls_quat_mul(ls_quat_conj(b->q), f));
+    link_joint(w, i);
+    w->joint_count++;
+    wake_bodies(w, j);
+    ls_error_clear(err);
+    return id_of(w, i);
+}
+
+// ---- Queries and run-time settings ----
+
+ls_joint_type ls_joint_type_of(const ls_world *w, ls_joint_id id)
+{
+    const ls_joint *j = live_joint(w, id);
+    return j ? (ls_joint_type)j->type : LS_JOINT_BALL;
+}
+
+ls_body_id ls_joint_body_a(const ls_world *w, ls_joint_id id)
+{
+    const ls_joint *j = live_joint(w, id);
+    ls_body_id none = {0, 0};
+    return j ? ls_world_id_of_(w, j->a) : none;
+}
+
+ls_body_id ls_joint_body_b(const ls_world *w, ls_joint_id id)
+{
+    const ls_joint *j = live_joint(w, id);
+    ls_body_id none = {0, 0};
+    return j ? ls_world_id_of_(w, j->b) : none;
+}
+
+ls_vec3 ls_joint_reaction_force(const ls_world *w, ls_joint_id id)
+{
+    const ls_joint *j = live_joint(w, id);
+    return j ? j->force : ls_vec3_zero();
+}
+
+ls_vec3 ls_joint_reaction_torque(const ls_world *w, ls_joint_id id)
+{
+    const ls_joint *j = live_joint(w, id);
+    return j ? j->torque : ls_vec3_zero();
+}
+
+ls_fx ls_joint_hinge_angle(const ls_world *w, ls_joint_id id)
+{
+    const ls_joint *j = live_joint(w, id);
+    LS_ASSERT(j == NULL || j->type == LS_JOINT_HINGE);
+    if (!j) {
+        return 0;
+    }
+    return ls_joint_twist_angle_(ls_joint_frame_a_(w, j), ls_joint_frame_b_(w, j));
+}
+
+ls_fx ls_joint_prismatic_translation(const ls_world *w, ls_joint_id id)
+{
+    const ls_joint *j = live_joint(w, id);
+    LS_ASSERT(j == NULL || j->type == LS_JOINT_PRISMATIC);
+    if (!j) {
+        return 0;
+    }
+    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
+    ls_vec3 d = ls_vec3_sub(ls_vec3_add(b->p, ls_joint_arm_b_(w, j)),
+                            ls_vec3_add(a->p, ls_joint_arm_a_(w, j)));
+    return ls_vec3_dot(d, ls_joint_quat_axis_(ls_joint_frame_a_(w, j), 0));
+}
+
+ls_result ls_joint_set_motor(ls_world *w, ls_joint_id id, bool enable, ls_fx speed,
+                             ls_fx max_torque)
+{
+    ls_joint *j = joint_of(w, id);
+    if (!j) {
+        return LS_ERR_INVALID_ID;
+    }
+    if (!ls_joint_kind_of(j->type)->has_motor) {
+        return LS_ERR_INVALID_ARGUMENT;
+    }
+    ls_fx top = j->type == LS_JOINT_PRISMATIC ? LINEAR_SPEED : ANGULAR_SPEED;
+    if (!in(speed, -top, top) || max_torque < 0) {
+        return LS_ERR_OUT_OF_RANGE;
+    }
+    j->flags = enable ? j->flags | LS_JOINT_F_MOTOR : j->flags & ~(uint32_t)LS_JOINT_F_MOTOR;
+    j->motor_speed = speed;
+    j->max_motor = max_torque;
+    if (!enable) {
+        j->motor_impulse = 0;
+    }
+    wake_bodies(w, j);
+    return LS_OK;
+}
+
+ls_result ls_joint_set_spring(ls_world *w, ls_joint_id id, bool enable, ls_fx hertz,
+                              ls_fx damping_ratio)
+{
+    ls_joint *j = joint_of(w, id);
+    if (!j) {
+        return LS_ERR_INVALID_ID;
+    }
+    if (!ls_joint_kind_of(j->type)->has_spring) {
+        return LS_ERR_INVALID_ARGUMENT;
+    }
+    if (!in(hertz, 0, MAX_HERTZ) || !in(damping_ratio, 0, MAX_ZETA)) {
+        return LS_ERR_OUT_OF_RANGE;
+    }
+    j->flags = enable ? j->flags | LS_JOINT_F_SPRING : j->flags & ~(uint32_t)LS_JOINT_F_SPRING;
+    j->spring_hertz = hertz;
+    j->spring_zeta = damping_ratio;
+    if (!enable) {
+        j->spring_impulse = 0;
+    }
+    wake_bodies(w, j);
+    return LS_OK;
+}
+
+// ---- Solver hooks (solver.h) ----
+
+void ls_joint_prepare_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
+{
+    ls_joint_prepare_bodies_(w, j);
+    j->spring = ls_softness_make_(j->spring_hertz, j->spring_zeta, ctx->h);
+    const ls_joint_kind *kind = ls_joint_kind_of(j->type);
+    if (kind->prepare) {
+        kind->prepare(w, j, ctx);
+    }
+}
+
+void ls_joint_warm_start_(ls_world *w, ls_joint *j)
+{
+    ls_joint_kind_of(j->type)->warm_start(w, j);
+}
+
+void ls_joint_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
+{
+    ls_joint_kind_of(j->type)->solve(w, j, ctx, use_bias);
+}
+
+// |v| > limit, exactly (limit > 0).
+static bool exceeds(ls_vec3 v, ls_fx limit)
+{
+    return ls_vec3_len_sq_q32(v) > (uint64_t)limit * (uint64_t)limit;
+}
+
+void ls_joint_finish_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
+{
+    ls_vec3 lin, ang;
+    ls_joint_kind_of(j->type)->reaction(w, j, &lin, &ang);
+    // Per sub-step impulses over the last sub-step's length (ctx->h after the
+    // loop; sub-steps alternate between floor and ceil of dt/n).
+    ls_fx h = ctx->h;
+    j->force = ls_vec3_make(ls_fx_div(lin.x, h), ls_fx_div(lin.y, h), ls_fx_div(lin.z, h));
+    j->torque = ls_vec3_make(ls_fx_div(ang.x, h), ls_fx_div(ang.y, h), ls_fx_div(ang.z, h));
+    bool broken = (j->break_force > 0 && exceeds(j->force, j->break_force)) ||
+                  (j->break_torque > 0 && exceeds(j->torque, j->break_torque));
+    if (!broken) {
+        return;
+    }
+    // Events of this step (the world's tick is incremented after the solve).
+    uint32_t tick = w->tick + 1;
+    if (w->joint_event_tick != tick) {
+        w->joint_event_tick = tick;
+        w->joint_event_count = 0;
+    }
+    uint32_t k = (uint32_t)(j - w->joints);
+    ls_joint_event *e = &w->joint_events[w->joint_event_count++];
+    e->joint = id_of(w, k);
+    e->body_a = ls_world_id_of_(w, j->a);
+    e->body_b = ls_world_id_of_(w, j->b);
+    e->force = j->force;
+    e->torque = j->torque;
+    e->user_data = j->user_data;
+    free_joint(w, k);
+}
+
+// ---- Helpers of the kinds ----
+
+void ls_joint_prepare_bodies_(ls_world *w, ls_joint *j)
+{
+    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
+    j->moves_a = ls_body_moves_(a);
+    j->moves_b = ls_body_moves_(b);
+    j->inv_mass_a = j->moves_a ? a->inv_mass : 0;
+    j->inv_mass_b = j->moves_b ? b->inv_mass : 0;
+    memset(&j->inv_i_a, 0, sizeof j->inv_i_a);
+    memset(&j->inv_i_b, 0, sizeof j->inv_i_b);
+    if (j->moves_a) {
+        j->inv_i_a = a->inv_inertia_world;
+    }
+    if (j->moves_b) {
+        j->inv_i_b = b->inv_inertia_world;
+    }
+}
+
+ls_fx ls_joint_bias_(ls_fx c, ls_fx bias_rate)
+{
+    return ls_fx_clamp(ls_fx_mul(c, bias_rate), -LS_JOINT_MAX_BIAS, LS_JOINT_MAX_BIAS);
+}
+
+ls_vec3 ls_joint_bias3_(ls_vec3 c, ls_fx bias_rate)
+{
+    ls_vec3 b = ls_vec3_scale(c, bias_rate);
+    const uint64_t top = (uint64_t)LS_JOINT_MAX_BIAS * (uint64_t)LS_JOINT_MAX_BIAS;
+    if (ls_vec3_len_sq_q32(b) <= top) {
+        return b;
+    }
+    return ls_vec3_scale(ls_vec3_normalize(b, ls_vec3_zero()), LS_JOINT_MAX_BIAS);
+}
+
+ls_softness ls_joint_rigid_(const ls_step_ctx *ctx, bool use_bias)
+{
+    ls_softness rigid = {0, LS_FX_ONE, 0};
+    return use_bias ? ctx->joint : rigid;
+}
+
+ls_vec3 ls_joint_arm_a_(const ls_world *w, const ls_joint *j)
+{
+    return ls_mat3_mul_vec(w->bodies[j->a].xf.r, j->local_a);
+}
+
+ls_vec3 ls_joint_arm_b_(const ls_world *w, const ls_joint *j)
+{
+    return ls_mat3_mul_vec(w->bodies[j->b].xf.r, j->local_b);
+}
+
+ls_quat ls_joint_frame_a_(const ls_world *w, const ls_joint *j)
+{
+    return ls_quat_mul(w->bodies[j->a].q, j->frame_a);
+}
+
+ls_quat ls_joint_frame_b_(const ls_world *w, const ls_joint *j)
+{
+    return ls_quat_mul(w->bodies[j->b].q, j->frame_b);
+}
+
+ls_vec3 ls_joint_quat_axis_(ls_quat q, int k)
+{
+    ls_vec3 e =
+        ls_vec3_make(k == 0 ? LS_FX_ONE : 0, k == 1 ? LS_FX_ONE : 0, k == 2 ? LS_FX_ONE : 0);
+    return ls_quat_rotate(q, e);
+}
+
+void ls_joint_apply_(ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb, ls_vec3 p, ls_vec3 l)
+{
+    if (j->moves_a) {
+        ls_body *a = &w->bodies[j->a];
+        a->v = ls_vec3_sub(a->v, ls_vec3_scale(p, j->inv_mass_a));
+        ls_vec3 t = ls_vec3_add(ls_vec3_cross(ra, p), l);
+        a->w = ls_vec3_sub(a->w, ls_mat3_mul_vec(j->inv_i_a, t));
+    }
+    if (j->moves_b) {
+        ls_body *b = &w->bodies[j->b];
+        b->v = ls_vec3_add(b->v, ls_vec3_scale(p, j->inv_mass_b));
+        ls_vec3 t = ls_vec3_add(ls_vec3_cross(rb, p), l);
+        b->w = ls_vec3_add(b->w, ls_mat3_mul_vec(j->inv_i_b, t));
+    }
+}
+
+ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d)
+{
+    int64_t s = ls_vec3_dot_q32(w->bodies[j->b].w, d);
+    return ls_fx_from_q32(ls_i64_add_sat(s, -ls_vec3_dot_q32(w->bodies[j->a].w, d)));
+}
+
+ls_vec3 ls_joint_anchor_velocity_(const ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb)
+{
+    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
+    ls_vec3 vb = ls_vec3_add(b->v, ls_vec3_cross(b->w, rb));
+    ls_vec3 va = ls_vec3_add(a->v, ls_vec3_cross(a->w, ra));
+    return ls_vec3_sub(vb, va);
+}
+
+ls_fx ls_joint_linear_speed_(const ls_world *w, const ls_joint *j, ls_vec3 ra_d, ls_vec3 rb,
+                             ls_vec3 d)
+{
+    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
+    int64_t s = ls_vec3_dot_q32(ls_vec3_sub(b->v, a->v), d);
+    s = ls_i64_add_sat(s, ls_vec3_dot_q32(b->w, ls_vec3_cross(rb, d)));
+    s = ls_i64_add_sat(s, -ls_vec3_dot_q32(a->w, ls_vec3_cross(ra_d, d)));
+    return ls_fx_from_q32(s);
+}
+
+ls_fx ls_joint_inverse1_(ls_fx k)
+{
+    return k > 0 ? ls_fx_div(LS_FX_ONE, k) : 0;
+}
+
+ls_mat3 ls_joint_inverse_(ls_mat3 k)
+{
+    ls_mat3 out;
+    if (ls_mat3_inverse_spd(k, &out)) {
+        return out;
+    }
+    // Singular or out of range (a body of huge inertia): decoupled rows.
+    return ls_mat3_diag(ls_vec3_make(ls_joint_inverse1_(k.row[0].x), ls_joint_inverse1_(k.row[1].y),
+                                     ls_joint_inverse1_(k.row[2].z)));
+}
+
+// [r]x, the matrix of r cross.
+static ls_mat3 skew(ls_vec3 r)
+{
+    ls_mat3 m = {{ls_vec3_make(0, ls_fx_neg(r.z), r.y), ls_vec3_make(r.z, 0, ls_fx_neg(r.x)),
+                  ls_vec3_make(ls_fx_neg(r.y), r.x, 0)}};
+    return m;
+}
+
+// m + [r]x^T I [r]x (= m - [r]x I [r]x), upper triangle mirrored so K stays symmetric.
+static ls_mat3 add_arm_term(ls_mat3 m, ls_vec3 r, ls_mat3 inv_i)
+{
+    ls_mat3 c = skew(r);
+    ls_mat3 s = ls_mat3_mul(ls_mat3_transpose(c), ls_mat3_mul(inv_i, c));
+    m.row[0].x = ls_fx_add(m.row[0].x, s.row[0].x);
+    m.row[0].y = ls_fx_add(m.row[0].y, s.row[0].y);
+    m.row[0].z = ls_fx_add(m.row[0].z, s.row[0].z);
+    m.row[1].y = ls_fx_add(m.row[1].y, s.row[1].y);
+    m.row[1].z = ls_fx_add(m.row[1].z, s.row[1].z);
+    m.row[2].z = ls_fx_add(m.row[2].z, s.row[2].z);
+    m.row[1].x = m.row[0].y;
+    m.row[2].x = m.row[0].z;
+    m.row[2].y = m.row[1].z;
+    return m;
+}
+
+ls_mat3 ls_joint_point_k_(const ls_joint *j, ls_vec3 ra, ls_vec3 rb)
+{
+    ls_fx m = ls_fx_add(j->inv_mass_a, j->inv_mass_b);
+    ls_mat3 k = ls_mat3_diag(ls_vec3_make(m, m, m));
+    if (j->moves_a) {
+        k = add_arm_term(k, ra, j->inv_i_a);
+    }
+    if (j->moves_b) {
+        k = add_arm_term(k, rb, j->inv_i_b);
+    }
+    return k;
+}
+
+ls_fx ls_joint_angular_k_(const ls_joint *j, ls_vec3 d, ls_vec3 e)
+{
+    int64_t s = ls_vec3_dot_q32(d, ls_mat3_mul_vec(j->inv_i_a, e));
+    return ls_fx_from_q32(ls_i64_add_sat(s, ls_vec3_dot_q32(d, ls_mat3_mul_vec(j->inv_i_b, e))));
+}
+
+ls_fx ls_joint_linear_k_(const ls_joint *j, ls_vec3 ra_d, ls_vec3 rb, ls_vec3 d)
+{
+    ls_vec3 ca = ls_vec3_cross(ra_d, d), cb = ls_vec3_cross(rb, d);
+    int64_t s = ls_vec3_dot_q32(ca, ls_mat3_mul_vec(j->inv_i_a, ca));
+    s = ls_i64_add_sat(s, ls_vec3_dot_q32(cb, ls_mat3_mul_vec(j->inv_i_b, cb)));
+    return ls_fx_add(ls_fx_add(j->inv_mass_a, j->inv_mass_b), ls_fx_from_q32(s));
+}
+
+void ls_joint_point_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
+{
+    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
+    ls_vec3 ra = ls_joint_arm_a_(w, j), rb = ls_joint_arm_b_(w, j);
+    ls_vec3 rhs = ls_joint_anchor_velocity_(w, j, ra, rb);
+    ls_softness s = ls_joint_rigid_(ctx, use_bias);
+    if (use_bias) {
+        ls_vec3 c = ls_vec3_sub(ls_vec3_add(b->p, rb), ls_vec3_add(a->p, ra));
+        rhs = ls_vec3_add(rhs, ls_joint_bias3_(c, s.bias_rate));
+    }
+    ls_vec3 x = ls_mat3_mul_vec(ls_joint_inverse_(ls_joint_point_k_(j, ra, rb)), rhs);
+    ls_vec3 impulse = ls_vec3_neg(ls_vec3_add(ls_vec3_scale(x, s.mass_scale),
+                                              ls_vec3_scale(j->linear_impulse, s.impulse_scale)));
+    j->linear_impulse = ls_vec3_add(j->linear_impulse, impulse);
+    ls_joint_apply_(w, j, ra, rb, impulse, ls_vec3_zero());
+}
+
+ls_mat3 ls_joint_angular_block_mass_(const ls_joint *j)
+{
+    ls_mat3 k = j->inv_i_a;
+    for (int r = 0; r < 3; r++) {
+        k.row[r] = ls_vec3_add(k.row[r], j->inv_i_b.row[r]);
+    }
+    return ls_joint_inverse_(k);
+}
+
+void ls_joint_angular_block_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
+{
+    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
+    ls_softness s = ls_joint_rigid_(ctx, use_bias);
+    ls_vec3 rhs = ls_vec3_sub(b->w, a->w);
+    if (use_bias) {
+        ls_vec3 c = ls_joint_rotation_error_(ls_joint_frame_a_(w, j), ls_joint_frame_b_(w, j));
+        rhs = ls_vec3_add(rhs, ls_joint_bias3_(c, s.bias_rate));
+    }
+    ls_vec3 x = ls_mat3_mul_vec(j->angular_mass, rhs);
+    ls_vec3 impulse = ls_vec3_neg(ls_vec3_add(ls_vec3_scale(x, s.mass_scale),
+                                              ls_vec3_scale(j->angular_impulse, s.impulse_scale)));
+    j->angular_impulse = ls_vec3_add(j->angular_impulse, impulse);
+    ls_joint_apply_(w, j, ls_vec3_zero(), ls_vec3_zero(), ls_vec3_zero(), impulse);
+}
+
+ls_vec3 ls_joint_rotation_error_(ls_quat fa, ls_quat fb)
+{
+    ls_quat e = ls_quat_mul(fb, ls_quat_conj(fa));
+    ls_vec3 v = ls_vec3_make(e.x, e.y, e.z);
+    v = e.w < 0 ? ls_vec3_neg(v) : v;
+    return ls_vec3_add(v, v);
+}
+
+ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb)
+{
+    ls_quat r = ls_quat_mul(ls_quat_conj(fa), fb);
+    ls_fx x = r.w < 0 ? ls_fx_neg(r.x) : r.x, qw = ls_fx_abs(r.w);
+    ls_fx half = ls_fx_atan2(x, qw); // in [-pi/2, pi/2]
+    return ls_fx_add(half, half);
+}
+
+ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc, const ls_step_ctx *ctx,
+                          bool use_bias)
+{
+    ls_fx bias = 0, mass_scale = LS_FX_ONE, impulse_scale = 0;
+    if (c > 0) {
+        bias = ls_fx_mul(c, ctx->inv_h); // speculative: only stop what would cross this sub-step
+    } else if (use_bias) {
+        bias = ls_joint_bias_(c, ctx->joint.bias_rate);
+        mass_scale = ctx->joint.mass_scale;
+        impulse_scale = ctx->joint.impulse_scale;
+    }
+    ls_fx impulse =
+        ls_fx_neg(ls_fx_add(ls_fx_mul(ls_fx_mul(mass, mass_scale), ls_fx_add(cdot, bias)),
+                            ls_fx_mul(impulse_scale, *acc)));
+    ls_fx now = ls_fx_max(ls_fx_add(*acc, impulse), 0);
+    impulse = ls_fx_sub(now, *acc);
+    *acc = now;
+    return impulse;
+}
+
+ls_fx ls_joint_spring_row_(const ls_joint *j, ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc)
+{
+    const ls_softness *s = &j->spring;
+    ls_fx rhs = ls_fx_add(cdot, ls_fx_mul(s->bias_rate, c));
+    ls_fx impulse = ls_fx_neg(ls_fx_add(ls_fx_mul(ls_fx_mul(mass, s->mass_scale), rhs),
+                                        ls_fx_mul(s->impulse_scale, *acc)));
+    *acc = ls_fx_add(*acc, impulse);
+    return impulse;
+}
+
+ls_fx ls_joint_motor_row_(const ls_joint *j, ls_fx cdot, ls_fx mass, ls_fx *acc,
+                          const ls_step_ctx *ctx)
+{
+    ls_fx impulse = ls_fx_neg(ls_fx_mul(mass, ls_fx_sub(cdot, j->motor_speed)));
+    ls_fx top = ls_fx_mul(j->max_motor, ctx->h);
+    ls_fx old = *acc;
+    *acc = ls_fx_clamp(ls_fx_add(old, impulse), ls_fx_neg(top), top);
+    return ls_fx_sub(*acc, old);
+}
+
+// ---- Degrees (scene text) ----
+
+#define RAD_PER_DEG_Q32 74961321 // round(2^32 pi / 180)
+
+ls_fx ls_joint_degrees_to_radians_(ls_fx deg)
+{
+    return (ls_fx)ls_shift_round_((int64_t)deg * RAD_PER_DEG_Q32, -32);
+}
+
+ls_fx ls_joint_radians_to_degrees_(ls_fx rad)
+{
+    // deg_raw ~ rad_raw * 2^32 / RAD_PER_DEG_Q32 (~57.3 per radian unit), then
+    // stepped to a value that maps back exactly: consecutive degree values
+    // move the radians by 0.0175 units, so every radian value is reached.
+    rad = rad < LS_FX_MIN ? LS_FX_MIN : rad;
+    int64_t n = (int64_t)rad * ((int64_t)1 << 32); // |n| < 2^63
+    int64_t d = n >= 0 ? (n + RAD_PER_DEG_Q32 / 2) / RAD_PER_DEG_Q32
+                       : (n - RAD_PER_DEG_Q32 / 2) / RAD_PER_DEG_Q32;
+    d = d > LS_FX_MAX ? LS_FX_MAX : d < LS_FX_MIN ? LS_FX_MIN : d;
+    for (int k = 0; k < 4 && ls_joint_degrees_to_radians_((ls_fx)d) < rad && d < LS_FX_MAX; k++) {
+        d++;
+    }
+    for (int k = 0; k < 4 && ls_joint_degrees_to_radians_((ls_fx)d) > rad && d > LS_FX_MIN; k++) {
+        d--;
+    }
+    return (ls_fx)d;
+}
+
+// ---- Snapshot restore checks ----
+
+static bool fx_ok(ls_fx v)
+{
+    return v != INT32_MIN;
+}
+
+static bool vec_ok(ls_vec3 v, ls_fx range)
+{
+    return in(v.x, -range, range) && in(v.y, -range, range) && in(v.z, -range, range);
+}
+
+static bool quat_unit(ls_quat q)
+{
+    // As snapshot.c: |q|^2 within 1 +- 1/256.
+    int64_t q2 = (int64_t)q.x * q.x + (int64_t)q.y * q.y + (int64_t)q.z * q.z + (int64_t)q.w * q.w;
+    return fx_ok(q.x) && fx_ok(q.y) && fx_ok(q.z) && fx_ok(q.w) &&
+           q2 >= ((int64_t)1 << 32) - ((int64_t)1 << 24) &&
+           q2 <= ((int64_t)1 << 32) + ((int64_t)1 << 24);
+}
+
+// The creation ranges (SPEC.md §23) a live joint's parameters must hold.
+static const char *joint_problem(const ls_world *w, const ls_joint *j)
+{
+    const ls_fx big = LS_FX_MAX;
+    if (!ls_joint_kind_of(j->type) || (j->flags & ~(uint32_t)LS_JOINT_F_ALL) != 0) {
+        return "joint type or flags";
+    }
+    if (j->a >= w->body_high || j->b >= w->body_high || j->a == j->b || !w->bodies[j->a].alive ||
+        !w->bodies[j->b].alive) {
+        return "joint bodies";
+    }
+    if (!vec_ok(j->local_a, 2 * ARM_RANGE) || !vec_ok(j->local_b, 2 * ARM_RANGE) ||
+        !quat_unit(j->frame_a) || !quat_unit(j->frame_b)) {
+        return "joint anchors or frames";
+    }
+    if (!vec_ok(j->linear_impulse, big) || !vec_ok(j->angular_impulse, big) ||
+        !vec_ok(j->force, big) || !vec_ok(j->torque, big) || !fx_ok(j->spring_impulse) ||
+        !fx_ok(j->motor_impulse) || j->lower_impulse < 0 || j->upper_impulse < 0) {
+        return "joint impulses";
+    }
+    bool slider = j->type == LS_JOINT_PRISMATIC, distance = j->type == LS_JOINT_DISTANCE;
+    ls_fx range = slider ? SLIDER_RANGE : distance ? MAX_LENGTH : LS_FX_PI;
+    ls_fx floor = distance ? 0 : -range;
+    if (!in(j->lower, floor, range) || !in(j->upper, j->lower, range) ||
+        (distance && !in(j->length, j->lower, j->upper)) || !in(j->cone, 0, LS_FX_PI)) {
+        return "joint limits";
+    }
+    ls_fx top = slider ? LINEAR_SPEED : ANGULAR_SPEED;
+    if (!in(j->motor_speed, -top, top) || j->max_motor < 0 || !in(j->spring_hertz, 0, MAX_HERTZ) ||
+        !in(j->spring_zeta, 0, MAX_ZETA) || j->break_force < 0 || j->break_torque < 0) {
+        return "joint motor, spring or break";
+    }
+    return NULL;
+}
+
+const char *ls_joint_state_problem_(const ls_world *w, uint32_t *where)
+{
+    uint32_t alive = 0;
+    *where = 0;
+    if (w->joint_high > w->def.max_joints || w->joint_count > w->joint_high) {
+        return "joint counts";
+    }
+    for (uint32_t i = 0; i < w->joint_high; i++) {
+        *where = i;
+        if (w->joints[i].alive) {
+            alive++;
+            const char *why = joint_problem(w, &w->joints[i]);
+            if (why) {
+                return why;
+            }
+        }
+    }
+    if (alive != w->joint_count) {
+        return "live joint count";
+    }
+    uint32_t steps = 0;
+    for (uint32_t i = w->joint_free_head; i != UINT32_MAX; i = w->joint_next_free[i]) {
+        *where = i;
+        if (i >= w->joint_high || w->joints[i].alive || ++steps > w->joint_high) {
+            return "free joint list";
+        }
+    }
+    return NULL;
+}

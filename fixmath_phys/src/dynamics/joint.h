@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+// Joints, private layout (SPEC.md §23). A joint is one slot of the world's
+// joint array (index + generation, free list like bodies) and one entry of the
+// kind table (joint.c): each kind lives in its own file (joint_ball.c, ...)
+// and implements the solver hooks of solver.h through the helpers below.
+//
+// Frames: a joint keeps its anchor in each body's frame (from the centre of
+// mass) and a joint frame (a rotation whose x axis is the joint axis) in each
+// body's frame, both taken from the world anchor and axis at creation, so the
+// creation pose is the rest pose (hinge angle 0, translation 0).
+//
+// Impulses: the accumulated impulses are those of one sub-step (Box2D v3): a
+// sub-step's solve starts from the last sub-step's values (warm start), and
+// the reaction of a step is the last sub-step's impulse divided by h.
+//
+// Effective masses: every row's K is built from the current lever arms and
+// directions in each solve (as Box2D v3 does for its point constraints). A K
+// from the start of the tick does not match a Jacobian whose arm has turned
+// (a chain's whipping end turns ~1 rad a tick) and the iteration overshoots
+// and diverges. The world inverse inertia stays the one of the tick's start,
+// as in the velocity updates, so K and the response it predicts agree.
+#ifndef LS_DYNAMICS_JOINT_H
+#define LS_DYNAMICS_JOINT_H
+
+#include "ls/joint.h"
+#include "solver.h"
+
+/// Flag bits of ls_joint.flags (state).
+enum {
+    LS_JOINT_F_LIMIT = 1u,   ///< enable_limit
+    LS_JOINT_F_MOTOR = 2u,   ///< enable_motor
+    LS_JOINT_F_SPRING = 4u,  ///< enable_spring
+    LS_JOINT_F_COLLIDE = 8u, ///< collide_connected
+    LS_JOINT_F_ALL = 15u,    ///< every defined bit
+};
+
+/// One joint slot. The first five fields are read by the island and graph code
+/// (keep them first and in this order). Fields marked (state) are saved in
+/// snapshots and (except user_data) hashed by the checksum; (derived) are
+/// rebuilt from state; (scratch) live within one step.
+typedef struct ls_joint {
+    uint32_t generation; ///< (state) id generation of this slot
+    bool alive;          ///< (state)
+    uint8_t type;        ///< (state) ls_joint_type
+    uint32_t a, b;       ///< (state) body slots
+    uint32_t flags;      ///< (state) LS_JOINT_F_* bits
+    ls_vec3 local_a;     ///< (state) anchor in a's frame, from a's centre of mass
+    ls_vec3 local_b;     ///< (state) anchor in b's frame, from b's centre of mass
+    ls_quat frame_a;     ///< (state) joint frame in a's frame (x = axis)
+    ls_quat frame_b;     ///< (state) joint frame in b's frame
+    ls_fx lower;         ///< (state) hinge rad, prismatic m, distance min length m, cone twist rad
+    ls_fx upper;         ///< (state) as lower (distance: max length)
+    ls_fx motor_speed;   ///< (state) rad/s or m/s
+    ls_fx max_motor;     ///< (state) N m or N
+    ls_fx spring_hertz;  ///< (state)
+    ls_fx spring_zeta;   ///< (state)
+    ls_fx length;        ///< (state) distance: rest length, m
+    ls_fx cone;          ///< (state) cone: swing limit, rad
+    ls_fx break_force;   ///< (state) N, 0 = unbreakable
+    ls_fx break_torque;  ///< (state) N m, 0 = unbreakable
+    uint64_t user_data;  ///< (state) not in the checksum
+    ls_vec3 linear_impulse;  ///< (state) point rows; prismatic: perpendicular rows in x, y
+    ls_vec3 angular_impulse; ///< (state) fixed, prismatic: 3 rows; hinge: 2 rows in x, y;
+                             ///< cone: swing in x
+    ls_fx spring_impulse;    ///< (state)
+    ls_fx motor_impulse;     ///< (state)
+    ls_fx lower_impulse;     ///< (state) >= 0
+    ls_fx upper_impulse;     ///< (state) >= 0
+    ls_vec3 force;           ///< (state) reaction force on b of the last step, N
+    ls_vec3 torque;          ///< (state) reaction torque on b of the last step, N m
+    uint32_t next_a;         ///< (derived) next joint in the list of body a (UINT32_MAX: end)
+    uint32_t next_b;         ///< (derived) next joint in the list of body b
+    bool moves_a, moves_b;   ///< (scratch) the body's velocity is solved this tick
+    ls_fx inv_mass_a;        ///< (scratch) 0 when a does not move
+    ls_fx inv_mass_b;        ///< (scratch)
+    ls_mat3 inv_i_a;         ///< (scratch) world inverse inertia, 0 when a does not move
+    ls_mat3 inv_i_b;         ///< (scratch)
+    ls_mat3 angular_mass;    ///< (scratch) (Ia + Ib)^-1 of the 3 angular rows (fixed, prismatic)
+    ls_softness spring;      ///< (scratch) spring coefficients for this sub-step length
+} ls_joint;
+
+/// One joint kind: scene keyword, what it uses, and its solver routines.
+typedef struct ls_joint_kind {
+    const char *name; ///< scene keyword
+    bool needs_axis;  ///< uses def.axis
+    bool has_limit;   ///< uses enable_limit/lower/upper
+    bool has_motor;   ///< uses enable_motor/motor_speed/max_motor_torque
+    bool has_spring;  ///< uses enable_spring/spring_hertz/spring_damping_ratio
+    /// Per-tick data (after ls_joint_prepare_bodies_); may be NULL.
+    void (*prepare)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx);
+    /// Apply the accumulated impulses.
+    void (*warm_start)(ls_world *w, ls_joint *j);
+    /// One iteration; use_bias false is the relax pass.
+    void (*solve)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
+    /// The impulse and angular impulse on b of the last sub-step, world frame.
+    void (*reaction)(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular);
+} ls_joint_kind;
+
+/// The entry of a kind, or NULL for a code that names none.
+const ls_joint_kind *ls_joint_kind_of(uint32_t type);
+/// The kind whose scene keyword is `name`, or LS_JOINT_KIND_COUNT.
+ls_joint_type ls_joint_kind_named(const char *name);
+
+/// Registry entries (one file each).
+extern const ls_joint_kind ls_joint_ball_kind;
+extern const ls_joint_kind ls_joint_hinge_kind;
+extern const ls_joint_kind ls_joint_fixed_kind;
+extern const ls_joint_kind ls_joint_prismatic_kind;
+extern const ls_joint_kind ls_joint_distance_kind;
+extern const ls_joint_kind ls_joint_cone_kind;
+
+// ---- World side (joint.c) ----
+
+/// Destroy every joint of body slot i, in joint slot order (body.c calls it
+/// before freeing the body).
+void ls_joint_destroy_of_body_(ls_world *w, uint32_t body);
+/// True when the contacts between body slots a and b are dropped: a joint
+/// joins them without collide_connected.
+bool ls_joint_filters_pair_(const ls_world *w, uint32_t a, uint32_t b);
+/// Rebuild the per-body joint lists (derived) from the joint slots (snapshot restore).
+void ls_joint_rebuild_lists_(ls_world *w);
+/// The restore checks of the joint slots and free list; NULL when sound,
+/// else what is wrong (and *where the slot).
+const char *ls_joint_state_problem_(const ls_world *w, uint32_t *where);
+
+/// Degrees (scene text) to radians: round(deg_raw * 74961321 / 2^32), ties away
+/// from zero (74961321 = round(2^32 pi / 180)); exact and integer-only.
+ls_fx ls_joint_degrees_to_radians_(ls_fx deg);
+/// A number of degrees that ls_joint_degrees_to_radians_ maps to exactly `rad`
+/// (the one nearest rad * 180 / pi), for writing scenes that read back the same.
+ls_fx ls_joint_radians_to_degrees_(ls_fx rad);
+
+// ---- Helpers shared by the kinds (joint.c) ----
+
+/// Mass data of the two bodies for this tick (moves, inverse masses, inertias).
+void ls_joint_prepare_bodies_(ls_world *w, ls_joint *j);
+/// Most speed (m/s, rad/s) a joint row's position correction may ask for:
+/// bounds what a violated joint (a body teleported away, a restored state)
+/// adds, far above the steady-state bias of a loaded joint (< 1 m/s).
+#define LS_JOINT_MAX_BIAS LS_FX_INT(10)
+/// c * bias_rate clamped to +-LS_JOINT_MAX_BIAS.
+ls_fx ls_joint_bias_(ls_fx c, ls_fx bias_rate);
+/// c * bias_rate (componentwise) shortened to length LS_JOINT_MAX_BIAS if longer.
+ls_vec3 ls_joint_bias3_(ls_vec3 c, ls_fx bias_rate);
+/// The rows' softness: the world's joint softness with bias, rigid without (relax).
+ls_softness ls_joint_rigid_(const ls_step_ctx *ctx, bool use_bias);
+/// Current lever arm of body a's anchor (world frame, from the centre of mass).
+ls_vec3 ls_joint_arm_a_(const ls_world *w, const ls_joint *j);
+/// Current lever arm of body b's anchor.
+ls_vec3 ls_joint_arm_b_(const ls_world *w, const ls_joint *j);
+/// Current joint frame of body a in the world (x = axis).
+ls_quat ls_joint_frame_a_(const ls_world *w, const ls_joint *j);
+/// Current joint frame of body b in the world.
+ls_quat ls_joint_frame_b_(const ls_world *w, const ls_joint *j);
+/// Column k (0 = x, the axis) of a rotation: q applied to the unit vector e_k.
+ls_vec3 ls_joint_quat_axis_(ls_quat q, int k);
+/// Apply impulse p at the anchors (a loses, b gains) and the pure angular
+/// impulse l (a loses, b gains), to the bodies that move.
+void ls_joint_apply_(ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb, ls_vec3 p, ls_vec3 l);
+/// (wb - wa) . d: relative angular speed about d.
+ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d);
+/// vb + wb x rb - va - wa x ra: relative velocity of the anchors.
+ls_vec3 ls_joint_anchor_velocity_(const ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb);
+/// d . (vb - va) + (rb x d) . wb - (ra_d x d) . wa: speed along d of a linear
+/// row whose arm on body a is ra_d (ra, or ra + separation for a slider).
+ls_fx ls_joint_linear_speed_(const ls_world *w, const ls_joint *j, ls_vec3 ra_d, ls_vec3 rb,
+                             ls_vec3 d);
+/// Inverse of a symmetric positive-definite K (3x3, or 2x2 in the upper-left
+/// with k[2][2] set to 1); a K that is singular or whose inverse does not fit
+/// gets the inverse of its diagonal instead (each 1/k_ii, 0 where k_ii <= 0).
+ls_mat3 ls_joint_inverse_(ls_mat3 k);
+/// 1 / k for a scalar row's K (0 when k <= 0; saturates).
+ls_fx ls_joint_inverse1_(ls_fx k);
+/// K of the point constraint: (ma + mb) I - [ra]x Ia [ra]x - [rb]x Ib [rb]x.
+ls_mat3 ls_joint_point_k_(const ls_joint *j, ls_vec3 ra, ls_vec3 rb);
+/// d . (Ia + Ib) e, exactly summed.
+ls_fx ls_joint_angular_k_(const ls_joint *j, ls_vec3 d, ls_vec3 e);
+/// K of a linear row along d with arms ra_d, rb: ma + mb + angular terms.
+ls_fx ls_joint_linear_k_(const ls_joint *j, ls_vec3 ra_d, ls_vec3 rb, ls_vec3 d);
+/// The point constraint (ball, hinge, fixed, cone): one soft 3-row block
+/// solved with the inverse of its K at the current arms; accumulates into
+/// linear_impulse.
+void ls_joint_point_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
+/// Inverse of the angular block's K = Ia + Ib.
+ls_mat3 ls_joint_angular_block_mass_(const ls_joint *j);
+/// The 3 angular rows keeping the two joint frames aligned (fixed, prismatic),
+/// solved with angular_mass; accumulates into angular_impulse.
+void ls_joint_angular_block_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
+/// The relative rotation error of the two joint frames as a small-angle vector
+/// (world frame): 2 vec(qB conj(qA)) with the real part made >= 0.
+ls_vec3 ls_joint_rotation_error_(ls_quat fa, ls_quat fb);
+/// Angle of the relative rotation conj(fa) fb about the frame's x axis (its
+/// twist), rad in [-pi, pi].
+ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb);
+/// One-sided limit row on a scalar coordinate c (error c >= 0 allowed) with
+/// speed cdot and effective mass `mass`: returns the impulse to add to the
+/// accumulated `*acc` (kept >= 0). Speculative when c > 0.
+ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc, const ls_step_ctx *ctx,
+                          bool use_bias);
+/// Spring row: returns the impulse to add to *acc (soft, toward c = 0).
+ls_fx ls_joint_spring_row_(const ls_joint *j, ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc);
+/// Motor row: returns the impulse to add to *acc (clamped to +-max_motor * h).
+ls_fx ls_joint_motor_row_(const ls_joint *j, ls_fx cdot, ls_fx mass, ls_fx *acc,
+                          const ls_step_ctx *ctx);
+
+#endif

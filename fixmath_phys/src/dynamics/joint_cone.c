@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// Cone-twist joint (SPEC.md §23.7), for ragdoll shoulders and hips: the point
+// block plus two one-sided angular limits.
+//
+// Swing: the angle between the two bodies' twist axes a and b, theta =
+// atan2(|a x b|, a . b), kept <= cone; its row turns about n = (a x b)/|a x b|
+// (d theta/dt = (wb - wa) . n), and rests when the axes are (anti)parallel,
+// where n is undefined. Twist: the angle of the twist part of the relative
+// rotation conj(fa) fb about the axis (swing-twist decomposition), kept in
+// [lower, upper]; its row turns about the mean axis t = (a + b)/|a + b|.
+// Accumulated: swing in angular_impulse.x, twist in lower/upper_impulse.
+#include "joint.h"
+
+#define MIN_SINE 66 // |a x b| below 0.001: no swing direction
+
+typedef struct cone {
+    ls_quat fa, fb;
+    ls_vec3 n;   // swing direction (zero when undefined)
+    ls_vec3 t;   // twist direction
+    ls_fx swing; // theta
+} cone;
+
+static cone cone_of(const ls_world *w, const ls_joint *j)
+{
+    cone c;
+    c.fa = ls_joint_frame_a_(w, j);
+    c.fb = ls_joint_frame_b_(w, j);
+    ls_vec3 a = ls_joint_quat_axis_(c.fa, 0), b = ls_joint_quat_axis_(c.fb, 0);
+    ls_vec3 x = ls_vec3_cross(a, b);
+    ls_fx sine = ls_vec3_len(x);
+    c.swing = ls_fx_atan2(sine, ls_vec3_dot(a, b));
+    c.n = sine >= MIN_SINE ? ls_vec3_normalize(x, ls_vec3_zero()) : ls_vec3_zero();
+    c.t = ls_vec3_normalize(ls_vec3_add(a, b), a);
+    return c;
+}
+
+// Swing pushes b's axis back toward a's: an angular impulse -n on b.
+static ls_vec3 angular_total(const ls_joint *j, const cone *c)
+{
+    ls_vec3 l = ls_vec3_scale(c->n, ls_fx_neg(j->angular_impulse.x));
+    return ls_vec3_add(l, ls_vec3_scale(c->t, ls_fx_sub(j->lower_impulse, j->upper_impulse)));
+}
+
+static void warm_start(ls_world *w, ls_joint *j)
+{
+    cone c = cone_of(w, j);
+    ls_joint_apply_(w, j, ls_joint_arm_a_(w, j), ls_joint_arm_b_(w, j), j->linear_impulse,
+                    angular_total(j, &c));
+}
+
+static void apply_angular(ls_world *w, const ls_joint *j, ls_vec3 l)
+{
+    ls_vec3 zero = ls_vec3_zero();
+    ls_joint_apply_(w, j, zero, zero, zero, l);
+}
+
+static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
+{
+    cone c = cone_of(w, j);
+    if (c.n.x != 0 || c.n.y != 0 || c.n.z != 0) {
+        ls_fx mass = ls_joint_inverse1_(ls_joint_angular_k_(j, c.n, c.n));
+        ls_fx cdot = ls_fx_neg(ls_joint_angular_speed_(w, j, c.n));
+        ls_fx imp = ls_joint_limit_row_(ls_fx_sub(j->cone, c.swing), cdot, mass,
+                                        &j->angular_impulse.x, ctx, use_bias);
+        apply_angular(w, j, ls_vec3_scale(c.n, ls_fx_neg(imp)));
+    }
+    if (j->lower > -LS_FX_PI || j->upper < LS_FX_PI) {
+        ls_fx twist = ls_joint_twist_angle_(c.fa, c.fb);
+        ls_fx mass = ls_joint_inverse1_(ls_joint_angular_k_(j, c.t, c.t));
+        ls_fx cdot = ls_joint_angular_speed_(w, j, c.t);
+        ls_fx imp = ls_joint_limit_row_(ls_fx_sub(twist, j->lower), cdot, mass, &j->lower_impulse,
+                                        ctx, use_bias);
+        apply_angular(w, j, ls_vec3_scale(c.t, imp));
+        cdot = ls_fx_neg(ls_joint_angular_speed_(w, j, c.t));
+        imp = ls_joint_limit_row_(ls_fx_sub(j->upper, twist), cdot, mass, &j->upper_impulse, ctx,
+                                  use_bias);
+        apply_angular(w, j, ls_vec3_scale(c.t, ls_fx_neg(imp)));
+    }
+    ls_joint_point_solve_(w, j, ctx, use_bias);
+}
+
+static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
+{
+    cone c = cone_of(w, j);
+    *linear = j->linear_impulse;
+    *angular = angular_total(j, &c);
+}
+
+const ls_joint_kind ls_joint_cone_kind = {
+    .name = "cone",
+    .needs_axis = true,
+    .warm_start = warm_start,
+    .solve = solve,
+    .reaction = reaction,
+};

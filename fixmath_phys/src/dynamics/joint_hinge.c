@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// Hinge (revolute) joint (SPEC.md §23.3): the point block, two angular rows
+// keeping the axes aligned, and scalar rows about the axis for the spring,
+// motor and limits, solved in Box2D v3's order (spring, motor, limits,
+// alignment, point).
+//
+// Alignment rows: a = body a's axis, u and v body b's two frame directions
+// perpendicular to its axis. C = (a . u, a . v) vanishes when the axes agree;
+// dC/dt = (wb - wa) . (u x a) (and v), so the rows are angular rows along
+// u x a and v x a, a 2x2 block (K in the upper-left of a 3x3, built from the
+// current directions in each solve).
+#include "joint.h"
+
+// The current axis and alignment directions.
+typedef struct frames {
+    ls_quat fa, fb;
+    ls_vec3 axis;   // a's axis
+    ls_vec3 j0, j1; // u x a, v x a
+    ls_fx c0, c1;   // a . u, a . v
+} frames;
+
+static frames frames_of(const ls_world *w, const ls_joint *j)
+{
+    frames f;
+    f.fa = ls_joint_frame_a_(w, j);
+    f.fb = ls_joint_frame_b_(w, j);
+    f.axis = ls_joint_quat_axis_(f.fa, 0);
+    ls_vec3 u = ls_joint_quat_axis_(f.fb, 1), v = ls_joint_quat_axis_(f.fb, 2);
+    f.j0 = ls_vec3_cross(u, f.axis);
+    f.j1 = ls_vec3_cross(v, f.axis);
+    f.c0 = ls_vec3_dot(f.axis, u);
+    f.c1 = ls_vec3_dot(f.axis, v);
+    return f;
+}
+
+static void prepare(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
+{
+    (void)w;
+    (void)ctx;
+    if (!(j->flags & LS_JOINT_F_LIMIT)) {
+        j->lower_impulse = j->upper_impulse = 0;
+    }
+    if (!(j->flags & LS_JOINT_F_MOTOR)) {
+        j->motor_impulse = 0;
+    }
+    if (!(j->flags & LS_JOINT_F_SPRING)) {
+        j->spring_impulse = 0;
+    }
+}
+
+static ls_fx axial_impulse(const ls_joint *j)
+{
+    ls_fx s = ls_fx_add(j->spring_impulse, j->motor_impulse);
+    return ls_fx_add(s, ls_fx_sub(j->lower_impulse, j->upper_impulse));
+}
+
+static ls_vec3 angular_total(const ls_joint *j, const frames *f)
+{
+    ls_vec3 l = ls_vec3_add(ls_vec3_scale(f->j0, j->angular_impulse.x),
+                            ls_vec3_scale(f->j1, j->angular_impulse.y));
+    return ls_vec3_add(l, ls_vec3_scale(f->axis, axial_impulse(j)));
+}
+
+static void warm_start(ls_world *w, ls_joint *j)
+{
+    frames f = frames_of(w, j);
+    ls_joint_apply_(w, j, ls_joint_arm_a_(w, j), ls_joint_arm_b_(w, j), j->linear_impulse,
+                    angular_total(j, &f));
+}
+
+static void apply_axial(ls_world *w, const ls_joint *j, ls_vec3 axis, ls_fx impulse)
+{
+    ls_vec3 zero = ls_vec3_zero();
+    ls_joint_apply_(w, j, zero, zero, zero, ls_vec3_scale(axis, impulse));
+}
+
+static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
+{
+    frames f = frames_of(w, j);
+    bool limit = j->flags & LS_JOINT_F_LIMIT, spring = j->flags & LS_JOINT_F_SPRING;
+    ls_fx angle = limit || spring ? ls_joint_twist_angle_(f.fa, f.fb) : 0;
+    ls_fx axial_mass = ls_joint_inverse1_(ls_joint_angular_k_(j, f.axis, f.axis));
+    if (spring && j->spring_hertz > 0) {
+        ls_fx cdot = ls_joint_angular_speed_(w, j, f.axis);
+        ls_fx imp = ls_joint_spring_row_(j, angle, cdot, axial_mass, &j->spring_impulse);
+        apply_axial(w, j, f.axis, imp);
+    }
+    if (j->flags & LS_JOINT_F_MOTOR) {
+        ls_fx cdot = ls_joint_angular_speed_(w, j, f.axis);
+        ls_fx imp = ls_joint_motor_row_(j, cdot, axial_mass, &j->motor_impulse, ctx);
+        apply_axial(w, j, f.axis, imp);
+    }
+    if (limit) {
+        ls_fx cdot = ls_joint_angular_speed_(w, j, f.axis);
+        ls_fx imp = ls_joint_limit_row_(ls_fx_sub(angle, j->lower), cdot, axial_mass,
+                                        &j->lower_impulse, ctx, use_bias);
+        apply_axial(w, j, f.axis, imp);
+        cdot = ls_fx_neg(ls_joint_angular_speed_(w, j, f.axis));
+        imp = ls_joint_limit_row_(ls_fx_sub(j->upper, angle), cdot, axial_mass, &j->upper_impulse,
+                                  ctx, use_bias);
+        apply_axial(w, j, f.axis, ls_fx_neg(imp));
+    }
+    // Alignment: two rows solved together.
+    ls_softness s = ls_joint_rigid_(ctx, use_bias);
+    ls_vec3 rhs =
+        ls_vec3_make(ls_joint_angular_speed_(w, j, f.j0), ls_joint_angular_speed_(w, j, f.j1), 0);
+    if (use_bias) {
+        ls_vec3 bias = ls_joint_bias3_(ls_vec3_make(f.c0, f.c1, 0), s.bias_rate);
+        rhs.x = ls_fx_add(rhs.x, bias.x);
+        rhs.y = ls_fx_add(rhs.y, bias.y);
+    }
+    ls_fx k01 = ls_joint_angular_k_(j, f.j0, f.j1);
+    ls_mat3 k = {{ls_vec3_make(ls_joint_angular_k_(j, f.j0, f.j0), k01, 0),
+                  ls_vec3_make(k01, ls_joint_angular_k_(j, f.j1, f.j1), 0),
+                  ls_vec3_make(0, 0, LS_FX_ONE)}};
+    ls_vec3 x = ls_mat3_mul_vec(ls_joint_inverse_(k), rhs);
+    ls_vec3 imp = ls_vec3_neg(ls_vec3_add(ls_vec3_scale(x, s.mass_scale),
+                                          ls_vec3_scale(j->angular_impulse, s.impulse_scale)));
+    imp.z = 0;
+    j->angular_impulse = ls_vec3_add(j->angular_impulse, imp);
+    ls_vec3 zero = ls_vec3_zero();
+    ls_joint_apply_(w, j, zero, zero, zero,
+                    ls_vec3_add(ls_vec3_scale(f.j0, imp.x), ls_vec3_scale(f.j1, imp.y)));
+    ls_joint_point_solve_(w, j, ctx, use_bias);
+}
+
+static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
+{
+    frames f = frames_of(w, j);
+    *linear = j->linear_impulse;
+    *angular = angular_total(j, &f);
+}
+
+const ls_joint_kind ls_joint_hinge_kind = {
+    .name = "hinge",
+    .needs_axis = true,
+    .has_limit = true,
+    .has_motor = true,
+    .has_spring = true,
+    .prepare = prepare,
+    .warm_start = warm_start,
+    .solve = solve,
+    .reaction = reaction,
+};
