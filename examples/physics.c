@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The smallest physics program: a ground plane, a stack of three boxes, a
-// ball thrown at it and a compound body (a box with a pyramid-shaped convex
-// hull on top) dropped next to it; 3 seconds at 60 Hz, then where everything
-// ended up and the checksum every machine computes for that state.
+// ball thrown at it, a compound body (a box with a pyramid-shaped convex hull
+// on top) dropped next to it and a door on a motorised hinge; 3 seconds at
+// 60 Hz, then where everything ended up and the checksum every machine
+// computes for that state.
 //
 //     cc physics.c $(pkg-config --cflags --libs lockstep) -o physics
 #include <ls/world.h>
 
 #include <ls/fx_text.h>
 #include <ls/hull.h>
+#include <ls/joint.h>
 #include <stdio.h>
 
 static ls_body_id add(ls_world *w, ls_body_def *def)
@@ -77,6 +79,36 @@ int main(void)
     ls_body_id m = add(w, &mallet);
     ls_hull_destroy(pyramid);
 
+    // A door: a plank hinged to a static post about +y, driven open by a
+    // motor until its 90 degree limit stops it (SPEC.md section 23).
+    ls_body_def post = ls_default_body_def();
+    post.type = LS_BODY_STATIC;
+    post.shape.half_extents = ls_vec3_make(LS_FX_ONE / 10, LS_FX_ONE, LS_FX_ONE / 10);
+    post.position = ls_vec3_make(0, LS_FX_ONE, ls_fx_from_int(-4));
+    ls_body_id post_id = add(w, &post);
+    ls_body_def door = ls_default_body_def();
+    door.shape.half_extents = ls_vec3_make(LS_FX_ONE / 2, 58982, LS_FX_ONE / 16); // 0.9 m high
+    door.shape.density = ls_fx_from_int(500);
+    door.position = ls_vec3_make(39322, LS_FX_ONE, ls_fx_from_int(-4)); // x 0.6
+    ls_body_id door_id = add(w, &door);
+    ls_joint_def hinge = ls_default_joint_def();
+    hinge.type = LS_JOINT_HINGE;
+    hinge.body_a = post_id;
+    hinge.body_b = door_id;
+    hinge.anchor = ls_vec3_make(LS_FX_ONE / 10, LS_FX_ONE, ls_fx_from_int(-4));
+    hinge.axis = ls_vec3_make(0, LS_FX_ONE, 0);
+    hinge.enable_limit = true;
+    hinge.lower = 0;
+    hinge.upper = 102944; // pi/2
+    hinge.enable_motor = true;
+    hinge.motor_speed = LS_FX_ONE; // 1 rad/s
+    hinge.max_motor_torque = ls_fx_from_int(50);
+    ls_joint_id hinge_id = ls_joint_create(w, &hinge, &err);
+    if (hinge_id.index1 == 0) {
+        fprintf(stderr, "physics: joint refused: %s (field %s)\n", err.message, err.field);
+        return 1;
+    }
+
     for (int t = 0; t < 180; t++) {
         ls_world_step(w);
     }
@@ -94,6 +126,9 @@ int main(void)
     char my[LS_FX_TEXT_MAX];
     ls_fx_format(ls_body_position(w, m).y, my);
     printf("compound (%u shapes) centre of mass at y %s\n", ls_body_shape_count(w, m), my);
+    char angle[LS_FX_TEXT_MAX];
+    ls_fx_format(ls_joint_hinge_angle(w, hinge_id), angle);
+    printf("door open %s rad (limit 1.5708)\n", angle);
     printf("tick %u checksum %016llx\n", ls_world_tick(w),
            (unsigned long long)ls_world_checksum(w));
     ls_world_destroy(w);

@@ -24,5 +24,7 @@ pictures: $(TOOL)
 	  --out $(PICTURES_DIR)/compound_stairs.png
 	$(TOOL) render tools/scenes/mesh_terrain.scene --tick 150 --camera -13,9,11,-6,2,0 --contacts \
 	  --out $(PICTURES_DIR)/mesh_terrain.png
+	$(TOOL) render tools/scenes/ragdolls.scene --tick 150 --camera 9,9,12,-1,2,0 --out $(PICTURES_DIR)/ragdolls.png
+	$(TOOL) render tools/scenes/falling_hinges.scene --tick 120 --out $(PICTURES_DIR)/falling_hinges.png
 	$(TOOL) render $(PICTURES_REPLAY) --frames 0:1200:400 --size 320x200 --camera 0,17,21,0,0,0 \
 	  --out $(PICTURES_DIR)/arena.png

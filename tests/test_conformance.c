@@ -67,11 +67,11 @@ static ls_replay_recorder *conf_recorder(const char *path, const ls_replay_recor
 
 // ---- snapshot layout (SPEC §13) ----
 
-#define HEADER_WORDS  21                           // magic .. overflow generation
-#define SLOT_WORDS    40                           // body fields + next-free link
-#define SHAPE_WORDS   27                           // shape fields + next-free link
-#define CONTACT_WORDS 39                           // shape a, b, child, normal, count, 4 x 8
-#define JOINT_HEADER  12                           // bytes: joint_high, joint_count, free head
+#define HEADER_WORDS  21 // magic .. overflow generation
+#define SLOT_WORDS    40 // body fields + next-free link
+#define SHAPE_WORDS   27 // shape fields + next-free link
+#define CONTACT_WORDS 64 // shape a, b, child, normal, count, 4 x (8 + 6 anchor words), anchored
+#define JOINT_HEADER  12 // bytes: joint_high, joint_count, free head
 #define RNG_STREAM    UINT64_C(0x6c6f636b73746570) // "lockstep"
 
 // Word indices of the header.
@@ -444,7 +444,7 @@ Test(conformance, scene_quaternions_are_normalised_at_creation)
 // ---- 5. snapshot sizes, header, overflow record ----
 
 // SPEC §13: header 21 words, 40 words per body slot [0, body_high), 27 per
-// shape slot [0, shape_high), 39 per contact, then the joint section (3 words
+// shape slot [0, shape_high), 64 per contact, then the joint section (3 words
 // and 47 per joint slot; SPEC §13); default max_bodies 4096;
 // golden sizes and checksums of six_box_tower.
 Test(conformance, snapshot_sizes_of_six_box_tower)
@@ -483,7 +483,7 @@ Test(conformance, snapshot_sizes_of_six_box_tower)
     s = snapshot(w, &n);
     uint32_t contacts = word(s, W_CONTACT_COUNT);
     cr_assert_eq(contacts, 6, "plane-box and five box-box contacts");
-    cr_assert_eq(n, 84 + 7 * 160 + 7 * 108 + 6 * 156 + JOINT_HEADER);
+    cr_assert_eq(n, 84 + 7 * 160 + 7 * 108 + 6 * 256 + JOINT_HEADER);
     cr_assert_eq(word(s, W_TICK), 60);
     for (uint32_t c = 0; c < contacts; c++) {
         size_t at = contact_word_index(s, c, 0);
@@ -497,9 +497,9 @@ Test(conformance, snapshot_sizes_of_six_box_tower)
     }
     cr_assert_eq(ls_world_checksum(w), checksum_from_snapshot(s));
     // = tools/crosscheck/goldens/six_box_tower.sum, tick 60
-    cr_assert_eq(ls_world_checksum(w), UINT64_C(0x576aae8c876195e8), "golden: %016llx",
+    cr_assert_eq(ls_world_checksum(w), UINT64_C(0xe57322f71762f8f6), "golden: %016llx",
                  (unsigned long long)ls_world_checksum(w));
-    cr_assert_eq(ls_hash64(s, n), UINT64_C(0x2f0fd911143ee623), "golden bytes: %016llx",
+    cr_assert_eq(ls_hash64(s, n), UINT64_C(0x7774e9060c2b040e), "golden bytes: %016llx",
                  (unsigned long long)ls_hash64(s, n));
     free(s);
     ls_world_destroy(w);
@@ -514,7 +514,7 @@ Test(conformance, snapshot_sizes_of_six_box_tower)
     }
     s = snapshot(w, &n);
     cr_assert_eq(word(s, W_CONTACT_COUNT), 1);
-    cr_assert_eq(n, 84 + 2 * 160 + 2 * 108 + 156 + JOINT_HEADER);
+    cr_assert_eq(n, 84 + 2 * 160 + 2 * 108 + 256 + JOINT_HEADER);
     size_t at = contact_word_index(s, 0, 0);
     cr_assert_eq(word(s, at + 6), 1, "a sphere on a plane: one point");
     cr_assert_neq(word(s, at + 7 + 5), 0, "point 0 carries a normal impulse");

@@ -18,14 +18,28 @@ typedef struct golden {
 } golden;
 
 static golden goldens[] = {
-    {"arena", 0xe7d6df040750efe3ull},         {"catapult", 0x2672844c4d652576ull},
-    {"ccd", 0xc2896dc3900aecbfull},           {"compound_stairs", 0x7f9d8c56487c3dc1ull},
-    {"dominoes", 0x6671574379d12df5ull},      {"hull_pile", 0x0f1a0e84b71ca894ull},
-    {"mesh_terrain", 0x41b05489af1551cdull},  {"pile_1000", 0x3466a0ea7e85e43aull},
-    {"pyramid", 0x4a66ecea115f8a79ull},       {"rain_2000", 0xae3c794551439eccull},
-    {"six_box_tower", 0xcc84b38901a95fd5ull}, {"slope", 0x4a21c3f67035a572ull},
-    {"sphere_bounce", 0xb29e1bcbb4e17577ull}, {"tower_struck", 0xbdadf8785dc7fbffull},
-    {"two_ramps", 0x61a1148262a88819ull},
+    {"arena", 0xe7d6df040750efe3ull},
+    {"catapult", 0x727d7822ab49a868ull},
+    {"ccd", 0x8a454c29f8dc42bcull},
+    {"chain_50", 0xd54f83e95f7bce5full},
+    {"compound_stairs", 0x12ed4aa9eb632709ull},
+    {"dominoes", 0x73ca022b307f10b9ull},
+    {"falling_hinges", 0xed192a97ea8899deull},
+    {"heavy_light", 0x6b149b17e9a2434cull},
+    {"hull_pile", 0xb518212a1c11905bull},
+    {"mesh_terrain", 0xa19e9c76730651e0ull},
+    {"pile_1000", 0x7fa9459c8b705d07ull},
+    {"pyramid", 0x5631cfe2cf64791full},
+    {"ragdolls", 0x262aa09090137f62ull},
+    {"rain_2000", 0x13a3c2588085f57dull},
+    {"rope_bridge", 0xc3b64c5e0dd538ccull},
+    {"six_box_tower", 0x64f20720157d402dull},
+    {"slope", 0x58cbac8d3f4606ceull},
+    {"sphere_bounce", 0xb3f02259687672c6ull},
+    {"spinner", 0x5eb4a6822025d8c2ull},
+    {"tower_imperfect", 0x00afe88ae528fc29ull},
+    {"tower_struck", 0x91afad4f5f9ca72aull},
+    {"two_ramps", 0xeb54631d3d7652fdull},
 };
 
 ParameterizedTestParameters(goldens, shipped_scene_ends_on_its_golden_checksum)

@@ -931,9 +931,11 @@ static void snapshot_round_trip(const char *path, uint32_t last)
 // The scenes of tools/scenes, each its own test so -j2 runs them side by side;
 // shipped_scenes_are_all_listed fails when a new scene is not in this list.
 static const char *const SHIPPED[] = {
-    "arena",         "catapult",     "ccd",           "compound_stairs", "dominoes",
-    "hull_pile",     "mesh_terrain", "pile_1000",     "pyramid",         "rain_2000",
-    "six_box_tower", "slope",        "sphere_bounce", "tower_struck",    "two_ramps",
+    "arena",         "catapult",        "ccd",           "compound_stairs", "dominoes",
+    "hull_pile",     "mesh_terrain",    "pile_1000",     "pyramid",         "rain_2000",
+    "six_box_tower", "slope",           "sphere_bounce", "tower_struck",    "two_ramps",
+    "chain_50",      "falling_hinges",  "heavy_light",   "ragdolls",        "rope_bridge",
+    "spinner",       "tower_imperfect",
 };
 
 Test(shapes, snapshot_shipped_scenes_are_all_listed)
@@ -988,6 +990,15 @@ SNAPSHOT_TEST(slope, 0)
 SNAPSHOT_TEST(sphere_bounce, 0)
 SNAPSHOT_TEST(tower_struck, 0)
 SNAPSHOT_TEST(two_ramps, 0)
+// Solver v2 scenes: joints (their impulses, frames and limits) and friction
+// anchors must round-trip too.
+SNAPSHOT_TEST(chain_50, 0)
+SNAPSHOT_TEST(falling_hinges, 0)
+SNAPSHOT_TEST(heavy_light, 0)
+SNAPSHOT_TEST(ragdolls, BIG_SCENE_LAST)
+SNAPSHOT_TEST(rope_bridge, 0)
+SNAPSHOT_TEST(spinner, BIG_SCENE_LAST)
+SNAPSHOT_TEST(tower_imperfect, 0)
 
 Test(shapes, snapshot_every_shape_kind)
 {

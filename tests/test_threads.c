@@ -174,22 +174,40 @@ Test(threads, two_worlds_on_two_threads_each_with_two_workers)
 }
 
 // ---------------------------------------------------------------------------
-// A game's task system: runs half of each task on its own thread (worker 1)
-// and half inline (worker 0), or every item inline backwards (returning NULL).
+// A game's task system: one thread of its own (worker 1) that takes the upper
+// half of a task while the caller runs the lower half (worker 0); every third
+// task instead runs inline, item by item backwards, and returns NULL.
 
 typedef struct game_tasks {
-    uint32_t enqueued, finished, inline_only;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
     pthread_t thread;
-    ls_task_fn *task;
+    ls_task_fn *task; // the half given to the game thread (NULL: none)
     void *data;
     uint32_t start, end;
-    bool busy;
+    bool busy, quit;
+    uint32_t enqueued, finished, inline_only;
 } game_tasks;
 
 static void *game_thread(void *arg)
 {
     game_tasks *g = arg;
-    g->task(g->start, g->end, 1, g->data);
+    pthread_mutex_lock(&g->mu);
+    for (;;) {
+        while (!g->task && !g->quit) {
+            pthread_cond_wait(&g->cv, &g->mu);
+        }
+        if (g->quit) {
+            break;
+        }
+        pthread_mutex_unlock(&g->mu);
+        g->task(g->start, g->end, 1, g->data);
+        pthread_mutex_lock(&g->mu);
+        g->task = NULL;
+        g->busy = false;
+        pthread_cond_broadcast(&g->cv);
+    }
+    pthread_mutex_unlock(&g->mu);
     return NULL;
 }
 
@@ -208,9 +226,14 @@ static void *game_enqueue(ls_task_fn *task, uint32_t count, uint32_t min_range, 
         return NULL;
     }
     uint32_t half = count / 2;
-    *g = (game_tasks){g->enqueued, g->finished, g->inline_only, g->thread, task,
-                      data,        half,        count,          true};
-    cr_assert_eq(pthread_create(&g->thread, NULL, game_thread, g), 0);
+    pthread_mutex_lock(&g->mu);
+    g->data = data;
+    g->start = half;
+    g->end = count;
+    g->busy = true;
+    g->task = task;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
     task(0, half, 0, data);
     return g;
 }
@@ -219,8 +242,11 @@ static void game_finish(void *task, void *context)
 {
     game_tasks *g = context;
     cr_assert_eq(task, g);
-    pthread_join(g->thread, NULL);
-    g->busy = false;
+    pthread_mutex_lock(&g->mu);
+    while (g->busy) {
+        pthread_cond_wait(&g->cv, &g->mu);
+    }
+    pthread_mutex_unlock(&g->mu);
     g->finished++;
 }
 
@@ -231,6 +257,9 @@ Test(threads, a_games_task_system_gives_the_same_results)
     cr_assert_eq(ls_scene_load("tools/scenes/pyramid.scene", &s, &err), LS_OK, "%s", err.message);
     ls_world *ref = instantiate(&s, 1);
     static game_tasks g;
+    pthread_mutex_init(&g.mu, NULL);
+    pthread_cond_init(&g.cv, NULL);
+    cr_assert_eq(pthread_create(&g.thread, NULL, game_thread, &g), 0);
     ls_scene copy = s;
     copy.world.worker_count = 2;
     copy.world.enqueue_task = game_enqueue;
@@ -238,7 +267,7 @@ Test(threads, a_games_task_system_gives_the_same_results)
     copy.world.task_context = &g;
     ls_world *w = ls_scene_instantiate(&copy, &err);
     cr_assert_not_null(w, "%s", err.message);
-    for (uint32_t t = 0; t < 120; t++) {
+    for (uint32_t t = 0; t < 60; t++) {
         ls_world_step(ref);
         ls_world_step(w);
         cr_assert_eq(ls_world_checksum(w), ls_world_checksum(ref), "tick %u", t + 1);
@@ -246,6 +275,11 @@ Test(threads, a_games_task_system_gives_the_same_results)
     cr_assert_gt(g.enqueued, 0u, "the game's task system was used");
     cr_assert_gt(g.inline_only, 0u);
     cr_assert_eq(g.finished + g.inline_only, g.enqueued);
+    pthread_mutex_lock(&g.mu);
+    g.quit = true;
+    pthread_cond_broadcast(&g.cv);
+    pthread_mutex_unlock(&g.mu);
+    pthread_join(g.thread, NULL);
     ls_world_destroy(w);
     ls_world_destroy(ref);
     ls_scene_free(&s);

@@ -2,7 +2,11 @@
 // Constraint graph colouring (graph.c): constraints of one colour share no
 // moving body, so a colour can be solved in parallel with the same bits as
 // serially. Colours are assigned greedily in constraint order (joints in slot
-// order, then contacts in contact order), so they depend only on ids.
+// order, then contacts in contact order), so they depend only on ids: a
+// constraint between two moving bodies takes the lowest free colour below
+// LS_GRAPH_MAX_COLOURS - 4, one with a single moving body the highest free
+// colour from the top (so it is solved last in a sweep, as in Box2D), and
+// empty colours are dropped (graph.c, SPEC.md §11.1).
 #ifndef LS_GRAPH_H
 #define LS_GRAPH_H
 

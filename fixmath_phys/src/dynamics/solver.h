@@ -34,14 +34,14 @@ ls_softness ls_softness_make_(ls_fx hertz, ls_fx zeta, ls_fx h);
 
 /// What every constraint needs to know about this tick.
 typedef struct ls_step_ctx {
-    ls_fx dt;               ///< tick, s
-    ls_fx h;                ///< sub-step, s
-    ls_fx inv_h;            ///< 1/h
-    uint32_t substeps;      ///< sub-steps per tick
-    ls_softness contact;    ///< contacts between two moving bodies
+    ls_fx dt;                   ///< tick, s
+    ls_fx h;                    ///< sub-step, s
+    ls_fx inv_h;                ///< 1/h
+    uint32_t substeps;          ///< sub-steps per tick
+    ls_softness contact;        ///< contacts between two moving bodies
     ls_softness contact_static; ///< contacts against a body that does not move (stiffer)
-    ls_softness joint;      ///< rigid joint rows (world joint_hertz, joint_damping_ratio)
-    ls_fx max_push;         ///< most separation speed position correction may add, m/s
+    ls_softness joint;          ///< rigid joint rows (world joint_hertz, joint_damping_ratio)
+    ls_fx max_push;             ///< most separation speed position correction may add, m/s
 } ls_step_ctx;
 
 /// True when a body's velocity is solved this tick (dynamic and awake).

@@ -37,7 +37,7 @@ const char *ls_game_fingerprint(void)
     // Everything a replay's bits depend on: number format, libfixmath build,
     // checksum definition, snapshot layout (keyframes) and the game rules.
     return "fx=Q16.16;libfixmath=0~20220222,no-FIXMATH-defines;checksum=xxh3-64,SPEC-8+12;"
-           "snapshot=LSSN-1;game=push-20N-v1";
+           "snapshot=LSSN-3;physics=solver-v2;game=push-20N-v1";
 }
 
 uint64_t ls_game_tick(ls_world *w, const ls_scene *scene, const uint8_t *inputs, uint32_t players,
