@@ -516,8 +516,15 @@ static void integrate_velocity(const ls_world *w, const ls_step_ctx *ctx, ls_bod
 // Q4.28 and rounded once, at the normalisation.
 static ls_quat integrate_q(ls_quat q, ls_vec3 w, ls_fx h)
 {
-    int64_t tx = (int64_t)w.x * h, ty = (int64_t)w.y * h, tz = (int64_t)w.z * h; // Q32, < 2^32
-    // (t, 0) q in Q48 (each product < 2^48, sums < 2^50), halved, plus q.
+    // Each component within +-128 rad/s (dynamic bodies are clamped to that
+    // speed already; a kinematic body from a stranger's snapshot may not be):
+    // then |w h| < 7.4 rad even at 30 Hz with one sub-step, so |c| < 2^30.3
+    // below and the sum of squares fits 64 bits.
+    w = ls_vec3_make(ls_fx_clamp(w.x, -LS_FX_INT(128), LS_FX_INT(128)),
+                     ls_fx_clamp(w.y, -LS_FX_INT(128), LS_FX_INT(128)),
+                     ls_fx_clamp(w.z, -LS_FX_INT(128), LS_FX_INT(128)));
+    int64_t tx = (int64_t)w.x * h, ty = (int64_t)w.y * h, tz = (int64_t)w.z * h; // Q32, < 2^34
+    // (t, 0) q in Q48 (each product < 2^50, sums < 2^52), halved, plus q.
     int64_t c[4];
     c[0] = (((tx * q.w + ty * q.z - tz * q.y) >> 1) + ((int64_t)q.x * ((int64_t)1 << 32))) >> 20;
     c[1] = (((ty * q.w + tz * q.x - tx * q.z) >> 1) + ((int64_t)q.y * ((int64_t)1 << 32))) >> 20;
@@ -525,7 +532,7 @@ static ls_quat integrate_q(ls_quat q, ls_vec3 w, ls_fx h)
     c[3] = ((-(tx * q.x + ty * q.y + tz * q.z) >> 1) + ((int64_t)q.w * ((int64_t)1 << 32))) >> 20;
     uint64_t sum = 0;
     for (int i = 0; i < 4; i++) {
-        sum += (uint64_t)(c[i] * c[i]); // |c| < 2^30: each < 2^60, sum < 2^62
+        sum += (uint64_t)(c[i] * c[i]); // |c| < 2^30.3: each < 2^60.6, sum < 2^62.6
     }
     int64_t len = (int64_t)ls_isqrt64(sum);
     if (len == 0) {
