@@ -21,7 +21,7 @@ static golden goldens[] = {
     {"arena", 0xe7d6df040750efe3ull},
     {"catapult", 0x727d7822ab49a868ull},
     {"ccd", 0x8a454c29f8dc42bcull},
-    {"chain_50", 0xd54f83e95f7bce5full},
+    {"chain_50", 0x83c93a3652fa1211ull},
     {"compound_stairs", 0x12ed4aa9eb632709ull},
     {"dominoes", 0x73ca022b307f10b9ull},
     {"falling_hinges", 0xed192a97ea8899deull},

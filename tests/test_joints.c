@@ -851,3 +851,30 @@ Test(joints, scene_errors_name_line_and_column)
     cr_assert(strstr(err.message, "joint 1: angle outside -pi..pi rad") != NULL, "%s", err.message);
     ls_scene_free(&s);
 }
+
+// Regression: the label array was sized to the body capacity when the first
+// label was stored and never grown, so a labelled body followed by many more
+// bodies made lookups and ls_scene_free read past its end (found by the bench
+// scenes; ASan in `make asan` catches a return of it).
+Test(joints, labels_survive_many_bodies_after_the_first_label)
+{
+    static char text[16384];
+    size_t n = (size_t)snprintf(text, sizeof text,
+                                "world\nbody static plane normal 0 1 0 d 0 label ground\n");
+    for (int i = 1; i <= 150; i++) {
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "body dynamic sphere radius 0.2 pos %d 1 0\n", i);
+    }
+    n += (size_t)snprintf(text + n, sizeof text - n,
+                          "body dynamic box pos 0 5 0 label last\n"
+                          "joint ball ground last anchor 0 6 0\n");
+    ls_scene s;
+    ls_error err;
+    cr_assert_eq(ls_scene_parse(text, n, &s, &err), LS_OK, "%u:%u %s", err.line, err.column,
+                 err.message);
+    cr_assert_eq(s.body_count, 152u);
+    cr_assert_eq(s.joint_count, 1u);
+    cr_assert_str_eq(s.body_label[151], "last");
+    cr_assert_null(s.body_label[100]);
+    ls_scene_free(&s);
+}

@@ -685,10 +685,12 @@ static ls_result read_label(parser *ps, const ls_scene *s)
     return LS_OK;
 }
 
-// Stores the label of the body just added (body index count - 1).
+// Stores the label of the body just added (body index count - 1). Called for
+// every body: once any body has a label the array grows with the bodies, so
+// every reader may index it by any body index below body_count.
 static ls_result store_label(parser *ps, ls_scene *s, uint32_t cap)
 {
-    if (ps->label[0] == '\0') {
+    if (ps->label[0] == '\0' && !s->body_label) {
         return LS_OK;
     }
     if (ps->label_cap < cap) {
@@ -699,6 +701,9 @@ static ls_result store_label(parser *ps, ls_scene *s, uint32_t cap)
         memset(n + ps->label_cap, 0, (cap - ps->label_cap) * sizeof *n);
         s->body_label = n;
         ps->label_cap = cap;
+    }
+    if (ps->label[0] == '\0') {
+        return LS_OK;
     }
     size_t len = strlen(ps->label) + 1;
     char *copy = malloc(len);
