@@ -233,7 +233,7 @@ static bool vec_in(ls_vec3 v, ls_fx range, const char *field, const char *what, 
     const ls_fx c[3] = {v.x, v.y, v.z};
     for (int k = 0; k < 3; k++) {
         if (!in(c[k], -range, range)) {
-            char name[LS_ERROR_FIELD_MAX], text[96];
+            char name[LS_ERROR_FIELD_MAX], text[LS_ERROR_FIELD_MAX + 160];
             snprintf(name, sizeof name, "%s.%c", field, 'x' + k);
             snprintf(text, sizeof text, "%s.%c %s", field, 'x' + k, what);
             return refuse(err, LS_ERR_OUT_OF_RANGE, name, text, true, c[k]);

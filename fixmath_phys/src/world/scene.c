@@ -100,7 +100,7 @@ static ls_result read_fx(parser *ps, const char *name, ls_fx *out)
     }
     ls_result r = ls_fx_parse(tok, out, &end);
     if (r == LS_ERR_OUT_OF_RANGE) {
-        char what[LS_ERROR_MESSAGE_MAX / 2];
+        char what[LS_ERROR_MESSAGE_MAX / 2 + 64]; // room for any name and token
         snprintf(what, sizeof what, "%s (got %s; Q16.16 holds -32768..32767.99998)", name, tok);
         return fail_at(ps, where, "number out of range for", what);
     }
