@@ -158,8 +158,8 @@ FIXMATH_INCDIR := $(shell echo '\#include <libfixmath/fix16.h>' | $(CC) -E -x c 
   sed -n 's|^\# [0-9]* "\(.*\)/libfixmath/fix16.h".*|\1|p' | head -1)
 
 # `make install-lib`: headers, static and shared library, lockstep.pc. Needs
-# only what the library needs (libfixmath-dev, libxxhash-dev, libsodium-dev),
-# not the CLI's libuv or libpng. `make install` adds the CLI and its scenes.
+# only what the library needs (libfixmath-dev, libxxhash-dev, libsodium-dev,
+# libuv1-dev for the transport), not the CLI's libpng. `make install` adds the CLI and its scenes.
 .PHONY: install-lib
 install-lib: $(LIB_A) $(LIB_SO)
 	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(PREFIX)/lib/pkgconfig
@@ -169,7 +169,7 @@ install-lib: $(LIB_A) $(LIB_SO)
 	install -m 755 $(LIB_SO_REAL) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(notdir $(LIB_SO_REAL)) $(DESTDIR)$(PREFIX)/lib/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(PREFIX)/lib/liblockstep.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LS_VERSION)|' -e 's|@REQUIRES_PRIVATE@|libsodium|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LS_VERSION)|' -e 's|@REQUIRES_PRIVATE@|libsodium libuv|' \
 	  -e 's|@FIXMATH_CFLAGS@|$(if $(FIXMATH_INCDIR),-I$(FIXMATH_INCDIR))|' \
 	  tools/lockstep.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/lockstep.pc
 

@@ -6,11 +6,13 @@
 // sends what it produces. Every peer prints the same final checksum.
 //
 //     cc lockstep_client.c $(pkg-config --cflags --libs lockstep) -o lockstep_client
-//     lockstep relay --slots 2 --ticks 300        # prints the port and a token per slot
-//     ./lockstep_client 127.0.0.1 PORT 1 0 TOKEN0 arena.scene &
-//     ./lockstep_client 127.0.0.1 PORT 1 1 TOKEN1 arena.scene
+//     lockstep relay --slots 2 --ticks 300 --credentials .   # prints the port; one
+//                                                             # credential file per slot
+//     ./lockstep_client 127.0.0.1 PORT session-1-slot-0.cred arena.scene &
+//     ./lockstep_client 127.0.0.1 PORT session-1-slot-1.cred arena.scene
 #define _POSIX_C_SOURCE 200809L
 #include <ls/game.h>
+#include <ls/net_auth.h>
 #include <ls/net_peer.h>
 #include <ls/scene.h>
 
@@ -66,26 +68,22 @@ static uint64_t now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 int main(int argc, char **argv)
 {
-    if (argc != 7 || strlen(argv[5]) != 2 * LS_NET_TOKEN_SIZE) {
-        fprintf(stderr, "usage: lockstep_client RELAY_IP PORT SESSION SLOT TOKEN SCENE\n");
+    if (argc != 5) {
+        fprintf(stderr, "usage: lockstep_client RELAY_IP PORT CREDENTIAL_FILE SCENE\n");
         return 2;
     }
+    // The slot's credential (session, slot, secret key): it never goes on the wire.
     ls_peer_def pd = ls_default_peer_def();
-    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) { // token text = wire bytes in order
-        int hi = hexval(argv[5][2 * i]), lo = hexval(argv[5][2 * i + 1]);
-        if (hi < 0 || lo < 0) {
-            fprintf(stderr, "lockstep_client: TOKEN must be 32 lowercase hex digits\n");
-            return 2;
-        }
-        pd.token[i] = (uint8_t)(hi * 16 + lo);
+    ls_net_credential cred;
+    ls_error err;
+    if (ls_net_credential_read(argv[3], &cred, &err) != LS_OK ||
+        ls_peer_def_set_credential(&pd, &cred) != LS_OK) {
+        fprintf(stderr, "lockstep_client: %s: %s\n", argv[3], err.message);
+        return 2;
     }
+    ls_net_credential_wipe(&cred);
     struct sockaddr_in relay;
     memset(&relay, 0, sizeof relay);
     relay.sin_family = AF_INET;
@@ -97,19 +95,16 @@ int main(int argc, char **argv)
 
     game g;
     memset(&g, 0, sizeof g);
-    ls_error err;
-    if (ls_scene_load(argv[6], &g.scene, &err) != LS_OK ||
+    if (ls_scene_load(argv[4], &g.scene, &err) != LS_OK ||
         !(g.world = ls_scene_instantiate(&g.scene, &err))) {
         char line[LS_ERROR_PATH_MAX + LS_ERROR_MESSAGE_MAX + 8];
         ls_error_format(&err, line, sizeof line);
         fprintf(stderr, "lockstep_client: %s\n", line);
         return 1;
     }
-    g.slot = (uint32_t)atoi(argv[4]);
+    g.slot = pd.slot;
     ls_input_script_init(&g.script, 1, LS_SCENE_MAX_PLAYERS);
 
-    pd.session = (uint32_t)atoi(argv[3]);
-    pd.slot = g.slot;
     pd.relay.family = 4;
     memcpy(pd.relay.ip, &relay.sin_addr, 4);
     pd.relay.port = ntohs(relay.sin_port);

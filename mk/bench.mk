@@ -24,10 +24,13 @@ BENCH_SCENES  ?= tools/scenes/pyramid.scene tools/scenes/pile_1000.scene \
 # Our engine runs every scene with 1 worker ("ours") and with each count here
 # ("ours_Nw"); the peers run single-threaded.
 BENCH_THREADS ?= 2
-BENCH_SECTIONS := bench-physics bench-fx bench-snapshot $(BENCH_SECTIONS)
+BENCH_SECTIONS := bench-physics bench-fx bench-snapshot bench-cloth $(BENCH_SECTIONS)
 # number:target:title, in output order.
 BENCH_ORDER = 1:bench-physics:physics 2:bench-fx:fixed-point 3:bench-snapshot:snapshot \
-              4:bench-replay:replay 5:bench-net:relay
+              4:bench-replay:replay 5:bench-net:relay 6:bench-viewer:viewer 7:bench-cloth:cloth
+# 7. The Verlet cloth (issue 14) against Bullet's btSoftBody on the same scene
+# file: a 64 x 64 cloth (bench only, tools/bench/scenes/).
+BENCH_CLOTH_SCENE ?= tools/bench/scenes/cloth_64.scene
 BENCH_DEPS_PKGS = libbullet-dev libode-dev pkg-config g++
 
 BENCH_FX       = $(BUILD)/bench_fx
@@ -36,6 +39,8 @@ BENCH_BULLET   = $(BUILD)/bench_bullet
 BENCH_ODE      = $(BUILD)/bench_ode
 BENCH_SNAPSHOT = $(BUILD)/bench_snapshot
 BENCH_REPORT   = $(BUILD)/bench_report
+BENCH_CLOTH    = $(BUILD)/bench_cloth
+BENCH_CLOTH_BULLET = $(BUILD)/bench_cloth_bullet
 BENCH_OBJ      = $(BUILD)/obj/tools/bench
 BENCH_COMMON   = $(BENCH_OBJ)/bench_common.o
 # Bench binaries link only the physics objects (not liblockstep.a), so a module
@@ -47,9 +52,10 @@ BENCH_PHYS_OBJ = $(PHYS_SRC:%.c=$(BUILD)/obj/%.o)
 CXX            ?= g++
 BULLET_CFLAGS   = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags bullet 2>/dev/null || echo -I/usr/include/bullet))
 BULLET_LIBS     = -lBulletDynamics -lBulletCollision -lLinearMath
+BULLET_SOFT_LIBS = -lBulletSoftBody $(BULLET_LIBS)
 BENCH_CXXFLAGS  = -std=c++17 -Wall -Wextra -ffp-contract=off -MMD -MP -pthread $(CFLAGS) $(EXTRA_CFLAGS)
 
-.PHONY: bench deps-bench bench-physics bench-fx bench-snapshot bench-report
+.PHONY: bench deps-bench bench-physics bench-fx bench-snapshot bench-cloth bench-report
 
 deps-bench:
 	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(DEPS_PKGS) $(BENCH_DEPS_PKGS)"
@@ -57,7 +63,7 @@ deps-bench:
 bench:
 	@rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
 	@echo "make bench: building the bench binaries"
-	@$(MAKE) --no-print-directory -s $(BENCH_PHYSICS) $(BENCH_FX) $(BENCH_SNAPSHOT) $(BENCH_REPORT)
+	@$(MAKE) --no-print-directory -s $(BENCH_PHYSICS) $(BENCH_FX) $(BENCH_SNAPSHOT) $(BENCH_CLOTH) $(BENCH_REPORT)
 	@echo "make bench: every ratio below is measured in this one run on this machine"
 	@fail=""; ran=""; \
 	for e in $(BENCH_ORDER); do \
@@ -120,6 +126,32 @@ bench-snapshot: $(BENCH_SNAPSHOT)
 	@mkdir -p $(BENCH_OUT) && $(BENCH_SNAPSHOT) tools/scenes/pile_1000.scene \
 	  $(foreach n,$(BENCH_THREADS),--threads $(n)) --csv $(BENCH_OUT)/bench-snapshot.csv
 
+# 7. Cloth: the scene's cloth in ours (1 worker and each BENCH_THREADS) and in
+# Bullet's btSoftBody, repeats interleaved like section 1; the table shows
+# ms/tick, ours / Bullet and the state each engine ended in (strain,
+# penetration into the sphere, pin drift, lowest particle, last-tick speed).
+bench-cloth: $(BENCH_CLOTH) $(BENCH_REPORT)
+	@mkdir -p $(BENCH_OUT) && rm -f $(BENCH_OUT)/bench-cloth.csv
+	@echo "== 7. cloth: ms/tick, median of $(BENCH_REPEATS) fresh runs (interleaved), $(BENCH_CLOTH_SCENE)"
+	@echo "  same scene file in both engines: 64 x 64 particles, structural + shear + bend sticks,"
+	@echo "  pinned at two corners, falling onto a static sphere; dt 1092/65536 s, gravity -9.81."
+	@echo "  ours: Q16.16 Verlet, sqrt-free sticks, the cloth's iterations (8), projection collisions."
+	@echo "  Bullet 3.24 btSoftBody (float): CreatePatch + our shear/bend sticks as links,"
+	@echo "  piterations = our iterations, SDF rigid contacts, margin = particle radius. Differences:"
+	@echo "  tools/bench/README.md (section 7)."
+	@engines="$(BENCH_CLOTH) $(foreach n,$(BENCH_THREADS),$(BENCH_CLOTH):--threads:$(n))"; \
+	if $(MAKE) --no-print-directory -s $(BENCH_CLOTH_BULLET); then engines="$$engines $(BENCH_CLOTH_BULLET)"; \
+	else echo "  bench_cloth_bullet: could not be built (run 'make deps-bench'); left out"; fi; \
+	failed=""; \
+	for r in $$(seq $(BENCH_REPEATS)); do \
+	  for b in $$engines; do \
+	    $$(echo $$b | tr : ' ') $(BENCH_CLOTH_SCENE) --repeats 1 --quiet --csv $(BENCH_OUT)/bench-cloth.csv || \
+	      failed="$$failed $$(echo $$b | sed 's|.*/||')"; \
+	  done; \
+	done; \
+	$(BENCH_REPORT) cloth $(BENCH_OUT)/bench-cloth.csv; \
+	if [ -n "$$failed" ]; then echo "  bench-cloth: FAILED runs:$$failed"; exit 1; fi
+
 # Machine description + every section's rows -> latest.csv; physics ratios -> SVG.
 bench-report: $(BENCH_REPORT)
 	@mkdir -p $(BENCH_OUT) $(BENCH_RESULTS)
@@ -155,6 +187,12 @@ $(BENCH_BULLET): $(BENCH_OBJ)/engine_bullet.o $(BENCH_COMMON) $(BENCH_PHYS_OBJ)
 
 $(BENCH_SNAPSHOT): $(BENCH_OBJ)/bench_snapshot.o $(BENCH_COMMON) $(BENCH_PHYS_OBJ)
 	$(CC) $(ALLFLAGS) -o $@ $^ -lm
+
+$(BENCH_CLOTH): $(BENCH_OBJ)/cloth_ours.o $(BENCH_OBJ)/cloth_common.o $(BENCH_COMMON) $(BENCH_PHYS_OBJ)
+	$(CC) $(ALLFLAGS) -o $@ $^ -lm
+
+$(BENCH_CLOTH_BULLET): $(BENCH_OBJ)/cloth_bullet.o $(BENCH_OBJ)/cloth_common.o $(BENCH_COMMON) $(BENCH_PHYS_OBJ)
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ $^ $(BULLET_SOFT_LIBS) -lm
 
 $(BENCH_REPORT): $(BENCH_OBJ)/bench_report.o
 	$(CC) $(ALLFLAGS) -o $@ $^ -lm

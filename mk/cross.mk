@@ -105,10 +105,12 @@ XC_DESC.aarch64-gcc-O2 := aarch64 gcc -O2, qemu-aarch64
 XC_DESC.s390x-gcc-O2 := s390x (big-endian) gcc -O2, qemu-s390x
 XC_DESC.wasm32-clang-O2 := wasm32-wasi clang -O2, node WASI
 
-XC_BASEFLAGS = -std=c11 $(WARN) -ffp-contract=off -Ifixmath_phys/include -Ireplay/include
+XC_BASEFLAGS = -std=c11 $(WARN) -ffp-contract=off -Ifixmath_phys/include -Ireplay/include -Inet/include
 # The runner also reads replays (the `replay` job), so it links the replay reader.
 XC_REPLAY_SRC := $(wildcard replay/src/*.c)
-XC_PHYS_DEPS := $(PHYS_SRC) $(XC_REPLAY_SRC) $(PHYS_H) $(wildcard fixmath_phys/include/ls/*.h \
+# ... and SyncTest (net/src/synctest.c: libc and ls/base.h only, no libuv or libsodium).
+XC_SYNCTEST_SRC := net/src/synctest.c
+XC_PHYS_DEPS := $(PHYS_SRC) $(XC_REPLAY_SRC) $(XC_SYNCTEST_SRC) net/include/ls/net_synctest.h $(PHYS_H) $(wildcard fixmath_phys/include/ls/*.h \
   replay/src/*.h replay/include/ls/*.h) mk/cross.mk
 XC_SCENES := $(sort $(wildcard tools/scenes/*.scene))
 XC_SLEEP_SCENE := $(XC_DIR)/scenes/falling_boxes.scene
@@ -121,8 +123,14 @@ XC_INPUT_SEED := 20240601
 # A 4-player arena match recorded natively by `lockstep replay record` (made
 # anew by `make goldens`); every target must re-simulate it to the recorded checksums.
 XC_REPLAY := $(XC_DIR)/arena.lsr
-# Jobs: every shipped scene, the scripted-input game, the sleep goldens, the replay.
-XC_JOBS := $(notdir $(basename $(XC_SCENES))) arena+input sleep hinges+sleep replay
+# SyncTest jobs (SPEC.md "Rollback and SyncTest"): after every tick, roll back
+# k = 1..8 ticks (cycling) and re-simulate; the first simulation's stream is
+# printed and compared like any job's (the arena one with the input script).
+XC_SYNCTEST_K := 8
+XC_SYNCTEST_TICKS := 240
+XC_SYNCTEST_JOBS := arena+synctest ragdolls+synctest mesh_terrain+synctest
+# Jobs: every shipped scene, the scripted-input game, the sleep goldens, the replay, SyncTest.
+XC_JOBS := $(notdir $(basename $(XC_SCENES))) arena+input sleep hinges+sleep replay $(XC_SYNCTEST_JOBS)
 XC_PAR ?= 2
 # Compiler command lines are shown with V=1.
 XC_Q := $(if $(filter 1,$(V)),,@)
@@ -141,7 +149,7 @@ define XC_TARGET_RULES
 $(call xc_bin,$(1),xc_runner): $(XC_DIR)/xc_runner.c $(XC_PHYS_DEPS)
 	@mkdir -p $$(dir $$@)
 	@echo "crosscheck: build $$@"
-	$(XC_Q)$(XC_CC.$(1)) $(XC_BASEFLAGS) $(XC_CFLAGS.$(1)) -o $$@ $(XC_DIR)/xc_runner.c $(PHYS_SRC) $(XC_REPLAY_SRC) $(XC_LDFLAGS.$(1)) $(call xc_threads,$(1))
+	$(XC_Q)$(XC_CC.$(1)) $(XC_BASEFLAGS) $(XC_CFLAGS.$(1)) -o $$@ $(XC_DIR)/xc_runner.c $(PHYS_SRC) $(XC_REPLAY_SRC) $(XC_SYNCTEST_SRC) $(XC_LDFLAGS.$(1)) $(call xc_threads,$(1))
 
 $(call xc_bin,$(1),xc_exact): $(XC_DIR)/xc_exact.c $(XC_PHYS_DEPS)
 	@mkdir -p $$(dir $$@)
@@ -152,6 +160,12 @@ $(XC_BUILD)/out/$(1)/%.out: tools/scenes/%.scene $(call xc_bin,$(1),xc_runner)
 	@mkdir -p $$(dir $$@)
 	@echo "crosscheck: $(1) $$*"
 	@s=$$$$(date +%s%N); { $(call xc_run,$(1)) $$< $(call xc_budget,$(1)) 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
+	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
+
+$(XC_BUILD)/out/$(1)/%+synctest.out: tools/scenes/%.scene $(call xc_bin,$(1),xc_runner)
+	@mkdir -p $$(dir $$@)
+	@echo "crosscheck: $(1) $$*+synctest"
+	@s=$$$$(date +%s%N); { $(call xc_run,$(1)) $$< --synctest $(XC_SYNCTEST_K) --max-ticks $(XC_SYNCTEST_TICKS) $$(if $$(filter arena,$$*),--input-seed $(XC_INPUT_SEED)) $(call xc_budget,$(1)) 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
 	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
 
 $(XC_BUILD)/out/$(1)/arena+input.out: $(XC_INPUT_SCENE) $(call xc_bin,$(1),xc_runner)

@@ -1,18 +1,25 @@
-# net/: the relay wire protocol, sans-IO relay and peer cores (in liblockstep.a),
-# and the libuv transport (net/uv/, linked into the tool only: the only file
-# that includes <uv.h>).
-LIB_SRC += $(wildcard net/src/*.c)
+# net/: the relay wire protocol, sans-IO relay and peer cores, and the libuv
+# transport (public API ls/net_uv.h; net/uv/transport_uv.c is the only file
+# that includes <uv.h>), all in liblockstep. A game hosts a relay or a peer on
+# its own uv loop through ls/net_uv.h, or drives the cores with its own sockets
+# (the sans-IO cores never call the transport). Wire v2 authenticates every
+# datagram with libsodium, which the library already links for signed replays
+# (mk/replay.mk: LIB_LIBS, LDLIBS_TOOL, LDLIBS_TEST, FUZZ_LIBS carry -lsodium);
+# the library now links libuv too (lockstep.pc: Requires.private libuv).
+LIB_SRC += $(wildcard net/src/*.c) net/uv/transport_uv.c
 INCLUDES += -Inet/include
-TOOL_SRC += net/uv/transport_uv.c
+LIB_LIBS += -luv
 LDLIBS_TOOL += -luv
+LDLIBS_TEST += -luv
+FUZZ_LIBS += -luv
 
 # Loopback tests with real UDP sockets (links the libuv transport; runs the
 # tool's relay/bot/match processes, so `make test` builds the tool first).
 NET_UDP_TEST := $(BUILD)/test_net_udp
 TEST_BINS += $(NET_UDP_TEST)
-$(NET_UDP_TEST): $(BUILD)/obj/net/tests/test_udp.o $(BUILD)/obj/net/uv/transport_uv.o $(LIB_A) $(TOOL)
-	$(CC) $(ALLFLAGS) -o $@ $(BUILD)/obj/net/tests/test_udp.o $(BUILD)/obj/net/uv/transport_uv.o \
-	  $(LIB_A) -lcriterion -luv -lpthread -lm $(LIB_LIBS)
+$(NET_UDP_TEST): $(BUILD)/obj/net/tests/test_udp.o $(LIB_A) $(TOOL)
+	$(CC) $(ALLFLAGS) -o $@ $(BUILD)/obj/net/tests/test_udp.o \
+	  $(LIB_A) -lcriterion -lpthread -lm $(LIB_LIBS)
 
 # libFuzzer harness: decoder round trip + relay and peer state machines (fuzz/wire.c).
 FUZZ_HARNESSES += wire
@@ -27,5 +34,5 @@ BENCH_SECTIONS += bench-net
 bench-net: $(BENCH_NET)
 	@echo "== 5. relay: throughput and added latency, S sessions x 4 peers at 60 Hz vs raw UDP echo"
 	@mkdir -p $(BENCH_OUT) && $(BENCH_NET) $(BENCH_NET_SECONDS) $(BENCH_NET_SESSIONS) $(BENCH_OUT)/bench-net.csv
-$(BENCH_NET): $(BUILD)/obj/net/bench/relay_bench.o $(BUILD)/obj/net/uv/transport_uv.o $(LIB_A)
-	$(CC) $(ALLFLAGS) -o $@ $^ -luv -lm
+$(BENCH_NET): $(BUILD)/obj/net/bench/relay_bench.o $(LIB_A)
+	$(CC) $(ALLFLAGS) -o $@ $^ -lm $(LIB_LIBS)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ls/checksum.h"
+#include "ls/net_auth.h"
 #include "ls/replay.h"
 
 static char tool[4096];
@@ -501,7 +502,7 @@ Test(cli, bad_arguments_are_usage_errors_naming_the_option)
     USAGE_ERROR("missing --tick T", "replay", "tamper", "a.lsr", "b.lsr");
     USAGE_ERROR("--slots wants an integer 2..16", "relay", "--slots", "99");
     USAGE_ERROR("--scene needs a value", "relay", "--scene");
-    USAGE_ERROR("missing --session ID", "bot", "--relay", "127.0.0.1:7");
+    USAGE_ERROR("missing --credential FILE", "bot", "--relay", "127.0.0.1:7");
     USAGE_ERROR("--loss wants a probability 0..1", "match", "--loss", "2");
     USAGE_ERROR("unknown option '--yaml'", "version", "--yaml");
 }
@@ -628,9 +629,12 @@ Test(cli, a_bot_whose_relay_is_silent_says_so, .timeout = 30)
     char relay[64], scene[4200];
     snprintf(relay, sizeof relay, "127.0.0.1:%u", ntohs(a.sin_port));
     snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
-    run_result r =
-        RUN("bot", "--relay", relay, "--session", "1", "--slot", "0", "--token",
-            "00112233445566778899aabbccddeeff", "--scene", scene, "--relay-timeout", "1");
+    ls_net_credential cred = {1, 0, LS_NET_ROLE_PLAYER, {1}};
+    char *cpath = path_in_dir("bot.cred");
+    unlink(cpath);
+    cr_assert_eq(ls_net_credential_write(cpath, &cred, NULL), LS_OK);
+    run_result r = RUN("bot", "--relay", relay, "--credential", cpath, "--scene", scene,
+                       "--relay-timeout", "1");
     close(fd);
     cr_assert_eq(r.status, 1, "%s", r.err);
     cr_assert_eq(lines(r.err), 1, "%s", r.err);

@@ -797,7 +797,9 @@ Test(conformance, ack_checksum_next)
         ls_peer_def pd = ls_default_peer_def();
         pd.session = session;
         pd.slot = i;
-        ls_relay_session_token(relay, session, i, pd.token);
+        ls_net_credential cred;
+        cr_assert_eq(ls_relay_session_credential(relay, session, i, &cred), LS_OK);
+        cr_assert_eq(ls_peer_def_set_credential(&pd, &cred), LS_OK);
         pd.relay = conf_addr(9000);
         pd.cb.user = &games[i];
         pd.cb.local_input = cg_input;
@@ -813,7 +815,7 @@ Test(conformance, ack_checksum_next)
             uint32_t j = d.to.port - 20000u;
             cr_assert_lt(j, N);
             if (d.data[3] == LS_NET_ACK) {
-                uint32_t next = ls_get_u32le(d.data + 28);
+                uint32_t next = ls_get_u32le(d.data + LS_NET_HEADER_SIZE);
                 cr_assert_eq(d.data[8], j, "relay ACK names the recipient's slot");
                 cr_assert_eq(next, ls_relay_peer_stats_get(relay, session, j).checksum_next);
                 cr_assert_leq(next, sent_csum[j]);
@@ -830,7 +832,8 @@ Test(conformance, ack_checksum_next)
                 ls_net_msg m;
                 cr_assert_eq(ls_net_decode(d.data, d.len, &m, NULL), LS_OK);
                 if (m.h.type == LS_NET_ACK) {
-                    cr_assert_eq(ls_get_u32le(d.data + 28), 0, "a peer's checksum_next is 0");
+                    cr_assert_eq(ls_get_u32le(d.data + LS_NET_HEADER_SIZE), 0,
+                                 "a peer's checksum_next is 0");
                     peer_acks++;
                 } else if (m.h.type == LS_NET_CHECKSUM) {
                     uint32_t end = m.u.checksum.first_tick + m.u.checksum.count;
@@ -856,31 +859,48 @@ Test(conformance, ack_checksum_next)
     ls_relay_destroy(relay);
 }
 
-// ---- 9. token text and wire bytes ----
+// ---- 9. credential text and wire bytes ----
 
-// SPEC §17.1, §17.2: the printed token is the 16 header token bytes (offset
-// 12..27) in wire order, two lowercase hex digits each, high nibble first;
-// `--token` accepts either case and exactly 32 digits.
-Test(conformance, token_text_is_wire_bytes_in_order)
+// SPEC §17.2, §17.3: the credential's key= text is the 32 key bytes in order, two
+// lowercase hex digits each, high nibble first; the key itself never travels: a
+// peer's JOIN is 128 bytes sealed with it, and the same JOIN sealed with the key
+// bytes reversed (as if the text were a little-endian number) fails the tag.
+Test(conformance, credential_text_is_key_bytes_in_order)
 {
-    uint8_t tok[LS_NET_TOKEN_SIZE];
-    cr_assert(net_token_parse("00112233445566778899AaBbCcDdEeFf", tok));
-    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) {
-        cr_assert_eq(tok[i], (uint8_t)(0x11 * i));
+    ls_net_credential cred;
+    ls_error err;
+    cr_assert_eq(ls_net_credential_parse("lockstep-credential 2 session=1 slot=0 role=player key="
+                                         "00112233445566778899AaBbCcDdEeFf"
+                                         "00112233445566778899aabbccddeeff",
+                                         &cred, &err),
+                 LS_OK, "%s", err.message);
+    for (int i = 0; i < LS_NET_KEY_SIZE; i++) {
+        cr_assert_eq(cred.key[i], (uint8_t)(0x11 * (i % 16)));
     }
-    char hex[33];
-    net_token_hex(tok, hex);
-    cr_assert_str_eq(hex, "00112233445566778899aabbccddeeff");
-    cr_assert(!net_token_parse("00112233445566778899aabbccddeef", tok), "31 digits");
-    cr_assert(!net_token_parse("00112233445566778899aabbccddeeff0", tok), "33 digits");
-    cr_assert(!net_token_parse("0011223344556677 899aabbccddeeff", tok), "not hex");
+    char text[LS_NET_CREDENTIAL_TEXT_SIZE];
+    ls_net_credential_format(&cred, text, sizeof text);
+    cr_assert_str_eq(text, "lockstep-credential 2 session=1 slot=0 role=player key="
+                           "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
 
-    // A peer given that text sends these bytes at offset 12 of its JOIN.
-    cr_assert(net_token_parse("00112233445566778899aabbccddeeff", tok));
+    // The relay's credential, printed and parsed back, joins; reversed, it does not.
+    ls_relay_def rd = ls_default_relay_def();
+    ls_relay *relay = ls_relay_create(&rd, NULL);
+    ls_session_def sd = ls_default_session_def();
+    uint32_t session;
+    cr_assert_eq(ls_relay_session_create(relay, &sd, 1000, &session), LS_OK);
+    ls_net_credential rc, back;
+    cr_assert_eq(ls_relay_session_credential(relay, session, 0, &rc), LS_OK);
+    ls_net_credential_format(&rc, text, sizeof text);
+    cr_assert_eq(ls_net_credential_parse(text, &back, &err), LS_OK);
+    const char *hex = strstr(text, "key=") + 4;
+    for (int i = 0; i < LS_NET_KEY_SIZE; i++) {
+        char two[3];
+        snprintf(two, sizeof two, "%02x", rc.key[i]);
+        cr_assert_eq(memcmp(hex + 2 * i, two, 2), 0, "digits %d..%d are byte %d", 2 * i, 2 * i + 1,
+                     i);
+    }
     ls_peer_def pd = ls_default_peer_def();
-    pd.session = 1;
-    pd.slot = 0;
-    memcpy(pd.token, tok, sizeof tok);
+    cr_assert_eq(ls_peer_def_set_credential(&pd, &back), LS_OK);
     pd.relay = conf_addr(9000);
     pd.cb.local_input = cg_input;
     pd.cb.advance = cg_advance;
@@ -893,49 +913,27 @@ Test(conformance, token_text_is_wire_bytes_in_order)
     cr_assert(ls_peer_next_datagram(p, &d));
     cr_assert_eq(d.len, 128);
     cr_assert_eq(d.data[3], LS_NET_JOIN);
-    cr_assert_arr_eq(d.data + 12, tok, 16);
+    cr_assert(ls_net_verify(d.data, d.len, rc.key, LS_NET_TO_RELAY));
+    for (size_t i = 0; i + LS_NET_KEY_SIZE <= d.len; i++) {
+        cr_assert_neq(memcmp(d.data + i, rc.key, LS_NET_KEY_SIZE), 0, "the key is not on the wire");
+    }
     ls_peer_destroy(p);
-
-    // The relay's token, printed and parsed back, is accepted; its bytes
-    // reversed (as if the text were a little-endian number) are not.
-    ls_relay_def rd = ls_default_relay_def();
-    ls_relay *relay = ls_relay_create(&rd, NULL);
-    ls_session_def sd = ls_default_session_def();
-    uint32_t session;
-    cr_assert_eq(ls_relay_session_create(relay, &sd, 1000, &session), LS_OK);
-    uint8_t rt[LS_NET_TOKEN_SIZE], back[LS_NET_TOKEN_SIZE];
-    cr_assert_eq(ls_relay_session_token(relay, session, 0, rt), LS_OK);
-    net_token_hex(rt, hex);
-    cr_assert(net_token_parse(hex, back));
-    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) {
-        char two[3];
-        snprintf(two, sizeof two, "%02x", rt[i]);
-        cr_assert_eq(memcmp(hex + 2 * i, two, 2), 0, "digits %d..%d are byte %d", 2 * i, 2 * i + 1,
-                     i);
+    uint8_t reversed[LS_NET_KEY_SIZE], buf[LS_NET_MAX_DATAGRAM];
+    for (int i = 0; i < LS_NET_KEY_SIZE; i++) {
+        reversed[i] = back.key[LS_NET_KEY_SIZE - 1 - i];
     }
-    ls_net_msg m;
-    memset(&m, 0, sizeof m);
-    m.h.type = LS_NET_JOIN;
-    m.h.session = session;
-    m.h.slot = 0;
-    uint8_t buf[LS_NET_MAX_DATAGRAM];
+    memcpy(buf, d.data, d.len);
+    ls_net_seal(buf, d.len, reversed, LS_NET_TO_RELAY);
     ls_net_addr from = conf_addr(20000);
-    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) {
-        m.h.token[i] = back[LS_NET_TOKEN_SIZE - 1 - i];
-    }
-    size_t len = ls_net_encode(&m, buf, sizeof buf);
-    cr_assert_eq(len, 128);
-    ls_relay_receive(relay, &from, buf, len, 2000);
-    cr_assert_eq(ls_relay_stats_get(relay).bad_token, 1);
+    ls_relay_receive(relay, &from, buf, d.len, 2000);
+    cr_assert_eq(ls_relay_stats_get(relay).bad_mac, 1);
     cr_assert(!ls_relay_next_datagram(relay, &d));
-    memcpy(m.h.token, back, sizeof back);
-    len = ls_net_encode(&m, buf, sizeof buf);
-    cr_assert_arr_eq(buf + 12, rt, 16);
-    ls_relay_receive(relay, &from, buf, len, 3000);
-    cr_assert_eq(ls_relay_stats_get(relay).bad_token, 1);
+    ls_net_seal(buf, 128, back.key, LS_NET_TO_RELAY);
+    ls_relay_receive(relay, &from, buf, 128, 3000);
     cr_assert(ls_relay_next_datagram(relay, &d));
     cr_assert_eq(d.data[3], LS_NET_CHALLENGE);
-    cr_assert_eq(d.len, 36);
-    cr_assert_arr_eq(d.data + 12, rt, 16, "relay -> peer carries the recipient's token");
+    cr_assert_eq(d.len, 44);
+    cr_assert_eq(d.data[8], 0, "relay -> peer names the recipient's slot");
+    cr_assert(ls_net_verify(d.data, d.len, rc.key, LS_NET_TO_PEER));
     ls_relay_destroy(relay);
 }

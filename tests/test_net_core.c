@@ -2,8 +2,10 @@
 // The relay and peer state machines in-process, on a simulated network with a
 // fake clock: ordering, redundancy under loss, duplicates, reordering, late and
 // early inputs, timeouts, disconnect at an agreed tick, desync detection,
-// token and address checks, no amplification, rate limits, malformed input.
+// keys and address checks, no amplification, rate limits, malformed input; a
+// match through bit corruption, forged and lying acknowledgements (wire v2).
 #include "ls/checksum.h"
+#include "ls/net_auth.h"
 #include "ls/net_fault.h"
 #include "ls/net_peer.h"
 #include "ls/net_relay.h"
@@ -91,8 +93,9 @@ typedef struct sim {
     uint32_t n;
     ls_peer *peer[MAXP];
     game g[MAXP];
-    bool muted[MAXP]; // a muted peer is neither polled nor delivered to (crashed)
-    int no_checksums; // this peer's CHECKSUM datagrams are lost (-1: none)
+    bool muted[MAXP];   // a muted peer is neither polled nor delivered to (crashed)
+    int no_checksums;   // this peer's CHECKSUM datagrams are lost (-1: none)
+    uint64_t corrupted; // datagrams delivered with a flipped bit
     ls_net_fault fault;
     packet *q;
     size_t qlen, qcap;
@@ -128,6 +131,7 @@ static void enqueue(sim *s, int dest, const ls_net_addr *from, const uint8_t *da
         p->from = *from;
         p->len = len;
         memcpy(p->data, data, len);
+        s->corrupted += ls_net_fault_corrupt(&s->fault, p->data, len);
     }
 }
 
@@ -193,16 +197,16 @@ static void sim_init(sim *s, uint32_t n, const ls_session_def *sd, const ls_net_
     cr_assert_eq(ls_relay_session_create(s->relay, sd, s->now, &s->session), LS_OK);
     ls_relay_recorder rec = {s, rec_tick, rec_end};
     ls_relay_session_set_recorder(s->relay, s->session, &rec);
-    ls_net_fault_def none = {0, 0, 0, 0, 0, 0};
+    ls_net_fault_def none = {0, 0, 0, 0, 0, 0, 0};
     ls_net_fault_init(&s->fault, fd ? fd : &none);
     s->n = n;
     for (uint32_t i = 0; i < n; i++) {
         s->g[i].slot = i;
         s->g[i].perturb_tick = -1;
         ls_peer_def pd = ls_default_peer_def();
-        pd.session = s->session;
-        pd.slot = i;
-        ls_relay_session_token(s->relay, s->session, i, pd.token);
+        ls_net_credential cred;
+        cr_assert_eq(ls_relay_session_credential(s->relay, s->session, i, &cred), LS_OK);
+        cr_assert_eq(ls_peer_def_set_credential(&pd, &cred), LS_OK);
         pd.relay = relay_addr();
         pd.cb.user = &s->g[i];
         pd.cb.local_input = g_input;
@@ -327,7 +331,7 @@ Test(net_core, redundancy_survives_loss_duplication_reordering_and_jitter)
 {
     sim s;
     ls_session_def d = sdef(4, 300, 4);
-    ls_net_fault_def f = {200000, 100000, 100000, 5000, 30000, 7};
+    ls_net_fault_def f = {200000, 100000, 100000, 5000, 30000, 7, 0};
     sim_init(&s, 4, &d, &f);
     run_until_finished(&s, 60000);
     assert_agreement(&s, 300);
@@ -457,38 +461,63 @@ Test(net_core, a_slot_that_never_joins_times_out_and_the_match_goes_on)
 
 // ---- handcrafted datagrams against the relay ----
 
-static size_t make(ls_net_msg *m, uint8_t type, uint32_t session, uint8_t slot,
-                   const uint8_t *token, uint8_t *buf)
+// A hand-driven sender: its credential and the sequence number of its last datagram.
+typedef struct sender {
+    ls_net_credential cred;
+    uint64_t seq;
+} sender;
+
+static sender sender_of(const ls_relay *r, uint32_t id, uint32_t slot)
 {
-    m->h.type = type;
-    m->h.session = session;
-    m->h.slot = slot;
-    memcpy(m->h.token, token, LS_NET_TOKEN_SIZE);
-    return ls_net_encode(m, buf, LS_NET_MAX_DATAGRAM);
+    sender c;
+    memset(&c, 0, sizeof c);
+    cr_assert_eq(ls_relay_session_credential(r, id, slot, &c.cred), LS_OK);
+    return c;
 }
 
-// Join slot `slot` from `from` through the challenge; returns the WELCOME size.
-static void join(ls_relay *r, uint32_t id, uint8_t slot, const ls_net_addr *from, uint64_t now)
+// Encode m as `type` from c's slot with the next sequence number, sealed with key
+// (NULL: c's own key).
+static size_t make_with(sender *c, ls_net_msg *m, uint8_t type, const uint8_t *key, uint8_t *buf)
 {
-    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM];
-    ls_relay_session_token(r, id, slot, tok);
+    m->h.type = type;
+    m->h.session = c->cred.session;
+    m->h.slot = c->cred.slot;
+    m->h.role = LS_NET_ROLE_PLAYER;
+    m->h.seq = ++c->seq;
+    size_t n = ls_net_encode(m, buf, LS_NET_MAX_DATAGRAM);
+    cr_assert_gt(n, 0u, "%s encodes", ls_net_type_name(type));
+    cr_assert_eq(ls_net_seal(buf, n, key ? key : c->cred.key, LS_NET_TO_RELAY), LS_OK);
+    return n;
+}
+
+static size_t make(sender *c, ls_net_msg *m, uint8_t type, uint8_t *buf)
+{
+    return make_with(c, m, type, NULL, buf);
+}
+
+// Join c's slot from `from` through the challenge (both answers verified with c's key).
+static void join(ls_relay *r, sender *c, const ls_net_addr *from, uint64_t now)
+{
+    uint8_t buf[LS_NET_MAX_DATAGRAM];
     ls_net_msg m;
     memset(&m, 0, sizeof m);
-    size_t n = make(&m, LS_NET_JOIN, id, slot, tok, buf);
+    size_t n = make(c, &m, LS_NET_JOIN, buf);
     ls_relay_receive(r, from, buf, n, now);
     ls_net_datagram d;
     cr_assert(ls_relay_next_datagram(r, &d));
-    ls_net_msg c;
-    cr_assert_eq(ls_net_decode(d.data, d.len, &c, NULL), LS_OK);
-    cr_assert_eq(c.h.type, LS_NET_CHALLENGE);
+    ls_net_msg ch;
+    cr_assert_eq(ls_net_decode(d.data, d.len, &ch, NULL), LS_OK);
+    cr_assert_eq(ch.h.type, LS_NET_CHALLENGE);
+    cr_assert(ls_net_verify(d.data, d.len, c->cred.key, LS_NET_TO_PEER), "the challenge is sealed");
     cr_assert_leq(d.len, n, "challenge %zu bytes for a %zu-byte join", d.len, n);
     memset(&m, 0, sizeof m);
-    m.u.cookie = c.u.cookie;
-    n = make(&m, LS_NET_JOIN, id, slot, tok, buf);
+    m.u.cookie = ch.u.cookie;
+    n = make(c, &m, LS_NET_JOIN, buf);
     ls_relay_receive(r, from, buf, n, now);
     cr_assert(ls_relay_next_datagram(r, &d));
-    cr_assert_eq(ls_net_decode(d.data, d.len, &c, NULL), LS_OK);
-    cr_assert_eq(c.h.type, LS_NET_WELCOME);
+    cr_assert_eq(ls_net_decode(d.data, d.len, &ch, NULL), LS_OK);
+    cr_assert_eq(ch.h.type, LS_NET_WELCOME);
+    cr_assert(ls_net_verify(d.data, d.len, c->cred.key, LS_NET_TO_PEER));
     while (ls_relay_next_datagram(r, &d)) {
     }
 }
@@ -502,29 +531,29 @@ static ls_relay *one_session(uint32_t *id)
     return r;
 }
 
-Test(net_core, wrong_tokens_and_spoofed_slots_are_dropped_silently)
+Test(net_core, wrong_keys_and_spoofed_slots_are_dropped_silently)
 {
     uint32_t id;
     ls_relay *r = one_session(&id);
-    uint8_t tok0[16], tok1[16], buf[LS_NET_MAX_DATAGRAM];
-    ls_relay_session_token(r, id, 0, tok0);
-    ls_relay_session_token(r, id, 1, tok1);
-    cr_assert_neq(memcmp(tok0, tok1, 16), 0, "tokens are random per slot");
+    sender c0 = sender_of(r, id, 0), c1 = sender_of(r, id, 1);
+    cr_assert_neq(memcmp(c0.cred.key, c1.cred.key, LS_NET_KEY_SIZE), 0, "keys are random per slot");
+    uint8_t buf[LS_NET_MAX_DATAGRAM], bent[LS_NET_KEY_SIZE];
     ls_net_addr a = ls_net_addr_ipv4(127, 0, 0, 1, 5000);
     ls_net_msg m;
     memset(&m, 0, sizeof m);
-    size_t n = make(&m, LS_NET_JOIN, id, 1, tok0, buf); // slot 1 with slot 0's token
+    size_t n = make_with(&c1, &m, LS_NET_JOIN, c0.cred.key, buf); // slot 1 with slot 0's key
     ls_relay_receive(r, &a, buf, n, 10);
-    tok1[5] ^= 0x40;
-    n = make(&m, LS_NET_JOIN, id, 1, tok1, buf); // one bit wrong
+    memcpy(bent, c1.cred.key, sizeof bent);
+    bent[5] ^= 0x40;
+    n = make_with(&c1, &m, LS_NET_JOIN, bent, buf); // one bit of the key wrong
     ls_relay_receive(r, &a, buf, n, 10);
     ls_net_datagram d;
-    cr_assert_not(ls_relay_next_datagram(r, &d), "no answer to a bad token");
+    cr_assert_not(ls_relay_next_datagram(r, &d), "no answer to a bad tag");
     ls_relay_stats st = ls_relay_stats_get(r);
-    cr_assert_eq(st.bad_token, 2u);
+    cr_assert_eq(st.bad_mac, 2u);
     cr_assert_eq(ls_relay_peer_stats_get(r, id, 1).drops, 2u);
-    // A joined slot's token used from another address is unverified: dropped.
-    join(r, id, 0, &a, 20);
+    // A joined slot's key used from another address is unverified: dropped.
+    join(r, &c0, &a, 20);
     ls_net_addr b = ls_net_addr_ipv4(127, 0, 0, 1, 5001);
     memset(&m, 0, sizeof m);
     uint8_t in[1] = {9};
@@ -532,15 +561,15 @@ Test(net_core, wrong_tokens_and_spoofed_slots_are_dropped_silently)
     m.u.input.count = 1;
     m.u.input.input_size = 1;
     m.u.input.data = in;
-    n = make(&m, LS_NET_INPUT, id, 0, tok0, buf);
+    n = make(&c0, &m, LS_NET_INPUT, buf);
     ls_relay_receive(r, &b, buf, n, 30);
     cr_assert_not(ls_relay_next_datagram(r, &d));
     cr_assert_eq(ls_relay_stats_get(r).unverified, 1u);
     cr_assert_eq(ls_relay_peer_stats_get(r, id, 0).input_next, 2u, "the input was not taken");
-    // A JOIN without a valid cookie from the right token but a forged cookie: challenged again.
+    // A JOIN with the right key but a forged cookie: challenged again, not rebound.
     memset(&m, 0, sizeof m);
     m.u.cookie = 12345;
-    n = make(&m, LS_NET_JOIN, id, 0, tok0, buf);
+    n = make(&c0, &m, LS_NET_JOIN, buf);
     ls_relay_receive(r, &b, buf, n, 40);
     cr_assert(ls_relay_next_datagram(r, &d));
     ls_net_msg c;
@@ -555,28 +584,26 @@ Test(net_core, the_relay_never_answers_an_unverified_source_with_more_bytes)
 {
     uint32_t id;
     ls_relay *r = one_session(&id);
-    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM];
-    ls_relay_session_token(r, id, 0, tok);
+    sender c = sender_of(r, id, 0);
+    uint8_t buf[LS_NET_MAX_DATAGRAM];
     ls_rng rng = ls_rng_make(99, 1);
     uint64_t in = 0, out = 0;
     for (int i = 0; i < 3000; i++) {
         ls_net_addr a = ls_net_addr_ipv4(127, 0, 1, (uint8_t)(i >> 8), (uint16_t)(3000 + i));
         size_t n;
-        if (i % 3 == 0) { // valid token, fresh address: a JOIN gets only a CHALLENGE
-            ls_net_msg m;
-            memset(&m, 0, sizeof m);
-            n = make(&m, (uint8_t)(i % 2 ? LS_NET_JOIN : LS_NET_JOIN), id, 0, tok, buf);
-        } else if (i % 3 == 1) { // valid token, other types from unverified addresses
-            ls_net_msg m;
-            memset(&m, 0, sizeof m);
+        ls_net_msg m;
+        memset(&m, 0, sizeof m);
+        if (i % 3 == 0) { // valid key, fresh address: a JOIN gets only a CHALLENGE
+            n = make(&c, &m, LS_NET_JOIN, buf);
+        } else if (i % 3 == 1) { // valid key, other types from unverified addresses
             m.u.ping.time = 1;
-            n = make(&m, LS_NET_PING, id, 0, tok, buf);
+            n = make(&c, &m, LS_NET_PING, buf);
         } else { // garbage
             n = 1 + ls_rng_below(&rng, LS_NET_MAX_DATAGRAM);
             for (size_t j = 0; j < n; j++) {
                 buf[j] = (uint8_t)ls_rng_next_u32(&rng);
             }
-            buf[0] = 'L', buf[1] = 'S', buf[2] = 1;
+            buf[0] = 'L', buf[1] = 'S', buf[2] = LS_NET_VERSION;
         }
         in += n;
         ls_relay_receive(r, &a, buf, n, (uint64_t)i * 1000);
@@ -599,24 +626,29 @@ Test(net_core, malformed_datagrams_are_counted_never_fatal)
 {
     uint32_t id;
     ls_relay *r = one_session(&id);
+    sender c = sender_of(r, id, 0);
     ls_net_addr a = ls_net_addr_ipv4(127, 0, 0, 1, 7000);
-    join(r, id, 0, &a, 0);
+    join(r, &c, &a, 0);
     ls_rng rng = ls_rng_make(5, 5);
     uint8_t buf[LS_NET_MAX_DATAGRAM + 100];
-    uint64_t before = ls_relay_stats_get(r).malformed;
+    ls_relay_stats before = ls_relay_stats_get(r);
     for (int i = 0; i < 2000; i++) {
         size_t n = ls_rng_below(&rng, sizeof buf);
         for (size_t j = 0; j < n; j++) {
             buf[j] = (uint8_t)ls_rng_next_u32(&rng);
         }
         if (n > 3) {
-            buf[0] = 'L', buf[1] = 'S', buf[2] = 1; // get past the magic most of the time
+            buf[0] = 'L', buf[1] = 'S', buf[2] = LS_NET_VERSION; // past the magic most of the time
         }
         ls_net_addr src = ls_net_addr_ipv4(10, 0, (uint8_t)(i >> 8), (uint8_t)i, 1);
         ls_relay_receive(r, &src, buf, n, 1000000 + (uint64_t)i);
     }
     ls_relay_stats st = ls_relay_stats_get(r);
-    cr_assert_eq(st.malformed + st.no_session + st.bad_token - before, 2000u);
+    uint64_t counted = st.malformed + st.no_session + st.bad_mac + st.truncated + st.wrong_version -
+                       (before.malformed + before.no_session + before.bad_mac + before.truncated +
+                        before.wrong_version);
+    cr_assert_eq(counted, 2000u);
+    cr_assert_eq(st.packets_out, before.packets_out, "nothing answered");
     ls_relay_destroy(r);
 }
 
@@ -625,22 +657,25 @@ Test(net_core, early_inputs_wait_and_duplicates_are_ignored)
     uint32_t id;
     ls_relay *r = one_session(&id);
     ls_net_addr a = ls_net_addr_ipv4(127, 0, 0, 1, 7001);
-    join(r, id, 0, &a, 0);
-    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM], in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    ls_relay_session_token(r, id, 0, tok);
+    sender c = sender_of(r, id, 0);
+    join(r, &c, &a, 0);
+    uint8_t buf[LS_NET_MAX_DATAGRAM], in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     ls_net_msg m;
     memset(&m, 0, sizeof m);
     m.u.input.first_tick = 5; // delay is 2: ticks 2..4 are missing (early input)
     m.u.input.count = 3;
     m.u.input.input_size = 1;
     m.u.input.data = in;
-    size_t n = make(&m, LS_NET_INPUT, id, 0, tok, buf);
+    size_t n = make(&c, &m, LS_NET_INPUT, buf);
     ls_relay_receive(r, &a, buf, n, 10);
     cr_assert_eq(ls_relay_peer_stats_get(r, id, 0).input_next, 2u);
     m.u.input.first_tick = 2;
     m.u.input.count = 3;
-    n = make(&m, LS_NET_INPUT, id, 0, tok, buf);
+    n = make(&c, &m, LS_NET_INPUT, buf);
     ls_relay_receive(r, &a, buf, n, 20);
+    ls_relay_receive(r, &a, buf, n, 21); // the same datagram again: a replay, dropped
+    cr_assert_eq(ls_relay_stats_get(r).replayed, 1u);
+    n = make(&c, &m, LS_NET_INPUT, buf); // the same inputs in a new datagram: duplicates
     ls_relay_receive(r, &a, buf, n, 21);
     ls_relay_peer_stats ps = ls_relay_peer_stats_get(r, id, 0);
     cr_assert_eq(ps.input_next, 5u);
@@ -660,7 +695,7 @@ Test(net_core, early_inputs_wait_and_duplicates_are_ignored)
     m.u.input.first_tick = 5;
     m.u.input.input_size = 2;
     m.u.input.count = 1;
-    n = make(&m, LS_NET_INPUT, id, 0, tok, buf);
+    n = make(&c, &m, LS_NET_INPUT, buf);
     ls_relay_receive(r, &a, buf, n, 30);
     cr_assert_eq(ls_relay_peer_stats_get(r, id, 0).input_next, 5u);
     ls_relay_destroy(r);
@@ -671,15 +706,15 @@ Test(net_core, inputs_beyond_the_window_are_refused)
     uint32_t id;
     ls_relay *r = one_session(&id);
     ls_net_addr a = ls_net_addr_ipv4(127, 0, 0, 1, 7002);
-    join(r, id, 0, &a, 0);
-    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM], in[64] = {0};
-    ls_relay_session_token(r, id, 0, tok);
+    sender c = sender_of(r, id, 0);
+    join(r, &c, &a, 0);
+    uint8_t buf[LS_NET_MAX_DATAGRAM], in[64] = {0};
     ls_net_msg m;
     memset(&m, 0, sizeof m);
     uint8_t sums[16] = {0}; // a well-behaved peer vouches for the empty ticks 0 and 1
     m.u.checksum.count = 2;
     m.u.checksum.data = sums;
-    size_t cn = make(&m, LS_NET_CHECKSUM, id, 0, tok, buf);
+    size_t cn = make(&c, &m, LS_NET_CHECKSUM, buf);
     ls_relay_receive(r, &a, buf, cn, 5);
     memset(&m, 0, sizeof m);
     m.u.input.count = 64;
@@ -687,7 +722,7 @@ Test(net_core, inputs_beyond_the_window_are_refused)
     m.u.input.data = in;
     for (uint32_t t = 2; t < 2 + 10 * 64; t += 64) {
         m.u.input.first_tick = t;
-        size_t n = make(&m, LS_NET_INPUT, id, 0, tok, buf);
+        size_t n = make(&c, &m, LS_NET_INPUT, buf);
         ls_relay_receive(r, &a, buf, n, 10 + t);
     }
     // Slot 1 never joined, so nothing is final: slot 0 may run one window ahead only.
@@ -719,7 +754,7 @@ Test(net_core, ping_measures_round_trip_on_both_sides)
 {
     sim s;
     ls_session_def d = sdef(2, 120, 2);
-    ls_net_fault_def f = {0, 0, 0, 10000, 0, 1}; // 10 ms each way
+    ls_net_fault_def f = {0, 0, 0, 10000, 0, 1, 0}; // 10 ms each way
     sim_init(&s, 2, &d, &f);
     run_until_finished(&s, 20000);
     uint32_t rtt = ls_relay_peer_stats_get(s.relay, s.session, 0).rtt_us;
@@ -792,5 +827,95 @@ Test(net_core, a_peer_that_plays_without_reporting_checksums_is_kicked)
     s.muted[2] = true;
     run_until_finished(&s, 30000);
     assert_agreement(&s, 600);
+    sim_free(&s);
+}
+
+// ---- wire v2: corruption, forged and lying acknowledgements in a running match ----
+
+Test(net_core, two_percent_corruption_with_loss_and_reordering_gives_no_desync)
+{
+    sim s;
+    ls_session_def d = sdef(4, 300, 4);
+    ls_net_fault_def f = {100000, 0, 100000, 2000, 20000, 11, 20000}; // 10 % loss, 2 % corrupt
+    sim_init(&s, 4, &d, &f);
+    run_until_finished(&s, 60000);
+    assert_agreement(&s, 300);
+    ls_relay_stats st = ls_relay_stats_get(s.relay);
+    cr_assert_eq(st.desyncs, 0u, "corruption is never blamed as a desync");
+    cr_assert_gt(s.corrupted, 100u, "the injector did corrupt datagrams (%llu)",
+                 (unsigned long long)s.corrupted);
+    uint64_t peer_rejected = 0;
+    for (uint32_t i = 0; i < 4; i++) {
+        ls_peer_stats ps = ls_peer_stats_get(s.peer[i]);
+        cr_assert_eq(ps.desyncs, 0u);
+        peer_rejected += ps.bad_mac + ps.malformed;
+    }
+    uint64_t relay_rejected =
+        st.bad_mac + st.malformed + st.truncated + st.no_session + st.wrong_version;
+    cr_assert_eq(relay_rejected + peer_rejected, s.corrupted,
+                 "every corrupted datagram was dropped and counted (relay %llu + peers %llu)",
+                 (unsigned long long)relay_rejected, (unsigned long long)peer_rejected);
+    cr_assert_gt(st.bad_mac, 0u);
+    sim_free(&s);
+}
+
+// Play until every peer simulated `ticks` ticks.
+static void run_until_ticks(sim *s, uint32_t ticks)
+{
+    for (int ms = 0; ms < 60000; ms++) {
+        bool all = true;
+        for (uint32_t i = 0; i < s->n; i++) {
+            all = all && ls_peer_ticks(s->peer[i]) >= ticks;
+        }
+        if (all) {
+            return;
+        }
+        sim_step(s);
+    }
+    cr_assert_fail("the peers did not reach tick %u", ticks);
+}
+
+Test(net_core, a_forged_ack_in_a_lossy_match_freezes_nothing)
+{
+    sim s;
+    ls_session_def d = sdef(4, 400, 3);
+    ls_net_fault_def f = {150000, 0, 0, 2000, 5000, 3, 0};
+    sim_init(&s, 4, &d, &f);
+    run_until_ticks(&s, 100);
+    // The v1 attack: an ACK "from" slot 2's address claiming it holds everything.
+    // Without slot 2's key its tag is wrong whatever the attacker puts in it.
+    uint8_t buf[LS_NET_MAX_DATAGRAM], guess[LS_NET_KEY_SIZE];
+    memset(guess, 0x5A, sizeof guess);
+    ls_net_msg m;
+    memset(&m, 0, sizeof m);
+    m.h.type = LS_NET_ACK;
+    m.h.session = s.session;
+    m.h.slot = 2;
+    m.h.seq = 1000000;
+    m.u.ack.count = 4;
+    for (uint32_t k = 0; k < 4; k++) {
+        m.u.ack.input_next[k] = 100000;
+    }
+    size_t n = ls_net_encode(&m, buf, sizeof buf);
+    ls_net_seal(buf, n, guess, LS_NET_TO_RELAY);
+    ls_net_addr spoofed = peer_addr(2);
+    for (int i = 0; i < 50; i++) {
+        ls_relay_receive(s.relay, &spoofed, buf, n, s.now);
+    }
+    cr_assert_eq(ls_relay_stats_get(s.relay).bad_mac, 50u);
+    // And one authentic but lying ACK (a buggy peer): it claims everything was received
+    // while 15 % of the datagrams are lost. The next real ACK undoes it.
+    ls_net_credential cred;
+    ls_relay_session_credential(s.relay, s.session, 2, &cred);
+    // A little ahead of the peer's own counter: its next datagrams stay inside the
+    // replay window (an authentic sequence number far ahead would cut the slot off,
+    // which only the key's holder can do: SPEC.md §17.3).
+    m.h.seq = ls_peer_stats_get(s.peer[2]).packets_out + 100;
+    n = ls_net_encode(&m, buf, sizeof buf);
+    ls_net_seal(buf, n, cred.key, LS_NET_TO_RELAY);
+    ls_relay_receive(s.relay, &spoofed, buf, n, s.now);
+    run_until_finished(&s, 60000);
+    assert_agreement(&s, 400);
+    cr_assert_eq(ls_relay_stats_get(s.relay).desyncs, 0u);
     sim_free(&s);
 }

@@ -931,11 +931,12 @@ static void snapshot_round_trip(const char *path, uint32_t last)
 // The scenes of tools/scenes, each its own test so -j2 runs them side by side;
 // shipped_scenes_are_all_listed fails when a new scene is not in this list.
 static const char *const SHIPPED[] = {
-    "arena",         "catapult",        "ccd",           "compound_stairs", "dominoes",
-    "hull_pile",     "mesh_terrain",    "pile_1000",     "pyramid",         "rain_2000",
-    "six_box_tower", "slope",           "sphere_bounce", "tower_struck",    "two_ramps",
-    "chain_50",      "falling_hinges",  "heavy_light",   "ragdolls",        "rope_bridge",
-    "spinner",       "tower_imperfect",
+    "arena",          "catapult",        "ccd",           "compound_stairs", "dominoes",
+    "hull_pile",      "mesh_terrain",    "pile_1000",     "pyramid",         "rain_2000",
+    "six_box_tower",  "slope",           "sphere_bounce", "tower_struck",    "two_ramps",
+    "chain_50",       "falling_hinges",  "heavy_light",   "ragdolls",        "rope_bridge",
+    "spinner",        "tower_imperfect", "cloth_drape",   "cloth_tear",      "flag",
+    "ragdoll_stairs", "rope_swing",      "trampoline",
 };
 
 Test(shapes, snapshot_shipped_scenes_are_all_listed)
@@ -999,6 +1000,14 @@ SNAPSHOT_TEST(ragdolls, BIG_SCENE_LAST)
 SNAPSHOT_TEST(rope_bridge, 0)
 SNAPSHOT_TEST(spinner, BIG_SCENE_LAST)
 SNAPSHOT_TEST(tower_imperfect, 0)
+// Particle scenes (issue 14): x and x* of every particle, torn sticks, the
+// systems' PRNGs (the flag's turbulence) and the coupled bodies round-trip.
+SNAPSHOT_TEST(cloth_drape, 0)
+SNAPSHOT_TEST(cloth_tear, 0)
+SNAPSHOT_TEST(flag, 0)
+SNAPSHOT_TEST(ragdoll_stairs, 0)
+SNAPSHOT_TEST(rope_swing, 0)
+SNAPSHOT_TEST(trampoline, 0)
 
 Test(shapes, snapshot_every_shape_kind)
 {

@@ -1,33 +1,52 @@
 // SPDX-License-Identifier: MIT
-// `lockstep bot`: one lockstep peer over UDP. It simulates the scene in
-// lockstep with the other peers, pushes its own body with a seeded script,
-// reports a checksum every tick and prints its final checksum and stats.
-#include "../net/uv/transport_uv.h"
+// `lockstep bot`: one peer over UDP. It reads its slot's credential (a file or
+// an inherited file descriptor: the secret key is never on the command line nor
+// on the wire), simulates the scene with the other peers in lockstep or in
+// rollback mode (predicting, and correcting from world snapshots), pushes its
+// own body with a seeded script, reports checksums of confirmed ticks and
+// prints its final checksum and stats. Given a spectator credential it watches
+// instead: it simulates the relay's final ticks and checks the agreed checksums.
+#define _POSIX_C_SOURCE 200809L // nanosleep
 #include "cli.h"
 #include "ls/net_peer.h"
+#include "ls/net_spectator.h"
+#include "ls/net_uv.h"
 #include "net_tool.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 const cli_command cmd_bot_def = {
     "bot", "a lockstep peer: plays the scene through the relay, prints its final checksum",
-    "--relay HOST:PORT --session ID --slot K --token HEX [--scene FILE] [--seed S]\n"
-    "       [--max-lead N] [--deadline S] [--relay-timeout S] [--perturb-tick T] [fault "
-    "options]\n\n"
+    "--relay HOST:PORT (--credential FILE | --credential-fd N) [--scene FILE] [--seed S]\n"
+    "       [--mode lockstep|rollback] [--max-prediction W] [--max-lead N] [--deadline S]\n"
+    "       [--relay-timeout S] [--perturb-tick T] [fault options]\n\n"
     "  --relay HOST:PORT  the relay\n"
-    "  --session ID       session id (printed by the relay)\n"
-    "  --slot K           our slot; we push the scene's player K body\n"
-    "  --token HEX        our slot's 128-bit token (32 hex digits, printed by the relay)\n"
+    "  --credential FILE  our slot's credential (session, slot, secret key), as written by\n"
+    "                     `lockstep relay --credentials DIR`; we push the scene's player\n"
+    "                     body of that slot\n"
+    "  --credential-fd N  read the credential from inherited file descriptor N instead\n"
+    "                     (a spectator credential makes us a spectator: we simulate the\n"
+    "                     relay's final ticks behind the players and check every agreed\n"
+    "                     checksum; `result spectator=I ... mismatches=M state=...`)\n"
     "  --scene FILE       the scene every peer simulates (default tools/scenes/arena.scene,\n"
     "                     else the installed arena.scene)\n"
     "  --seed S           seed of the scripted pushes (default 1)\n"
-    "  --max-lead N       ticks of input we may produce beyond what we simulated (default 8)\n"
+    "  --mode M           lockstep (default): simulate a tick once every input is known;\n"
+    "                     rollback: predict missing inputs, correct by rollback (the input\n"
+    "                     delay is the relay session's, 0 allowed)\n"
+    "  --max-prediction W rollback: ticks simulated beyond the confirmed ones, 0..64\n"
+    "                     (default 8)\n"
+    "  --max-lead N       lockstep: ticks of input we may produce beyond what we simulated\n"
+    "                     (default 8)\n"
     "  --deadline S       give up after S seconds (default 300)\n"
     "  --relay-timeout S  give up when the relay is silent for S seconds (default 10)\n"
-    "  --perturb-tick T   diverge on purpose at tick T (desync demo)\n" NET_FAULT_USAGE
+    "  --perturb-tick T   diverge on purpose at tick T (desync demo)\n"
+    "  --start-delay-ms MS join MS milliseconds after starting (a late spectator)\n" NET_FAULT_USAGE
     "\nExit status 0 when the match finished, 3 when it finished but the relay reported a\n"
     "desync, 1 when the relay went silent, the deadline passed or we were disconnected.",
     cmd_bot};
@@ -38,7 +57,7 @@ typedef struct bot_app {
     net_game game;
     ls_net_addr relay;
     uint64_t deadline_us, started, last_heard, relay_timeout_us;
-    bool timed_out, finished, relay_silent, heard;
+    bool timed_out, finished, relay_silent, heard, rollback;
     int signal; ///< SIGINT/SIGTERM that stopped us (0: none).
 } bot_app;
 
@@ -114,22 +133,30 @@ static void on_event(void *user, const ls_peer_event *ev)
                                               : "kicked");
         break;
     case LS_PEER_EV_FINISHED:
+    case LS_PEER_EV_ROLLBACK:
+    case LS_PEER_EV_WAITING:
+    case LS_PEER_EV_TIME_SYNC:
+        break;
+    case LS_PEER_EV_STATE_ERROR:
+        printf("bot %u: the game's save/load failed at tick %u\n", g->slot, ev->tick);
         break;
     }
     fflush(stdout);
 }
 
 typedef struct bot_opts {
-    const char *relay, *scene, *token;
-    uint64_t session, slot, seed, max_lead, deadline, relay_timeout;
+    const char *relay, *scene, *credential;
+    uint64_t credential_fd, seed, max_lead, deadline, relay_timeout, max_prediction, start_delay;
     int64_t perturb;
+    bool rollback;
     ls_net_fault_def fault;
 } bot_opts;
 
 static const char *const value_options[] = {
-    "--relay",    "--scene",    "--token",         "--session",      "--slot", "--seed",
-    "--max-lead", "--deadline", "--relay-timeout", "--perturb-tick", "--loss", "--dup",
-    "--reorder",  "--delay-ms", "--jitter",        "--fault-seed"};
+    "--relay",      "--scene",    "--credential",     "--credential-fd", "--seed",
+    "--max-lead",   "--deadline", "--relay-timeout",  "--perturb-tick",  "--loss",
+    "--dup",        "--reorder",  "--corrupt",        "--delay-ms",      "--jitter",
+    "--fault-seed", "--mode",     "--max-prediction", "--start-delay-ms"};
 
 static bool takes_value(const char *a)
 {
@@ -141,10 +168,11 @@ static bool parse(int argc, char **argv, bot_opts *o)
     memset(o, 0, sizeof *o);
     o->seed = 1;
     o->max_lead = 8;
+    o->max_prediction = 8;
     o->deadline = 300;
     o->relay_timeout = 10;
     o->perturb = -1;
-    o->slot = UINT64_MAX;
+    o->credential_fd = UINT64_MAX;
     o->fault.seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -162,12 +190,10 @@ static bool parse(int argc, char **argv, bot_opts *o)
             o->relay = v, i++;
         } else if (strcmp(a, "--scene") == 0) {
             o->scene = v, i++;
-        } else if (strcmp(a, "--token") == 0) {
-            o->token = v, i++;
-        } else if (strcmp(a, "--session") == 0) {
-            ok = net_cli_u64("bot", a, v, 1, UINT32_MAX, &o->session), i++;
-        } else if (strcmp(a, "--slot") == 0) {
-            ok = net_cli_u64("bot", a, v, 0, LS_NET_MAX_SLOTS - 1, &o->slot), i++;
+        } else if (strcmp(a, "--credential") == 0) {
+            o->credential = v, i++;
+        } else if (strcmp(a, "--credential-fd") == 0) {
+            ok = net_cli_u64("bot", a, v, 0, 1024, &o->credential_fd), i++;
         } else if (strcmp(a, "--seed") == 0) {
             ok = net_cli_u64("bot", a, v, 0, UINT64_MAX, &o->seed), i++;
         } else if (strcmp(a, "--max-lead") == 0) {
@@ -176,6 +202,16 @@ static bool parse(int argc, char **argv, bot_opts *o)
             ok = net_cli_u64("bot", a, v, 1, 86400, &o->deadline), i++;
         } else if (strcmp(a, "--relay-timeout") == 0) {
             ok = net_cli_u64("bot", a, v, 1, 86400, &o->relay_timeout), i++;
+        } else if (strcmp(a, "--start-delay-ms") == 0) {
+            ok = net_cli_u64("bot", a, v, 0, 3600000, &o->start_delay), i++;
+        } else if (strcmp(a, "--max-prediction") == 0) {
+            ok = net_cli_u64("bot", a, v, 0, LS_ROLLBACK_MAX_PREDICTION, &o->max_prediction), i++;
+        } else if (strcmp(a, "--mode") == 0) {
+            if (strcmp(v, "rollback") != 0 && strcmp(v, "lockstep") != 0) {
+                cli_usage_error(&cmd_bot_def, "--mode wants lockstep or rollback, got '%s'", v);
+                return false;
+            }
+            o->rollback = strcmp(v, "rollback") == 0, i++;
         } else {
             ok = net_cli_u64("bot", a, v, 0, UINT32_MAX, &n), i++; // --perturb-tick
             o->perturb = (int64_t)n;
@@ -184,16 +220,62 @@ static bool parse(int argc, char **argv, bot_opts *o)
             return false;
         }
     }
-    const char *missing = !o->relay               ? "--relay HOST:PORT"
-                          : !o->session           ? "--session ID"
-                          : o->slot == UINT64_MAX ? "--slot K"
-                          : !o->token             ? "--token HEX"
-                                                  : NULL;
+    bool has_cred = o->credential || o->credential_fd != UINT64_MAX;
+    const char *missing = !o->relay ? "--relay HOST:PORT" : !has_cred ? "--credential FILE" : NULL;
     if (missing) {
         cli_usage_error(&cmd_bot_def,
-                        "missing %s (--relay, --session, --slot and --token are "
+                        "missing %s (--relay and --credential FILE or --credential-fd N are "
                         "required)",
                         missing);
+        return false;
+    }
+    if (o->credential && o->credential_fd != UINT64_MAX) {
+        cli_usage_error(&cmd_bot_def, "--credential and --credential-fd: give one of them");
+        return false;
+    }
+    return true;
+}
+
+// Zero the copy of the key in a peer definition (the peer keeps its own).
+static void wipe_key(ls_peer_def *pd)
+{
+    ls_net_credential c;
+    memset(&c, 0, sizeof c);
+    memcpy(c.key, pd->key, sizeof c.key);
+    ls_net_credential_wipe(&c);
+    memset(pd->key, 0, sizeof pd->key);
+}
+
+// The credential from --credential FILE or --credential-fd N (read once, then closed).
+static bool read_credential(const bot_opts *o, ls_net_credential *out)
+{
+    ls_error err;
+    if (o->credential) {
+        if (ls_net_credential_read(o->credential, out, &err) != LS_OK) {
+            cli_print_error("lockstep bot: --credential", &err);
+            return false;
+        }
+        return true;
+    }
+    char text[LS_NET_CREDENTIAL_TEXT_SIZE + 2];
+    size_t len = 0;
+    int fd = (int)o->credential_fd;
+    for (;;) {
+        ssize_t n = read(fd, text + len, sizeof text - 1 - len);
+        if (n <= 0) {
+            break;
+        }
+        len += (size_t)n;
+        if (len == sizeof text - 1) {
+            break;
+        }
+    }
+    close(fd);
+    text[len] = '\0';
+    ls_result r = ls_net_credential_parse(text, out, &err);
+    memset(text, 0, sizeof text);
+    if (r != LS_OK) {
+        fprintf(stderr, "lockstep bot: --credential-fd %d: %s\n", fd, err.message);
         return false;
     }
     return true;
@@ -206,12 +288,22 @@ static void print_result(bot_app *b, uint32_t slot)
     ls_peer_state state = ls_peer_state_get(b->peer);
     printf("result slot=%u ticks=%u checksum=%016llx desyncs=%u rtt_us=%u packets_out=%llu "
            "bytes_out=%llu packets_in=%llu bytes_in=%llu duplicates=%llu stalls=%llu "
-           "clock_shifts=%u fault_dropped=%llu state=%s\n",
+           "clock_shifts=%u dropped=%llu bad_mac=%llu replayed=%llu stale=%llu malformed=%llu "
+           "fault_dropped=%llu fault_corrupted=%llu mode=%s frames=%llu rollbacks=%llu "
+           "resimulated=%llu resim_max=%u predicted=%llu predicted_hits=%llu waits=%llu "
+           "time_sync=%llu state=%s\n",
            slot, ls_peer_ticks(b->peer), (unsigned long long)ls_peer_last_checksum(b->peer),
            st.desyncs, st.rtt_us, (unsigned long long)us.sent, (unsigned long long)us.sent_bytes,
            (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
            (unsigned long long)st.duplicates, (unsigned long long)st.stalls, st.clock_shifts,
-           (unsigned long long)us.fault_dropped,
+           (unsigned long long)st.dropped, (unsigned long long)st.bad_mac,
+           (unsigned long long)st.replayed, (unsigned long long)st.stale,
+           (unsigned long long)st.malformed, (unsigned long long)us.fault_dropped,
+           (unsigned long long)us.fault_corrupted, b->rollback ? "rollback" : "lockstep",
+           (unsigned long long)st.frames, (unsigned long long)st.rollbacks,
+           (unsigned long long)st.resimulated, st.max_resim_frame, (unsigned long long)st.predicted,
+           (unsigned long long)st.predicted_hits, (unsigned long long)st.waits,
+           (unsigned long long)st.time_sync_skips + st.clock_shifts,
            b->timed_out                               ? "timeout"
            : b->finished || state == LS_PEER_FINISHED ? "finished"
            : state == LS_PEER_LEFT                    ? "disconnected"
@@ -225,7 +317,7 @@ static void explain(const bot_app *b, const bot_opts *o)
     if (b->relay_silent && !b->heard) {
         fprintf(stderr,
                 "lockstep bot: no answer from the relay at %s in %llu s (is it running? is the "
-                "session/token right? see --relay-timeout)\n",
+                "credential this relay's? see --relay-timeout)\n",
                 o->relay, (unsigned long long)o->relay_timeout);
     } else if (b->relay_silent) {
         fprintf(stderr, "lockstep bot: the relay at %s went silent for %llu s at tick %u\n",
@@ -242,6 +334,180 @@ static void explain(const bot_app *b, const bot_opts *o)
     }
 }
 
+// ---- spectator mode ----
+
+typedef struct watch_app {
+    ls_spectator *spec;
+    ls_uv *uv;
+    net_game game;
+    ls_net_addr relay;
+    uint64_t deadline_us, started, last_heard, relay_timeout_us;
+    bool timed_out, relay_silent, heard;
+    int signal;
+} watch_app;
+
+static void watch_pump(watch_app *w)
+{
+    ls_net_datagram d;
+    while (ls_spectator_next_datagram(w->spec, &d)) {
+        ls_uv_send(w->uv, &d.to, d.data, d.len);
+    }
+}
+
+static void watch_recv(void *user, const ls_net_addr *from, const uint8_t *data, size_t len,
+                       uint64_t now)
+{
+    watch_app *w = user;
+    if (!ls_net_addr_equal(from, &w->relay)) {
+        return;
+    }
+    w->last_heard = now;
+    w->heard = true;
+    ls_spectator_receive(w->spec, data, len, now);
+    watch_pump(w);
+}
+
+static void watch_timer(void *user, uint64_t now)
+{
+    watch_app *w = user;
+    ls_spectator_poll(w->spec, now);
+    watch_pump(w);
+    ls_spectator_state st = ls_spectator_state_get(w->spec);
+    if (st == LS_SPECTATOR_FINISHED || st == LS_SPECTATOR_DROPPED) {
+        ls_uv_stop(w->uv);
+    } else if (now - w->started > w->deadline_us) {
+        w->timed_out = true;
+        ls_uv_stop(w->uv);
+    } else if (now - w->last_heard > w->relay_timeout_us) {
+        w->relay_silent = true;
+        ls_uv_stop(w->uv);
+    }
+}
+
+static void watch_signal(void *user, int signum)
+{
+    watch_app *w = user;
+    if (signum != SIGUSR1) {
+        w->signal = signum;
+        ls_uv_stop(w->uv);
+    }
+}
+
+static void watch_event(void *user, const ls_spectator_event *ev)
+{
+    const uint32_t *index = user;
+    if (ev->type == LS_SPECTATOR_EV_WELCOME) {
+        printf("spectator %u: watching\n", *index);
+    } else if (ev->type == LS_SPECTATOR_EV_MISMATCH) {
+        printf("spectator %u: checksum of tick %u is %016llx, the players agreed on %016llx\n",
+               *index, ev->tick, (unsigned long long)ev->got, (unsigned long long)ev->expected);
+    } else if (ev->type == LS_SPECTATOR_EV_PRESENCE) {
+        printf("spectator %u: from tick %u the slots present are 0x%04x\n", *index, ev->tick,
+               ev->present);
+    } else if (ev->type == LS_SPECTATOR_EV_DROPPED) {
+        printf("spectator %u: dropped by the relay at tick %u (reason %u)\n", *index, ev->tick,
+               ev->reason);
+    }
+}
+
+typedef struct watch_ctx {
+    uint32_t index;
+    net_game *game;
+} watch_ctx;
+
+static uint64_t watch_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
+                              uint32_t input_size)
+{
+    watch_ctx *c = user;
+    return net_game_advance(c->game, tick, inputs, slots, input_size);
+}
+
+static void watch_ctx_event(void *user, const ls_spectator_event *ev)
+{
+    watch_ctx *c = user;
+    watch_event(&c->index, ev);
+}
+
+static int run_spectator(const bot_opts *o, ls_net_credential *cred, const char *scene,
+                         const ls_net_addr *relay)
+{
+    watch_app w;
+    memset(&w, 0, sizeof w);
+    w.relay = *relay;
+    ls_spectator_def vd = ls_default_spectator_def();
+    ls_spectator_def_set_credential(&vd, cred);
+    ls_net_credential_wipe(cred);
+    // A spectator pushes nothing: slot LS_SCENE_MAX_PLAYERS owns no body.
+    if (!net_game_init(&w.game, "bot", scene, o->seed, LS_SCENE_MAX_PLAYERS,
+                       LS_SCENE_MAX_PLAYERS)) {
+        memset(vd.key, 0, sizeof vd.key);
+        return CLI_EXIT_ERROR;
+    }
+    watch_ctx ctx = {vd.index, &w.game};
+    vd.relay = *relay;
+    vd.cb.user = &ctx;
+    vd.cb.advance = watch_advance;
+    vd.cb.on_event = watch_ctx_event;
+    ls_error err;
+    w.spec = ls_spectator_create(&vd, &err);
+    memset(vd.key, 0, sizeof vd.key);
+    ls_uv_def ud = ls_default_uv_def();
+    ud.fault = o->fault;
+    ud.signals = true;
+    ud.user = &w;
+    ud.on_recv = watch_recv;
+    ud.on_timer = watch_timer;
+    ud.on_signal = watch_signal;
+    ud.bind_host = relay->ip[0] == 127 ? "127.0.0.1" : "0.0.0.0";
+    char msg[256];
+    w.uv = w.spec ? ls_uv_create(&ud, msg, sizeof msg) : NULL;
+    int status = CLI_EXIT_ERROR;
+    if (!w.spec) {
+        cli_print_error("lockstep bot", &err);
+    } else if (!w.uv) {
+        fprintf(stderr, "lockstep bot: %s\n", msg);
+    } else {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        w.started = ls_uv_now_us(w.uv);
+        w.deadline_us = o->deadline * 1000000u;
+        w.relay_timeout_us = o->relay_timeout * 1000000u;
+        w.last_heard = w.started;
+        ls_spectator_poll(w.spec, w.started);
+        watch_pump(&w);
+        ls_uv_run(w.uv);
+        ls_spectator_stats st = ls_spectator_stats_get(w.spec);
+        ls_uv_stats us = ls_uv_stats_get(w.uv);
+        ls_spectator_state state = ls_spectator_state_get(w.spec);
+        printf("result spectator=%u ticks=%u checksum=%016llx mismatches=%u packets_out=%llu "
+               "packets_in=%llu bytes_in=%llu duplicates=%llu dropped=%llu state=%s\n",
+               vd.index, ls_spectator_ticks(w.spec),
+               (unsigned long long)ls_spectator_last_checksum(w.spec), st.mismatches,
+               (unsigned long long)us.sent, (unsigned long long)st.packets_in,
+               (unsigned long long)st.bytes_in, (unsigned long long)st.duplicates,
+               (unsigned long long)st.dropped,
+               state == LS_SPECTATOR_FINISHED  ? "finished"
+               : state == LS_SPECTATOR_DROPPED ? "dropped"
+               : w.timed_out                   ? "timeout"
+                                               : "running");
+        fflush(stdout);
+        status = state != LS_SPECTATOR_FINISHED ? CLI_EXIT_ERROR
+                 : st.mismatches                ? CLI_EXIT_MISMATCH
+                                                : CLI_EXIT_OK;
+        if (state != LS_SPECTATOR_FINISHED) {
+            fprintf(stderr, "lockstep bot: spectator %u stopped at tick %u (%s)\n", vd.index,
+                    ls_spectator_ticks(w.spec),
+                    w.relay_silent ? "the relay went silent"
+                    : w.signal     ? "signal"
+                    : w.timed_out  ? "--deadline"
+                                   : "dropped by the relay");
+        }
+    }
+    ls_uv_destroy(w.uv);
+    ls_spectator_destroy(w.spec);
+    net_game_free(&w.game);
+    return status;
+}
+
 int cmd_bot(int argc, char **argv)
 {
     bot_opts o;
@@ -256,36 +522,55 @@ int cmd_bot(int argc, char **argv)
                         o.relay);
         return CLI_EXIT_USAGE;
     }
-    if (!net_token_parse(o.token, pd.token)) {
-        cli_usage_error(&cmd_bot_def,
-                        "--token wants 32 hex digits (as printed by the relay), "
-                        "got '%s'",
-                        o.token);
-        return CLI_EXIT_USAGE;
+    ls_net_credential cred;
+    if (!read_credential(&o, &cred)) {
+        return CLI_EXIT_ERROR;
     }
     char found[4096];
     const char *scene = o.scene ? cli_find_scene(o.scene, found, sizeof found)
                                 : cli_default_scene(&cmd_bot_def, found, sizeof found);
     if (!scene) {
+        ls_net_credential_wipe(&cred);
         return CLI_EXIT_ERROR;
     }
+    if (o.start_delay) {
+        struct timespec ts = {(time_t)(o.start_delay / 1000),
+                              (long)(o.start_delay % 1000) * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    if (cred.role == LS_NET_ROLE_SPECTATOR) {
+        return run_spectator(&o, &cred, scene, &b.relay);
+    }
+    ls_peer_def_set_credential(&pd, &cred);
+    ls_net_credential_wipe(&cred);
     // The slot count arrives with WELCOME; the script covers every scene player.
-    if (!net_game_init(&b.game, "bot", scene, o.seed, (uint32_t)o.slot, LS_SCENE_MAX_PLAYERS)) {
+    if (!net_game_init(&b.game, "bot", scene, o.seed, pd.slot, LS_SCENE_MAX_PLAYERS)) {
+        wipe_key(&pd);
         return CLI_EXIT_ERROR;
     }
     b.game.perturb_tick = o.perturb;
-    pd.session = (uint32_t)o.session;
-    pd.slot = (uint32_t)o.slot;
     pd.relay = b.relay;
     pd.max_lead = (uint32_t)o.max_lead;
+    pd.mode = o.rollback ? LS_PEER_ROLLBACK : LS_PEER_LOCKSTEP;
+    pd.max_prediction = (uint32_t)o.max_prediction;
+    pd.cb.save = net_game_save;
+    pd.cb.load = net_game_load;
+    b.rollback = o.rollback;
     pd.cb.user = &b.game;
     pd.cb.local_input = net_game_local_input;
     pd.cb.advance = net_game_advance;
     pd.cb.on_event = on_event;
     ls_error err;
     b.peer = ls_peer_create(&pd, &err);
+    wipe_key(&pd);
     char msg[256];
-    ls_uv_def ud = {"0.0.0.0", 0, o.fault, 1000, true, &b, on_recv, on_timer, on_signal};
+    ls_uv_def ud = ls_default_uv_def();
+    ud.fault = o.fault;
+    ud.signals = true;
+    ud.user = &b;
+    ud.on_recv = on_recv;
+    ud.on_timer = on_timer;
+    ud.on_signal = on_signal;
     ud.bind_host = b.relay.ip[0] == 127 ? "127.0.0.1" : "0.0.0.0";
     b.uv = b.peer ? ls_uv_create(&ud, msg, sizeof msg) : NULL;
     int status = CLI_EXIT_ERROR;
@@ -302,7 +587,7 @@ int cmd_bot(int argc, char **argv)
         ls_peer_poll(b.peer, b.started);
         pump(&b);
         ls_uv_run(b.uv);
-        print_result(&b, (uint32_t)o.slot);
+        print_result(&b, pd.slot);
         if (!b.finished) {
             explain(&b, &o);
         } else if (ls_peer_stats_get(b.peer).desyncs) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // `lockstep match`: the end-to-end demo. Starts a relay and N bot processes on
-// loopback, plays the arena in lockstep, then prints every peer's final
+// loopback, plays the arena in lockstep or rollback mode, then prints every peer's final
 // checksum, the desync count, per-peer RTT and packets, the replay path and the
-// result of `lockstep replay verify` on it.
+// result of `lockstep replay verify` on it. The relay writes one credential per
+// slot into a private temporary directory; each bot gets the path of its own.
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "json.h"
@@ -16,24 +17,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 const cli_command cmd_match_def = {
     "match", "demo match: a relay and N bot processes on loopback, then replay verify",
-    "[--peers N] [--ticks N] [--tick-rate HZ] [--delay D] [--max-lead N] [--scene FILE]\n"
-    "       [--seed S] [--replay PATH] [--timeout MS] [--perturb SLOT:TICK] [--json]\n"
-    "       [--no-progress] [fault options]\n\n"
+    "[--peers N] [--ticks N] [--tick-rate HZ] [--mode lockstep|rollback] [--delay D]\n"
+    "       [--max-prediction W] [--max-lead N] [--scene FILE] [--seed S] [--replay PATH]\n"
+    "       [--timeout MS] [--perturb SLOT:TICK] [--spectators N] [--spectator-join TICK]\n"
+    "       [--json] [--no-progress] [fault options]\n\n"
     "  --peers N          bot processes, 2..16 (default 4; the arena has 4 player bodies)\n"
     "  --ticks N          match length (default 1200)\n"
     "  --tick-rate HZ     real-time tick rate (default 60)\n"
-    "  --delay D          input delay in ticks (default 3)\n"
-    "  --max-lead N       bot lead bound in ticks (default 8)\n"
+    "  --mode M           lockstep (default) or rollback: the bots predict missing inputs\n"
+    "                     and correct by rollback; per peer it prints rollbacks, mean/max\n"
+    "                     re-simulated ticks per frame, prediction hit rate, time-sync\n"
+    "                     adjustments\n"
+    "  --delay D          input delay in ticks, 0..32 (default 3; 0 is fine in rollback)\n"
+    "  --max-prediction W rollback: prediction window in ticks, 0..64 (default 8)\n"
+    "  --max-lead N       lockstep: bot lead bound in ticks (default 8)\n"
     "  --scene FILE       default tools/scenes/arena.scene, else the installed arena.scene\n"
     "  --seed S           seed of the bots' pushes (default 1)\n"
     "  --replay PATH      where the relay records (default /tmp/lockstep-match-PID.lsr)\n"
     "  --timeout MS       disconnect timeout (default 3000)\n"
+    "  --spectators N     also start N spectator bots (0..16, default 0): each watches the\n"
+    "                     final ticks behind the players and must end on their checksum\n"
+    "  --spectator-join T the spectators join when the players are at about tick T (they\n"
+    "                     catch up from the relay's history faster than real time)\n"
     "  --perturb K:T      bot K (0..N-1, a player of the scene) diverges on purpose at tick\n"
     "                     T < --ticks (the relay must name T)\n"
     "  --json             one JSON object: peers[], checksums_equal, desyncs, replay, verify,\n"
@@ -45,7 +57,7 @@ const cli_command cmd_match_def = {
     "process could not start or a bot did not finish.",
     cmd_match};
 
-#define MAXPROC (LS_NET_MAX_SLOTS + 2)
+#define MAXPROC (2 * LS_NET_MAX_SLOTS + 2)
 
 typedef struct proc {
     pid_t pid;
@@ -56,11 +68,13 @@ typedef struct proc {
 } proc;
 
 typedef struct match_opts {
-    uint64_t peers, ticks, rate, delay, lead, seed, timeout, perturb_slot, perturb_tick;
-    bool perturb, json, progress;
+    uint64_t peers, ticks, rate, delay, lead, seed, timeout, perturb_slot, perturb_tick, window;
+    uint64_t spectators, spectator_join;
+    bool perturb, json, progress, rollback;
     const char *scene;
     char scene_buf[4096];
     char replay[4096];
+    char cred_dir[64]; ///< Private directory of the credentials ("" until created).
     ls_net_fault_def fault;
 } match_opts;
 
@@ -218,9 +232,10 @@ static bool field(const char *out, const char *prefix, const char *must, const c
 }
 
 static const char *const value_options[] = {
-    "--peers",   "--ticks",    "--tick-rate", "--delay",     "--max-lead", "--seed",
-    "--timeout", "--scene",    "--replay",    "--perturb",   "--loss",     "--dup",
-    "--reorder", "--delay-ms", "--jitter",    "--fault-seed"};
+    "--peers",          "--ticks",      "--tick-rate",     "--delay",   "--max-lead",   "--seed",
+    "--timeout",        "--scene",      "--replay",        "--perturb", "--loss",       "--dup",
+    "--reorder",        "--corrupt",    "--delay-ms",      "--jitter",  "--fault-seed", "--mode",
+    "--max-prediction", "--spectators", "--spectator-join"};
 
 static bool takes_value(const char *a)
 {
@@ -234,6 +249,7 @@ static int parse(int argc, char **argv, match_opts *o)
     memset(o, 0, sizeof *o);
     o->peers = 4, o->ticks = 1200, o->rate = 60, o->delay = 3, o->lead = 8, o->seed = 1;
     o->timeout = 3000;
+    o->window = 8;
     o->progress = true;
     o->scene = NULL; // CLI_DEFAULT_SCENE
     o->fault.seed = 1;
@@ -258,12 +274,23 @@ static int parse(int argc, char **argv, match_opts *o)
             ok = net_cli_u64("match", a, v, 1, 1000, &o->rate), i++;
         } else if (strcmp(a, "--delay") == 0) {
             ok = net_cli_u64("match", a, v, 0, LS_NET_MAX_DELAY, &o->delay), i++;
+        } else if (strcmp(a, "--mode") == 0) {
+            if (strcmp(v, "rollback") != 0 && strcmp(v, "lockstep") != 0) {
+                return cli_usage_error(cmd, "--mode wants lockstep or rollback, got '%s'", v);
+            }
+            o->rollback = strcmp(v, "rollback") == 0, i++;
+        } else if (strcmp(a, "--max-prediction") == 0) {
+            ok = net_cli_u64("match", a, v, 0, 64, &o->window), i++;
         } else if (strcmp(a, "--max-lead") == 0) {
             ok = net_cli_u64("match", a, v, 1, LS_NET_MAX_LEAD, &o->lead), i++;
         } else if (strcmp(a, "--seed") == 0) {
             ok = net_cli_u64("match", a, v, 0, UINT64_MAX, &o->seed), i++;
         } else if (strcmp(a, "--timeout") == 0) {
             ok = net_cli_u64("match", a, v, 10, 3600000, &o->timeout), i++;
+        } else if (strcmp(a, "--spectators") == 0) {
+            ok = net_cli_u64("match", a, v, 0, LS_NET_MAX_SLOTS, &o->spectators), i++;
+        } else if (strcmp(a, "--spectator-join") == 0) {
+            ok = net_cli_u64("match", a, v, 0, 10000000, &o->spectator_join), i++;
         } else if (strcmp(a, "--scene") == 0) {
             o->scene = v, i++;
         } else if (strcmp(a, "--replay") == 0) {
@@ -355,6 +382,10 @@ static void add_faults(args *a, const ls_net_fault_def *f, uint64_t seed)
         add_str(a, "--reorder"), add(a, "%llu", 0),
             snprintf(a->s[a->n - 1], 128, "%.6f", f->reorder_ppm / 1e6);
     }
+    if (f->corrupt_ppm) {
+        add_str(a, "--corrupt"), add(a, "%llu", 0),
+            snprintf(a->s[a->n - 1], 128, "%.6f", f->corrupt_ppm / 1e6);
+    }
     if (f->delay_us) {
         add_str(a, "--delay-ms"), add(a, "%llu", f->delay_us / 1000);
     }
@@ -364,12 +395,13 @@ static void add_faults(args *a, const ls_net_fault_def *f, uint64_t seed)
     add_str(a, "--fault-seed"), add(a, "%llu", seed);
 }
 
-static bool start_relay(const match_opts *o, proc *relay, uint16_t *port,
-                        char tokens[][LS_NET_TOKEN_SIZE * 2 + 1])
+static bool start_relay(const match_opts *o, proc *relay, uint16_t *port, char creds[][128],
+                        char spec_creds[][128])
 {
     args a = {{0}, {{0}}, 0};
     add_str(&a, "lockstep"), add_str(&a, "relay"), add_str(&a, "--bind"),
         add_str(&a, "127.0.0.1:0");
+    add_str(&a, "--credentials"), add_str(&a, o->cred_dir);
     add_str(&a, "--slots"), add(&a, "%llu", o->peers);
     add_str(&a, "--tick-rate"), add(&a, "%llu", o->rate);
     add_str(&a, "--delay"), add(&a, "%llu", o->delay);
@@ -380,6 +412,12 @@ static bool start_relay(const match_opts *o, proc *relay, uint16_t *port,
     add_str(&a, "--seed"), add(&a, "%llu", o->seed);
     add_str(&a, "--record"), add_str(&a, o->replay);
     add_str(&a, "--exit-when-done");
+    if (o->spectators) {
+        add_str(&a, "--spectators"), add(&a, "%llu", o->spectators);
+        // A spectator joining at tick T replays the history from tick 0.
+        uint64_t h = o->spectator_join + 1024;
+        add_str(&a, "--history"), add(&a, "%llu", h < 65536 ? h : 65536);
+    }
     add_faults(&a, &o->fault, o->fault.seed * 1000 + 999);
     if (!spawn(relay, a.v, true) || !read_until(relay, "ready")) {
         fprintf(stderr, "lockstep match: the relay did not start:\n%s\n",
@@ -391,31 +429,58 @@ static bool start_relay(const match_opts *o, proc *relay, uint16_t *port,
     *port = colon ? (uint16_t)strtoul(colon + 1, NULL, 10) : 0;
     for (uint32_t k = 0; k < o->peers; k++) {
         char pat[64];
-        snprintf(pat, sizeof pat, "token 1 %u ", k);
+        snprintf(pat, sizeof pat, "credential 1 %u ", k);
         const char *t = strstr(relay->out, pat);
-        if (!t || sscanf(t + strlen(pat), "%32s", tokens[k]) != 1) {
-            fprintf(stderr, "lockstep match: no token for slot %u\n", k);
+        if (!t || sscanf(t + strlen(pat), "%127s", creds[k]) != 1) {
+            fprintf(stderr, "lockstep match: no credential for slot %u\n", k);
+            return false;
+        }
+    }
+    for (uint32_t k = 0; k < o->spectators; k++) {
+        char pat[64];
+        snprintf(pat, sizeof pat, "spectator-credential 1 %u ", k);
+        const char *t = strstr(relay->out, pat);
+        if (!t || sscanf(t + strlen(pat), "%127s", spec_creds[k]) != 1) {
+            fprintf(stderr, "lockstep match: no credential for spectator %u\n", k);
             return false;
         }
     }
     return *port != 0;
 }
 
-static bool start_bot(const match_opts *o, proc *p, uint32_t k, uint16_t port, const char *token)
+static bool start_bot(const match_opts *o, proc *p, uint32_t k, uint16_t port, const char *cred)
 {
     args a = {{0}, {{0}}, 0};
     add_str(&a, "lockstep"), add_str(&a, "bot");
     add_str(&a, "--relay"), add(&a, "127.0.0.1:%llu", port);
-    add_str(&a, "--session"), add_str(&a, "1");
-    add_str(&a, "--slot"), add(&a, "%llu", k);
-    add_str(&a, "--token"), add_str(&a, token);
+    add_str(&a, "--credential"), add_str(&a, cred);
     add_str(&a, "--scene"), add_str(&a, o->scene);
     add_str(&a, "--seed"), add(&a, "%llu", o->seed);
     add_str(&a, "--max-lead"), add(&a, "%llu", o->lead);
+    if (o->rollback) {
+        add_str(&a, "--mode"), add_str(&a, "rollback");
+        add_str(&a, "--max-prediction"), add(&a, "%llu", o->window);
+    }
     if (o->perturb && o->perturb_slot == k) {
         add_str(&a, "--perturb-tick"), add(&a, "%llu", o->perturb_tick);
     }
     add_faults(&a, &o->fault, o->fault.seed * 1000 + k);
+    return spawn(p, a.v, true);
+}
+
+static bool start_spectator(const match_opts *o, proc *p, uint32_t k, uint16_t port,
+                            const char *cred)
+{
+    args a = {{0}, {{0}}, 0};
+    add_str(&a, "lockstep"), add_str(&a, "bot");
+    add_str(&a, "--relay"), add(&a, "127.0.0.1:%llu", port);
+    add_str(&a, "--credential"), add_str(&a, cred);
+    add_str(&a, "--scene"), add_str(&a, o->scene);
+    add_str(&a, "--seed"), add(&a, "%llu", o->seed);
+    if (o->spectator_join) {
+        add_str(&a, "--start-delay-ms"), add(&a, "%llu", o->spectator_join * 1000 / o->rate);
+    }
+    add_faults(&a, &o->fault, o->fault.seed * 1000 + 500 + k);
     return spawn(p, a.v, true);
 }
 
@@ -466,6 +531,8 @@ static void print_desyncs(const char *relay_out)
 
 typedef struct peer_row {
     char ticks[32], sum[32], rtt_peer[32], out[32], in[32], state[32], rtt_relay[32], drops[32];
+    char bad_mac[32];
+    char frames[32], rollbacks[32], resim[32], resim_max[32], predicted[32], hits[32], sync[32];
     char error[256]; ///< The bot's first "lockstep bot: ..." line (stderr), or "".
 } peer_row;
 
@@ -492,6 +559,14 @@ static void peer_fields(const proc *relay, const proc *bot, uint32_t k, peer_row
     field(bot->out, "result", NULL, "packets_out", r->out, sizeof r->out);
     field(bot->out, "result", NULL, "packets_in", r->in, sizeof r->in);
     field(bot->out, "result", NULL, "state", r->state, sizeof r->state);
+    field(bot->out, "result", NULL, "bad_mac", r->bad_mac, sizeof r->bad_mac);
+    field(bot->out, "result", NULL, "frames", r->frames, sizeof r->frames);
+    field(bot->out, "result", NULL, "rollbacks", r->rollbacks, sizeof r->rollbacks);
+    field(bot->out, "result", NULL, "resimulated", r->resim, sizeof r->resim);
+    field(bot->out, "result", NULL, "resim_max", r->resim_max, sizeof r->resim_max);
+    field(bot->out, "result", NULL, "predicted", r->predicted, sizeof r->predicted);
+    field(bot->out, "result", NULL, "predicted_hits", r->hits, sizeof r->hits);
+    field(bot->out, "result", NULL, "time_sync", r->sync, sizeof r->sync);
     field(relay->out, "stats session=1", slot, "rtt_us", r->rtt_relay, sizeof r->rtt_relay);
     field(relay->out, "stats session=1", slot, "drops", r->drops, sizeof r->drops);
     first_line(bot->out, "lockstep ", r->error, sizeof r->error);
@@ -535,9 +610,27 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
         all_done &=
             strcmp(rows[k].state, "finished") == 0 && strtoull(rows[k].ticks, NULL, 10) == o->ticks;
     }
-    char desyncs[32], malformed[32], pin[32], pout[32], rticks[32];
+    // Spectators (after the bots in the same array): they must end on the players' checksum.
+    const proc *specs = bots + o->peers;
+    char vt[LS_NET_MAX_SLOTS][32], vsum[LS_NET_MAX_SLOTS][32], vmis[LS_NET_MAX_SLOTS][32],
+        vstate[LS_NET_MAX_SLOTS][32];
+    bool spectators_ok = true;
+    for (uint32_t k = 0; k < o->spectators; k++) {
+        field(specs[k].out, "result", NULL, "ticks", vt[k], sizeof vt[k]);
+        field(specs[k].out, "result", NULL, "checksum", vsum[k], sizeof vsum[k]);
+        field(specs[k].out, "result", NULL, "mismatches", vmis[k], sizeof vmis[k]);
+        field(specs[k].out, "result", NULL, "state", vstate[k], sizeof vstate[k]);
+        spectators_ok &= strcmp(vsum[k], rows[0].sum) == 0 && strcmp(vmis[k], "0") == 0 &&
+                         strcmp(vstate[k], "finished") == 0;
+    }
+    char refused[32], vdropped[32];
+    field(relay->out, "stats relay", NULL, "spectator_refused", refused, sizeof refused);
+    field(relay->out, "stats relay", NULL, "spectators_dropped", vdropped, sizeof vdropped);
+    char desyncs[32], malformed[32], pin[32], pout[32], rticks[32], bad_mac[32], replayed[32];
     field(relay->out, "stats relay", NULL, "desyncs", desyncs, sizeof desyncs);
     field(relay->out, "stats relay", NULL, "malformed", malformed, sizeof malformed);
+    field(relay->out, "stats relay", NULL, "bad_mac", bad_mac, sizeof bad_mac);
+    field(relay->out, "stats relay", NULL, "replayed", replayed, sizeof replayed);
     field(relay->out, "stats relay", NULL, "packets_in", pin, sizeof pin);
     field(relay->out, "stats relay", NULL, "packets_out", pout, sizeof pout);
     field(relay->out, "replay", NULL, "ticks", rticks, sizeof rticks);
@@ -558,11 +651,42 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
                 printf("  bot %u: %s\n", k, rows[k].error);
             }
         }
+        if (o->rollback) {
+            printf("\n%-4s %-9s %-12s %-12s %-14s %s\n", "peer", "rollbacks", "resim/frame",
+                   "max resim", "hit rate", "time-sync adjustments");
+            for (uint32_t k = 0; k < o->peers; k++) {
+                const peer_row *r = &rows[k];
+                double frames = strtod(r->frames, NULL), predicted = strtod(r->predicted, NULL);
+                char mean[32], rate[32];
+                snprintf(mean, sizeof mean, "%.3f",
+                         frames > 0 ? strtod(r->resim, NULL) / frames : 0.0);
+                snprintf(rate, sizeof rate, "%.1f %%",
+                         predicted > 0 ? 100.0 * strtod(r->hits, NULL) / predicted : 100.0);
+                printf("%-4u %-9s %-12s %-12s %-14s %s\n", k, r->rollbacks, mean, r->resim_max,
+                       rate, r->sync);
+            }
+        }
+        if (o->spectators) {
+            printf("\n%-9s %-6s %-18s %-10s %s\n", "spectator", "ticks", "final checksum",
+                   "mismatches", "status");
+            for (uint32_t k = 0; k < o->spectators; k++) {
+                printf("%-9u %-6s %-18s %-10s %s\n", k, vt[k], vsum[k], vmis[k], vstate[k]);
+            }
+            printf("spectators on the players' final checksum: %s (relay: dropped %s, "
+                   "takeover attempts refused %s)\n",
+                   spectators_ok ? "yes" : "NO", vdropped, refused);
+        }
         printf("\nall %llu final checksums equal: %s\n", (unsigned long long)o->peers,
                equal ? "yes" : "NO");
         printf("desyncs: %s\n", desyncs);
         print_desyncs(relay->out);
-        printf("relay: packets in %s, out %s, malformed %s\n", pin, pout, malformed);
+        uint64_t peer_bad = 0;
+        for (uint32_t k = 0; k < o->peers; k++) {
+            peer_bad += strtoull(rows[k].bad_mac, NULL, 10);
+        }
+        printf("relay: packets in %s, out %s, malformed %s, bad tag %s, replayed %s; "
+               "peers: bad tag %llu\n",
+               pin, pout, malformed, bad_mac, replayed, (unsigned long long)peer_bad);
         printf("replay: %s (%s ticks)\n", o->replay, rticks);
     }
     char *verify_out = NULL;
@@ -573,6 +697,7 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
     int status = desynced                      ? CLI_EXIT_MISMATCH
                  : !all_done                   ? CLI_EXIT_ERROR
                  : !equal                      ? CLI_EXIT_MISMATCH
+                 : !spectators_ok              ? CLI_EXIT_MISMATCH
                  : verify == CLI_EXIT_OK       ? CLI_EXIT_OK
                  : verify == CLI_EXIT_MISMATCH ? CLI_EXIT_MISMATCH
                                                : CLI_EXIT_ERROR;
@@ -580,6 +705,7 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
                       : desynced            ? "the relay reported a desync"
                       : !all_done           ? "a bot did not finish the match"
                       : !equal              ? "the final checksums differ"
+                      : !spectators_ok      ? "a spectator did not end on the players' checksum"
                                             : "the replay did not verify";
     if (o->json) {
         json_out j;
@@ -598,10 +724,33 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
             json_number_field(&j, "packets_out", r->out);
             json_number_field(&j, "packets_in", r->in);
             json_number_field(&j, "drops", r->drops);
+            if (o->rollback) {
+                double frames = strtod(r->frames, NULL), predicted = strtod(r->predicted, NULL);
+                json_number_field(&j, "rollbacks", r->rollbacks);
+                json_key(&j, "resim_per_frame_mean");
+                json_double(&j, frames > 0 ? strtod(r->resim, NULL) / frames : 0.0, 3);
+                json_number_field(&j, "resim_per_frame_max", r->resim_max);
+                json_key(&j, "prediction_hit_rate");
+                json_double(&j, predicted > 0 ? strtod(r->hits, NULL) / predicted : 1.0, 4);
+                json_number_field(&j, "time_sync_adjustments", r->sync);
+            }
             json_key(&j, "status");
             strcmp(r->state, "?") ? json_str(&j, r->state) : json_null(&j);
             json_key(&j, "message");
             r->error[0] ? json_str(&j, r->error) : json_null(&j);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_key(&j, "spectators"), json_array_begin(&j);
+        for (uint32_t k = 0; k < o->spectators; k++) {
+            json_object_begin(&j);
+            json_key(&j, "index"), json_u64(&j, k);
+            json_number_field(&j, "ticks", vt[k]);
+            json_key(&j, "final_checksum");
+            strcmp(vsum[k], "?") ? json_str(&j, vsum[k]) : json_null(&j);
+            json_number_field(&j, "mismatches", vmis[k]);
+            json_key(&j, "status");
+            strcmp(vstate[k], "?") ? json_str(&j, vstate[k]) : json_null(&j);
             json_object_end(&j);
         }
         json_array_end(&j);
@@ -612,6 +761,8 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
         json_number_field(&j, "packets_in", pin);
         json_number_field(&j, "packets_out", pout);
         json_number_field(&j, "malformed", malformed);
+        json_number_field(&j, "bad_mac", bad_mac);
+        json_number_field(&j, "replayed", replayed);
         json_object_end(&j);
         json_key(&j, "replay"), json_str(&j, o->replay);
         json_number_field(&j, "replay_ticks", rticks);
@@ -632,6 +783,19 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
     return status;
 }
 
+// Delete the credential files the relay wrote and their directory.
+static void remove_credentials(const match_opts *o)
+{
+    for (uint32_t k = 0; k < LS_NET_MAX_SLOTS; k++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/session-1-slot-%u.cred", o->cred_dir, k);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/session-1-spectator-%u.cred", o->cred_dir, k);
+        unlink(path);
+    }
+    rmdir(o->cred_dir);
+}
+
 int cmd_match(int argc, char **argv)
 {
     match_opts o;
@@ -649,23 +813,38 @@ int cmd_match(int argc, char **argv)
         printf("match: %llu bots, %llu ticks at %llu Hz, input delay %llu, scene %s, seed %llu\n",
                (unsigned long long)o.peers, (unsigned long long)o.ticks, (unsigned long long)o.rate,
                (unsigned long long)o.delay, o.scene, (unsigned long long)o.seed);
-        printf("faults on every send: loss %.3f dup %.3f reorder %.3f delay %u ms jitter %u ms\n",
+        if (o.rollback) {
+            printf("mode: rollback, prediction window %llu ticks\n", (unsigned long long)o.window);
+        }
+        if (o.spectators) {
+            printf("spectators: %llu, joining at tick %llu\n", (unsigned long long)o.spectators,
+                   (unsigned long long)o.spectator_join);
+        }
+        printf("faults on every send: loss %.3f dup %.3f reorder %.3f corrupt %.3f delay %u ms "
+               "jitter %u ms\n",
                o.fault.loss_ppm / 1e6, o.fault.dup_ppm / 1e6, o.fault.reorder_ppm / 1e6,
-               o.fault.delay_us / 1000, o.fault.jitter_us / 1000);
+               o.fault.corrupt_ppm / 1e6, o.fault.delay_us / 1000, o.fault.jitter_us / 1000);
     }
     proc ps[MAXPROC];
     memset(ps, 0, sizeof ps);
     for (int i = 0; i < MAXPROC; i++) {
         ps[i].fd = -1;
     }
-    char tokens[LS_NET_MAX_SLOTS][LS_NET_TOKEN_SIZE * 2 + 1];
+    char creds[LS_NET_MAX_SLOTS][128], spec_creds[LS_NET_MAX_SLOTS][128];
     uint16_t port = 0;
-    if (!start_relay(&o, &ps[0], &port, tokens)) {
+    snprintf(o.cred_dir, sizeof o.cred_dir, "/tmp/lockstep-match-XXXXXX");
+    if (!mkdtemp(o.cred_dir)) { // mode 0700: the credentials are for this user's bots only
+        fprintf(stderr, "lockstep match: cannot create a private directory in /tmp: %s\n",
+                strerror(errno));
+        return CLI_EXIT_ERROR;
+    }
+    if (!start_relay(&o, &ps[0], &port, creds, spec_creds)) {
         if (ps[0].pid > 0) {
             kill(ps[0].pid, SIGTERM);
             waitpid(ps[0].pid, NULL, 0);
         }
         free(ps[0].out);
+        remove_credentials(&o);
         return CLI_EXIT_ERROR;
     }
     if (!o.json) {
@@ -673,7 +852,10 @@ int cmd_match(int argc, char **argv)
     }
     int started = 0;
     for (uint32_t k = 0; k < o.peers; k++) {
-        started += start_bot(&o, &ps[1 + k], k, port, tokens[k]);
+        started += start_bot(&o, &ps[1 + k], k, port, creds[k]);
+    }
+    for (uint32_t k = 0; k < o.spectators; k++) {
+        started += start_spectator(&o, &ps[1 + o.peers + k], k, port, spec_creds[k]);
     }
     if (!o.json) {
         printf("bots: %d processes started; playing...\n", started);
@@ -681,18 +863,20 @@ int cmd_match(int argc, char **argv)
     fflush(stdout);
     cli_progress bar;
     cli_progress_init(&bar, "match", "ticks (est.)", o.ticks, o.progress);
-    drain_all(ps, 1 + (int)o.peers, &bar, o.rate);
+    uint32_t nproc = 1 + (uint32_t)o.peers + (uint32_t)o.spectators;
+    drain_all(ps, (int)nproc, &bar, o.rate);
     cli_progress_done(&bar);
-    for (uint32_t i = 0; i < 1 + o.peers; i++) {
+    for (uint32_t i = 0; i < nproc; i++) {
         if (ps[i].pid > 0) {
             waitpid(ps[i].pid, &ps[i].status, 0);
         }
     }
-    for (uint32_t i = 0; i < 1 + o.peers; i++) {
+    for (uint32_t i = 0; i < nproc; i++) {
         if (!ps[i].out) {
             append(&ps[i], "", 0);
         }
     }
+    remove_credentials(&o);
     int status = summarize(&o, &ps[0], &ps[1]);
     for (int i = 0; i < MAXPROC; i++) {
         free(ps[i].out);

@@ -1,27 +1,35 @@
 // SPDX-License-Identifier: MIT
 // `lockstep relay --bind 127.0.0.1:PORT`: the UDP relay. Creates sessions from
-// the command line, prints their tokens, relays inputs, checks checksums,
-// records each session as a replay, prints stats on SIGUSR1 and at exit.
-#include "../net/uv/transport_uv.h"
+// the command line, issues a credential (secret key) per slot, as files in a
+// private directory (--credentials DIR) or on stdout, relays inputs, checks
+// checksums, records each session as a replay, prints stats on SIGUSR1 and at exit.
 #include "cli.h"
 #include "ls/net_relay.h"
+#include "ls/net_uv.h"
 #include "ls/replay.h"
 #include "net_tool.h"
 #include "replay_glue.h"
 
 #include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 const cli_command cmd_relay_def = {
-    "relay", "run the UDP input relay (sessions, tokens, desync detection, recording)",
-    "[--bind HOST:PORT] [--sessions N] [--slots N] [--tick-rate HZ] [--input-size B]\n"
-    "       [--delay D] [--ticks N] [--timeout MS] [--join-timeout MS]\n"
+    "relay", "run the UDP input relay (sessions, credentials, desync detection, recording)",
+    "[--bind HOST:PORT] [--credentials DIR] [--sessions N] [--slots N] [--tick-rate HZ]\n"
+    "       [--input-size B] [--delay D] [--ticks N] [--timeout MS] [--join-timeout MS]\n"
+    "       [--spectators N] [--history TICKS]\n"
     "       [--scene FILE --seed S --record PATH [--sign-key KEY]] [--exit-when-done]\n"
     "       [fault options]\n\n"
     "  --bind HOST:PORT  where to listen (default 127.0.0.1:0, an ephemeral port)\n"
-    "  --sessions N      sessions to create (default 1); each prints `token SESSION SLOT HEX`\n"
+    "  --credentials DIR write each slot's credential (its secret key) to\n"
+    "                    DIR/session-ID-slot-K.cred, readable by you only, and print\n"
+    "                    `credential SESSION SLOT PATH`; without it the relay prints\n"
+    "                    `credential SESSION SLOT TEXT` (the whole credential) instead.\n"
+    "                    Give each player its own: `lockstep bot --credential PATH`\n"
+    "  --sessions N      sessions to create (default 1)\n"
     "  --slots N         slots per session, 2..16 (default 4)\n"
     "  --tick-rate HZ    ticks per second (default 60)\n"
     "  --input-size B    bytes per slot per tick, 1..64 (default 1)\n"
@@ -29,6 +37,11 @@ const cli_command cmd_relay_def = {
     "  --ticks N         match length, 0 = open-ended (default 0)\n"
     "  --timeout MS      silence that disconnects a peer (default 3000)\n"
     "  --join-timeout MS time for every slot to join, 0 = forever (default 30000)\n"
+    "  --spectators N    spectator credentials per session, 0..16 (default 0), written as\n"
+    "                    DIR/session-ID-spectator-I.cred (`spectator-credential S I PATH`);\n"
+    "                    `lockstep bot --credential PATH` then watches the match\n"
+    "  --history TICKS   final ticks kept for spectators, 64..65536 (default 1024): a\n"
+    "                    spectator that falls further behind is dropped\n"
     "  --scene FILE      scene embedded in the recordings (default tools/scenes/arena.scene,\n"
     "                    else the installed arena.scene)\n"
     "  --seed S          seed written into the recordings (default 0)\n"
@@ -45,7 +58,7 @@ const cli_command cmd_relay_def = {
 #define MAX_SESSIONS 1024
 
 typedef struct relay_opts {
-    const char *bind, *scene, *record, *sign_key;
+    const char *bind, *scene, *record, *sign_key, *credentials;
     char host[64];
     uint16_t port;
     char scene_buf[4096];
@@ -71,10 +84,10 @@ typedef struct relay_app {
 } relay_app;
 
 static const char *const value_options[] = {
-    "--bind",     "--scene",    "--record",   "--seed",         "--rate-limit",
-    "--sign-key", "--sessions", "--slots",    "--tick-rate",    "--input-size",
-    "--delay",    "--ticks",    "--timeout",  "--join-timeout", "--loss",
-    "--dup",      "--reorder",  "--delay-ms", "--jitter",       "--fault-seed"};
+    "--bind",     "--scene",    "--record",       "--seed",       "--rate-limit", "--credentials",
+    "--sign-key", "--sessions", "--slots",        "--tick-rate",  "--input-size", "--delay",
+    "--ticks",    "--timeout",  "--join-timeout", "--loss",       "--dup",        "--reorder",
+    "--corrupt",  "--delay-ms", "--jitter",       "--fault-seed", "--spectators", "--history"};
 
 static bool takes_value(const char *a)
 {
@@ -120,6 +133,8 @@ static bool parse(int argc, char **argv, relay_opts *o)
     o->bind = "127.0.0.1:0";
     o->sessions = 1;
     o->sd = ls_default_session_def();
+    o->sd.spectators = 0; // none unless asked for
+    o->sd.state_max = 0;  // it simulates nothing, so it has no snapshot for late spectators
     o->fault.seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -143,6 +158,8 @@ static bool parse(int argc, char **argv, relay_opts *o)
             o->record = v, i++;
         } else if (strcmp(a, "--sign-key") == 0) {
             o->sign_key = v, i++;
+        } else if (strcmp(a, "--credentials") == 0) {
+            o->credentials = v, i++;
         } else if (strcmp(a, "--seed") == 0) {
             ok = net_cli_u64("relay", a, v, 0, UINT64_MAX, &o->seed), i++;
         } else if (strcmp(a, "--rate-limit") == 0) {
@@ -167,6 +184,12 @@ static bool parse(int argc, char **argv, relay_opts *o)
         } else if (strcmp(a, "--timeout") == 0) {
             ok = net_cli_u64("relay", a, v, 10, 3600000, &n), i++;
             o->sd.timeout_ms = (uint32_t)n;
+        } else if (strcmp(a, "--spectators") == 0) {
+            ok = net_cli_u64("relay", a, v, 0, LS_NET_MAX_SLOTS, &n), i++;
+            o->sd.spectators = (uint32_t)n;
+        } else if (strcmp(a, "--history") == 0) {
+            ok = net_cli_u64("relay", a, v, 64, 65536, &n), i++;
+            o->sd.history = (uint32_t)n;
         } else {
             ok = net_cli_u64("relay", a, v, 0, 3600000, &n), i++; // --join-timeout
             o->sd.join_timeout_ms = (uint32_t)n;
@@ -204,16 +227,20 @@ static void print_stats(relay_app *app)
         }
     }
     printf("stats relay packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu "
-           "malformed=%llu bad_token=%llu unverified=%llu no_session=%llu rate_limited=%llu "
+           "malformed=%llu truncated=%llu wrong_version=%llu bad_mac=%llu replayed=%llu "
+           "stale=%llu unverified=%llu no_session=%llu rate_limited=%llu "
            "challenges=%llu outbox_dropped=%llu send_errors=%llu fault_dropped=%llu "
-           "desyncs=%u\n",
+           "fault_corrupted=%llu desyncs=%u spectator_refused=%llu spectators_dropped=%llu\n",
            (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
            (unsigned long long)st.packets_out, (unsigned long long)st.bytes_out,
-           (unsigned long long)st.malformed, (unsigned long long)st.bad_token,
+           (unsigned long long)st.malformed, (unsigned long long)st.truncated,
+           (unsigned long long)st.wrong_version, (unsigned long long)st.bad_mac,
+           (unsigned long long)st.replayed, (unsigned long long)st.stale,
            (unsigned long long)st.unverified, (unsigned long long)st.no_session,
            (unsigned long long)st.rate_limited, (unsigned long long)st.challenges,
            (unsigned long long)st.outbox_dropped, (unsigned long long)us.send_errors,
-           (unsigned long long)us.fault_dropped, st.desyncs);
+           (unsigned long long)us.fault_dropped, (unsigned long long)us.fault_corrupted, st.desyncs,
+           (unsigned long long)st.spectator_refused, (unsigned long long)st.spectators_dropped);
     fflush(stdout);
 }
 
@@ -289,6 +316,21 @@ static void log_event(const ls_relay_event *ev)
         break;
     case LS_RELAY_EV_SESSION_DONE:
         printf("event session_done session=%u ticks=%u\n", ev->session, ev->tick);
+        break;
+    case LS_RELAY_EV_SPECTATOR_JOINED:
+        printf("event spectator_joined session=%u spectator=%u tick=%u\n", ev->session, ev->slot,
+               ev->tick);
+        break;
+    case LS_RELAY_EV_SPECTATOR_DROPPED:
+        printf("event spectator_dropped session=%u spectator=%u tick=%u reason=%s\n", ev->session,
+               ev->slot, ev->tick,
+               ev->reason == LS_NET_LEFT      ? "left"
+               : ev->reason == LS_NET_TIMEOUT ? "timeout"
+                                              : "behind");
+        break;
+    case LS_RELAY_EV_STATE_NEEDED: // the CLI relay simulates nothing: it has no snapshot
+        printf("event state_needed session=%u spectator=%u tick=%u\n", ev->session, ev->slot,
+               ev->tick);
         break;
     }
     fflush(stdout);
@@ -389,6 +431,39 @@ static bool start_recording(relay_app *app, uint32_t id)
     return true;
 }
 
+// Hand out slot k's credential (spectator k's when spectator): a private file
+// (--credentials DIR) or a stdout line.
+static bool issue_credential(relay_app *app, uint32_t id, uint32_t k, bool spectator)
+{
+    ls_net_credential cred;
+    if (spectator) {
+        ls_relay_session_spectator_credential(app->relay, id, k, &cred);
+    } else {
+        ls_relay_session_credential(app->relay, id, k, &cred);
+    }
+    const char *kind = spectator ? "spectator" : "slot";
+    const char *label = spectator ? "spectator-credential" : "credential";
+    bool ok = true;
+    if (app->o.credentials) {
+        char path[4096 + 64];
+        snprintf(path, sizeof path, "%s/session-%u-%s-%u.cred", app->o.credentials, id, kind, k);
+        ls_error err;
+        ok = ls_net_credential_write(path, &cred, &err) == LS_OK;
+        if (ok) {
+            printf("%s %u %u %s\n", label, id, k, path);
+        } else {
+            cli_print_error("lockstep relay: --credentials", &err);
+        }
+    } else {
+        char text[LS_NET_CREDENTIAL_TEXT_SIZE];
+        ls_net_credential_format(&cred, text, sizeof text);
+        printf("%s %u %u %s", label, id, k, text);
+        sodium_memzero(text, sizeof text);
+    }
+    ls_net_credential_wipe(&cred);
+    return ok;
+}
+
 static bool setup(relay_app *app)
 {
     char msg[256];
@@ -439,8 +514,15 @@ static bool setup(relay_app *app)
         cli_print_error("lockstep relay", &err);
         return false;
     }
-    ls_uv_def ud = {app->o.host, app->o.port, app->o.fault, 1000,     true,
-                    app,         on_recv,     on_timer,     on_signal};
+    ls_uv_def ud = ls_default_uv_def();
+    ud.bind_host = app->o.host;
+    ud.bind_port = app->o.port;
+    ud.fault = app->o.fault;
+    ud.signals = true;
+    ud.user = app;
+    ud.on_recv = on_recv;
+    ud.on_timer = on_timer;
+    ud.on_signal = on_signal;
     app->uv = ls_uv_create(&ud, msg, sizeof msg);
     if (!app->uv) {
         fprintf(stderr, "lockstep relay: --bind %s: %s\n", app->o.bind, msg);
@@ -459,11 +541,14 @@ static bool setup(relay_app *app)
             return false;
         }
         for (uint32_t k = 0; k < app->o.sd.slots; k++) {
-            uint8_t tok[LS_NET_TOKEN_SIZE];
-            char hex[33];
-            ls_relay_session_token(app->relay, id, k, tok);
-            net_token_hex(tok, hex);
-            printf("token %u %u %s\n", id, k, hex);
+            if (!issue_credential(app, id, k, false)) {
+                return false;
+            }
+        }
+        for (uint32_t k = 0; k < app->o.sd.spectators; k++) {
+            if (!issue_credential(app, id, k, true)) {
+                return false;
+            }
         }
     }
     printf("ready\n");

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "json.h"
 #include "ls/fx_text.h"
+#include "ls/particles.h"
 #include "ls/scene.h"
 #include "progress.h"
 
@@ -36,6 +37,29 @@ typedef struct sim_opts {
     uint64_t threads;
 } sim_opts;
 
+// Particle systems (only when the scene has some): systems, particles,
+// constraints and how many of them tore.
+static void print_particles(const ls_world *w)
+{
+    uint32_t systems = ls_world_particle_system_count(w);
+    if (systems == 0) {
+        return;
+    }
+    uint64_t particles = 0, constraints = 0, torn = 0;
+    for (uint32_t i = 0; i < systems; i++) {
+        ls_particle_system_id id = ls_world_particle_system_at(w, i);
+        particles += ls_particle_count(w, id);
+        uint32_t n = ls_particle_constraint_count(w, id);
+        constraints += n;
+        for (uint32_t k = 0; k < n; k++) {
+            torn += ls_particle_constraint_is_torn(w, id, k);
+        }
+    }
+    printf("\nparticle_systems %u  particles %llu  constraints %llu  torn %llu", systems,
+           (unsigned long long)particles, (unsigned long long)constraints,
+           (unsigned long long)torn);
+}
+
 static void print_summary(const ls_world *w)
 {
     ls_step_info info = ls_world_info(w);
@@ -48,6 +72,7 @@ static void print_summary(const ls_world *w)
     if (info.overflow_count) {
         printf(" (first: body %u at tick %u)", info.overflow_body.index1, info.overflow_tick);
     }
+    print_particles(w);
     printf("\nfinal checksum %016llx\n", (unsigned long long)ls_world_checksum(w));
 }
 

@@ -53,6 +53,8 @@ bool net_cli_fault_option(const char *cmd, int argc, char **argv, int *i, ls_net
         *ok = net_cli_ppm(cmd, a, v, &f->dup_ppm);
     } else if (strcmp(a, "--reorder") == 0) {
         *ok = net_cli_ppm(cmd, a, v, &f->reorder_ppm);
+    } else if (strcmp(a, "--corrupt") == 0) {
+        *ok = net_cli_ppm(cmd, a, v, &f->corrupt_ppm);
     } else if (strcmp(a, "--delay-ms") == 0) {
         *ok = net_cli_u64(cmd, a, v, 0, 10000, &n);
         f->delay_us = (uint32_t)n * 1000;
@@ -65,39 +67,6 @@ bool net_cli_fault_option(const char *cmd, int argc, char **argv, int *i, ls_net
         return false;
     }
     (*i)++;
-    return true;
-}
-
-void net_token_hex(const uint8_t token[LS_NET_TOKEN_SIZE], char out[33])
-{
-    static const char hex[] = "0123456789abcdef";
-    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) {
-        out[2 * i] = hex[token[i] >> 4];
-        out[2 * i + 1] = hex[token[i] & 15];
-    }
-    out[32] = '\0';
-}
-
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-bool net_token_parse(const char *text, uint8_t token[LS_NET_TOKEN_SIZE])
-{
-    if (strlen(text) != 2 * LS_NET_TOKEN_SIZE) {
-        return false;
-    }
-    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) {
-        int hi = hexval(text[2 * i]), lo = hexval(text[2 * i + 1]);
-        if (hi < 0 || lo < 0) {
-            return false;
-        }
-        token[i] = (uint8_t)(hi << 4 | lo);
-    }
     return true;
 }
 
@@ -199,4 +168,19 @@ uint64_t net_game_advance(void *user, uint32_t tick, const uint8_t *inputs, uint
         ls_body_apply_force(g->world, id, ls_vec3_make(ls_fx_from_int(5), 0, 0));
     }
     return ls_game_tick(g->world, &g->scene, inputs, slots, input_size);
+}
+
+size_t net_game_save(void *user, uint32_t tick, uint8_t *buf, size_t cap)
+{
+    net_game *g = user;
+    (void)tick;
+    size_t need = ls_world_snapshot_size(g->world);
+    return buf && cap >= need ? ls_world_snapshot_save(g->world, buf, cap) : need;
+}
+
+bool net_game_load(void *user, uint32_t tick, const uint8_t *buf, size_t size)
+{
+    net_game *g = user;
+    (void)tick;
+    return ls_world_snapshot_restore(g->world, buf, size, NULL) == LS_OK;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Private to the tool: helpers shared by `lockstep relay`, `bot` and `match`
-// (numbers, fault options, tokens), and the bot's game: the
+// (numbers, fault options), and the bot's game: the
 // arena scene played with the reference push game, one body per slot.
 #ifndef LS_TOOLS_NET_TOOL_H
 #define LS_TOOLS_NET_TOOL_H
@@ -14,8 +14,8 @@ bool net_cli_u64(const char *cmd, const char *option, const char *text, uint64_t
                  uint64_t *out);
 /// Parse a probability 0..1 into parts per million.
 bool net_cli_ppm(const char *cmd, const char *option, const char *text, uint32_t *out);
-/// If argv[*i] is a fault option (--loss, --dup, --reorder, --delay-ms, --jitter,
-/// --fault-seed), consume it and its value into *f; *ok is false on a bad value.
+/// If argv[*i] is a fault option (--loss, --dup, --reorder, --corrupt, --delay-ms,
+/// --jitter, --fault-seed), consume it and its value into *f; *ok is false on a bad value.
 bool net_cli_fault_option(const char *cmd, int argc, char **argv, int *i, ls_net_fault_def *f,
                           bool *ok);
 /// Usage lines of the fault options.
@@ -23,13 +23,10 @@ bool net_cli_fault_option(const char *cmd, int argc, char **argv, int *i, ls_net
     "  --loss P        drop each sent datagram with probability P (0..1)\n"                        \
     "  --dup P         send it twice with probability P\n"                                         \
     "  --reorder P     hold it back behind later ones with probability P\n"                        \
+    "  --corrupt P     flip one random bit of it with probability P (the tag catches it)\n"        \
     "  --delay-ms MS   fixed one-way delay on sends\n"                                             \
     "  --jitter MS     extra uniform delay 0..MS on sends\n"                                       \
     "  --fault-seed S  seed of the fault decisions (default 1)\n"
-/// Token as 32 lowercase hex digits (out has 33 bytes).
-void net_token_hex(const uint8_t token[LS_NET_TOKEN_SIZE], char out[33]);
-/// Parse 32 hex digits.
-bool net_token_parse(const char *text, uint8_t token[LS_NET_TOKEN_SIZE]);
 /// Read a whole file (NUL-terminated, *size without the NUL); NULL with one
 /// message "lockstep CMD: path: what" on error.
 char *net_read_file(const char *cmd, const char *path, size_t *size);
@@ -55,5 +52,9 @@ void net_game_local_input(void *user, uint32_t tick, uint8_t *out, uint32_t inpu
 /// ls_peer advance callback: ls_game_tick (the replay verifier's convention).
 uint64_t net_game_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
                           uint32_t input_size);
+/// ls_peer save callback (rollback mode): the world snapshot (the size it needs if cap is short).
+size_t net_game_save(void *user, uint32_t tick, uint8_t *buf, size_t cap);
+/// ls_peer load callback (rollback mode): restore a world snapshot.
+bool net_game_load(void *user, uint32_t tick, const uint8_t *buf, size_t size);
 
 #endif

@@ -4,15 +4,18 @@
 // For each S in the list: a relay process (libuv transport + relay core) with S
 // sessions of 4 slots at 60 Hz, and 4*S client sockets in this process that join
 // through the challenge, then every tick send an INPUT carrying its send time, a
-// CHECKSUM and an ACK. Latency = time from a peer's send until another peer
-// receives that input (peer -> relay -> peer). In the same run, a raw UDP echo
+// CHECKSUM and an ACK. Wire v2: every datagram is sealed and verified (the
+// relay verifies each one it receives and seals each one it sends; the clients
+// do what a peer does, sealing theirs and verifying the relay's). Latency = time from a peer's send
+// until another peer receives that input (peer -> relay -> peer). In the same run, a raw UDP echo
 // server (recvmmsg/sendmmsg, no protocol) serves the same sockets at the same
 // rate; its round trip (client -> echo -> client) has the same two hops, so
 // relay p50/p99 minus echo p50/p99 is the latency the relay adds.
 // Tools may use floating point for reporting.
 #define _GNU_SOURCE
-#include "../uv/transport_uv.h"
+#include "ls/net_auth.h"
 #include "ls/net_relay.h"
+#include "ls/net_uv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -250,7 +253,11 @@ static void relay_main(uint32_t sessions, int out)
     rd.rate_limit_pps = 100000;
     rd.rate_burst = 10000;
     c.relay = ls_relay_create(&rd, NULL);
-    ls_uv_def ud = {"127.0.0.1", 0, {0, 0, 0, 0, 0, 0}, 1000, false, &c, rc_recv, rc_timer, NULL};
+    ls_uv_def ud = ls_default_uv_def();
+    ud.bind_host = "127.0.0.1";
+    ud.user = &c;
+    ud.on_recv = rc_recv;
+    ud.on_timer = rc_timer;
     char msg[256];
     c.uv = ls_uv_create(&ud, msg, sizeof msg);
     if (!c.relay || !c.uv) {
@@ -271,9 +278,9 @@ static void relay_main(uint32_t sessions, int out)
         uint32_t id;
         ls_relay_session_create(c.relay, &sd, ls_uv_now_us(c.uv), &id);
         for (uint32_t k = 0; k < SLOTS; k++) {
-            uint8_t tok[16];
-            ls_relay_session_token(c.relay, id, k, tok);
-            if (write(out, tok, 16) != 16) {
+            ls_net_credential cred;
+            ls_relay_session_credential(c.relay, id, k, &cred);
+            if (write(out, cred.key, LS_NET_KEY_SIZE) != LS_NET_KEY_SIZE) {
                 _exit(1);
             }
         }
@@ -286,7 +293,8 @@ static void relay_main(uint32_t sessions, int out)
 typedef struct client {
     int fd;
     uint32_t session, slot, tick;
-    uint8_t token[16];
+    uint8_t key[LS_NET_KEY_SIZE];
+    uint64_t seq;          // sequence number of our last datagram
     uint32_t have[SLOTS];  // inputs received per slot (contiguous)
     uint32_t acked_in;     // the relay holds our inputs below this tick
     uint32_t acked_cs;     // ... and our checksums below this tick
@@ -299,8 +307,10 @@ static size_t encode(client *c, ls_net_msg *m, uint8_t type, uint8_t *buf)
     m->h.type = type;
     m->h.session = c->session;
     m->h.slot = (uint8_t)c->slot;
-    memcpy(m->h.token, c->token, 16);
-    return ls_net_encode(m, buf, LS_NET_MAX_DATAGRAM);
+    m->h.seq = ++c->seq;
+    size_t n = ls_net_encode(m, buf, LS_NET_MAX_DATAGRAM);
+    ls_net_seal(buf, n, c->key, LS_NET_TO_RELAY);
+    return n;
 }
 
 static void join_all(client *cl, uint32_t n, uint16_t port)
@@ -359,6 +369,7 @@ static uint32_t client_tick(client *c, uint16_t port)
     m.u.input.first_tick = from;
     m.u.input.count = (uint16_t)(c->tick - from);
     m.u.input.input_size = ISZ;
+    m.u.input.slot = (uint8_t)c->slot;
     for (uint32_t t = from; t < c->tick; t++) {
         memcpy(payload + (size_t)(t - from) * ISZ, &c->sent_at[t % 256], 8);
     }
@@ -386,7 +397,8 @@ static void client_drain(client *c, samples *s, uint64_t *got)
     while ((k = recv(c->fd, in, sizeof in, 0)) > 0) {
         (*got)++;
         ls_net_msg r;
-        if (ls_net_decode(in, (size_t)k, &r, NULL) != LS_OK) {
+        if (!ls_net_verify(in, (size_t)k, c->key, LS_NET_TO_PEER) ||
+            ls_net_decode(in, (size_t)k, &r, NULL) != LS_OK) {
             continue;
         }
         if (r.h.type == LS_NET_ACK && r.u.ack.count == SLOTS) {
@@ -394,16 +406,17 @@ static void client_drain(client *c, samples *s, uint64_t *got)
             c->acked_in = a > c->acked_in && a <= c->tick ? a : c->acked_in;
             c->acked_cs = cs > c->acked_cs && cs <= c->tick ? cs : c->acked_cs;
         }
-        if (r.h.type != LS_NET_INPUT || r.h.slot >= SLOTS) {
+        uint8_t owner = r.u.input.slot;
+        if (r.h.type != LS_NET_INPUT || owner >= SLOTS) {
             continue;
         }
         for (uint32_t i = 0; i < r.u.input.count; i++) {
             uint32_t t = r.u.input.first_tick + i;
-            if (t == c->have[r.h.slot]) {
+            if (t == c->have[owner]) {
                 uint64_t ts;
                 memcpy(&ts, r.u.input.data + (size_t)i * ISZ, 8);
                 add_sample(s, now_us() - ts);
-                c->have[r.h.slot] = t + 1;
+                c->have[owner] = t + 1;
             }
         }
     }
@@ -433,8 +446,8 @@ static result run_relay(uint32_t sessions, double seconds)
         cl[i].session = i / SLOTS + 1;
         cl[i].slot = i % SLOTS;
         size_t off = 0;
-        while (off < 16) {
-            ssize_t k = read(p[0], cl[i].token + off, 16 - off);
+        while (off < LS_NET_KEY_SIZE) {
+            ssize_t k = read(p[0], cl[i].key + off, LS_NET_KEY_SIZE - off);
             if (k <= 0) {
                 exit(1);
             }
@@ -484,30 +497,44 @@ static result run_relay(uint32_t sessions, double seconds)
 
 // ---- the relay core alone: no sockets, no clock, datagrams per CPU second ----
 
+// Encode and seal m as slot k's next datagram.
+static size_t core_seal(ls_net_msg *m, const uint8_t *key, uint64_t *seq, uint8_t *buf)
+{
+    m->h.seq = ++*seq;
+    size_t n = ls_net_encode(m, buf, LS_NET_MAX_DATAGRAM);
+    ls_net_seal(buf, n, key, LS_NET_TO_RELAY);
+    return n;
+}
+
 static void core_join(ls_relay *r, uint32_t id, uint32_t k, const ls_net_addr *a,
-                      const uint8_t *tok)
+                      const uint8_t *key, uint64_t *seq)
 {
     ls_net_msg m;
     memset(&m, 0, sizeof m);
     m.h.type = LS_NET_JOIN;
     m.h.session = id;
     m.h.slot = (uint8_t)k;
-    memcpy(m.h.token, tok, 16);
     uint8_t buf[LS_NET_MAX_DATAGRAM];
     ls_net_datagram d;
-    ls_relay_receive(r, a, buf, ls_net_encode(&m, buf, sizeof buf), 1);
+    ls_relay_receive(r, a, buf, core_seal(&m, key, seq, buf), 1);
     while (ls_relay_next_datagram(r, &d)) {
         ls_net_msg c;
         if (ls_net_decode(d.data, d.len, &c, NULL) == LS_OK && c.h.type == LS_NET_CHALLENGE) {
             m.u.cookie = c.u.cookie;
         }
     }
-    ls_relay_receive(r, a, buf, ls_net_encode(&m, buf, sizeof buf), 2);
+    ls_relay_receive(r, a, buf, core_seal(&m, key, seq, buf), 2);
     while (ls_relay_next_datagram(r, &d)) {
     }
 }
 
-static void run_core(uint32_t sessions, uint32_t ticks, double *in_per_s, double *out_per_s)
+// The relay core with no sockets and no clock: every tick, each of the 4*S peers
+// sends an INPUT, a CHECKSUM and an ACK. The datagrams of a tick are encoded and
+// sealed first (the peers' work, timed apart: *seal_ns per datagram), then fed
+// to the relay, which verifies each one, fans the inputs out and seals what it
+// sends (the relay's work: *in_per_s and *out_per_s).
+static void run_core(uint32_t sessions, uint32_t ticks, double *in_per_s, double *out_per_s,
+                     double *seal_ns)
 {
     ls_relay_def rd = ls_default_relay_def();
     rd.max_sessions = sessions;
@@ -521,47 +548,63 @@ static void run_core(uint32_t sessions, uint32_t ticks, double *in_per_s, double
     sd.timeout_ms = 3600000;
     uint32_t n = sessions * SLOTS;
     ls_net_addr *addr = calloc(n, sizeof *addr);
-    uint8_t(*tok)[16] = calloc(n, 16);
+    uint8_t(*key)[LS_NET_KEY_SIZE] = calloc(n, LS_NET_KEY_SIZE);
+    uint64_t *seq = calloc(n, sizeof *seq);
+    typedef struct pending {
+        size_t len;
+        uint8_t data[128];
+    } pending;
+    pending *tick_dgrams = calloc((size_t)n * 3, sizeof *tick_dgrams);
     for (uint32_t s = 0; s < sessions; s++) {
         uint32_t id;
         ls_relay_session_create(r, &sd, 0, &id);
         for (uint32_t k = 0; k < SLOTS; k++) {
             uint32_t i = s * SLOTS + k;
             addr[i] = ls_net_addr_ipv4(127, 0, (uint8_t)(i >> 8), (uint8_t)i, 40000);
-            ls_relay_session_token(r, id, k, tok[i]);
-            core_join(r, id, k, &addr[i], tok[i]);
+            ls_net_credential cred;
+            ls_relay_session_credential(r, id, k, &cred);
+            memcpy(key[i], cred.key, LS_NET_KEY_SIZE);
+            core_join(r, id, k, &addr[i], key[i], &seq[i]);
         }
     }
-    uint64_t in = 0, out = 0, t0 = now_us();
-    uint8_t buf[LS_NET_MAX_DATAGRAM], payload[ISZ] = {1}, sum[8] = {0};
+    uint64_t in = 0, out = 0, relay_us = 0, peer_us = 0;
+    uint8_t payload[ISZ] = {1}, sum[8] = {0};
     ls_net_datagram d;
     for (uint32_t t = 0; t < ticks; t++) {
-        uint64_t now = 10 + (uint64_t)t * (1000000 / RATE);
+        uint64_t now = 10 + (uint64_t)t * (1000000 / RATE), t0 = now_us();
         for (uint32_t i = 0; i < n; i++) {
+            pending *p = &tick_dgrams[(size_t)i * 3];
             ls_net_msg m;
             memset(&m, 0, sizeof m);
             m.h.session = i / SLOTS + 1;
             m.h.slot = (uint8_t)(i % SLOTS);
-            memcpy(m.h.token, tok[i], 16);
             m.h.type = LS_NET_INPUT;
             m.u.input.first_tick = t;
             m.u.input.count = 1;
             m.u.input.input_size = ISZ;
+            m.u.input.slot = (uint8_t)(i % SLOTS);
             m.u.input.data = payload;
-            ls_relay_receive(r, &addr[i], buf, ls_net_encode(&m, buf, sizeof buf), now);
+            p[0].len = core_seal(&m, key[i], &seq[i], p[0].data);
             memset(&m.u, 0, sizeof m.u);
             m.h.type = LS_NET_CHECKSUM;
             m.u.checksum.first_tick = t;
             m.u.checksum.count = 1;
             m.u.checksum.data = sum;
-            ls_relay_receive(r, &addr[i], buf, ls_net_encode(&m, buf, sizeof buf), now);
+            p[1].len = core_seal(&m, key[i], &seq[i], p[1].data);
             memset(&m.u, 0, sizeof m.u);
             m.h.type = LS_NET_ACK;
             m.u.ack.count = SLOTS;
             for (uint32_t k = 0; k < SLOTS; k++) {
                 m.u.ack.input_next[k] = t + (k == i % SLOTS ? 0 : 1);
             }
-            ls_relay_receive(r, &addr[i], buf, ls_net_encode(&m, buf, sizeof buf), now);
+            p[2].len = core_seal(&m, key[i], &seq[i], p[2].data);
+        }
+        uint64_t t1 = now_us();
+        for (uint32_t i = 0; i < n; i++) {
+            for (uint32_t j = 0; j < 3; j++) {
+                const pending *p = &tick_dgrams[(size_t)i * 3 + j];
+                ls_relay_receive(r, &addr[i], p->data, p->len, now);
+            }
             in += 3;
             while (ls_relay_next_datagram(r, &d)) {
                 out++;
@@ -571,13 +614,18 @@ static void run_core(uint32_t sessions, uint32_t ticks, double *in_per_s, double
         while (ls_relay_next_datagram(r, &d)) {
             out++;
         }
+        uint64_t t2 = now_us();
+        peer_us += t1 - t0;
+        relay_us += t2 - t1;
     }
-    double el = (double)(now_us() - t0) / 1e6;
-    *in_per_s = (double)in / el;
-    *out_per_s = (double)out / el;
+    *in_per_s = (double)in / ((double)relay_us / 1e6);
+    *out_per_s = (double)out / ((double)relay_us / 1e6);
+    *seal_ns = (double)peer_us * 1000.0 / (double)in;
     ls_relay_destroy(r);
     free(addr);
-    free(tok);
+    free(key);
+    free(seq);
+    free(tick_dgrams);
 }
 
 int main(int argc, char **argv)
@@ -620,13 +668,17 @@ int main(int argc, char **argv)
         }
     }
     double cin, cout;
-    run_core(64, 600, &cin, &cout);
-    printf("\nrelay core alone (64 sessions x 4 peers, 600 ticks, no sockets, encode included):\n"
-           "  %.0f datagrams/s in, %.0f datagrams/s out on one core\n",
-           cin, cout);
+    double seal_ns;
+    run_core(64, 600, &cin, &cout, &seal_ns);
+    printf("\nrelay core alone (64 sessions x 4 peers, 600 ticks, no sockets; every datagram\n"
+           "verified on the way in and sealed on the way out):\n"
+           "  %.0f datagrams/s in, %.0f datagrams/s out on one core\n"
+           "  a peer's encode + seal: %.0f ns per datagram\n",
+           cin, cout, seal_ns);
     if (csv) {
         fprintf(csv, "relay,core_64_sessions,ours,in_pps,%.0f,1/s\n", cin);
         fprintf(csv, "relay,core_64_sessions,ours,out_pps,%.0f,1/s\n", cout);
+        fprintf(csv, "relay,peer_encode_seal,ours,time,%.0f,ns\n", seal_ns);
         fclose(csv);
     }
     return 0;

@@ -14,7 +14,8 @@ void ls_net_fault_init(ls_net_fault *f, const ls_net_fault_def *def)
 bool ls_net_fault_active(const ls_net_fault *f)
 {
     const ls_net_fault_def *d = &f->def;
-    return d->loss_ppm || d->dup_ppm || d->reorder_ppm || d->delay_us || d->jitter_us;
+    return d->loss_ppm || d->dup_ppm || d->reorder_ppm || d->delay_us || d->jitter_us ||
+           d->corrupt_ppm;
 }
 
 static bool chance(ls_net_fault *f, uint32_t ppm)
@@ -50,4 +51,15 @@ uint32_t ls_net_fault_apply(ls_net_fault *f, uint64_t now, uint64_t when[2])
         return 2;
     }
     return 1;
+}
+
+bool ls_net_fault_corrupt(ls_net_fault *f, uint8_t *data, size_t len)
+{
+    if (len == 0 || !chance(f, f->def.corrupt_ppm)) {
+        return false;
+    }
+    uint32_t bit = ls_rng_below(&f->rng, (uint32_t)(len * 8 < UINT32_MAX ? len * 8 : UINT32_MAX));
+    data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    f->corrupted++;
+    return true;
 }

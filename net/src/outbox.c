@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Bounded datagram FIFO (a ring that doubles up to its maximum).
+// Bounded datagram FIFO (a ring that doubles up to its maximum) of sealed datagrams.
 #include "outbox.h"
+
+#include "auth.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,8 @@ static bool grow(ls_net_outbox *o)
     return true;
 }
 
-bool ls_net_outbox_push(ls_net_outbox *o, const ls_net_addr *to, const ls_net_msg *m)
+bool ls_net_outbox_push(ls_net_outbox *o, const ls_net_addr *to, const ls_net_msg *m,
+                        const uint8_t *key, uint8_t dir, size_t *len)
 {
     if (o->count == o->cap && !grow(o)) {
         o->dropped++;
@@ -52,8 +55,12 @@ bool ls_net_outbox_push(ls_net_outbox *o, const ls_net_addr *to, const ls_net_ms
         o->dropped++;
         return false;
     }
+    ls_net_auth_seal(d->data, d->len, key, (ls_net_dir)dir);
     d->to = *to;
     o->count++;
+    if (len) {
+        *len = d->len;
+    }
     return true;
 }
 

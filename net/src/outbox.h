@@ -4,7 +4,7 @@
 #ifndef LS_NET_OUTBOX_H
 #define LS_NET_OUTBOX_H
 
-#include "ls/net_wire.h"
+#include "ls/net_auth.h"
 
 typedef struct ls_net_outbox {
     ls_net_datagram *items;
@@ -14,8 +14,10 @@ typedef struct ls_net_outbox {
 
 void ls_net_outbox_init(ls_net_outbox *o, uint32_t max);
 void ls_net_outbox_free(ls_net_outbox *o);
-/// Encode m for `to` and queue it; false (counted) when the queue is full or m invalid.
-bool ls_net_outbox_push(ls_net_outbox *o, const ls_net_addr *to, const ls_net_msg *m);
+/// Encode m for `to`, seal it with key for direction dir (ls/net_auth.h) and queue it;
+/// false (counted) when the queue is full or m invalid. Returns the datagram's length in *len.
+bool ls_net_outbox_push(ls_net_outbox *o, const ls_net_addr *to, const ls_net_msg *m,
+                        const uint8_t *key, uint8_t dir, size_t *len);
 /// Pop the oldest datagram into *out; false when empty.
 bool ls_net_outbox_pop(ls_net_outbox *o, ls_net_datagram *out);
 

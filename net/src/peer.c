@@ -1,7 +1,21 @@
 // SPDX-License-Identifier: MIT
-// The lockstep peer state machine (SPEC.md "Relay protocol", "Lockstep peers").
+// The peer state machine (SPEC.md §17 "Relay protocol", §17.6 "Lockstep peers",
+// "Rollback and SyncTest"). Datagrams from the relay are verified (tag, then
+// replay window) before anything in them is used; every datagram sent is sealed
+// with the slot's key.
+//
+// Rollback mode wraps the rollback core (net/src/rollback.c): one core frame
+// per clock tick (a frame that waits on the prediction window or is skipped by
+// time sync is lost, so a peer held back falls in step with the others); remote
+// inputs go into the core as the relay fans them out; our own inputs are made
+// by the core (through local_input) and kept here until the relay holds them;
+// only final checksums (confirmed ticks, corrections done) go to the relay, so
+// prediction never shows up as a desync. Time sync uses the relay's ACK, which
+// says how far each slot's inputs have reached at the relay at one instant: our
+// lead is our input frontier there minus the slowest live slot's.
 #include "ls/net_peer.h"
 
+#include "auth.h"
 #include "outbox.h"
 
 #include <stdlib.h>
@@ -15,6 +29,8 @@ struct ls_peer {
     ls_net_msg welcome;
     uint32_t slots, isz, delay, rate, ticks;
     uint64_t cookie;
+    uint64_t tx_seq;  // sequence number of the last datagram sent
+    ls_net_replay rx; // relay -> peer sequence numbers seen
     bool joined_once;
     uint64_t last_join, last_input_send, last_csum_send, last_ack_send, last_ping, origin;
     uint32_t ping_seq;
@@ -29,9 +45,23 @@ struct ls_peer {
     uint8_t *inputs;                      // [slot][W][isz]
     uint64_t csum[W];
     uint64_t last_csum;
+    ls_rollback *rb;      // rollback mode: the core (from WELCOME on)
+    uint64_t frames_done; // rollback mode: clock frames run
+    uint32_t csum_final;  // rollback mode: final checksums below this are in csum[]
     ls_net_outbox out;
     ls_peer_stats st;
 };
+
+ls_result ls_peer_def_set_credential(ls_peer_def *def, const ls_net_credential *cred)
+{
+    if (!def || !cred || cred->role != LS_NET_ROLE_PLAYER || cred->slot >= LS_NET_MAX_SLOTS) {
+        return LS_ERR_INVALID_ARGUMENT;
+    }
+    def->session = cred->session;
+    def->slot = cred->slot;
+    memcpy(def->key, cred->key, LS_NET_KEY_SIZE);
+    return LS_OK;
+}
 
 ls_peer_def ls_default_peer_def(void)
 {
@@ -43,6 +73,9 @@ ls_peer_def ls_default_peer_def(void)
     d.resend_us = 20000;
     d.join_retry_us = 200000;
     d.ping_interval_us = 250000;
+    d.max_prediction = 8;
+    d.resim_budget = 0;
+    d.time_sync_threshold = 2;
     return d;
 }
 
@@ -55,8 +88,14 @@ static const char *peer_def_problem(const ls_peer_def *def)
     if (def->slot >= LS_NET_MAX_SLOTS) {
         return "slot must be below LS_NET_MAX_SLOTS";
     }
-    if (def->mode != LS_PEER_LOCKSTEP) {
-        return "mode: only LS_PEER_LOCKSTEP is implemented";
+    if (def->mode != LS_PEER_LOCKSTEP && def->mode != LS_PEER_ROLLBACK) {
+        return "mode must be LS_PEER_LOCKSTEP or LS_PEER_ROLLBACK";
+    }
+    if (def->mode == LS_PEER_ROLLBACK && (!def->cb.save || !def->cb.load)) {
+        return "rollback mode needs the save and load callbacks";
+    }
+    if (def->max_prediction > LS_ROLLBACK_MAX_PREDICTION) {
+        return "max_prediction must be 0..LS_ROLLBACK_MAX_PREDICTION";
     }
     if (def->max_lead < 1 || def->max_lead > LS_NET_MAX_LEAD) {
         return "max_lead must be 1..LS_NET_MAX_LEAD";
@@ -67,6 +106,13 @@ static const char *peer_def_problem(const ls_peer_def *def)
     if (!def->cb.local_input || !def->cb.advance) {
         return "callbacks local_input and advance are required";
     }
+    uint8_t any = 0;
+    for (size_t i = 0; i < LS_NET_KEY_SIZE; i++) {
+        any |= def->key[i];
+    }
+    if (!any) {
+        return "key is all zero: copy it from the slot's credential (ls_peer_def_set_credential)";
+    }
     return NULL;
 }
 
@@ -75,6 +121,10 @@ ls_peer *ls_peer_create(const ls_peer_def *def, ls_error *err)
     const char *problem = peer_def_problem(def);
     if (problem) {
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "%s", problem);
+        return NULL;
+    }
+    if (!ls_net_auth_init()) {
+        ls_error_set(err, LS_ERR_IO, "libsodium failed to initialise");
         return NULL;
     }
     ls_peer *p = calloc(1, sizeof *p);
@@ -95,7 +145,9 @@ void ls_peer_destroy(ls_peer *p)
         return;
     }
     free(p->inputs);
+    ls_rollback_destroy(p->rb);
     ls_net_outbox_free(&p->out);
+    ls_net_auth_wipe(p->def.key, sizeof p->def.key);
     free(p);
 }
 
@@ -109,13 +161,14 @@ static void emit(ls_peer *p, const ls_peer_event *ev)
 static void send_msg(ls_peer *p, ls_net_msg *m, uint8_t type)
 {
     m->h.type = type;
+    m->h.role = LS_NET_ROLE_PLAYER;
     m->h.session = p->def.session;
     m->h.slot = (uint8_t)p->def.slot;
-    memcpy(m->h.token, p->def.token, LS_NET_TOKEN_SIZE);
-    size_t before = p->out.count;
-    if (ls_net_outbox_push(&p->out, &p->def.relay, m)) {
+    m->h.seq = ++p->tx_seq;
+    size_t len = 0;
+    if (ls_net_outbox_push(&p->out, &p->def.relay, m, p->def.key, LS_NET_TO_RELAY, &len)) {
         p->st.packets_out++;
-        p->st.bytes_out += p->out.items[(p->out.head + before) % p->out.cap].len;
+        p->st.bytes_out += len;
     }
 }
 
@@ -135,8 +188,101 @@ static uint8_t *slot_input(ls_peer *p, uint32_t k, uint32_t t)
 
 static uint32_t batch_cap(uint32_t input_size)
 {
-    uint32_t n = (LS_NET_MAX_DATAGRAM - LS_NET_HEADER_SIZE - 8) / input_size;
+    uint32_t n = (LS_NET_MAX_DATAGRAM - LS_NET_OVERHEAD - 8) / input_size;
     return n < LS_NET_MAX_BATCH ? n : LS_NET_MAX_BATCH;
+}
+
+// ---- rollback mode: the core's callbacks (the core's user is the peer) ----
+
+// The core asks for our input of tick delay + produced (once per tick, in order):
+// the game writes it, and it is kept here until the relay acknowledges it.
+static void rb_local_input(void *user, uint32_t tick, uint8_t *out, uint32_t input_size)
+{
+    ls_peer *p = user;
+    p->def.cb.local_input(p->def.cb.user, tick, out, input_size);
+    memcpy(slot_input(p, p->def.slot, tick), out, input_size);
+    p->produced = tick + 1 - p->delay;
+    p->have[p->def.slot] = tick + 1;
+}
+
+static size_t rb_save(void *user, uint32_t tick, uint8_t *buf, size_t cap)
+{
+    ls_peer *p = user;
+    return p->def.cb.save(p->def.cb.user, tick, buf, cap);
+}
+
+static bool rb_load(void *user, uint32_t tick, const uint8_t *buf, size_t size)
+{
+    ls_peer *p = user;
+    return p->def.cb.load(p->def.cb.user, tick, buf, size);
+}
+
+static uint64_t rb_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
+                           uint32_t input_size, uint32_t predicted)
+{
+    ls_peer *p = user;
+    (void)predicted;
+    return p->def.cb.advance(p->def.cb.user, tick, inputs, slots, input_size);
+}
+
+static void rb_predict(void *user, uint32_t slot, uint32_t tick, uint8_t *inout,
+                       uint32_t input_size)
+{
+    ls_peer *p = user;
+    p->def.cb.predict(p->def.cb.user, slot, tick, inout, input_size);
+}
+
+static void rb_event(void *user, const ls_rollback_event *rev)
+{
+    ls_peer *p = user;
+    ls_peer_event ev = {LS_PEER_EV_ROLLBACK, rev->slot, rev->tick, 0, 0, 0, rev->count, 0};
+    switch (rev->type) {
+    case LS_ROLLBACK_EV_ROLLBACK:
+        break;
+    case LS_ROLLBACK_EV_WAITING:
+        ev.type = LS_PEER_EV_WAITING;
+        break;
+    case LS_ROLLBACK_EV_TIME_SYNC:
+        ev.type = LS_PEER_EV_TIME_SYNC;
+        ev.frames_ahead = rev->frames_ahead;
+        break;
+    case LS_ROLLBACK_EV_ERROR:
+        ev.type = LS_PEER_EV_STATE_ERROR;
+        break;
+    case LS_ROLLBACK_EV_DESYNC: // checksums are compared by the relay, not by the core
+        return;
+    }
+    emit(p, &ev);
+}
+
+static bool create_core(ls_peer *p)
+{
+    ls_rollback_def d = ls_default_rollback_def();
+    d.slots = p->slots;
+    d.input_size = p->isz;
+    d.local_slot = p->def.slot;
+    d.input_delay = p->delay;
+    d.max_prediction = p->def.max_prediction;
+    d.resim_budget = p->def.resim_budget;
+    d.ticks = p->ticks;
+    d.time_sync_threshold = p->def.time_sync_threshold;
+    d.cb.user = p;
+    d.cb.local_input = rb_local_input;
+    d.cb.save = rb_save;
+    d.cb.load = rb_load;
+    d.cb.advance = rb_advance;
+    d.cb.predict = p->def.cb.predict ? rb_predict : NULL;
+    d.cb.on_event = rb_event;
+    p->rb = ls_rollback_create(&d, NULL);
+    return p->rb != NULL;
+}
+
+// What we hold of slot k (for ACK): the core's frontier; below the disconnect
+// tick for a slot whose every input is known.
+static uint32_t rb_have(const ls_peer *p, uint32_t k)
+{
+    uint32_t f = ls_rollback_frontier(p->rb, k);
+    return f == UINT32_MAX ? p->gone_tick[k] : f;
 }
 
 static void on_welcome(ls_peer *p, const ls_net_msg *m, uint64_t now)
@@ -158,17 +304,36 @@ static void on_welcome(ls_peer *p, const ls_net_msg *m, uint64_t now)
     for (uint32_t k = 0; k < p->slots; k++) {
         p->have[k] = p->delay;
     }
+    if (p->def.mode == LS_PEER_ROLLBACK && !create_core(p)) {
+        free(p->inputs);
+        p->inputs = NULL;
+        return; // stay JOINING; the next WELCOME retries
+    }
     p->origin = now;
     p->state = LS_PEER_RUNNING;
-    ls_peer_event ev = {LS_PEER_EV_WELCOME, p->def.slot, 0, 0, 0, 0};
+    ls_peer_event ev = {LS_PEER_EV_WELCOME, p->def.slot, 0, 0, 0, 0, 0, 0};
     emit(p, &ev);
 }
 
 static void on_input(ls_peer *p, const ls_net_msg *m)
 {
-    uint32_t k = m->h.slot;
+    uint32_t k = m->u.input.slot;
     if (k >= p->slots || k == p->def.slot || m->u.input.input_size != p->isz) {
         p->st.dropped++;
+        return;
+    }
+    if (p->rb) {
+        // Rollback: into the core, which compares them with what it predicted.
+        for (uint32_t i = 0; i < m->u.input.count; i++) {
+            uint32_t t = m->u.input.first_tick + i;
+            p->st.duplicates += t < p->have[k];
+            if (ls_rollback_add_input(p->rb, k, t, m->u.input.data + (size_t)i * p->isz) ==
+                LS_ERR_OUT_OF_RANGE) {
+                break; // beyond the input window: the relay sends it again
+            }
+        }
+        p->have[k] = rb_have(p, k);
+        p->ack_dirty = true;
         return;
     }
     for (uint32_t i = 0; i < m->u.input.count; i++) {
@@ -195,13 +360,29 @@ static void on_ack(ls_peer *p, const ls_net_msg *m)
     uint32_t mine = m->u.ack.input_next[p->def.slot], own_end = p->delay + p->produced;
     mine = mine < own_end ? mine : own_end;
     p->own_acked = mine > p->own_acked ? mine : p->own_acked;
-    uint32_t c = m->u.ack.checksum_next < p->simulated ? m->u.ack.checksum_next : p->simulated;
+    uint32_t done = p->rb ? p->csum_final : p->simulated;
+    uint32_t c = m->u.ack.checksum_next < done ? m->u.ack.checksum_next : done;
     p->csum_acked = c > p->csum_acked ? c : p->csum_acked;
+    if (p->rb) {
+        // Time sync: every slot's input frontier at the relay at one instant.
+        int64_t slowest = INT64_MAX;
+        for (uint32_t k = 0; k < p->slots; k++) {
+            bool gone = p->gone[k] || (m->u.ack.disconnected >> k & 1u);
+            if (k != p->def.slot && !gone && m->u.ack.input_next[k] < slowest) {
+                slowest = m->u.ack.input_next[k];
+            }
+        }
+        if (slowest != INT64_MAX) {
+            int64_t ahead = (int64_t)m->u.ack.input_next[p->def.slot] - slowest;
+            ahead = ahead > 100000 ? 100000 : ahead < -100000 ? -100000 : ahead;
+            ls_rollback_set_frames_ahead(p->rb, (int32_t)ahead);
+        }
+    }
 }
 
 static void on_disconnect(ls_peer *p, const ls_net_msg *m)
 {
-    uint32_t k = m->h.slot;
+    uint32_t k = m->u.disconnect.slot;
     p->ack_dirty = true;
     if (k >= p->slots) {
         return;
@@ -209,8 +390,14 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m)
     if (k == p->def.slot) {
         if (p->state != LS_PEER_LEFT) {
             p->state = LS_PEER_LEFT;
-            ls_peer_event ev = {LS_PEER_EV_DISCONNECTED, k, m->u.disconnect.tick, 0,
-                                m->u.disconnect.reason,  0};
+            ls_peer_event ev = {LS_PEER_EV_DISCONNECTED,
+                                k,
+                                m->u.disconnect.tick,
+                                0,
+                                m->u.disconnect.reason,
+                                0,
+                                0,
+                                0};
             emit(p, &ev);
         }
         return;
@@ -220,16 +407,47 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m)
     }
     p->gone[k] = true;
     p->gone_tick[k] = m->u.disconnect.tick;
-    ls_peer_event ev = {LS_PEER_EV_DISCONNECTED, k, m->u.disconnect.tick, 0,
-                        m->u.disconnect.reason,  0};
+    if (p->rb) {
+        ls_rollback_disconnect(p->rb, k, m->u.disconnect.tick);
+        p->have[k] = rb_have(p, k);
+    }
+    ls_peer_event ev = {
+        LS_PEER_EV_DISCONNECTED, k, m->u.disconnect.tick, 0, m->u.disconnect.reason, 0, 0, 0};
     emit(p, &ev);
+}
+
+// Verify a datagram from the relay: header, session and slot, tag, replay window,
+// body, in that order; nothing in it is used before all pass. Each failure is counted.
+static bool accept(ls_peer *p, const uint8_t *data, size_t len, ls_net_msg *m)
+{
+    ls_net_header h;
+    if (ls_net_decode_header(data, len, &h, NULL) != LS_OK || h.session != p->def.session ||
+        h.slot != p->def.slot) {
+        p->st.malformed++;
+        return false;
+    }
+    if (!ls_net_auth_verify(data, len, p->def.key, LS_NET_TO_PEER)) {
+        p->st.bad_mac++;
+        return false;
+    }
+    ls_net_fresh fresh = ls_net_replay_check(&p->rx, h.seq);
+    if (fresh != LS_NET_FRESH) {
+        p->st.replayed += fresh == LS_NET_REPLAYED;
+        p->st.stale += fresh == LS_NET_STALE;
+        return false;
+    }
+    ls_net_replay_accept(&p->rx, h.seq);
+    if (ls_net_decode(data, len, m, NULL) != LS_OK) {
+        p->st.malformed++; // authentic but undecodable: a relay bug, never acted on
+        return false;
+    }
+    return true;
 }
 
 void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now)
 {
     ls_net_msg m;
-    if (ls_net_decode(data, len, &m, NULL) != LS_OK || m.h.session != p->def.session ||
-        memcmp(m.h.token, p->def.token, LS_NET_TOKEN_SIZE) != 0) {
+    if (!accept(p, data, len, &m)) {
         p->st.dropped++;
         return;
     }
@@ -259,8 +477,14 @@ void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now)
             p->st.first_desync = m.u.desync.tick;
         }
         {
-            ls_peer_event ev = {LS_PEER_EV_DESYNC, 0, m.u.desync.tick,
-                                m.u.desync.slots,  0, m.u.desync.expected};
+            ls_peer_event ev = {LS_PEER_EV_DESYNC,
+                                0,
+                                m.u.desync.tick,
+                                m.u.desync.slots,
+                                0,
+                                m.u.desync.expected,
+                                0,
+                                0};
             emit(p, &ev);
         }
         break;
@@ -354,6 +578,35 @@ static bool advance(ls_peer *p)
     return any;
 }
 
+// Rollback mode: one core frame per clock tick due. Our unacknowledged inputs
+// and checksums live in W-tick rings, so frames also stop (and are lost, like
+// waiting ones) while the relay is that far behind in acknowledging them.
+// Returns whether new inputs were produced; sets *new_csum for new final checksums.
+static bool rollback_frames(ls_peer *p, uint64_t now, bool *new_csum)
+{
+    uint64_t clock = now > p->origin ? (now - p->origin) * p->rate / 1000000u : 0;
+    uint32_t produced = p->produced;
+    while (p->frames_done <= clock) {
+        uint32_t present = ls_rollback_present(p->rb);
+        if ((uint64_t)present + p->delay + 1 >= (uint64_t)p->own_acked + W ||
+            (uint64_t)present + 1 >= (uint64_t)p->csum_acked + W) {
+            p->st.stalls++;
+            p->frames_done = clock + 1;
+            break;
+        }
+        ls_rollback_advance(p->rb);
+        p->frames_done++;
+    }
+    for (uint32_t f = ls_rollback_final(p->rb); p->csum_final < f; p->csum_final++) {
+        uint64_t c = 0;
+        ls_rollback_checksum(p->rb, p->csum_final, &c);
+        p->csum[p->csum_final % W] = c;
+        p->last_csum = c;
+        *new_csum = true;
+    }
+    return p->produced != produced;
+}
+
 static void send_inputs(ls_peer *p, uint64_t now)
 {
     uint32_t from = p->own_acked, to = p->delay + p->produced;
@@ -371,6 +624,7 @@ static void send_inputs(ls_peer *p, uint64_t now)
     m.u.input.first_tick = from;
     m.u.input.count = (uint16_t)n;
     m.u.input.input_size = (uint8_t)p->isz;
+    m.u.input.slot = (uint8_t)p->def.slot;
     m.u.input.data = data;
     send_msg(p, &m, LS_NET_INPUT);
     p->last_input_send = now;
@@ -378,7 +632,7 @@ static void send_inputs(ls_peer *p, uint64_t now)
 
 static void send_checksums(ls_peer *p, uint64_t now)
 {
-    uint32_t from = p->csum_acked, to = p->simulated;
+    uint32_t from = p->csum_acked, to = p->rb ? p->csum_final : p->simulated;
     if (from >= to) {
         return;
     }
@@ -415,10 +669,11 @@ static void send_ack(ls_peer *p, uint64_t now)
 
 static void check_finished(ls_peer *p)
 {
-    if (p->state == LS_PEER_RUNNING && p->ticks && p->simulated >= p->ticks &&
-        p->csum_acked >= p->ticks && p->own_acked >= p->ticks) {
+    uint32_t done = p->rb ? p->csum_final : p->simulated;
+    if (p->state == LS_PEER_RUNNING && p->ticks && done >= p->ticks && p->csum_acked >= p->ticks &&
+        p->own_acked >= p->ticks) {
         p->state = LS_PEER_FINISHED;
-        ls_peer_event ev = {LS_PEER_EV_FINISHED, p->def.slot, p->simulated, 0, 0, 0};
+        ls_peer_event ev = {LS_PEER_EV_FINISHED, p->def.slot, done, 0, 0, 0, 0, 0};
         emit(p, &ev);
     }
 }
@@ -435,10 +690,15 @@ void ls_peer_poll(ls_peer *p, uint64_t now)
     if (p->state != LS_PEER_RUNNING) {
         return;
     }
-    time_sync(p);
-    bool new_input = produce(p, now);
-    bool new_csum = advance(p);
-    new_input |= produce(p, now); // advancing may have lifted the lead bound
+    bool new_input, new_csum = false;
+    if (p->rb) {
+        new_input = rollback_frames(p, now, &new_csum);
+    } else {
+        time_sync(p);
+        new_input = produce(p, now);
+        new_csum = advance(p);
+        new_input |= produce(p, now); // advancing may have lifted the lead bound
+    }
     if (new_input || now - p->last_input_send >= p->def.resend_us) {
         send_inputs(p, now);
     }
@@ -469,6 +729,7 @@ void ls_peer_leave(ls_peer *p)
         memset(&m, 0, sizeof m);
         m.u.disconnect.tick = p->delay + p->produced;
         m.u.disconnect.reason = LS_NET_LEFT;
+        m.u.disconnect.slot = (uint8_t)p->def.slot;
         send_msg(p, &m, LS_NET_DISCONNECT);
     }
     p->state = LS_PEER_LEFT;
@@ -486,7 +747,7 @@ ls_peer_state ls_peer_state_get(const ls_peer *p)
 
 uint32_t ls_peer_ticks(const ls_peer *p)
 {
-    return p->simulated;
+    return p->rb ? ls_rollback_present(p->rb) : p->simulated;
 }
 
 uint64_t ls_peer_last_checksum(const ls_peer *p)
@@ -501,5 +762,19 @@ ls_net_msg ls_peer_welcome(const ls_peer *p)
 
 ls_peer_stats ls_peer_stats_get(const ls_peer *p)
 {
-    return p->st;
+    ls_peer_stats st = p->st;
+    if (p->rb) {
+        ls_rollback_stats r = ls_rollback_stats_get(p->rb);
+        st.frames = r.frames;
+        st.rollbacks = r.rollbacks;
+        st.resimulated = r.resimulated;
+        st.max_resim_frame = r.max_resim_frame;
+        st.max_rollback = r.max_rollback;
+        st.predicted = r.predicted;
+        st.predicted_hits = r.predicted_hits;
+        st.waits = r.waits;
+        st.time_sync_skips = r.time_sync_skips;
+        st.frames_ahead = r.frames_ahead;
+    }
+    return st;
 }

@@ -1,28 +1,73 @@
 // SPDX-License-Identifier: MIT
-// The relay state machine (SPEC.md "Relay protocol"). Everything is driven by
+// The relay state machine (SPEC.md §17 "Relay protocol"). Everything is driven by
 // ls_relay_receive and ls_relay_poll; outputs are queued datagrams and events.
+//
+// Trust: a datagram is acted on only after its header decodes, its tag verifies
+// under its slot's key, its sequence number is fresh in the slot's replay window
+// and (but for JOIN) it comes from the slot's verified address. Acknowledgements
+// are hints bounded by what was really sent: the relay keeps re-sending every
+// input a peer has not confirmed, so no single datagram can stop a match.
+//
+// Spectators (SPEC.md §17.10) have their own keys (role spectator, header slot =
+// spectator index). Each final tick becomes a row (present mask, every slot's
+// input, agreed checksum) in a ring of def.history rows; spectators get rows
+// from what they acknowledged, a bounded number in flight, and nothing they send
+// but SPECTATE, ACK, STATE_ACK, PING, PONG and DISCONNECT is acted on (anything
+// else from a spectator key, or a player header sealed with one, is a refused
+// takeover). The relay never waits for a spectator: one whose next row left the
+// ring gets the host's snapshot of a confirmed tick (LS_RELAY_EV_STATE_NEEDED,
+// ls_relay_session_put_state) in STATE_CHUNKs, or is dropped.
 #include "ls/net_relay.h"
 
-#include "ls/checksum.h"
+#include "auth.h"
 #include "outbox.h"
 #include "ratelimit.h"
 
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define W          LS_NET_WINDOW
 #define EVENTS_MAX 1024u
+// Rows a spectator may have unacknowledged; rows per CONFIRMED datagram are batch-capped.
+#define SPEC_INFLIGHT 128u
+
+typedef struct spec_st {
+    uint8_t key[LS_NET_KEY_SIZE];
+    uint64_t tx_seq;
+    ls_net_replay rx;
+    bool bound, dropped;
+    ls_net_addr addr;
+    uint32_t next;      // the spectator holds rows below this (its ACK)
+    uint32_t sent_next; // rows below this were sent at least once
+    bool xfer;          // receiving the session's snapshot
+    bool waiting;       // behind the history, waiting for a snapshot since wait_since
+    uint64_t wait_since;
+    uint32_t xfer_tick;              // tick of the snapshot being sent
+    uint32_t state_next, state_sent; // snapshot bytes acknowledged / sent
+    uint64_t last_heard, last_sent, last_ping;
+    uint32_t ping_seq;
+    ls_relay_peer_stats st;
+} spec_st;
 
 typedef struct slot_st {
-    uint8_t token[LS_NET_TOKEN_SIZE];
+    uint8_t key[LS_NET_KEY_SIZE]; // the slot's secret (its credential)
+    uint64_t tx_seq;              // sequence number of the last datagram sent to the slot
+    ls_net_replay rx;             // sequence numbers received from the slot
     bool bound, gone;
     ls_net_addr addr;
     uint32_t gone_tick;
     uint8_t reason;
-    uint32_t input_next;                 // relay holds this slot's inputs below this tick
-    uint32_t csum_next;                  // relay holds this slot's checksums below this tick
-    uint32_t peer_has[LS_NET_MAX_SLOTS]; // the peer holds slot s's inputs below this tick
-    uint16_t peer_knows_gone;            // slots the peer acknowledged as gone
+    uint32_t input_next; // relay holds this slot's inputs below this tick
+    uint32_t csum_next;  // relay holds this slot's checksums below this tick
+    // What the peer holds of slot s, from its ACKs, never beyond sent_next: peer_has is the
+    // highest claim (new inputs are fanned out from there), peer_said the claim of the
+    // ACK that arrived last (the re-send timer starts there, so one wrong ACK is undone by
+    // the next right one). Genuine ACKs only grow, so the two differ only on reordering.
+    uint32_t peer_has[LS_NET_MAX_SLOTS];
+    uint32_t peer_said[LS_NET_MAX_SLOTS];
+    uint32_t sent_next[LS_NET_MAX_SLOTS]; // the relay sent the peer slot s's inputs below this
+    uint16_t peer_knows_gone;             // slots the peer acknowledged as gone
     uint64_t last_heard, last_ping, last_notice;
     uint64_t last_sent[LS_NET_MAX_SLOTS]; // last INPUT of slot s sent to this peer
     uint32_t ping_seq;
@@ -40,13 +85,21 @@ typedef struct session_st {
     uint32_t final_next;
     uint64_t now; // time of the latest receive or poll (for events raised inside finalize)
     ls_relay_recorder rec;
+    spec_st spec[LS_NET_MAX_SLOTS];
+    uint8_t *hist;     // [def.history][row]: final ticks for spectators
+    uint32_t row_size; // LS_NET_CONFIRMED_ROW(slots, input_size)
+    uint8_t *snap;     // [def.state_max]: the late spectators' snapshot
+    uint32_t snap_tick, snap_len;
+    uint8_t snap_hash[LS_NET_STATE_HASH_SIZE];
+    bool snap_ready;
+    uint64_t snap_asked; // time of the last LS_RELAY_EV_STATE_NEEDED (0: never)
 } session_st;
 
 struct ls_relay {
     ls_relay_def def;
     session_st *sessions;
     uint32_t session_count;
-    uint8_t secret[32];
+    uint8_t secret[crypto_shorthash_KEYBYTES]; // cookie key
     ls_net_outbox out;
     ls_relay_event events[EVENTS_MAX];
     uint32_t ev_head, ev_count;
@@ -62,7 +115,7 @@ ls_relay_def ls_default_relay_def(void)
 
 ls_session_def ls_default_session_def(void)
 {
-    ls_session_def d = {4, 60, 1, 3, 0, 3000, 30000};
+    ls_session_def d = {4, 60, 1, 3, 0, 3000, 30000, 4, 1024, 256u << 10};
     return d;
 }
 
@@ -95,12 +148,12 @@ ls_relay *ls_relay_create(const ls_relay_def *def, ls_error *err)
         ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory for %u sessions", def->max_sessions);
         return NULL;
     }
-    ls_result rr = ls_net_random_bytes(r->secret, sizeof r->secret);
-    if (rr != LS_OK) {
+    if (!ls_net_auth_init()) {
         ls_relay_destroy(r);
-        ls_error_set(err, rr, "no system randomness for the cookie secret");
+        ls_error_set(err, LS_ERR_IO, "libsodium failed to initialise");
         return NULL;
     }
+    crypto_shorthash_keygen(r->secret);
     ls_error_clear(err);
     ls_net_outbox_init(&r->out, def->max_outbox);
     return r;
@@ -114,7 +167,14 @@ void ls_relay_destroy(ls_relay *r)
     for (uint32_t i = 0; r->sessions && i < r->session_count; i++) {
         free(r->sessions[i].inputs);
         free(r->sessions[i].csum);
+        free(r->sessions[i].hist);
+        free(r->sessions[i].snap);
+        for (uint32_t k = 0; k < LS_NET_MAX_SLOTS; k++) {
+            ls_net_auth_wipe(r->sessions[i].slot[k].key, LS_NET_KEY_SIZE);
+            ls_net_auth_wipe(r->sessions[i].spec[k].key, LS_NET_KEY_SIZE);
+        }
     }
+    ls_net_auth_wipe(r->secret, sizeof r->secret);
     free(r->sessions);
     ls_net_ratelimit_free(&r->limit);
     ls_net_outbox_free(&r->out);
@@ -134,7 +194,9 @@ ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64
 {
     if (!def || def->slots < 2 || def->slots > LS_NET_MAX_SLOTS || def->tick_rate < 1 ||
         def->tick_rate > 1000 || def->input_size < 1 || def->input_size > LS_NET_MAX_INPUT_SIZE ||
-        def->delay > LS_NET_MAX_DELAY || def->timeout_ms < 10) {
+        def->delay > LS_NET_MAX_DELAY || def->timeout_ms < 10 ||
+        def->spectators > LS_NET_MAX_SLOTS || def->history < 64 || def->history > 65536 ||
+        def->state_max > LS_NET_STATE_MAX) {
         return LS_ERR_INVALID_ARGUMENT;
     }
     if (r->session_count >= r->def.max_sessions) {
@@ -144,28 +206,35 @@ ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64
     memset(s, 0, sizeof *s);
     s->inputs = calloc((size_t)def->slots * W, def->input_size);
     s->csum = calloc((size_t)def->slots * W, sizeof *s->csum);
-    if (!s->inputs || !s->csum) {
+    s->row_size = LS_NET_CONFIRMED_ROW(def->slots, def->input_size);
+    s->hist = def->spectators ? calloc(def->history, s->row_size) : NULL;
+    bool want_snap = def->spectators && def->state_max;
+    s->snap = want_snap ? malloc(def->state_max) : NULL;
+    if (!s->inputs || !s->csum || (def->spectators && !s->hist) || (want_snap && !s->snap)) {
         free(s->inputs);
         free(s->csum);
+        free(s->hist);
+        free(s->snap);
         s->inputs = NULL;
         s->csum = NULL;
+        s->hist = NULL;
+        s->snap = NULL;
         return LS_ERR_NO_MEMORY;
     }
     s->def = *def;
     s->created = now_us;
     for (uint32_t k = 0; k < def->slots; k++) {
         slot_st *p = &s->slot[k];
-        if (ls_net_random_bytes(p->token, sizeof p->token) != LS_OK) {
-            free(s->inputs);
-            free(s->csum);
-            s->inputs = NULL;
-            s->csum = NULL;
-            return LS_ERR_IO;
-        }
+        ls_net_auth_new_key(p->key);
         p->input_next = def->delay;
         for (uint32_t j = 0; j < LS_NET_MAX_SLOTS; j++) {
             p->peer_has[j] = def->delay;
+            p->peer_said[j] = def->delay;
+            p->sent_next[j] = def->delay;
         }
+    }
+    for (uint32_t k = 0; k < def->spectators; k++) {
+        ls_net_auth_new_key(s->spec[k].key);
     }
     s->used = true;
     r->session_count++;
@@ -173,14 +242,56 @@ ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64
     return LS_OK;
 }
 
-ls_result ls_relay_session_token(const ls_relay *r, uint32_t id, uint32_t slot,
-                                 uint8_t out[LS_NET_TOKEN_SIZE])
+ls_result ls_relay_session_credential(const ls_relay *r, uint32_t id, uint32_t slot,
+                                      ls_net_credential *out)
 {
     const session_st *s = session_of(r, id);
-    if (!s || slot >= s->def.slots) {
+    if (!s || slot >= s->def.slots || !out) {
         return LS_ERR_NOT_FOUND;
     }
-    memcpy(out, s->slot[slot].token, LS_NET_TOKEN_SIZE);
+    memset(out, 0, sizeof *out);
+    out->session = id;
+    out->slot = (uint8_t)slot;
+    out->role = LS_NET_ROLE_PLAYER;
+    memcpy(out->key, s->slot[slot].key, LS_NET_KEY_SIZE);
+    return LS_OK;
+}
+
+ls_result ls_relay_session_spectator_credential(const ls_relay *r, uint32_t id, uint32_t index,
+                                                ls_net_credential *out)
+{
+    const session_st *s = session_of(r, id);
+    if (!s || index >= s->def.spectators || !out) {
+        return LS_ERR_NOT_FOUND;
+    }
+    memset(out, 0, sizeof *out);
+    out->session = id;
+    out->slot = (uint8_t)index;
+    out->role = LS_NET_ROLE_SPECTATOR;
+    memcpy(out->key, s->spec[index].key, LS_NET_KEY_SIZE);
+    return LS_OK;
+}
+
+static uint32_t hist_base(const session_st *s);
+
+ls_result ls_relay_session_put_state(ls_relay *r, uint32_t id, uint32_t tick, const uint8_t *data,
+                                     size_t len)
+{
+    session_st *s = session_of(r, id);
+    if (!s || !s->snap) {
+        return LS_ERR_NOT_FOUND;
+    }
+    if (len > s->def.state_max) {
+        return LS_ERR_CAPACITY;
+    }
+    if (!data || len < 1 || tick > s->final_next || tick < hist_base(s)) {
+        return LS_ERR_INVALID_ARGUMENT;
+    }
+    memcpy(s->snap, data, len);
+    s->snap_len = (uint32_t)len;
+    s->snap_tick = tick;
+    crypto_generichash(s->snap_hash, sizeof s->snap_hash, s->snap, len, NULL, 0);
+    s->snap_ready = true;
     return LS_OK;
 }
 
@@ -211,6 +322,12 @@ bool ls_relay_session_idle(const ls_relay *r, uint32_t id)
             return false;
         }
     }
+    for (uint32_t k = 0; k < s->def.spectators; k++) { // watching spectators get the end too
+        const spec_st *v = &s->spec[k];
+        if (v->bound && !v->dropped && v->next < s->final_next) {
+            return false;
+        }
+    }
     return true;
 }
 
@@ -230,13 +347,21 @@ static void emit(ls_relay *r, const ls_relay_event *ev)
     r->ev_count++;
 }
 
+// Seal m with the recipient slot's key (header slot = recipient) and queue it to addr.
+static bool seal_to(ls_relay *r, slot_st *p, uint32_t to, const ls_net_addr *addr, ls_net_msg *m,
+                    size_t *len)
+{
+    m->h.role = LS_NET_ROLE_PLAYER;
+    m->h.slot = (uint8_t)to;
+    m->h.seq = ++p->tx_seq;
+    return ls_net_outbox_push(&r->out, addr, m, p->key, LS_NET_TO_PEER, len);
+}
+
 static void send_to(ls_relay *r, session_st *s, uint32_t to, ls_net_msg *m)
 {
     slot_st *p = &s->slot[to];
-    memcpy(m->h.token, p->token, LS_NET_TOKEN_SIZE);
-    size_t before = r->out.count;
-    if (ls_net_outbox_push(&r->out, &p->addr, m)) {
-        size_t len = r->out.items[(r->out.head + before) % r->out.cap].len;
+    size_t len = 0;
+    if (seal_to(r, p, to, &p->addr, m, &len)) {
         r->st.packets_out++;
         r->st.bytes_out += len;
         p->st.packets_out++;
@@ -246,12 +371,11 @@ static void send_to(ls_relay *r, session_st *s, uint32_t to, ls_net_msg *m)
     }
 }
 
-static void header(ls_net_msg *m, uint8_t type, uint32_t session, uint32_t slot)
+static void header(ls_net_msg *m, uint8_t type, uint32_t session)
 {
     memset(m, 0, sizeof *m);
     m->h.type = type;
     m->h.session = session;
-    m->h.slot = (uint8_t)slot;
 }
 
 // Inputs below D, and those of a gone slot from its disconnect tick, are empty.
@@ -276,11 +400,12 @@ static uint32_t window_base(const session_st *s)
         }
         for (uint32_t k = 0; k < s->def.slots; k++) {
             const slot_st *q = &s->slot[k];
-            if (q->gone && p->peer_has[k] >= q->gone_tick) {
+            uint32_t has = p->peer_said[k] < p->peer_has[k] ? p->peer_said[k] : p->peer_has[k];
+            if (q->gone && has >= q->gone_tick) {
                 continue; // holds everything the gone slot will ever have
             }
-            if (k != j && p->peer_has[k] < base) {
-                base = p->peer_has[k];
+            if (k != j && has < base) {
+                base = has;
             }
         }
     }
@@ -289,15 +414,16 @@ static uint32_t window_base(const session_st *s)
 
 static uint32_t batch_cap(uint32_t input_size)
 {
-    uint32_t n = (LS_NET_MAX_DATAGRAM - LS_NET_HEADER_SIZE - 8) / input_size;
+    uint32_t n = (LS_NET_MAX_DATAGRAM - LS_NET_OVERHEAD - 8) / input_size;
     return n < LS_NET_MAX_BATCH ? n : LS_NET_MAX_BATCH;
 }
 
+// Send peer j slot k's inputs from tick `from` (as many as fit) up to what the relay holds.
 static void send_inputs(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint32_t k,
-                        uint64_t now)
+                        uint32_t from, uint64_t now)
 {
     slot_st *p = &s->slot[j];
-    uint32_t from = p->peer_has[k], to = s->slot[k].input_next;
+    uint32_t to = s->slot[k].input_next;
     if (from >= to) {
         return;
     }
@@ -308,19 +434,23 @@ static void send_inputs(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uin
         memcpy(data + (size_t)i * s->def.input_size, input_at(s, k, from + i), s->def.input_size);
     }
     ls_net_msg m;
-    header(&m, LS_NET_INPUT, id, k);
+    header(&m, LS_NET_INPUT, id);
     m.u.input.first_tick = from;
     m.u.input.count = (uint16_t)n;
     m.u.input.input_size = (uint8_t)s->def.input_size;
+    m.u.input.slot = (uint8_t)k;
     m.u.input.data = data;
     send_to(r, s, j, &m);
     p->last_sent[k] = now;
+    if (from + n > p->sent_next[k]) {
+        p->sent_next[k] = from + n;
+    }
 }
 
 static void send_ack(ls_relay *r, session_st *s, uint32_t id, uint32_t j)
 {
     ls_net_msg m;
-    header(&m, LS_NET_ACK, id, j);
+    header(&m, LS_NET_ACK, id);
     m.u.ack.checksum_next = s->slot[j].csum_next;
     m.u.ack.count = (uint8_t)s->def.slots;
     for (uint32_t k = 0; k < s->def.slots; k++) {
@@ -335,16 +465,17 @@ static void send_ack(ls_relay *r, session_st *s, uint32_t id, uint32_t j)
 static void send_notice(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint32_t k)
 {
     ls_net_msg m;
-    header(&m, LS_NET_DISCONNECT, id, k);
+    header(&m, LS_NET_DISCONNECT, id);
     m.u.disconnect.tick = s->slot[k].gone_tick;
     m.u.disconnect.reason = s->slot[k].reason;
+    m.u.disconnect.slot = (uint8_t)k;
     send_to(r, s, j, &m);
 }
 
 static void send_welcome(ls_relay *r, session_st *s, uint32_t id, uint32_t j)
 {
     ls_net_msg m;
-    header(&m, LS_NET_WELCOME, id, j);
+    header(&m, LS_NET_WELCOME, id);
     m.u.welcome.slots = (uint8_t)s->def.slots;
     m.u.welcome.input_size = (uint8_t)s->def.input_size;
     m.u.welcome.delay = (uint8_t)s->def.delay;
@@ -395,7 +526,7 @@ static void desync(ls_relay *r, session_st *s, uint32_t id, uint32_t t, uint16_t
     for (uint32_t j = 0; j < s->def.slots; j++) {
         if (s->slot[j].bound && !s->slot[j].gone) {
             ls_net_msg m;
-            header(&m, LS_NET_DESYNC, id, j);
+            header(&m, LS_NET_DESYNC, id);
             m.u.desync.tick = t;
             m.u.desync.slots = mask;
             m.u.desync.expected = agreed;
@@ -466,6 +597,18 @@ static void finalize(ls_relay *r, session_st *s, uint32_t id)
             }
             s->rec.tick(s->rec.user, id, t, row, agreed);
         }
+        if (s->hist) { // the spectators' row: present mask, inputs, agreed checksum
+            uint8_t *row = s->hist + (size_t)(t % s->def.history) * s->row_size;
+            uint16_t present = 0;
+            for (uint32_t k = 0; k < n; k++) {
+                const slot_st *p = &s->slot[k];
+                present |= (uint16_t)((p->gone && t >= p->gone_tick ? 0u : 1u) << k);
+                memcpy(row + 2 + (size_t)k * s->def.input_size, input_at(s, k, t),
+                       s->def.input_size);
+            }
+            ls_put_u16le(row, present);
+            ls_put_u64le(row + 2 + (size_t)n * s->def.input_size, agreed);
+        }
         s->final_next = t + 1;
     }
 }
@@ -494,19 +637,19 @@ static void disconnect(ls_relay *r, session_st *s, uint32_t id, uint32_t k, uint
     finalize(r, s, id);
 }
 
+// SipHash-2-4 under the relay's secret of (address, session, slot, time bucket).
 static uint64_t cookie_for(const ls_relay *r, const ls_net_addr *a, uint32_t id, uint32_t slot,
                            uint64_t bucket)
 {
-    ls_hasher h;
-    ls_hasher_init(&h);
-    ls_hasher_put_bytes(&h, r->secret, sizeof r->secret);
-    ls_hasher_put_bytes(&h, &a->family, 1);
-    ls_hasher_put_bytes(&h, a->ip, sizeof a->ip);
-    ls_hasher_put_u32(&h, a->port);
-    ls_hasher_put_u32(&h, id);
-    ls_hasher_put_u32(&h, slot);
-    ls_hasher_put_u64(&h, bucket);
-    uint64_t c = ls_hasher_digest(&h);
+    uint8_t msg[32], out[crypto_shorthash_BYTES];
+    msg[0] = a->family;
+    memcpy(msg + 1, a->ip, 16);
+    ls_put_u16le(msg + 17, a->port);
+    ls_put_u32le(msg + 19, id);
+    msg[23] = (uint8_t)slot;
+    ls_put_u64le(msg + 24, bucket);
+    crypto_shorthash(out, msg, sizeof msg, r->secret);
+    uint64_t c = ls_get_u64le(out);
     return c ? c : 1;
 }
 
@@ -527,12 +670,12 @@ static void on_join(ls_relay *r, session_st *s, uint32_t id, const ls_net_addr *
         // Unverified source: answer with a CHALLENGE, smaller than the padded JOIN,
         // to the claimed address only (no amplification).
         ls_net_msg c;
-        header(&c, LS_NET_CHALLENGE, id, m->h.slot);
-        memcpy(c.h.token, m->h.token, LS_NET_TOKEN_SIZE);
+        header(&c, LS_NET_CHALLENGE, id);
         c.u.cookie = cookie_for(r, from, id, m->h.slot, bucket);
-        if (ls_net_outbox_push(&r->out, from, &c)) {
+        size_t len = 0;
+        if (seal_to(r, p, m->h.slot, from, &c, &len)) {
             r->st.packets_out++;
-            r->st.bytes_out += LS_NET_HEADER_SIZE + 8;
+            r->st.bytes_out += len;
         }
         r->st.challenges++;
         return;
@@ -551,7 +694,7 @@ static void on_input(ls_relay *r, session_st *s, uint32_t id, uint32_t k, const 
                      uint64_t now)
 {
     slot_st *p = &s->slot[k];
-    if (m->u.input.input_size != s->def.input_size) {
+    if (m->u.input.input_size != s->def.input_size || m->u.input.slot != k) {
         r->st.malformed++;
         p->st.drops++;
         return;
@@ -577,7 +720,7 @@ static void on_input(ls_relay *r, session_st *s, uint32_t id, uint32_t k, const 
     }
     for (uint32_t j = 0; j < s->def.slots; j++) { // fan out as it arrives
         if (j != k && s->slot[j].bound && !s->slot[j].gone) {
-            send_inputs(r, s, id, j, k, now);
+            send_inputs(r, s, id, j, k, s->slot[j].peer_has[k], now);
         }
     }
     finalize(r, s, id);
@@ -605,6 +748,11 @@ static void on_checksum(ls_relay *r, session_st *s, uint32_t id, uint32_t k, con
     finalize(r, s, id);
 }
 
+// An ACK can never claim more than the relay actually sent. Its claim raises
+// peer_has (fan-out start) and replaces peer_said (re-send start), so a lower ACK
+// after a higher one (reordering) only costs a redundant re-send, and a wrong one
+// is corrected by the peer's next ACK: poll_peer keeps re-sending from peer_said
+// until the peer confirms, as far back as the ring still holds the inputs.
 static void on_ack(session_st *s, uint32_t j, const ls_net_msg *m)
 {
     slot_st *p = &s->slot[j];
@@ -613,11 +761,17 @@ static void on_ack(session_st *s, uint32_t j, const ls_net_msg *m)
         return;
     }
     for (uint32_t k = 0; k < s->def.slots; k++) {
-        uint32_t v = m->u.ack.input_next[k];
-        v = v < s->slot[k].input_next ? v : s->slot[k].input_next; // never beyond what exists
-        if (v > p->peer_has[k]) {
-            p->peer_has[k] = v;
+        if (k == j) {
+            continue; // a peer is never sent its own inputs
         }
+        const slot_st *q = &s->slot[k];
+        uint32_t v = m->u.ack.input_next[k];
+        v = v < p->sent_next[k] ? v : p->sent_next[k];
+        uint32_t held = q->input_next > W ? q->input_next - W : 0; // oldest tick in the ring
+        held = held > s->def.delay ? held : s->def.delay;
+        v = v > held ? v : held;
+        p->peer_said[k] = v;
+        p->peer_has[k] = v > p->peer_has[k] ? v : p->peer_has[k];
     }
     p->peer_knows_gone = m->u.ack.disconnected;
 }
@@ -631,15 +785,6 @@ static void on_pong(slot_st *p, const ls_net_msg *m, uint64_t now)
     p->st.rtt_us = p->st.rtt_us ? (uint32_t)(((uint64_t)p->st.rtt_us * 7 + rtt) / 8) : rtt;
     p->st.rtt_min_us = p->st.rtt_min_us && p->st.rtt_min_us < rtt ? p->st.rtt_min_us : rtt;
     p->st.rtt_max_us = p->st.rtt_max_us > rtt ? p->st.rtt_max_us : rtt;
-}
-
-static bool token_equal(const uint8_t *a, const uint8_t *b)
-{
-    uint8_t d = 0; // constant time: no early exit that would time the token byte by byte
-    for (int i = 0; i < LS_NET_TOKEN_SIZE; i++) {
-        d |= (uint8_t)(a[i] ^ b[i]);
-    }
-    return d == 0;
 }
 
 static void dispatch(ls_relay *r, session_st *s, uint32_t id, const ls_net_msg *m, uint64_t now)
@@ -657,11 +802,17 @@ static void dispatch(ls_relay *r, session_st *s, uint32_t id, const ls_net_msg *
         on_ack(s, k, m);
         break;
     case LS_NET_DISCONNECT:
+        if (m->u.disconnect.slot != k) { // a peer can only take its own slot out
+            r->st.malformed++;
+            p->st.drops++;
+            break;
+        }
         disconnect(r, s, id, k, LS_NET_LEFT, now);
         break;
     case LS_NET_PING: {
-        ls_net_msg pong = *m;
-        pong.h.type = LS_NET_PONG;
+        ls_net_msg pong;
+        header(&pong, LS_NET_PONG, id);
+        pong.u.ping = m->u.ping;
         send_to(r, s, k, &pong);
         break;
     }
@@ -675,6 +826,335 @@ static void dispatch(ls_relay *r, session_st *s, uint32_t id, const ls_net_msg *
     }
 }
 
+// ---- spectators ----
+
+static void spec_send(ls_relay *r, session_st *s, uint32_t index, const ls_net_addr *to,
+                      ls_net_msg *m)
+{
+    spec_st *v = &s->spec[index];
+    m->h.role = LS_NET_ROLE_SPECTATOR;
+    m->h.slot = (uint8_t)index;
+    m->h.seq = ++v->tx_seq;
+    size_t len = 0;
+    if (ls_net_outbox_push(&r->out, to, m, v->key, LS_NET_TO_PEER, &len)) {
+        r->st.packets_out++;
+        r->st.bytes_out += len;
+        v->st.packets_out++;
+        v->st.bytes_out += len;
+    } else {
+        r->st.outbox_dropped++;
+    }
+}
+
+// The oldest final tick the history still holds.
+static uint32_t hist_base(const session_st *s)
+{
+    return s->final_next > s->def.history ? s->final_next - s->def.history : 0;
+}
+
+static void spec_drop(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint8_t reason,
+                      bool tell)
+{
+    spec_st *v = &s->spec[index];
+    if (v->dropped || !v->bound) {
+        return;
+    }
+    if (tell) {
+        ls_net_msg m;
+        header(&m, LS_NET_DISCONNECT, id);
+        m.u.disconnect.tick = v->next;
+        m.u.disconnect.reason = reason;
+        m.u.disconnect.slot = (uint8_t)index;
+        spec_send(r, s, index, &v->addr, &m);
+    }
+    v->dropped = true;
+    v->st.disconnected = true;
+    v->st.disconnect_tick = v->next;
+    v->st.reason = reason;
+    r->st.spectators_dropped++;
+    ls_relay_event ev = {LS_RELAY_EV_SPECTATOR_DROPPED, id, index, v->next, 0, reason, 0, 0};
+    emit(r, &ev);
+}
+
+// Send final rows [from, to) in CONFIRMED datagrams.
+static void spec_rows(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint32_t from,
+                      uint32_t to, uint64_t now)
+{
+    spec_st *v = &s->spec[index];
+    uint32_t cap = (LS_NET_MAX_DATAGRAM - LS_NET_OVERHEAD - 8) / s->row_size;
+    cap = cap < LS_NET_MAX_BATCH ? cap : LS_NET_MAX_BATCH;
+    while (from < to) {
+        uint32_t n = to - from < cap ? to - from : cap;
+        uint8_t rows[LS_NET_MAX_DATAGRAM];
+        for (uint32_t i = 0; i < n; i++) {
+            memcpy(rows + (size_t)i * s->row_size,
+                   s->hist + (size_t)((from + i) % s->def.history) * s->row_size, s->row_size);
+        }
+        ls_net_msg m;
+        header(&m, LS_NET_CONFIRMED, id);
+        m.u.confirmed.first_tick = from;
+        m.u.confirmed.count = (uint16_t)n;
+        m.u.confirmed.slots = (uint8_t)s->def.slots;
+        m.u.confirmed.input_size = (uint8_t)s->def.input_size;
+        m.u.confirmed.rows = rows;
+        spec_send(r, s, index, &v->addr, &m);
+        from += n;
+    }
+    v->sent_next = to > v->sent_next ? to : v->sent_next;
+    v->last_sent = now;
+}
+
+static void spec_send_rows(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now);
+
+// Snapshot chunks to a late spectator: up to 16 chunks beyond its acknowledgement,
+// re-sent from there when it has been silent about them for resend_us.
+static void spec_state(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now)
+{
+    spec_st *v = &s->spec[index];
+    if (v->xfer_tick != s->snap_tick) { // a newer snapshot replaced it: start over
+        v->xfer_tick = s->snap_tick;
+        v->state_next = v->state_sent = 0;
+    }
+    if (v->state_next < v->state_sent && now - v->last_sent >= r->def.resend_us) {
+        v->state_sent = v->state_next;
+    }
+    uint32_t window = 16u * LS_NET_STATE_CHUNK_MAX;
+    uint32_t limit = s->snap_len - v->state_next > window ? v->state_next + window : s->snap_len;
+    while (v->state_sent < limit) {
+        uint32_t n = limit - v->state_sent;
+        n = n < LS_NET_STATE_CHUNK_MAX ? n : LS_NET_STATE_CHUNK_MAX;
+        ls_net_msg m;
+        header(&m, LS_NET_STATE_CHUNK, id);
+        m.u.state.tick = s->snap_tick;
+        m.u.state.total = s->snap_len;
+        m.u.state.offset = v->state_sent;
+        m.u.state.len = (uint16_t)n;
+        memcpy(m.u.state.hash, s->snap_hash, LS_NET_STATE_HASH_SIZE);
+        m.u.state.data = s->snap + v->state_sent;
+        spec_send(r, s, index, &v->addr, &m);
+        v->state_sent += n;
+        v->last_sent = now;
+    }
+}
+
+// A spectator behind the history: send it the snapshot if there is a usable one,
+// else ask the host for one (LS_RELAY_EV_STATE_NEEDED, at most every 250 ms); drop
+// it when there is no snapshot store or none came within timeout_ms. False if dropped.
+static bool spec_behind(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now)
+{
+    spec_st *v = &s->spec[index];
+    if (s->snap_ready && s->snap_tick >= hist_base(s)) {
+        v->xfer = true;
+        v->waiting = false;
+        v->xfer_tick = s->snap_tick;
+        v->state_next = v->state_sent = 0;
+        v->last_sent = 0;
+        return true;
+    }
+    if (!v->waiting) {
+        v->waiting = true;
+        v->wait_since = now;
+    }
+    if (!s->snap || now - v->wait_since > (uint64_t)s->def.timeout_ms * 1000) {
+        spec_drop(r, s, id, index, LS_NET_KICKED, true); // the match does not wait
+        return false;
+    }
+    if (!s->snap_asked || now - s->snap_asked >= 250000) {
+        s->snap_asked = now;
+        ls_relay_event ev = {LS_RELAY_EV_STATE_NEEDED, id, index, s->final_next, 0, 0, 0, 0};
+        emit(r, &ev);
+    }
+    return true;
+}
+
+// Spectator timers: drop the silent or hopelessly late, re-send from the ACK,
+// send new rows (a bounded number in flight) or the snapshot, ping.
+static void poll_spectator(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now)
+{
+    spec_st *v = &s->spec[index];
+    if (now >= v->last_heard && now - v->last_heard > (uint64_t)s->def.timeout_ms * 1000) {
+        spec_drop(r, s, id, index, LS_NET_TIMEOUT, false);
+        return;
+    }
+    if (!v->xfer && v->next < hist_base(s) && !spec_behind(r, s, id, index, now)) {
+        return;
+    }
+    if (v->xfer) {
+        spec_state(r, s, id, index, now);
+    } else if (!v->waiting) {
+        spec_send_rows(r, s, id, index, now);
+    }
+    if (now - v->last_ping >= r->def.ping_interval_us) {
+        ls_net_msg m;
+        header(&m, LS_NET_PING, id);
+        m.u.ping.time = now;
+        m.u.ping.seq = ++v->ping_seq;
+        spec_send(r, s, index, &v->addr, &m);
+        v->last_ping = now;
+    }
+}
+
+static void spec_send_rows(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now)
+{
+    spec_st *v = &s->spec[index];
+    uint32_t limit =
+        v->next + SPEC_INFLIGHT < s->final_next ? v->next + SPEC_INFLIGHT : s->final_next;
+    if (v->sent_next < v->next) {
+        v->sent_next = v->next;
+    }
+    if (v->next < v->sent_next && now - v->last_sent >= r->def.resend_us) {
+        spec_rows(r, s, id, index, v->next, v->sent_next < limit ? v->sent_next : limit, now);
+    }
+    if (v->sent_next < limit) {
+        spec_rows(r, s, id, index, v->sent_next, limit, now);
+    }
+}
+
+static void on_spectate(ls_relay *r, session_st *s, uint32_t id, uint32_t index,
+                        const ls_net_addr *from, const ls_net_msg *m, uint64_t now)
+{
+    spec_st *v = &s->spec[index];
+    if (v->bound && !v->dropped && ls_net_addr_equal(&v->addr, from)) {
+        v->last_heard = now;
+    } else {
+        uint64_t bucket = now / r->def.cookie_period_us;
+        uint32_t tag = 0x80u | index; // spectator cookies differ from slot cookies
+        bool ok = m->u.cookie != 0 &&
+                  (m->u.cookie == cookie_for(r, from, id, tag, bucket) ||
+                   (bucket > 0 && m->u.cookie == cookie_for(r, from, id, tag, bucket - 1)));
+        if (!ok) {
+            ls_net_msg c;
+            header(&c, LS_NET_CHALLENGE, id);
+            c.u.cookie = cookie_for(r, from, id, tag, bucket);
+            spec_send(r, s, index, from, &c);
+            r->st.challenges++;
+            return;
+        }
+        // A (re)join: watch from where it left off, or from tick 0.
+        v->bound = true;
+        v->dropped = false;
+        v->addr = *from;
+        v->last_heard = now;
+        v->last_sent = 0;
+        v->sent_next = v->next;
+        v->st.joined = true;
+        v->st.disconnected = false;
+        v->st.addr = *from;
+        ls_relay_event ev = {LS_RELAY_EV_SPECTATOR_JOINED, id, index, v->next, 0, 0, 0, 0};
+        emit(r, &ev);
+    }
+    ls_net_msg w;
+    header(&w, LS_NET_WELCOME, id);
+    w.u.welcome.slots = (uint8_t)s->def.slots;
+    w.u.welcome.input_size = (uint8_t)s->def.input_size;
+    w.u.welcome.delay = (uint8_t)s->def.delay;
+    w.u.welcome.tick_rate = (uint16_t)s->def.tick_rate;
+    w.u.welcome.ticks = s->def.ticks;
+    w.u.welcome.timeout_ms = s->def.timeout_ms;
+    spec_send(r, s, index, from, &w);
+}
+
+static void on_spectator_datagram(ls_relay *r, session_st *s, const ls_net_header *h,
+                                  const ls_net_addr *from, const uint8_t *data, size_t len,
+                                  uint64_t now)
+{
+    if (h->slot >= s->def.spectators) {
+        r->st.malformed++;
+        return;
+    }
+    uint32_t id = h->session, index = h->slot;
+    spec_st *v = &s->spec[index];
+    if (!ls_net_auth_verify(data, len, v->key, LS_NET_TO_RELAY)) {
+        r->st.bad_mac++;
+        v->st.drops++;
+        return;
+    }
+    ls_net_fresh fresh = ls_net_replay_check(&v->rx, h->seq);
+    if (fresh != LS_NET_FRESH) {
+        r->st.replayed += fresh == LS_NET_REPLAYED;
+        r->st.stale += fresh == LS_NET_STALE;
+        v->st.drops++;
+        return;
+    }
+    ls_net_replay_accept(&v->rx, h->seq);
+    ls_net_msg m;
+    if (ls_net_decode(data, len, &m, NULL) != LS_OK) {
+        r->st.malformed++;
+        v->st.drops++;
+        return;
+    }
+    if (m.h.type == LS_NET_SPECTATE) {
+        on_spectate(r, s, id, index, from, &m, now);
+        return;
+    }
+    if (m.h.type != LS_NET_ACK && m.h.type != LS_NET_PING && m.h.type != LS_NET_PONG &&
+        m.h.type != LS_NET_DISCONNECT && m.h.type != LS_NET_STATE_ACK) {
+        r->st.spectator_refused++; // INPUT, CHECKSUM, JOIN, REJOIN, STATE_*: it acts for nobody
+        v->st.drops++;
+        return;
+    }
+    if (!v->bound || v->dropped || !ls_net_addr_equal(&v->addr, from)) {
+        r->st.unverified++;
+        v->st.drops++;
+        return;
+    }
+    v->last_heard = now;
+    v->st.packets_in++;
+    v->st.bytes_in += len;
+    switch (m.h.type) {
+    case LS_NET_ACK: { // input_next[0]: the spectator holds every row below it
+        uint32_t said = m.u.ack.input_next[0];
+        said = said < v->sent_next ? said : v->sent_next;
+        v->next = said > v->next ? said : v->next;
+        v->st.input_next = v->next;
+        break;
+    }
+    case LS_NET_PING: {
+        ls_net_msg pong;
+        header(&pong, LS_NET_PONG, id);
+        pong.u.ping = m.u.ping;
+        spec_send(r, s, index, &v->addr, &pong);
+        break;
+    }
+    case LS_NET_PONG:
+        if (m.u.ping.time <= now && now - m.u.ping.time < 60000000u) {
+            uint32_t rtt = (uint32_t)(now - m.u.ping.time);
+            v->st.rtt_us = v->st.rtt_us ? (uint32_t)(((uint64_t)v->st.rtt_us * 7 + rtt) / 8) : rtt;
+        }
+        break;
+    case LS_NET_DISCONNECT:
+        spec_drop(r, s, id, index, LS_NET_LEFT, false);
+        break;
+    case LS_NET_STATE_ACK: // how much of the snapshot it holds
+        if (v->xfer && m.u.state_ack.tick == v->xfer_tick && m.u.state_ack.tick == s->snap_tick &&
+            m.u.state_ack.total == s->snap_len) {
+            uint32_t said = m.u.state_ack.next < v->state_sent ? m.u.state_ack.next : v->state_sent;
+            v->state_next = said > v->state_next ? said : v->state_next;
+            if (v->state_next == s->snap_len) { // loaded: rows from the snapshot's tick on
+                v->xfer = false;
+                v->next = v->sent_next = s->snap_tick;
+                v->st.input_next = v->next;
+                v->last_sent = 0;
+            }
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+// A player header whose tag fails: was it sealed with one of the session's
+// spectator keys (a spectator trying to act as a player)? Only on this failure path.
+static bool sealed_by_spectator(const session_st *s, const uint8_t *data, size_t len)
+{
+    for (uint32_t i = 0; i < s->def.spectators; i++) {
+        if (ls_net_auth_verify(data, len, s->spec[i].key, LS_NET_TO_RELAY)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data, size_t len,
                       uint64_t now)
 {
@@ -684,24 +1164,46 @@ void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data,
         r->st.rate_limited++;
         return;
     }
-    ls_net_msg m;
-    if (ls_net_decode(data, len, &m, NULL) != LS_OK) {
-        r->st.malformed++;
+    ls_net_header h;
+    ls_result hr = ls_net_decode_header(data, len, &h, NULL);
+    if (hr != LS_OK) {
+        r->st.wrong_version += hr == LS_ERR_INCOMPATIBLE;
+        r->st.truncated += hr == LS_ERR_TRUNCATED;
+        r->st.malformed += hr != LS_ERR_INCOMPATIBLE && hr != LS_ERR_TRUNCATED;
         return;
     }
-    session_st *s = session_of(r, m.h.session);
+    session_st *s = session_of(r, h.session);
     if (!s) {
         r->st.no_session++;
         return;
     }
-    if (m.h.slot >= s->def.slots) {
+    s->now = now;
+    if (h.role == LS_NET_ROLE_SPECTATOR) {
+        on_spectator_datagram(r, s, &h, from, data, len, now);
+        return;
+    }
+    if (h.slot >= s->def.slots) {
         r->st.malformed++;
         return;
     }
-    slot_st *p = &s->slot[m.h.slot];
-    s->now = now;
-    if (!token_equal(m.h.token, p->token)) {
-        r->st.bad_token++;
+    slot_st *p = &s->slot[h.slot];
+    if (!ls_net_auth_verify(data, len, p->key, LS_NET_TO_RELAY)) {
+        r->st.bad_mac++;
+        p->st.drops++;
+        r->st.spectator_refused += sealed_by_spectator(s, data, len);
+        return;
+    }
+    ls_net_fresh fresh = ls_net_replay_check(&p->rx, h.seq);
+    if (fresh != LS_NET_FRESH) {
+        r->st.replayed += fresh == LS_NET_REPLAYED;
+        r->st.stale += fresh == LS_NET_STALE;
+        p->st.drops++;
+        return;
+    }
+    ls_net_replay_accept(&p->rx, h.seq);
+    ls_net_msg m;
+    if (ls_net_decode(data, len, &m, NULL) != LS_OK) {
+        r->st.malformed++; // authentic but undecodable: a peer bug, never acted on
         p->st.drops++;
         return;
     }
@@ -741,9 +1243,9 @@ static void poll_peer(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint6
         return;
     }
     for (uint32_t k = 0; k < s->def.slots; k++) {
-        if (k != j && p->peer_has[k] < s->slot[k].input_next &&
+        if (k != j && p->peer_said[k] < s->slot[k].input_next &&
             now - p->last_sent[k] >= r->def.resend_us) {
-            send_inputs(r, s, id, j, k, now);
+            send_inputs(r, s, id, j, k, p->peer_said[k], now);
         }
     }
     if (now - p->last_notice >= r->def.resend_us) {
@@ -756,7 +1258,7 @@ static void poll_peer(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint6
     }
     if (now - p->last_ping >= r->def.ping_interval_us) {
         ls_net_msg m;
-        header(&m, LS_NET_PING, id, j);
+        header(&m, LS_NET_PING, id);
         m.u.ping.time = now;
         m.u.ping.seq = ++p->ping_seq;
         send_to(r, s, j, &m);
@@ -782,6 +1284,11 @@ void ls_relay_poll(ls_relay *r, uint64_t now)
                 disconnect(r, s, id, j, LS_NET_TIMEOUT, now);
             }
         }
+        for (uint32_t j = 0; j < s->def.spectators; j++) {
+            if (s->spec[j].bound && !s->spec[j].dropped) {
+                poll_spectator(r, s, id, j, now);
+            }
+        }
     }
 }
 
@@ -805,6 +1312,19 @@ ls_relay_stats ls_relay_stats_get(const ls_relay *r)
 {
     ls_relay_stats st = r->st;
     st.outbox_dropped = r->out.dropped;
+    return st;
+}
+
+ls_relay_peer_stats ls_relay_spectator_stats_get(const ls_relay *r, uint32_t id, uint32_t index)
+{
+    ls_relay_peer_stats z;
+    memset(&z, 0, sizeof z);
+    const session_st *s = session_of(r, id);
+    if (!s || index >= s->def.spectators) {
+        return z;
+    }
+    ls_relay_peer_stats st = s->spec[index].st;
+    st.input_next = s->spec[index].next;
     return st;
 }
 

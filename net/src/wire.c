@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The wire codec: fixed little-endian layouts (SPEC.md "Relay protocol").
-// Decoding checks the exact body length of every type before reading a byte.
+// The wire codec v2 (SPEC.md §17.1). One field walk per message serves both
+// directions, as the snapshot code does (fixmath_phys/src/world/snapshot.c):
+// io_body(c, m) writes m's fields when c->save and reads them otherwise,
+// through a bounded cursor with an `ok` flag, and every validity rule is a
+// want() in the same walk, so the encoder refuses exactly what the decoder
+// refuses. Decoding checks every length before reading a byte.
 #include "ls/net_wire.h"
 
 #include <stdio.h>
@@ -9,141 +13,325 @@
 #define MAGIC0 0x4C // 'L'
 #define MAGIC1 0x53 // 'S'
 
-enum {
-    JOIN_BODY = LS_NET_JOIN_SIZE - LS_NET_HEADER_SIZE,
-    CHALLENGE_BODY = 8,
-    WELCOME_BODY = 16,
-    INPUT_FIXED = 8,
-    ACK_FIXED = 8,
-    CHECKSUM_FIXED = 8,
-    DESYNC_BODY = 16,
-    DISCONNECT_BODY = 8,
-    PING_BODY = 12,
-};
+// JOIN is padded so that the relay's answer to an unverified source (a CHALLENGE)
+// is never larger than what it received.
+#define JOIN_PADDING (LS_NET_JOIN_SIZE - LS_NET_OVERHEAD - 8)
 
-const char *ls_net_type_name(uint8_t type)
+// A bounded little-endian writer/reader. save: fields go from the message to w
+// (w may be NULL to measure); load: fields come from r. The first failure is
+// kept (field name and kind); every later call is a no-op.
+typedef struct cursor {
+    bool save;
+    uint8_t *w;
+    const uint8_t *r;
+    size_t pos, size;
+    bool ok;
+    const char *bad;
+    ls_result why;
+} cursor;
+
+static inline void fail_at(cursor *c, const char *what, ls_result why)
 {
-    static const char *const names[] = {"?",          "JOIN", "CHALLENGE", "WELCOME",
-                                        "INPUT",      "ACK",  "CHECKSUM",  "DESYNC",
-                                        "DISCONNECT", "PING", "PONG"};
-    return type < sizeof names / sizeof names[0] ? names[type] : "?";
+    if (c->ok) {
+        c->ok = false;
+        c->bad = what;
+        c->why = why;
+    }
 }
 
-static size_t body_size(const ls_net_msg *m)
+static inline bool room(cursor *c, size_t n, const char *what)
+{
+    if (!c->ok) {
+        return false;
+    }
+    if (n > c->size - c->pos) {
+        fail_at(c, what, c->save ? LS_ERR_BUFFER_TOO_SMALL : LS_ERR_TRUNCATED);
+        return false;
+    }
+    return true;
+}
+
+// A rule on values already walked: in save mode the message is invalid (nothing is
+// encoded), in load mode the datagram is corrupt.
+static inline void want(cursor *c, bool cond, const char *what)
+{
+    if (!cond) {
+        fail_at(c, what, LS_ERR_CORRUPT);
+    }
+}
+
+static inline void io_u8(cursor *c, uint8_t *v, const char *what)
+{
+    if (!room(c, 1, what)) {
+        return;
+    }
+    if (!c->save) {
+        *v = c->r[c->pos];
+    } else if (c->w) {
+        c->w[c->pos] = *v;
+    }
+    c->pos += 1;
+}
+
+static inline void io_u16(cursor *c, uint16_t *v, const char *what)
+{
+    if (!room(c, 2, what)) {
+        return;
+    }
+    if (!c->save) {
+        *v = ls_get_u16le(c->r + c->pos);
+    } else if (c->w) {
+        ls_put_u16le(c->w + c->pos, *v);
+    }
+    c->pos += 2;
+}
+
+static inline void io_u32(cursor *c, uint32_t *v, const char *what)
+{
+    if (!room(c, 4, what)) {
+        return;
+    }
+    if (!c->save) {
+        *v = ls_get_u32le(c->r + c->pos);
+    } else if (c->w) {
+        ls_put_u32le(c->w + c->pos, *v);
+    }
+    c->pos += 4;
+}
+
+static inline void io_u64(cursor *c, uint64_t *v, const char *what)
+{
+    if (!room(c, 8, what)) {
+        return;
+    }
+    if (!c->save) {
+        *v = ls_get_u64le(c->r + c->pos);
+    } else if (c->w) {
+        ls_put_u64le(c->w + c->pos, *v);
+    }
+    c->pos += 8;
+}
+
+// Reserved bytes and padding: written as zeros, and must read as zeros.
+static void io_zero(cursor *c, size_t n, const char *what)
+{
+    if (!room(c, n, what)) {
+        return;
+    }
+    if (!c->save) {
+        for (size_t i = 0; i < n; i++) {
+            if (c->r[c->pos + i]) {
+                fail_at(c, what, LS_ERR_CORRUPT);
+                return;
+            }
+        }
+    } else if (c->w) {
+        memset(c->w + c->pos, 0, n);
+    }
+    c->pos += n;
+}
+
+// A run of opaque bytes: copied from *p (save) or pointed to in place (load).
+static void io_bytes(cursor *c, const uint8_t **p, size_t n, const char *what)
+{
+    if (!room(c, n, what)) {
+        return;
+    }
+    if (!c->save) {
+        *p = c->r + c->pos;
+    } else if (c->w && n) {
+        memcpy(c->w + c->pos, *p, n);
+    }
+    c->pos += n;
+}
+
+// The header (SPEC.md §17.1). body_len is written as given (save) or read (load).
+static void io_header(cursor *c, ls_net_header *h, uint16_t *body_len)
+{
+    uint8_t m0 = MAGIC0, m1 = MAGIC1, version = LS_NET_VERSION;
+    io_u8(c, &m0, "magic");
+    io_u8(c, &m1, "magic");
+    want(c, m0 == MAGIC0 && m1 == MAGIC1, "magic");
+    io_u8(c, &version, "version");
+    if (c->ok && version != LS_NET_VERSION) {
+        fail_at(c, "version", LS_ERR_INCOMPATIBLE);
+        return;
+    }
+    io_u8(c, &h->type, "type");
+    want(c, h->type >= LS_NET_JOIN && h->type <= LS_NET_TYPE_LAST, "type");
+    io_u32(c, &h->session, "session");
+    io_u8(c, &h->slot, "slot");
+    want(c, h->slot < LS_NET_MAX_SLOTS, "slot");
+    io_u8(c, &h->role, "role");
+    want(c, h->role == LS_NET_ROLE_PLAYER || h->role == LS_NET_ROLE_SPECTATOR, "role");
+    io_u16(c, body_len, "body length");
+    io_u64(c, &h->seq, "seq");
+    want(c, h->seq != 0, "seq");
+}
+
+// Every message's body, field by field, both directions (SPEC.md §17.1 table).
+static void io_body(cursor *c, ls_net_msg *m)
 {
     switch (m->h.type) {
     case LS_NET_JOIN:
-        return JOIN_BODY;
+    case LS_NET_REJOIN:
+    case LS_NET_SPECTATE:
+        io_u64(c, &m->u.cookie, "cookie");
+        io_zero(c, JOIN_PADDING, "join padding");
+        break;
     case LS_NET_CHALLENGE:
-        return CHALLENGE_BODY;
-    case LS_NET_WELCOME:
-        return WELCOME_BODY;
-    case LS_NET_INPUT:
-        return INPUT_FIXED + (size_t)m->u.input.count * m->u.input.input_size;
-    case LS_NET_ACK:
-        return ACK_FIXED + 4u * m->u.ack.count;
-    case LS_NET_CHECKSUM:
-        return CHECKSUM_FIXED + 8u * m->u.checksum.count;
-    case LS_NET_DESYNC:
-        return DESYNC_BODY;
-    case LS_NET_DISCONNECT:
-        return DISCONNECT_BODY;
-    case LS_NET_PING:
-    case LS_NET_PONG:
-        return PING_BODY;
-    default:
-        return 0;
-    }
-}
-
-static bool valid_for_encode(const ls_net_msg *m)
-{
-    switch (m->h.type) {
-    case LS_NET_INPUT:
-        return m->u.input.count >= 1 && m->u.input.count <= LS_NET_MAX_BATCH &&
-               m->u.input.input_size >= 1 && m->u.input.input_size <= LS_NET_MAX_INPUT_SIZE &&
-               m->u.input.data;
-    case LS_NET_ACK:
-        return m->u.ack.count >= 1 && m->u.ack.count <= LS_NET_MAX_SLOTS;
-    case LS_NET_CHECKSUM:
-        return m->u.checksum.count >= 1 && m->u.checksum.count <= LS_NET_MAX_BATCH &&
-               m->u.checksum.data;
-    case LS_NET_WELCOME:
-        return m->u.welcome.slots >= 2 && m->u.welcome.slots <= LS_NET_MAX_SLOTS &&
-               m->u.welcome.input_size >= 1 && m->u.welcome.input_size <= LS_NET_MAX_INPUT_SIZE;
-    default:
-        return body_size(m) > 0;
-    }
-}
-
-size_t ls_net_encode(const ls_net_msg *m, uint8_t *buf, size_t cap)
-{
-    if (!valid_for_encode(m)) {
-        return 0;
-    }
-    size_t body = body_size(m), total = LS_NET_HEADER_SIZE + body;
-    if (total > cap || total > LS_NET_MAX_DATAGRAM) {
-        return 0;
-    }
-    memset(buf, 0, total);
-    buf[0] = MAGIC0;
-    buf[1] = MAGIC1;
-    buf[2] = LS_NET_VERSION;
-    buf[3] = m->h.type;
-    ls_put_u32le(buf + 4, m->h.session);
-    buf[8] = m->h.slot;
-    ls_put_u16le(buf + 10, (uint16_t)body);
-    memcpy(buf + 12, m->h.token, LS_NET_TOKEN_SIZE);
-    uint8_t *b = buf + LS_NET_HEADER_SIZE;
-    switch (m->h.type) {
-    case LS_NET_JOIN:
-    case LS_NET_CHALLENGE:
-        ls_put_u64le(b, m->u.cookie);
+        io_u64(c, &m->u.cookie, "cookie");
         break;
     case LS_NET_WELCOME:
-        b[0] = m->u.welcome.slots;
-        b[1] = m->u.welcome.input_size;
-        b[2] = m->u.welcome.delay;
-        ls_put_u16le(b + 4, m->u.welcome.tick_rate);
-        ls_put_u32le(b + 8, m->u.welcome.ticks);
-        ls_put_u32le(b + 12, m->u.welcome.timeout_ms);
+        io_u8(c, &m->u.welcome.slots, "welcome slots");
+        io_u8(c, &m->u.welcome.input_size, "welcome input_size");
+        io_u8(c, &m->u.welcome.delay, "welcome delay");
+        io_zero(c, 1, "welcome reserved bytes");
+        io_u16(c, &m->u.welcome.tick_rate, "welcome tick_rate");
+        io_zero(c, 2, "welcome reserved bytes");
+        io_u32(c, &m->u.welcome.ticks, "welcome ticks");
+        io_u32(c, &m->u.welcome.timeout_ms, "welcome timeout_ms");
+        want(c,
+             m->u.welcome.slots >= 2 && m->u.welcome.slots <= LS_NET_MAX_SLOTS &&
+                 m->u.welcome.input_size >= 1 && m->u.welcome.input_size <= LS_NET_MAX_INPUT_SIZE &&
+                 m->u.welcome.delay <= LS_NET_MAX_DELAY && m->u.welcome.tick_rate >= 1 &&
+                 m->u.welcome.tick_rate <= 1000,
+             "welcome parameters");
         break;
     case LS_NET_INPUT:
-        ls_put_u32le(b, m->u.input.first_tick);
-        ls_put_u16le(b + 4, m->u.input.count);
-        b[6] = m->u.input.input_size;
-        memcpy(b + INPUT_FIXED, m->u.input.data, body - INPUT_FIXED);
+        io_u32(c, &m->u.input.first_tick, "input first_tick");
+        io_u16(c, &m->u.input.count, "input count");
+        io_u8(c, &m->u.input.input_size, "input input_size");
+        io_u8(c, &m->u.input.slot, "input slot");
+        want(c,
+             m->u.input.count >= 1 && m->u.input.count <= LS_NET_MAX_BATCH &&
+                 m->u.input.input_size >= 1 && m->u.input.input_size <= LS_NET_MAX_INPUT_SIZE,
+             "input count/size");
+        want(c, m->u.input.slot < LS_NET_MAX_SLOTS, "input slot");
+        want(c, (uint64_t)m->u.input.first_tick + m->u.input.count <= UINT32_MAX,
+             "input tick range");
+        want(c, !c->save || m->u.input.data, "input data");
+        io_bytes(c, &m->u.input.data, (size_t)m->u.input.count * m->u.input.input_size,
+                 "input payload");
         break;
     case LS_NET_ACK:
-        ls_put_u32le(b, m->u.ack.checksum_next);
-        ls_put_u16le(b + 4, m->u.ack.disconnected);
-        b[6] = m->u.ack.count;
-        for (uint32_t s = 0; s < m->u.ack.count; s++) {
-            ls_put_u32le(b + ACK_FIXED + 4 * s, m->u.ack.input_next[s]);
+        io_u32(c, &m->u.ack.checksum_next, "ack checksum_next");
+        io_u16(c, &m->u.ack.disconnected, "ack disconnected");
+        io_u8(c, &m->u.ack.count, "ack count");
+        io_zero(c, 1, "ack reserved byte");
+        want(c, m->u.ack.count >= 1 && m->u.ack.count <= LS_NET_MAX_SLOTS, "ack count");
+        for (uint32_t s = 0; c->ok && s < m->u.ack.count; s++) {
+            io_u32(c, &m->u.ack.input_next[s], "ack input_next");
         }
         break;
     case LS_NET_CHECKSUM:
-        ls_put_u32le(b, m->u.checksum.first_tick);
-        ls_put_u16le(b + 4, m->u.checksum.count);
-        memcpy(b + CHECKSUM_FIXED, m->u.checksum.data, body - CHECKSUM_FIXED);
+        io_u32(c, &m->u.checksum.first_tick, "checksum first_tick");
+        io_u16(c, &m->u.checksum.count, "checksum count");
+        io_zero(c, 2, "checksum reserved bytes");
+        want(c, m->u.checksum.count >= 1 && m->u.checksum.count <= LS_NET_MAX_BATCH,
+             "checksum count");
+        want(c, (uint64_t)m->u.checksum.first_tick + m->u.checksum.count <= UINT32_MAX,
+             "checksum tick range");
+        want(c, !c->save || m->u.checksum.data, "checksum data");
+        io_bytes(c, &m->u.checksum.data, 8u * m->u.checksum.count, "checksum payload");
         break;
     case LS_NET_DESYNC:
-        ls_put_u32le(b, m->u.desync.tick);
-        ls_put_u16le(b + 4, m->u.desync.slots);
-        ls_put_u64le(b + 8, m->u.desync.expected);
+        io_u32(c, &m->u.desync.tick, "desync tick");
+        io_u16(c, &m->u.desync.slots, "desync slots");
+        io_zero(c, 2, "desync reserved bytes");
+        io_u64(c, &m->u.desync.expected, "desync expected");
         break;
     case LS_NET_DISCONNECT:
-        ls_put_u32le(b, m->u.disconnect.tick);
-        b[4] = m->u.disconnect.reason;
+        io_u32(c, &m->u.disconnect.tick, "disconnect tick");
+        io_u8(c, &m->u.disconnect.reason, "disconnect reason");
+        io_u8(c, &m->u.disconnect.slot, "disconnect slot");
+        io_zero(c, 2, "disconnect reserved bytes");
+        want(c, m->u.disconnect.reason >= LS_NET_LEFT && m->u.disconnect.reason <= LS_NET_KICKED,
+             "disconnect reason");
+        want(c, m->u.disconnect.slot < LS_NET_MAX_SLOTS, "disconnect slot");
         break;
     case LS_NET_PING:
     case LS_NET_PONG:
-        ls_put_u64le(b, m->u.ping.time);
-        ls_put_u32le(b + 8, m->u.ping.seq);
+        io_u64(c, &m->u.ping.time, "ping time");
+        io_u32(c, &m->u.ping.seq, "ping seq");
+        break;
+    case LS_NET_STATE_CHUNK:
+        io_u32(c, &m->u.state.tick, "state tick");
+        io_u32(c, &m->u.state.total, "state total");
+        io_u32(c, &m->u.state.offset, "state offset");
+        io_u16(c, &m->u.state.len, "state len");
+        io_zero(c, 2, "state reserved bytes");
+        for (uint32_t i = 0; i < LS_NET_STATE_HASH_SIZE; i++) {
+            io_u8(c, &m->u.state.hash[i], "state hash");
+        }
+        want(c, m->u.state.total >= 1 && m->u.state.total <= LS_NET_STATE_MAX, "state total");
+        want(c, m->u.state.len >= 1 && m->u.state.len <= LS_NET_STATE_CHUNK_MAX, "state len");
+        want(c, (uint64_t)m->u.state.offset + m->u.state.len <= m->u.state.total, "state range");
+        want(c, !c->save || m->u.state.data, "state data");
+        io_bytes(c, &m->u.state.data, m->u.state.len, "state payload");
+        break;
+    case LS_NET_STATE_ACK:
+        io_u32(c, &m->u.state_ack.tick, "state_ack tick");
+        io_u32(c, &m->u.state_ack.total, "state_ack total");
+        io_u32(c, &m->u.state_ack.next, "state_ack next");
+        want(c,
+             m->u.state_ack.total <= LS_NET_STATE_MAX &&
+                 m->u.state_ack.next <= m->u.state_ack.total,
+             "state_ack range");
+        break;
+    case LS_NET_CONFIRMED:
+        io_u32(c, &m->u.confirmed.first_tick, "confirmed first_tick");
+        io_u16(c, &m->u.confirmed.count, "confirmed count");
+        io_u8(c, &m->u.confirmed.slots, "confirmed slots");
+        io_u8(c, &m->u.confirmed.input_size, "confirmed input_size");
+        want(c,
+             m->u.confirmed.count >= 1 && m->u.confirmed.count <= LS_NET_MAX_BATCH &&
+                 m->u.confirmed.slots >= 2 && m->u.confirmed.slots <= LS_NET_MAX_SLOTS &&
+                 m->u.confirmed.input_size >= 1 &&
+                 m->u.confirmed.input_size <= LS_NET_MAX_INPUT_SIZE,
+             "confirmed count/slots/size");
+        want(c, (uint64_t)m->u.confirmed.first_tick + m->u.confirmed.count <= UINT32_MAX,
+             "confirmed tick range");
+        want(c, !c->save || m->u.confirmed.rows, "confirmed rows");
+        io_bytes(c, &m->u.confirmed.rows,
+                 (size_t)m->u.confirmed.count *
+                     LS_NET_CONFIRMED_ROW(m->u.confirmed.slots, m->u.confirmed.input_size),
+                 "confirmed payload");
         break;
     default:
+        fail_at(c, "type", LS_ERR_CORRUPT);
+        break;
+    }
+}
+
+const char *ls_net_type_name(uint8_t type)
+{
+    static const char *const names[] = {"?",          "JOIN",        "CHALLENGE", "WELCOME",
+                                        "INPUT",      "ACK",         "CHECKSUM",  "DESYNC",
+                                        "DISCONNECT", "PING",        "PONG",      "REJOIN",
+                                        "SPECTATE",   "STATE_CHUNK", "STATE_ACK", "CONFIRMED"};
+    return type < sizeof names / sizeof names[0] ? names[type] : "?";
+}
+
+size_t ls_net_encode(const ls_net_msg *msg, uint8_t *buf, size_t cap)
+{
+    ls_net_msg m = *msg; // the walk takes field pointers; the caller's message stays const
+    cursor measure = {true, NULL, NULL, 0, LS_NET_MAX_DATAGRAM - LS_NET_OVERHEAD,
+                      true, NULL, LS_OK};
+    io_body(&measure, &m);
+    size_t total = LS_NET_OVERHEAD + measure.pos;
+    if (!measure.ok || !buf || total > cap) {
         return 0;
     }
+    uint16_t body_len = (uint16_t)measure.pos;
+    cursor head = {true, buf, NULL, 0, LS_NET_HEADER_SIZE, true, NULL, LS_OK};
+    io_header(&head, &m.h, &body_len);
+    cursor body = {true, buf + LS_NET_HEADER_SIZE, NULL, 0, body_len, true, NULL, LS_OK};
+    io_body(&body, &m);
+    if (!head.ok || !body.ok) {
+        return 0;
+    }
+    memset(buf + LS_NET_HEADER_SIZE + body_len, 0, LS_NET_TAG_SIZE); // ls_net_seal fills it
     return total;
 }
 
@@ -152,179 +340,72 @@ size_t ls_net_encode(const ls_net_msg *m, uint8_t *buf, size_t cap)
 static ls_result fail(ls_error *err, const char *what, ls_result r)
 {
     if (err) {
-        ls_error_set(err, r, "bad datagram: %s", what);
+        if (r == LS_ERR_INCOMPATIBLE && strcmp(what, "version 1") == 0) {
+            ls_error_set(err, r, "wire version 1 is no longer supported; both sides need v2");
+            what = "version";
+        } else if (r == LS_ERR_INCOMPATIBLE && strcmp(what, "version") == 0) {
+            ls_error_set(err, r, "unknown wire version (this build speaks v%d)", LS_NET_VERSION);
+        } else {
+            ls_error_set(err, r, "bad datagram: %s", what);
+        }
         snprintf(err->field, sizeof err->field, "%s", what);
     }
     return r;
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
+// Header and body length checks shared by both decoders.
+static ls_result header_of(const uint8_t *buf, size_t len, ls_net_header *h, uint16_t *body_len,
+                           ls_error *err)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (p[i]) {
-            return false;
-        }
+    if (buf && len >= 3 && buf[0] == MAGIC0 && buf[1] == MAGIC1 && buf[2] == 1) {
+        return fail(err, "version 1", LS_ERR_INCOMPATIBLE);
     }
-    return true;
+    if (!buf || len < LS_NET_OVERHEAD) {
+        return fail(err, "header", LS_ERR_TRUNCATED);
+    }
+    if (len > LS_NET_MAX_DATAGRAM) {
+        return fail(err, "datagram length", LS_ERR_CORRUPT);
+    }
+    cursor c = {false, NULL, buf, 0, LS_NET_HEADER_SIZE, true, NULL, LS_OK};
+    io_header(&c, h, body_len);
+    if (!c.ok) {
+        return fail(err, c.bad, c.why);
+    }
+    if ((size_t)*body_len + LS_NET_OVERHEAD > len) {
+        return fail(err, "body length", LS_ERR_TRUNCATED);
+    }
+    if ((size_t)*body_len + LS_NET_OVERHEAD < len) {
+        return fail(err, "body length", LS_ERR_CORRUPT);
+    }
+    return LS_OK;
 }
 
-static ls_result decode_body(const uint8_t *b, size_t n, ls_net_msg *m, ls_error *err)
+ls_result ls_net_decode_header(const uint8_t *buf, size_t len, ls_net_header *out, ls_error *err)
 {
-    switch (m->h.type) {
-    case LS_NET_JOIN:
-    case LS_NET_CHALLENGE:
-        if (n != (m->h.type == LS_NET_JOIN ? (size_t)JOIN_BODY : (size_t)CHALLENGE_BODY)) {
-            return fail(err, "join/challenge length", LS_ERR_CORRUPT);
-        }
-        if (m->h.type == LS_NET_JOIN && !all_zero(b + 8, n - 8)) {
-            return fail(err, "join padding", LS_ERR_CORRUPT);
-        }
-        m->u.cookie = ls_get_u64le(b);
-        return LS_OK;
-    case LS_NET_WELCOME:
-        if (n != WELCOME_BODY) {
-            return fail(err, "welcome length", LS_ERR_CORRUPT);
-        }
-        if (b[3] || b[6] || b[7]) {
-            return fail(err, "welcome reserved bytes", LS_ERR_CORRUPT);
-        }
-        m->u.welcome.slots = b[0];
-        m->u.welcome.input_size = b[1];
-        m->u.welcome.delay = b[2];
-        m->u.welcome.tick_rate = ls_get_u16le(b + 4);
-        m->u.welcome.ticks = ls_get_u32le(b + 8);
-        m->u.welcome.timeout_ms = ls_get_u32le(b + 12);
-        if (m->u.welcome.slots < 2 || m->u.welcome.slots > LS_NET_MAX_SLOTS ||
-            m->u.welcome.input_size < 1 || m->u.welcome.input_size > LS_NET_MAX_INPUT_SIZE ||
-            m->u.welcome.tick_rate < 1 || m->u.welcome.tick_rate > 1000) {
-            return fail(err, "welcome parameters", LS_ERR_CORRUPT);
-        }
-        return LS_OK;
-    case LS_NET_INPUT:
-        if (n < INPUT_FIXED) {
-            return fail(err, "input fixed part", LS_ERR_TRUNCATED);
-        }
-        if (b[7]) {
-            return fail(err, "input reserved byte", LS_ERR_CORRUPT);
-        }
-        m->u.input.first_tick = ls_get_u32le(b);
-        m->u.input.count = ls_get_u16le(b + 4);
-        m->u.input.input_size = b[6];
-        if (m->u.input.count < 1 || m->u.input.count > LS_NET_MAX_BATCH ||
-            m->u.input.input_size < 1 || m->u.input.input_size > LS_NET_MAX_INPUT_SIZE) {
-            return fail(err, "input count/size", LS_ERR_CORRUPT);
-        }
-        if (n != INPUT_FIXED + (size_t)m->u.input.count * m->u.input.input_size) {
-            return fail(err, "input payload length", LS_ERR_CORRUPT);
-        }
-        if ((uint64_t)m->u.input.first_tick + m->u.input.count > UINT32_MAX) {
-            return fail(err, "input tick range", LS_ERR_CORRUPT);
-        }
-        m->u.input.data = b + INPUT_FIXED;
-        return LS_OK;
-    case LS_NET_ACK:
-        if (n < ACK_FIXED) {
-            return fail(err, "ack fixed part", LS_ERR_TRUNCATED);
-        }
-        if (b[7]) {
-            return fail(err, "ack reserved byte", LS_ERR_CORRUPT);
-        }
-        m->u.ack.checksum_next = ls_get_u32le(b);
-        m->u.ack.disconnected = ls_get_u16le(b + 4);
-        m->u.ack.count = b[6];
-        if (m->u.ack.count < 1 || m->u.ack.count > LS_NET_MAX_SLOTS ||
-            n != ACK_FIXED + 4u * m->u.ack.count) {
-            return fail(err, "ack count/length", LS_ERR_CORRUPT);
-        }
-        for (uint32_t s = 0; s < m->u.ack.count; s++) {
-            m->u.ack.input_next[s] = ls_get_u32le(b + ACK_FIXED + 4 * s);
-        }
-        return LS_OK;
-    case LS_NET_CHECKSUM:
-        if (n < CHECKSUM_FIXED) {
-            return fail(err, "checksum fixed part", LS_ERR_TRUNCATED);
-        }
-        if (b[6] || b[7]) {
-            return fail(err, "checksum reserved bytes", LS_ERR_CORRUPT);
-        }
-        m->u.checksum.first_tick = ls_get_u32le(b);
-        m->u.checksum.count = ls_get_u16le(b + 4);
-        if (m->u.checksum.count < 1 || m->u.checksum.count > LS_NET_MAX_BATCH ||
-            n != CHECKSUM_FIXED + 8u * m->u.checksum.count) {
-            return fail(err, "checksum count/length", LS_ERR_CORRUPT);
-        }
-        if ((uint64_t)m->u.checksum.first_tick + m->u.checksum.count > UINT32_MAX) {
-            return fail(err, "checksum tick range", LS_ERR_CORRUPT);
-        }
-        m->u.checksum.data = b + CHECKSUM_FIXED;
-        return LS_OK;
-    case LS_NET_DESYNC:
-        if (n != DESYNC_BODY) {
-            return fail(err, "desync length", LS_ERR_CORRUPT);
-        }
-        if (b[6] || b[7]) {
-            return fail(err, "desync reserved bytes", LS_ERR_CORRUPT);
-        }
-        m->u.desync.tick = ls_get_u32le(b);
-        m->u.desync.slots = ls_get_u16le(b + 4);
-        m->u.desync.expected = ls_get_u64le(b + 8);
-        return LS_OK;
-    case LS_NET_DISCONNECT:
-        if (n != DISCONNECT_BODY) {
-            return fail(err, "disconnect length", LS_ERR_CORRUPT);
-        }
-        if (b[5] || b[6] || b[7]) {
-            return fail(err, "disconnect reserved bytes", LS_ERR_CORRUPT);
-        }
-        m->u.disconnect.tick = ls_get_u32le(b);
-        m->u.disconnect.reason = b[4];
-        if (m->u.disconnect.reason < LS_NET_LEFT || m->u.disconnect.reason > LS_NET_KICKED) {
-            return fail(err, "disconnect reason", LS_ERR_CORRUPT);
-        }
-        return LS_OK;
-    case LS_NET_PING:
-    case LS_NET_PONG:
-        if (n != PING_BODY) {
-            return fail(err, "ping length", LS_ERR_CORRUPT);
-        }
-        m->u.ping.time = ls_get_u64le(b);
-        m->u.ping.seq = ls_get_u32le(b + 8);
-        return LS_OK;
-    default:
-        return fail(err, "type", LS_ERR_CORRUPT);
-    }
+    ls_error_clear(err);
+    memset(out, 0, sizeof *out);
+    uint16_t body_len = 0;
+    return header_of(buf, len, out, &body_len, err);
 }
 
 ls_result ls_net_decode(const uint8_t *buf, size_t len, ls_net_msg *out, ls_error *err)
 {
     ls_error_clear(err);
     memset(out, 0, sizeof *out);
-    if (!buf || len < LS_NET_HEADER_SIZE) {
-        return fail(err, "header", LS_ERR_TRUNCATED);
+    uint16_t body_len = 0;
+    ls_result r = header_of(buf, len, &out->h, &body_len, err);
+    if (r != LS_OK) {
+        return r;
     }
-    if (len > LS_NET_MAX_DATAGRAM) {
-        return fail(err, "datagram length", LS_ERR_CORRUPT);
+    cursor c = {false, NULL, buf + LS_NET_HEADER_SIZE, 0, body_len, true, NULL, LS_OK};
+    io_body(&c, out);
+    if (!c.ok) {
+        return fail(err, c.bad, c.why);
     }
-    if (buf[0] != MAGIC0 || buf[1] != MAGIC1) {
-        return fail(err, "magic", LS_ERR_CORRUPT);
+    if (c.pos != body_len) {
+        return fail(err, "trailing bytes", LS_ERR_CORRUPT);
     }
-    if (buf[2] != LS_NET_VERSION) {
-        return fail(err, "version", LS_ERR_INCOMPATIBLE);
-    }
-    if (buf[9] != 0) {
-        return fail(err, "reserved header byte", LS_ERR_CORRUPT);
-    }
-    if (ls_get_u16le(buf + 10) != len - LS_NET_HEADER_SIZE) {
-        return fail(err, "body length", LS_ERR_CORRUPT);
-    }
-    out->h.type = buf[3];
-    out->h.session = ls_get_u32le(buf + 4);
-    out->h.slot = buf[8];
-    memcpy(out->h.token, buf + 12, LS_NET_TOKEN_SIZE);
-    if (out->h.slot >= LS_NET_MAX_SLOTS) {
-        return fail(err, "slot", LS_ERR_CORRUPT);
-    }
-    return decode_body(buf + LS_NET_HEADER_SIZE, len - LS_NET_HEADER_SIZE, out, err);
+    return LS_OK;
 }
 
 bool ls_net_addr_equal(const ls_net_addr *a, const ls_net_addr *b)
@@ -350,7 +431,13 @@ const char *ls_net_addr_format(const ls_net_addr *a, char *buf, size_t size)
     if (a->family == 4) {
         snprintf(buf, size, "%u.%u.%u.%u:%u", a->ip[0], a->ip[1], a->ip[2], a->ip[3], a->port);
     } else {
-        snprintf(buf, size, "[v6]:%u", a->port);
+        char h[48];
+        size_t n = 0;
+        for (int g = 0; g < 8; g++) { // full form, no "::" compression (still parses back)
+            n += (size_t)snprintf(h + n, sizeof h - n, g ? ":%x" : "%x",
+                                  (unsigned)(a->ip[2 * g] << 8 | a->ip[2 * g + 1]));
+        }
+        snprintf(buf, size, "[%s]:%u", h, a->port);
     }
     return buf;
 }

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Loopback tests with real UDP sockets: the libuv relay in a thread probed by
-// plain POSIX sockets (tokens, challenges, no amplification, malformed input),
+// plain POSIX sockets (keys, challenges, replays, no amplification, malformed
+// input, a v1 peer refused),
 // and the `lockstep` tool's relay and bot processes end to end (clean, lossy,
 // a perturbed peer named at its tick, a relay killed with SIGKILL leaving a
 // readable replay). Functional outcomes only, generous timeouts, ephemeral ports.
 #define _GNU_SOURCE
-#include "../uv/transport_uv.h"
+#include "ls/net_auth.h"
 #include "ls/net_relay.h"
+#include "ls/net_uv.h"
 #include "ls/replay.h"
 
 #include <arpa/inet.h>
@@ -76,7 +78,11 @@ static void rt_start(relay_thread *t)
     ls_relay_def rd = ls_default_relay_def();
     t->relay = ls_relay_create(&rd, NULL);
     cr_assert_not_null(t->relay);
-    ls_uv_def ud = {"127.0.0.1", 0, {0, 0, 0, 0, 0, 0}, 1000, false, t, rt_recv, rt_timer, NULL};
+    ls_uv_def ud = ls_default_uv_def();
+    ud.bind_host = "127.0.0.1";
+    ud.user = t;
+    ud.on_recv = rt_recv;
+    ud.on_timer = rt_timer;
     char msg[256];
     t->uv = ls_uv_create(&ud, msg, sizeof msg);
     cr_assert_not_null(t->uv, "%s", msg);
@@ -124,17 +130,27 @@ static ssize_t recv_reply(int fd, uint8_t *buf, size_t cap)
     return recv(fd, buf, cap, 0);
 }
 
-static size_t join_msg(const relay_thread *t, uint8_t slot, const uint8_t *token, uint64_t cookie,
-                       uint8_t *buf)
+// A JOIN for `slot` sealed with `key`, sequence number seq.
+static size_t join_msg(const relay_thread *t, uint8_t slot, const uint8_t *key, uint64_t seq,
+                       uint64_t cookie, uint8_t *buf)
 {
     ls_net_msg m;
     memset(&m, 0, sizeof m);
     m.h.type = LS_NET_JOIN;
     m.h.session = t->session;
     m.h.slot = slot;
-    memcpy(m.h.token, token, 16);
+    m.h.seq = seq;
     m.u.cookie = cookie;
-    return ls_net_encode(&m, buf, LS_NET_MAX_DATAGRAM);
+    size_t n = ls_net_encode(&m, buf, LS_NET_MAX_DATAGRAM);
+    cr_assert_eq(ls_net_seal(buf, n, key, LS_NET_TO_RELAY), LS_OK);
+    return n;
+}
+
+static ls_net_credential cred_of(const relay_thread *t, uint32_t slot)
+{
+    ls_net_credential c;
+    cr_assert_eq(ls_relay_session_credential(t->relay, t->session, slot, &c), LS_OK);
+    return c;
 }
 
 Test(net_udp, join_challenge_welcome_over_real_sockets_without_amplification)
@@ -142,30 +158,37 @@ Test(net_udp, join_challenge_welcome_over_real_sockets_without_amplification)
     relay_thread t;
     rt_start(&t);
     int fd = udp_socket();
-    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM], reply[2048];
-    ls_relay_session_token(t.relay, t.session, 0, tok);
-    size_t n = join_msg(&t, 0, tok, 0, buf);
+    uint8_t buf[LS_NET_MAX_DATAGRAM], reply[2048];
+    ls_net_credential cred = cred_of(&t, 0);
+    size_t n = join_msg(&t, 0, cred.key, 1, 0, buf);
     send_to_relay(fd, t.port, buf, n);
     ssize_t got = recv_reply(fd, reply, sizeof reply);
     cr_assert_gt(got, 0, "a challenge comes back");
     cr_assert_leq((size_t)got, n, "challenge %zd bytes <= join %zu bytes", got, n);
+    cr_assert(ls_net_verify(reply, (size_t)got, cred.key, LS_NET_TO_PEER), "sealed by the relay");
     ls_net_msg c;
     cr_assert_eq(ls_net_decode(reply, (size_t)got, &c, NULL), LS_OK);
     cr_assert_eq(c.h.type, LS_NET_CHALLENGE);
-    n = join_msg(&t, 0, tok, c.u.cookie, buf);
+    n = join_msg(&t, 0, cred.key, 2, c.u.cookie, buf);
     send_to_relay(fd, t.port, buf, n);
     got = recv_reply(fd, reply, sizeof reply);
     cr_assert_gt(got, 0);
     cr_assert_eq(ls_net_decode(reply, (size_t)got, &c, NULL), LS_OK);
     cr_assert_eq(c.h.type, LS_NET_WELCOME);
     cr_assert_eq(c.u.welcome.slots, 2);
-    // The cookie is bound to the address: another socket cannot reuse it.
+    // The cookie is bound to the address: another socket cannot reuse it (a fresh
+    // JOIN with it from there only earns a new challenge) ...
     int other = udp_socket();
-    send_to_relay(other, t.port, buf, n);
+    size_t n3 = join_msg(&t, 0, cred.key, 3, c.u.cookie, buf);
+    send_to_relay(other, t.port, buf, n3);
     got = recv_reply(other, reply, sizeof reply);
     cr_assert_gt(got, 0);
     ls_net_decode(reply, (size_t)got, &c, NULL);
     cr_assert_eq(c.h.type, LS_NET_CHALLENGE, "a stolen cookie only earns a new challenge");
+    // ... and the sniffed JOIN itself, replayed from there, earns nothing at all.
+    n = join_msg(&t, 0, cred.key, 2, 0, buf);
+    send_to_relay(other, t.port, buf, n);
+    cr_assert_lt(recv_reply(other, reply, sizeof reply), 0, "a replayed JOIN gets no answer");
     close(other);
     close(fd);
     rt_stop(&t);
@@ -176,22 +199,24 @@ Test(net_udp, wrong_tokens_garbage_and_short_joins_get_no_reply)
     relay_thread t;
     rt_start(&t);
     int fd = udp_socket();
-    uint8_t tok[16], buf[LS_NET_MAX_DATAGRAM], reply[2048];
-    ls_relay_session_token(t.relay, t.session, 1, tok);
-    size_t n = join_msg(&t, 0, tok, 0, buf); // slot 0 with slot 1's token: spoofed slot
+    uint8_t buf[LS_NET_MAX_DATAGRAM], reply[2048];
+    ls_net_credential c1 = cred_of(&t, 1), c0 = cred_of(&t, 0);
+    size_t n = join_msg(&t, 0, c1.key, 1, 0, buf); // slot 0 sealed with slot 1's key
     send_to_relay(fd, t.port, buf, n);
+    n = join_msg(&t, 0, c0.key, 1, 0, buf);
     send_to_relay(fd, t.port, buf, n - 1);              // short join
     send_to_relay(fd, t.port, (const uint8_t *)"x", 1); // garbage
     uint8_t big[1400];
     memset(big, 0xEE, sizeof big);
     send_to_relay(fd, t.port, big, sizeof big); // oversized
+    // A version 1 JOIN (28-byte header with a token, padded to 128 bytes).
+    uint8_t v1[128] = {'L', 'S', 1, LS_NET_JOIN, 1, 0, 0, 0, 0, 0, 100, 0};
+    send_to_relay(fd, t.port, v1, sizeof v1);
     cr_assert_lt(recv_reply(fd, reply, sizeof reply), 0, "silence");
     // Barrier: the relay reads its socket in order, so once a valid JOIN from
     // another socket is answered, every datagram above has been handled.
     int other = udp_socket();
-    uint8_t tok0[16];
-    ls_relay_session_token(t.relay, t.session, 0, tok0);
-    n = join_msg(&t, 0, tok0, 0, buf);
+    n = join_msg(&t, 0, c0.key, 1, 0, buf);
     send_to_relay(other, t.port, buf, n);
     cr_assert_gt(recv_reply(other, reply, sizeof reply), 0);
     close(other);
@@ -199,8 +224,10 @@ Test(net_udp, wrong_tokens_garbage_and_short_joins_get_no_reply)
     atomic_store(&t.stop, true);
     pthread_join(t.th, NULL);
     ls_relay_stats st = ls_relay_stats_get(t.relay);
-    cr_assert_eq(st.bad_token, 1u);
-    cr_assert_eq(st.malformed, 3u);
+    cr_assert_eq(st.bad_mac, 1u);
+    cr_assert_eq(st.truncated, 2u, "the short join and the 1-byte datagram");
+    cr_assert_eq(st.malformed, 1u, "the oversized datagram");
+    cr_assert_eq(st.wrong_version, 1u, "the v1 JOIN");
     cr_assert_eq(st.packets_out, 1u, "only the barrier's challenge");
     ls_uv_destroy(t.uv);
     ls_relay_destroy(t.relay);
@@ -209,7 +236,7 @@ Test(net_udp, wrong_tokens_garbage_and_short_joins_get_no_reply)
 Test(net_udp, fault_injection_drops_exactly_as_seeded)
 {
     // Two transports on loopback: one sends 200 datagrams through 50% loss.
-    ls_net_fault_def f = {500000, 0, 0, 0, 0, 42};
+    ls_net_fault_def f = {500000, 0, 0, 0, 0, 42, 0};
     ls_net_fault ref;
     ls_net_fault_init(&ref, &f);
     uint32_t expect = 0;
@@ -219,7 +246,10 @@ Test(net_udp, fault_injection_drops_exactly_as_seeded)
     }
     relay_thread t; // only used as a receiver here
     rt_start(&t);
-    ls_uv_def ud = {"127.0.0.1", 0, f, 1000, false, NULL, rt_recv, NULL, NULL};
+    ls_uv_def ud = ls_default_uv_def();
+    ud.bind_host = "127.0.0.1";
+    ud.fault = f;
+    ud.on_recv = rt_recv;
     char msg[256];
     ls_uv *u = ls_uv_create(&ud, msg, sizeof msg);
     cr_assert_not_null(u);
@@ -233,6 +263,67 @@ Test(net_udp, fault_injection_drops_exactly_as_seeded)
     cr_assert_eq(st.fault_dropped, 200u - expect);
     ls_uv_destroy(u);
     rt_stop(&t);
+}
+
+typedef struct shared_rx {
+    ls_uv *self;
+    uint32_t got;
+    char text[64];
+} shared_rx;
+
+static void shared_recv(void *user, const ls_net_addr *from, const uint8_t *data, size_t len,
+                        uint64_t now_us)
+{
+    shared_rx *rx = user;
+    (void)from;
+    (void)now_us;
+    rx->got++;
+    memcpy(rx->text, data, len < sizeof rx->text ? len : sizeof rx->text - 1);
+    ls_uv_stop(rx->self);
+}
+
+Test(net_udp, transport_runs_on_a_shared_loop_and_parses_addresses)
+{
+    // A game's loop hosting two transports (ls_uv_def.loop): one sends to the other.
+    shared_rx a = {0}, b = {0};
+    ls_uv_def ud = ls_default_uv_def();
+    ud.bind_host = "127.0.0.1";
+    ud.user = &a;
+    ud.on_recv = shared_recv;
+    char msg[256];
+    a.self = ls_uv_create(&ud, msg, sizeof msg);
+    cr_assert_not_null(a.self, "%s", msg);
+    ud.user = &b;
+    ud.loop = ls_uv_loop(a.self);
+    b.self = ls_uv_create(&ud, msg, sizeof msg);
+    cr_assert_not_null(b.self, "%s", msg);
+    cr_assert_eq(ls_uv_loop(b.self), ls_uv_loop(a.self));
+    char text[64];
+    snprintf(text, sizeof text, "127.0.0.1:%u", (unsigned)ls_uv_port(b.self));
+    ls_net_addr to;
+    cr_assert(ls_uv_parse_addr(text, &to));
+    char back[64];
+    cr_assert_str_eq(ls_net_addr_format(&to, back, sizeof back), text);
+    ls_uv_send(a.self, &to, (const uint8_t *)"hello", 6);
+    ls_uv_run(b.self); // the one loop: b's callback stops it
+    cr_assert_eq(b.got, 1u);
+    cr_assert_str_eq(b.text, "hello");
+    ls_uv_destroy(b.self); // closes on the shared loop, freed when a's loop runs
+    ls_uv_destroy(a.self);
+    // Address forms: IPv6 in brackets round-trips; malformed text is refused.
+    ls_net_addr v6;
+    cr_assert(ls_uv_parse_addr("[::1]:7777", &v6));
+    cr_assert_eq(v6.family, 6);
+    cr_assert_eq(v6.port, 7777);
+    cr_assert_eq(v6.ip[15], 1);
+    ls_net_addr v6b;
+    cr_assert(ls_uv_parse_addr(ls_net_addr_format(&v6, back, sizeof back), &v6b));
+    cr_assert(ls_net_addr_equal(&v6, &v6b));
+    const char *bad[] = {"",       "1.2.3.4", "1.2.3.4:", "1.2.3.4:0",  "1.2.3.4:65536",
+                         "::1:80", "[::1]",   "host:80",  "1.2.3.4:+5", ":80"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_not(ls_uv_parse_addr(bad[i], &to), "%s", bad[i]);
+    }
 }
 
 // ---- the tool's processes end to end ----
@@ -324,6 +415,64 @@ Test(net_udp, a_lossy_jittery_match_still_agrees, .timeout = 120)
     unlink(path);
 }
 
+Test(net_udp, a_rollback_match_with_spectators_one_joining_late, .timeout = 120)
+{
+    // Rollback mode over lossy loopback, two spectator processes that join when the
+    // players are at tick ~120 and catch up from the relay's history.
+    find_tool();
+    char path[256], *out;
+    tmp_path(path, sizeof path, "spectators");
+    char *args[] = {tool,
+                    "match",
+                    "--peers",
+                    "4",
+                    "--ticks",
+                    "360",
+                    "--tick-rate",
+                    "120",
+                    "--mode",
+                    "rollback",
+                    "--delay",
+                    "0",
+                    "--loss",
+                    "0.05",
+                    "--spectators",
+                    "2",
+                    "--spectator-join",
+                    "120",
+                    "--replay",
+                    path,
+                    "--timeout",
+                    "10000",
+                    NULL};
+    int rc = run_tool(args, &out);
+    cr_assert_eq(rc, 0, "match failed:\n%s", out);
+    cr_assert_not_null(strstr(out, "all 4 final checksums equal: yes"), "%s", out);
+    cr_assert_not_null(strstr(out, "spectators on the players' final checksum: yes"), "%s", out);
+    cr_assert_not_null(strstr(out, "verify result: OK"), "%s", out);
+    free(out);
+    unlink(path);
+}
+
+Test(net_udp, two_percent_corruption_is_dropped_by_the_tag_not_blamed, .timeout = 120)
+{
+    find_tool();
+    char path[256], *out;
+    tmp_path(path, sizeof path, "corrupt");
+    char *args[] = {tool,          "match", "--peers",   "4",     "--ticks", "240",
+                    "--tick-rate", "240",   "--corrupt", "0.02",  "--loss",  "0.1",
+                    "--reorder",   "0.1",   "--jitter",  "10",    "--delay", "4",
+                    "--replay",    path,    "--timeout", "10000", NULL};
+    int rc = run_tool(args, &out);
+    cr_assert_eq(rc, 0, "match failed:\n%s", out);
+    cr_assert_not_null(strstr(out, "all 4 final checksums equal: yes"), "%s", out);
+    cr_assert_not_null(strstr(out, "desyncs: 0"), "%s", out);
+    cr_assert_null(strstr(out, "bad tag 0, replayed 0; peers: bad tag 0"),
+                   "corrupted datagrams were counted:\n%s", out);
+    free(out);
+    unlink(path);
+}
+
 Test(net_udp, a_perturbed_bot_is_named_by_the_relay_at_its_exact_tick, .timeout = 120)
 {
     find_tool();
@@ -343,8 +492,10 @@ Test(net_udp, a_perturbed_bot_is_named_by_the_relay_at_its_exact_tick, .timeout 
 static void kill_relay_mid_match(int sig, const char *tag)
 {
     find_tool();
-    char path[256];
+    char path[256], dir[64];
     tmp_path(path, sizeof path, tag);
+    snprintf(dir, sizeof dir, "/tmp/ls-net-test-creds-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
     pid_t relay = fork();
@@ -352,21 +503,22 @@ static void kill_relay_mid_match(int sig, const char *tag)
         dup2(fds[1], 1);
         close(fds[0]);
         close(fds[1]);
-        char *args[] = {tool,          "relay", "--slots", "2",
-                        "--tick-rate", "240",   "--scene", "tools/scenes/arena.scene",
-                        "--record",    path,    NULL};
+        char *args[] = {tool,          "relay", "--slots",       "2",
+                        "--tick-rate", "240",   "--scene",       "tools/scenes/arena.scene",
+                        "--record",    path,    "--credentials", dir,
+                        NULL};
         execv(tool, args);
         _exit(127);
     }
     close(fds[1]);
     FILE *f = fdopen(fds[0], "r");
-    char line[256], port[16] = "", tokens[2][40];
+    char line[256], port[16] = "", creds[2][128];
     while (fgets(line, sizeof line, f) && strncmp(line, "ready", 5) != 0) {
         sscanf(line, "listening 127.0.0.1:%15s", port);
         unsigned s, k;
-        char hex[40];
-        if (sscanf(line, "token %u %u %39s", &s, &k, hex) == 3 && k < 2) {
-            strcpy(tokens[k], hex);
+        char file[128];
+        if (sscanf(line, "credential %u %u %127s", &s, &k, file) == 3 && k < 2) {
+            strcpy(creds[k], file);
         }
     }
     cr_assert_neq(port[0], '\0');
@@ -378,11 +530,14 @@ static void kill_relay_mid_match(int sig, const char *tag)
         if (bots[k] == 0) {
             int null = open("/dev/null", O_WRONLY);
             dup2(null, 1);
-            char slot[16];
-            snprintf(slot, sizeof slot, "%d", k);
-            char *args[] = {tool,        "bot",     "--relay", relay_addr,
-                            "--session", "1",       "--slot",  slot,
-                            "--token",   tokens[k], "--scene", "tools/scenes/arena.scene",
+            char *args[] = {tool,
+                            "bot",
+                            "--relay",
+                            relay_addr,
+                            "--credential",
+                            creds[k],
+                            "--scene",
+                            "tools/scenes/arena.scene",
                             NULL};
             execv(tool, args);
             _exit(127);
@@ -426,6 +581,9 @@ static void kill_relay_mid_match(int sig, const char *tag)
     cr_assert_eq(rc, 0, "the surviving ticks verify:\n%s", out);
     free(out);
     unlink(path);
+    unlink(creds[0]);
+    unlink(creds[1]);
+    rmdir(dir);
 }
 
 Test(net_udp, a_relay_killed_with_sigkill_leaves_a_readable_replay, .timeout = 120)

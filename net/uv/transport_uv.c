@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// libuv UDP transport: the one file of net/ that includes <uv.h>.
+// libuv UDP transport (ls/net_uv.h): the one file of net/ that includes <uv.h>.
+// Built into the library; on the game's loop (def.loop) or on its own.
 #define _GNU_SOURCE // libuv needs POSIX types (pthread_rwlock_t) under -std=c11
-#include "transport_uv.h"
+#include "ls/net_uv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,9 @@ typedef struct delayed {
 
 struct ls_uv {
     ls_uv_def def;
-    uv_loop_t loop;
+    uv_loop_t own_loop; // used when def.loop is NULL
+    uv_loop_t *loop;
+    int closing; // handles whose close callback is still due
     uv_udp_t udp;
     uv_timer_t timer;
     uv_signal_t sig[3];
@@ -163,10 +166,13 @@ void ls_uv_send(ls_uv *t, const ls_net_addr *to, const uint8_t *data, size_t len
     uint64_t now = ls_uv_now_us(t), when[2];
     uint32_t n = ls_net_fault_apply(&t->fault, now, when);
     for (uint32_t i = 0; i < n; i++) {
+        uint8_t copy[LS_NET_MAX_DATAGRAM]; // each delivered copy may be corrupted on its own
+        memcpy(copy, data, len);
+        ls_net_fault_corrupt(&t->fault, copy, len);
         if (when[i] <= now) {
-            raw_send(t, to, data, len);
+            raw_send(t, to, copy, len);
         } else {
-            hold(t, when[i], to, data, len);
+            hold(t, when[i], to, copy, len);
         }
     }
 }
@@ -219,10 +225,18 @@ static bool fail(char *msg, size_t size, const char *what, int r)
     return false;
 }
 
+static bool is_v6(const char *host)
+{
+    return strchr(host, ':') != NULL;
+}
+
 static bool start(ls_uv *t, char *msg, size_t size)
 {
-    struct sockaddr_in a;
-    int r = uv_ip4_addr(t->def.bind_host, t->def.bind_port, &a);
+    struct sockaddr_storage a;
+    memset(&a, 0, sizeof a);
+    int r = is_v6(t->def.bind_host)
+                ? uv_ip6_addr(t->def.bind_host, t->def.bind_port, (struct sockaddr_in6 *)&a)
+                : uv_ip4_addr(t->def.bind_host, t->def.bind_port, (struct sockaddr_in *)&a);
     if (r < 0) {
         return fail(msg, size, "bind address", r);
     }
@@ -233,7 +247,8 @@ static bool start(ls_uv *t, char *msg, size_t size)
     struct sockaddr_storage ss;
     int len = sizeof ss;
     uv_udp_getsockname(&t->udp, (struct sockaddr *)&ss, &len);
-    t->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    ls_net_addr bound;
+    t->port = from_sockaddr((const struct sockaddr *)&ss, &bound) ? bound.port : 0;
     int bufsize = 4 << 20; // room for bursts; the kernel may clamp it
     uv_send_buffer_size((uv_handle_t *)&t->udp, &bufsize);
     bufsize = 4 << 20;
@@ -247,7 +262,7 @@ static bool start(ls_uv *t, char *msg, size_t size)
     if (t->def.signals) {
         static const int sigs[3] = {SIGINT, SIGTERM, SIGUSR1};
         for (int i = 0; i < 3; i++) {
-            uv_signal_init(&t->loop, &t->sig[i]);
+            uv_signal_init(t->loop, &t->sig[i]);
             t->sig[i].data = t;
             uv_signal_start(&t->sig[i], on_signal, sigs[i]);
         }
@@ -256,15 +271,36 @@ static bool start(ls_uv *t, char *msg, size_t size)
     return true;
 }
 
+ls_uv_def ls_default_uv_def(void)
+{
+    ls_uv_def d;
+    memset(&d, 0, sizeof d);
+    d.bind_host = "0.0.0.0";
+    d.poll_us = 1000;
+    return d;
+}
+
+static void say(char *msg, size_t size, const char *what)
+{
+    if (msg && size) {
+        snprintf(msg, size, "%s", what);
+    }
+}
+
 ls_uv *ls_uv_create(const ls_uv_def *def, char *msg, size_t size)
 {
+    char scratch[256];
+    if (!msg || !size) {
+        msg = scratch;
+        size = sizeof scratch;
+    }
     if (!def || !def->on_recv || !def->bind_host || def->poll_us < 1000) {
-        snprintf(msg, size, "transport: invalid settings");
+        say(msg, size, "transport: invalid settings");
         return NULL;
     }
     ls_uv *t = calloc(1, sizeof *t);
     if (!t) {
-        snprintf(msg, size, "transport: out of memory");
+        say(msg, size, "transport: out of memory");
         return NULL;
     }
     t->def = *def;
@@ -272,13 +308,19 @@ ls_uv *ls_uv_create(const ls_uv_def *def, char *msg, size_t size)
     t->rbuf = malloc(RBUF_SIZE);
     if (!t->rbuf) {
         free(t);
-        snprintf(msg, size, "transport: out of memory");
+        say(msg, size, "transport: out of memory");
         return NULL;
     }
-    uv_loop_init(&t->loop);
+    if (def->loop) {
+        t->loop = def->loop;
+    } else {
+        uv_loop_init(&t->own_loop);
+        t->loop = &t->own_loop;
+    }
     // recvmmsg: up to RBUF_SLOTS datagrams per system call under load.
-    uv_udp_init_ex(&t->loop, &t->udp, AF_INET | UV_UDP_RECVMMSG);
-    uv_timer_init(&t->loop, &t->timer);
+    uv_udp_init_ex(t->loop, &t->udp,
+                   (unsigned)(is_v6(def->bind_host) ? AF_INET6 : AF_INET) | UV_UDP_RECVMMSG);
+    uv_timer_init(t->loop, &t->timer);
     t->udp.data = t;
     t->timer.data = t;
     if (!start(t, msg, size)) {
@@ -288,9 +330,20 @@ ls_uv *ls_uv_create(const ls_uv_def *def, char *msg, size_t size)
     return t;
 }
 
+static void release(ls_uv *t)
+{
+    free(t->held);
+    free(t->rbuf);
+    free(t);
+}
+
+// On the game's loop the last close callback frees the transport.
 static void close_cb(uv_handle_t *h)
 {
-    (void)h;
+    ls_uv *t = h->data;
+    if (--t->closing == 0 && t->loop != &t->own_loop) {
+        release(t);
+    }
 }
 
 void ls_uv_destroy(ls_uv *t)
@@ -298,16 +351,22 @@ void ls_uv_destroy(ls_uv *t)
     if (!t) {
         return;
     }
+    t->closing = 2 + (t->signals_on ? 3 : 0);
     uv_close((uv_handle_t *)&t->udp, close_cb);
     uv_close((uv_handle_t *)&t->timer, close_cb);
     for (int i = 0; t->signals_on && i < 3; i++) {
         uv_close((uv_handle_t *)&t->sig[i], close_cb);
     }
-    uv_run(&t->loop, UV_RUN_DEFAULT);
-    uv_loop_close(&t->loop);
-    free(t->held);
-    free(t->rbuf);
-    free(t);
+    if (t->loop == &t->own_loop) {
+        uv_run(&t->own_loop, UV_RUN_DEFAULT);
+        uv_loop_close(&t->own_loop);
+        release(t);
+    }
+}
+
+void *ls_uv_loop(const ls_uv *t)
+{
+    return t->loop;
 }
 
 uint16_t ls_uv_port(const ls_uv *t)
@@ -317,13 +376,13 @@ uint16_t ls_uv_port(const ls_uv *t)
 
 int ls_uv_run(ls_uv *t)
 {
-    uv_run(&t->loop, UV_RUN_DEFAULT);
+    uv_run(t->loop, UV_RUN_DEFAULT);
     return 0;
 }
 
 void ls_uv_stop(ls_uv *t)
 {
-    uv_stop(&t->loop);
+    uv_stop(t->loop);
 }
 
 ls_uv_stats ls_uv_stats_get(const ls_uv *t)
@@ -332,26 +391,45 @@ ls_uv_stats ls_uv_stats_get(const ls_uv *t)
     st.fault_dropped = t->fault.dropped;
     st.fault_duplicated = t->fault.duplicated;
     st.fault_reordered = t->fault.reordered;
+    st.fault_corrupted = t->fault.corrupted;
     return st;
 }
 
 bool ls_uv_parse_addr(const char *text, ls_net_addr *out)
 {
+    if (!text || !out) {
+        return false;
+    }
     const char *colon = strrchr(text, ':');
     if (!colon || colon == text || (size_t)(colon - text) >= 64) {
         return false;
     }
     char host[64];
-    memcpy(host, text, (size_t)(colon - text));
-    host[colon - text] = '\0';
+    size_t hl = (size_t)(colon - text);
+    bool v6 = text[0] == '[';
+    if (v6) { // "[v6]:port"
+        if (hl < 3 || text[hl - 1] != ']') {
+            return false;
+        }
+        memcpy(host, text + 1, hl - 2);
+        host[hl - 2] = '\0';
+    } else {
+        memcpy(host, text, hl);
+        host[hl] = '\0';
+        if (strchr(host, ':')) {
+            return false; // a bare v6 address needs brackets
+        }
+    }
     char *end;
     long port = strtol(colon + 1, &end, 10);
-    if (*end != '\0' || port < 1 || port > 65535) {
+    if (colon[1] < '0' || colon[1] > '9' || *end != '\0' || port < 1 || port > 65535) {
         return false;
     }
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
-    if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&ss) < 0) {
+    int r = v6 ? uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&ss)
+               : uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&ss);
+    if (r < 0) {
         return false;
     }
     return from_sockaddr((const struct sockaddr *)&ss, out);

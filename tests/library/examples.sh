@@ -49,7 +49,7 @@ scene="$stage/share/lockstep/scenes/arena.scene"
 # The relay records the match and signs the recording with a key made here.
 "$stage/bin/lockstep" keygen --out relay >/dev/null
 "$stage/bin/lockstep" relay --slots 2 --ticks 240 --exit-when-done --join-timeout 20000 \
-  --record match.lsr --sign-key relay.key >relay.out 2>&1 &
+  --record match.lsr --sign-key relay.key --credentials . >relay.out 2>&1 &
 relay=$!
 i=0
 while ! grep -q '^ready' relay.out; do
@@ -57,11 +57,11 @@ while ! grep -q '^ready' relay.out; do
   sleep 0.1
 done
 port=$(sed -n 's/^listening 127.0.0.1:\([0-9]*\)$/\1/p' relay.out)
-t0=$(sed -n 's/^token 1 0 //p' relay.out)
-t1=$(sed -n 's/^token 1 1 //p' relay.out)
-./lockstep_client 127.0.0.1 "$port" 1 0 "$t0" "$scene" >client0.out &
+c0file=$(sed -n 's/^credential 1 0 //p' relay.out)
+c1file=$(sed -n 's/^credential 1 1 //p' relay.out)
+./lockstep_client 127.0.0.1 "$port" "$c0file" "$scene" >client0.out &
 c0=$!
-./lockstep_client 127.0.0.1 "$port" 1 1 "$t1" "$scene" >client1.out || true
+./lockstep_client 127.0.0.1 "$port" "$c1file" "$scene" >client1.out || true
 wait $c0 || true
 wait $relay || true
 s0=$(sed -n 's/.*finished after 240 ticks, checksum //p' client0.out)

@@ -2,6 +2,7 @@
 // build/bench_report: turns the rows the `make bench` sections wrote
 // (`section,case,engine,metric,value,unit`) into
 //   physics FILE                 the side-by-side physics table with ratios;
+//   cloth FILE                   the cloth table (ours / Bullet btSoftBody);
 //   merge CSV SVG FILE...        tools/bench/results/latest.csv (machine rows,
 //                                physics aggregated, other sections verbatim)
 //                                and the SVG chart of the physics ratios.
@@ -496,8 +497,113 @@ static int merge(const char *out_csv, const char *out_svg, int nfiles, char **fi
     return rows ? 0 : 1;
 }
 
+// ---- cloth (`bench_report cloth FILE`): one row per scene and engine -------
+
+#define CLOTH_METRICS 10
+static const char *const cloth_metric[CLOTH_METRICS] = {
+    "particles", "sticks",   "iterations",          "ticks", "max_strain", "sphere_penetration",
+    "pin_drift", "lowest_y", "max_speed_last_tick", "lost"};
+
+typedef struct cloth_cell {
+    char scene[FIELD], engine[FIELD];
+    double ms[MAX_RUNS];
+    int runs;
+    double m[CLOTH_METRICS]; // of the last run
+} cloth_cell;
+
+static double cloth_ms(const cloth_cell *c, double *lo, double *hi)
+{
+    double v[MAX_RUNS];
+    memcpy(v, c->ms, sizeof v);
+    double m = median(v, c->runs);
+    *lo = c->runs ? v[0] : 0, *hi = c->runs ? v[c->runs - 1] : 0;
+    return m;
+}
+
+// The cloth table: ms/tick (median of the runs), ours / Bullet, and the state
+// each engine ended in (SPEC: same measures for every engine, cloth_common.c).
+static int print_cloth(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return 1;
+    }
+    static cloth_cell cells[MAX_SCENES * MAX_ENGINES];
+    int n = 0;
+    char line[1024];
+    row r;
+    while (fgets(line, sizeof line, f)) {
+        if (!parse_row(line, &r) || strcmp(r.f[0], "cloth") != 0) {
+            continue;
+        }
+        int k = 0;
+        while (k < n && (strcmp(cells[k].scene, r.f[1]) || strcmp(cells[k].engine, r.f[2]))) {
+            k++;
+        }
+        if (k == n) {
+            if (n == MAX_SCENES * MAX_ENGINES) {
+                continue;
+            }
+            memset(&cells[n], 0, sizeof cells[n]);
+            snprintf(cells[n].scene, FIELD, "%s", r.f[1]);
+            snprintf(cells[n].engine, FIELD, "%s", r.f[2]);
+            n++;
+        }
+        double v = atof(r.f[4]);
+        if (strcmp(r.f[3], "ms_per_tick") == 0 && cells[k].runs < MAX_RUNS) {
+            cells[k].ms[cells[k].runs++] = v;
+        }
+        for (int m = 0; m < CLOTH_METRICS; m++) {
+            if (strcmp(r.f[3], cloth_metric[m]) == 0) {
+                cells[k].m[m] = v;
+            }
+        }
+    }
+    fclose(f);
+    printf("  ms/tick = median over runs of (total step time) / ticks; ratio = engine / bullet"
+           " (< 1.00: faster); the state at the end:\n  strain = worst |L - r| / r of the"
+           " structural sticks, pen = deepest particle inside sphere + particle radius,\n  pins ="
+           " worst pinned-particle drift, low = lowest particle, v = fastest particle over the"
+           " last tick\n");
+    printf("  %-10s %-9s %9s %6s %3s %5s %10s %18s %9s %7s %7s %9s %7s %7s %4s\n", "scene",
+           "engine", "particles", "sticks", "it", "ticks", "ms/tick", "(min..max)", "/bullet",
+           "strain", "pen m", "pins m", "low m", "v m/s", "lost");
+    for (int k = 0; k < n; k++) {
+        const cloth_cell *c = &cells[k];
+        double lo, hi, ms = cloth_ms(c, &lo, &hi), peer = 0, plo, phi;
+        for (int j = 0; j < n; j++) {
+            if (strcmp(cells[j].scene, c->scene) == 0 && strcmp(cells[j].engine, "bullet") == 0) {
+                peer = cloth_ms(&cells[j], &plo, &phi);
+            }
+        }
+        char range[48];
+        snprintf(range, sizeof range, "(%.3f..%.3f)", lo, hi);
+        printf("  %-10s %-9s %9.0f %6.0f %3.0f %5.0f %10.4f %18s", c->scene, c->engine, c->m[0],
+               c->m[1], c->m[2], c->m[3], ms, range);
+        if (peer > 0 && strcmp(c->engine, "bullet") != 0) {
+            printf(" %8.2fx", ms / peer);
+        } else {
+            printf(" %9s", "-");
+        }
+        printf(" %7.4f %7.4f %9.6f %7.3f %7.3f %4.0f\n", c->m[4], c->m[5], c->m[6], c->m[7],
+               c->m[8], c->m[9]);
+    }
+    for (int k = 0; k < n; k++) {
+        double lo, hi, ms = cloth_ms(&cells[k], &lo, &hi);
+        if (strcmp(cells[k].engine, "ours") == 0) {
+            printf("  goal <= 2 ms/tick on one thread (%s): %.3f ms/tick, %s\n", cells[k].scene, ms,
+                   ms <= 2.0 ? "met" : "NOT met");
+        }
+    }
+    return n ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "cloth") == 0) {
+        return print_cloth(argv[2]);
+    }
     if (argc == 3 && strcmp(argv[1], "physics") == 0) {
         physics *ph = calloc(1, sizeof *ph);
         if (!ph || load_physics(argv[2], ph) != 0) {
@@ -511,6 +617,7 @@ int main(int argc, char **argv)
         return merge(argv[2], argv[3], argc - 4, argv + 4);
     }
     fprintf(stderr, "usage: bench_report physics FILE.csv\n"
+                    "       bench_report cloth FILE.csv\n"
                     "       bench_report merge OUT.csv OUT.svg FILE.csv...\n");
     return 2;
 }

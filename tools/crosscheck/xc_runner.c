@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Crosscheck golden runner: plays one scene and prints its per-tick checksum
 // stream, checks that a snapshot restored into a fresh world replays the same
-// stream, and optionally steps until every body sleeps. It is compiled
+// stream, and optionally steps until every body sleeps or runs SyncTest
+// (--synctest: every tick rolled back k = 1..K ticks and re-simulated). It is compiled
 // together with the physics sources for every target (x86-64, i386, aarch64,
 // s390x, wasm32; gcc and clang; -O0..-O3) and its output is compared against
 // the committed goldens (SPEC.md §18).
 #include "ls/game.h"
+#include "ls/net_synctest.h"
 #include "ls/replay.h"
 #include "ls/scene.h"
 
@@ -15,7 +17,7 @@
 
 static const char usage[] =
     "usage: xc_runner SCENE [--max-ticks N] [--budget B] [--input-seed S] [--until-sleep MAX]\n"
-    "                       [--snap-at K]\n"
+    "                       [--snap-at K] [--synctest K]\n"
     "       xc_runner --replay FILE.lsr   re-simulate a recorded match (reference game), print\n"
     "                                     the computed stream, stop at the first tick that "
     "differs\n"
@@ -26,8 +28,12 @@ static const char usage[] =
     "  --until-sleep MAX  step until no dynamic body is awake (at most MAX ticks)\n"
     "  --snap-at K        snapshot after tick K (default: half of the run), restore into\n"
     "                     a fresh world after the run and replay the rest; 0 disables\n"
+    "  --synctest K       SyncTest instead of the snapshot check: after each tick roll\n"
+    "                     back k = 1..K ticks (cycling) and re-simulate; checksums and\n"
+    "                     saved states must equal the first simulation's\n"
     "Output: `c TICK CHECKSUM` per tick, then `sleep TICK CHECKSUM` (with --until-sleep),\n"
-    "`snap K ok` or `snap K diverge TICK`, and `end TICKS overflows N`.\n";
+    "`snap K ok` or `snap K diverge TICK`, `synctest K ok TICKS resimulated R` or\n"
+    "`synctest K fail TICK k D: WHY`, and `end TICKS overflows N`.\n";
 
 typedef struct xc_options {
     const char *path;
@@ -35,6 +41,7 @@ typedef struct xc_options {
     long until_sleep; // 0: fixed tick count
     long snap_at;     // -1: half of the run
     long budget;      // 0: none; else body-ticks (see usage)
+    long synctest;    // 0: off; else the largest rollback distance
     bool scripted;
     uint64_t input_seed;
 } xc_options;
@@ -60,7 +67,7 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 
 static int parse_args(int argc, char **argv, xc_options *o)
 {
-    *o = (xc_options){NULL, -1, 0, -1, 0, false, 0};
+    *o = (xc_options){NULL, -1, 0, -1, 0, 0, false, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has = i + 1 < argc;
@@ -77,6 +84,9 @@ static int parse_args(int argc, char **argv, xc_options *o)
             o->budget = v;
         } else if (strcmp(a, "--snap-at") == 0 && has && parse_long(argv[++i], 0, 10000000, &v)) {
             o->snap_at = v;
+        } else if (strcmp(a, "--synctest") == 0 && has &&
+                   parse_long(argv[++i], 1, LS_SYNCTEST_MAX_DISTANCE, &v)) {
+            o->synctest = v;
         } else if (strcmp(a, "--input-seed") == 0 && has &&
                    parse_long(argv[++i], 0, 2147483647, &v)) {
             o->scripted = true;
@@ -139,6 +149,22 @@ static uint32_t replay_from_snapshot(const xc_sim *orig, const uint8_t *snap, si
     return bad;
 }
 
+// Ticks to run: the scene's (or --until-sleep's limit), --max-ticks, and for
+// slow (emulated, -O0) targets a prefix, as the work is about bodies x ticks.
+static long run_length(const xc_options *o, const ls_scene *scene, const ls_world *w)
+{
+    long n = o->until_sleep ? o->until_sleep : (long)scene->ticks;
+    if (!o->until_sleep && o->max_ticks >= 0 && o->max_ticks < n) {
+        n = o->max_ticks;
+    }
+    long bodies = (long)ls_world_body_count(w);
+    if (!o->until_sleep && o->budget > 0 && bodies > 0) {
+        long cap = o->budget / bodies < 120 ? 120 : o->budget / bodies;
+        n = cap < n ? cap : n;
+    }
+    return n;
+}
+
 static int run(const xc_options *o, const ls_scene *scene, ls_world *w)
 {
     xc_sim sim;
@@ -147,16 +173,7 @@ static int run(const xc_options *o, const ls_scene *scene, ls_world *w)
     if (o->scripted) {
         ls_input_script_init(&sim.script, o->input_seed, scene->player_count);
     }
-    long n = o->until_sleep ? o->until_sleep : (long)scene->ticks;
-    if (!o->until_sleep && o->max_ticks >= 0 && o->max_ticks < n) {
-        n = o->max_ticks;
-    }
-    // A prefix for slow (emulated, -O0) targets: the work is about bodies x ticks.
-    long bodies = (long)ls_world_body_count(w);
-    if (!o->until_sleep && o->budget > 0 && bodies > 0) {
-        long cap = o->budget / bodies < 120 ? 120 : o->budget / bodies;
-        n = cap < n ? cap : n;
-    }
+    long n = run_length(o, scene, w);
     long k = o->snap_at >= 0 ? o->snap_at : (o->until_sleep ? 120 : n / 2);
     uint64_t *sums = malloc((size_t)(n > 0 ? n : 1) * sizeof *sums);
     if (!sums) {
@@ -204,6 +221,88 @@ static int run(const xc_options *o, const ls_scene *scene, ls_world *w)
     printf("end %u overflows %u\n", end, ls_world_info(w).overflow_count);
     free(sums);
     free(snap);
+    return status;
+}
+
+// SyncTest callbacks (net/src/synctest.c): the reference game with world
+// snapshots as save/load, the input script as the input stream.
+static void st_inputs(void *user, uint32_t tick, uint8_t *out, uint32_t slots, uint32_t isz)
+{
+    xc_sim *s = user;
+    (void)tick, (void)slots;
+    ls_input_script_next(&s->script, out, isz);
+}
+
+static size_t st_save(void *user, uint32_t tick, uint8_t *buf, size_t cap)
+{
+    xc_sim *s = user;
+    (void)tick;
+    size_t need = ls_world_snapshot_size(s->world);
+    return buf && cap >= need ? ls_world_snapshot_save(s->world, buf, cap) : need;
+}
+
+static bool st_load(void *user, uint32_t tick, const uint8_t *buf, size_t size)
+{
+    xc_sim *s = user;
+    (void)tick;
+    return ls_world_snapshot_restore(s->world, buf, size, NULL) == LS_OK;
+}
+
+static uint64_t st_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
+                           uint32_t isz)
+{
+    xc_sim *s = user;
+    (void)tick;
+    return ls_game_tick(s->world, s->scene, slots ? inputs : NULL, slots, isz);
+}
+
+// SyncTest (SPEC.md "Rollback and SyncTest"): the `c` lines are the first
+// simulation's checksums, so they must also equal the scene's golden stream.
+static int run_synctest(const xc_options *o, const ls_scene *scene, ls_world *w)
+{
+    xc_sim sim;
+    memset(&sim, 0, sizeof sim);
+    sim.scene = scene, sim.world = w, sim.scripted = o->scripted;
+    if (o->scripted) {
+        ls_input_script_init(&sim.script, o->input_seed, scene->player_count);
+    }
+    long n = run_length(o, scene, w);
+    ls_synctest_def d = ls_default_synctest_def();
+    d.slots = o->scripted ? sim.script.players : 0;
+    d.input_size = 1;
+    d.min_distance = 1;
+    d.max_distance = (uint32_t)o->synctest;
+    d.cb =
+        (ls_synctest_callbacks){&sim, o->scripted ? st_inputs : NULL, st_save, st_load, st_advance};
+    ls_error err;
+    ls_synctest *st = ls_synctest_create(&d, &err);
+    if (!st) {
+        fprintf(stderr, "xc_runner: synctest: %s\n", err.message);
+        return 2;
+    }
+    int status = 0;
+    long t = 1;
+    for (; t <= n; t++) {
+        ls_result r = ls_synctest_step(st, &err);
+        ls_synctest_report rep = ls_synctest_report_get(st);
+        if (rep.ticks == (uint32_t)t) {
+            printf("c %ld %016llx\n", t, (unsigned long long)rep.last_checksum);
+        }
+        if (r != LS_OK) {
+            printf("synctest %ld fail %u k %u: %s\n", o->synctest, rep.tick, rep.distance,
+                   err.message);
+            status = 1;
+            break;
+        }
+    }
+    if (status == 0) {
+        ls_synctest_report rep = ls_synctest_report_get(st);
+        printf("synctest %ld ok %u resimulated %llu\n", o->synctest, rep.ticks,
+               (unsigned long long)rep.resimulated);
+        t = n;
+    }
+    printf("end %ld overflows %u\n", t, ls_world_info(w).overflow_count);
+    ls_synctest_destroy(st);
     return status;
 }
 
@@ -281,7 +380,7 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("scene %s bodies %u players %u\n", o.path, ls_world_body_count(w), scene.player_count);
-    int status = run(&o, &scene, w);
+    int status = o.synctest ? run_synctest(&o, &scene, w) : run(&o, &scene, w);
     ls_world_destroy(w);
     ls_scene_free(&scene);
     return status;

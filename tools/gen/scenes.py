@@ -612,6 +612,105 @@ def joint_grid():
                 WORLD % (500, ""), lines + joints)
 
 
+# ---- Verlet particle scenes (issue 14): cloth, rope, particle ragdoll ----
+# Particle statements (SPEC.md §14): `cloth`, `rope`, `ragdoll_particles`,
+# `particle_body`. Each scene stays at most 2000 particles (the crosscheck runs
+# every scene on 9 targets, -O0 and emulators included); the 64 x 64 cloth is
+# bench only (tools/bench/scenes/cloth_64.scene).
+PWORLD = "world gravity 0 -9.81 0 tick_rate 60 substeps 8 iterations 1 1 ticks %d\n"
+
+
+def flag():
+    # A 32 x 32 flag (1.55 m square) hanging from a pole by its two pole-side
+    # corners, blown along +x by a mean wind with seeded turbulence (the
+    # system's own PRNG, seed 20261204): it streams out and flutters.
+    lines = ["body static capsule radius 0.05 half_height 1.6 pos -0.07 2.2 0 friction 0.5\n"]
+    lines.append("cloth origin 0 3.6 0 axis_u 1 0 0 axis_v 0 -1 0 grid 32 32 spacing 0.05 mass 1.2 "
+                 "radius 0.01 pins corner00+corner01 iterations 6 damping 0.01 wind 6 0 0.8 "
+                 "turbulence 12 seed 20261204\n")
+    write("flag.scene", "# A 32 x 32 flag pinned at two corners to a pole, in a seeded gusty wind.\n"
+          + PWORLD % 600, lines)
+
+
+def cloth_drape():
+    # A 40 x 40 cloth (2 m square) dropped flat onto a static sphere and a
+    # dynamic box side by side: it drapes over both and weighs on the box.
+    lines = ["body static sphere radius 0.45 pos -0.5 0.45 0 friction 0.6\n",
+             "body dynamic box half 0.3 0.3 0.3 pos 0.55 0.3 0 density 200 friction 0.6\n",
+             "cloth origin -0.975 1.4 -0.975 grid 40 40 spacing 0.05 mass 2 radius 0.015 "
+             "iterations 6 damping 0.02 friction 0.6\n"]
+    write("cloth_drape.scene", "# A cloth draped over a static sphere and a dynamic box.\n"
+          + PWORLD % 480, lines)
+
+
+def rope_swing():
+    # A 4 m rope pinned at (0, 6, 0), released horizontally, with a 12 kg end
+    # particle: it swings down through the top of a tower of six 0.4 m boxes
+    # standing in its path (the weight passes x = -0.6 m about 2 m up).
+    lines = []
+    for k in range(6):
+        lines.append("body dynamic box half 0.2 0.2 0.2 pos -0.6 %s 0 density 150 friction 0.6\n"
+                     % f3(0.2 + 0.4 * k))
+    lines.append("rope from 0 6 0 to 4 6 0 segments 10 mass 3 end_mass 12 radius 0.05 pin start "
+                 "iterations 20\n")
+    write("rope_swing.scene", "# A rope with a heavy end swinging into a tower of boxes.\n"
+          + PWORLD % 480, lines)
+
+
+def ragdoll_stairs():
+    # A Jakobsen particle ragdoll (16 particles) pushed off the top of 8 steep
+    # stairs (0.3 m rise, 0.35 m run, going down towards +x) at 2 m/s, leaning
+    # forward 30 degrees: it tumbles down them to the ground.
+    steps, rise, run = 8, 0.3, 0.35
+    lines = []
+    for k in range(steps):
+        top = rise * (steps - k)
+        lines.append("body static box half %s %s 2 pos %s %s 0 friction 0.7\n"
+                     % (f3(run / 2), f3(top / 2), f3(k * run), f3(top / 2)))
+    lines.append("ragdoll_particles pos -0.1 %s 0 quat 0 0 -0.25882 0.96593 height 1.8 mass 70 "
+                 "radius 0.06 vel 2 0 0 iterations 8 friction 0.3\n" % f3(rise * steps + 1.1))
+    write("ragdoll_stairs.scene", "# A particle ragdoll falling down stairs.\n" + PWORLD % 480, lines)
+
+
+def trampoline():
+    # A 20 x 20 cloth (1.9 m square, 3 kg) pinned along its four edges 1 m up,
+    # and a 3.4 kg ball (r 0.3 m) dropped on it from 2.2 m: the cloth sags
+    # and throws it back, again and again.
+    lines = ["body dynamic sphere radius 0.3 pos 0 2.2 0 density 30 friction 0.5 no_sleep\n",
+             "cloth origin -0.95 1 -0.95 grid 20 20 spacing 0.1 mass 3 radius 0.02 pins edges "
+             "iterations 8 no_bend\n"]
+    write("trampoline.scene", "# A trampoline: a cloth pinned at its edges with a ball bouncing on it.\n"
+          + PWORLD % 480, lines)
+
+
+def cloth_tear():
+    # A 30 x 30 cloth (2.9 m square, 2 kg) held by two opposite edges 3 m up,
+    # with structural and shear sticks that tear above 1.6 x their rest
+    # length; a 50 kg box dropped on its middle from 1 m above tears through
+    # it and lands on the ground, the torn halves hanging from their edges.
+    lines = ["body dynamic box half 0.25 0.25 0.25 pos 0 4 0 density 400 friction 0.5\n",
+             "cloth origin -1.45 3 -1.45 grid 30 30 spacing 0.1 mass 2 radius 0.02 "
+             "pins edge_u0+edge_u1 tear 1.6 iterations 6\n"]
+    write("cloth_tear.scene", "# A cloth that tears under a falling weight.\n" + PWORLD % 360, lines)
+
+
+def cloth_64():
+    # Bench only (tools/bench/scenes/): the cloth row of `make bench`: a 64 x 64
+    # cloth (4096 particles, 23 938 structural + shear + bend sticks, 8
+    # iterations) pinned at two corners of one edge, falling onto a static
+    # sphere (a static box is the ground: Bullet's soft bodies collide with
+    # convex shapes only).
+    lines = ["body static box half 8 0.5 8 pos 0 -0.5 0 friction 0.6\n",
+             "body static sphere radius 1 pos 0 1.5 0.5 friction 0.6\n",
+             "cloth origin -1.96875 3 -1.96875 grid 64 64 spacing 0.0625 mass 8 radius 0.01 "
+             "pins corner00+corner10 iterations 8 damping 0.01 friction 0.3\n"]
+    os.makedirs(BENCH_HERE, exist_ok=True)
+    write_scene(os.path.join(BENCH_HERE, "cloth_64.scene"),
+                "# Cloth bench (bench only): 64 x 64 particles, structural + shear + bend sticks,\n"
+                "# 8 iterations, pinned at two corners, falling onto a static sphere.\n",
+                PWORLD % 600, lines)
+
+
 if __name__ == "__main__":
     pyramid()
     pile()
@@ -634,3 +733,10 @@ if __name__ == "__main__":
     heavy_light()
     tower_imperfect()
     joint_grid()
+    flag()
+    cloth_drape()
+    rope_swing()
+    ragdoll_stairs()
+    trampoline()
+    cloth_tear()
+    cloth_64()

@@ -5,12 +5,39 @@
 #define LS_SCENE_H
 
 #include "ls/joint.h"
+#include "ls/particles.h"
 #include "ls/world.h"
 
 LS_EXTERN_C_BEGIN
 
 /// Most players a scene can name (`player K` with K < this).
 #define LS_SCENE_MAX_PLAYERS 16
+
+/// What a particle statement builds (SPEC.md §14): `cloth`, `rope`,
+/// `ragdoll_particles`, `particle_body`.
+typedef enum ls_scene_particle_kind {
+    LS_SCENE_CLOTH = 0,         ///< `cloth`: ls_cloth_create.
+    LS_SCENE_ROPE = 1,          ///< `rope`: ls_rope_create.
+    LS_SCENE_RAGDOLL = 2,       ///< `ragdoll_particles`: ls_particle_ragdoll_create.
+    LS_SCENE_PARTICLE_BODY = 3, ///< `particle_body`: ls_particle_body_create.
+} ls_scene_particle_kind;
+
+/// One particle statement: the builder's definition (the member `kind` names),
+/// plus what the builders have no field for.
+typedef struct ls_scene_particles {
+    ls_scene_particle_kind kind; ///< Which builder, and which member of the union below.
+    union {
+        ls_cloth_def cloth;              ///< `cloth`.
+        ls_rope_def rope;                ///< `rope`: attach_start/attach_end.index1 is the
+                                         ///< body's 1-based file index until instantiated.
+        ls_particle_ragdoll_def ragdoll; ///< `ragdoll_particles`.
+        ls_particle_body_def body;       ///< `particle_body`.
+    };
+    uint32_t *pinned;      ///< `pinned N I...`: particles made immovable after building
+                           ///< (mass 0), ascending, no repeats; NULL when none.
+    uint32_t pinned_count; ///< Number of `pinned`.
+    uint32_t line;         ///< 1-based text line (0 if not parsed from text).
+} ls_scene_particles;
 
 /// A parsed scene: the world definition, the suggested tick count and the bodies.
 typedef struct ls_scene {
@@ -34,6 +61,8 @@ typedef struct ls_scene {
                           ///< 1-based file index (generation 0) until instantiated.
     uint32_t *joint_line; ///< 1-based text line of each joint (NULL if not parsed from text).
     uint32_t joint_count; ///< Number of joints.
+    ls_scene_particles *particles; ///< Particle statements in file order (system ids follow it).
+    uint32_t particle_count;       ///< Number of `particles`.
 } ls_scene;
 
 /// Longest body label, bytes including the NUL.
@@ -50,7 +79,8 @@ LS_API ls_result ls_scene_parse_in(const char *text, size_t len, const char *dir
 /// Read and parse a file. On error *err also names the path (I/O errors have line 0);
 /// a directory or an unreadable file is LS_ERR_IO.
 LS_API ls_result ls_scene_load(const char *path, ls_scene *out, ls_error *err);
-/// Free the bodies, shapes, hulls, meshes, labels and joints of a parsed scene.
+/// Free the bodies, shapes, hulls, meshes, labels, joints and particle statements of a
+/// parsed scene.
 LS_API void ls_scene_free(ls_scene *s);
 /// Write the scene as text that parses back to exactly the same values.
 /// Returns the length written (excluding NUL), or the length needed if size is too small.
@@ -61,12 +91,14 @@ LS_API size_t ls_scene_write(const ls_scene *s, char *buf, size_t size);
 #define LS_SCENE_CONTACTS_MIN 64
 
 /// The world definition a scene is instantiated with: the file's, with max_bodies
-/// raised to the body count and max_contacts capped at
+/// raised to the body count, the particle capacities raised to what its particle
+/// statements build, and max_contacts capped at
 /// max(LS_SCENE_CONTACTS_MIN, LS_SCENE_CONTACTS_PER_BODY * bodies) (SPEC.md §14).
 LS_API ls_world_def ls_scene_world_def(const ls_scene *s);
-/// Create a world holding the scene's bodies and then its joints (ids in file
-/// order), with ls_scene_world_def. NULL on error, with *err (may be NULL)
-/// naming the body or joint ("body 3: ...", "joint 2: ...", its line) and its field.
+/// Create a world holding the scene's bodies, then its joints, then its particle
+/// systems (ids in file order), with ls_scene_world_def. NULL on error, with *err
+/// (may be NULL) naming the body, joint or particle statement ("body 3: ...",
+/// "joint 2: ...", "cloth 1: ...", its line) and its field.
 LS_API ls_world *ls_scene_instantiate(const ls_scene *s, ls_error *err);
 /// As ls_scene_instantiate, but refuses (LS_ERR_CAPACITY, before allocating) a
 /// scene whose world would take more than max_memory bytes (ls_world_memory_size):

@@ -21,6 +21,13 @@ typedef struct ls_body_id {
     uint32_t generation; ///< Incremented when the slot is reused.
 } ls_body_id;
 
+/// Particle system handle (ls/particles.h): 1-based slot index and generation.
+/// All-zero is the null id.
+typedef struct ls_particle_system_id {
+    uint32_t index1;     ///< Slot + 1; 0 means null.
+    uint32_t generation; ///< Incremented when the slot is reused.
+} ls_particle_system_id;
+
 /// Body motion type.
 typedef enum ls_body_type {
     LS_BODY_STATIC = 0,    ///< Never moves; infinite mass.
@@ -131,6 +138,11 @@ typedef struct ls_world_def {
     ls_finish_task_fn *finish_task;   ///< Optional: waits for a task of enqueue_task.
     void *task_context;               ///< Passed to enqueue_task and finish_task.
     uint32_t max_joints;              ///< Capacity of joints (0..2^20, default 1024; ls/joint.h).
+    uint32_t max_particle_systems;    ///< Capacity of particle systems (0..4096, default 16;
+                                      ///< ls/particles.h).
+    uint32_t max_particles; ///< Capacity of particles, all systems (0..2^22, default 4096).
+    uint32_t max_particle_constraints; ///< Capacity of particle constraints, all systems
+                                       ///< (0..2^24, default 16384).
 } ls_world_def;
 
 /// Contact begin/end event between two shapes (shape_a has the lower slot).
@@ -161,6 +173,9 @@ typedef struct ls_step_info {
     ls_body_id overflow_body; ///< First body that overflowed (null if none).
     uint32_t overflow_tick;   ///< Tick of that first overflow.
     bool capacity_exceeded;   ///< A pair or contact buffer was full this step.
+    ls_particle_system_id overflow_system; ///< The first overflow's particle system, when it
+                                           ///< was a particle's (null otherwise).
+    uint32_t overflow_particle;            ///< That particle's index in its system.
 } ls_step_info;
 
 /// Ray cast result.

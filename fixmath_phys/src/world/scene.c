@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Scene text format: see SPEC.md §14. A line is a keyword followed by
 // `name value...` properties; `#` starts a comment. Parsing is integer-only.
+// Particle statements (cloth, rope, ragdoll_particles, particle_body) fill the
+// builders' definitions of ls/particles.h; their ranges are checked here as
+// far as one field goes, the rest when the builder runs (instantiation).
 #include "ls/scene.h"
 
 #include "../collision/shape_kind.h"
@@ -39,6 +42,7 @@ typedef struct parser {
     char label[LS_SCENE_LABEL_MAX]; // `label NAME` of the body line being parsed ("" if none)
     uint32_t label_cap;             // capacity of scene->body_label
     uint32_t joint_cap;             // capacity of scene->joints and joint_line
+    uint32_t particle_cap;          // capacity of scene->particles
 } parser;
 
 #define NO_PLAYER UINT32_MAX
@@ -937,6 +941,553 @@ static ls_result parse_joint(parser *ps, ls_scene *s)
     return add_joint(ps, s, &d);
 }
 
+// ---- Particle statements (SPEC.md §14, §24) ----
+
+// `cloth`, `rope`, `ragdoll_particles`, `particle_body`: the keyword of each
+// ls_scene_particle_kind.
+static const char *const particle_statement[] = {"cloth", "rope", "ragdoll_particles",
+                                                 "particle_body"};
+
+// Properties of particle statements: keyword and the statements that take it
+// (bit per ls_scene_particle_kind). Its index is its bit in `seen`.
+enum {
+    KC = 1u << LS_SCENE_CLOTH,
+    KR = 1u << LS_SCENE_ROPE,
+    KG = 1u << LS_SCENE_RAGDOLL,
+    KB = 1u << LS_SCENE_PARTICLE_BODY,
+    KALL = KC | KR | KG | KB,
+};
+enum {
+    Q_ITERATIONS,
+    Q_STICK,
+    Q_DAMPING,
+    Q_GRAVITY_SCALE,
+    Q_FRICTION,
+    Q_WIND,
+    Q_TURBULENCE,
+    Q_SEED,
+    Q_FILTER,
+    Q_NO_PARTICLE_COLLISION,
+    Q_PINNED,
+    Q_ORIGIN,
+    Q_AXIS_U,
+    Q_AXIS_V,
+    Q_GRID,
+    Q_SPACING,
+    Q_MASS,
+    Q_RADIUS,
+    Q_NO_SHEAR,
+    Q_NO_BEND,
+    Q_BEND_STIFFNESS,
+    Q_TEAR,
+    Q_PINS,
+    Q_FROM,
+    Q_TO,
+    Q_SEGMENTS,
+    Q_END_MASS,
+    Q_SLACK,
+    Q_PIN,
+    Q_ATTACH_START,
+    Q_ATTACH_END,
+    Q_POS,
+    Q_QUAT,
+    Q_HEIGHT,
+    Q_VEL,
+    Q_ANGVEL,
+    Q_PARTICLES,
+    Q_PARTICLE_RADIUS,
+    Q_COUNT
+};
+static const struct {
+    const char *name;
+    unsigned kinds;
+} particle_props[Q_COUNT] = {
+    [Q_ITERATIONS] = {"iterations", KALL},
+    [Q_STICK] = {"stick", KALL},
+    [Q_DAMPING] = {"damping", KALL},
+    [Q_GRAVITY_SCALE] = {"gravity_scale", KALL},
+    [Q_FRICTION] = {"friction", KALL},
+    [Q_WIND] = {"wind", KALL},
+    [Q_TURBULENCE] = {"turbulence", KALL},
+    [Q_SEED] = {"seed", KALL},
+    [Q_FILTER] = {"filter", KALL},
+    [Q_NO_PARTICLE_COLLISION] = {"no_particle_collision", KALL},
+    [Q_PINNED] = {"pinned", KALL},
+    [Q_ORIGIN] = {"origin", KC},
+    [Q_AXIS_U] = {"axis_u", KC},
+    [Q_AXIS_V] = {"axis_v", KC},
+    [Q_GRID] = {"grid", KC},
+    [Q_SPACING] = {"spacing", KC},
+    [Q_MASS] = {"mass", KALL},
+    [Q_RADIUS] = {"radius", KC | KR | KG},
+    [Q_NO_SHEAR] = {"no_shear", KC},
+    [Q_NO_BEND] = {"no_bend", KC},
+    [Q_BEND_STIFFNESS] = {"bend_stiffness", KC},
+    [Q_TEAR] = {"tear", KC | KR},
+    [Q_PINS] = {"pins", KC},
+    [Q_FROM] = {"from", KR},
+    [Q_TO] = {"to", KR},
+    [Q_SEGMENTS] = {"segments", KR},
+    [Q_END_MASS] = {"end_mass", KR},
+    [Q_SLACK] = {"slack", KR},
+    [Q_PIN] = {"pin", KR},
+    [Q_ATTACH_START] = {"attach_start", KR},
+    [Q_ATTACH_END] = {"attach_end", KR},
+    [Q_POS] = {"pos", KG | KB},
+    [Q_QUAT] = {"quat", KG | KB},
+    [Q_HEIGHT] = {"height", KG},
+    [Q_VEL] = {"vel", KG | KB},
+    [Q_ANGVEL] = {"angvel", KB},
+    [Q_PARTICLES] = {"particles", KB},
+    [Q_PARTICLE_RADIUS] = {"particle_radius", KB},
+};
+
+// A Q16.16 number within [lo, hi] (and not 0 when `nonzero`); the message
+// shows the value given and the range.
+static ls_result read_fx_in(parser *ps, const char *name, ls_fx lo, ls_fx hi, ls_fx *out)
+{
+    const char *where;
+    skip_blanks(ps);
+    where = ps->p;
+    ls_result r = read_fx(ps, name, out);
+    if (r == LS_OK && (*out < lo || *out > hi)) {
+        char a[LS_FX_TEXT_MAX], b[LS_FX_TEXT_MAX], g[LS_FX_TEXT_MAX];
+        char what[LS_ERROR_MESSAGE_MAX / 2];
+        ls_fx_format(*out, g), ls_fx_format(lo, a), ls_fx_format(hi, b);
+        snprintf(what, sizeof what, "%s (got %s; allowed %s..%s)", name, g, a, b);
+        return fail_at(ps, where, "number out of range for", what);
+    }
+    return r;
+}
+
+static ls_result read_vec3_in(parser *ps, const char *name, ls_fx lo, ls_fx hi, ls_vec3 *v)
+{
+    ls_result r = read_fx_in(ps, name, lo, hi, &v->x);
+    if (r == LS_OK) {
+        r = read_fx_in(ps, name, lo, hi, &v->y);
+    }
+    return r == LS_OK ? read_fx_in(ps, name, lo, hi, &v->z) : r;
+}
+
+// A direction: any vector but zero.
+static ls_result read_direction(parser *ps, const char *name, const char *where, ls_vec3 *v)
+{
+    ls_result r = read_vec3(ps, name, v);
+    if (r == LS_OK && ls_vec3_equal(*v, ls_vec3_zero())) {
+        return fail_at(ps, where, name, "zero vector has no direction");
+    }
+    return r;
+}
+
+// `tear RATIO`: 0 (never) or 1..64.
+static ls_result read_tear(parser *ps, const char *name, ls_fx *out)
+{
+    skip_blanks(ps);
+    const char *where = ps->p;
+    ls_result r = read_fx(ps, name, out);
+    if (r == LS_OK && *out != 0 && (*out < LS_FX_ONE || *out > LS_FX_INT(64))) {
+        char g[LS_FX_TEXT_MAX], what[LS_ERROR_MESSAGE_MAX / 2];
+        ls_fx_format(*out, g);
+        snprintf(what, sizeof what, "%s (got %s; allowed 0 (never) or 1..64)", name, g);
+        return fail_at(ps, where, "number out of range for", what);
+    }
+    return r;
+}
+
+// A 64-bit unsigned integer (a seed).
+static ls_result read_u64(parser *ps, const char *name, uint64_t *out)
+{
+    char tok[32];
+    const char *where = ps->p;
+    if (!next_token(ps, tok, sizeof tok, &where)) {
+        return fail_at(ps, where, "missing integer after", name);
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(tok, &end, 10);
+    if (*end != '\0' || tok[0] < '0' || tok[0] > '9' || errno == ERANGE) {
+        char what[LS_ERROR_MESSAGE_MAX / 2];
+        snprintf(what, sizeof what, "%s (got %s; allowed 0..18446744073709551615)", name, tok);
+        return fail_at(ps, where, "integer out of range for", what);
+    }
+    *out = (uint64_t)v;
+    return LS_OK;
+}
+
+// One keyword out of `words` (NULL-terminated); its index.
+static ls_result read_word(parser *ps, const char *name, const char *const *words,
+                           const char *allowed, unsigned *out)
+{
+    char tok[32];
+    const char *where = ps->p;
+    if (!next_token(ps, tok, sizeof tok, &where)) {
+        return fail_at(ps, where, "missing word after", name);
+    }
+    for (unsigned i = 0; words[i]; i++) {
+        if (strcmp(tok, words[i]) == 0) {
+            *out = i;
+            return LS_OK;
+        }
+    }
+    char what[LS_ERROR_MESSAGE_MAX / 2];
+    snprintf(what, sizeof what, "%s (got %s; allowed %s)", name, tok, allowed);
+    return fail_at(ps, where, "unknown word for", what);
+}
+
+// Cloth pin names (`pins NAME+NAME...`), bits of ls_cloth_def.pins; the last
+// two are shorthands.
+static const struct {
+    const char *name;
+    uint32_t bits;
+} cloth_pins[] = {
+    {"corner00", LS_CLOTH_PIN_CORNER_00},
+    {"corner10", LS_CLOTH_PIN_CORNER_10},
+    {"corner01", LS_CLOTH_PIN_CORNER_01},
+    {"corner11", LS_CLOTH_PIN_CORNER_11},
+    {"edge_v0", LS_CLOTH_PIN_EDGE_V0},
+    {"edge_v1", LS_CLOTH_PIN_EDGE_V1},
+    {"edge_u0", LS_CLOTH_PIN_EDGE_U0},
+    {"edge_u1", LS_CLOTH_PIN_EDGE_U1},
+    {"corners", LS_CLOTH_PIN_CORNER_00 | LS_CLOTH_PIN_CORNER_10 | LS_CLOTH_PIN_CORNER_01 |
+                    LS_CLOTH_PIN_CORNER_11},
+    {"edges",
+     LS_CLOTH_PIN_EDGE_V0 | LS_CLOTH_PIN_EDGE_V1 | LS_CLOTH_PIN_EDGE_U0 | LS_CLOTH_PIN_EDGE_U1},
+};
+
+static ls_result read_cloth_pins(parser *ps, const char *name, uint32_t *out)
+{
+    char tok[LS_SCENE_LABEL_MAX * 2];
+    const char *where = ps->p;
+    if (!next_token(ps, tok, sizeof tok, &where)) {
+        return fail_at(ps, where, "missing pin names after", name);
+    }
+    *out = 0;
+    if (strcmp(tok, "none") == 0) { // the writer's form of no pins (when the default has some)
+        return LS_OK;
+    }
+    for (char *p = tok; *p;) {
+        size_t n = strcspn(p, "+");
+        uint32_t bits = 0;
+        for (size_t i = 0; i < sizeof cloth_pins / sizeof cloth_pins[0]; i++) {
+            bits = strlen(cloth_pins[i].name) == n && strncmp(cloth_pins[i].name, p, n) == 0
+                       ? cloth_pins[i].bits
+                       : bits;
+        }
+        if (bits == 0 || (*out & bits) == bits) {
+            char what[LS_ERROR_MESSAGE_MAX];
+            snprintf(what, sizeof what,
+                     "%.*s (%s; names joined by '+': corner00, corner10, corner01, corner11, "
+                     "edge_v0, edge_v1, edge_u0, edge_u1, corners, edges; or none)",
+                     (int)(n < 40 ? n : 40), p, bits ? "repeated" : "unknown");
+            return fail_at(ps, where + (p - tok), "cloth pin", what);
+        }
+        *out |= bits;
+        p += n + (p[n] == '+');
+    }
+    return LS_OK;
+}
+
+// `pinned N I...`: particle indices, strictly ascending; checked against the
+// particle count at the end of the line.
+static ls_result read_pinned(parser *ps, ls_scene_particles *sp, const char *where)
+{
+    uint32_t n;
+    ls_result r = read_count(ps, "pinned", 1, 65536, 1, &n);
+    if (r != LS_OK) {
+        return r;
+    }
+    sp->pinned = malloc(n * sizeof *sp->pinned);
+    if (!sp->pinned) {
+        return fail_at(ps, where, "out of memory for", "pinned");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        skip_blanks(ps);
+        const char *at = ps->p;
+        r = read_uint(ps, "pinned", 0, 65535, &sp->pinned[i]);
+        if (r != LS_OK) {
+            return r;
+        }
+        sp->pinned_count = i + 1;
+        if (i > 0 && sp->pinned[i] <= sp->pinned[i - 1]) {
+            return fail_at(ps, at, "pinned", "indices must be strictly ascending");
+        }
+    }
+    return LS_OK;
+}
+
+static ls_particle_system_def *particle_system_of(ls_scene_particles *sp)
+{
+    switch (sp->kind) {
+    case LS_SCENE_CLOTH:
+        return &sp->cloth.system;
+    case LS_SCENE_ROPE:
+        return &sp->rope.system;
+    case LS_SCENE_RAGDOLL:
+        return &sp->ragdoll.system;
+    default:
+        return &sp->body.system;
+    }
+}
+
+// Particles a statement builds (for `pinned` indices and capacities).
+static uint32_t particle_statement_count(const ls_scene_particles *sp)
+{
+    switch (sp->kind) {
+    case LS_SCENE_CLOTH:
+        return sp->cloth.nu * sp->cloth.nv;
+    case LS_SCENE_ROPE:
+        return sp->rope.segments + 1;
+    case LS_SCENE_RAGDOLL:
+        return 16; // head, neck, chest, pelvis, and two each of 6 limb joints
+    default:
+        return sp->body.kind == LS_PARTICLE_BODY_BOX ? 8 : 4;
+    }
+}
+
+// Masses of particle statements at parse time: 0.001 kg .. the largest Q16.16 (the
+// builders check what each particle gets).
+static const ls_fx MASS_MIN = 66, MASS_MAX = INT32_MAX;
+
+static ls_result parse_particle_prop(parser *ps, const ls_scene *s, ls_scene_particles *sp, int k,
+                                     const char *where)
+{
+    static const char *const stick_modes[] = {"approx", "exact", NULL};
+    static const char *const rope_pins[] = {"none", "start", "end", "both", NULL};
+    static const char *const arrangements[] = {"tetra", "box", NULL};
+    const char *name = particle_props[k].name;
+    ls_particle_system_def *sys = particle_system_of(sp);
+    ls_cloth_def *c = &sp->cloth;
+    ls_rope_def *rp = &sp->rope;
+    ls_particle_ragdoll_def *g = &sp->ragdoll;
+    ls_particle_body_def *b = &sp->body;
+    bool ragdoll = sp->kind == LS_SCENE_RAGDOLL;
+    unsigned word;
+    uint32_t body;
+    ls_result r;
+    switch (k) {
+    case Q_ITERATIONS:
+        return read_uint(ps, name, 1, 64, &sys->iterations);
+    case Q_STICK:
+        r = read_word(ps, name, stick_modes, "approx, exact", &word);
+        sys->stick_mode = word ? LS_STICK_EXACT : LS_STICK_APPROX;
+        return r;
+    case Q_DAMPING:
+        return read_fx_in(ps, name, 0, LS_FX_ONE, &sys->damping);
+    case Q_GRAVITY_SCALE:
+        return read_fx_in(ps, name, -LS_FX_INT(16), LS_FX_INT(16), &sys->gravity_scale);
+    case Q_FRICTION:
+        return read_fx_in(ps, name, 0, LS_FX_INT(4), &sys->friction);
+    case Q_WIND:
+        return read_vec3_in(ps, name, -LS_FX_INT(1000), LS_FX_INT(1000), &sys->acceleration);
+    case Q_TURBULENCE:
+        return read_fx_in(ps, name, 0, LS_FX_INT(1000), &sys->turbulence);
+    case Q_SEED:
+        return read_u64(ps, name, &sys->seed);
+    case Q_FILTER:
+        r = read_uint(ps, name, 0, UINT32_MAX, &sys->category);
+        return r == LS_OK ? read_uint(ps, name, 0, UINT32_MAX, &sys->mask) : r;
+    case Q_NO_PARTICLE_COLLISION:
+        sys->collide_particles = false;
+        return LS_OK;
+    case Q_PINNED:
+        return read_pinned(ps, sp, where);
+    case Q_ORIGIN:
+        return read_vec3(ps, name, &c->origin);
+    case Q_AXIS_U:
+        return read_direction(ps, name, where, &c->axis_u);
+    case Q_AXIS_V:
+        return read_direction(ps, name, where, &c->axis_v);
+    case Q_GRID:
+        r = read_uint(ps, name, 2, 256, &c->nu);
+        return r == LS_OK ? read_uint(ps, name, 2, 256, &c->nv) : r;
+    case Q_SPACING:
+        return read_fx_in(ps, name, LS_FX_ONE / 100, LS_FX_INT(64), &c->spacing);
+    case Q_MASS:
+        return read_fx_in(ps, name, MASS_MIN, MASS_MAX,
+                          sp->kind == LS_SCENE_CLOTH  ? &c->mass
+                          : sp->kind == LS_SCENE_ROPE ? &rp->mass
+                          : ragdoll                   ? &g->mass
+                                                      : &b->mass);
+    case Q_RADIUS:
+        return read_fx_in(ps, name, 0, LS_FX_INT(64),
+                          sp->kind == LS_SCENE_CLOTH  ? &c->radius
+                          : sp->kind == LS_SCENE_ROPE ? &rp->radius
+                                                      : &g->radius);
+    case Q_NO_SHEAR:
+        c->shear = false;
+        return LS_OK;
+    case Q_NO_BEND:
+        c->bend = false;
+        return LS_OK;
+    case Q_BEND_STIFFNESS:
+        return read_fx_in(ps, name, 1, LS_FX_ONE, &c->bend_stiffness);
+    case Q_TEAR:
+        return read_tear(ps, name, sp->kind == LS_SCENE_CLOTH ? &c->tear_ratio : &rp->tear_ratio);
+    case Q_PINS:
+        return read_cloth_pins(ps, name, &c->pins);
+    case Q_FROM:
+        return read_vec3(ps, name, &rp->start);
+    case Q_TO:
+        return read_vec3(ps, name, &rp->end);
+    case Q_SEGMENTS:
+        return read_uint(ps, name, 1, 4096, &rp->segments);
+    case Q_END_MASS:
+        return read_fx_in(ps, name, 0, LS_FX_INT(1000), &rp->end_mass);
+    case Q_SLACK:
+        rp->slack = true;
+        return LS_OK;
+    case Q_PIN:
+        r = read_word(ps, name, rope_pins, "none, start, end, both", &word);
+        rp->pin_start = (word & 1u) != 0;
+        rp->pin_end = (word & 2u) != 0;
+        return r;
+    case Q_ATTACH_START:
+    case Q_ATTACH_END:
+        r = read_body_ref(ps, s, name, &body);
+        if (r == LS_OK) {
+            (k == Q_ATTACH_START ? &rp->attach_start : &rp->attach_end)->index1 = body + 1;
+        }
+        return r;
+    case Q_POS:
+        return read_vec3(ps, name, ragdoll ? &g->position : &b->position);
+    case Q_QUAT:
+        return read_quat(ps, name, where, ragdoll ? &g->orientation : &b->orientation);
+    case Q_HEIGHT:
+        return read_fx_in(ps, name, LS_FX_ONE / 5, LS_FX_INT(10), &g->height);
+    case Q_VEL:
+        return read_vec3(ps, name, ragdoll ? &g->velocity : &b->linear_velocity);
+    case Q_ANGVEL:
+        return read_vec3(ps, name, &b->angular_velocity);
+    case Q_PARTICLES:
+        r = read_word(ps, name, arrangements, "tetra, box", &word);
+        b->kind = word ? LS_PARTICLE_BODY_BOX : LS_PARTICLE_BODY_TETRA;
+        return r;
+    default: // Q_PARTICLE_RADIUS
+        return read_fx_in(ps, name, 0, LS_FX_INT(64), &b->radius);
+    }
+}
+
+// particle_body's embedded shape: a shape keyword (sphere, box, capsule, hull)
+// and its geometry; LS_ERR_NOT_FOUND when key is none of them.
+static ls_result parse_embedded_shape_prop(parser *ps, ls_shape_def *sh, const char *key,
+                                           const char *where)
+{
+    static const char *const geometry[] = {"radius", "half", "half_height", "points", "at", "rot"};
+    ls_shape_type kind = ls_shape_kind_named(key);
+    bool ok = kind != LS_SHAPE_KIND_COUNT;
+    for (size_t i = 0; i < sizeof geometry / sizeof geometry[0]; i++) {
+        ok |= strcmp(key, geometry[i]) == 0;
+    }
+    if (!ok) {
+        return LS_ERR_NOT_FOUND;
+    }
+    if (kind == LS_SHAPE_PLANE || kind == LS_SHAPE_MESH) {
+        return fail_at(ps, where, key, "a particle_body embeds a sphere, box, capsule or hull");
+    }
+    if (!once_per_line(ps, key)) {
+        return fail_at(ps, where, "repeated on this line", key);
+    }
+    return parse_shape_prop(ps, sh, key, where);
+}
+
+static ls_result add_particles(parser *ps, ls_scene *s, const ls_scene_particles *sp)
+{
+    if (s->particle_count == ps->particle_cap) {
+        uint32_t ncap = ps->particle_cap ? ps->particle_cap * 2 : 8;
+        if (ncap > 4096) {
+            return fail_at(ps, ps->line_start, "too many particle statements", "at most 4096");
+        }
+        ls_scene_particles *n = realloc(s->particles, ncap * sizeof *n);
+        if (!n) {
+            return fail_at(ps, ps->line_start, "too many particle statements", "out of memory");
+        }
+        s->particles = n;
+        ps->particle_cap = ncap;
+    }
+    s->particles[s->particle_count++] = *sp;
+    return LS_OK;
+}
+
+// `cloth|rope|ragdoll_particles|particle_body property...`: every property
+// optional, at most once, defaults from ls_default_*_def().
+static ls_result parse_particles(parser *ps, ls_scene *s, ls_scene_particle_kind kind)
+{
+    ls_scene_particles sp;
+    memset(&sp, 0, sizeof sp);
+    sp.kind = kind;
+    sp.line = ps->line;
+    switch (kind) {
+    case LS_SCENE_CLOTH:
+        sp.cloth = ls_default_cloth_def();
+        break;
+    case LS_SCENE_ROPE:
+        sp.rope = ls_default_rope_def();
+        break;
+    case LS_SCENE_RAGDOLL:
+        sp.ragdoll = ls_default_particle_ragdoll_def();
+        break;
+    default:
+        sp.body = ls_default_particle_body_def();
+        break;
+    }
+    ps->nseen = 0;
+    uint64_t seen = 0;
+    unsigned kind_bit = 1u << kind;
+    char key[32];
+    const char *where, *pinned_at = NULL;
+    ls_result r = LS_OK;
+    while (r == LS_OK && next_token(ps, key, sizeof key, &where)) {
+        if (kind == LS_SCENE_PARTICLE_BODY) {
+            r = parse_embedded_shape_prop(ps, &sp.body.shape, key, where);
+            if (r != LS_ERR_NOT_FOUND) {
+                continue;
+            }
+            r = LS_OK;
+        }
+        int k = -1;
+        for (int i = 0; i < Q_COUNT; i++) {
+            k = strcmp(key, particle_props[i].name) == 0 ? i : k;
+        }
+        if (k < 0) {
+            r = fail_at(ps, where, "unknown particle property", key);
+        } else if (!(particle_props[k].kinds & kind_bit)) {
+            char what[64];
+            snprintf(what, sizeof what, "does not apply to %s", particle_statement[kind]);
+            r = fail_at(ps, where, key, what);
+        } else if (seen & ((uint64_t)1 << k)) {
+            r = fail_at(ps, where, "repeated on this line", key);
+        } else {
+            seen |= (uint64_t)1 << k;
+            pinned_at = k == Q_PINNED ? where : pinned_at;
+            r = parse_particle_prop(ps, s, &sp, k, where);
+        }
+    }
+    if (r == LS_OK && kind == LS_SCENE_PARTICLE_BODY) {
+        if (sp.body.shape.type != LS_SHAPE_SPHERE && sp.body.shape.type != LS_SHAPE_BOX &&
+            sp.body.shape.type != LS_SHAPE_CAPSULE && sp.body.shape.type != LS_SHAPE_HULL) {
+            r = fail_at(ps, ps->line_start, "particle_body",
+                        "embeds a sphere, box, capsule or hull");
+        } else {
+            r = finish_shape(ps, s, &sp.body.shape);
+        }
+    }
+    if (r == LS_OK && sp.pinned_count &&
+        sp.pinned[sp.pinned_count - 1] >= particle_statement_count(&sp)) {
+        char what[96];
+        snprintf(what, sizeof what, "index %u, but the %s has %u particles (0..%u)",
+                 sp.pinned[sp.pinned_count - 1], particle_statement[kind],
+                 particle_statement_count(&sp), particle_statement_count(&sp) - 1);
+        r = fail_at(ps, pinned_at, "pinned", what);
+    }
+    if (r == LS_OK) {
+        r = add_particles(ps, s, &sp);
+    }
+    if (r != LS_OK) {
+        free(sp.pinned);
+    }
+    return r;
+}
+
 static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
 {
     char key[32];
@@ -949,8 +1500,16 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
     if (strcmp(key, "joint") == 0) {
         return parse_joint(ps, s);
     }
+    for (unsigned k = 0; k < sizeof particle_statement / sizeof particle_statement[0]; k++) {
+        if (strcmp(key, particle_statement[k]) == 0) {
+            return parse_particles(ps, s, (ls_scene_particle_kind)k);
+        }
+    }
     if (!is_world && !is_shape && strcmp(key, "body") != 0) {
-        return fail_at(ps, where, "expected 'world', 'body', 'shape' or 'joint', got", key);
+        char what[LS_SCENE_LABEL_MAX + 96];
+        snprintf(what, sizeof what,
+                 "%s; particle systems: cloth, rope, ragdoll_particles, particle_body", key);
+        return fail_at(ps, where, "expected 'world', 'body', 'shape' or 'joint', got", what);
     }
     if (is_shape && s->body_count == 0) {
         return fail_at(ps, where, "a 'shape' line", "must follow the 'body' line it adds to");
@@ -1161,6 +1720,12 @@ void ls_scene_free(ls_scene *s)
     free(s->body_label);
     free(s->joints);
     free(s->joint_line);
+    for (uint32_t i = 0; i < s->particle_count; i++) {
+        free(s->particles[i].pinned);
+    }
+    free(s->particles);
+    s->particles = NULL;
+    s->particle_count = 0;
     s->body_label = NULL;
     s->joints = NULL;
     s->joint_line = NULL;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Writing scenes back as text (exact round trip) and turning them into worlds.
+// Writing scenes back as text (exact round trip) and turning them into worlds:
+// bodies, then joints, then particle systems, each in file order.
 #include "ls/fx_text.h"
 #include "ls/scene.h"
 
@@ -192,6 +193,13 @@ static void emit_pair(out *o, const char *name, ls_fx a, ls_fx b)
     emit(o, line);
 }
 
+static void emit_pair_u32(out *o, const char *name, uint32_t a, uint32_t b)
+{
+    char line[64];
+    snprintf(line, sizeof line, " %s %u %u", name, a, b);
+    emit(o, line);
+}
+
 static ls_fx deg(ls_fx rad)
 {
     return ls_joint_radians_to_degrees_(rad);
@@ -242,6 +250,309 @@ static void emit_joint(out *o, const ls_scene *s, const ls_joint_def *d)
     emit(o, d->collide_connected ? " collide\n" : "\n");
 }
 
+// ---- Particle statements (SPEC.md §14) ----
+
+static const char *const particle_keyword[] = {"cloth", "rope", "ragdoll_particles",
+                                               "particle_body"};
+
+static void emit_u32(out *o, const char *name, uint32_t v)
+{
+    char line[64];
+    snprintf(line, sizeof line, " %s %u", name, v);
+    emit(o, line);
+}
+
+// The system fields that differ from the builder's default `d`.
+static void emit_particle_system(out *o, const ls_particle_system_def *s,
+                                 const ls_particle_system_def *d)
+{
+    char line[96];
+    if (s->iterations != d->iterations) {
+        emit_u32(o, "iterations", s->iterations);
+    }
+    if (s->stick_mode != d->stick_mode) {
+        emit(o, s->stick_mode == LS_STICK_EXACT ? " stick exact" : " stick approx");
+    }
+    if (s->damping != d->damping) {
+        emit_fx(o, "damping", s->damping);
+    }
+    if (s->gravity_scale != d->gravity_scale) {
+        emit_fx(o, "gravity_scale", s->gravity_scale);
+    }
+    if (s->friction != d->friction) {
+        emit_fx(o, "friction", s->friction);
+    }
+    if (!ls_vec3_equal(s->acceleration, d->acceleration)) {
+        emit_vec3(o, "wind", s->acceleration);
+    }
+    if (s->turbulence != d->turbulence) {
+        emit_fx(o, "turbulence", s->turbulence);
+    }
+    if (s->seed != d->seed) {
+        snprintf(line, sizeof line, " seed %llu", (unsigned long long)s->seed);
+        emit(o, line);
+    }
+    if (s->category != d->category || s->mask != d->mask) {
+        snprintf(line, sizeof line, " filter %u %u", s->category, s->mask);
+        emit(o, line);
+    }
+    if (!s->collide_particles) {
+        emit(o, " no_particle_collision");
+    }
+}
+
+// Cloth pin bits as `corner00+edge_v1...` (the parser's names, bit order).
+static void emit_cloth_pins(out *o, uint32_t pins)
+{
+    static const char *const names[] = {"corner00", "corner10", "corner01", "corner11",
+                                        "edge_v0",  "edge_v1",  "edge_u0",  "edge_u1"};
+    emit(o, " pins ");
+    if (pins == 0) {
+        emit(o, "none");
+    }
+    for (unsigned i = 0, first = 1; i < 8; i++) {
+        if (pins & (1u << i)) {
+            emit(o, first ? "" : "+");
+            emit(o, names[i]);
+            first = 0;
+        }
+    }
+}
+
+static void emit_cloth(out *o, const ls_cloth_def *c)
+{
+    ls_cloth_def d = ls_default_cloth_def();
+    emit_vec3(o, "origin", c->origin);
+    emit_vec3(o, "axis_u", c->axis_u);
+    emit_vec3(o, "axis_v", c->axis_v);
+    emit_pair_u32(o, "grid", c->nu, c->nv);
+    emit_fx(o, "spacing", c->spacing);
+    emit_fx(o, "mass", c->mass);
+    emit_fx(o, "radius", c->radius);
+    emit(o, c->shear ? "" : " no_shear");
+    emit(o, c->bend ? "" : " no_bend");
+    if (c->bend_stiffness != d.bend_stiffness) {
+        emit_fx(o, "bend_stiffness", c->bend_stiffness);
+    }
+    if (c->tear_ratio != d.tear_ratio) {
+        emit_fx(o, "tear", c->tear_ratio);
+    }
+    if (c->pins != d.pins) {
+        emit_cloth_pins(o, c->pins);
+    }
+    emit_particle_system(o, &c->system, &d.system);
+}
+
+static void emit_rope(out *o, const ls_scene *s, const ls_rope_def *r)
+{
+    static const char *const pins[] = {"none", "start", "end", "both"};
+    ls_rope_def d = ls_default_rope_def();
+    emit_vec3(o, "from", r->start);
+    emit_vec3(o, "to", r->end);
+    emit_u32(o, "segments", r->segments);
+    emit_fx(o, "mass", r->mass);
+    if (r->end_mass != d.end_mass) {
+        emit_fx(o, "end_mass", r->end_mass);
+    }
+    emit_fx(o, "radius", r->radius);
+    emit(o, r->slack ? " slack" : "");
+    if (r->tear_ratio != d.tear_ratio) {
+        emit_fx(o, "tear", r->tear_ratio);
+    }
+    if (r->pin_start != d.pin_start || r->pin_end != d.pin_end) {
+        emit(o, " pin ");
+        emit(o, pins[(r->pin_start ? 1 : 0) + (r->pin_end ? 2 : 0)]);
+    }
+    if (r->attach_start.index1) {
+        emit(o, " attach_start");
+        emit_body_ref(o, s, r->attach_start);
+    }
+    if (r->attach_end.index1) {
+        emit(o, " attach_end");
+        emit_body_ref(o, s, r->attach_end);
+    }
+    emit_particle_system(o, &r->system, &d.system);
+}
+
+static void emit_ragdoll(out *o, const ls_particle_ragdoll_def *g)
+{
+    ls_particle_ragdoll_def d = ls_default_particle_ragdoll_def();
+    emit_vec3(o, "pos", g->position);
+    if (!ls_quat_equal(g->orientation, d.orientation)) {
+        emit_quat(o, "quat", g->orientation);
+    }
+    emit_fx(o, "height", g->height);
+    emit_fx(o, "mass", g->mass);
+    emit_fx(o, "radius", g->radius);
+    if (!ls_vec3_equal(g->velocity, d.velocity)) {
+        emit_vec3(o, "vel", g->velocity);
+    }
+    emit_particle_system(o, &g->system, &d.system);
+}
+
+static void emit_particle_body(out *o, const ls_particle_body_def *b)
+{
+    ls_particle_body_def d = ls_default_particle_body_def();
+    const ls_shape_def *sh = &b->shape;
+    emit(o, " ");
+    emit(o, ls_shape_kind_of(sh->type) ? ls_shape_kind_of(sh->type)->name : "box");
+    if (sh->type == LS_SHAPE_BOX) {
+        emit_vec3(o, "half", sh->half_extents);
+    } else if (sh->type == LS_SHAPE_SPHERE || sh->type == LS_SHAPE_CAPSULE) {
+        emit_fx(o, "radius", sh->radius);
+    }
+    if (sh->type == LS_SHAPE_CAPSULE) {
+        emit_fx(o, "half_height", sh->half_height);
+    }
+    emit_shape_data(o, sh);
+    if (!ls_vec3_equal(sh->local_position, ls_vec3_zero())) {
+        emit_vec3(o, "at", sh->local_position);
+    }
+    if (!is_identity(sh->local_orientation)) {
+        emit_quat(o, "rot", sh->local_orientation);
+    }
+    emit(o, b->kind == LS_PARTICLE_BODY_BOX ? " particles box" : " particles tetra");
+    emit_vec3(o, "pos", b->position);
+    if (!ls_quat_equal(b->orientation, d.orientation)) {
+        emit_quat(o, "quat", b->orientation);
+    }
+    if (!ls_vec3_equal(b->linear_velocity, d.linear_velocity)) {
+        emit_vec3(o, "vel", b->linear_velocity);
+    }
+    if (!ls_vec3_equal(b->angular_velocity, d.angular_velocity)) {
+        emit_vec3(o, "angvel", b->angular_velocity);
+    }
+    emit_fx(o, "mass", b->mass);
+    emit_fx(o, "particle_radius", b->radius);
+    emit_particle_system(o, &b->system, &d.system);
+}
+
+static void emit_particles(out *o, const ls_scene *s, const ls_scene_particles *sp)
+{
+    emit(o, particle_keyword[sp->kind & 3u]);
+    switch (sp->kind) {
+    case LS_SCENE_CLOTH:
+        emit_cloth(o, &sp->cloth);
+        break;
+    case LS_SCENE_ROPE:
+        emit_rope(o, s, &sp->rope);
+        break;
+    case LS_SCENE_RAGDOLL:
+        emit_ragdoll(o, &sp->ragdoll);
+        break;
+    default:
+        emit_particle_body(o, &sp->body);
+        break;
+    }
+    if (sp->pinned_count) {
+        emit_u32(o, "pinned", sp->pinned_count);
+        for (uint32_t i = 0; i < sp->pinned_count; i++) {
+            char line[16];
+            snprintf(line, sizeof line, " %u", sp->pinned[i]);
+            emit(o, line);
+        }
+    }
+    emit(o, "\n");
+}
+
+// ---- Instantiation of particle statements ----
+
+// Particles and constraints a statement builds, at most (the world's pools
+// must hold every system of the scene).
+static void particle_needs(const ls_scene_particles *sp, uint64_t *particles, uint64_t *constraints)
+{
+    uint64_t n = 0, c = 0;
+    switch (sp->kind) {
+    case LS_SCENE_CLOTH: {
+        uint64_t nu = sp->cloth.nu, nv = sp->cloth.nv;
+        n = nu * nv;
+        c = (nu - 1) * nv + nu * (nv - 1);                  // structural
+        c += sp->cloth.shear ? 2 * (nu - 1) * (nv - 1) : 0; // shear
+        if (sp->cloth.bend) {                               // bend (pins: mass 0)
+            c += (nu > 2 ? (nu - 2) * nv : 0) + (nv > 2 ? nu * (nv - 2) : 0);
+        }
+        break;
+    }
+    case LS_SCENE_ROPE:
+        n = (uint64_t)sp->rope.segments + 1;
+        c = (uint64_t)sp->rope.segments + 2;
+        break;
+    case LS_SCENE_RAGDOLL:
+        n = 16; // ragdoll.c: 16 particles, 26 sticks, 7 angle limits, 3 one-sided sticks
+        c = 64;
+        break;
+    default:
+        n = sp->body.kind == LS_PARTICLE_BODY_BOX ? 8 : 4;
+        c = sp->body.kind == LS_PARTICLE_BODY_BOX ? 28 : 6;
+        break;
+    }
+    *particles += n;
+    *constraints += c;
+}
+
+// Builds one particle statement; `pinned` particles get mass 0 afterwards.
+static ls_particle_system_id build_particles(ls_world *w, const ls_scene_particles *sp,
+                                             ls_error *why)
+{
+    ls_particle_system_id id = {0, 0};
+    switch (sp->kind) {
+    case LS_SCENE_CLOTH:
+        id = ls_cloth_create(w, &sp->cloth, why);
+        break;
+    case LS_SCENE_ROPE: {
+        // Bodies by file index: the world's body slots are the file order.
+        ls_rope_def d = sp->rope;
+        if (d.attach_start.index1) {
+            d.attach_start = ls_world_body_at(w, d.attach_start.index1 - 1);
+        }
+        if (d.attach_end.index1) {
+            d.attach_end = ls_world_body_at(w, d.attach_end.index1 - 1);
+        }
+        id = ls_rope_create(w, &d, why);
+        break;
+    }
+    case LS_SCENE_RAGDOLL:
+        id = ls_particle_ragdoll_create(w, &sp->ragdoll, why);
+        break;
+    default:
+        id = ls_particle_body_create(w, &sp->body, why);
+        break;
+    }
+    for (uint32_t i = 0; id.index1 && i < sp->pinned_count; i++) {
+        ls_result r = ls_particle_set_mass(w, id, sp->pinned[i], 0);
+        if (r != LS_OK) {
+            ls_error_set(why, r, "pinned particle %u: %s", sp->pinned[i], ls_result_text(r));
+            snprintf(why->field, sizeof why->field, "pinned");
+            id.index1 = 0;
+        }
+    }
+    return id;
+}
+
+// Creates the scene's particle systems in file order; false with *err naming
+// the statement ("rope 2: ..." = the second rope), its line and field.
+static bool instantiate_particles(ls_world *w, const ls_scene *s, ls_error *err)
+{
+    uint32_t of_kind[4] = {0, 0, 0, 0};
+    for (uint32_t i = 0; i < s->particle_count; i++) {
+        const ls_scene_particles *sp = &s->particles[i];
+        uint32_t nth = ++of_kind[sp->kind & 3u];
+        ls_error why;
+        ls_error_clear(&why);
+        if (build_particles(w, sp, &why).index1 == 0) {
+            ls_error_set(err, why.code ? why.code : LS_ERR_INVALID_ARGUMENT, "%s %u: %s",
+                         particle_keyword[sp->kind & 3u], nth, why.message);
+            if (err) {
+                snprintf(err->field, sizeof err->field, "%s", why.field);
+                err->line = sp->line;
+                err->column = err->line ? 1 : 0;
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
 static uint32_t player_of(const ls_scene *s, uint32_t body)
 {
     for (uint32_t k = 0; k < s->player_count; k++) {
@@ -280,6 +591,9 @@ size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
     for (uint32_t i = 0; i < s->joint_count; i++) {
         emit_joint(&o, s, &s->joints[i]);
     }
+    for (uint32_t i = 0; i < s->particle_count; i++) {
+        emit_particles(&o, s, &s->particles[i]);
+    }
     return o.len;
 }
 
@@ -311,6 +625,21 @@ ls_world_def ls_scene_world_def(const ls_scene *s)
     }
     if (d.max_joints < s->joint_count) {
         d.max_joints = s->joint_count;
+    }
+    // Particle pools: raised to what the statements build (a scene without
+    // particle statements keeps the file's values).
+    uint64_t particles = 0, constraints = 0;
+    for (uint32_t i = 0; i < s->particle_count; i++) {
+        particle_needs(&s->particles[i], &particles, &constraints);
+    }
+    if (d.max_particle_systems < s->particle_count) {
+        d.max_particle_systems = s->particle_count;
+    }
+    if (d.max_particles < particles) {
+        d.max_particles = particles > UINT32_MAX ? UINT32_MAX : (uint32_t)particles;
+    }
+    if (d.max_particle_constraints < constraints) {
+        d.max_particle_constraints = constraints > UINT32_MAX ? UINT32_MAX : (uint32_t)constraints;
     }
     return d;
 }
@@ -364,6 +693,10 @@ ls_world *ls_scene_instantiate_within(const ls_scene *s, size_t max_memory, ls_e
             ls_world_destroy(w);
             return NULL;
         }
+    }
+    if (!instantiate_particles(w, s, err)) {
+        ls_world_destroy(w);
+        return NULL;
     }
     ls_error_clear(err);
     return w;

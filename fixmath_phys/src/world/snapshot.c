@@ -7,6 +7,7 @@
 #include "../collision/query_tree.h"
 #include "../collision/shape_kind.h"
 #include "../dynamics/joint.h"
+#include "../particles/particles_internal.h"
 #include "ls/checksum.h"
 #include "world_internal.h"
 
@@ -14,7 +15,11 @@
 #include <string.h>
 
 #define SNAP_MAGIC   0x4E53534Cu // "LSSN"
-#define SNAP_VERSION 3u          // 3: joint section
+#define SNAP_VERSION 4u          // 3: joint section; 4: particle section
+// A world that has never had a particle system writes version 3 (no particle
+// section), byte for byte what it wrote before particles existed; restore
+// reads both.
+#define SNAP_VERSION_NO_PARTICLES 3u
 
 // Joints in slot order, every (state) field but user_data (SPEC.md §12). A
 // world that never had a joint hashes nothing here, so its checksum is the
@@ -53,6 +58,81 @@ static void hash_joints(ls_hasher *h, const ls_world *w)
     }
 }
 
+// One particle system (SPEC.md §12): every (state) field but user_data.
+static void hash_particle_system(ls_hasher *h, const ls_particle_store *ps, uint32_t i)
+{
+    const ls_particle_system *s = &ps->systems[i];
+    ls_hasher_put_u32(h, i);
+    ls_hasher_put_u32(h, s->generation);
+    ls_hasher_put_u32(h, (uint32_t)s->kind | (uint32_t)s->stick_mode << 8 | s->flags << 16);
+    ls_hasher_put_u32(h, s->iterations);
+    ls_hasher_put_fx(h, s->damping);
+    ls_hasher_put_fx(h, s->gravity_scale);
+    ls_hasher_put_fx(h, s->friction);
+    ls_hasher_put_vec3(h, s->acceleration);
+    ls_hasher_put_fx(h, s->turbulence);
+    ls_hasher_put_u64(h, s->rng.state);
+    ls_hasher_put_u64(h, s->rng.inc);
+    ls_hasher_put_u32(h, s->category);
+    ls_hasher_put_u32(h, s->mask);
+    ls_hasher_put_u32(h, s->count);
+    ls_hasher_put_u32(h, s->cap);
+    ls_hasher_put_u32(h, s->con_count);
+    ls_hasher_put_u32(h, s->con_cap);
+    const ls_particle_embed *e = &s->embed;
+    ls_hasher_put_u32(h, e->arrangement);
+    ls_hasher_put_vec3(h, e->extent);
+    ls_hasher_put_u32(h, (uint32_t)e->geom.kind);
+    ls_hasher_put_u32(h, e->geometry);
+    ls_hasher_put_fx(h, e->geom.radius);
+    ls_hasher_put_fx(h, e->geom.half_height);
+    ls_hasher_put_vec3(h, e->geom.half_extents);
+    ls_hasher_put_vec3(h, e->local_p);
+    ls_hasher_put_quat(h, e->local_q);
+    for (uint32_t k = 0; k < s->count; k++) {
+        const ls_particle *p = &ps->p[s->first + k];
+        ls_hasher_put_vec3(h, ps->x[s->first + k]);
+        ls_hasher_put_vec3(h, ps->x_old[s->first + k]);
+        ls_hasher_put_fx(h, p->inv_mass);
+        ls_hasher_put_fx(h, p->radius);
+        ls_hasher_put_vec3(h, p->force);
+    }
+    for (uint32_t k = 0; k < s->con_count; k++) {
+        const ls_pcon *c = &ps->con[s->con_first + k];
+        ls_hasher_put_u32(h, (uint32_t)c->type | (uint32_t)c->flags << 8);
+        ls_hasher_put_u32(h, c->a);
+        ls_hasher_put_u32(h, c->b);
+        ls_hasher_put_u32(h, c->c);
+        ls_hasher_put_fx(h, c->rest);
+        ls_hasher_put_fx(h, c->rest_max);
+        ls_hasher_put_fx(h, c->stiffness);
+        ls_hasher_put_fx(h, c->tear);
+        ls_hasher_put_vec3(h, c->target);
+        ls_hasher_put_u32(h, c->body);
+        ls_hasher_put_u32(h, c->body_generation);
+    }
+}
+
+// Particle systems in slot order (SPEC.md §12, §24). A world that never had a
+// particle system hashes nothing here, so its checksum is the one it had
+// before particles existed.
+static void hash_particles(ls_hasher *h, const ls_world *w)
+{
+    const ls_particle_store *ps = w->particles;
+    ls_hasher_put_u32(h, ps->system_count);
+    for (uint32_t i = 0; i < ps->system_high; i++) {
+        if (ps->systems[i].alive) {
+            hash_particle_system(h, ps, i);
+        }
+    }
+}
+
+// True when the world has particle state to save and hash.
+static bool has_particles(const ls_world *w)
+{
+    return w->particles && w->particles->system_high > 0;
+}
+
 uint64_t ls_world_checksum(const ls_world *w)
 {
     ls_hasher h;
@@ -87,6 +167,9 @@ uint64_t ls_world_checksum(const ls_world *w)
     }
     if (w->joint_high > 0) {
         hash_joints(&h, w);
+    }
+    if (has_particles(w)) {
+        hash_particles(&h, w);
     }
     return ls_hasher_digest(&h);
 }
@@ -463,18 +546,161 @@ static bool restore_geometry(cursor *c, ls_world *w, uint32_t count, ls_error *w
     return true;
 }
 
+// ---- Particle section (version 4, SPEC.md §13) ----
+
+// One particle system slot: 40 words (the next-free link follows).
+static void io_particle_system(cursor *c, bool save, ls_particle_system *s)
+{
+    io32(c, save, &s->generation);
+    uint32_t f = (uint32_t)s->alive | (uint32_t)s->kind << 8 | (uint32_t)s->stick_mode << 16 |
+                 s->flags << 24;
+    io32(c, save, &f);
+    if (!save && ((f & 0xFEu) != 0 || ((f >> 8) & 0xFFu) >= LS_PARTICLES_KIND_COUNT ||
+                  ((f >> 16) & 0xFFu) > LS_STICK_EXACT || (f >> 24) > LS_PSYS_F_ALL)) {
+        c->ok = false;
+    }
+    s->alive = f & 1u;
+    s->kind = (uint8_t)(f >> 8);
+    s->stick_mode = (uint8_t)(f >> 16);
+    s->flags = f >> 24;
+    io32(c, save, &s->iterations);
+    io32(c, save, &s->damping);
+    io32(c, save, &s->gravity_scale);
+    io32(c, save, &s->friction);
+    io_vec3(c, save, &s->acceleration);
+    io32(c, save, &s->turbulence);
+    io_u64(c, save, &s->rng.state);
+    io_u64(c, save, &s->rng.inc);
+    io32(c, save, &s->category);
+    io32(c, save, &s->mask);
+    io_u64(c, save, &s->user_data);
+    io32(c, save, &s->count);
+    io32(c, save, &s->cap);
+    io32(c, save, &s->con_count);
+    io32(c, save, &s->con_cap);
+    ls_particle_embed *e = &s->embed;
+    uint32_t arrangement = e->arrangement, kind = (uint32_t)e->geom.kind;
+    io32(c, save, &arrangement);
+    io_vec3(c, save, &e->extent);
+    io32(c, save, &kind);
+    if (!save && (arrangement > LS_PARTICLE_BODY_BOX || kind >= LS_SHAPE_KIND_COUNT)) {
+        c->ok = false;
+    }
+    e->arrangement = (uint8_t)arrangement;
+    e->geom.kind = (ls_shape_type)(kind & 0xFFu);
+    io32(c, save, &e->geometry);
+    io32(c, save, &e->geom.radius);
+    io32(c, save, &e->geom.half_height);
+    io_vec3(c, save, &e->geom.half_extents);
+    io_vec3(c, save, &e->local_p);
+    io_quat(c, save, &e->local_q);
+}
+
+// One particle: 11 words.
+static void io_particle(cursor *c, bool save, ls_particle_store *ps, uint32_t i)
+{
+    io_vec3(c, save, &ps->x[i]);
+    io_vec3(c, save, &ps->x_old[i]);
+    io32(c, save, &ps->p[i].inv_mass);
+    io32(c, save, &ps->p[i].radius);
+    io_vec3(c, save, &ps->p[i].force);
+}
+
+// One constraint: 13 words.
+static void io_pcon(cursor *c, bool save, ls_pcon *k)
+{
+    uint32_t f = (uint32_t)k->type | (uint32_t)k->flags << 8;
+    io32(c, save, &f);
+    if (!save && ((f & 0xFFu) >= LS_PARTICLE_CONSTRAINT_KIND_COUNT || (f >> 8) > LS_PCON_F_ALL)) {
+        c->ok = false;
+    }
+    k->type = (uint8_t)f;
+    k->flags = (uint8_t)(f >> 8);
+    io32(c, save, &k->a);
+    io32(c, save, &k->b);
+    io32(c, save, &k->c);
+    io32(c, save, &k->rest);
+    io32(c, save, &k->rest_max);
+    io32(c, save, &k->stiffness);
+    io32(c, save, &k->tear);
+    io_vec3(c, save, &k->target);
+    io32(c, save, &k->body);
+    io32(c, save, &k->body_generation);
+}
+
+// Counts and the overflow record, every system slot with its free-list link,
+// then each live system's particles and constraints (slot order). Restore
+// checks the reserved capacities against the world's pools before reading
+// any particle, then packs the systems' ranges in slot order.
+static bool io_particles(cursor *c, bool save, ls_world *w)
+{
+    ls_particle_store *ps = w->particles;
+    if (!ps) {
+        return false; // a world without particle capacity cannot hold the section
+    }
+    io32(c, save, &ps->system_high);
+    io32(c, save, &ps->system_count);
+    io32(c, save, &ps->free_head);
+    io32(c, save, &ps->overflow_system);
+    io32(c, save, &ps->overflow_generation);
+    io32(c, save, &ps->overflow_particle);
+    if (!c->ok || ps->system_high == 0 || ps->system_high > ps->max_systems ||
+        ps->system_count > ps->system_high) {
+        return false;
+    }
+    for (uint32_t i = 0; i < ps->system_high && c->ok; i++) {
+        io_particle_system(c, save, &ps->systems[i]);
+        io32(c, save, &ps->next_free[i]);
+    }
+    if (!c->ok) {
+        return false;
+    }
+    if (!save) {
+        uint64_t np = 0, nc = 0;
+        for (uint32_t i = 0; i < ps->system_high; i++) {
+            const ls_particle_system *s = &ps->systems[i];
+            if (s->alive) {
+                if (s->count > s->cap || s->con_count > s->con_cap) {
+                    return false;
+                }
+                np += s->cap;
+                nc += s->con_cap;
+            }
+        }
+        if (np > ps->max_particles || nc > ps->max_constraints) {
+            return false;
+        }
+        ls_particles_rebuild_(w);
+    }
+    for (uint32_t i = 0; i < ps->system_high && c->ok; i++) {
+        const ls_particle_system *s = &ps->systems[i];
+        if (!s->alive) {
+            continue;
+        }
+        for (uint32_t k = 0; k < s->count && c->ok; k++) {
+            io_particle(c, save, ps, s->first + k);
+        }
+        for (uint32_t k = 0; k < s->con_count && c->ok; k++) {
+            io_pcon(c, save, &ps->con[s->con_first + k]);
+        }
+    }
+    return c->ok;
+}
+
 // The whole state, in the order of SPEC.md §13. Restore validates counts
 // before using them, so a corrupt buffer is refused instead of read past.
 static bool io_world(cursor *c, bool save, ls_world *w, ls_error *why)
 {
-    uint32_t magic = SNAP_MAGIC, version = SNAP_VERSION, max_b = w->def.max_bodies;
+    uint32_t magic = SNAP_MAGIC, max_b = w->def.max_bodies;
+    uint32_t version = has_particles(w) ? SNAP_VERSION : SNAP_VERSION_NO_PARTICLES;
     uint32_t max_s = w->def.max_shapes, geometry_count = w->geometry_count;
     io32(c, save, &magic);
     io32(c, save, &version);
     io32(c, save, &max_b);
     io32(c, save, &max_s);
-    if (!save && (magic != SNAP_MAGIC || version != SNAP_VERSION || max_b != w->def.max_bodies ||
-                  max_s != w->def.max_shapes)) {
+    if (!save &&
+        (magic != SNAP_MAGIC || (version != SNAP_VERSION && version != SNAP_VERSION_NO_PARTICLES) ||
+         max_b != w->def.max_bodies || max_s != w->def.max_shapes)) {
         return false;
     }
     io32(c, save, &w->tick);
@@ -524,6 +750,11 @@ static bool io_world(cursor *c, bool save, ls_world *w, ls_error *why)
     for (uint32_t i = 0; i < w->joint_high && c->ok; i++) {
         io_joint(c, save, &w->joints[i]);
         io32(c, save, &w->joint_next_free[i]);
+    }
+    if (!save && version == SNAP_VERSION_NO_PARTICLES) {
+        ls_particles_clear_(w);
+    } else if (c->ok && version == SNAP_VERSION && !io_particles(c, save, w)) {
+        return false;
     }
     return c->ok;
 }
@@ -750,7 +981,8 @@ static const char *state_problem(ls_world *w, uint32_t *where)
             return "contact order";
         }
     }
-    return ls_joint_state_problem_(w, where);
+    const char *joints = ls_joint_state_problem_(w, where);
+    return joints ? joints : ls_particles_state_problem_(w, where);
 }
 
 static void leave_empty(ls_world *w)
@@ -760,6 +992,7 @@ static void leave_empty(ls_world *w)
     w->free_head = w->shape_free_head = UINT32_MAX;
     w->joint_high = w->joint_count = 0;
     w->joint_free_head = UINT32_MAX;
+    ls_particles_clear_(w);
     ls_joint_rebuild_lists_(w);
     w->joint_event_count = 0;
     ls_broadphase_clear(w->bp);
@@ -772,9 +1005,17 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
     if (size < 16) {
         return ls_error_set(err, LS_ERR_TRUNCATED, "snapshot of %zu bytes has no header", size);
     }
-    if (ls_get_u32le(buf) != SNAP_MAGIC || ls_get_u32le(buf + 4) != SNAP_VERSION) {
+    uint32_t version = ls_get_u32le(buf + 4);
+    if (ls_get_u32le(buf) != SNAP_MAGIC ||
+        (version != SNAP_VERSION && version != SNAP_VERSION_NO_PARTICLES)) {
         return ls_error_set(err, LS_ERR_INCOMPATIBLE,
-                            "not a version %u snapshot (magic or version differs)", SNAP_VERSION);
+                            "not a version %u or %u snapshot (magic or version differs)",
+                            SNAP_VERSION_NO_PARTICLES, SNAP_VERSION);
+    }
+    if (version == SNAP_VERSION && !w->particles) {
+        return ls_error_set(err, LS_ERR_INCOMPATIBLE,
+                            "snapshot with particle systems restored into a world without "
+                            "particle capacity (max_particles or max_particle_systems is 0)");
     }
     if (ls_get_u32le(buf + 8) != w->def.max_bodies || ls_get_u32le(buf + 12) != w->def.max_shapes) {
         return ls_error_set(err, LS_ERR_INCOMPATIBLE,
@@ -827,6 +1068,7 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
     w->begin_count = w->end_count = 0;
     ls_joint_rebuild_lists_(w);
     w->joint_event_count = 0;
+    ls_particles_after_restore_(w);
     w->info.tick = w->tick;
     ls_error_clear(err);
     return LS_OK;

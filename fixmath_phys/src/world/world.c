@@ -4,6 +4,7 @@
 #include "../collision/query_tree.h"
 #include "../dynamics/joint.h"
 #include "../dynamics/workers.h"
+#include "../particles/particles_internal.h"
 #include "world_internal.h"
 
 #include <stdio.h>
@@ -50,6 +51,9 @@ ls_world_def ls_default_world_def(void)
     d.seed = 0;
     d.worker_count = 1;
     d.max_joints = 1024;
+    d.max_particle_systems = 16;
+    d.max_particles = 4096;
+    d.max_particle_constraints = 16384;
     return d;
 }
 
@@ -93,6 +97,17 @@ static bool world_def_valid(const ls_world_def *d, ls_error *err)
     }
     if (d->max_joints > (1u << 20)) {
         return refuse(err, LS_ERR_OUT_OF_RANGE, "max_joints", "max_joints must be 0..2^20");
+    }
+    if (d->max_particle_systems > 4096) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "max_particle_systems",
+                      "max_particle_systems must be 0..4096");
+    }
+    if (d->max_particles > (1u << 22)) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "max_particles", "max_particles must be 0..2^22");
+    }
+    if (d->max_particle_constraints > (1u << 24)) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "max_particle_constraints",
+                      "max_particle_constraints must be 0..2^24");
     }
     if (d->max_shapes > (1u << 22)) {
         return refuse(err, LS_ERR_OUT_OF_RANGE, "max_shapes", "max_shapes must be 0..2^22");
@@ -170,7 +185,7 @@ size_t ls_world_memory_size(const ls_world_def *def)
            ls_query_tree_memory_size(shape_capacity(def), def->max_bodies) +
            max_joint_slots(def) *
                (sizeof *w->joints + sizeof *w->joint_next_free + sizeof *w->joint_events) +
-           nb * sizeof *w->body_joint_head;
+           nb * sizeof *w->body_joint_head + ls_particles_memory_size_(def);
 }
 
 ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
@@ -224,6 +239,13 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
         return NULL;
     }
     memset(w->body_joint_head, 0xFF, def->max_bodies * sizeof *w->body_joint_head);
+    bool particles_ok;
+    w->particles = ls_particles_create_(def, &particles_ok);
+    if (!particles_ok) {
+        ls_world_destroy(w);
+        ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory for %u particles", def->max_particles);
+        return NULL;
+    }
     w->joint_free_head = UINT32_MAX;
     if (!w->shapes || !w->shape_next_free || !w->children || !w->island_awake ||
         !w->island_min_timer || !w->bodies || !w->next_free || !w->bp || !w->qt || !w->pairs ||
@@ -272,6 +294,7 @@ void ls_world_destroy(ls_world *w)
     free(w->joint_next_free);
     free(w->joint_events);
     free(w->body_joint_head);
+    ls_particles_destroy_(w->particles);
     free(w);
 }
 
@@ -396,6 +419,7 @@ void ls_world_step(ls_world *w)
     ls_world_solve_(w);
     finish_bodies(w);
     ls_world_continuous_(w);
+    ls_particles_step_(w); // SPEC.md §25.5: after CCD, before sleeping
     ls_world_sleep_islands_(w);
     w->tick++;
     w->info.tick = w->tick;

@@ -190,6 +190,9 @@ struct ls_world {
     ls_joint_event *joint_events; ///< joints broken in the step that ended at joint_event_tick
     uint32_t joint_event_count;   ///< entries of joint_events
     uint32_t joint_event_tick;    ///< tick after the step whose breaks joint_events holds
+    // Verlet particle systems (particles/particles_internal.h); NULL when the
+    // definition has no particle capacity.
+    struct ls_particle_store *particles;
 };
 
 /// Slot of a valid id, or NULL.

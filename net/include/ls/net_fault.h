@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Seeded fault injection for transports, tests and demos: loss, duplication,
-// reordering, delay and jitter. Sans-IO: it only decides when (and how many
+// reordering, delay, jitter and bit corruption. Sans-IO: it only decides when (and how many
 // times) a datagram is delivered; the caller holds the datagram until then.
 #ifndef LS_NET_FAULT_H
 #define LS_NET_FAULT_H
@@ -17,6 +17,7 @@ typedef struct ls_net_fault_def {
     uint32_t delay_us;    ///< Fixed one-way delay.
     uint32_t jitter_us;   ///< Extra uniform delay in [0, jitter].
     uint64_t seed;        ///< Seed of the decisions (same seed, same fates).
+    uint32_t corrupt_ppm; ///< Probability of flipping one random bit of a datagram.
 } ls_net_fault_def;
 
 /// Fault injector state.
@@ -26,6 +27,7 @@ typedef struct ls_net_fault {
     uint64_t dropped;     ///< Datagrams dropped.
     uint64_t duplicated;  ///< Datagrams delivered twice.
     uint64_t reordered;   ///< Datagrams held back.
+    uint64_t corrupted;   ///< Datagrams with a flipped bit.
 } ls_net_fault;
 
 /// Start an injector.
@@ -35,6 +37,9 @@ LS_API bool ls_net_fault_active(const ls_net_fault *f);
 /// Decide the fate of a datagram sent at now_us: writes 0, 1 or 2 delivery times
 /// into when[] and returns how many.
 LS_API uint32_t ls_net_fault_apply(ls_net_fault *f, uint64_t now_us, uint64_t when[2]);
+/// With probability corrupt_ppm flip one random bit of data (a copy about to be
+/// delivered); true if it did. Draws nothing when corrupt_ppm is 0.
+LS_API bool ls_net_fault_corrupt(ls_net_fault *f, uint8_t *data, size_t len);
 
 LS_EXTERN_C_END
 

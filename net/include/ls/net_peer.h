@@ -1,22 +1,30 @@
 // SPDX-License-Identifier: MIT
-// A lockstep peer's sans-IO core. The game plugs in through callbacks (like
-// GGPO): local_input(tick) asks for this peer's input, advance(tick, inputs)
+// A peer's sans-IO core. The game plugs in through callbacks (like GGPO):
+// local_input(tick) asks for this peer's input, advance(tick, inputs)
 // simulates one tick with every slot's input and returns the state checksum.
-// A tick is advanced only when every slot's input for it is known; inputs are
-// sent D ticks ahead (input delay) and the peer paces itself to stay within a
-// bounded lead of what it has simulated. The core sends inputs with redundancy
-// (everything unacknowledged, every time), checksums, acks and pings.
+// In lockstep mode a tick is advanced only when every slot's input for it is
+// known; inputs are sent D ticks ahead (input delay) and the peer paces itself
+// to stay within a bounded lead of what it has simulated. In rollback mode
+// (ls/net_rollback.h) the peer runs one frame per clock tick, predicts the
+// inputs it lacks, and when they arrive different it loads the state saved
+// for that tick (save/load callbacks) and re-simulates; only confirmed ticks'
+// checksums go to the relay. The core sends inputs with redundancy
+// (everything unacknowledged, every time), checksums, acks and pings. Every
+// datagram is sealed with the slot's secret key (from its credential,
+// ls/net_auth.h) and every received one is verified and checked against a
+// replay window before anything in it is used (SPEC.md §17.3).
 #ifndef LS_NET_PEER_H
 #define LS_NET_PEER_H
 
-#include "ls/net_wire.h"
+#include "ls/net_auth.h"
+#include "ls/net_rollback.h"
 
 LS_EXTERN_C_BEGIN
 
-/// Synchronisation model. Only lockstep exists; rollback is the seam for a later version
-/// (it will add save/load callbacks and predicted advances).
+/// Synchronisation model.
 typedef enum ls_peer_mode {
     LS_PEER_LOCKSTEP = 0, ///< Advance a tick only when all its inputs are confirmed.
+    LS_PEER_ROLLBACK = 1, ///< Predict missing inputs; correct by rollback (needs save/load).
 } ls_peer_mode;
 
 /// Peer lifecycle.
@@ -33,6 +41,10 @@ typedef enum ls_peer_event_type {
     LS_PEER_EV_DESYNC = 2,       ///< The relay reports disagreeing checksums at `tick`.
     LS_PEER_EV_DISCONNECTED = 3, ///< Slot `slot` is gone from `tick` on (empty input).
     LS_PEER_EV_FINISHED = 4,     ///< Every tick of the match is simulated and acknowledged.
+    LS_PEER_EV_ROLLBACK = 5,     ///< Rollback: loaded `tick`'s state to re-simulate `count` ticks.
+    LS_PEER_EV_WAITING = 6,     ///< Rollback: prediction window full, waiting for `slot` at `tick`.
+    LS_PEER_EV_TIME_SYNC = 7,   ///< Rollback: skipped a frame, `frames_ahead` of the slowest slot.
+    LS_PEER_EV_STATE_ERROR = 8, ///< Rollback: save (`count` 0) or load (1) failed at `tick`.
 } ls_peer_event_type;
 
 /// One peer event.
@@ -43,6 +55,8 @@ typedef struct ls_peer_event {
     uint16_t slots;          ///< DESYNC: slots that disagree with the majority.
     uint8_t reason;          ///< DISCONNECTED: ls_net_disconnect_reason.
     uint64_t expected;       ///< DESYNC: the majority checksum.
+    uint32_t count;          ///< ROLLBACK: ticks re-simulated; STATE_ERROR: 0 save, 1 load.
+    int32_t frames_ahead;    ///< TIME_SYNC: our lead that triggered the skip.
 } ls_peer_event;
 
 /// The game, driven by the peer.
@@ -56,20 +70,31 @@ typedef struct ls_peer_callbacks {
                         uint32_t input_size);
     /// Optional: an event happened.
     void (*on_event)(void *user, const ls_peer_event *ev);
+    /// Rollback mode (required there): save the state at the start of `tick` into buf
+    /// (cap bytes); return the bytes written, the size needed if cap is too small, or 0.
+    size_t (*save)(void *user, uint32_t tick, uint8_t *buf, size_t cap);
+    /// Rollback mode (required there): restore the state saved for `tick`; false on failure.
+    bool (*load)(void *user, uint32_t tick, const uint8_t *buf, size_t size);
+    /// Rollback mode, optional: predict slot's input at tick (inout holds its last known input).
+    void (*predict)(void *user, uint32_t slot, uint32_t tick, uint8_t *inout, uint32_t input_size);
 } ls_peer_callbacks;
 
 /// Peer settings. Start from ls_default_peer_def().
 typedef struct ls_peer_def {
-    uint32_t session;                 ///< Session id.
-    uint32_t slot;                    ///< Our slot.
-    uint8_t token[LS_NET_TOKEN_SIZE]; ///< Our slot's token.
-    ls_net_addr relay;                ///< Relay address (copied into every datagram).
-    ls_peer_mode mode;                ///< LS_PEER_LOCKSTEP.
-    uint32_t max_lead;                ///< Lead bound in ticks (1..32), default 8.
-    uint32_t resend_us;               ///< Re-send unacknowledged data after this, default 20 ms.
-    uint32_t join_retry_us;           ///< Re-send JOIN after this, default 200 ms.
-    uint32_t ping_interval_us;        ///< Ping the relay this often, default 250 ms.
-    ls_peer_callbacks cb;             ///< The game.
+    uint32_t session;             ///< Session id.
+    uint32_t slot;                ///< Our slot.
+    uint8_t key[LS_NET_KEY_SIZE]; ///< Our slot's secret key (from its credential; never sent).
+    ls_net_addr relay;            ///< Relay address (every datagram goes there).
+    ls_peer_mode mode;            ///< LS_PEER_LOCKSTEP (default) or LS_PEER_ROLLBACK.
+    uint32_t max_lead;            ///< Lockstep: lead bound in ticks (1..32), default 8.
+    uint32_t resend_us;           ///< Re-send unacknowledged data after this, default 20 ms.
+    uint32_t join_retry_us;       ///< Re-send JOIN after this, default 200 ms.
+    uint32_t ping_interval_us;    ///< Ping the relay this often, default 250 ms.
+    uint32_t max_prediction;      ///< Rollback: prediction window W (0..64), default 8.
+    uint32_t resim_budget; ///< Rollback: re-simulated ticks per frame (0: no limit), default 0.
+    uint32_t
+        time_sync_threshold; ///< Rollback: frames ahead that make a frame skip (0: off), default 2.
+    ls_peer_callbacks cb;    ///< The game.
 } ls_peer_def;
 
 /// Peer-side counters.
@@ -79,12 +104,26 @@ typedef struct ls_peer_stats {
     uint64_t bytes_in;     ///< Bytes accepted.
     uint64_t packets_out;  ///< Datagrams produced.
     uint64_t bytes_out;    ///< Bytes produced.
-    uint64_t dropped;      ///< Datagrams rejected (malformed, wrong token or session).
+    uint64_t dropped;      ///< Datagrams rejected, for any reason (sum of the four below and more).
+    uint64_t malformed;    ///< Datagrams that failed to decode or named another session/slot.
+    uint64_t bad_mac;      ///< Datagrams whose tag is wrong (forged, corrupted, wrong key).
+    uint64_t replayed;     ///< Authentic datagrams seen before (replay window).
+    uint64_t stale;        ///< Authentic datagrams older than the replay window.
     uint64_t duplicates;   ///< Inputs received again.
     uint64_t stalls;       ///< Polls that wanted to advance but lacked an input.
     uint32_t desyncs;      ///< DESYNC notices received.
     uint32_t first_desync; ///< Tick of the first one (valid if desyncs > 0).
-    uint32_t clock_shifts; ///< Time-sync corrections (catch-up ticks).
+    uint32_t clock_shifts; ///< Lockstep time-sync corrections (catch-up ticks).
+    uint64_t frames;       ///< Rollback: frames run (one per clock tick).
+    uint64_t rollbacks;    ///< Rollback: corrections (state loads).
+    uint64_t resimulated;  ///< Rollback: ticks re-simulated (mean per frame: / frames).
+    uint32_t max_resim_frame; ///< Rollback: most ticks re-simulated in one frame.
+    uint32_t max_rollback;    ///< Rollback: longest rollback in ticks.
+    uint64_t predicted;       ///< Rollback: predicted inputs whose real value arrived ...
+    uint64_t predicted_hits;  ///< ... and were right (hit rate: predicted_hits / predicted).
+    uint64_t waits;           ///< Rollback: frames lost waiting on the prediction window.
+    uint64_t time_sync_skips; ///< Rollback: frames skipped by time sync (adjustments).
+    int32_t frames_ahead;     ///< Rollback: latest time-sync estimate of our lead.
 } ls_peer_stats;
 
 /// Opaque peer.
@@ -92,6 +131,9 @@ typedef struct ls_peer ls_peer;
 
 /// Defaults (see ls_peer_def).
 LS_API ls_peer_def ls_default_peer_def(void);
+/// Copy a player credential's session, slot and key into def; LS_ERR_INVALID_ARGUMENT
+/// for a spectator credential (reserved).
+LS_API ls_result ls_peer_def_set_credential(ls_peer_def *def, const ls_net_credential *cred);
 /// Create a peer; NULL on bad settings, with *err (may be NULL) naming the setting.
 LS_API ls_peer *ls_peer_create(const ls_peer_def *def, ls_error *err);
 /// Destroy a peer.
@@ -106,9 +148,10 @@ LS_API void ls_peer_leave(ls_peer *p);
 LS_API bool ls_peer_next_datagram(ls_peer *p, ls_net_datagram *out);
 /// Lifecycle state.
 LS_API ls_peer_state ls_peer_state_get(const ls_peer *p);
-/// Ticks simulated so far.
+/// Ticks simulated so far (rollback: including predicted ones).
 LS_API uint32_t ls_peer_ticks(const ls_peer *p);
-/// Checksum returned by advance for the last simulated tick (0 before the first).
+/// Checksum returned by advance for the last simulated tick (rollback: the last confirmed
+/// tick, the last one sent to the relay; 0 before the first).
 LS_API uint64_t ls_peer_last_checksum(const ls_peer *p);
 /// Session parameters from WELCOME (slots 0 before it).
 LS_API ls_net_msg ls_peer_welcome(const ls_peer *p);

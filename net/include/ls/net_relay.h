@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: MIT
 // The relay's sans-IO core: feed it datagrams and the time, drain the datagrams
-// and events it produces. It joins peers (token + address cookie), fans every
-// input out to the other peers, keeps each session's confirmed input stream,
-// compares per-tick checksums, disconnects silent peers at an announced tick and
-// hands every final tick to a recorder. No sockets, no clock, no allocation
-// after session creation.
+// and events it produces. It issues a credential (secret key) per slot, joins
+// peers (authenticated JOIN + address cookie), drops every datagram whose tag,
+// sequence number or source is wrong before acting on it, fans every input out
+// to the other peers and re-sends what they have not acknowledged, keeps each
+// session's confirmed input stream, compares per-tick checksums, disconnects
+// silent peers at an announced tick and hands every final tick to a recorder.
+// Spectators (their own credentials, SPEC.md §17.10) receive the final ticks
+// (every slot's input and the agreed checksum) from a bounded history; the
+// relay never waits for them: one that falls out of the history gets the
+// host's snapshot of a confirmed tick (ls_relay_session_put_state) or is dropped.
+// No sockets, no clock, no allocation after session creation.
 #ifndef LS_NET_RELAY_H
 #define LS_NET_RELAY_H
 
-#include "ls/net_wire.h"
+#include "ls/net_auth.h"
 
 LS_EXTERN_C_BEGIN
 
@@ -33,6 +39,9 @@ typedef struct ls_session_def {
     uint32_t timeout_ms; ///< Silence that disconnects a joined peer, default 3000.
     uint32_t
         join_timeout_ms; ///< Time for a slot to join after creation (0: forever), default 30000.
+    uint32_t spectators; ///< Spectator credentials (0..16), default 4.
+    uint32_t history;    ///< Final ticks kept for spectators (64..65536), default 1024.
+    uint32_t state_max;  ///< Snapshot bytes kept for late spectators (0: none), default 256 KiB.
 } ls_session_def;
 
 /// Kinds of relay events.
@@ -40,7 +49,11 @@ typedef enum ls_relay_event_type {
     LS_RELAY_EV_JOINED = 1,       ///< A slot joined (or moved to a new address).
     LS_RELAY_EV_DISCONNECTED = 2, ///< A slot is gone from `tick` on (reason).
     LS_RELAY_EV_DESYNC = 3, ///< Checksums of `tick` disagree; `slots` disagree with the majority.
-    LS_RELAY_EV_SESSION_DONE = 4, ///< Every tick is final (`tick` = ticks recorded).
+    LS_RELAY_EV_SESSION_DONE = 4,      ///< Every tick is final (`tick` = ticks recorded).
+    LS_RELAY_EV_SPECTATOR_JOINED = 5,  ///< Spectator `slot` (its index) joined.
+    LS_RELAY_EV_SPECTATOR_DROPPED = 6, ///< Spectator `slot` left, went silent or fell behind.
+    LS_RELAY_EV_STATE_NEEDED = 7,      ///< A spectator is behind the history: supply a snapshot of
+                                       ///< a confirmed tick >= `tick` (ls_relay_session_put_state).
 } ls_relay_event_type;
 
 /// One relay event.
@@ -65,7 +78,8 @@ typedef struct ls_relay_recorder {
     void (*end)(void *user, uint32_t session, uint32_t ticks);
 } ls_relay_recorder;
 
-/// Per-peer counters as the relay sees them.
+/// Per-peer counters as the relay sees them (drops: every datagram naming the slot that
+/// was dropped, whatever the reason; the reasons are counted relay-wide).
 typedef struct ls_relay_peer_stats {
     bool joined;              ///< The slot has a verified address.
     bool disconnected;        ///< The slot is gone.
@@ -92,13 +106,19 @@ typedef struct ls_relay_stats {
     uint64_t packets_out;    ///< Datagrams produced.
     uint64_t bytes_out;      ///< Bytes produced.
     uint64_t malformed;      ///< Datagrams that failed to decode or made no sense.
-    uint64_t bad_token;      ///< Datagrams whose token is not their slot's.
-    uint64_t unverified;     ///< Datagrams from an address that has not joined the slot.
+    uint64_t truncated;      ///< Datagrams shorter than their header or body length says.
+    uint64_t wrong_version;  ///< Datagrams of another wire version (v1 peers).
+    uint64_t bad_mac;        ///< Datagrams whose tag is wrong: forged, corrupted or wrong key.
+    uint64_t replayed;       ///< Authentic datagrams received before (replay window).
+    uint64_t stale;          ///< Authentic datagrams older than the replay window.
+    uint64_t unverified;     ///< Authentic datagrams from an address that has not joined the slot.
     uint64_t no_session;     ///< Datagrams naming an unknown session.
     uint64_t rate_limited;   ///< Datagrams over the per-source rate.
     uint64_t challenges;     ///< CHALLENGEs sent.
     uint64_t outbox_dropped; ///< Datagrams dropped because the outbox was full.
     uint32_t desyncs;        ///< Desynced ticks (all sessions).
+    uint64_t spectator_refused;  ///< Takeover attempts: a spectator credential acting as a player.
+    uint64_t spectators_dropped; ///< Spectators dropped (silent, or behind the history).
 } ls_relay_stats;
 
 /// Opaque relay.
@@ -112,18 +132,31 @@ LS_API ls_session_def ls_default_session_def(void);
 LS_API ls_relay *ls_relay_create(const ls_relay_def *def, ls_error *err);
 /// Destroy a relay.
 LS_API void ls_relay_destroy(ls_relay *r);
-/// Create a session with random 128-bit tokens per slot; *id receives its id (1-based).
+/// Create a session with a random secret key per slot; *id receives its id (1-based).
 LS_API ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64_t now_us,
                                          uint32_t *id);
-/// Copy slot's token of session id into out; LS_ERR_NOT_FOUND if no such slot.
-LS_API ls_result ls_relay_session_token(const ls_relay *r, uint32_t id, uint32_t slot,
-                                        uint8_t out[LS_NET_TOKEN_SIZE]);
+/// The credential of a slot of session id (hand it to that slot's player only, never
+/// over the relay protocol); LS_ERR_NOT_FOUND if no such slot.
+LS_API ls_result ls_relay_session_credential(const ls_relay *r, uint32_t id, uint32_t slot,
+                                             ls_net_credential *out);
+/// The credential of spectator `index` (0..spectators-1) of session id (role
+/// LS_NET_ROLE_SPECTATOR: it can watch, never send inputs); LS_ERR_NOT_FOUND if none.
+LS_API ls_result ls_relay_session_spectator_credential(const ls_relay *r, uint32_t id,
+                                                       uint32_t index, ls_net_credential *out);
+/// Supply the snapshot (the game's serialised state before confirmed tick `tick`, as
+/// every peer has it) that late spectators load (LS_RELAY_EV_STATE_NEEDED). `tick`
+/// must be a final tick still in the history (or the next one); the relay copies
+/// the bytes, hashes them (BLAKE2b-256) and sends them in STATE_CHUNKs.
+/// LS_ERR_CAPACITY if len > state_max, LS_ERR_INVALID_ARGUMENT for a tick it cannot use.
+LS_API ls_result ls_relay_session_put_state(ls_relay *r, uint32_t id, uint32_t tick,
+                                            const uint8_t *data, size_t len);
 /// Attach a recorder to a session (before peers join).
 LS_API ls_result ls_relay_session_set_recorder(ls_relay *r, uint32_t id,
                                                const ls_relay_recorder *rec);
 /// True when session id has ended (all ticks final, or everyone gone).
 LS_API bool ls_relay_session_done(const ls_relay *r, uint32_t id);
-/// True when session id has ended and every slot is gone (nothing more to serve).
+/// True when session id has ended, every slot is gone and every watching spectator
+/// acknowledged the last final tick (nothing more to serve).
 LS_API bool ls_relay_session_idle(const ls_relay *r, uint32_t id);
 /// Ticks of session id that are final (recorded).
 LS_API uint32_t ls_relay_session_final_ticks(const ls_relay *r, uint32_t id);
@@ -138,6 +171,10 @@ LS_API bool ls_relay_next_datagram(ls_relay *r, ls_net_datagram *out);
 LS_API bool ls_relay_next_event(ls_relay *r, ls_relay_event *out);
 /// Relay-wide counters.
 LS_API ls_relay_stats ls_relay_stats_get(const ls_relay *r);
+/// Counters of spectator `index` (input_next: the final ticks it acknowledged;
+/// disconnected: dropped). Zeroed if no such spectator.
+LS_API ls_relay_peer_stats ls_relay_spectator_stats_get(const ls_relay *r, uint32_t id,
+                                                        uint32_t index);
 /// Counters of one peer (zeroed if no such slot).
 LS_API ls_relay_peer_stats ls_relay_peer_stats_get(const ls_relay *r, uint32_t id, uint32_t slot);
 

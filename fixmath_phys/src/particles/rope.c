@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+// Rope builder (SPEC.md §25.7): segments + 1 particles evenly from start to
+// end (particle k at start + (end - start) * k / segments, each component
+// rounded half away from zero), constraint k joins particles k and k + 1: a
+// stick, or with slack a range 0..length (a rope can fold but not stretch).
+// Then, if asked, pins of the first and last particles to body points (one
+// way: the body drives the particle), constraints segments and segments + 1.
+// pin_start / pin_end make those particles immovable; end_mass replaces the
+// last particle's share (a weight on the rope's end).
+#include "particles_internal.h"
+
+#include <string.h>
+
+ls_rope_def ls_default_rope_def(void)
+{
+    ls_rope_def d;
+    memset(&d, 0, sizeof d);
+    d.system = ls_default_particle_system_def();
+    d.start = ls_vec3_make(0, LS_FX_INT(2), 0);
+    d.end = ls_vec3_make(LS_FX_INT(2), LS_FX_INT(2), 0);
+    d.segments = 16;
+    d.mass = LS_FX_ONE;
+    d.radius = 1311; // 0.02 m
+    d.pin_start = true;
+    return d;
+}
+
+static ls_fx lerp_component(ls_fx a, ls_fx b, uint32_t k, uint32_t n)
+{
+    int64_t num = ((int64_t)b - a) * k;
+    int64_t q = (num >= 0 ? num + n / 2 : num - (int64_t)(n / 2)) / (int64_t)n;
+    return (ls_fx)(a + q);
+}
+
+static ls_vec3 rope_point(const ls_rope_def *d, uint32_t k)
+{
+    return ls_vec3_make(lerp_component(d->start.x, d->end.x, k, d->segments),
+                        lerp_component(d->start.y, d->end.y, k, d->segments),
+                        lerp_component(d->start.z, d->end.z, k, d->segments));
+}
+
+static bool in_world(ls_vec3 p)
+{
+    return ls_fx_abs(p.x) <= LS_PARTICLE_POS_MAX && ls_fx_abs(p.y) <= LS_PARTICLE_POS_MAX &&
+           ls_fx_abs(p.z) <= LS_PARTICLE_POS_MAX;
+}
+
+static ls_result check(const ls_world *w, const ls_rope_def *d, ls_error *err)
+{
+    if (d->segments < 1 || d->segments > 4096) {
+        return ls_particles_fail_(err, LS_ERR_OUT_OF_RANGE, "segments",
+                                  "a rope has 1..4096 segments (got %u)", d->segments);
+    }
+    if (!in_world(d->start) || !in_world(d->end)) {
+        return ls_particles_fail_(err, LS_ERR_OUT_OF_RANGE, in_world(d->start) ? "end" : "start",
+                                  "rope ends must be within +-2048 m");
+    }
+    uint32_t n = d->segments + 1;
+    int64_t each = ((int64_t)d->mass + n / 2) / n;
+    if (each < 66 || each > LS_FX_INT(1000)) {
+        return ls_particles_fail_(err, LS_ERR_OUT_OF_RANGE, "mass",
+                                  "rope mass / %u particles must be 0.001..1000 kg", n);
+    }
+    if (d->end_mass != 0 && (d->end_mass < 66 || d->end_mass > LS_FX_INT(1000))) {
+        return ls_particles_fail_(err, LS_ERR_OUT_OF_RANGE, "end_mass",
+                                  "end_mass must be 0 (like the others) or 0.001..1000 kg");
+    }
+    if (d->radius < 0 || d->radius > LS_FX_INT(64)) {
+        return ls_particles_fail_(err, LS_ERR_OUT_OF_RANGE, "radius", "radius must be 0..64 m");
+    }
+    if (d->tear_ratio != 0 && (d->tear_ratio < LS_FX_ONE || d->tear_ratio > LS_FX_INT(64))) {
+        return ls_particles_fail_(err, LS_ERR_OUT_OF_RANGE, "tear_ratio",
+                                  "tear_ratio must be 0 (never) or 1..64");
+    }
+    if (d->attach_start.index1 != 0 && !ls_world_body_(w, d->attach_start)) {
+        return ls_particles_fail_(err, LS_ERR_INVALID_ID, "attach_start",
+                                  "attach_start is a stale or destroyed body");
+    }
+    if (d->attach_end.index1 != 0 && !ls_world_body_(w, d->attach_end)) {
+        return ls_particles_fail_(err, LS_ERR_INVALID_ID, "attach_end",
+                                  "attach_end is a stale or destroyed body");
+    }
+    return LS_OK;
+}
+
+// Pin particle k to body id where it is now (the point in the body's frame).
+static bool attach(ls_world *w, ls_particle_system *s, uint32_t k, ls_body_id id, ls_error *err)
+{
+    const ls_body *b = ls_world_body_(w, id);
+    ls_particle_constraint_def c = ls_default_particle_constraint_def();
+    c.type = LS_PARTICLE_PIN;
+    c.a = k;
+    c.body = id;
+    c.target = ls_mat3_mul_tvec(b->xf.r, ls_vec3_sub(w->particles->x[s->first + k], b->p));
+    return ls_particles_push_constraint_(w, s, &c, err) != UINT32_MAX;
+}
+
+ls_particle_system_id ls_rope_create(ls_world *w, const ls_rope_def *def, ls_error *err)
+{
+    ls_particle_system_id none = {0, 0};
+    if (!w || !def) {
+        ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world or no rope definition");
+        return none;
+    }
+    if (check(w, def, err) != LS_OK) {
+        return none;
+    }
+    uint32_t n = def->segments + 1;
+    ls_particle_system_def sd = def->system;
+    sd.max_particles = n;
+    sd.max_constraints =
+        def->segments + (def->attach_start.index1 != 0) + (def->attach_end.index1 != 0);
+    if (ls_particles_check_system_def_(w, &sd, "system.", true, err) != LS_OK) {
+        return none;
+    }
+    uint32_t slot;
+    ls_particle_system *s = ls_particles_new_system_(w, &sd, LS_PARTICLES_ROPE, &slot);
+    ls_particle_system_id id = ls_particle_system_id_of_(w, slot);
+    ls_particle_def pd = ls_default_particle_def();
+    pd.radius = def->radius;
+    ls_fx each = (ls_fx)(((int64_t)def->mass + n / 2) / n);
+    for (uint32_t k = 0; k < n; k++) {
+        pd.position = rope_point(def, k);
+        pd.mass = k == n - 1 && def->end_mass ? def->end_mass : each;
+        if ((k == 0 && def->pin_start) || (k == n - 1 && def->pin_end)) {
+            pd.mass = 0;
+        }
+        ls_particles_push_(w, s, &pd);
+    }
+    bool ok = true;
+    for (uint32_t k = 0; k < def->segments && ok; k++) {
+        ls_particle_constraint_def c = ls_default_particle_constraint_def();
+        c.a = k;
+        c.b = k + 1;
+        c.tear_ratio = def->tear_ratio;
+        if (def->slack) {
+            c.type = LS_PARTICLE_RANGE;
+            c.max_length = ls_pcon_distance_(w, s, k, k + 1);
+        }
+        ok = ls_particles_push_constraint_(w, s, &c, err) != UINT32_MAX;
+    }
+    if (ok && def->attach_start.index1 != 0) {
+        ok = attach(w, s, 0, def->attach_start, err);
+    }
+    if (ok && def->attach_end.index1 != 0) {
+        ok = attach(w, s, n - 1, def->attach_end, err);
+    }
+    if (!ok) { // e.g. segments shorter than 0.001 m (field "length" / "max_length")
+        ls_particle_system_destroy(w, id);
+        return none;
+    }
+    ls_error_clear(err);
+    return id;
+}
