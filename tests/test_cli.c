@@ -1036,3 +1036,19 @@ Test(cli, signed_recordings_verify_with_the_signers_key_only)
     assert_usage_error(r, "--record");
     run_free(&r);
 }
+
+Test(cli, match_outage_and_late_join_arguments_are_checked)
+{
+    run_result r = RUN("match", "--outage", "2@300");
+    assert_usage_error(r, "--outage wants SLOT@TICK+MS");
+    run_free(&r);
+    r = RUN("match", "--late-join", "3-600");
+    assert_usage_error(r, "--late-join wants SLOT@TICK");
+    run_free(&r);
+    r = RUN("match", "--peers", "3", "--outage", "5@300+1000");
+    assert_usage_error(r, "--outage: slot 5 is out of range");
+    run_free(&r);
+    r = RUN("match", "--mode", "rollback", "--late-join", "1@300");
+    assert_usage_error(r, "need --mode lockstep");
+    run_free(&r);
+}

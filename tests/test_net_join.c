@@ -27,6 +27,9 @@ typedef struct game {
     uint64_t state;
     uint64_t sums[MAXT];
     uint32_t ticks;
+    // Switch ticks this peer saw, per slot (UINT32_MAX: none), and snapshots loaded.
+    uint32_t gone_at[MAXP], back_at[MAXP];
+    uint32_t loads, loaded_tick;
 } game;
 
 static void g_input(void *user, uint32_t tick, uint8_t *out, uint32_t n)
@@ -51,6 +54,18 @@ static uint64_t g_advance(void *user, uint32_t tick, const uint8_t *inputs, uint
     }
     g->ticks = tick + 1;
     return g->state;
+}
+
+static bool g_load(void *user, uint32_t tick, const uint8_t *data, size_t len);
+
+static void g_event(void *user, const ls_peer_event *ev)
+{
+    game *g = user;
+    if (ev->type == LS_PEER_EV_DISCONNECTED && ev->slot < MAXP) {
+        g->gone_at[ev->slot] = ev->tick;
+    } else if (ev->type == LS_PEER_EV_REJOINED && ev->slot < MAXP) {
+        g->back_at[ev->slot] = ev->tick;
+    }
 }
 
 typedef struct watcher {
@@ -91,6 +106,31 @@ static bool w_load(void *user, uint32_t tick, const uint8_t *data, size_t len)
     return true;
 }
 
+static bool g_load(void *user, uint32_t tick, const uint8_t *data, size_t len)
+{
+    game *g = user;
+    watcher w;
+    memset(&w, 0, sizeof w);
+    if (!w_load(&w, tick, data, len)) {
+        return false;
+    }
+    g->state = w.g.state;
+    g->loads++;
+    g->loaded_tick = tick;
+    return true;
+}
+
+static size_t g_save(void *user, uint32_t tick, uint8_t *buf, size_t cap)
+{
+    game *g = user;
+    (void)tick;
+    if (cap < SNAP_SIZE) {
+        return SNAP_SIZE;
+    }
+    snap_fill(buf, g->state);
+    return SNAP_SIZE;
+}
+
 static uint64_t w_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
                           uint32_t isz)
 {
@@ -129,6 +169,7 @@ typedef struct sim {
     bool spec_muted[MAXV];  // neither polled nor delivered to
     bool spec_no_ack[MAXV]; // receives everything, everything it sends is lost
     bool serve_state;       // answer LS_RELAY_EV_STATE_NEEDED from peer 0's states
+    bool muted[MAXP];       // a peer in an outage: nothing it sends or is sent arrives
     uint32_t state_requests;
     ls_net_fault fault;
     packet *q;
@@ -188,7 +229,9 @@ static void drain(sim *s)
     for (uint32_t i = 0; i < s->n; i++) {
         ls_net_addr pa = addr_of((int)i);
         while (ls_peer_next_datagram(s->peer[i], &d)) {
-            enqueue(s, -1, &pa, d.data, d.len);
+            if (!s->muted[i]) {
+                enqueue(s, -1, &pa, d.data, d.len);
+            }
         }
     }
     for (uint32_t i = 0; i < s->nv; i++) {
@@ -233,7 +276,14 @@ static void sim_init(sim *s, uint32_t n, uint32_t nv, const ls_session_def *sd,
     s->nv = nv;
     for (uint32_t i = 0; i < n; i++) {
         s->g[i].slot = i;
+        for (uint32_t k = 0; k < MAXP; k++) {
+            s->g[i].gone_at[k] = s->g[i].back_at[k] = UINT32_MAX;
+        }
         ls_peer_def pd = ls_default_peer_def();
+        pd.rejoin = true;
+        pd.cb.load = g_load;
+        pd.cb.save = g_save; // a bare relay asks a player for the rejoiner's snapshot
+        pd.cb.on_event = g_event;
         ls_net_credential cred;
         cr_assert_eq(ls_relay_session_credential(s->relay, s->session, i, &cred), LS_OK);
         cr_assert_eq(ls_peer_def_set_credential(&pd, &cred), LS_OK);
@@ -291,7 +341,9 @@ static void sim_step(sim *s)
         if (p.dest < 0) {
             ls_relay_receive(s->relay, &p.from, p.data, p.len, s->now);
         } else if (p.dest < 100) {
-            ls_peer_receive(s->peer[p.dest], p.data, p.len, s->now);
+            if (!s->muted[p.dest]) {
+                ls_peer_receive(s->peer[p.dest], p.data, p.len, s->now);
+            }
         } else if (s->spec_started[p.dest - 100] && !s->spec_muted[p.dest - 100]) {
             ls_spectator_receive(s->spec[p.dest - 100], p.data, p.len, s->now);
         }
@@ -574,5 +626,145 @@ Test(net_join, put_state_checks_its_tick_and_size)
                  LS_ERR_INVALID_ARGUMENT, "tick 5 is not final yet");
     cr_assert_eq(ls_relay_session_put_state(s.relay, s.session, 0, snap, 10), LS_OK);
     cr_assert_eq(ls_relay_session_put_state(s.relay, 99, 0, snap, 10), LS_ERR_NOT_FOUND);
+    sim_free(&s);
+}
+
+// ---- reconnect and late join of players (SPEC.md §17.10) ----
+
+// Every peer saw slot k leave at the relay's disconnect tick and come back at its
+// return tick; every player ends on the same checksums (the rejoiner from its snapshot on).
+static void check_rejoined(sim *s, uint32_t k)
+{
+    ls_relay_peer_stats rs = ls_relay_peer_stats_get(s->relay, s->session, k);
+    cr_assert_eq(rs.rejoins, 1u);
+    cr_assert_eq(ls_relay_stats_get(s->relay).rejoins, 1u);
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (i != k) {
+            cr_assert_eq(s->g[i].gone_at[k], rs.disconnect_tick, "peer %u saw %u leave at %u", i, k,
+                         s->g[i].gone_at[k]);
+            cr_assert_eq(s->g[i].back_at[k], rs.rejoin_tick, "peer %u saw %u back at %u", i, k,
+                         s->g[i].back_at[k]);
+        }
+        cr_assert_eq(ls_peer_last_checksum(s->peer[i]), ls_peer_last_checksum(s->peer[0]));
+        cr_assert_eq(ls_peer_stats_get(s->peer[i]).desyncs, 0u);
+    }
+    cr_assert_eq(s->g[k].back_at[k], rs.rejoin_tick, "the rejoiner agrees on its return tick");
+    ls_peer_stats ps = ls_peer_stats_get(s->peer[k]);
+    cr_assert_eq(ps.rejoins, 1u);
+    cr_assert_eq(ps.rejoin_tick, rs.rejoin_tick);
+    cr_assert_eq(s->g[k].loads, 1u);
+    uint32_t t0 = s->g[k].loaded_tick;
+    cr_assert_leq(t0, rs.rejoin_tick);
+    for (uint32_t t = t0; t < s->sdef.ticks; t++) {
+        cr_assert_eq(s->g[k].sums[t], s->g[0].sums[t], "tick %u", t);
+        cr_assert_eq(s->rec_sums[t], s->g[0].sums[t], "recorded tick %u", t);
+    }
+    cr_assert_eq(s->rec_ticks, s->sdef.ticks);
+    cr_assert_eq(ls_relay_stats_get(s->relay).desyncs, 0u);
+    cr_log_info("slot %u: gone at tick %u, back at %u, snapshot of tick %u", k, rs.disconnect_tick,
+                rs.rejoin_tick, t0);
+}
+
+static void outage_run(const ls_net_fault_def *f, bool host_state)
+{
+    ls_session_def d = sdef(3, 1500);
+    d.spectators = 0;
+    sim s;
+    sim_init(&s, 3, 0, &d, f);
+    s.serve_state = host_state;
+    uint64_t ms = 0;
+    bool saw_rejoining = false;
+    for (; ms < 90000 && !players_finished(&s); ms++) {
+        s.muted[2] = ms >= 4000 && ms < 9000; // 5 s of silence both ways
+        saw_rejoining |= ls_peer_state_get(s.peer[2]) == LS_PEER_REJOINING;
+        sim_step(&s);
+    }
+    cr_assert(players_finished(&s), "finished (%llu ms)", (unsigned long long)ms);
+    cr_assert(saw_rejoining);
+    ls_relay_peer_stats rs = ls_relay_peer_stats_get(s.relay, s.session, 2);
+    cr_assert_eq(rs.reason, LS_NET_TIMEOUT);
+    cr_assert_gt(rs.rejoin_tick, rs.disconnect_tick);
+    check_rejoined(&s, 2);
+    cr_log_info("outage match: %llu ms for 1500 ticks (25 s of play)", (unsigned long long)ms);
+    sim_free(&s);
+}
+
+Test(net_join, a_5s_outage_then_reconnect_ends_on_the_same_checksums)
+{
+    outage_run(NULL, true);
+}
+
+Test(net_join, a_bare_relay_gets_the_rejoiners_snapshot_from_a_connected_player)
+{
+    ls_net_fault_def f = {50000, 0, 20000, 2000, 3000, 11, 0};
+    outage_run(&f, false);
+}
+
+Test(net_join, a_5s_outage_then_reconnect_under_loss_reordering_and_duplicates)
+{
+    ls_net_fault_def f = {100000, 50000, 50000, 2000, 5000, 7, 0};
+    outage_run(&f, true);
+}
+
+Test(net_join, a_late_player_joins_at_tick_600_and_ends_on_the_players_checksum)
+{
+    ls_session_def d = sdef(3, 1500);
+    d.spectators = 0;
+    d.join_timeout_ms = 1000; // the match starts without slot 2 ...
+    sim s;
+    sim_init(&s, 3, 0, &d, NULL);
+    s.serve_state = true;
+    s.muted[2] = true;
+    uint64_t ms = 0;
+    for (; ms < 90000 && !players_finished(&s); ms++) {
+        if (s.muted[2] && ls_peer_ticks(s.peer[0]) >= 600) {
+            s.muted[2] = false; // ... which comes in at tick 600
+        }
+        sim_step(&s);
+    }
+    cr_assert(players_finished(&s), "finished (%llu ms)", (unsigned long long)ms);
+    ls_relay_peer_stats rs = ls_relay_peer_stats_get(s.relay, s.session, 2);
+    cr_assert_eq(rs.disconnect_tick, d.delay, "gone from the start");
+    cr_assert_geq(rs.rejoin_tick, 600u);
+    cr_assert_geq(s.g[2].loaded_tick, 600u - LS_NET_WINDOW);
+    check_rejoined(&s, 2);
+    sim_free(&s);
+}
+
+Test(net_join, a_rejoin_with_a_wrong_key_or_after_the_window_is_refused_and_counted)
+{
+    ls_session_def d = sdef(3, 900);
+    d.spectators = 0;
+    d.rejoin_ms = 1000;
+    sim s;
+    sim_init(&s, 3, 0, &d, NULL);
+    s.serve_state = true;
+    for (uint64_t ms = 0; ms < 60000 && ls_peer_state_get(s.peer[0]) != LS_PEER_FINISHED; ms++) {
+        s.muted[2] = ms >= 2000 && ms < 7000; // back 4 s after its disconnect: too late
+        if (ms == 6000) {                     // a stranger tries to take slot 2 back
+            uint8_t key[LS_NET_KEY_SIZE];
+            memset(key, 0x5a, sizeof key);
+            ls_net_msg m;
+            memset(&m, 0, sizeof m);
+            m.h.type = LS_NET_REJOIN;
+            ls_net_addr a = ls_net_addr_ipv4(10, 0, 0, 9, 4000);
+            uint64_t bad = ls_relay_stats_get(s.relay).bad_mac;
+            forge(&s, &a, &m, LS_NET_ROLE_PLAYER, 2, key, 1u << 20);
+            cr_assert_eq(ls_relay_stats_get(s.relay).bad_mac, bad + 1);
+        }
+        sim_step(&s);
+    }
+    cr_assert_eq(ls_peer_state_get(s.peer[0]), LS_PEER_FINISHED);
+    cr_assert_eq(ls_peer_state_get(s.peer[1]), LS_PEER_FINISHED);
+    for (int i = 0; i < 20000 && ls_peer_state_get(s.peer[2]) == LS_PEER_REJOINING; i++) {
+        sim_step(&s);
+    }
+    cr_assert_eq(ls_peer_state_get(s.peer[2]), LS_PEER_LEFT, "refused: it gives up");
+    ls_relay_stats st = ls_relay_stats_get(s.relay);
+    cr_assert_eq(st.rejoins, 0u);
+    cr_assert_geq(st.rejoin_refused, 1u);
+    cr_assert_eq(st.desyncs, 0u);
+    cr_assert_eq(ls_peer_last_checksum(s.peer[0]), ls_peer_last_checksum(s.peer[1]));
+    cr_assert_eq(ls_relay_peer_stats_get(s.relay, s.session, 2).rejoins, 0u);
     sim_free(&s);
 }

@@ -24,7 +24,7 @@ const cli_command cmd_bot_def = {
     "bot", "a lockstep peer: plays the scene through the relay, prints its final checksum",
     "--relay HOST:PORT (--credential FILE | --credential-fd N) [--scene FILE] [--seed S]\n"
     "       [--mode lockstep|rollback] [--max-prediction W] [--max-lead N] [--deadline S]\n"
-    "       [--relay-timeout S] [--perturb-tick T] [fault options]\n\n"
+    "       [--relay-timeout S] [--perturb-tick T] [--outage TICK:MS] [fault options]\n\n"
     "  --relay HOST:PORT  the relay\n"
     "  --credential FILE  our slot's credential (session, slot, secret key), as written by\n"
     "                     `lockstep relay --credentials DIR`; we push the scene's player\n"
@@ -46,7 +46,10 @@ const cli_command cmd_bot_def = {
     "  --deadline S       give up after S seconds (default 300)\n"
     "  --relay-timeout S  give up when the relay is silent for S seconds (default 10)\n"
     "  --perturb-tick T   diverge on purpose at tick T (desync demo)\n"
-    "  --start-delay-ms MS join MS milliseconds after starting (a late spectator)\n" NET_FAULT_USAGE
+    "  --start-delay-ms MS join MS milliseconds after starting (a late spectator or player)\n"
+    "  --outage TICK:MS   at tick TICK go silent (send and receive nothing) for MS ms, then\n"
+    "                     come back; a lockstep bot timed out by the relay rejoins (REJOIN,\n"
+    "                     snapshot) when the relay allows it (relay --rejoin-ms)\n" NET_FAULT_USAGE
     "\nExit status 0 when the match finished, 3 when it finished but the relay reported a\n"
     "desync, 1 when the relay went silent, the deadline passed or we were disconnected.",
     cmd_bot};
@@ -58,14 +61,20 @@ typedef struct bot_app {
     ls_net_addr relay;
     uint64_t deadline_us, started, last_heard, relay_timeout_us;
     bool timed_out, finished, relay_silent, heard, rollback;
+    int64_t outage_tick;              ///< Go silent at this tick (-1: never) ...
+    uint64_t outage_ms, silent_until; ///< ... for outage_ms; silent while now < silent_until.
+    bool outage_done;
     int signal; ///< SIGINT/SIGTERM that stopped us (0: none).
 } bot_app;
 
 static void pump(bot_app *b)
 {
     ls_net_datagram d;
+    bool silent = ls_uv_now_us(b->uv) < b->silent_until;
     while (ls_peer_next_datagram(b->peer, &d)) {
-        ls_uv_send(b->uv, &d.to, d.data, d.len);
+        if (!silent) { // an outage loses everything we send
+            ls_uv_send(b->uv, &d.to, d.data, d.len);
+        }
     }
 }
 
@@ -73,8 +82,8 @@ static void on_recv(void *user, const ls_net_addr *from, const uint8_t *data, si
                     uint64_t now)
 {
     bot_app *b = user;
-    if (!ls_net_addr_equal(from, &b->relay)) {
-        return; // only the relay talks to us
+    if (!ls_net_addr_equal(from, &b->relay) || now < b->silent_until) {
+        return; // only the relay talks to us (and nothing arrives during an outage)
     }
     b->last_heard = now;
     b->heard = true;
@@ -86,6 +95,16 @@ static void on_recv(void *user, const ls_net_addr *from, const uint8_t *data, si
 static void on_timer(void *user, uint64_t now)
 {
     bot_app *b = user;
+    if (!b->outage_done && b->outage_tick >= 0 &&
+        ls_peer_ticks(b->peer) >= (uint64_t)b->outage_tick) {
+        b->outage_done = true;
+        b->silent_until = now + b->outage_ms * 1000u;
+        printf("bot: outage at tick %u for %llu ms\n", ls_peer_ticks(b->peer),
+               (unsigned long long)b->outage_ms);
+    }
+    if (now < b->silent_until) {
+        b->last_heard = now; // our own outage, not the relay's silence
+    }
     ls_peer_poll(b->peer, now);
     ls_peer_state st = ls_peer_state_get(b->peer);
     if (st == LS_PEER_FINISHED) {
@@ -132,6 +151,14 @@ static void on_event(void *user, const ls_peer_event *ev)
                : ev->reason == LS_NET_TIMEOUT ? "timeout"
                                               : "kicked");
         break;
+    case LS_PEER_EV_REJOINED:
+        if (ev->slot == g->slot) {
+            printf("bot %u: rejoined, snapshot of tick %u, our inputs count from tick %u\n",
+                   g->slot, ev->count, ev->tick);
+        } else {
+            printf("bot %u: slot %u is back from tick %u\n", g->slot, ev->slot, ev->tick);
+        }
+        break;
     case LS_PEER_EV_FINISHED:
     case LS_PEER_EV_ROLLBACK:
     case LS_PEER_EV_WAITING:
@@ -147,16 +174,17 @@ static void on_event(void *user, const ls_peer_event *ev)
 typedef struct bot_opts {
     const char *relay, *scene, *credential;
     uint64_t credential_fd, seed, max_lead, deadline, relay_timeout, max_prediction, start_delay;
-    int64_t perturb;
+    int64_t perturb, outage_tick;
+    uint64_t outage_ms;
     bool rollback;
     ls_net_fault_def fault;
 } bot_opts;
 
 static const char *const value_options[] = {
-    "--relay",      "--scene",    "--credential",     "--credential-fd", "--seed",
-    "--max-lead",   "--deadline", "--relay-timeout",  "--perturb-tick",  "--loss",
-    "--dup",        "--reorder",  "--corrupt",        "--delay-ms",      "--jitter",
-    "--fault-seed", "--mode",     "--max-prediction", "--start-delay-ms"};
+    "--relay",      "--scene",    "--credential",     "--credential-fd",  "--seed",
+    "--max-lead",   "--deadline", "--relay-timeout",  "--perturb-tick",   "--loss",
+    "--dup",        "--reorder",  "--corrupt",        "--delay-ms",       "--jitter",
+    "--fault-seed", "--mode",     "--max-prediction", "--start-delay-ms", "--outage"};
 
 static bool takes_value(const char *a)
 {
@@ -172,6 +200,7 @@ static bool parse(int argc, char **argv, bot_opts *o)
     o->deadline = 300;
     o->relay_timeout = 10;
     o->perturb = -1;
+    o->outage_tick = -1;
     o->credential_fd = UINT64_MAX;
     o->fault.seed = 1;
     for (int i = 1; i < argc; i++) {
@@ -202,6 +231,16 @@ static bool parse(int argc, char **argv, bot_opts *o)
             ok = net_cli_u64("bot", a, v, 1, 86400, &o->deadline), i++;
         } else if (strcmp(a, "--relay-timeout") == 0) {
             ok = net_cli_u64("bot", a, v, 1, 86400, &o->relay_timeout), i++;
+        } else if (strcmp(a, "--outage") == 0) {
+            unsigned long long t, ms;
+            char extra;
+            ok = sscanf(v, "%llu:%llu%c", &t, &ms, &extra) == 2 && v[0] != '-' && !strchr(v, '-') &&
+                 t <= UINT32_MAX && ms <= 3600000;
+            if (!ok) {
+                cli_usage_error(&cmd_bot_def, "--outage wants TICK:MS (e.g. 300:5000), got '%s'",
+                                v);
+            }
+            o->outage_tick = (int64_t)t, o->outage_ms = ms, i++;
         } else if (strcmp(a, "--start-delay-ms") == 0) {
             ok = net_cli_u64("bot", a, v, 0, 3600000, &o->start_delay), i++;
         } else if (strcmp(a, "--max-prediction") == 0) {
@@ -291,7 +330,7 @@ static void print_result(bot_app *b, uint32_t slot)
            "clock_shifts=%u dropped=%llu bad_mac=%llu replayed=%llu stale=%llu malformed=%llu "
            "fault_dropped=%llu fault_corrupted=%llu mode=%s frames=%llu rollbacks=%llu "
            "resimulated=%llu resim_max=%u predicted=%llu predicted_hits=%llu waits=%llu "
-           "time_sync=%llu state=%s\n",
+           "time_sync=%llu rejoins=%u snapshot_tick=%u rejoin_tick=%u state=%s\n",
            slot, ls_peer_ticks(b->peer), (unsigned long long)ls_peer_last_checksum(b->peer),
            st.desyncs, st.rtt_us, (unsigned long long)us.sent, (unsigned long long)us.sent_bytes,
            (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
@@ -303,7 +342,8 @@ static void print_result(bot_app *b, uint32_t slot)
            (unsigned long long)st.frames, (unsigned long long)st.rollbacks,
            (unsigned long long)st.resimulated, st.max_resim_frame, (unsigned long long)st.predicted,
            (unsigned long long)st.predicted_hits, (unsigned long long)st.waits,
-           (unsigned long long)st.time_sync_skips + st.clock_shifts,
+           (unsigned long long)st.time_sync_skips + st.clock_shifts, st.rejoins, st.snapshot_tick,
+           st.rejoin_tick,
            b->timed_out                               ? "timeout"
            : b->finished || state == LS_PEER_FINISHED ? "finished"
            : state == LS_PEER_LEFT                    ? "disconnected"
@@ -555,6 +595,9 @@ int cmd_bot(int argc, char **argv)
     pd.max_prediction = (uint32_t)o.max_prediction;
     pd.cb.save = net_game_save;
     pd.cb.load = net_game_load;
+    pd.rejoin = true; // if the relay times us out, come back (when it allows rejoins)
+    b.outage_tick = o.outage_tick;
+    b.outage_ms = o.outage_ms;
     b.rollback = o.rollback;
     pd.cb.user = &b.game;
     pd.cb.local_input = net_game_local_input;

@@ -27,6 +27,7 @@ const cli_command cmd_match_def = {
     "[--peers N] [--ticks N] [--tick-rate HZ] [--mode lockstep|rollback] [--delay D]\n"
     "       [--max-prediction W] [--max-lead N] [--scene FILE] [--seed S] [--replay PATH]\n"
     "       [--timeout MS] [--perturb SLOT:TICK] [--spectators N] [--spectator-join TICK]\n"
+    "       [--outage SLOT@TICK+MS] [--late-join SLOT@TICK]\n"
     "       [--json] [--no-progress] [fault options]\n\n"
     "  --peers N          bot processes, 2..16 (default 4; the arena has 4 player bodies)\n"
     "  --ticks N          match length (default 1200)\n"
@@ -46,6 +47,11 @@ const cli_command cmd_match_def = {
     "                     final ticks behind the players and must end on their checksum\n"
     "  --spectator-join T the spectators join when the players are at about tick T (they\n"
     "                     catch up from the relay's history faster than real time)\n"
+    "  --outage K@T+MS    lockstep: bot K goes silent at tick T for MS ms; the relay times it\n"
+    "                     out (--timeout), it rejoins (snapshot uploaded by a connected\n"
+    "                     bot) and plays on; every bot must agree on both switch ticks\n"
+    "  --late-join K@T    lockstep: bot K starts when the others are at about tick T (the\n"
+    "                     match starts without it after a 2 s join timeout), then joins\n"
     "  --perturb K:T      bot K (0..N-1, a player of the scene) diverges on purpose at tick\n"
     "                     T < --ticks (the relay must name T)\n"
     "  --json             one JSON object: peers[], checksums_equal, desyncs, replay, verify,\n"
@@ -70,6 +76,8 @@ typedef struct proc {
 typedef struct match_opts {
     uint64_t peers, ticks, rate, delay, lead, seed, timeout, perturb_slot, perturb_tick, window;
     uint64_t spectators, spectator_join;
+    uint64_t outage_slot, outage_tick, outage_ms, late_slot, late_tick;
+    bool outage, late;
     bool perturb, json, progress, rollback;
     const char *scene;
     char scene_buf[4096];
@@ -232,10 +240,10 @@ static bool field(const char *out, const char *prefix, const char *must, const c
 }
 
 static const char *const value_options[] = {
-    "--peers",          "--ticks",      "--tick-rate",     "--delay",   "--max-lead",   "--seed",
-    "--timeout",        "--scene",      "--replay",        "--perturb", "--loss",       "--dup",
-    "--reorder",        "--corrupt",    "--delay-ms",      "--jitter",  "--fault-seed", "--mode",
-    "--max-prediction", "--spectators", "--spectator-join"};
+    "--peers",          "--ticks",      "--tick-rate",      "--delay",   "--max-lead",   "--seed",
+    "--timeout",        "--scene",      "--replay",         "--perturb", "--loss",       "--dup",
+    "--reorder",        "--corrupt",    "--delay-ms",       "--jitter",  "--fault-seed", "--mode",
+    "--max-prediction", "--spectators", "--spectator-join", "--outage",  "--late-join"};
 
 static bool takes_value(const char *a)
 {
@@ -291,6 +299,22 @@ static int parse(int argc, char **argv, match_opts *o)
             ok = net_cli_u64("match", a, v, 0, LS_NET_MAX_SLOTS, &o->spectators), i++;
         } else if (strcmp(a, "--spectator-join") == 0) {
             ok = net_cli_u64("match", a, v, 0, 10000000, &o->spectator_join), i++;
+        } else if (strcmp(a, "--outage") == 0) {
+            unsigned long long k, t, ms;
+            char extra;
+            if (sscanf(v, "%llu@%llu+%llu%c", &k, &t, &ms, &extra) != 3 || strchr(v, '-') ||
+                ms > 3600000) {
+                return cli_usage_error(cmd,
+                                       "--outage wants SLOT@TICK+MS, e.g. 2@300+5000; got '%s'", v);
+            }
+            o->outage = true, o->outage_slot = k, o->outage_tick = t, o->outage_ms = ms, i++;
+        } else if (strcmp(a, "--late-join") == 0) {
+            unsigned long long k, t;
+            char extra;
+            if (sscanf(v, "%llu@%llu%c", &k, &t, &extra) != 2 || strchr(v, '-')) {
+                return cli_usage_error(cmd, "--late-join wants SLOT@TICK, e.g. 3@600; got '%s'", v);
+            }
+            o->late = true, o->late_slot = k, o->late_tick = t, i++;
         } else if (strcmp(a, "--scene") == 0) {
             o->scene = v, i++;
         } else if (strcmp(a, "--replay") == 0) {
@@ -301,6 +325,20 @@ static int parse(int argc, char **argv, match_opts *o)
         if (!ok) {
             return CLI_EXIT_USAGE;
         }
+    }
+    if ((o->outage && o->outage_slot >= o->peers) || (o->late && o->late_slot >= o->peers)) {
+        bool out = o->outage && o->outage_slot >= o->peers;
+        return cli_usage_error(cmd, "%s: slot %llu is out of range: the match has %llu peers",
+                               out ? "--outage" : "--late-join",
+                               (unsigned long long)(out ? o->outage_slot : o->late_slot),
+                               (unsigned long long)o->peers);
+    }
+    if ((o->outage || o->late) && o->rollback) {
+        return cli_usage_error(cmd, "--outage and --late-join need --mode lockstep (rollback "
+                                    "peers cannot rejoin yet)");
+    }
+    if (o->outage && o->late && o->outage_slot == o->late_slot) {
+        return cli_usage_error(cmd, "--outage and --late-join name the same slot");
     }
     if (perturb) {
         unsigned long long k, t;
@@ -407,7 +445,10 @@ static bool start_relay(const match_opts *o, proc *relay, uint16_t *port, char c
     add_str(&a, "--delay"), add(&a, "%llu", o->delay);
     add_str(&a, "--ticks"), add(&a, "%llu", o->ticks);
     add_str(&a, "--timeout"), add(&a, "%llu", o->timeout);
-    add_str(&a, "--join-timeout"), add(&a, "%llu", 15000);
+    add_str(&a, "--join-timeout"), add(&a, "%llu", o->late ? 2000 : 15000);
+    if (o->outage || o->late) {
+        add_str(&a, "--rejoin-ms"), add(&a, "%llu", 600000);
+    }
     add_str(&a, "--scene"), add_str(&a, o->scene);
     add_str(&a, "--seed"), add(&a, "%llu", o->seed);
     add_str(&a, "--record"), add_str(&a, o->replay);
@@ -460,6 +501,18 @@ static bool start_bot(const match_opts *o, proc *p, uint32_t k, uint16_t port, c
     if (o->rollback) {
         add_str(&a, "--mode"), add_str(&a, "rollback");
         add_str(&a, "--max-prediction"), add(&a, "%llu", o->window);
+    }
+    if (o->outage && o->outage_slot == k) {
+        add_str(&a, "--outage"); // TICK:MS, in the args' own storage
+        snprintf(a.s[a.n], sizeof a.s[a.n], "%llu:%llu", (unsigned long long)o->outage_tick,
+                 (unsigned long long)o->outage_ms);
+        a.v[a.n] = a.s[a.n];
+        a.v[++a.n] = NULL;
+    }
+    if (o->late && o->late_slot == k) {
+        // The others' clocks run from their start (they catch up after the join timeout).
+        uint64_t ms = o->late_tick * 1000 / o->rate;
+        add_str(&a, "--start-delay-ms"), add(&a, "%llu", ms > 2500 ? ms : 2500);
     }
     if (o->perturb && o->perturb_slot == k) {
         add_str(&a, "--perturb-tick"), add(&a, "%llu", o->perturb_tick);
@@ -600,6 +653,62 @@ static void json_desyncs(json_out *j, const char *relay_out)
     json_array_end(j);
 }
 
+// The number after the first occurrence of `pat` in out, or -1.
+static long long first_number_after(const char *out, const char *pat)
+{
+    const char *l = out ? strstr(out, pat) : NULL;
+    return l ? strtoll(l + strlen(pat), NULL, 10) : -1;
+}
+
+// The number after the last occurrence of `pat` in out, or -1.
+static long long last_number_after(const char *out, const char *pat)
+{
+    long long v = -1;
+    for (const char *l = out ? strstr(out, pat) : NULL; l; l = strstr(l + 1, pat)) {
+        v = strtoll(l + strlen(pat), NULL, 10);
+    }
+    return v;
+}
+
+// --outage / --late-join: the slot's switch ticks as the relay chose them, and
+// whether every other bot saw the same ones. False if they disagree or it never came back.
+static bool print_rejoin(const match_opts *o, const proc *relay, const proc *bots, uint32_t k)
+{
+    char slot[16], rejoins[32], back[32], gone[32], snap[32], pat[96];
+    snprintf(slot, sizeof slot, "slot=%u ", k);
+    field(relay->out, "stats session=1", slot, "rejoins", rejoins, sizeof rejoins);
+    field(relay->out, "stats session=1", slot, "rejoin_tick", back, sizeof back);
+    // The first disconnect is the outage (the last one is its goodbye at the end).
+    snprintf(pat, sizeof pat, "event disconnected session=1 slot=%u tick=", k);
+    const char *first = relay->out ? strstr(relay->out, pat) : NULL;
+    snprintf(gone, sizeof gone, "%lld", first ? strtoll(first + strlen(pat), NULL, 10) : -1);
+    field(bots[k].out, "result", NULL, "snapshot_tick", snap, sizeof snap);
+    long long d = strtoll(gone, NULL, 10), r = strtoll(back, NULL, 10);
+    bool agree = strtoull(rejoins, NULL, 10) >= 1;
+    char who[160] = "";
+    for (uint32_t j = 0; j < o->peers && agree; j++) {
+        char pd[64], pr[64];
+        snprintf(pd, sizeof pd, "slot %u disconnected from tick ", k);
+        snprintf(pr, sizeof pr, "slot %u is back from tick ", k);
+        if (j == k) {
+            agree = last_number_after(bots[j].out, "our inputs count from tick ") == r;
+        } else {
+            agree =
+                first_number_after(bots[j].out, pd) == d && last_number_after(bots[j].out, pr) == r;
+        }
+        if (!agree) {
+            snprintf(who, sizeof who, " (bot %u saw gone %lld, back %lld)", j,
+                     first_number_after(bots[j].out, pd), last_number_after(bots[j].out, pr));
+        }
+    }
+    if (!o->json) {
+        printf("rejoin: slot %u gone from tick %s, back from tick %s (snapshot of tick %s, "
+               "rejoins %s); every bot saw these switch ticks: %s%s\n",
+               k, gone, back, snap, rejoins, agree ? "yes" : "NO", who);
+    }
+    return agree;
+}
+
 static int summarize(const match_opts *o, proc *relay, proc *bots)
 {
     peer_row rows[LS_NET_MAX_SLOTS];
@@ -689,6 +798,13 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
                pin, pout, malformed, bad_mac, replayed, (unsigned long long)peer_bad);
         printf("replay: %s (%s ticks)\n", o->replay, rticks);
     }
+    bool rejoin_ok = true;
+    if (o->outage) {
+        rejoin_ok &= print_rejoin(o, relay, bots, (uint32_t)o->outage_slot);
+    }
+    if (o->late) {
+        rejoin_ok &= print_rejoin(o, relay, bots, (uint32_t)o->late_slot);
+    }
     char *verify_out = NULL;
     int verify = run_verify(o->replay, o->json, &verify_out);
     bool desynced = strcmp(desyncs, "0") != 0 && strcmp(desyncs, "?") != 0;
@@ -698,6 +814,7 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
                  : !all_done                   ? CLI_EXIT_ERROR
                  : !equal                      ? CLI_EXIT_MISMATCH
                  : !spectators_ok              ? CLI_EXIT_MISMATCH
+                 : !rejoin_ok                  ? CLI_EXIT_MISMATCH
                  : verify == CLI_EXIT_OK       ? CLI_EXIT_OK
                  : verify == CLI_EXIT_MISMATCH ? CLI_EXIT_MISMATCH
                                                : CLI_EXIT_ERROR;
@@ -706,6 +823,7 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
                       : !all_done           ? "a bot did not finish the match"
                       : !equal              ? "the final checksums differ"
                       : !spectators_ok      ? "a spectator did not end on the players' checksum"
+                      : !rejoin_ok          ? "the rejoin failed or its switch ticks differ"
                                             : "the replay did not verify";
     if (o->json) {
         json_out j;
@@ -755,6 +873,9 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
         }
         json_array_end(&j);
         json_key(&j, "checksums_equal"), json_bool(&j, equal);
+        if (o->outage || o->late) {
+            json_key(&j, "rejoin_switch_ticks_agree"), json_bool(&j, rejoin_ok);
+        }
         json_number_field(&j, "desyncs", desyncs);
         json_desyncs(&j, relay->out);
         json_key(&j, "relay"), json_object_begin(&j);

@@ -20,7 +20,7 @@ const cli_command cmd_relay_def = {
     "relay", "run the UDP input relay (sessions, credentials, desync detection, recording)",
     "[--bind HOST:PORT] [--credentials DIR] [--sessions N] [--slots N] [--tick-rate HZ]\n"
     "       [--input-size B] [--delay D] [--ticks N] [--timeout MS] [--join-timeout MS]\n"
-    "       [--spectators N] [--history TICKS]\n"
+    "       [--spectators N] [--history TICKS] [--rejoin-ms MS]\n"
     "       [--scene FILE --seed S --record PATH [--sign-key KEY]] [--exit-when-done]\n"
     "       [fault options]\n\n"
     "  --bind HOST:PORT  where to listen (default 127.0.0.1:0, an ephemeral port)\n"
@@ -42,6 +42,8 @@ const cli_command cmd_relay_def = {
     "                    `lockstep bot --credential PATH` then watches the match\n"
     "  --history TICKS   final ticks kept for spectators, 64..65536 (default 1024): a\n"
     "                    spectator that falls further behind is dropped\n"
+    "  --rejoin-ms MS    a slot disconnected by timeout may rejoin within MS (default 0:\n"
+    "                    never); it loads a snapshot that a connected player uploads\n"
     "  --scene FILE      scene embedded in the recordings (default tools/scenes/arena.scene,\n"
     "                    else the installed arena.scene)\n"
     "  --seed S          seed written into the recordings (default 0)\n"
@@ -84,10 +86,11 @@ typedef struct relay_app {
 } relay_app;
 
 static const char *const value_options[] = {
-    "--bind",     "--scene",    "--record",       "--seed",       "--rate-limit", "--credentials",
-    "--sign-key", "--sessions", "--slots",        "--tick-rate",  "--input-size", "--delay",
-    "--ticks",    "--timeout",  "--join-timeout", "--loss",       "--dup",        "--reorder",
-    "--corrupt",  "--delay-ms", "--jitter",       "--fault-seed", "--spectators", "--history"};
+    "--bind",        "--scene",      "--record",     "--seed",    "--rate-limit",
+    "--credentials", "--sign-key",   "--sessions",   "--slots",   "--tick-rate",
+    "--input-size",  "--delay",      "--ticks",      "--timeout", "--join-timeout",
+    "--loss",        "--dup",        "--reorder",    "--corrupt", "--delay-ms",
+    "--jitter",      "--fault-seed", "--spectators", "--history", "--rejoin-ms"};
 
 static bool takes_value(const char *a)
 {
@@ -135,6 +138,7 @@ static bool parse(int argc, char **argv, relay_opts *o)
     o->sd = ls_default_session_def();
     o->sd.spectators = 0; // none unless asked for
     o->sd.state_max = 0;  // it simulates nothing, so it has no snapshot for late spectators
+    o->sd.rejoin_ms = 0;  // unless --rejoin-ms (players then upload the rejoiner's snapshot)
     o->fault.seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -190,6 +194,10 @@ static bool parse(int argc, char **argv, relay_opts *o)
         } else if (strcmp(a, "--history") == 0) {
             ok = net_cli_u64("relay", a, v, 64, 65536, &n), i++;
             o->sd.history = (uint32_t)n;
+        } else if (strcmp(a, "--rejoin-ms") == 0) {
+            ok = net_cli_u64("relay", a, v, 0, 3600000, &n), i++;
+            o->sd.rejoin_ms = (uint32_t)n;
+            o->sd.state_max = n ? 4u << 20 : 0; // room for the uploaded snapshot
         } else {
             ok = net_cli_u64("relay", a, v, 0, 3600000, &n), i++; // --join-timeout
             o->sd.join_timeout_ms = (uint32_t)n;
@@ -218,19 +226,22 @@ static void print_stats(relay_app *app)
             }
             printf("stats session=%u slot=%u addr=%s rtt_us=%u rtt_min_us=%u rtt_max_us=%u "
                    "packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu drops=%llu "
-                   "duplicates=%llu inputs=%u checksums=%u%s\n",
+                   "duplicates=%llu inputs=%u checksums=%u rejoins=%u rejoin_tick=%u "
+                   "disconnect_tick=%u%s\n",
                    id, k, addr, p.rtt_us, p.rtt_min_us, p.rtt_max_us,
                    (unsigned long long)p.packets_in, (unsigned long long)p.bytes_in,
                    (unsigned long long)p.packets_out, (unsigned long long)p.bytes_out,
                    (unsigned long long)p.drops, (unsigned long long)p.duplicates, p.input_next,
-                   p.checksum_next, p.disconnected ? " disconnected" : "");
+                   p.checksum_next, p.rejoins, p.rejoin_tick, p.disconnect_tick,
+                   p.disconnected ? " disconnected" : "");
         }
     }
     printf("stats relay packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu "
            "malformed=%llu truncated=%llu wrong_version=%llu bad_mac=%llu replayed=%llu "
            "stale=%llu unverified=%llu no_session=%llu rate_limited=%llu "
            "challenges=%llu outbox_dropped=%llu send_errors=%llu fault_dropped=%llu "
-           "fault_corrupted=%llu desyncs=%u spectator_refused=%llu spectators_dropped=%llu\n",
+           "fault_corrupted=%llu desyncs=%u spectator_refused=%llu spectators_dropped=%llu "
+           "rejoins=%llu rejoin_refused=%llu\n",
            (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
            (unsigned long long)st.packets_out, (unsigned long long)st.bytes_out,
            (unsigned long long)st.malformed, (unsigned long long)st.truncated,
@@ -240,7 +251,8 @@ static void print_stats(relay_app *app)
            (unsigned long long)st.rate_limited, (unsigned long long)st.challenges,
            (unsigned long long)st.outbox_dropped, (unsigned long long)us.send_errors,
            (unsigned long long)us.fault_dropped, (unsigned long long)us.fault_corrupted, st.desyncs,
-           (unsigned long long)st.spectator_refused, (unsigned long long)st.spectators_dropped);
+           (unsigned long long)st.spectator_refused, (unsigned long long)st.spectators_dropped,
+           (unsigned long long)st.rejoins, (unsigned long long)st.rejoin_refused);
     fflush(stdout);
 }
 
@@ -331,6 +343,9 @@ static void log_event(const ls_relay_event *ev)
     case LS_RELAY_EV_STATE_NEEDED: // the CLI relay simulates nothing: it has no snapshot
         printf("event state_needed session=%u spectator=%u tick=%u\n", ev->session, ev->slot,
                ev->tick);
+        break;
+    case LS_RELAY_EV_REJOINED:
+        printf("event rejoined session=%u slot=%u tick=%u\n", ev->session, ev->slot, ev->tick);
         break;
     }
     fflush(stdout);

@@ -18,6 +18,7 @@
 #include "auth.h"
 #include "outbox.h"
 
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,19 @@ struct ls_peer {
     ls_rollback *rb;      // rollback mode: the core (from WELCOME on)
     uint64_t frames_done; // rollback mode: clock frames run
     uint32_t csum_final;  // rollback mode: final checksums below this are in csum[]
+    // Rejoin (SPEC.md §17.10): slot k's inputs of [gap_from, gap_to) are empty (an outage).
+    uint32_t gap_from[LS_NET_MAX_SLOTS], gap_to[LS_NET_MAX_SLOTS];
+    uint64_t rj_since, last_state_ack; // REJOINING since; last STATE_ACK sent
+    uint32_t rj_tick;                  // our inputs count again from here (relay's notice) ...
+    bool rj_known;                     // ... once known
+    uint8_t *sbuf;                     // the snapshot being received (in-order bytes)
+    uint32_t s_tick, s_total, s_next;
+    uint8_t s_hash[LS_NET_STATE_HASH_SIZE];
+    // Our upload of the state of up_tick, asked by the relay for a rejoiner.
+    uint8_t *up;
+    uint32_t up_tick, up_total, up_acked, up_sent;
+    uint8_t up_hash[LS_NET_STATE_HASH_SIZE];
+    uint64_t up_last;
     ls_net_outbox out;
     ls_peer_stats st;
 };
@@ -145,6 +159,8 @@ void ls_peer_destroy(ls_peer *p)
         return;
     }
     free(p->inputs);
+    free(p->sbuf);
+    free(p->up);
     ls_rollback_destroy(p->rb);
     ls_net_outbox_free(&p->out);
     ls_net_auth_wipe(p->def.key, sizeof p->def.key);
@@ -178,6 +194,15 @@ static void send_join(ls_peer *p, uint64_t now)
     memset(&m, 0, sizeof m);
     m.u.cookie = p->cookie;
     send_msg(p, &m, LS_NET_JOIN);
+    p->last_join = now;
+}
+
+static void send_rejoin(ls_peer *p, uint64_t now)
+{
+    ls_net_msg m;
+    memset(&m, 0, sizeof m);
+    m.u.cookie = p->cookie;
+    send_msg(p, &m, LS_NET_REJOIN);
     p->last_join = now;
 }
 
@@ -380,7 +405,7 @@ static void on_ack(ls_peer *p, const ls_net_msg *m)
     }
 }
 
-static void on_disconnect(ls_peer *p, const ls_net_msg *m)
+static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
 {
     uint32_t k = m->u.disconnect.slot;
     p->ack_dirty = true;
@@ -388,6 +413,36 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m)
         return;
     }
     if (k == p->def.slot) {
+        if (m->u.disconnect.reason == LS_NET_REJOINED) {
+            if (p->state == LS_PEER_REJOINING && m->u.disconnect.tick >= p->delay) {
+                p->rj_tick = m->u.disconnect.tick;
+                p->rj_known = true;
+            }
+            return;
+        }
+        if (p->state == LS_PEER_REJOINING ||
+            (p->st.rejoins && m->u.disconnect.tick < p->st.rejoin_tick)) {
+            return; // notices of our timeout still in flight, or of the one we came back from
+        }
+        if (p->state == LS_PEER_RUNNING && m->u.disconnect.reason == LS_NET_TIMEOUT &&
+            p->def.rejoin && p->def.cb.load && !p->rb) {
+            p->state = LS_PEER_REJOINING;
+            p->cookie = 0;
+            p->rj_known = false;
+            p->rj_since = now;
+            p->s_total = p->s_next = 0;
+            send_rejoin(p, now);
+            ls_peer_event ev = {LS_PEER_EV_DISCONNECTED,
+                                k,
+                                m->u.disconnect.tick,
+                                0,
+                                m->u.disconnect.reason,
+                                0,
+                                0,
+                                0};
+            emit(p, &ev);
+            return;
+        }
         if (p->state != LS_PEER_LEFT) {
             p->state = LS_PEER_LEFT;
             ls_peer_event ev = {LS_PEER_EV_DISCONNECTED,
@@ -402,9 +457,26 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m)
         }
         return;
     }
-    if (p->gone[k] || m->u.disconnect.tick < p->have[k]) {
-        return; // known already, or a tick before inputs we hold (cannot be: ignore)
+    if (m->u.disconnect.reason == LS_NET_REJOINED) {
+        // Slot k is back from tick R: empty inputs in [gone_tick, R). A peer that never
+        // saw it go gets those empties from the relay as ordinary inputs.
+        uint32_t R = m->u.disconnect.tick;
+        if (!p->gone[k] || R < p->gone_tick[k] || p->rb) {
+            return;
+        }
+        p->gone[k] = false;
+        p->gap_from[k] = p->gone_tick[k];
+        p->gap_to[k] = R;
+        if (p->have[k] >= p->gone_tick[k] && p->have[k] < R) {
+            p->have[k] = R;
+        }
+        ls_peer_event ev = {LS_PEER_EV_REJOINED, k, R, 0, 0, 0, 0, 0};
+        emit(p, &ev);
+        return;
     }
+    if (p->gone[k] || m->u.disconnect.tick < p->have[k] || m->u.disconnect.tick < p->gap_to[k]) {
+        return; // known already, a tick before inputs we hold, or a stale notice of an outage
+    }           // slot k came back from (cannot be otherwise: ignore)
     p->gone[k] = true;
     p->gone_tick[k] = m->u.disconnect.tick;
     if (p->rb) {
@@ -414,6 +486,208 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m)
     ls_peer_event ev = {
         LS_PEER_EV_DISCONNECTED, k, m->u.disconnect.tick, 0, m->u.disconnect.reason, 0, 0, 0};
     emit(p, &ev);
+}
+
+// ---- rejoin (lockstep; SPEC.md §17.10) ----
+
+static void send_state_ack(ls_peer *p, uint64_t now)
+{
+    ls_net_msg m;
+    memset(&m, 0, sizeof m);
+    m.u.state_ack.tick = p->s_tick;
+    m.u.state_ack.total = p->s_total;
+    m.u.state_ack.next = p->s_next;
+    send_msg(p, &m, LS_NET_STATE_ACK);
+    p->last_state_ack = now;
+}
+
+// The snapshot is whole and our return tick R is known: check the hash, load it,
+// and play on from its tick T (our own inputs are empty up to R, sent from R on).
+static void rejoin_finish(ls_peer *p, uint64_t now)
+{
+    if (!p->rj_known || !p->s_total || p->s_next != p->s_total) {
+        return;
+    }
+    uint8_t hash[LS_NET_STATE_HASH_SIZE];
+    crypto_generichash(hash, sizeof hash, p->sbuf, p->s_total, NULL, 0);
+    uint32_t T = p->s_tick, R = p->rj_tick;
+    bool hash_ok = memcmp(hash, p->s_hash, sizeof hash) == 0;
+    if (!hash_ok || T > R || !p->def.cb.load(p->def.cb.user, T, p->sbuf, p->s_total)) {
+        ls_peer_event ev = {LS_PEER_EV_STATE_ERROR, p->def.slot, T, 0, 0, 0, hash_ok ? 1u : 0u, 0};
+        emit(p, &ev);
+        p->s_next = 0; // fetch it again
+        send_state_ack(p, now);
+        return;
+    }
+    for (uint32_t k = 0; k < p->slots; k++) { // the relay re-announces who is gone
+        p->have[k] = T > p->delay ? T : p->delay;
+        p->gone[k] = false;
+        p->gap_from[k] = p->gap_to[k] = 0;
+    }
+    uint32_t me = p->def.slot;
+    p->gap_from[me] = T;
+    p->gap_to[me] = R;
+    p->have[me] = R;
+    p->produced = R - p->delay;
+    p->own_acked = R;
+    p->simulated = T;
+    p->csum_acked = R; // the relay does not await our checksums below R
+    p->origin = now - (uint64_t)(R - p->delay) * 1000000u / p->rate;
+    p->state = LS_PEER_RUNNING;
+    p->st.rejoins++;
+    p->st.snapshot_tick = T;
+    p->st.rejoin_tick = R;
+    p->ack_dirty = true;
+    free(p->sbuf);
+    p->sbuf = NULL;
+    ls_peer_event ev = {LS_PEER_EV_REJOINED, me, R, 0, 0, 0, T, 0};
+    emit(p, &ev);
+}
+
+static void on_chunk(ls_peer *p, const ls_net_msg *m, uint64_t now)
+{
+    const uint32_t total = m->u.state.total, off = m->u.state.offset, len = m->u.state.len;
+    if (!p->sbuf || p->s_tick != m->u.state.tick || p->s_total != total ||
+        memcmp(p->s_hash, m->u.state.hash, LS_NET_STATE_HASH_SIZE) != 0) {
+        uint8_t *b = realloc(p->sbuf, total);
+        if (!b) {
+            return;
+        }
+        p->sbuf = b;
+        p->s_tick = m->u.state.tick;
+        p->s_total = total;
+        p->s_next = 0;
+        memcpy(p->s_hash, m->u.state.hash, LS_NET_STATE_HASH_SIZE);
+    }
+    if (off == p->s_next && off + len <= total) {
+        memcpy(p->sbuf + off, m->u.state.data, len);
+        p->s_next += len;
+    }
+    send_state_ack(p, now);
+    rejoin_finish(p, now);
+}
+
+// The relay asks for our state of `tick` (STATE_ACK, total 0) or acknowledges our
+// upload. Lockstep: we have the state of tick T only while simulated == T (the
+// others wait there for the rejoiner), saved once through the save callback.
+static void on_upload_ack(ls_peer *p, const ls_net_msg *m)
+{
+    const uint32_t tick = m->u.state_ack.tick;
+    if (m->u.state_ack.total == 0) {
+        if (p->rb || !p->def.cb.save || (p->up && p->up_tick == tick) || p->simulated != tick) {
+            return;
+        }
+        size_t cap = 64u << 10, n = 0;
+        uint8_t *b = NULL;
+        for (int tries = 0; tries < 2; tries++) {
+            uint8_t *nb = realloc(b, cap);
+            if (!nb) {
+                break;
+            }
+            b = nb;
+            n = p->def.cb.save(p->def.cb.user, tick, b, cap);
+            if (n <= cap || n > LS_NET_STATE_MAX) {
+                break;
+            }
+            cap = n;
+        }
+        if (!b || n == 0 || n > cap || n > LS_NET_STATE_MAX) {
+            free(b);
+            return;
+        }
+        free(p->up);
+        p->up = b;
+        p->up_tick = tick;
+        p->up_total = (uint32_t)n;
+        p->up_acked = p->up_sent = 0;
+        p->up_last = 0;
+        crypto_generichash(p->up_hash, sizeof p->up_hash, b, n, NULL, 0);
+        return;
+    }
+    if (p->up && tick == p->up_tick && m->u.state_ack.total == p->up_total) {
+        uint32_t said = m->u.state_ack.next < p->up_sent ? m->u.state_ack.next : p->up_sent;
+        p->up_acked = said > p->up_acked ? said : p->up_acked;
+        if (p->up_acked == p->up_total) {
+            free(p->up);
+            p->up = NULL;
+        }
+    }
+}
+
+static void send_upload(ls_peer *p, uint64_t now)
+{
+    if (!p->up) {
+        return;
+    }
+    if (p->up_acked < p->up_sent && now - p->up_last >= p->def.resend_us) {
+        p->up_sent = p->up_acked;
+    }
+    uint32_t window = 16u * LS_NET_STATE_CHUNK_MAX;
+    uint32_t limit = p->up_total - p->up_acked > window ? p->up_acked + window : p->up_total;
+    while (p->up_sent < limit) {
+        uint32_t n = limit - p->up_sent;
+        n = n < LS_NET_STATE_CHUNK_MAX ? n : LS_NET_STATE_CHUNK_MAX;
+        ls_net_msg m;
+        memset(&m, 0, sizeof m);
+        m.u.state.tick = p->up_tick;
+        m.u.state.total = p->up_total;
+        m.u.state.offset = p->up_sent;
+        m.u.state.len = (uint16_t)n;
+        memcpy(m.u.state.hash, p->up_hash, LS_NET_STATE_HASH_SIZE);
+        m.u.state.data = p->up + p->up_sent;
+        send_msg(p, &m, LS_NET_STATE_CHUNK);
+        p->up_sent += n;
+        p->up_last = now;
+    }
+}
+
+static void on_rejoining(ls_peer *p, const ls_net_msg *m, uint64_t now)
+{
+    switch (m->h.type) {
+    case LS_NET_CHALLENGE:
+        p->cookie = m->u.cookie;
+        send_rejoin(p, now);
+        break;
+    case LS_NET_DISCONNECT:
+        if (m->u.disconnect.slot == p->def.slot) {
+            on_disconnect(p, m, now);
+            rejoin_finish(p, now);
+        }
+        break;
+    case LS_NET_STATE_CHUNK:
+        on_chunk(p, m, now);
+        break;
+    case LS_NET_PING: {
+        ls_net_msg pong = *m;
+        send_msg(p, &pong, LS_NET_PONG);
+        break;
+    }
+    default: // inputs and acks come again once we have loaded the snapshot
+        break;
+    }
+}
+
+static void poll_rejoining(ls_peer *p, uint64_t now)
+{
+    uint32_t timeout_ms = p->welcome.u.welcome.timeout_ms ? p->welcome.u.welcome.timeout_ms : 3000;
+    if (!p->rj_known && now - p->rj_since > 2u * (uint64_t)timeout_ms * 1000) {
+        p->state = LS_PEER_LEFT; // refused (window over, or the slot left): give up
+        return;
+    }
+    if (!p->rj_known && now - p->last_join >= p->def.join_retry_us) {
+        send_rejoin(p, now);
+    }
+    if (p->s_total && now - p->last_state_ack >= p->def.resend_us) {
+        send_state_ack(p, now);
+    }
+    if (now - p->last_ping >= p->def.ping_interval_us) {
+        ls_net_msg m;
+        memset(&m, 0, sizeof m);
+        m.u.ping.time = now;
+        m.u.ping.seq = ++p->ping_seq;
+        send_msg(p, &m, LS_NET_PING);
+        p->last_ping = now;
+    }
 }
 
 // Verify a datagram from the relay: header, session and slot, tag, replay window,
@@ -465,6 +739,10 @@ void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now)
     if (p->state == LS_PEER_LEFT) {
         return;
     }
+    if (p->state == LS_PEER_REJOINING) {
+        on_rejoining(p, &m, now);
+        return;
+    }
     switch (m.h.type) {
     case LS_NET_INPUT:
         on_input(p, &m);
@@ -489,7 +767,10 @@ void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now)
         }
         break;
     case LS_NET_DISCONNECT:
-        on_disconnect(p, &m);
+        on_disconnect(p, &m, now);
+        break;
+    case LS_NET_STATE_ACK:
+        on_upload_ack(p, &m);
         break;
     case LS_NET_PING: {
         ls_net_msg pong = m;
@@ -546,9 +827,15 @@ static bool produce(ls_peer *p, uint64_t now)
     }
 }
 
+static bool in_gap(const ls_peer *p, uint32_t k, uint32_t t)
+{
+    return t >= p->gap_from[k] && t < p->gap_to[k];
+}
+
 static bool known(const ls_peer *p, uint32_t k, uint32_t t)
 {
-    return t < p->delay || (p->gone[k] && t >= p->gone_tick[k]) || t < p->have[k];
+    return t < p->delay || (p->gone[k] && t >= p->gone_tick[k]) || in_gap(p, k, t) ||
+           t < p->have[k];
 }
 
 static bool advance(ls_peer *p)
@@ -563,7 +850,7 @@ static bool advance(ls_peer *p)
                 return any;
             }
             uint8_t *dst = row + (size_t)k * p->isz;
-            if (t < p->delay || (p->gone[k] && t >= p->gone_tick[k])) {
+            if (t < p->delay || (p->gone[k] && t >= p->gone_tick[k]) || in_gap(p, k, t)) {
                 memset(dst, 0, p->isz); // the defined empty input
             } else {
                 memcpy(dst, slot_input(p, k, t), p->isz);
@@ -687,6 +974,10 @@ void ls_peer_poll(ls_peer *p, uint64_t now)
         }
         return;
     }
+    if (p->state == LS_PEER_REJOINING) {
+        poll_rejoining(p, now);
+        return;
+    }
     if (p->state != LS_PEER_RUNNING) {
         return;
     }
@@ -708,6 +999,7 @@ void ls_peer_poll(ls_peer *p, uint64_t now)
     if (p->ack_dirty || now - p->last_ack_send >= 5u * p->def.resend_us) {
         send_ack(p, now);
     }
+    send_upload(p, now);
     if (now - p->last_ping >= p->def.ping_interval_us) {
         ls_net_msg m;
         memset(&m, 0, sizeof m);

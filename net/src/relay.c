@@ -72,6 +72,13 @@ typedef struct slot_st {
     uint64_t last_sent[LS_NET_MAX_SLOTS]; // last INPUT of slot s sent to this peer
     uint32_t ping_seq;
     bool ack_due; // an ACK is owed; sent once per poll, however many packets arrived
+    // Rejoin (SPEC.md §17.10): inputs of [gap_from, gap_to) are empty (the outage);
+    // checksums below csum_from are not awaited; while xfer the slot loads a snapshot.
+    uint64_t gone_at;
+    uint32_t gap_from, gap_to, csum_from;
+    bool xfer, xfer_ok; // receiving a snapshot / xfer_tick's snapshot is being sent
+    uint64_t wait_since, last_state;
+    uint32_t xfer_tick, state_next, state_sent;
     ls_relay_peer_stats st;
 } slot_st;
 
@@ -93,6 +100,11 @@ typedef struct session_st {
     uint8_t snap_hash[LS_NET_STATE_HASH_SIZE];
     bool snap_ready;
     uint64_t snap_asked; // time of the last LS_RELAY_EV_STATE_NEEDED (0: never)
+    // A connected player's upload of its state of up_tick (for rejoiners, SPEC.md §17.10).
+    uint8_t *up; // [def.state_max], with rejoin_ms
+    uint32_t up_slot, up_tick, up_total, up_next;
+    uint8_t up_hash[LS_NET_STATE_HASH_SIZE];
+    uint64_t up_asked; // time of the last request (0: never)
 } session_st;
 
 struct ls_relay {
@@ -115,7 +127,7 @@ ls_relay_def ls_default_relay_def(void)
 
 ls_session_def ls_default_session_def(void)
 {
-    ls_session_def d = {4, 60, 1, 3, 0, 3000, 30000, 4, 1024, 256u << 10};
+    ls_session_def d = {4, 60, 1, 3, 0, 3000, 30000, 4, 1024, 256u << 10, 30000};
     return d;
 }
 
@@ -169,6 +181,7 @@ void ls_relay_destroy(ls_relay *r)
         free(r->sessions[i].csum);
         free(r->sessions[i].hist);
         free(r->sessions[i].snap);
+        free(r->sessions[i].up);
         for (uint32_t k = 0; k < LS_NET_MAX_SLOTS; k++) {
             ls_net_auth_wipe(r->sessions[i].slot[k].key, LS_NET_KEY_SIZE);
             ls_net_auth_wipe(r->sessions[i].spec[k].key, LS_NET_KEY_SIZE);
@@ -208,9 +221,14 @@ ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64
     s->csum = calloc((size_t)def->slots * W, sizeof *s->csum);
     s->row_size = LS_NET_CONFIRMED_ROW(def->slots, def->input_size);
     s->hist = def->spectators ? calloc(def->history, s->row_size) : NULL;
-    bool want_snap = def->spectators && def->state_max;
+    bool want_snap = (def->spectators || def->rejoin_ms) && def->state_max;
     s->snap = want_snap ? malloc(def->state_max) : NULL;
-    if (!s->inputs || !s->csum || (def->spectators && !s->hist) || (want_snap && !s->snap)) {
+    bool want_up = def->rejoin_ms && def->state_max;
+    s->up = want_up ? malloc(def->state_max) : NULL;
+    if (!s->inputs || !s->csum || (def->spectators && !s->hist) || (want_snap && !s->snap) ||
+        (want_up && !s->up)) {
+        free(s->up);
+        s->up = NULL;
         free(s->inputs);
         free(s->csum);
         free(s->hist);
@@ -383,7 +401,7 @@ static const uint8_t *input_at(const session_st *s, uint32_t k, uint32_t t)
 {
     static const uint8_t empty[LS_NET_MAX_INPUT_SIZE];
     const slot_st *p = &s->slot[k];
-    if (t < s->def.delay || (p->gone && t >= p->gone_tick)) {
+    if (t < s->def.delay || (p->gone && t >= p->gone_tick) || (t >= p->gap_from && t < p->gap_to)) {
         return empty;
     }
     return s->inputs + ((size_t)k * W + t % W) * s->def.input_size;
@@ -569,7 +587,7 @@ static void finalize(ls_relay *r, session_st *s, uint32_t id)
                 }
                 return; // wait for this slot's checksum
             }
-            have[k] = p->csum_next > t;
+            have[k] = p->csum_next > t && t >= p->csum_from;
             v[k] = have[k] ? s->csum[(size_t)k * W + t % W] : 0;
             nhave += have[k];
         }
@@ -602,7 +620,8 @@ static void finalize(ls_relay *r, session_st *s, uint32_t id)
             uint16_t present = 0;
             for (uint32_t k = 0; k < n; k++) {
                 const slot_st *p = &s->slot[k];
-                present |= (uint16_t)((p->gone && t >= p->gone_tick ? 0u : 1u) << k);
+                bool out = (p->gone && t >= p->gone_tick) || (t >= p->gap_from && t < p->gap_to);
+                present |= (uint16_t)((out ? 0u : 1u) << k);
                 memcpy(row + 2 + (size_t)k * s->def.input_size, input_at(s, k, t),
                        s->def.input_size);
             }
@@ -621,6 +640,8 @@ static void disconnect(ls_relay *r, session_st *s, uint32_t id, uint32_t k, uint
         return;
     }
     p->gone = true;
+    p->gone_at = now;
+    p->xfer = false;
     p->gone_tick = p->input_next;
     p->reason = reason;
     p->st.disconnected = true;
@@ -690,6 +711,257 @@ static void on_join(ls_relay *r, session_st *s, uint32_t id, const ls_net_addr *
     send_welcome(r, s, id, m->h.slot);
 }
 
+// ---- rejoin (SPEC.md §17.10): a slot disconnected by timeout comes back ----
+
+// Tell peer j that slot k is back: DISCONNECT(slot k, reason REJOINED, tick = its return tick).
+static void send_rejoined(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint32_t k)
+{
+    ls_net_msg m;
+    header(&m, LS_NET_DISCONNECT, id);
+    m.u.disconnect.tick = s->slot[k].gap_to;
+    m.u.disconnect.reason = LS_NET_REJOINED;
+    m.u.disconnect.slot = (uint8_t)k;
+    send_to(r, s, j, &m);
+}
+
+// The first tick a rejoiner's snapshot may have: its inputs from there on must all
+// still be in the relay's rings, and its own inputs below it must not matter.
+static uint32_t rejoin_floor(const session_st *s, uint32_t j)
+{
+    const slot_st *p = &s->slot[j];
+    uint32_t f = p->gap_to > W ? p->gap_to - W : 0;
+    f = f > p->gap_from ? f : p->gap_from;
+    return f > s->def.delay ? f : s->def.delay;
+}
+
+static void on_rejoin(ls_relay *r, session_st *s, uint32_t id, const ls_net_addr *from,
+                      const ls_net_msg *m, uint64_t now)
+{
+    uint32_t k = m->h.slot;
+    slot_st *p = &s->slot[k];
+    if (!p->gone && p->bound && p->xfer && ls_net_addr_equal(&p->addr, from)) {
+        p->last_heard = now; // a repeat: our answer was lost
+        send_rejoined(r, s, id, k, k);
+        return;
+    }
+    if (!p->gone || p->reason != LS_NET_TIMEOUT || !s->def.rejoin_ms || !s->snap || s->done ||
+        now - p->gone_at > (uint64_t)s->def.rejoin_ms * 1000) {
+        r->st.rejoin_refused++;
+        p->st.drops++;
+        if (p->gone && now - p->last_notice >= r->def.resend_us) {
+            ls_net_msg n; // you are out (smaller than the padded REJOIN: no amplification)
+            header(&n, LS_NET_DISCONNECT, id);
+            n.u.disconnect.tick = p->gone_tick;
+            n.u.disconnect.reason = p->reason;
+            n.u.disconnect.slot = (uint8_t)k;
+            size_t len = 0;
+            if (seal_to(r, p, k, from, &n, &len)) {
+                r->st.packets_out++;
+                r->st.bytes_out += len;
+            }
+            p->last_notice = now;
+        }
+        return;
+    }
+    uint64_t bucket = now / r->def.cookie_period_us;
+    bool ok =
+        m->u.cookie != 0 && (m->u.cookie == cookie_for(r, from, id, k, bucket) ||
+                             (bucket > 0 && m->u.cookie == cookie_for(r, from, id, k, bucket - 1)));
+    if (!ok) {
+        ls_net_msg c;
+        header(&c, LS_NET_CHALLENGE, id);
+        c.u.cookie = cookie_for(r, from, id, k, bucket);
+        size_t len = 0;
+        if (seal_to(r, p, k, from, &c, &len)) {
+            r->st.packets_out++;
+            r->st.bytes_out += len;
+        }
+        r->st.challenges++;
+        return;
+    }
+    // Back from tick R: above every tick it was fanned out as gone for (no peer can
+    // have simulated R: every live slot's inputs stop below R) and every final tick.
+    uint32_t R = p->gone_tick > s->final_next ? p->gone_tick : s->final_next;
+    for (uint32_t j = 0; j < s->def.slots; j++) {
+        if (j != k && !s->slot[j].gone && s->slot[j].input_next > R) {
+            R = s->slot[j].input_next;
+        }
+    }
+    p->gone = false;
+    p->gap_from = p->gone_tick;
+    p->gap_to = R;
+    p->input_next = R;
+    p->csum_next = R;
+    p->csum_from = R;
+    p->bound = true;
+    p->addr = *from;
+    p->last_heard = now;
+    p->xfer = true;
+    p->xfer_ok = false;
+    p->wait_since = now;
+    p->peer_knows_gone = 0;
+    p->ack_due = false;
+    uint32_t f = rejoin_floor(s, k);
+    for (uint32_t j = 0; j < s->def.slots; j++) { // holds the others' rings until it loads
+        p->peer_has[j] = p->peer_said[j] = p->sent_next[j] = f;
+    }
+    p->st.joined = true;
+    p->st.disconnected = false;
+    p->st.addr = *from;
+    p->st.rejoins++;
+    p->st.rejoin_tick = R;
+    r->st.rejoins++;
+    ls_relay_event ev = {LS_RELAY_EV_REJOINED, id, k, R, 0, 0, 0, 0};
+    emit(r, &ev);
+    for (uint32_t j = 0; j < s->def.slots; j++) {
+        if (s->slot[j].bound && !s->slot[j].gone) {
+            send_rejoined(r, s, id, j, k);
+            s->slot[j].last_notice = now;
+        }
+    }
+}
+
+// No usable snapshot for rejoiner j: once every tick below its return tick R is
+// final (the others wait at R, with the state of R), ask the lowest connected slot
+// for its state of R (STATE_ACK, total 0), every 250 ms, a next slot each time.
+static void ask_upload(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint64_t now)
+{
+    slot_st *p = &s->slot[j];
+    if (!s->up || s->final_next < p->gap_to || (s->up_asked && now - s->up_asked < 250000)) {
+        return;
+    }
+    for (uint32_t i = 1; i <= s->def.slots; i++) {
+        uint32_t u = (s->up_slot + i) % s->def.slots;
+        const slot_st *q = &s->slot[u];
+        if (u != j && q->bound && !q->gone && !q->xfer) {
+            s->up_slot = u;
+            s->up_tick = p->gap_to;
+            s->up_total = s->up_next = 0;
+            s->up_asked = now;
+            ls_net_msg m;
+            header(&m, LS_NET_STATE_ACK, id);
+            m.u.state_ack.tick = s->up_tick;
+            send_to(r, s, u, &m);
+            return;
+        }
+    }
+}
+
+// A chunk of the state we asked slot k for: keep the in-order bytes, acknowledge;
+// once whole and its hash checks, it is the session's snapshot (a final tick's).
+static void on_state_chunk(ls_relay *r, session_st *s, uint32_t id, uint32_t k, const ls_net_msg *m)
+{
+    slot_st *p = &s->slot[k];
+    if (!s->up || !s->up_asked || k != s->up_slot || m->u.state.tick != s->up_tick ||
+        m->u.state.total > s->def.state_max || m->u.state.tick > s->final_next) {
+        p->st.drops++;
+        return;
+    }
+    if (s->up_total != m->u.state.total ||
+        memcmp(s->up_hash, m->u.state.hash, LS_NET_STATE_HASH_SIZE) != 0) {
+        s->up_total = m->u.state.total; // (re)start
+        s->up_next = 0;
+        memcpy(s->up_hash, m->u.state.hash, LS_NET_STATE_HASH_SIZE);
+    }
+    if (m->u.state.offset == s->up_next && s->up_next < s->up_total) {
+        memcpy(s->up + s->up_next, m->u.state.data, m->u.state.len);
+        s->up_next += m->u.state.len;
+        if (s->up_next == s->up_total) {
+            uint8_t h[LS_NET_STATE_HASH_SIZE];
+            crypto_generichash(h, sizeof h, s->up, s->up_total, NULL, 0);
+            if (memcmp(h, s->up_hash, sizeof h) == 0 && s->snap) {
+                memcpy(s->snap, s->up, s->up_total);
+                memcpy(s->snap_hash, h, sizeof h);
+                s->snap_len = s->up_total;
+                s->snap_tick = s->up_tick;
+                s->snap_ready = true;
+            } else {
+                s->up_next = 0; // corrupt upload: take it again
+            }
+        }
+    }
+    ls_net_msg a;
+    header(&a, LS_NET_STATE_ACK, id);
+    a.u.state_ack.tick = s->up_tick;
+    a.u.state_ack.total = s->up_total;
+    a.u.state_ack.next = s->up_next;
+    send_to(r, s, k, &a);
+}
+
+// A rejoining slot: send it the snapshot (a usable one: a final tick at or above
+// rejoin_floor), else ask the host for one (at most every 250 ms); with none within
+// timeout_ms it is disconnected again, at its return tick.
+static void peer_state(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint64_t now)
+{
+    slot_st *p = &s->slot[j];
+    bool usable = s->snap_ready && s->snap_tick >= rejoin_floor(s, j) &&
+                  s->snap_tick <= s->final_next && s->snap_tick <= p->gap_to;
+    if (p->xfer_ok && (!usable || p->xfer_tick != s->snap_tick)) {
+        p->xfer_ok = false; // the snapshot was replaced: start over
+    }
+    if (!p->xfer_ok) {
+        if (usable) {
+            p->xfer_ok = true;
+            p->xfer_tick = s->snap_tick;
+            p->state_next = p->state_sent = 0;
+            p->last_state = 0;
+        } else {
+            if (now - p->wait_since > (uint64_t)s->def.timeout_ms * 1000) {
+                disconnect(r, s, id, j, LS_NET_KICKED, now);
+                return;
+            }
+            if (!s->snap_asked || now - s->snap_asked >= 250000) {
+                s->snap_asked = now;
+                ls_relay_event ev = {LS_RELAY_EV_STATE_NEEDED, id, j, s->final_next, 0, 0, 0, 0};
+                emit(r, &ev);
+            }
+            ask_upload(r, s, id, j, now);
+            return;
+        }
+    }
+    if (p->state_next < p->state_sent && now - p->last_state >= r->def.resend_us) {
+        p->state_sent = p->state_next;
+    }
+    uint32_t window = 16u * LS_NET_STATE_CHUNK_MAX;
+    uint32_t limit = s->snap_len - p->state_next > window ? p->state_next + window : s->snap_len;
+    while (p->state_sent < limit) {
+        uint32_t n = limit - p->state_sent;
+        n = n < LS_NET_STATE_CHUNK_MAX ? n : LS_NET_STATE_CHUNK_MAX;
+        ls_net_msg m;
+        header(&m, LS_NET_STATE_CHUNK, id);
+        m.u.state.tick = s->snap_tick;
+        m.u.state.total = s->snap_len;
+        m.u.state.offset = p->state_sent;
+        m.u.state.len = (uint16_t)n;
+        memcpy(m.u.state.hash, s->snap_hash, LS_NET_STATE_HASH_SIZE);
+        m.u.state.data = s->snap + p->state_sent;
+        send_to(r, s, j, &m);
+        p->state_sent += n;
+        p->last_state = now;
+    }
+}
+
+// The rejoiner's STATE_ACK: once it holds every byte, it gets every slot's inputs
+// from the snapshot's tick on (the normal re-send from peer_said).
+static void on_state_ack(session_st *s, uint32_t j, const ls_net_msg *m)
+{
+    slot_st *p = &s->slot[j];
+    if (!p->xfer || !p->xfer_ok || m->u.state_ack.tick != p->xfer_tick ||
+        m->u.state_ack.tick != s->snap_tick || m->u.state_ack.total != s->snap_len) {
+        return;
+    }
+    uint32_t said = m->u.state_ack.next < p->state_sent ? m->u.state_ack.next : p->state_sent;
+    p->state_next = said > p->state_next ? said : p->state_next;
+    if (p->state_next == s->snap_len) {
+        p->xfer = false;
+        for (uint32_t k = 0; k < s->def.slots; k++) {
+            p->peer_has[k] = p->peer_said[k] = p->sent_next[k] = p->xfer_tick;
+            p->last_sent[k] = 0;
+        }
+        p->last_notice = 0;
+    }
+}
+
 static void on_input(ls_relay *r, session_st *s, uint32_t id, uint32_t k, const ls_net_msg *m,
                      uint64_t now)
 {
@@ -719,7 +991,7 @@ static void on_input(ls_relay *r, session_st *s, uint32_t id, uint32_t k, const 
         return;
     }
     for (uint32_t j = 0; j < s->def.slots; j++) { // fan out as it arrives
-        if (j != k && s->slot[j].bound && !s->slot[j].gone) {
+        if (j != k && s->slot[j].bound && !s->slot[j].gone && !s->slot[j].xfer) {
             send_inputs(r, s, id, j, k, s->slot[j].peer_has[k], now);
         }
     }
@@ -818,6 +1090,12 @@ static void dispatch(ls_relay *r, session_st *s, uint32_t id, const ls_net_msg *
     }
     case LS_NET_PONG:
         on_pong(p, m, now);
+        break;
+    case LS_NET_STATE_ACK:
+        on_state_ack(s, k, m);
+        break;
+    case LS_NET_STATE_CHUNK:
+        on_state_chunk(r, s, id, k, m);
         break;
     default:
         r->st.malformed++;
@@ -1211,6 +1489,10 @@ void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data,
         on_join(r, s, m.h.session, from, &m, now);
         return;
     }
+    if (m.h.type == LS_NET_REJOIN) {
+        on_rejoin(r, s, m.h.session, from, &m, now);
+        return;
+    }
     if (!p->bound || !ls_net_addr_equal(&p->addr, from)) {
         r->st.unverified++;
         p->st.drops++;
@@ -1242,16 +1524,23 @@ static void poll_peer(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint6
         disconnect(r, s, id, j, LS_NET_TIMEOUT, now);
         return;
     }
-    for (uint32_t k = 0; k < s->def.slots; k++) {
+    if (p->xfer) { // rejoining: the snapshot first, then the inputs after it
+        peer_state(r, s, id, j, now);
+    }
+    for (uint32_t k = 0; k < s->def.slots && !p->xfer; k++) {
         if (k != j && p->peer_said[k] < s->slot[k].input_next &&
             now - p->last_sent[k] >= r->def.resend_us) {
             send_inputs(r, s, id, j, k, p->peer_said[k], now);
         }
     }
-    if (now - p->last_notice >= r->def.resend_us) {
+    if (!p->xfer && now - p->last_notice >= r->def.resend_us) {
         for (uint32_t k = 0; k < s->def.slots; k++) {
             if (k != j && s->slot[k].gone && !(p->peer_knows_gone & (1u << k))) {
                 send_notice(r, s, id, j, k);
+                p->last_notice = now;
+            } else if (k != j && !s->slot[k].gone && s->slot[k].gap_to &&
+                       (p->peer_knows_gone & (1u << k))) {
+                send_rejoined(r, s, id, j, k); // it still thinks k is gone
                 p->last_notice = now;
             }
         }

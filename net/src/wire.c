@@ -246,7 +246,7 @@ static void io_body(cursor *c, ls_net_msg *m)
         io_u8(c, &m->u.disconnect.reason, "disconnect reason");
         io_u8(c, &m->u.disconnect.slot, "disconnect slot");
         io_zero(c, 2, "disconnect reserved bytes");
-        want(c, m->u.disconnect.reason >= LS_NET_LEFT && m->u.disconnect.reason <= LS_NET_KICKED,
+        want(c, m->u.disconnect.reason >= LS_NET_LEFT && m->u.disconnect.reason <= LS_NET_REJOINED,
              "disconnect reason");
         want(c, m->u.disconnect.slot < LS_NET_MAX_SLOTS, "disconnect slot");
         break;

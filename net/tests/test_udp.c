@@ -595,3 +595,24 @@ Test(net_udp, sigterm_closes_the_recording_cleanly_and_prints_stats, .timeout = 
 {
     kill_relay_mid_match(SIGTERM, "terminated");
 }
+
+Test(net_udp, a_bot_silent_for_4_s_rejoins_and_ends_on_the_same_checksum, .timeout = 120)
+{
+    // Real sockets: bot 2 goes silent at tick 120 for 4 s, the relay times it out
+    // (3 s), it rejoins with its credential, loads a snapshot uploaded by a connected
+    // bot and plays on; every bot agrees on both switch ticks.
+    find_tool();
+    char path[256], *out;
+    tmp_path(path, sizeof path, "rejoin");
+    char *args[] = {
+        tool, "match",    "--peers",    "3",        "--ticks", "480",           "--tick-rate",
+        "60", "--outage", "2@120+4000", "--replay", path,      "--no-progress", NULL};
+    int rc = run_tool(args, &out);
+    cr_assert_eq(rc, 0, "match failed:\n%s", out);
+    cr_assert_not_null(strstr(out, "all 3 final checksums equal: yes"), "%s", out);
+    cr_assert_not_null(strstr(out, "every bot saw these switch ticks: yes"), "%s", out);
+    cr_assert_not_null(strstr(out, "rejoins 1"), "%s", out);
+    cr_assert_not_null(strstr(out, "verify result: OK"), "%s", out);
+    free(out);
+    unlink(path);
+}

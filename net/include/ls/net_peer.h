@@ -29,10 +29,11 @@ typedef enum ls_peer_mode {
 
 /// Peer lifecycle.
 typedef enum ls_peer_state {
-    LS_PEER_JOINING = 0,  ///< Sending JOIN until the relay welcomes us.
-    LS_PEER_RUNNING = 1,  ///< In the match.
-    LS_PEER_FINISHED = 2, ///< All ticks simulated and acknowledged by the relay.
-    LS_PEER_LEFT = 3,     ///< Disconnected (left, or declared gone by the relay).
+    LS_PEER_JOINING = 0,   ///< Sending JOIN until the relay welcomes us.
+    LS_PEER_RUNNING = 1,   ///< In the match.
+    LS_PEER_FINISHED = 2,  ///< All ticks simulated and acknowledged by the relay.
+    LS_PEER_LEFT = 3,      ///< Disconnected (left, or declared gone by the relay).
+    LS_PEER_REJOINING = 4, ///< Timed out; rejoining (REJOIN, then a snapshot), def.rejoin.
 } ls_peer_state;
 
 /// Kinds of peer events.
@@ -44,7 +45,9 @@ typedef enum ls_peer_event_type {
     LS_PEER_EV_ROLLBACK = 5,     ///< Rollback: loaded `tick`'s state to re-simulate `count` ticks.
     LS_PEER_EV_WAITING = 6,     ///< Rollback: prediction window full, waiting for `slot` at `tick`.
     LS_PEER_EV_TIME_SYNC = 7,   ///< Rollback: skipped a frame, `frames_ahead` of the slowest slot.
-    LS_PEER_EV_STATE_ERROR = 8, ///< Rollback: save (`count` 0) or load (1) failed at `tick`.
+    LS_PEER_EV_STATE_ERROR = 8, ///< Rollback: save (`count` 0) or load (1) failed at `tick`;
+                                ///< rejoin: the snapshot of `tick` failed its hash (0) or load (1).
+    LS_PEER_EV_REJOINED = 9, ///< Slot `slot` is back from `tick` on (ours: snapshot tick `count`).
 } ls_peer_event_type;
 
 /// One peer event.
@@ -73,7 +76,8 @@ typedef struct ls_peer_callbacks {
     /// Rollback mode (required there): save the state at the start of `tick` into buf
     /// (cap bytes); return the bytes written, the size needed if cap is too small, or 0.
     size_t (*save)(void *user, uint32_t tick, uint8_t *buf, size_t cap);
-    /// Rollback mode (required there): restore the state saved for `tick`; false on failure.
+    /// Rollback mode (required there), and rejoin: restore the state saved for `tick` (rejoin:
+    /// the snapshot of confirmed tick `tick`, the state before simulating it); false on failure.
     bool (*load)(void *user, uint32_t tick, const uint8_t *buf, size_t size);
     /// Rollback mode, optional: predict slot's input at tick (inout holds its last known input).
     void (*predict)(void *user, uint32_t slot, uint32_t tick, uint8_t *inout, uint32_t input_size);
@@ -94,7 +98,8 @@ typedef struct ls_peer_def {
     uint32_t resim_budget; ///< Rollback: re-simulated ticks per frame (0: no limit), default 0.
     uint32_t
         time_sync_threshold; ///< Rollback: frames ahead that make a frame skip (0: off), default 2.
-    ls_peer_callbacks cb;    ///< The game.
+    bool rejoin; ///< Lockstep: when timed out, rejoin (REJOIN, load a snapshot), default false.
+    ls_peer_callbacks cb; ///< The game.
 } ls_peer_def;
 
 /// Peer-side counters.
@@ -124,6 +129,9 @@ typedef struct ls_peer_stats {
     uint64_t waits;           ///< Rollback: frames lost waiting on the prediction window.
     uint64_t time_sync_skips; ///< Rollback: frames skipped by time sync (adjustments).
     int32_t frames_ahead;     ///< Rollback: latest time-sync estimate of our lead.
+    uint32_t rejoins;         ///< Times we rejoined (snapshot loaded).
+    uint32_t snapshot_tick;   ///< Tick of the latest snapshot loaded on rejoin.
+    uint32_t rejoin_tick;     ///< Our inputs count again from this tick (latest rejoin).
 } ls_peer_stats;
 
 /// Opaque peer.

@@ -42,6 +42,8 @@ typedef struct ls_session_def {
     uint32_t spectators; ///< Spectator credentials (0..16), default 4.
     uint32_t history;    ///< Final ticks kept for spectators (64..65536), default 1024.
     uint32_t state_max;  ///< Snapshot bytes kept for late spectators (0: none), default 256 KiB.
+    uint32_t rejoin_ms;  ///< A slot disconnected by timeout may REJOIN this long after (0: never),
+                         ///< default 30000 (needs state_max: the rejoiner loads a snapshot).
 } ls_session_def;
 
 /// Kinds of relay events.
@@ -53,7 +55,9 @@ typedef enum ls_relay_event_type {
     LS_RELAY_EV_SPECTATOR_JOINED = 5,  ///< Spectator `slot` (its index) joined.
     LS_RELAY_EV_SPECTATOR_DROPPED = 6, ///< Spectator `slot` left, went silent or fell behind.
     LS_RELAY_EV_STATE_NEEDED = 7,      ///< A spectator is behind the history: supply a snapshot of
-                                       ///< a confirmed tick >= `tick` (ls_relay_session_put_state).
+                                       ///< a confirmed tick >= `tick` (ls_relay_session_put_state);
+                                       ///< `slot`: the spectator index, or the rejoining slot.
+    LS_RELAY_EV_REJOINED = 8,          ///< Slot `slot` is back: its inputs count from `tick` on.
 } ls_relay_event_type;
 
 /// One relay event.
@@ -97,6 +101,8 @@ typedef struct ls_relay_peer_stats {
     uint64_t duplicates;      ///< Inputs/checksums received again (redundancy at work).
     uint32_t input_next;      ///< The relay holds this slot's inputs below this tick.
     uint32_t checksum_next;   ///< The relay holds this slot's checksums below this tick.
+    uint32_t rejoins;         ///< Times the slot came back (REJOIN accepted).
+    uint32_t rejoin_tick;     ///< Its inputs count again from this tick (latest rejoin).
 } ls_relay_peer_stats;
 
 /// Relay-wide counters.
@@ -119,6 +125,9 @@ typedef struct ls_relay_stats {
     uint32_t desyncs;        ///< Desynced ticks (all sessions).
     uint64_t spectator_refused;  ///< Takeover attempts: a spectator credential acting as a player.
     uint64_t spectators_dropped; ///< Spectators dropped (silent, or behind the history).
+    uint64_t rejoins;            ///< REJOINs accepted.
+    uint64_t
+        rejoin_refused; ///< Authentic REJOINs refused (slot live, left or kicked, window over).
 } ls_relay_stats;
 
 /// Opaque relay.

@@ -81,6 +81,8 @@ typedef enum ls_net_disconnect_reason {
     LS_NET_LEFT = 1,    ///< The peer said goodbye.
     LS_NET_TIMEOUT = 2, ///< The peer was silent for the session's timeout.
     LS_NET_KICKED = 3,  ///< The peer sent inputs but stopped reporting checksums.
+    LS_NET_REJOINED =
+        4, ///< DISCONNECT as a notice: the slot is back, its inputs count from `tick`.
 } ls_net_disconnect_reason;
 
 /// Bytes of a snapshot hash (BLAKE2b-256, crypto_generichash).
