@@ -107,8 +107,14 @@ test: test-units
 test-units: $(TEST_BINS) $(TOOL)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t -j2 --timeout 600; done
 
+# `make run`: car soccer (SPEC.md §15.2): a relay and four bot processes play
+# tools/scenes/soccer.scene for a minute in rollback mode, then the score, every
+# peer's checksum and the replay verification. ARGS come last and override
+# (e.g. ARGS="--loss 0.2 --jitter 50", or "--scene tools/scenes/arena.scene --ticks 1200"
+# for the push game).
+RUN_ARGS ?= --scene tools/scenes/soccer.scene --mode rollback --ticks 3600
 run: $(TOOL)
-	$(TOOL) match $(ARGS)
+	$(TOOL) match $(RUN_ARGS) $(ARGS)
 
 # One scene headless with a checksum per tick (SCENE=name of tools/scenes/*.scene).
 SCENE ?= six_box_tower

@@ -24,13 +24,18 @@ BENCH_SCENES  ?= tools/scenes/pyramid.scene tools/scenes/pile_1000.scene \
 # Our engine runs every scene with 1 worker ("ours") and with each count here
 # ("ours_Nw"); the peers run single-threaded.
 BENCH_THREADS ?= 2
-BENCH_SECTIONS := bench-physics bench-fx bench-snapshot bench-cloth $(BENCH_SECTIONS)
+BENCH_SECTIONS := bench-physics bench-fx bench-snapshot bench-cloth bench-vehicle $(BENCH_SECTIONS)
 # number:target:title, in output order.
 BENCH_ORDER = 1:bench-physics:physics 2:bench-fx:fixed-point 3:bench-snapshot:snapshot \
-              4:bench-replay:replay 5:bench-net:relay 6:bench-viewer:viewer 7:bench-cloth:cloth
+              4:bench-replay:replay 5:bench-net:relay 6:bench-viewer:viewer 7:bench-cloth:cloth \
+              8:bench-vehicle:vehicle
 # 7. The Verlet cloth (issue 14) against Bullet's btSoftBody on the same scene
 # file: a 64 x 64 cloth (bench only, tools/bench/scenes/).
 BENCH_CLOTH_SCENE ?= tools/bench/scenes/cloth_64.scene
+# 8. Ray-cast vehicles (issue 15) against Bullet's btRaycastVehicle: four cars
+# on one 2048-triangle terrain (the scene is built in code by both binaries,
+# tools/bench/vehicle_common.c), and ls_game_tick on a 4-car game scene.
+BENCH_VEHICLE_GAME_SCENE ?= tools/scenes/soccer.scene
 BENCH_DEPS_PKGS = libbullet-dev libode-dev pkg-config g++
 
 BENCH_FX       = $(BUILD)/bench_fx
@@ -41,6 +46,9 @@ BENCH_SNAPSHOT = $(BUILD)/bench_snapshot
 BENCH_REPORT   = $(BUILD)/bench_report
 BENCH_CLOTH    = $(BUILD)/bench_cloth
 BENCH_CLOTH_BULLET = $(BUILD)/bench_cloth_bullet
+BENCH_VEHICLE  = $(BUILD)/bench_vehicle
+BENCH_VEHICLE_BULLET = $(BUILD)/bench_vehicle_bullet
+BENCH_VEHICLE_GAME = $(BUILD)/bench_vehicle_game
 BENCH_OBJ      = $(BUILD)/obj/tools/bench
 BENCH_COMMON   = $(BENCH_OBJ)/bench_common.o
 # Bench binaries link only the physics objects (not liblockstep.a), so a module
@@ -55,7 +63,7 @@ BULLET_LIBS     = -lBulletDynamics -lBulletCollision -lLinearMath
 BULLET_SOFT_LIBS = -lBulletSoftBody $(BULLET_LIBS)
 BENCH_CXXFLAGS  = -std=c++17 -Wall -Wextra -ffp-contract=off -MMD -MP -pthread $(CFLAGS) $(EXTRA_CFLAGS)
 
-.PHONY: bench deps-bench bench-physics bench-fx bench-snapshot bench-cloth bench-report
+.PHONY: bench deps-bench bench-physics bench-fx bench-snapshot bench-cloth bench-vehicle bench-report
 
 deps-bench:
 	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(DEPS_PKGS) $(BENCH_DEPS_PKGS)"
@@ -63,7 +71,7 @@ deps-bench:
 bench:
 	@rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
 	@echo "make bench: building the bench binaries"
-	@$(MAKE) --no-print-directory -s $(BENCH_PHYSICS) $(BENCH_FX) $(BENCH_SNAPSHOT) $(BENCH_CLOTH) $(BENCH_REPORT)
+	@$(MAKE) --no-print-directory -s $(BENCH_PHYSICS) $(BENCH_FX) $(BENCH_SNAPSHOT) $(BENCH_CLOTH) $(BENCH_VEHICLE) $(BENCH_REPORT)
 	@echo "make bench: every ratio below is measured in this one run on this machine"
 	@fail=""; ran=""; \
 	for e in $(BENCH_ORDER); do \
@@ -125,6 +133,9 @@ bench-snapshot: $(BENCH_SNAPSHOT)
 	@echo "== 3. snapshot: save + restore of the settled 1000-box pile vs memcpy of the same bytes; rollback frame"
 	@mkdir -p $(BENCH_OUT) && $(BENCH_SNAPSHOT) tools/scenes/pile_1000.scene \
 	  $(foreach n,$(BENCH_THREADS),--threads $(n)) --csv $(BENCH_OUT)/bench-snapshot.csv
+	@echo "== 3b. rollback frame on the arena game (restore + 8 re-simulated ticks)"
+	@$(BENCH_SNAPSHOT) tools/scenes/arena.scene \
+	  $(foreach n,$(BENCH_THREADS),--threads $(n)) --csv $(BENCH_OUT)/bench-snapshot-arena.csv
 
 # 7. Cloth: the scene's cloth in ours (1 worker and each BENCH_THREADS) and in
 # Bullet's btSoftBody, repeats interleaved like section 1; the table shows
@@ -151,6 +162,37 @@ bench-cloth: $(BENCH_CLOTH) $(BENCH_REPORT)
 	done; \
 	$(BENCH_REPORT) cloth $(BENCH_OUT)/bench-cloth.csv; \
 	if [ -n "$$failed" ]; then echo "  bench-cloth: FAILED runs:$$failed"; exit 1; fi
+
+# 8. Vehicles: ours (1 worker) and Bullet's btRaycastVehicle, repeats
+# interleaved; the table shows the minimum over runs (the machine is shared),
+# ours / Bullet, and where car 0 went in each engine (same motion scale).
+# Then ls_game_tick on BENCH_VEHICLE_GAME_SCENE (left out when missing).
+bench-vehicle: $(BENCH_VEHICLE)
+	@mkdir -p $(BENCH_OUT) && rm -f $(BENCH_OUT)/bench-vehicle.csv
+	@echo "== 8. vehicle: ms/tick, minimum of $(BENCH_REPEATS) fresh runs (interleaved), 4 cars x 4 ray wheels"
+	@echo "  same scene in both engines: 2048-triangle terrain with two 0.75 m ramps, 800 kg box chassis,"
+	@echo "  k 20000 N/m, c 2000 N s/m, rest 0.3125 m, travel 0.1875 m, radius 0.375 m, mu 1, AWD 1600 N,"
+	@echo "  front steer 0.5 rad; one scripted control schedule, 1200 ticks of 1092/65536 s."
+	@echo "  ours: Q16.16 ls_vehicle + ls_world_step, 1 worker, 8 sub-steps x (solve + relax)."
+	@echo "  Bullet 3.24 btRaycastVehicle (float), btBvhTriangleMeshShape, 1 step/tick, 16 iterations."
+	@echo "  game row: ls_game_tick on $(BENCH_VEHICLE_GAME_SCENE), 1 worker, the game's bots (untimed)."
+	@echo "  Differences: tools/bench/README.md (section 8)."
+	@engines="$(BENCH_VEHICLE)"; \
+	if $(MAKE) --no-print-directory -s $(BENCH_VEHICLE_BULLET); then engines="$$engines $(BENCH_VEHICLE_BULLET)"; \
+	else echo "  bench_vehicle_bullet: could not be built (run 'make deps-bench'); left out"; fi; \
+	failed=""; \
+	for r in $$(seq $(BENCH_REPEATS)); do \
+	  for b in $$engines; do \
+	    $$b --repeats 1 --quiet --csv $(BENCH_OUT)/bench-vehicle.csv || failed="$$failed $$(basename $$b)"; \
+	  done; \
+	done; \
+	if [ -f $(BENCH_VEHICLE_GAME_SCENE) ]; then \
+	  $(MAKE) --no-print-directory -s $(BENCH_VEHICLE_GAME) && \
+	  $(BENCH_VEHICLE_GAME) $(BENCH_VEHICLE_GAME_SCENE) --repeats $(BENCH_REPEATS) --quiet \
+	    --csv $(BENCH_OUT)/bench-vehicle.csv || failed="$$failed bench_vehicle_game"; \
+	else echo "  $(BENCH_VEHICLE_GAME_SCENE): not in this tree; game row left out"; fi; \
+	$(BENCH_VEHICLE) --report $(BENCH_OUT)/bench-vehicle.csv; \
+	if [ -n "$$failed" ]; then echo "  bench-vehicle: FAILED runs:$$failed"; exit 1; fi
 
 # Machine description + every section's rows -> latest.csv; physics ratios -> SVG.
 bench-report: $(BENCH_REPORT)
@@ -193,6 +235,15 @@ $(BENCH_CLOTH): $(BENCH_OBJ)/cloth_ours.o $(BENCH_OBJ)/cloth_common.o $(BENCH_CO
 
 $(BENCH_CLOTH_BULLET): $(BENCH_OBJ)/cloth_bullet.o $(BENCH_OBJ)/cloth_common.o $(BENCH_COMMON) $(BENCH_PHYS_OBJ)
 	$(CXX) $(BENCH_CXXFLAGS) -o $@ $^ $(BULLET_SOFT_LIBS) -lm
+
+$(BENCH_VEHICLE): $(BENCH_OBJ)/vehicle_ours.o $(BENCH_OBJ)/vehicle_common.o $(BENCH_PHYS_OBJ)
+	$(CC) $(ALLFLAGS) -o $@ $^ -lm
+
+$(BENCH_VEHICLE_BULLET): $(BENCH_OBJ)/vehicle_bullet.o $(BENCH_OBJ)/vehicle_common.o
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ $^ $(BULLET_LIBS) -lm
+
+$(BENCH_VEHICLE_GAME): $(BENCH_OBJ)/vehicle_game.o $(BENCH_OBJ)/vehicle_common.o $(BENCH_PHYS_OBJ)
+	$(CC) $(ALLFLAGS) -o $@ $^ -lm
 
 $(BENCH_REPORT): $(BENCH_OBJ)/bench_report.o
 	$(CC) $(ALLFLAGS) -o $@ $^ -lm

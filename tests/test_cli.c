@@ -1048,7 +1048,4 @@ Test(cli, match_outage_and_late_join_arguments_are_checked)
     r = RUN("match", "--peers", "3", "--outage", "5@300+1000");
     assert_usage_error(r, "--outage: slot 5 is out of range");
     run_free(&r);
-    r = RUN("match", "--mode", "rollback", "--late-join", "1@300");
-    assert_usage_error(r, "need --mode lockstep");
-    run_free(&r);
 }

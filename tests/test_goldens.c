@@ -40,12 +40,16 @@ static golden goldens[] = {
     {"rope_swing", 0xd3dfade841815ffaull},
     {"six_box_tower", 0x64f20720157d402dull},
     {"slope", 0x58cbac8d3f4606ceull},
+    {"soccer", 0xf8b89edccfee6b92ull},
     {"sphere_bounce", 0xb3f02259687672c6ull},
     {"spinner", 0x5eb4a6822025d8c2ull},
     {"tower_imperfect", 0x00afe88ae528fc29ull},
     {"tower_struck", 0x91afad4f5f9ca72aull},
     {"trampoline", 0x5ca8c796ae7f832full},
     {"two_ramps", 0xeb54631d3d7652fdull},
+    {"vehicle_flat", 0x82119d32dc7c6408ull},
+    {"vehicle_pile", 0x4db6853ff2fa9ff6ull},
+    {"vehicle_ramp", 0xcf96574c54004481ull},
 };
 
 ParameterizedTestParameters(goldens, shipped_scene_ends_on_its_golden_checksum)

@@ -936,7 +936,8 @@ static const char *const SHIPPED[] = {
     "six_box_tower",  "slope",           "sphere_bounce", "tower_struck",    "two_ramps",
     "chain_50",       "falling_hinges",  "heavy_light",   "ragdolls",        "rope_bridge",
     "spinner",        "tower_imperfect", "cloth_drape",   "cloth_tear",      "flag",
-    "ragdoll_stairs", "rope_swing",      "trampoline",
+    "ragdoll_stairs", "rope_swing",      "trampoline",    "vehicle_flat",    "vehicle_ramp",
+    "vehicle_pile",   "soccer",
 };
 
 Test(shapes, snapshot_shipped_scenes_are_all_listed)
@@ -1008,6 +1009,11 @@ SNAPSHOT_TEST(flag, 0)
 SNAPSHOT_TEST(ragdoll_stairs, 0)
 SNAPSHOT_TEST(rope_swing, 0)
 SNAPSHOT_TEST(trampoline, 0)
+// Vehicle scenes (issue 15): wheel states, controls and the chassis round-trip.
+SNAPSHOT_TEST(vehicle_flat, 0)
+SNAPSHOT_TEST(vehicle_ramp, 0)
+SNAPSHOT_TEST(vehicle_pile, 0)
+SNAPSHOT_TEST(soccer, BIG_SCENE_LAST)
 
 Test(shapes, snapshot_every_shape_kind)
 {

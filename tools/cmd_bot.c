@@ -325,12 +325,14 @@ static void print_result(bot_app *b, uint32_t slot)
     ls_peer_stats st = ls_peer_stats_get(b->peer);
     ls_uv_stats us = ls_uv_stats_get(b->uv);
     ls_peer_state state = ls_peer_state_get(b->peer);
+    char score[32]; // "A-B" for soccer scenes (printed last, parsed by key), "" otherwise
+    net_game_summary(&b->game, score, sizeof score);
     printf("result slot=%u ticks=%u checksum=%016llx desyncs=%u rtt_us=%u packets_out=%llu "
            "bytes_out=%llu packets_in=%llu bytes_in=%llu duplicates=%llu stalls=%llu "
            "clock_shifts=%u dropped=%llu bad_mac=%llu replayed=%llu stale=%llu malformed=%llu "
            "fault_dropped=%llu fault_corrupted=%llu mode=%s frames=%llu rollbacks=%llu "
            "resimulated=%llu resim_max=%u predicted=%llu predicted_hits=%llu waits=%llu "
-           "time_sync=%llu rejoins=%u snapshot_tick=%u rejoin_tick=%u state=%s\n",
+           "time_sync=%llu rejoins=%u snapshot_tick=%u rejoin_tick=%u state=%s%s%s\n",
            slot, ls_peer_ticks(b->peer), (unsigned long long)ls_peer_last_checksum(b->peer),
            st.desyncs, st.rtt_us, (unsigned long long)us.sent, (unsigned long long)us.sent_bytes,
            (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
@@ -347,7 +349,8 @@ static void print_result(bot_app *b, uint32_t slot)
            b->timed_out                               ? "timeout"
            : b->finished || state == LS_PEER_FINISHED ? "finished"
            : state == LS_PEER_LEFT                    ? "disconnected"
-                                                      : "running");
+                                                      : "running",
+           score[0] ? " score=" : "", score);
     fflush(stdout);
 }
 

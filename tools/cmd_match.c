@@ -47,10 +47,10 @@ const cli_command cmd_match_def = {
     "                     final ticks behind the players and must end on their checksum\n"
     "  --spectator-join T the spectators join when the players are at about tick T (they\n"
     "                     catch up from the relay's history faster than real time)\n"
-    "  --outage K@T+MS    lockstep: bot K goes silent at tick T for MS ms; the relay times it\n"
+    "  --outage K@T+MS    bot K goes silent at tick T for MS ms; the relay times it\n"
     "                     out (--timeout), it rejoins (snapshot uploaded by a connected\n"
     "                     bot) and plays on; every bot must agree on both switch ticks\n"
-    "  --late-join K@T    lockstep: bot K starts when the others are at about tick T (the\n"
+    "  --late-join K@T    bot K starts when the others are at about tick T (the\n"
     "                     match starts without it after a 2 s join timeout), then joins\n"
     "  --perturb K:T      bot K (0..N-1, a player of the scene) diverges on purpose at tick\n"
     "                     T < --ticks (the relay must name T)\n"
@@ -333,10 +333,6 @@ static int parse(int argc, char **argv, match_opts *o)
                                (unsigned long long)(out ? o->outage_slot : o->late_slot),
                                (unsigned long long)o->peers);
     }
-    if ((o->outage || o->late) && o->rollback) {
-        return cli_usage_error(cmd, "--outage and --late-join need --mode lockstep (rollback "
-                                    "peers cannot rejoin yet)");
-    }
     if (o->outage && o->late && o->outage_slot == o->late_slot) {
         return cli_usage_error(cmd, "--outage and --late-join name the same slot");
     }
@@ -585,6 +581,7 @@ static void print_desyncs(const char *relay_out)
 typedef struct peer_row {
     char ticks[32], sum[32], rtt_peer[32], out[32], in[32], state[32], rtt_relay[32], drops[32];
     char bad_mac[32];
+    char score[32]; ///< Soccer: "A-B" from the bot's result line, or "".
     char frames[32], rollbacks[32], resim[32], resim_max[32], predicted[32], hits[32], sync[32];
     char error[256]; ///< The bot's first "lockstep bot: ..." line (stderr), or "".
 } peer_row;
@@ -620,6 +617,9 @@ static void peer_fields(const proc *relay, const proc *bot, uint32_t k, peer_row
     field(bot->out, "result", NULL, "predicted", r->predicted, sizeof r->predicted);
     field(bot->out, "result", NULL, "predicted_hits", r->hits, sizeof r->hits);
     field(bot->out, "result", NULL, "time_sync", r->sync, sizeof r->sync);
+    if (!field(bot->out, "result", NULL, "score", r->score, sizeof r->score)) {
+        r->score[0] = '\0';
+    }
     field(relay->out, "stats session=1", slot, "rtt_us", r->rtt_relay, sizeof r->rtt_relay);
     field(relay->out, "stats session=1", slot, "drops", r->drops, sizeof r->drops);
     first_line(bot->out, "lockstep ", r->error, sizeof r->error);
@@ -719,6 +719,16 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
         all_done &=
             strcmp(rows[k].state, "finished") == 0 && strtoull(rows[k].ticks, NULL, 10) == o->ticks;
     }
+    // Soccer: the score the bots printed (peer 0's when they disagree, which they
+    // cannot with equal checksums); NULL when no bot printed one (push scenes).
+    const char *score = NULL;
+    bool score_agreed = true;
+    for (uint32_t k = 0; k < o->peers; k++) {
+        if (rows[k].score[0]) {
+            score_agreed &= !score || strcmp(score, rows[k].score) == 0;
+            score = score ? score : rows[k].score;
+        }
+    }
     // Spectators (after the bots in the same array): they must end on the players' checksum.
     const proc *specs = bots + o->peers;
     char vt[LS_NET_MAX_SLOTS][32], vsum[LS_NET_MAX_SLOTS][32], vmis[LS_NET_MAX_SLOTS][32],
@@ -787,6 +797,10 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
         }
         printf("\nall %llu final checksums equal: %s\n", (unsigned long long)o->peers,
                equal ? "yes" : "NO");
+        if (score) {
+            printf("score: %s (blue-orange; %s)\n", score,
+                   score_agreed ? "every peer agrees" : "peers disagree");
+        }
         printf("desyncs: %s\n", desyncs);
         print_desyncs(relay->out);
         uint64_t peer_bad = 0;
@@ -873,6 +887,10 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
         }
         json_array_end(&j);
         json_key(&j, "checksums_equal"), json_bool(&j, equal);
+        if (score) {
+            json_key(&j, "score"), json_str(&j, score);
+            json_key(&j, "score_agreed"), json_bool(&j, score_agreed);
+        }
         if (o->outage || o->late) {
             json_key(&j, "rejoin_switch_ticks_agree"), json_bool(&j, rejoin_ok);
         }

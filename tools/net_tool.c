@@ -137,6 +137,7 @@ bool net_game_init(net_game *g, const char *cmd, const char *scene_path, uint64_
         return false;
     }
     ls_input_script_init(&g->script, seed, slots);
+    ls_soccer_bot_init(&g->bot, seed, slot);
     return true;
 }
 
@@ -151,6 +152,15 @@ void net_game_local_input(void *user, uint32_t tick, uint8_t *out, uint32_t inpu
     net_game *g = user;
     (void)tick; // the peer asks for ticks in order, one call each: the script advances with them
     uint32_t isz = input_size < 64 ? input_size : 64;
+    if (g->scene.game == LS_SCENE_GAME_SOCCER) {
+        // The bot reads the world as this peer has it now (in rollback mode the
+        // predicted one): what it decides is the input that is sent and recorded.
+        memset(out, 0, input_size);
+        if (input_size > 0) {
+            out[0] = ls_soccer_bot_input(&g->bot, g->world, &g->scene);
+        }
+        return;
+    }
     ls_input_script_next(&g->script, g->row, isz);
     if (g->slot < g->script.players) {
         memcpy(out, g->row + (size_t)g->slot * isz, isz);
@@ -168,6 +178,18 @@ uint64_t net_game_advance(void *user, uint32_t tick, const uint8_t *inputs, uint
         ls_body_apply_force(g->world, id, ls_vec3_make(ls_fx_from_int(5), 0, 0));
     }
     return ls_game_tick(g->world, &g->scene, inputs, slots, input_size);
+}
+
+void net_game_summary(const net_game *g, char *buf, size_t size)
+{
+    if (size == 0) {
+        return;
+    }
+    buf[0] = '\0';
+    if (g->scene.game == LS_SCENE_GAME_SOCCER) {
+        snprintf(buf, size, "%d-%d", (int)ls_soccer_score(g->world, 0),
+                 (int)ls_soccer_score(g->world, 1));
+    }
 }
 
 size_t net_game_save(void *user, uint32_t tick, uint8_t *buf, size_t cap)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Private to the tool: helpers shared by `lockstep relay`, `bot` and `match`
-// (numbers, fault options), and the bot's game: the
-// arena scene played with the reference push game, one body per slot.
+// (numbers, fault options), and the bot's game: the scene played with its
+// rules (push or car soccer, SPEC.md §15), one player per slot.
 #ifndef LS_TOOLS_NET_TOOL_H
 #define LS_TOOLS_NET_TOOL_H
 
@@ -35,7 +35,8 @@ char *net_read_file(const char *cmd, const char *path, size_t *size);
 typedef struct net_game {
     ls_scene scene;                         ///< The arena.
     ls_world *world;                        ///< Current state.
-    ls_input_script script;                 ///< Seeded pushes for this bot's slot.
+    ls_input_script script;                 ///< Seeded pushes for this bot's slot (push game).
+    ls_soccer_bot bot;                      ///< This slot's soccer bot (soccer scenes).
     uint32_t slot;                          ///< This bot's slot.
     int64_t perturb_tick;                   ///< Tick at which to diverge on purpose (-1: never).
     uint8_t row[LS_SCENE_MAX_PLAYERS * 64]; ///< Scratch for the script.
@@ -47,7 +48,8 @@ bool net_game_init(net_game *g, const char *cmd, const char *scene_path, uint64_
                    uint32_t slot, uint32_t slots);
 /// Free the world and scene.
 void net_game_free(net_game *g);
-/// ls_peer local_input callback (user = net_game).
+/// ls_peer local_input callback (user = net_game): the push game's scripted inputs,
+/// or in a soccer scene the soccer bot's input from the current (maybe predicted) world.
 void net_game_local_input(void *user, uint32_t tick, uint8_t *out, uint32_t input_size);
 /// ls_peer advance callback: ls_game_tick (the replay verifier's convention).
 uint64_t net_game_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
@@ -56,5 +58,9 @@ uint64_t net_game_advance(void *user, uint32_t tick, const uint8_t *inputs, uint
 size_t net_game_save(void *user, uint32_t tick, uint8_t *buf, size_t cap);
 /// ls_peer load callback (rollback mode): restore a world snapshot.
 bool net_game_load(void *user, uint32_t tick, const uint8_t *buf, size_t size);
+
+/// The game's summary for the bot's result line: "A-B" (goals of team 0 and team 1)
+/// in a soccer scene, "" otherwise.
+void net_game_summary(const net_game *g, char *buf, size_t size);
 
 #endif

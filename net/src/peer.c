@@ -49,6 +49,12 @@ struct ls_peer {
     ls_rollback *rb;      // rollback mode: the core (from WELCOME on)
     uint64_t frames_done; // rollback mode: clock frames run
     uint32_t csum_final;  // rollback mode: final checksums below this are in csum[]
+    bool catching_up;     // rollback mode, after a rejoin: extra frames until present = clock
+    // Rollback mode, a slot timed out (it may come back, SPEC.md §24.8): its empty inputs
+    // are confirmed up to empty_to (relay ACKs, then the REJOINED tick) and added to the
+    // core below empty_next so far (the core refuses what is beyond its input window).
+    bool soft[LS_NET_MAX_SLOTS];
+    uint32_t empty_next[LS_NET_MAX_SLOTS], empty_to[LS_NET_MAX_SLOTS];
     // Rejoin (SPEC.md §17.10): slot k's inputs of [gap_from, gap_to) are empty (an outage).
     uint32_t gap_from[LS_NET_MAX_SLOTS], gap_to[LS_NET_MAX_SLOTS];
     uint64_t rj_since, last_state_ack; // REJOINING since; last STATE_ACK sent
@@ -310,6 +316,19 @@ static uint32_t rb_have(const ls_peer *p, uint32_t k)
     return f == UINT32_MAX ? p->gone_tick[k] : f;
 }
 
+// Add slot k's confirmed empty inputs of [empty_next, empty_to) to the core.
+static void rb_fill_empty(ls_peer *p, uint32_t k)
+{
+    static const uint8_t zero[LS_NET_MAX_INPUT_SIZE];
+    while (p->empty_next[k] < p->empty_to[k]) {
+        if (ls_rollback_add_input(p->rb, k, p->empty_next[k], zero) == LS_ERR_OUT_OF_RANGE) {
+            break; // beyond the input window: again at the next poll
+        }
+        p->empty_next[k]++;
+    }
+    p->have[k] = rb_have(p, k);
+}
+
 static void on_welcome(ls_peer *p, const ls_net_msg *m, uint64_t now)
 {
     if (p->state != LS_PEER_JOINING || p->def.slot >= m->u.welcome.slots) {
@@ -402,6 +421,21 @@ static void on_ack(ls_peer *p, const ls_net_msg *m)
             ahead = ahead > 100000 ? 100000 : ahead < -100000 ? -100000 : ahead;
             ls_rollback_set_frames_ahead(p->rb, (int32_t)ahead);
         }
+        // A timed-out slot k: while this ACK shows it gone (same outage: its input_next is
+        // the disconnect tick we know), the relay's future return tick R is at least every
+        // other slot's input_next here (SPEC.md §24.8), so k's empties are confirmed below.
+        for (uint32_t k = 0; k < p->slots; k++) {
+            if (!p->soft[k] || !p->gone[k] || !(m->u.ack.disconnected >> k & 1u) ||
+                m->u.ack.input_next[k] != p->gone_tick[k]) {
+                continue;
+            }
+            for (uint32_t j = 0; j < p->slots; j++) {
+                if (j != k && m->u.ack.input_next[j] > p->empty_to[k]) {
+                    p->empty_to[k] = m->u.ack.input_next[j];
+                }
+            }
+            rb_fill_empty(p, k);
+        }
     }
 }
 
@@ -425,7 +459,7 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
             return; // notices of our timeout still in flight, or of the one we came back from
         }
         if (p->state == LS_PEER_RUNNING && m->u.disconnect.reason == LS_NET_TIMEOUT &&
-            p->def.rejoin && p->def.cb.load && !p->rb) {
+            p->def.rejoin && p->def.cb.load) {
             p->state = LS_PEER_REJOINING;
             p->cookie = 0;
             p->rj_known = false;
@@ -461,13 +495,19 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
         // Slot k is back from tick R: empty inputs in [gone_tick, R). A peer that never
         // saw it go gets those empties from the relay as ordinary inputs.
         uint32_t R = m->u.disconnect.tick;
-        if (!p->gone[k] || R < p->gone_tick[k] || p->rb) {
+        if (!p->gone[k] || R < p->gone_tick[k] || (p->rb && !p->soft[k])) {
             return;
+        }
+        if (p->rb) { // rollback: the empties of [d, R) are confirmed, the player's inputs follow
+            p->empty_to[k] = R > p->empty_to[k] ? R : p->empty_to[k];
+            p->soft[k] = false;
         }
         p->gone[k] = false;
         p->gap_from[k] = p->gone_tick[k];
         p->gap_to[k] = R;
-        if (p->have[k] >= p->gone_tick[k] && p->have[k] < R) {
+        if (p->rb) {
+            rb_fill_empty(p, k);
+        } else if (p->have[k] >= p->gone_tick[k] && p->have[k] < R) {
             p->have[k] = R;
         }
         ls_peer_event ev = {LS_PEER_EV_REJOINED, k, R, 0, 0, 0, 0, 0};
@@ -479,7 +519,12 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
     }           // slot k came back from (cannot be otherwise: ignore)
     p->gone[k] = true;
     p->gone_tick[k] = m->u.disconnect.tick;
-    if (p->rb) {
+    if (p->rb && m->u.disconnect.reason == LS_NET_TIMEOUT) {
+        // It may come back: its empty inputs are confirmed tick by tick (relay ACKs, the
+        // REJOINED tick), never open-ended, so no peer predicts across its return tick.
+        p->soft[k] = true;
+        p->empty_next[k] = p->empty_to[k] = m->u.disconnect.tick;
+    } else if (p->rb) {
         ls_rollback_disconnect(p->rb, k, m->u.disconnect.tick);
         p->have[k] = rb_have(p, k);
     }
@@ -533,6 +578,31 @@ static void rejoin_finish(ls_peer *p, uint64_t now)
     p->simulated = T;
     p->csum_acked = R; // the relay does not await our checksums below R
     p->origin = now - (uint64_t)(R - p->delay) * 1000000u / p->rate;
+    if (p->rb) {
+        // Rollback (SPEC.md §24.8): the core starts from the snapshot; our own inputs of
+        // [T, R) are the empty input, the others' arrive from T on; extra frames catch up
+        // to the clock (R - D) faster than real time.
+        ls_rollback_reset(p->rb, T);
+        for (uint32_t k = 0; k < p->slots; k++) {
+            p->soft[k] = false;
+            p->empty_next[k] = p->empty_to[k] = 0;
+            p->have[k] = T > p->delay ? T : p->delay;
+        }
+        // The core produces our input for present + D first: when T + D > R, our inputs
+        // of [R, T + D) are the empty input too (sent to the relay as ours).
+        uint32_t own_to = T + p->delay > R ? T + p->delay : R;
+        p->empty_next[me] = T > p->delay ? T : p->delay;
+        p->empty_to[me] = own_to;
+        rb_fill_empty(p, me);
+        for (uint32_t t = R; t < own_to; t++) {
+            memset(slot_input(p, me, t), 0, p->isz);
+        }
+        p->produced = own_to - p->delay;
+        p->have[me] = own_to;
+        p->csum_final = T;
+        p->frames_done = R - p->delay;
+        p->catching_up = true;
+    }
     p->state = LS_PEER_RUNNING;
     p->st.rejoins++;
     p->st.snapshot_tick = T;
@@ -574,12 +644,26 @@ static void on_upload_ack(ls_peer *p, const ls_net_msg *m)
 {
     const uint32_t tick = m->u.state_ack.tick;
     if (m->u.state_ack.total == 0) {
-        if (p->rb || !p->def.cb.save || (p->up && p->up_tick == tick) || p->simulated != tick) {
+        if (!p->def.cb.save || (p->up && p->up_tick == tick)) {
             return;
         }
         size_t cap = 64u << 10, n = 0;
         uint8_t *b = NULL;
-        for (int tries = 0; tries < 2; tries++) {
+        const uint8_t *saved = NULL;
+        if (p->rb && ls_rollback_saved_state(p->rb, tick, &saved, &n)) {
+            // Rollback: the core's saved state of a final tick (S_R, the others wait
+            // within W of R), copied as it is.
+            b = n && n <= LS_NET_STATE_MAX ? malloc(n) : NULL;
+            if (!b) {
+                return;
+            }
+            memcpy(b, saved, n);
+            cap = n;
+        } else if (p->rb ? ls_rollback_present(p->rb) != tick || ls_rollback_final(p->rb) < tick
+                         : p->simulated != tick) {
+            return;
+        }
+        for (int tries = 0; tries < 2 && !saved; tries++) {
             uint8_t *nb = realloc(b, cap);
             if (!nb) {
                 break;
@@ -873,6 +957,13 @@ static bool rollback_frames(ls_peer *p, uint64_t now, bool *new_csum)
 {
     uint64_t clock = now > p->origin ? (now - p->origin) * p->rate / 1000000u : 0;
     uint32_t produced = p->produced;
+    for (uint32_t extra = 0; p->catching_up && extra < 64; extra++) {
+        uint32_t present = ls_rollback_present(p->rb);
+        if (present >= p->frames_done || ls_rollback_advance(p->rb) != LS_ROLLBACK_ADVANCED) {
+            p->catching_up = present < p->frames_done;
+            break;
+        }
+    }
     while (p->frames_done <= clock) {
         uint32_t present = ls_rollback_present(p->rb);
         if ((uint64_t)present + p->delay + 1 >= (uint64_t)p->own_acked + W ||
@@ -894,9 +985,14 @@ static bool rollback_frames(ls_peer *p, uint64_t now, bool *new_csum)
     return p->produced != produced;
 }
 
-static void send_inputs(ls_peer *p, uint64_t now)
+// force: send our last input again even if acknowledged (the relay answers every INPUT
+// with an ACK, which confirms a timed-out slot's empty inputs in rollback mode).
+static void send_inputs(ls_peer *p, uint64_t now, bool force)
 {
     uint32_t from = p->own_acked, to = p->delay + p->produced;
+    if (from >= to && force && to > p->delay) {
+        from = to - 1;
+    }
     if (from >= to) {
         return;
     }
@@ -983,6 +1079,11 @@ void ls_peer_poll(ls_peer *p, uint64_t now)
     }
     bool new_input, new_csum = false;
     if (p->rb) {
+        for (uint32_t k = 0; k < p->slots; k++) {
+            if (p->empty_next[k] < p->empty_to[k]) {
+                rb_fill_empty(p, k);
+            }
+        }
         new_input = rollback_frames(p, now, &new_csum);
     } else {
         time_sync(p);
@@ -990,8 +1091,12 @@ void ls_peer_poll(ls_peer *p, uint64_t now)
         new_csum = advance(p);
         new_input |= produce(p, now); // advancing may have lifted the lead bound
     }
-    if (new_input || now - p->last_input_send >= p->def.resend_us) {
-        send_inputs(p, now);
+    bool resend = now - p->last_input_send >= p->def.resend_us, soft = false;
+    for (uint32_t k = 0; p->rb && k < p->slots; k++) {
+        soft |= p->soft[k] && p->gone[k];
+    }
+    if (new_input || resend) {
+        send_inputs(p, now, soft && resend);
     }
     if (new_csum || now - p->last_csum_send >= p->def.resend_us) {
         send_checksums(p, now);

@@ -783,7 +783,10 @@ static void on_rejoin(ls_relay *r, session_st *s, uint32_t id, const ls_net_addr
     // have simulated R: every live slot's inputs stop below R) and every final tick.
     uint32_t R = p->gone_tick > s->final_next ? p->gone_tick : s->final_next;
     for (uint32_t j = 0; j < s->def.slots; j++) {
-        if (j != k && !s->slot[j].gone && s->slot[j].input_next > R) {
+        // Gone slots too (their input_next is their disconnect tick): then R is at least
+        // every other slot's input_next in any ACK sent while k was gone, which is what
+        // lets rollback peers confirm k's empty inputs up to there (SPEC.md §24.8).
+        if (j != k && s->slot[j].input_next > R) {
             R = s->slot[j].input_next;
         }
     }

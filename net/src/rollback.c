@@ -650,6 +650,46 @@ ls_rollback_status ls_rollback_advance(ls_rollback *rb)
     return status;
 }
 
+void ls_rollback_reset(ls_rollback *rb, uint32_t tick)
+{
+    size_t entries = (size_t)rb->slots * RING;
+    memset(rb->in_tag, 0, entries * sizeof *rb->in_tag);
+    memset(rb->used_tag, 0, entries * sizeof *rb->used_tag);
+    memset(rb->used_pred, 0, entries);
+    memset(rb->rcsum_tag, 0, entries * sizeof *rb->rcsum_tag);
+    memset(rb->csum_tag, 0, sizeof rb->csum_tag);
+    for (uint32_t i = 0; i < rb->window; i++) {
+        rb->cells[i].tag = 0;
+    }
+    // The inputs below the snapshot's tick are folded into its state: the frontier
+    // starts there (and the prediction base is the empty input, as at tick 0).
+    for (uint32_t k = 0; k < rb->slots; k++) {
+        rb->frontier[k] = tick > rb->delay ? tick : rb->delay;
+        rb->gone[k] = false;
+        rb->gone_tick[k] = 0;
+        memset(rb->last[k], 0, sizeof rb->last[k]);
+    }
+    rb->present = rb->valid = rb->final_ = tick;
+    rb->pending = rb->loaded = NONE;
+    rb->nsamples = rb->sample_at = rb->since_skip = 0;
+    memset(rb->has_remote_adv, 0, sizeof rb->has_remote_adv);
+    rb->waiting = false;
+}
+
+bool ls_rollback_saved_state(const ls_rollback *rb, uint32_t tick, const uint8_t **buf, size_t *len)
+{
+    if (rb->window == 0 || tick >= rb->present || tick > final_frontier(rb)) {
+        return false;
+    }
+    const state_cell *c = &rb->cells[tick % rb->window];
+    if (c->tag != tick + 1) {
+        return false;
+    }
+    *buf = c->buf;
+    *len = c->len;
+    return true;
+}
+
 uint32_t ls_rollback_present(const ls_rollback *rb)
 {
     return rb->present;

@@ -616,3 +616,23 @@ Test(net_udp, a_bot_silent_for_4_s_rejoins_and_ends_on_the_same_checksum, .timeo
     free(out);
     unlink(path);
 }
+
+Test(net_udp, a_rollback_bot_silent_for_4_s_rejoins_and_ends_on_the_same_checksum, .timeout = 120)
+{
+    // As above in rollback mode (SPEC.md §24.8): the rejoiner's core restarts from the
+    // snapshot a connected rollback bot uploaded and catches up faster than real time.
+    find_tool();
+    char path[256], *out;
+    tmp_path(path, sizeof path, "rb-rejoin");
+    char *args[] = {tool,       "match",    "--peers",       "3",          "--ticks",     "480",
+                    "--mode",   "rollback", "--outage",      "2@120+4000", "--tick-rate", "60",
+                    "--replay", path,       "--no-progress", NULL};
+    int rc = run_tool(args, &out);
+    cr_assert_eq(rc, 0, "match failed:\n%s", out);
+    cr_assert_not_null(strstr(out, "all 3 final checksums equal: yes"), "%s", out);
+    cr_assert_not_null(strstr(out, "every bot saw these switch ticks: yes"), "%s", out);
+    cr_assert_not_null(strstr(out, "rejoins 1"), "%s", out);
+    cr_assert_not_null(strstr(out, "verify result: OK"), "%s", out);
+    free(out);
+    unlink(path);
+}

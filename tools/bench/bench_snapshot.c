@@ -232,7 +232,7 @@ int main(int argc, char **argv)
     }
     ls_step_info dinfo = ls_world_info(c.w);
     printf(
-        "  rollback frame: restore the disturbed pile (%u bodies awake) and re-simulate %d ticks;"
+        "  rollback frame: restore the disturbed scene (%u bodies awake) and re-simulate %d ticks;"
         "\n  median of %d frames (goal: <= %.0f ms with 2 workers)\n",
         dinfo.awake_bodies, ROLLBACK_TICKS, ROLLBACK_FRAMES, ROLLBACK_GOAL_MS);
     printf("  %-10s %12s %12s %12s  %s\n", "workers", "ms/frame", "restore ms", "ms/tick",

@@ -20,6 +20,7 @@ for j in "${jobs[@]}"; do
     sleep) what="stepped until every body sleeps: ${XC_SLEEP:-}" ;;
     hinges+sleep) what="stepped until every body sleeps (golden: sleep tick + checksum): ${XC_HINGES_SLEEP:-}" ;;
     replay) what="tools/crosscheck/arena.lsr re-simulated (must equal its recorded checksums)" ;;
+    replay_soccer) what="tools/crosscheck/soccer.lsr (4 soccer bots, rollback mode) re-simulated (must equal its recorded checksums)" ;;
     *+synctest) what="SyncTest on tools/scenes/${j%+synctest}.scene (rollback k = 1..8 every tick), first-simulation stream" ;;
     *) what="tools/scenes/$j.scene, every tick" ;;
     esac

@@ -6,6 +6,7 @@
 
 #include "ls/joint.h"
 #include "ls/particles.h"
+#include "ls/vehicle.h"
 #include "ls/world.h"
 
 LS_EXTERN_C_BEGIN
@@ -39,6 +40,30 @@ typedef struct ls_scene_particles {
     uint32_t line;         ///< 1-based text line (0 if not parsed from text).
 } ls_scene_particles;
 
+/// One `vehicle` statement (SPEC.md §14): its definition; def.chassis.index1 is
+/// the chassis body's 1-based file index (generation 0) until instantiated.
+typedef struct ls_scene_vehicle {
+    ls_vehicle_def def;           ///< The definition, wheels included.
+    ls_vehicle_controls controls; ///< Initial controls (`throttle`, `steer`, `braking`,
+                                  ///< `handbrake`, `boosting`); all zero by default.
+    uint32_t line;                ///< 1-based text line (0 if not parsed from text).
+} ls_scene_vehicle;
+
+/// Game rules a scene is played with (`game ...`; SPEC.md §15).
+typedef enum ls_scene_game {
+    LS_SCENE_GAME_PUSH = 0,   ///< The push game (default): input bits push the player bodies.
+    LS_SCENE_GAME_SOCCER = 1, ///< Car soccer: players drive vehicles, a ball, two goals.
+} ls_scene_game;
+
+/// Parameters of `game soccer` (SPEC.md §15.2). Goals are at z = +-goal_z.
+typedef struct ls_scene_soccer {
+    uint32_t ball_body;     ///< File index of the ball body.
+    ls_fx goal_z;           ///< The ball scores when its centre passes |z| > goal_z, m.
+    ls_fx goal_half_width;  ///< ... with |x| < goal_half_width, m.
+    ls_fx goal_height;      ///< ... and y < goal_height, m.
+    uint32_t kickoff_ticks; ///< Ticks the cars wait after a kick-off reset.
+} ls_scene_soccer;
+
 /// A parsed scene: the world definition, the suggested tick count and the bodies.
 typedef struct ls_scene {
     ls_world_def world;    ///< World settings (defaults where the file is silent).
@@ -63,6 +88,10 @@ typedef struct ls_scene {
     uint32_t joint_count; ///< Number of joints.
     ls_scene_particles *particles; ///< Particle statements in file order (system ids follow it).
     uint32_t particle_count;       ///< Number of `particles`.
+    ls_scene_vehicle *vehicles;    ///< `vehicle` statements in file order (vehicle ids follow it).
+    uint32_t vehicle_count;        ///< Number of `vehicles`.
+    ls_scene_game game;            ///< Game rules (`game`), default LS_SCENE_GAME_PUSH.
+    ls_scene_soccer soccer;        ///< `game soccer` parameters (valid when game is soccer).
 } ls_scene;
 
 /// Longest body label, bytes including the NUL.

@@ -143,6 +143,8 @@ typedef struct ls_world_def {
     uint32_t max_particles; ///< Capacity of particles, all systems (0..2^22, default 4096).
     uint32_t max_particle_constraints; ///< Capacity of particle constraints, all systems
                                        ///< (0..2^24, default 16384).
+    uint32_t max_vehicles;             ///< Capacity of ray-cast vehicles (0..1024, default 16;
+                                       ///< ls/vehicle.h).
 } ls_world_def;
 
 /// Contact begin/end event between two shapes (shape_a has the lower slot).
@@ -215,6 +217,16 @@ LS_API ls_contact_events ls_world_contact_events(const ls_world *w);
 LS_API uint32_t ls_world_tick(const ls_world *w);
 /// The world's PRNG (part of the state: snapshots and checksum include it).
 LS_API ls_rng *ls_world_rng(ls_world *w);
+
+/// Number of game state words a world holds (SPEC.md §26.8).
+#define LS_WORLD_GAME_WORDS 32
+/// Set game state word `index` (< LS_WORLD_GAME_WORDS): game rules keep their
+/// state (scores, timers) here so that snapshots, rollback, replays and the
+/// checksum carry it with the physics. A world whose words were never set
+/// saves and hashes exactly as before they existed.
+LS_API ls_result ls_world_set_game_word(ls_world *w, uint32_t index, int32_t value);
+/// Game state word `index` (0 when never set or out of range).
+LS_API int32_t ls_world_game_word(const ls_world *w, uint32_t index);
 
 /// Create a body. Validates ranges; on error returns the null id and fills *err
 /// (may be NULL) with the code, the field (e.g. "position.z") and the value.

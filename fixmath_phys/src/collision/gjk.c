@@ -517,7 +517,9 @@ static bool gjk_run(const ctx *c, ls_gjk_result *out)
         out->simplex_b[i] = s[i].ib;
     }
     if (out->overlap) {
-        ls_vec3 pa[4], pb[4];
+        /* Zeroed because gcc -O3 cannot see that n >= 1 here and warns
+         * (-Wmaybe-uninitialized) in the crosscheck's WERROR build. */
+        ls_vec3 pa[4] = {{0, 0, 0}}, pb[4] = {{0, 0, 0}};
         for (int i = 0; i < n; i++) {
             pa[i] = s[i].a;
             pb[i] = s[i].b;
@@ -883,7 +885,8 @@ bool ls_epa_penetration(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b
     }
     if (!blow_up(&e)) {
         // A - B has no volume: the cores only touch. Depth 0.
-        ls_vec3 pa[4], pb[4];
+        // Zeroed for gcc -O3 -march=x86-64-v4's -Wmaybe-uninitialized.
+        ls_vec3 pa[4] = {{0, 0, 0}}, pb[4] = {{0, 0, 0}};
         for (int i = 0; i < e.nv; i++) {
             pa[i] = e.v[i].a;
             pb[i] = e.v[i].b;

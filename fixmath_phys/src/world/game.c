@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The reference push game: input bits become forces at the player's centre.
+// The reference games' loop (SPEC.md §15): dispatch on the scene's `game`.
+// The push game lives here (input bits become forces at the player's centre);
+// car soccer in ../game/.
 #include "ls/game.h"
+
+#include "../game/soccer.h"
 
 #include <string.h>
 
@@ -21,6 +25,10 @@ ls_result ls_game_apply_inputs(ls_world *w, const ls_scene *scene, const uint8_t
     if (input_size == 0) {
         return LS_ERR_INVALID_ARGUMENT;
     }
+    if (scene->game == LS_SCENE_GAME_SOCCER) {
+        ls_soccer_apply_inputs_(w, scene, inputs, players, input_size);
+        return LS_OK;
+    }
     uint32_t n = players < scene->player_count ? players : scene->player_count;
     for (uint32_t p = 0; p < n; p++) {
         uint8_t bits = inputs[(size_t)p * input_size];
@@ -36,6 +44,10 @@ const char *ls_game_fingerprint(void)
 {
     // Everything a replay's bits depend on: number format, libfixmath build,
     // checksum definition, snapshot layout (keyframes) and the game rules.
+    // `game=` names the push game's rules only: the rules a replay is played
+    // with are the recorded scene's `game` statement (SPEC.md §15, §16.8), and
+    // the embedded scene is part of the replay, so a soccer recording needs no
+    // other string and every push recording (crosscheck's arena.lsr) still verifies.
     return "fx=Q16.16;libfixmath=0~20220222,no-FIXMATH-defines;checksum=xxh3-64,SPEC-8+12;"
            "snapshot=LSSN-3;physics=solver-v2;game=push-20N-v1";
 }
@@ -45,6 +57,15 @@ uint64_t ls_game_tick(ls_world *w, const ls_scene *scene, const uint8_t *inputs,
 {
     // The one game loop every tool, test and example shares (SPEC.md §16.7):
     // inputs of tick t, then the step, then the checksum of the state after t.
+    if (scene->game == LS_SCENE_GAME_SOCCER) {
+        // Soccer sets every car's controls each tick, inputs or not (the controls
+        // are state: a car without input must not keep the last tick's throttle).
+        ls_soccer_apply_inputs_(w, scene, players > 0 ? inputs : NULL, players,
+                                input_size ? input_size : 1);
+        ls_world_step(w);
+        ls_soccer_after_step_(w, scene);
+        return ls_world_checksum(w);
+    }
     if (inputs && players > 0) {
         ls_game_apply_inputs(w, scene, inputs, players, input_size);
     }

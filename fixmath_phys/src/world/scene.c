@@ -43,6 +43,12 @@ typedef struct parser {
     uint32_t label_cap;             // capacity of scene->body_label
     uint32_t joint_cap;             // capacity of scene->joints and joint_line
     uint32_t particle_cap;          // capacity of scene->particles
+    uint32_t vehicle_cap;           // capacity of scene->vehicles
+    uint32_t open_vehicle; // 1-based index of the vehicle whose wheel lines may follow (0: none)
+    bool vehicle_is_car;   // the vehicle line being parsed had `car`
+    uint32_t anti_roll_line[LS_VEHICLE_MAX_WHEELS];   // where each wheel of the open vehicle
+    uint32_t anti_roll_column[LS_VEHICLE_MAX_WHEELS]; // gave `anti_roll J` (J checked at its end)
+    uint32_t game_line;                               // line of the `game` line (0: none yet)
 } parser;
 
 #define NO_PLAYER UINT32_MAX
@@ -1488,6 +1494,402 @@ static ls_result parse_particles(parser *ps, ls_scene *s, ls_scene_particle_kind
     return r;
 }
 
+// ---- Vehicles and game rules (SPEC.md §14, §15) ----
+
+// A failure reported at another line than the current one (a vehicle whose
+// wheel lines turned out wrong once they ended).
+static ls_result fail_at_line(parser *ps, uint32_t line, uint32_t column, const char *what,
+                              const char *detail)
+{
+    ls_error_set(ps->err, LS_ERR_PARSE, "%s: %s", what, detail);
+    ps->err->line = line;
+    ps->err->column = column;
+    return LS_ERR_PARSE;
+}
+
+// The 1-based column of a pointer into the current line.
+static uint32_t column_of(const parser *ps, const char *at)
+{
+    return (uint32_t)(at - ps->line_start) + 1;
+}
+
+// Vehicle-line properties; the index is the bit in `seen`.
+enum {
+    V_CAR,
+    V_PROBE,
+    V_ENGINE,
+    V_BRAKE,
+    V_MAX_STEER,
+    V_BOOST,
+    V_FILTER,
+    V_THROTTLE,
+    V_STEER,
+    V_BRAKING,
+    V_HANDBRAKE,
+    V_BOOSTING,
+    V_COUNT
+};
+static const char *const vehicle_props[V_COUNT] = {"car",       "probe",   "engine",    "brake",
+                                                   "max_steer", "boost",   "filter",    "throttle",
+                                                   "steer",     "braking", "handbrake", "boosting"};
+
+// Wheel-line properties; the index is the bit in `seen`.
+enum {
+    W_MOUNT,
+    W_AXIS,
+    W_FORWARD,
+    W_RADIUS,
+    W_REST,
+    W_TRAVEL,
+    W_SPRING,
+    W_DAMPER,
+    W_INERTIA,
+    W_DRIVE,
+    W_BRAKE,
+    W_STEER,
+    W_HANDBRAKE,
+    W_FRICTION,
+    W_ROLLING,
+    W_ANTI_ROLL,
+    W_COUNT
+};
+static const char *const wheel_props[W_COUNT] = {
+    "mount",   "axis",  "forward", "radius", "rest",      "travel",   "spring",  "damper",
+    "inertia", "drive", "brake",   "steer",  "handbrake", "friction", "rolling", "anti_roll"};
+
+// Index of key in names[0..n), or -1.
+static int prop_index(const char *const *names, int n, const char *key)
+{
+    for (int i = 0; i < n; i++) {
+        if (strcmp(key, names[i]) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static const ls_fx FX_MAX = INT32_MAX;
+
+static ls_result parse_vehicle_prop(parser *ps, const ls_scene *s, ls_scene_vehicle *v, int k,
+                                    const char *where, uint32_t chassis)
+{
+    ls_vehicle_def *d = &v->def;
+    const char *name = vehicle_props[k];
+    switch (k) {
+    case V_CAR: {
+        // Why first: `car` replaces the whole definition, so the other
+        // properties on the line can only override it if they come after it.
+        if (ps->nseen > 0) {
+            return fail_at(ps, where, "car", "must come right after the chassis");
+        }
+        const ls_shape_def *sh = &s->bodies[chassis].shape;
+        if (sh->type != LS_SHAPE_BOX) {
+            char what[96];
+            snprintf(what, sizeof what, "the chassis (body %u) must be a box for `car` (got %s)",
+                     chassis, ls_shape_kind_of(sh->type)->name);
+            return fail_at(ps, where, "car", what);
+        }
+        *d = ls_default_car_def(d->chassis, sh->half_extents);
+        ps->vehicle_is_car = true;
+        return LS_OK;
+    }
+    case V_PROBE: {
+        static const char *const probes[] = {"ray", "sphere", NULL};
+        unsigned p = 0;
+        ls_result r = read_word(ps, name, probes, "ray, sphere", &p);
+        d->probe = (ls_wheel_probe)p;
+        return r;
+    }
+    case V_ENGINE:
+        return read_fx_in(ps, name, 0, LS_FX_INT(30000), &d->engine_force);
+    case V_BRAKE:
+        return read_fx_in(ps, name, 0, LS_FX_INT(30000), &d->brake_force);
+    case V_MAX_STEER:
+        return read_fx_in(ps, name, 0, LS_FX_ONE * 6 / 5, &d->max_steer);
+    case V_BOOST:
+        return read_fx_in(ps, name, 0, LS_FX_INT(30000), &d->boost_force);
+    case V_FILTER: {
+        ls_result r = read_uint(ps, name, 0, UINT32_MAX, &d->filter.category);
+        return r == LS_OK ? read_uint(ps, name, 0, UINT32_MAX, &d->filter.mask) : r;
+    }
+    case V_THROTTLE:
+        return read_fx_in(ps, name, -LS_FX_ONE, LS_FX_ONE, &v->controls.throttle);
+    case V_STEER:
+        return read_fx_in(ps, name, -LS_FX_ONE, LS_FX_ONE, &v->controls.steer);
+    case V_BRAKING:
+        return read_fx_in(ps, name, 0, LS_FX_ONE, &v->controls.brake);
+    case V_HANDBRAKE:
+        v->controls.handbrake = true;
+        return LS_OK;
+    default:
+        v->controls.boost = true;
+        return LS_OK;
+    }
+}
+
+// Checks the vehicle whose wheel lines just ended (at the next statement or
+// the end of the file): 2..8 wheels, anti-roll partners among them.
+static ls_result close_vehicle(parser *ps, ls_scene *s)
+{
+    if (ps->open_vehicle == 0) {
+        return LS_OK;
+    }
+    ls_scene_vehicle *v = &s->vehicles[ps->open_vehicle - 1];
+    ps->open_vehicle = 0;
+    if (v->def.wheel_count < 2) {
+        char what[96];
+        snprintf(what, sizeof what, "needs 2..%u `wheel` lines right after it (got %u)",
+                 LS_VEHICLE_MAX_WHEELS, v->def.wheel_count);
+        return fail_at_line(ps, v->line, 1, "vehicle", what);
+    }
+    for (uint32_t i = 0; i < v->def.wheel_count; i++) {
+        uint32_t j = v->def.wheels[i].anti_roll_pair;
+        if (j > v->def.wheel_count) {
+            char what[96];
+            snprintf(what, sizeof what, "wheel %u, but the vehicle has %u wheels (0..%u)", j - 1,
+                     v->def.wheel_count, v->def.wheel_count - 1);
+            return fail_at_line(ps, ps->anti_roll_line[i], ps->anti_roll_column[i], "anti_roll",
+                                what);
+        }
+    }
+    return LS_OK;
+}
+
+static ls_result add_vehicle(parser *ps, ls_scene *s, const ls_scene_vehicle *v)
+{
+    if (s->vehicle_count == ps->vehicle_cap) {
+        uint32_t ncap = ps->vehicle_cap ? ps->vehicle_cap * 2 : 8;
+        if (ncap > 1024) {
+            return fail_at(ps, ps->line_start, "too many vehicles", "at most 1024");
+        }
+        ls_scene_vehicle *n = realloc(s->vehicles, ncap * sizeof *n);
+        if (!n) {
+            return fail_at(ps, ps->line_start, "too many vehicles", "out of memory");
+        }
+        s->vehicles = n;
+        ps->vehicle_cap = ncap;
+    }
+    s->vehicles[s->vehicle_count++] = *v;
+    return LS_OK;
+}
+
+// `vehicle CHASSIS [car] property...`
+static ls_result parse_vehicle(parser *ps, ls_scene *s)
+{
+    ls_scene_vehicle v;
+    memset(&v, 0, sizeof v);
+    v.def = ls_default_vehicle_def();
+    v.line = ps->line;
+    uint32_t chassis;
+    skip_blanks(ps);
+    const char *chassis_at = ps->p;
+    ls_result r = read_body_ref(ps, s, "chassis", &chassis);
+    if (r != LS_OK) {
+        return r;
+    }
+    if (s->bodies[chassis].type != LS_BODY_DYNAMIC) {
+        char what[96];
+        snprintf(what, sizeof what, "body %u is %s; a vehicle drives a dynamic body", chassis,
+                 s->bodies[chassis].type == LS_BODY_STATIC ? "static" : "kinematic");
+        return fail_at(ps, chassis_at, "chassis", what);
+    }
+    for (uint32_t i = 0; i < s->vehicle_count; i++) {
+        if (s->vehicles[i].def.chassis.index1 == chassis + 1) {
+            char what[96];
+            snprintf(what, sizeof what, "body %u already carries vehicle %u (line %u)", chassis,
+                     i + 1, s->vehicles[i].line);
+            return fail_at(ps, chassis_at, "chassis", what);
+        }
+    }
+    v.def.chassis.index1 = chassis + 1;
+    ps->vehicle_is_car = false;
+    ps->nseen = 0;
+    unsigned seen = 0;
+    char key[32];
+    const char *where;
+    while (r == LS_OK && next_token(ps, key, sizeof key, &where)) {
+        int k = prop_index(vehicle_props, V_COUNT, key);
+        if (k < 0) {
+            r = fail_at(ps, where, "unknown vehicle property", key);
+        } else if (seen & (1u << k)) {
+            r = fail_at(ps, where, "repeated on this line", key);
+        } else {
+            r = parse_vehicle_prop(ps, s, &v, k, where, chassis);
+            seen |= 1u << k;
+            ps->nseen++;
+        }
+    }
+    if (r == LS_OK) {
+        r = add_vehicle(ps, s, &v);
+    }
+    if (r == LS_OK && !ps->vehicle_is_car) {
+        ps->open_vehicle = s->vehicle_count; // wheel lines follow
+    }
+    return r;
+}
+
+static ls_result parse_wheel_prop(parser *ps, ls_wheel_def *w, int k, const char *where,
+                                  uint32_t self)
+{
+    const char *name = wheel_props[k];
+    switch (k) {
+    case W_MOUNT:
+        return read_vec3_in(ps, name, LS_FX_INT(-64), LS_FX_INT(64), &w->mount);
+    case W_AXIS:
+        return read_direction(ps, name, where, &w->axis);
+    case W_FORWARD:
+        return read_direction(ps, name, where, &w->forward);
+    case W_RADIUS:
+        return read_fx_in(ps, name, LS_FX_ONE / 20 + 1, LS_FX_INT(4), &w->radius);
+    case W_REST:
+        return read_fx_in(ps, name, LS_FX_ONE / 100, LS_FX_INT(4), &w->rest_length);
+    case W_TRAVEL:
+        return read_fx_in(ps, name, 0, LS_FX_INT(4), &w->max_travel);
+    case W_SPRING:
+        return read_fx_in(ps, name, LS_FX_ONE, FX_MAX, &w->stiffness);
+    case W_DAMPER:
+        return read_fx_in(ps, name, 0, LS_FX_INT(20000), &w->damping);
+    case W_INERTIA:
+        return read_fx_in(ps, name, LS_FX_ONE / 100, LS_FX_INT(100), &w->inertia);
+    case W_DRIVE:
+        return read_fx_in(ps, name, 0, LS_FX_ONE, &w->drive_share);
+    case W_BRAKE:
+        return read_fx_in(ps, name, 0, LS_FX_ONE, &w->brake_share);
+    case W_STEER:
+        return read_fx_in(ps, name, -LS_FX_ONE, LS_FX_ONE, &w->steer_share);
+    case W_HANDBRAKE:
+        w->handbrake = true;
+        return LS_OK;
+    case W_FRICTION: {
+        ls_result r = read_fx_in(ps, name, 0, LS_FX_INT(4), &w->static_friction);
+        if (r == LS_OK) {
+            r = read_fx_in(ps, name, 0, LS_FX_INT(4), &w->dynamic_friction);
+        }
+        if (r == LS_OK && w->dynamic_friction > w->static_friction) {
+            return fail_at(ps, where, name, "dynamic (sliding) above static");
+        }
+        return r;
+    }
+    case W_ROLLING:
+        return read_fx_in(ps, name, 0, LS_FX_ONE, &w->rolling_resistance);
+    default: {
+        skip_blanks(ps);
+        const char *j_at = ps->p;
+        uint32_t j;
+        ls_result r = read_uint(ps, name, 0, LS_VEHICLE_MAX_WHEELS - 1, &j);
+        if (r == LS_OK && j == self) {
+            return fail_at(ps, j_at, name, "a wheel cannot share a bar with itself");
+        }
+        w->anti_roll_pair = j + 1;
+        ps->anti_roll_line[self] = ps->line;
+        ps->anti_roll_column[self] = column_of(ps, j_at);
+        return r == LS_OK ? read_fx_in(ps, name, 0, FX_MAX, &w->anti_roll_stiffness) : r;
+    }
+    }
+}
+
+// `wheel mount X Y Z property...`: the next wheel of the open vehicle.
+static ls_result parse_wheel(parser *ps, const ls_scene *s, const char *wheel_at)
+{
+    if (ps->open_vehicle == 0) {
+        return fail_at(ps, wheel_at, "a 'wheel' line",
+                       "must follow a 'vehicle' line (not a `car`: it has its wheels) or its "
+                       "other wheels");
+    }
+    ls_vehicle_def *d = &s->vehicles[ps->open_vehicle - 1].def;
+    uint32_t self = d->wheel_count;
+    if (self == LS_VEHICLE_MAX_WHEELS) {
+        return fail_at(ps, wheel_at, "a 'wheel' line", "a vehicle has at most 8 wheels");
+    }
+    ls_wheel_def w = ls_default_wheel_def();
+    ps->anti_roll_line[self] = 0;
+    unsigned seen = 0;
+    char key[32];
+    const char *where;
+    ls_result r = LS_OK;
+    while (r == LS_OK && next_token(ps, key, sizeof key, &where)) {
+        int k = prop_index(wheel_props, W_COUNT, key);
+        if (k < 0) {
+            r = fail_at(ps, where, "unknown wheel property", key);
+        } else if (seen & (1u << k)) {
+            r = fail_at(ps, where, "repeated on this line", key);
+        } else {
+            seen |= 1u << k;
+            r = parse_wheel_prop(ps, &w, k, where, self);
+        }
+    }
+    if (r == LS_OK && !(seen & (1u << W_MOUNT))) {
+        r = fail_at(ps, wheel_at, "wheel", "needs `mount X Y Z`");
+    }
+    if (r == LS_OK) {
+        d->wheels[self] = w;
+        d->wheel_count++;
+    }
+    return r;
+}
+
+// `game push` | `game soccer ball B goal_z Z goal_half_width W goal_height H [kickoff T]`
+static ls_result parse_game(parser *ps, ls_scene *s, const char *game_at)
+{
+    if (ps->game_line) {
+        char first[48];
+        snprintf(first, sizeof first, "the first is on line %u", ps->game_line);
+        return fail_at(ps, game_at, "a second 'game' line", first);
+    }
+    ps->game_line = ps->line;
+    static const char *const games[] = {"push", "soccer", NULL};
+    skip_blanks(ps);
+    const char *kind_at = ps->p;
+    unsigned kind = 0;
+    ls_result r = read_word(ps, "game", games, "push, soccer", &kind);
+    if (r != LS_OK) {
+        return r;
+    }
+    s->game = (ls_scene_game)kind;
+    memset(&s->soccer, 0, sizeof s->soccer);
+    s->soccer.kickoff_ticks = 60;
+    static const char *const props[] = {"ball", "goal_z", "goal_half_width", "goal_height",
+                                        "kickoff"};
+    unsigned seen = 0;
+    char key[32];
+    const char *where;
+    while (r == LS_OK && next_token(ps, key, sizeof key, &where)) {
+        int k = kind == LS_SCENE_GAME_SOCCER ? prop_index(props, 5, key) : -1;
+        if (k < 0) {
+            r = fail_at(ps, where, kind ? "unknown soccer property" : "unknown push property", key);
+        } else if (seen & (1u << k)) {
+            r = fail_at(ps, where, "repeated on this line", key);
+        } else if (k == 0) {
+            skip_blanks(ps);
+            const char *ball_at = ps->p;
+            r = read_body_ref(ps, s, "ball", &s->soccer.ball_body);
+            if (r == LS_OK && s->bodies[s->soccer.ball_body].type != LS_BODY_DYNAMIC) {
+                char what[64];
+                snprintf(what, sizeof what, "body %u is not dynamic", s->soccer.ball_body);
+                r = fail_at(ps, ball_at, "ball", what);
+            }
+        } else if (k == 1) {
+            r = read_fx_in(ps, key, LS_FX_ONE / 2, LS_FX_INT(1000), &s->soccer.goal_z);
+        } else if (k == 2) {
+            r = read_fx_in(ps, key, LS_FX_ONE / 10 + 1, LS_FX_INT(1000),
+                           &s->soccer.goal_half_width);
+        } else if (k == 3) {
+            r = read_fx_in(ps, key, LS_FX_ONE / 10 + 1, LS_FX_INT(1000), &s->soccer.goal_height);
+        } else {
+            r = read_uint(ps, key, 0, 100000, &s->soccer.kickoff_ticks);
+        }
+        seen |= k >= 0 ? 1u << k : 0;
+    }
+    for (int k = 0; r == LS_OK && kind == LS_SCENE_GAME_SOCCER && k < 4; k++) {
+        if (!(seen & (1u << k))) {
+            char what[48];
+            snprintf(what, sizeof what, "needs `%s`", props[k]);
+            r = fail_at(ps, kind_at, "soccer", what);
+        }
+    }
+    return r;
+}
+
 static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
 {
     char key[32];
@@ -1495,6 +1897,20 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
     reset_line_data(ps);
     if (!next_token(ps, key, sizeof key, &where)) {
         return LS_OK; // blank or comment line
+    }
+    if (strcmp(key, "wheel") == 0) {
+        return parse_wheel(ps, s, where);
+    }
+    // Any other statement ends the wheel lines of the vehicle before it.
+    ls_result closed = close_vehicle(ps, s);
+    if (closed != LS_OK) {
+        return closed;
+    }
+    if (strcmp(key, "vehicle") == 0) {
+        return parse_vehicle(ps, s);
+    }
+    if (strcmp(key, "game") == 0) {
+        return parse_game(ps, s, where);
     }
     bool is_world = strcmp(key, "world") == 0, is_shape = strcmp(key, "shape") == 0;
     if (strcmp(key, "joint") == 0) {
@@ -1506,9 +1922,11 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
         }
     }
     if (!is_world && !is_shape && strcmp(key, "body") != 0) {
-        char what[LS_SCENE_LABEL_MAX + 96];
+        char what[LS_SCENE_LABEL_MAX + 128];
         snprintf(what, sizeof what,
-                 "%s; particle systems: cloth, rope, ragdoll_particles, particle_body", key);
+                 "%s; particle systems: cloth, rope, ragdoll_particles, particle_body; "
+                 "vehicle, wheel, game",
+                 key);
         return fail_at(ps, where, "expected 'world', 'body', 'shape' or 'joint', got", what);
     }
     if (is_shape && s->body_count == 0) {
@@ -1625,6 +2043,9 @@ ls_result ls_scene_parse_in(const char *text, size_t len, const char *dir, ls_sc
     }
     reset_line_data(&ps);
     if (r == LS_OK) {
+        r = close_vehicle(&ps, out);
+    }
+    if (r == LS_OK) {
         r = check_players(&ps, out);
     }
     // Compound bodies point into the final shapes array.
@@ -1724,6 +2145,9 @@ void ls_scene_free(ls_scene *s)
         free(s->particles[i].pinned);
     }
     free(s->particles);
+    free(s->vehicles);
+    s->vehicles = NULL;
+    s->vehicle_count = 0;
     s->particles = NULL;
     s->particle_count = 0;
     s->body_label = NULL;

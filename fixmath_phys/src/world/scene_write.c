@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Writing scenes back as text (exact round trip) and turning them into worlds:
-// bodies, then joints, then particle systems, each in file order.
+// bodies, then joints, then particle systems, then vehicles, each in file order.
 #include "ls/fx_text.h"
 #include "ls/scene.h"
 
@@ -553,6 +553,140 @@ static bool instantiate_particles(ls_world *w, const ls_scene *s, ls_error *err)
     return true;
 }
 
+// ---- Vehicles and game rules (SPEC.md §14) ----
+
+// `vehicle CHASSIS ...` and one `wheel mount X Y Z ...` line per wheel, with
+// the properties that differ from ls_default_vehicle_def()/ls_default_wheel_def()
+// (a `car` is written out wheel by wheel: the same values).
+static void emit_vehicle(out *o, const ls_scene *s, const ls_scene_vehicle *v)
+{
+    const ls_vehicle_def *d = &v->def;
+    ls_vehicle_def base = ls_default_vehicle_def();
+    emit(o, "vehicle");
+    emit_body_ref(o, s, d->chassis);
+    if (d->probe != base.probe) {
+        emit(o, d->probe == LS_WHEEL_SPHERE ? " probe sphere" : " probe ray");
+    }
+    if (d->engine_force != base.engine_force) {
+        emit_fx(o, "engine", d->engine_force);
+    }
+    if (d->brake_force != base.brake_force) {
+        emit_fx(o, "brake", d->brake_force);
+    }
+    if (d->max_steer != base.max_steer) {
+        emit_fx(o, "max_steer", d->max_steer);
+    }
+    if (d->boost_force != base.boost_force) {
+        emit_fx(o, "boost", d->boost_force);
+    }
+    if (d->filter.category != base.filter.category || d->filter.mask != base.filter.mask) {
+        emit_pair_u32(o, "filter", d->filter.category, d->filter.mask);
+    }
+    if (v->controls.throttle != 0) {
+        emit_fx(o, "throttle", v->controls.throttle);
+    }
+    if (v->controls.steer != 0) {
+        emit_fx(o, "steer", v->controls.steer);
+    }
+    if (v->controls.brake != 0) {
+        emit_fx(o, "braking", v->controls.brake);
+    }
+    emit(o, v->controls.handbrake ? " handbrake" : "");
+    emit(o, v->controls.boost ? " boosting\n" : "\n");
+    ls_wheel_def wb = ls_default_wheel_def();
+    for (uint32_t i = 0; i < d->wheel_count && i < LS_VEHICLE_MAX_WHEELS; i++) {
+        const ls_wheel_def *w = &d->wheels[i];
+        emit(o, "wheel");
+        emit_vec3(o, "mount", w->mount);
+        if (!ls_vec3_equal(w->axis, wb.axis)) {
+            emit_vec3(o, "axis", w->axis);
+        }
+        if (!ls_vec3_equal(w->forward, wb.forward)) {
+            emit_vec3(o, "forward", w->forward);
+        }
+        const struct {
+            const char *name;
+            ls_fx v, base;
+        } scalars[] = {{"radius", w->radius, wb.radius},
+                       {"rest", w->rest_length, wb.rest_length},
+                       {"travel", w->max_travel, wb.max_travel},
+                       {"spring", w->stiffness, wb.stiffness},
+                       {"damper", w->damping, wb.damping},
+                       {"inertia", w->inertia, wb.inertia},
+                       {"drive", w->drive_share, wb.drive_share},
+                       {"brake", w->brake_share, wb.brake_share},
+                       {"steer", w->steer_share, wb.steer_share},
+                       {"rolling", w->rolling_resistance, wb.rolling_resistance}};
+        for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++) {
+            if (scalars[k].v != scalars[k].base) {
+                emit_fx(o, scalars[k].name, scalars[k].v);
+            }
+        }
+        emit(o, w->handbrake ? " handbrake" : "");
+        if (w->static_friction != wb.static_friction ||
+            w->dynamic_friction != wb.dynamic_friction) {
+            emit_pair(o, "friction", w->static_friction, w->dynamic_friction);
+        }
+        if (w->anti_roll_pair != 0) {
+            char t[LS_FX_TEXT_MAX], line[64];
+            ls_fx_format(w->anti_roll_stiffness, t);
+            snprintf(line, sizeof line, " anti_roll %u %s", w->anti_roll_pair - 1, t);
+            emit(o, line);
+        }
+        emit(o, "\n");
+    }
+}
+
+// `game soccer ...` (push, the default, is not written: scenes without a game
+// line write as before).
+static void emit_game(out *o, const ls_scene *s)
+{
+    if (s->game != LS_SCENE_GAME_SOCCER) {
+        return;
+    }
+    const ls_scene_soccer *g = &s->soccer;
+    emit(o, "game soccer ball");
+    emit_body_ref(o, s, (ls_body_id){g->ball_body + 1, 0});
+    emit_fx(o, "goal_z", g->goal_z);
+    emit_fx(o, "goal_half_width", g->goal_half_width);
+    emit_fx(o, "goal_height", g->goal_height);
+    emit_u32(o, "kickoff", g->kickoff_ticks);
+    emit(o, "\n");
+}
+
+// Creates the scene's vehicles in file order (after everything else) and sets
+// their initial controls; false with *err naming the statement ("vehicle 2: ...").
+static bool instantiate_vehicles(ls_world *w, const ls_scene *s, ls_error *err)
+{
+    for (uint32_t i = 0; i < s->vehicle_count; i++) {
+        const ls_scene_vehicle *v = &s->vehicles[i];
+        // The chassis by file index: the world's body slots are the file order.
+        ls_vehicle_def d = v->def;
+        d.chassis = ls_world_body_at(w, d.chassis.index1 - 1);
+        ls_error why;
+        ls_error_clear(&why);
+        ls_vehicle_id id = ls_vehicle_create(w, &d, &why);
+        ls_result r = id.index1 ? LS_OK : (why.code ? why.code : LS_ERR_INVALID_ARGUMENT);
+        const ls_vehicle_controls *c = &v->controls;
+        bool any = c->throttle || c->brake || c->steer || c->handbrake || c->boost;
+        if (r == LS_OK && any) {
+            r = ls_vehicle_set_controls(w, id, &v->controls);
+            snprintf(why.message, sizeof why.message, "controls: %s", ls_result_text(r));
+            snprintf(why.field, sizeof why.field, "controls");
+        }
+        if (r != LS_OK) {
+            ls_error_set(err, r, "vehicle %u: %s", i + 1, why.message);
+            if (err) {
+                snprintf(err->field, sizeof err->field, "%s", why.field);
+                err->line = v->line;
+                err->column = err->line ? 1 : 0;
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
 static uint32_t player_of(const ls_scene *s, uint32_t body)
 {
     for (uint32_t k = 0; k < s->player_count; k++) {
@@ -594,6 +728,10 @@ size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
     for (uint32_t i = 0; i < s->particle_count; i++) {
         emit_particles(&o, s, &s->particles[i]);
     }
+    for (uint32_t i = 0; i < s->vehicle_count; i++) {
+        emit_vehicle(&o, s, &s->vehicles[i]);
+    }
+    emit_game(&o, s);
     return o.len;
 }
 
@@ -640,6 +778,9 @@ ls_world_def ls_scene_world_def(const ls_scene *s)
     }
     if (d.max_particle_constraints < constraints) {
         d.max_particle_constraints = constraints > UINT32_MAX ? UINT32_MAX : (uint32_t)constraints;
+    }
+    if (d.max_vehicles < s->vehicle_count) {
+        d.max_vehicles = s->vehicle_count;
     }
     return d;
 }
@@ -694,7 +835,7 @@ ls_world *ls_scene_instantiate_within(const ls_scene *s, size_t max_memory, ls_e
             return NULL;
         }
     }
-    if (!instantiate_particles(w, s, err)) {
+    if (!instantiate_particles(w, s, err) || !instantiate_vehicles(w, s, err)) {
         ls_world_destroy(w);
         return NULL;
     }

@@ -8,6 +8,7 @@
 #include "../collision/shape_kind.h"
 #include "../dynamics/joint.h"
 #include "../particles/particles_internal.h"
+#include "../vehicle/vehicle_internal.h"
 #include "ls/checksum.h"
 #include "world_internal.h"
 
@@ -20,6 +21,10 @@
 // section), byte for byte what it wrote before particles existed; restore
 // reads both.
 #define SNAP_VERSION_NO_PARTICLES 3u
+// 5: section flags after the joints (bit 0: particle section follows), then
+// the game words and the vehicles (SPEC.md §26.7). Only a world that has ever
+// had a vehicle or set a game word writes version 5.
+#define SNAP_VERSION_VEHICLES 5u
 
 // Joints in slot order, every (state) field but user_data (SPEC.md §12). A
 // world that never had a joint hashes nothing here, so its checksum is the
@@ -133,6 +138,15 @@ static bool has_particles(const ls_world *w)
     return w->particles && w->particles->system_high > 0;
 }
 
+// True when the world has vehicle or game-word state to save and hash
+// (SPEC.md §26.7): otherwise it saves and hashes exactly as before vehicles.
+static bool has_vehicles(const ls_world *w)
+{
+    return w->vehicle_high > 0 || w->game_words_used;
+}
+
+static void hash_vehicles(ls_hasher *h, const ls_world *w);
+
 uint64_t ls_world_checksum(const ls_world *w)
 {
     ls_hasher h;
@@ -170,6 +184,9 @@ uint64_t ls_world_checksum(const ls_world *w)
     }
     if (has_particles(w)) {
         hash_particles(&h, w);
+    }
+    if (has_vehicles(w)) {
+        hash_vehicles(&h, w);
     }
     return ls_hasher_digest(&h);
 }
@@ -687,20 +704,214 @@ static bool io_particles(cursor *c, bool save, ls_world *w)
     return c->ok;
 }
 
+// ---- Vehicle and game-word section (version 5, SPEC.md §26.7) ----
+
+// A bool as a 32-bit 0/1 word; other values are refused.
+static void io_bool(cursor *c, bool save, bool *b)
+{
+    uint32_t v = *b ? 1u : 0u;
+    io32(c, save, &v);
+    if (!save && v > 1) {
+        c->ok = false;
+    }
+    *b = v != 0;
+}
+
+static void io_wheel_def(cursor *c, bool save, ls_wheel_def *d)
+{
+    io_vec3(c, save, &d->mount);
+    io_vec3(c, save, &d->axis);
+    io_vec3(c, save, &d->forward);
+    ls_fx *fx[] = {&d->radius,
+                   &d->rest_length,
+                   &d->max_travel,
+                   &d->stiffness,
+                   &d->damping,
+                   &d->inertia,
+                   &d->drive_share,
+                   &d->brake_share,
+                   &d->steer_share,
+                   &d->static_friction,
+                   &d->dynamic_friction,
+                   &d->rolling_resistance,
+                   &d->anti_roll_stiffness};
+    for (size_t k = 0; k < sizeof fx / sizeof fx[0]; k++) {
+        io32(c, save, fx[k]);
+    }
+    io_bool(c, save, &d->handbrake);
+    io32(c, save, &d->anti_roll_pair);
+}
+
+static void io_wheel_state(cursor *c, bool save, ls_wheel_state *st)
+{
+    io_bool(c, save, &st->in_contact);
+    io_vec3(c, save, &st->contact_point);
+    io_vec3(c, save, &st->contact_normal);
+    io32(c, save, &st->ground.index1);
+    io32(c, save, &st->ground.generation);
+    io32(c, save, &st->compression);
+    io32(c, save, &st->suspension_speed);
+    io32(c, save, &st->suspension_force);
+    io32(c, save, &st->steer_angle);
+    io32(c, save, &st->spin_speed);
+    io32(c, save, &st->spin_angle);
+    io_bool(c, save, &st->sliding);
+    io_vec3(c, save, &st->center);
+}
+
+// One vehicle slot: generation, alive, definition (user_data last), controls,
+// then all LS_VEHICLE_MAX_WHEELS wheel definitions and states (unused ones zero).
+static void io_vehicle(cursor *c, bool save, ls_vehicle *v, bool with_user_data)
+{
+    io32(c, save, &v->generation);
+    io_bool(c, save, &v->alive);
+    ls_vehicle_def *d = &v->def;
+    io32(c, save, &d->chassis.index1);
+    io32(c, save, &d->chassis.generation);
+    io32(c, save, &d->wheel_count);
+    uint32_t probe = (uint32_t)d->probe;
+    io32(c, save, &probe);
+    d->probe = (ls_wheel_probe)(probe & 1u);
+    if (!save && probe > 1) {
+        c->ok = false;
+    }
+    io32(c, save, &d->engine_force);
+    io32(c, save, &d->brake_force);
+    io32(c, save, &d->max_steer);
+    io32(c, save, &d->boost_force);
+    io32(c, save, &d->filter.category);
+    io32(c, save, &d->filter.mask);
+    io32(c, save, &d->filter.ignore.index1);
+    io32(c, save, &d->filter.ignore.generation);
+    if (with_user_data) {
+        io_u64(c, save, &d->user_data);
+    }
+    io32(c, save, &v->controls.throttle);
+    io32(c, save, &v->controls.brake);
+    io32(c, save, &v->controls.steer);
+    io_bool(c, save, &v->controls.handbrake);
+    io_bool(c, save, &v->controls.boost);
+    for (uint32_t k = 0; k < LS_VEHICLE_MAX_WHEELS && c->ok; k++) {
+        io_wheel_def(c, save, &d->wheels[k]);
+        io_wheel_state(c, save, &v->wheels[k]);
+    }
+}
+
+// What the step relies on in a restored live vehicle: counts, indices and the
+// divisors (radius, inertia) in range; anything else is just numbers.
+static bool vehicle_ok(const ls_vehicle *v)
+{
+    const ls_vehicle_def *d = &v->def;
+    if (d->wheel_count < 2 || d->wheel_count > LS_VEHICLE_MAX_WHEELS) {
+        return false;
+    }
+    for (uint32_t k = 0; k < d->wheel_count; k++) {
+        const ls_wheel_def *wd = &d->wheels[k];
+        if (wd->radius < 3277 || wd->radius > LS_FX_INT(4) || wd->inertia < 655 ||
+            wd->inertia > LS_FX_INT(100) || wd->rest_length < 655 ||
+            wd->rest_length > LS_FX_INT(4) || wd->max_travel < 0 ||
+            wd->max_travel > wd->rest_length || wd->anti_roll_pair > d->wheel_count) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Game words (used flag + LS_WORLD_GAME_WORDS), vehicle counts, then every
+// slot ever used with its free-list link. Restore checks the free list.
+static bool io_vehicles(cursor *c, bool save, ls_world *w)
+{
+    io_bool(c, save, &w->game_words_used);
+    for (uint32_t k = 0; k < LS_WORLD_GAME_WORDS; k++) {
+        io32(c, save, &w->game_words[k]);
+    }
+    io32(c, save, &w->vehicle_high);
+    io32(c, save, &w->vehicle_count);
+    io32(c, save, &w->vehicle_free_head);
+    if (!c->ok || w->vehicle_high > w->def.max_vehicles || w->vehicle_count > w->vehicle_high) {
+        return false;
+    }
+    for (uint32_t i = 0; i < w->vehicle_high && c->ok; i++) {
+        io_vehicle(c, save, &w->vehicles[i], true);
+        io32(c, save, &w->vehicle_next_free[i]);
+    }
+    if (save || !c->ok) {
+        return c->ok;
+    }
+    uint32_t cap = w->def.max_vehicles ? w->def.max_vehicles : 1, alive = 0;
+    for (uint32_t i = w->vehicle_high; i < cap; i++) {
+        memset(&w->vehicles[i], 0, sizeof w->vehicles[i]); // as in a fresh world
+        w->vehicle_next_free[i] = 0;
+    }
+    for (uint32_t i = 0; i < w->vehicle_high; i++) {
+        if (w->vehicles[i].alive) {
+            alive++;
+            if (!vehicle_ok(&w->vehicles[i])) {
+                return false;
+            }
+        }
+    }
+    // The free list visits each dead slot once and nothing else.
+    uint32_t n = 0;
+    for (uint32_t i = w->vehicle_free_head; i != UINT32_MAX; i = w->vehicle_next_free[i]) {
+        if (i >= w->vehicle_high || w->vehicles[i].alive || ++n > w->vehicle_high) {
+            return false;
+        }
+    }
+    return alive == w->vehicle_count && n == w->vehicle_high - alive;
+}
+
+// Clear vehicles and game words (a snapshot without them, or a refused one).
+static void clear_vehicles(ls_world *w)
+{
+    uint32_t cap = w->def.max_vehicles ? w->def.max_vehicles : 1;
+    memset(w->vehicles, 0, cap * sizeof *w->vehicles);
+    memset(w->vehicle_next_free, 0, cap * sizeof *w->vehicle_next_free);
+    w->vehicle_high = w->vehicle_count = 0;
+    w->vehicle_free_head = UINT32_MAX;
+    memset(w->game_words, 0, sizeof w->game_words);
+    w->game_words_used = false;
+}
+
+// The vehicle section's words in snapshot order (user_data left out), one
+// vehicle at a time: the checksum and the snapshot cannot drift apart.
+static void hash_vehicles(ls_hasher *h, const ls_world *w)
+{
+    uint8_t buf[4096];
+    ls_hasher_put_u32(h, w->game_words_used);
+    for (uint32_t k = 0; k < LS_WORLD_GAME_WORDS; k++) {
+        ls_hasher_put_u32(h, (uint32_t)w->game_words[k]);
+    }
+    ls_hasher_put_u32(h, w->vehicle_count);
+    for (uint32_t i = 0; i < w->vehicle_high; i++) {
+        if (!w->vehicles[i].alive) {
+            continue;
+        }
+        ls_vehicle copy = w->vehicles[i];
+        cursor c = {buf, NULL, 0, sizeof buf, true};
+        io_vehicle(&c, true, &copy, false);
+        ls_hasher_put_u32(h, i);
+        ls_hasher_put_bytes(h, buf, c.pos);
+    }
+}
+
 // The whole state, in the order of SPEC.md §13. Restore validates counts
 // before using them, so a corrupt buffer is refused instead of read past.
 static bool io_world(cursor *c, bool save, ls_world *w, ls_error *why)
 {
     uint32_t magic = SNAP_MAGIC, max_b = w->def.max_bodies;
-    uint32_t version = has_particles(w) ? SNAP_VERSION : SNAP_VERSION_NO_PARTICLES;
+    uint32_t version = has_vehicles(w)    ? SNAP_VERSION_VEHICLES
+                       : has_particles(w) ? SNAP_VERSION
+                                          : SNAP_VERSION_NO_PARTICLES;
     uint32_t max_s = w->def.max_shapes, geometry_count = w->geometry_count;
     io32(c, save, &magic);
     io32(c, save, &version);
     io32(c, save, &max_b);
     io32(c, save, &max_s);
-    if (!save &&
-        (magic != SNAP_MAGIC || (version != SNAP_VERSION && version != SNAP_VERSION_NO_PARTICLES) ||
-         max_b != w->def.max_bodies || max_s != w->def.max_shapes)) {
+    if (!save && (magic != SNAP_MAGIC ||
+                  (version != SNAP_VERSION && version != SNAP_VERSION_NO_PARTICLES &&
+                   version != SNAP_VERSION_VEHICLES) ||
+                  max_b != w->def.max_bodies || max_s != w->def.max_shapes)) {
         return false;
     }
     io32(c, save, &w->tick);
@@ -750,6 +961,22 @@ static bool io_world(cursor *c, bool save, ls_world *w, ls_error *why)
     for (uint32_t i = 0; i < w->joint_high && c->ok; i++) {
         io_joint(c, save, &w->joints[i]);
         io32(c, save, &w->joint_next_free[i]);
+    }
+    if (version == SNAP_VERSION_VEHICLES) {
+        uint32_t sections = has_particles(w) ? 1u : 0u;
+        io32(c, save, &sections);
+        if (!c->ok || sections > 1) {
+            return false;
+        }
+        if (sections == 0 && !save) {
+            ls_particles_clear_(w);
+        } else if (sections == 1 && !io_particles(c, save, w)) {
+            return false;
+        }
+        return io_vehicles(c, save, w);
+    }
+    if (!save) {
+        clear_vehicles(w);
     }
     if (!save && version == SNAP_VERSION_NO_PARTICLES) {
         ls_particles_clear_(w);
@@ -993,6 +1220,7 @@ static void leave_empty(ls_world *w)
     w->joint_high = w->joint_count = 0;
     w->joint_free_head = UINT32_MAX;
     ls_particles_clear_(w);
+    clear_vehicles(w);
     ls_joint_rebuild_lists_(w);
     w->joint_event_count = 0;
     ls_broadphase_clear(w->bp);
@@ -1007,10 +1235,11 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
     }
     uint32_t version = ls_get_u32le(buf + 4);
     if (ls_get_u32le(buf) != SNAP_MAGIC ||
-        (version != SNAP_VERSION && version != SNAP_VERSION_NO_PARTICLES)) {
+        (version != SNAP_VERSION && version != SNAP_VERSION_NO_PARTICLES &&
+         version != SNAP_VERSION_VEHICLES)) {
         return ls_error_set(err, LS_ERR_INCOMPATIBLE,
-                            "not a version %u or %u snapshot (magic or version differs)",
-                            SNAP_VERSION_NO_PARTICLES, SNAP_VERSION);
+                            "not a version %u, %u or %u snapshot (magic or version differs)",
+                            SNAP_VERSION_NO_PARTICLES, SNAP_VERSION, SNAP_VERSION_VEHICLES);
     }
     if (version == SNAP_VERSION && !w->particles) {
         return ls_error_set(err, LS_ERR_INCOMPATIBLE,

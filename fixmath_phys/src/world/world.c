@@ -5,6 +5,7 @@
 #include "../dynamics/joint.h"
 #include "../dynamics/workers.h"
 #include "../particles/particles_internal.h"
+#include "../vehicle/vehicle_internal.h"
 #include "world_internal.h"
 
 #include <stdio.h>
@@ -54,6 +55,7 @@ ls_world_def ls_default_world_def(void)
     d.max_particle_systems = 16;
     d.max_particles = 4096;
     d.max_particle_constraints = 16384;
+    d.max_vehicles = 16;
     return d;
 }
 
@@ -109,6 +111,9 @@ static bool world_def_valid(const ls_world_def *d, ls_error *err)
         return refuse(err, LS_ERR_OUT_OF_RANGE, "max_particle_constraints",
                       "max_particle_constraints must be 0..2^24");
     }
+    if (d->max_vehicles > 1024) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "max_vehicles", "max_vehicles must be 0..1024");
+    }
     if (d->max_shapes > (1u << 22)) {
         return refuse(err, LS_ERR_OUT_OF_RANGE, "max_shapes", "max_shapes must be 0..2^22");
     }
@@ -157,6 +162,12 @@ static uint32_t max_constraints(const ls_world_def *def)
     return def->max_contacts + max_joint_slots(def);
 }
 
+// Vehicle slots: at least one, so every allocation is non-empty.
+static uint32_t max_vehicle_slots(const ls_world_def *def)
+{
+    return def->max_vehicles ? def->max_vehicles : 1;
+}
+
 // max_shapes 0 means one shape per body.
 static uint32_t shape_capacity(const ls_world_def *def)
 {
@@ -185,7 +196,8 @@ size_t ls_world_memory_size(const ls_world_def *def)
            ls_query_tree_memory_size(shape_capacity(def), def->max_bodies) +
            max_joint_slots(def) *
                (sizeof *w->joints + sizeof *w->joint_next_free + sizeof *w->joint_events) +
-           nb * sizeof *w->body_joint_head + ls_particles_memory_size_(def);
+           nb * sizeof *w->body_joint_head + ls_particles_memory_size_(def) +
+           max_vehicle_slots(def) * (sizeof(ls_vehicle) + sizeof *w->vehicle_next_free);
 }
 
 ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
@@ -247,6 +259,14 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
         return NULL;
     }
     w->joint_free_head = UINT32_MAX;
+    w->vehicles = calloc(max_vehicle_slots(def), sizeof *w->vehicles);
+    w->vehicle_next_free = calloc(max_vehicle_slots(def), sizeof *w->vehicle_next_free);
+    w->vehicle_free_head = UINT32_MAX;
+    if (!w->vehicles || !w->vehicle_next_free) {
+        ls_world_destroy(w);
+        ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory for %u vehicles", def->max_vehicles);
+        return NULL;
+    }
     if (!w->shapes || !w->shape_next_free || !w->children || !w->island_awake ||
         !w->island_min_timer || !w->bodies || !w->next_free || !w->bp || !w->qt || !w->pairs ||
         !w->contacts || !w->contacts_old || !w->scratch || !w->begin_events || !w->end_events ||
@@ -295,6 +315,8 @@ void ls_world_destroy(ls_world *w)
     free(w->joint_events);
     free(w->body_joint_head);
     ls_particles_destroy_(w->particles);
+    free(w->vehicles);
+    free(w->vehicle_next_free);
     free(w);
 }
 
@@ -306,6 +328,21 @@ uint32_t ls_world_tick(const ls_world *w)
 ls_rng *ls_world_rng(ls_world *w)
 {
     return &w->rng;
+}
+
+ls_result ls_world_set_game_word(ls_world *w, uint32_t index, int32_t value)
+{
+    if (index >= LS_WORLD_GAME_WORDS) {
+        return LS_ERR_OUT_OF_RANGE;
+    }
+    w->game_words[index] = value;
+    w->game_words_used = true; // from now on the words are saved and hashed
+    return LS_OK;
+}
+
+int32_t ls_world_game_word(const ls_world *w, uint32_t index)
+{
+    return index < LS_WORLD_GAME_WORDS ? w->game_words[index] : 0;
 }
 
 ls_step_info ls_world_info(const ls_world *w)
@@ -414,6 +451,7 @@ void ls_world_step(ls_world *w)
 {
     w->info.capacity_exceeded = false;
     update_broadphase(w);
+    ls_world_step_vehicles_(w); // SPEC.md §26.3: needs the query tree, before the solve
     ls_world_update_contacts_(w);
     ls_world_wake_islands_(w);
     ls_world_solve_(w);

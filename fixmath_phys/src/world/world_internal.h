@@ -193,6 +193,14 @@ struct ls_world {
     // Verlet particle systems (particles/particles_internal.h); NULL when the
     // definition has no particle capacity.
     struct ls_particle_store *particles;
+    // Ray-cast vehicles (vehicle/vehicle_internal.h): max_vehicles slots.
+    struct ls_vehicle *vehicles; ///< max_vehicles slots (at least one)
+    uint32_t *vehicle_next_free; ///< free-slot links
+    uint32_t vehicle_high;       ///< vehicle slots [0, vehicle_high) have ever been used
+    uint32_t vehicle_count;      ///< live vehicles
+    uint32_t vehicle_free_head;  ///< free-slot list head (UINT32_MAX = none)
+    int32_t game_words[LS_WORLD_GAME_WORDS]; ///< (state) game rules' words (SPEC.md §26.8)
+    bool game_words_used;                    ///< (state) a game word was ever set
 };
 
 /// Slot of a valid id, or NULL.

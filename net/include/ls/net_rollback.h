@@ -148,6 +148,15 @@ LS_API ls_result ls_rollback_add_input(ls_rollback *rb, uint32_t slot, uint32_t 
 /// Slot is disconnected from tick on: its input is the empty input (confirmed) there.
 /// A second notice for the slot is ignored.
 LS_API void ls_rollback_disconnect(ls_rollback *rb, uint32_t slot, uint32_t tick);
+/// Start over from the state of confirmed tick `tick` (a snapshot the game has just loaded):
+/// every input, saved state and checksum is forgotten, present = tick, every slot's inputs
+/// are expected from max(tick, input_delay) on (add them with ls_rollback_add_input); the
+/// stats are kept. Used by a rejoining peer (SPEC.md §24.8).
+LS_API void ls_rollback_reset(ls_rollback *rb, uint32_t tick);
+/// The saved state of `tick` when it is final (tick below the present and at or below
+/// ls_rollback_final): *buf and *len point into the core (valid until the next call).
+LS_API bool ls_rollback_saved_state(const ls_rollback *rb, uint32_t tick, const uint8_t **buf,
+                                    size_t *len);
 /// One frame: apply pending corrections (within the budget), then simulate the next
 /// tick unless the prediction window is full or time sync holds the frame back.
 LS_API ls_rollback_status ls_rollback_advance(ls_rollback *rb);
