@@ -50,7 +50,9 @@ BENCH_VEHICLE  = $(BUILD)/bench_vehicle
 BENCH_VEHICLE_BULLET = $(BUILD)/bench_vehicle_bullet
 BENCH_VEHICLE_GAME = $(BUILD)/bench_vehicle_game
 BENCH_OBJ      = $(BUILD)/obj/tools/bench
-BENCH_COMMON   = $(BENCH_OBJ)/bench_common.o
+# Clock and median: libc only, so every binary links it (bench_clock.h).
+BENCH_CLOCK    = $(BENCH_OBJ)/bench_clock.o
+BENCH_COMMON   = $(BENCH_OBJ)/bench_common.o $(BENCH_CLOCK)
 # Bench binaries link only the physics objects (not liblockstep.a), so a module
 # under construction elsewhere in the tree cannot break `make bench`.
 BENCH_PHYS_OBJ = $(PHYS_SRC:%.c=$(BUILD)/obj/%.o)
@@ -215,7 +217,7 @@ bench-report: $(BENCH_REPORT)
 	for s in $(BENCH_SECTIONS); do [ -f $(BENCH_OUT)/$$s.csv ] && files="$$files $(BENCH_OUT)/$$s.csv"; done; \
 	$(BENCH_REPORT) merge $(BENCH_RESULTS)/latest.csv $(BENCH_RESULTS)/physics_ratios.svg $$files
 
-$(BENCH_FX): $(BENCH_OBJ)/bench_fx.o $(BENCH_PHYS_OBJ)
+$(BENCH_FX): $(BENCH_OBJ)/bench_fx.o $(BENCH_CLOCK) $(BENCH_PHYS_OBJ)
 	$(CC) $(ALLFLAGS) -o $@ $^ -llibfixmath -lm
 
 $(BENCH_PHYSICS): $(BENCH_OBJ)/engine_ours.o $(BENCH_COMMON) $(BENCH_PHYS_OBJ)
@@ -236,16 +238,16 @@ $(BENCH_CLOTH): $(BENCH_OBJ)/cloth_ours.o $(BENCH_OBJ)/cloth_common.o $(BENCH_CO
 $(BENCH_CLOTH_BULLET): $(BENCH_OBJ)/cloth_bullet.o $(BENCH_OBJ)/cloth_common.o $(BENCH_COMMON) $(BENCH_PHYS_OBJ)
 	$(CXX) $(BENCH_CXXFLAGS) -o $@ $^ $(BULLET_SOFT_LIBS) -lm
 
-$(BENCH_VEHICLE): $(BENCH_OBJ)/vehicle_ours.o $(BENCH_OBJ)/vehicle_common.o $(BENCH_PHYS_OBJ)
+$(BENCH_VEHICLE): $(BENCH_OBJ)/vehicle_ours.o $(BENCH_OBJ)/vehicle_common.o $(BENCH_CLOCK) $(BENCH_PHYS_OBJ)
 	$(CC) $(ALLFLAGS) -o $@ $^ -lm
 
-$(BENCH_VEHICLE_BULLET): $(BENCH_OBJ)/vehicle_bullet.o $(BENCH_OBJ)/vehicle_common.o
+$(BENCH_VEHICLE_BULLET): $(BENCH_OBJ)/vehicle_bullet.o $(BENCH_OBJ)/vehicle_common.o $(BENCH_CLOCK)
 	$(CXX) $(BENCH_CXXFLAGS) -o $@ $^ $(BULLET_LIBS) -lm
 
-$(BENCH_VEHICLE_GAME): $(BENCH_OBJ)/vehicle_game.o $(BENCH_OBJ)/vehicle_common.o $(BENCH_PHYS_OBJ)
+$(BENCH_VEHICLE_GAME): $(BENCH_OBJ)/vehicle_game.o $(BENCH_OBJ)/vehicle_common.o $(BENCH_CLOCK) $(BENCH_PHYS_OBJ)
 	$(CC) $(ALLFLAGS) -o $@ $^ -lm
 
-$(BENCH_REPORT): $(BENCH_OBJ)/bench_report.o
+$(BENCH_REPORT): $(BENCH_OBJ)/bench_report.o $(BENCH_CLOCK)
 	$(CC) $(ALLFLAGS) -o $@ $^ -lm
 
 $(BENCH_OBJ)/%.o: tools/bench/%.cpp

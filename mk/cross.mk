@@ -131,10 +131,11 @@ XC_REPLAY := $(XC_DIR)/arena.lsr
 XC_REPLAY_SOCCER := $(XC_DIR)/soccer.lsr
 # SyncTest jobs (SPEC.md "Rollback and SyncTest"): after every tick, roll back
 # k = 1..8 ticks (cycling) and re-simulate; the first simulation's stream is
-# printed and compared like any job's (the arena one with the input script).
+# printed and compared like any job's (the arena and soccer ones with the input script).
 XC_SYNCTEST_K := 8
 XC_SYNCTEST_TICKS := 240
-XC_SYNCTEST_JOBS := arena+synctest ragdolls+synctest mesh_terrain+synctest
+# soccer: vehicles, the game words and a mesh, driven by the input script.
+XC_SYNCTEST_JOBS := arena+synctest ragdolls+synctest mesh_terrain+synctest soccer+synctest
 # Jobs: every shipped scene, the scripted-input game, the sleep goldens, the replay, SyncTest.
 XC_JOBS := $(notdir $(basename $(XC_SCENES))) arena+input sleep hinges+sleep replay replay_soccer $(XC_SYNCTEST_JOBS)
 XC_PAR ?= 2
@@ -171,7 +172,7 @@ $(XC_BUILD)/out/$(1)/%.out: tools/scenes/%.scene $(call xc_bin,$(1),xc_runner)
 $(XC_BUILD)/out/$(1)/%+synctest.out: tools/scenes/%.scene $(call xc_bin,$(1),xc_runner)
 	@mkdir -p $$(dir $$@)
 	@echo "crosscheck: $(1) $$*+synctest"
-	@s=$$$$(date +%s%N); { $(call xc_run,$(1)) $$< --synctest $(XC_SYNCTEST_K) --max-ticks $(XC_SYNCTEST_TICKS) $$(if $$(filter arena,$$*),--input-seed $(XC_INPUT_SEED)) $(call xc_budget,$(1)) 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
+	@s=$$$$(date +%s%N); { $(call xc_run,$(1)) $$< --synctest $(XC_SYNCTEST_K) --max-ticks $(XC_SYNCTEST_TICKS) $$(if $$(filter arena soccer,$$*),--input-seed $(XC_INPUT_SEED)) $(call xc_budget,$(1)) 2>&1; echo "exit $$$$?"; } > $$@.tmp; \
 	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
 
 $(XC_BUILD)/out/$(1)/arena+input.out: $(XC_INPUT_SCENE) $(call xc_bin,$(1),xc_runner)

@@ -6,6 +6,8 @@
 #ifndef LS_BENCH_H
 #define LS_BENCH_H
 
+#include "bench_clock.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -197,10 +199,6 @@ void bench_basis(const double e[3], int primary, double m[3][3]);
 void bench_mat_to_quat(double m[3][3], double q[4]);
 /// World point of a local point of a peer frame given as a 7-double pose.
 void bench_pose_point(const double *pose, const double local[3], double out[3]);
-/// Monotonic clock in nanoseconds.
-double bench_now_ns(void);
-/// Median of n values (sorts the array).
-double bench_median(double *v, size_t n);
 /// Driver shared by every engine binary:
 /// `NAME SCENE... [--ticks N] [--repeats R] [--threads N] [--csv FILE] [--quiet]`.
 int bench_engine_main(const bench_engine *e, int argc, char **argv);

@@ -758,28 +758,6 @@ void bench_scene_free(bench_scene *s)
     memset(s, 0, sizeof *s);
 }
 
-double bench_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double bench_median(double *v, size_t n)
-{
-    if (n == 0) {
-        return 0;
-    }
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 typedef struct run_result {
     double ms_tick[16]; // per repeat: total step time / ticks
     bench_stats stats;  // of the last repeat

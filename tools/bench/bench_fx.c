@@ -2,6 +2,7 @@
 // `make bench`: inline Q16.16 ops vs the linked libfixmath calls, measured in
 // one run on the same inputs. Also checks the results are bit-identical.
 #define _POSIX_C_SOURCE 200809L
+#include "bench_clock.h"
 #include "ls/quat.h"
 #include "ls/rng.h"
 
@@ -17,13 +18,6 @@
 static ls_fx in_a[N], in_b[N];
 static ls_vec3 va[N], vb[N];
 static ls_quat qa[N], qb[N];
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 // libfixmath-call versions of the vector ops, as a program without our inline
 // layer would write them (chained, each product rounded).
@@ -136,11 +130,11 @@ static double time_kernel(kernel k, volatile uint32_t *sink)
 {
     double samples[7];
     for (int s = 0; s < 7; s++) {
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         for (int r = 0; r < REPS / 7; r++) {
             *sink += k();
         }
-        samples[s] = (now_ns() - t0) / ((double)(REPS / 7) * N);
+        samples[s] = (bench_now_ns() - t0) / ((double)(REPS / 7) * N);
     }
     for (int i = 1; i < 7; i++) {
         for (int j = i; j > 0 && samples[j] < samples[j - 1]; j--) {

@@ -7,6 +7,8 @@
 //                                physics aggregated, other sections verbatim)
 //                                and the SVG chart of the physics ratios.
 #define _POSIX_C_SOURCE 200809L
+#include "bench_clock.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,22 +33,6 @@ typedef struct physics {
     int nscenes, nengines;
     cell c[MAX_SCENES][MAX_ENGINES];
 } physics;
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-// Median of v[0..n) (sorts v).
-static double median(double *v, int n)
-{
-    if (n <= 0) {
-        return 0;
-    }
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 typedef struct row {
     char f[6][FIELD];
@@ -145,7 +131,7 @@ static double median_ms(const cell *c, double *lo, double *hi)
 {
     double v[MAX_RUNS];
     memcpy(v, c->ms, sizeof v);
-    double m = median(v, c->runs);
+    double m = bench_median(v, (size_t)c->runs);
     *lo = c->runs ? v[0] : 0;
     *hi = c->runs ? v[c->runs - 1] : 0;
     return m;
@@ -515,7 +501,7 @@ static double cloth_ms(const cloth_cell *c, double *lo, double *hi)
 {
     double v[MAX_RUNS];
     memcpy(v, c->ms, sizeof v);
-    double m = median(v, c->runs);
+    double m = bench_median(v, (size_t)c->runs);
     *lo = c->runs ? v[0] : 0, *hi = c->runs ? v[c->runs - 1] : 0;
     return m;
 }

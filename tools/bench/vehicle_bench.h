@@ -9,6 +9,8 @@
 #ifndef LS_BENCH_VEHICLE_H
 #define LS_BENCH_VEHICLE_H
 
+#include "bench_clock.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,8 +92,6 @@ int bench_vehicle_scene_init(bench_vehicle_scene *s);
 void bench_vehicle_scene_free(bench_vehicle_scene *s);
 /// The scripted controls of car k at tick t (piecewise constant).
 bench_vehicle_controls bench_vehicle_script(uint32_t car, uint32_t tick, double dt);
-/// Monotonic clock in nanoseconds.
-double bench_vehicle_now_ns(void);
 /// Driver: `NAME [--ticks N] [--repeats R] [--csv FILE] [--quiet]`, or
 /// `--report FILE` (the table of every engine's rows in FILE, ratio ours / Bullet).
 int bench_vehicle_main(const bench_vehicle_engine *e, int argc, char **argv);

@@ -136,30 +136,6 @@ bench_vehicle_controls bench_vehicle_script(uint32_t car, uint32_t tick, double 
 
 // ---- driver ------------------------------------------------------------
 
-// Own clock and median: the Bullet binary links no physics object, so a
-// library module under construction cannot keep it from building.
-double bench_vehicle_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    if (n == 0) {
-        return 0;
-    }
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 typedef struct vehicle_result {
     double ms_tick[16];              // per repeat: total (controls + step) time / ticks
     double path[BENCH_VEHICLE_CARS]; // distance travelled by each car's centre, m (last run)
@@ -180,7 +156,7 @@ static double len3(const double v[3])
 static int run(const bench_vehicle_engine *e, const bench_vehicle_scene *s, uint32_t ticks,
                int repeats, vehicle_result *r)
 {
-    double t_start = bench_vehicle_now_ns();
+    double t_start = bench_now_ns();
     for (int rep = 0; rep < repeats; rep++) {
         char err[256] = "";
         void *w = e->create(s, err, sizeof err);
@@ -203,12 +179,12 @@ static int run(const bench_vehicle_engine *e, const bench_vehicle_scene *s, uint
             for (uint32_t k = 0; k < BENCH_VEHICLE_CARS; k++) {
                 c[k] = bench_vehicle_script(k, t, s->dt);
             }
-            double t0 = bench_vehicle_now_ns();
+            double t0 = bench_now_ns();
             for (uint32_t k = 0; k < BENCH_VEHICLE_CARS; k++) {
                 e->controls(w, k, &c[k]);
             }
             e->step(w);
-            total += bench_vehicle_now_ns() - t0;
+            total += bench_now_ns() - t0;
             if (!last) {
                 continue;
             }
@@ -249,7 +225,7 @@ static int run(const bench_vehicle_engine *e, const bench_vehicle_scene *s, uint
         }
         e->destroy(w);
     }
-    r->wall_s = (bench_vehicle_now_ns() - t_start) / 1e9;
+    r->wall_s = (bench_now_ns() - t_start) / 1e9;
     return 0;
 }
 
@@ -297,24 +273,6 @@ typedef struct report_cell {
     int runs;
     double v[REPORT_METRICS];
 } report_cell;
-
-static double min_of(const double *v, int n)
-{
-    double m = n ? v[0] : 0;
-    for (int i = 1; i < n; i++) {
-        m = v[i] < m ? v[i] : m;
-    }
-    return m;
-}
-
-static double max_of(const double *v, int n)
-{
-    double m = n ? v[0] : 0;
-    for (int i = 1; i < n; i++) {
-        m = v[i] > m ? v[i] : m;
-    }
-    return m;
-}
 
 static int report(const char *path)
 {
@@ -366,7 +324,7 @@ static int report(const char *path)
     double bullet = 0;
     for (int k = 0; k < n; k++) {
         if (strcmp(cells[k].case_name, "cars_4") == 0 && strcmp(cells[k].engine, "bullet") == 0) {
-            bullet = min_of(cells[k].ms, cells[k].runs);
+            bullet = bench_min(cells[k].ms, (size_t)cells[k].runs);
         }
     }
     printf("  case     engine   ticks  ms/tick(min)   median  (min..max)          /bullet  car0 m  "
@@ -378,8 +336,8 @@ static int report(const char *path)
         }
         double sorted[64];
         memcpy(sorted, c->ms, sizeof sorted);
-        double lo = min_of(c->ms, c->runs), hi = max_of(c->ms, c->runs);
-        double med = median(sorted, (size_t)c->runs);
+        double lo = bench_min(c->ms, (size_t)c->runs), hi = bench_max(c->ms, (size_t)c->runs);
+        double med = bench_median(sorted, (size_t)c->runs);
         char ratio[16] = "-";
         if (bullet > 0 && strcmp(c->engine, "bullet") != 0) {
             snprintf(ratio, sizeof ratio, "%.2fx", lo / bullet);
@@ -397,8 +355,8 @@ static int report(const char *path)
         }
         double sorted[64];
         memcpy(sorted, c->ms, sizeof sorted);
-        double lo = min_of(c->ms, c->runs), hi = max_of(c->ms, c->runs);
-        double med = median(sorted, (size_t)c->runs);
+        double lo = bench_min(c->ms, (size_t)c->runs), hi = bench_max(c->ms, (size_t)c->runs);
+        double med = bench_median(sorted, (size_t)c->runs);
         printf("  game %-12s %-8s %5.0f ticks  %8.4f ms/tick (min; median %.4f, %.4f..%.4f)  "
                "goal <= 0.5 ms/tick: %s\n",
                c->case_name, c->engine, c->v[1], lo, med, lo, hi, lo <= 0.5 ? "met" : "NOT met");
@@ -462,7 +420,7 @@ int bench_vehicle_main(const bench_vehicle_engine *e, int argc, char **argv)
         bench_vehicle_scene_free(&s);
         return 1;
     }
-    double lo = min_of(r.ms_tick, (int)repeats), hi = max_of(r.ms_tick, (int)repeats);
+    double lo = bench_min(r.ms_tick, (size_t)repeats), hi = bench_max(r.ms_tick, (size_t)repeats);
     if (!quiet) {
         const bench_car_state *c0 = &r.end[0];
         printf("  %-7s cars_4  %u ticks x%ld  %8.4f ms/tick (min; max %.4f)  car 0: %.1f m, end "

@@ -87,9 +87,9 @@ int main(int argc, char **argv)
             } else {
                 ls_input_script_next(&script, in, 1);
             }
-            double t0 = bench_vehicle_now_ns();
+            double t0 = bench_now_ns();
             sum = ls_game_tick(w, &sc, in, players, 1);
-            total += bench_vehicle_now_ns() - t0;
+            total += bench_now_ns() - t0;
             if (soccer) {
                 ls_vec3 now = ls_body_position(w, ball);
                 double dx = (now.x - prev.x) / 65536.0, dy = (now.y - prev.y) / 65536.0,
