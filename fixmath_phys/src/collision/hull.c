@@ -6,6 +6,7 @@
 // SPEC.md §20.
 #include "hull.h"
 
+#include "../math/error_field.h"
 #include "gjk.h"
 #include "ls/fx_text.h"
 
@@ -365,11 +366,8 @@ static ls_hull *fail(ls_error *err, ls_result code, const char *field, const cha
 {
     va_list ap;
     va_start(ap, fmt);
-    ls_error_setv(err, code, fmt, ap);
+    ls_error_set_fieldv(err, code, field, fmt, ap);
     va_end(ap);
-    if (err && field) {
-        snprintf(err->field, sizeof err->field, "%s", field);
-    }
     return NULL;
 }
 

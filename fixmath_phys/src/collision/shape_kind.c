@@ -2,6 +2,7 @@
 // The table of shape kinds (see shape_kind.h).
 #include "shape_kind.h"
 
+#include "../math/error_field.h"
 #include "ls/fx_text.h"
 
 #include <stdio.h>
@@ -35,12 +36,9 @@ bool ls_shape_refuse(ls_error *err, const char *field, const char *what, bool ha
     if (has_value) {
         char text[LS_FX_TEXT_MAX];
         ls_fx_format(value, text);
-        ls_error_set(err, LS_ERR_OUT_OF_RANGE, "%s (got %s)", what, text);
+        ls_error_set_field(err, LS_ERR_OUT_OF_RANGE, field, "%s (got %s)", what, text);
     } else {
-        ls_error_set(err, LS_ERR_OUT_OF_RANGE, "%s", what);
-    }
-    if (err) {
-        snprintf(err->field, sizeof err->field, "%s", field);
+        ls_error_set_field(err, LS_ERR_OUT_OF_RANGE, field, "%s", what);
     }
     return false;
 }

@@ -4,6 +4,7 @@
 #include "../collision/collide.h"
 #include "../collision/query_tree.h"
 #include "../collision/shape_kind.h"
+#include "../math/error_field.h"
 #include "../world/world_internal.h"
 #include "joint.h"
 #include "ls/fx_text.h"
@@ -129,20 +130,14 @@ static bool fail(ls_error *err, ls_result code, const char *field, const char *w
 {
     char text[LS_FX_TEXT_MAX];
     ls_fx_format(v, text);
-    ls_error_set(err, code, "%s (got %s)", what, text);
-    if (err) {
-        snprintf(err->field, sizeof err->field, "%s", field);
-    }
+    ls_error_set_field(err, code, field, "%s (got %s)", what, text);
     return false;
 }
 
 // As fail, for problems that have no value to show.
 static bool fail_plain(ls_error *err, ls_result code, const char *field, const char *what)
 {
-    ls_error_set(err, code, "%s", what);
-    if (err) {
-        snprintf(err->field, sizeof err->field, "%s", field);
-    }
+    ls_error_set_field(err, code, field, "%s", what);
     return false;
 }
 

@@ -14,6 +14,7 @@
 // their order never matters.
 #include "joint.h"
 
+#include "../math/error_field.h"
 #include "ls/fx_text.h"
 
 #include <stdio.h>
@@ -212,12 +213,9 @@ static bool refuse(ls_error *err, ls_result code, const char *field, const char 
     char text[LS_FX_TEXT_MAX];
     ls_fx_format(v, text);
     if (has_value) {
-        ls_error_set(err, code, "%s (got %s)", what, text);
+        ls_error_set_field(err, code, field, "%s (got %s)", what, text);
     } else {
-        ls_error_set(err, code, "%s", what);
-    }
-    if (err) {
-        snprintf(err->field, sizeof err->field, "%s", field);
+        ls_error_set_field(err, code, field, "%s", what);
     }
     return false;
 }

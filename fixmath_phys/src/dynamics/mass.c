@@ -10,6 +10,7 @@
 
 #include "../collision/collide_internal.h"
 #include "../collision/shape_kind.h"
+#include "../math/error_field.h"
 #include "ls/fx_text.h"
 
 #include <stdio.h>
@@ -29,11 +30,8 @@ static ls_result refuse(ls_error *err, const char *field, const char *what, int6
     } else {
         ls_fx_format((ls_fx)raw, text);
     }
-    ls_error_set(err, LS_ERR_OUT_OF_RANGE, "%s %s outside the supported range (SPEC.md section 5)",
-                 what, text);
-    if (err) {
-        snprintf(err->field, sizeof err->field, "%s", field);
-    }
+    ls_error_set_field(err, LS_ERR_OUT_OF_RANGE, field,
+                       "%s %s outside the supported range (SPEC.md section 5)", what, text);
     return LS_ERR_OUT_OF_RANGE;
 }
 

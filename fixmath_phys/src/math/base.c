@@ -2,6 +2,8 @@
 // Result names, version string and the assertion handler.
 #include "ls/base.h"
 
+#include "error_field.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +70,25 @@ ls_result ls_error_set(ls_error *err, ls_result code, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     ls_error_setv(err, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+ls_result ls_error_set_fieldv(ls_error *err, ls_result code, const char *field, const char *fmt,
+                              va_list ap)
+{
+    ls_error_setv(err, code, fmt, ap);
+    if (err && field) {
+        snprintf(err->field, sizeof err->field, "%s", field);
+    }
+    return code;
+}
+
+ls_result ls_error_set_field(ls_error *err, ls_result code, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ls_error_set_fieldv(err, code, field, fmt, ap);
     va_end(ap);
     return code;
 }

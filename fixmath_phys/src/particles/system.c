@@ -11,6 +11,8 @@
 // system, so moving a range changes nothing they hold.
 #include "particles_internal.h"
 
+#include "../math/error_field.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +23,8 @@ ls_result ls_particles_fail_(ls_error *err, ls_result code, const char *field, c
 {
     va_list ap;
     va_start(ap, fmt);
-    ls_error_setv(err, code, fmt, ap);
+    ls_error_set_fieldv(err, code, field, fmt, ap);
     va_end(ap);
-    if (err) {
-        snprintf(err->field, sizeof err->field, "%s", field);
-    }
     return code;
 }
 

@@ -2,6 +2,8 @@
 // Vehicle lifetime, definitions, validation and getters (SPEC.md §26.1-26.2).
 #include "vehicle_internal.h"
 
+#include "../math/error_field.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -60,10 +62,7 @@ ls_vehicle_def ls_default_car_def(ls_body_id chassis, ls_vec3 half)
 // Fills err with the field concerned (printf-style name); returns false.
 static bool refuse(ls_error *err, ls_result code, const char *field, const char *text)
 {
-    ls_error_set(err, code, "%s", text);
-    if (err) {
-        snprintf(err->field, sizeof err->field, "%s", field);
-    }
+    ls_error_set_field(err, code, field, "%s", text);
     return false;
 }
 

@@ -4,6 +4,7 @@
 #include "../collision/query_tree.h"
 #include "../dynamics/joint.h"
 #include "../dynamics/workers.h"
+#include "../math/error_field.h"
 #include "../particles/particles_internal.h"
 #include "../vehicle/vehicle_internal.h"
 #include "world_internal.h"
@@ -62,10 +63,7 @@ ls_world_def ls_default_world_def(void)
 // Fills err (may be NULL) with the field concerned; returns false for `return fail(...)`.
 static bool refuse(ls_error *err, ls_result code, const char *field, const char *text)
 {
-    ls_error_set(err, code, "%s", text);
-    if (err) {
-        snprintf(err->field, sizeof err->field, "%s", field);
-    }
+    ls_error_set_field(err, code, field, "%s", text);
     return false;
 }
 
