@@ -5,6 +5,7 @@
 // by a strict JSON parser, progress lines only on a terminal, and installed
 // scenes found through $LOCKSTEP_DATA. Issue 17.
 #define _GNU_SOURCE
+#include "test_tool.h"
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -253,13 +254,7 @@ Test(cli, the_json_validator_is_strict)
 
 static void setup(void)
 {
-    ssize_t n = readlink("/proc/self/exe", tool, sizeof tool - 1);
-    cr_assert_gt(n, 0);
-    tool[n] = '\0';
-    char *slash = strrchr(tool, '/');
-    cr_assert_not_null(slash);
-    snprintf(slash + 1, sizeof tool - (size_t)(slash + 1 - tool), "lockstep");
-    cr_assert_eq(access(tool, X_OK), 0, "%s is built (make test builds it)", tool);
+    test_find_tool(tool, sizeof tool);
     cr_assert_not_null(getcwd(root, sizeof root)); // tests run from the repository root
     snprintf(dir, sizeof dir, "/tmp/ls_test_cli_%ld", (long)getpid());
     char cmd[1024];

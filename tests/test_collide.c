@@ -5,6 +5,7 @@
 // against hand-computed geometry, with the tolerance stated per assertion.
 #include "../fixmath_phys/src/collision/collide.h"
 #include "ls/rng.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -18,16 +19,6 @@
 static double val(ls_fx v)
 {
     return (double)v / 65536.0;
-}
-
-static ls_fx fx(double d)
-{
-    return (ls_fx)lround(d * 65536.0);
-}
-
-static ls_vec3 v3(double x, double y, double z)
-{
-    return ls_vec3_make(fx(x), fx(y), fx(z));
 }
 
 static ls_geom sphere(double r)

@@ -11,6 +11,7 @@
 #include "../fixmath_phys/src/collision/gjk.h"
 #include "../fixmath_phys/src/collision/hull.h"
 #include "ls/rng.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -25,16 +26,6 @@
 static double val(ls_fx v)
 {
     return (double)v / 65536.0;
-}
-
-static ls_fx fx(double d)
-{
-    return (ls_fx)lround(d * 65536.0);
-}
-
-static ls_vec3 v3(double x, double y, double z)
-{
-    return ls_vec3_make(fx(x), fx(y), fx(z));
 }
 
 static double now_s(void)

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ls/joint.h"
 #include "ls/scene.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -15,21 +16,6 @@
 #define FX(i) ((ls_fx)((i)*65536))
 
 static const double PI = 3.14159265358979323846;
-
-static double d_of(ls_fx v)
-{
-    return v / 65536.0;
-}
-
-static ls_fx fx_of(double v)
-{
-    return (ls_fx)lround(v * 65536.0);
-}
-
-static ls_vec3 v3(double x, double y, double z)
-{
-    return ls_vec3_make(fx_of(x), fx_of(y), fx_of(z));
-}
 
 static double len3(ls_vec3 v)
 {

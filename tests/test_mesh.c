@@ -7,6 +7,7 @@
 #include "../fixmath_phys/src/collision/hull.h"
 #include "../fixmath_phys/src/collision/mesh.h"
 #include "ls/rng.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -21,16 +22,6 @@ static const ls_fx MARGIN = 1311; // 0.02 m
 static double val(ls_fx v)
 {
     return (double)v / 65536.0;
-}
-
-static ls_fx fx(double d)
-{
-    return (ls_fx)lround(d * 65536.0);
-}
-
-static ls_vec3 v3(double x, double y, double z)
-{
-    return ls_vec3_make(fx(x), fx(y), fx(z));
 }
 
 static ls_xform at_rot(double x, double y, double z, double ax, double ay, double az, double angle)

@@ -8,6 +8,7 @@
 #include "../fixmath_phys/src/particles/distance.h"
 #include "alloc_count.h"
 #include "ls/particles.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -16,21 +17,6 @@
 #include <string.h>
 
 #define FX(i) ((ls_fx)((i)*65536))
-
-static double d_of(ls_fx v)
-{
-    return v / 65536.0;
-}
-
-static ls_fx fx_of(double v)
-{
-    return (ls_fx)lround(v * 65536.0);
-}
-
-static ls_vec3 v3(double x, double y, double z)
-{
-    return ls_vec3_make(fx_of(x), fx_of(y), fx_of(z));
-}
 
 // Exact length of b - a in raw units (double of an exact int64 sum).
 static double raw_len(ls_vec3 a, ls_vec3 b)

@@ -9,22 +9,13 @@
 #include "ls/hull.h"
 #include "ls/particles.h"
 #include "ls/scene.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static double d_of(ls_fx v)
-{
-    return v / 65536.0;
-}
-
-static ls_fx fx_of(double v)
-{
-    return (ls_fx)lround(v * 65536.0);
-}
 
 // Every particle statement with most of its properties (and a hull).
 static const char ALL[] =

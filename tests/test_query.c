@@ -10,6 +10,7 @@
 #include "alloc_count.h"
 #include "ls/query.h"
 #include "ls/scene.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -20,19 +21,9 @@
 
 #define PI 3.14159265358979323846
 
-static ls_fx fx(double d)
-{
-    return (ls_fx)lround(d * 65536.0);
-}
-
 static double val(ls_fx v)
 {
     return (double)v / 65536.0;
-}
-
-static ls_vec3 v3(double x, double y, double z)
-{
-    return ls_vec3_make(fx(x), fx(y), fx(z));
 }
 
 static ls_quat rot(double ax, double ay, double az, double angle)

@@ -4,6 +4,7 @@
 // render at any tick and as numbered frames, and bad arguments fail with clear
 // messages (exit 2 for usage errors, 1 for unreadable inputs).
 #define _POSIX_C_SOURCE 200809L
+#include "test_tool.h"
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdbool.h>
@@ -19,13 +20,7 @@ static char root[1024];
 
 static void setup(void)
 {
-    ssize_t n = readlink("/proc/self/exe", tool, sizeof tool - 1);
-    cr_assert_gt(n, 0);
-    tool[n] = '\0';
-    char *slash = strrchr(tool, '/');
-    cr_assert_not_null(slash);
-    snprintf(slash + 1, sizeof tool - (size_t)(slash + 1 - tool), "lockstep");
-    cr_assert_eq(access(tool, X_OK), 0, "%s is built (make test builds it)", tool);
+    test_find_tool(tool, sizeof tool);
     cr_assert_not_null(getcwd(root, sizeof root));
     snprintf(dir, sizeof dir, "/tmp/ls_test_render_%ld", (long)getpid());
     char cmd[512];

@@ -5,6 +5,7 @@
 // byte and a foreign build fingerprint.
 #define _POSIX_C_SOURCE 200809L
 #include "ls/replay.h"
+#include "test_tool.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -22,13 +23,7 @@ static char dir[256];
 
 static void setup(void)
 {
-    ssize_t n = readlink("/proc/self/exe", tool, sizeof tool - 1);
-    cr_assert_gt(n, 0);
-    tool[n] = '\0';
-    char *slash = strrchr(tool, '/');
-    cr_assert_not_null(slash);
-    snprintf(slash + 1, sizeof tool - (size_t)(slash + 1 - tool), "lockstep");
-    cr_assert_eq(access(tool, X_OK), 0, "%s is built (make test builds it)", tool);
+    test_find_tool(tool, sizeof tool);
     snprintf(dir, sizeof dir, "/tmp/ls_test_replay_cli_%ld", (long)getpid());
     char cmd[512];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);

@@ -13,6 +13,7 @@
 #include "alloc_count.h"
 #include "ls/query.h"
 #include "ls/scene.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -37,16 +38,6 @@
 static double to_m(ls_fx v)
 {
     return (double)v / 65536.0;
-}
-
-static ls_fx fx(double d)
-{
-    return (ls_fx)lround(d * 65536.0);
-}
-
-static ls_vec3 v3(double x, double y, double z)
-{
-    return ls_vec3_make(fx(x), fx(y), fx(z));
 }
 
 // Exact seconds of n ticks at 60 Hz (dt is the raw constant 1092, SPEC.md §5).

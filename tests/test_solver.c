@@ -17,6 +17,7 @@
 //   pyramid_, pile_1000_...        regression guards: no worse than before issue 13
 //   sliding_box_, dropped_stack_   no tick gains more than 1 % of the total energy
 #include "ls/scene.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -29,16 +30,6 @@
 static double to_d(ls_fx v)
 {
     return (double)v / 65536.0;
-}
-
-static ls_fx fx(double v)
-{
-    return (ls_fx)lround(v * 65536.0);
-}
-
-static ls_vec3 v3(double x, double y, double z)
-{
-    return ls_vec3_make(fx(x), fx(y), fx(z));
 }
 
 // A world with the default solver settings (whatever the library's default

@@ -3,6 +3,7 @@
 // vectors, rotation accuracy and the SPD inverse.
 #include "ls/mat3.h"
 #include "ls/rng.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -12,11 +13,6 @@
 static double val(ls_fx v)
 {
     return (double)v / 65536.0;
-}
-
-static ls_fx fx(double d)
-{
-    return (ls_fx)lround(d * 65536.0);
 }
 
 Test(vec3, dot_is_exact_sum_rounded_once_beyond_the_q16_square_limit)

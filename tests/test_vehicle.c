@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ls/mesh.h"
 #include "ls/vehicle.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -14,21 +15,6 @@
 #include <string.h>
 
 #define FX(i) ((ls_fx)((i)*65536))
-
-static double d_of(ls_fx v)
-{
-    return v / 65536.0;
-}
-
-static ls_fx fx_of(double v)
-{
-    return (ls_fx)lround(v * 65536.0);
-}
-
-static ls_vec3 v3(double x, double y, double z)
-{
-    return ls_vec3_make(fx_of(x), fx_of(y), fx_of(z));
-}
 
 static const double G = 9.81;
 static const double MASS = 800.0; // chassis: box 2 x 0.8 x 4 m at density 125

@@ -6,6 +6,7 @@
 // a perturbed peer named at its tick, a relay killed with SIGKILL leaving a
 // readable replay). Functional outcomes only, generous timeouts, ephemeral ports.
 #define _GNU_SOURCE
+#include "../../tests/test_tool.h"
 #include "ls/net_auth.h"
 #include "ls/net_relay.h"
 #include "ls/net_uv.h"
@@ -332,13 +333,7 @@ static char tool[4096];
 
 static void find_tool(void)
 {
-    ssize_t n = readlink("/proc/self/exe", tool, sizeof tool - 1);
-    cr_assert_gt(n, 0);
-    tool[n] = '\0';
-    char *slash = strrchr(tool, '/');
-    cr_assert_not_null(slash);
-    snprintf(slash + 1, sizeof tool - (size_t)(slash + 1 - tool), "lockstep");
-    cr_assert_eq(access(tool, X_OK), 0, "%s is built (make test builds it)", tool);
+    test_find_tool(tool, sizeof tool);
 }
 
 // Run the tool with args; capture stdout; return the exit status.
