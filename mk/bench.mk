@@ -133,11 +133,13 @@ bench-fx: $(BENCH_FX)
 # worker and with each of BENCH_THREADS.
 bench-snapshot: $(BENCH_SNAPSHOT)
 	@echo "== 3. snapshot: save + restore of the settled 1000-box pile vs memcpy of the same bytes; rollback frame"
-	@mkdir -p $(BENCH_OUT) && $(BENCH_SNAPSHOT) tools/scenes/pile_1000.scene \
+	@mkdir -p $(BENCH_OUT) && rm -f $(BENCH_OUT)/bench-snapshot.csv && $(BENCH_SNAPSHOT) tools/scenes/pile_1000.scene \
 	  $(foreach n,$(BENCH_THREADS),--threads $(n)) --csv $(BENCH_OUT)/bench-snapshot.csv
-	@echo "== 3b. rollback frame on the arena game (restore + 8 re-simulated ticks)"
+	@echo "== 3b. rollback frame on the game scenes: the push arena and car soccer (restore + 8 re-simulated ticks)"
 	@$(BENCH_SNAPSHOT) tools/scenes/arena.scene \
-	  $(foreach n,$(BENCH_THREADS),--threads $(n)) --csv $(BENCH_OUT)/bench-snapshot-arena.csv
+	  $(foreach n,$(BENCH_THREADS),--threads $(n)) --csv $(BENCH_OUT)/bench-snapshot.csv
+	@$(BENCH_SNAPSHOT) tools/scenes/soccer.scene \
+	  $(foreach n,$(BENCH_THREADS),--threads $(n)) --csv $(BENCH_OUT)/bench-snapshot.csv
 
 # 7. Cloth: the scene's cloth in ours (1 worker and each BENCH_THREADS) and in
 # Bullet's btSoftBody, repeats interleaved like section 1; the table shows

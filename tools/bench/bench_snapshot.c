@@ -266,12 +266,18 @@ int main(int argc, char **argv)
             perror(csv);
             return 1;
         }
-        fprintf(f, "snapshot,pile_1000,ours,bytes,%zu,bytes\n", c.size);
-        fprintf(f, "snapshot,pile_1000,ours,save_ns,%.0f,ns\n", t_save);
-        fprintf(f, "snapshot,pile_1000,ours,restore_ns,%.0f,ns\n", t_restore);
-        fprintf(f, "snapshot,pile_1000,memcpy,copy_ns,%.0f,ns\n", t_copy);
-        fprintf(f, "snapshot,pile_1000,ours,save_over_memcpy,%.2f,x\n", t_save / t_copy);
-        fprintf(f, "snapshot,pile_1000,ours,restore_over_memcpy,%.2f,x\n", t_restore / t_copy);
+        // Rows are named by the scene's file stem (pile_1000, arena, soccer).
+        char stem[64];
+        const char *base = strrchr(argv[1], '/');
+        base = base ? base + 1 : argv[1];
+        size_t len = strcspn(base, ".");
+        snprintf(stem, sizeof stem, "%.*s", (int)(len < 63 ? len : 63), base);
+        fprintf(f, "snapshot,%s,ours,bytes,%zu,bytes\n", stem, c.size);
+        fprintf(f, "snapshot,%s,ours,save_ns,%.0f,ns\n", stem, t_save);
+        fprintf(f, "snapshot,%s,ours,restore_ns,%.0f,ns\n", stem, t_restore);
+        fprintf(f, "snapshot,%s,memcpy,copy_ns,%.0f,ns\n", stem, t_copy);
+        fprintf(f, "snapshot,%s,ours,save_over_memcpy,%.2f,x\n", stem, t_save / t_copy);
+        fprintf(f, "snapshot,%s,ours,restore_over_memcpy,%.2f,x\n", stem, t_restore / t_copy);
         for (int k = 0; k < nruns; k++) {
             char eng[32];
             if (runs[k].workers > 1) {
@@ -279,11 +285,11 @@ int main(int argc, char **argv)
             } else {
                 snprintf(eng, sizeof eng, "ours");
             }
-            fprintf(f, "snapshot,rollback_pile_1000,%s,ms_per_frame,%.3f,ms\n", eng,
+            fprintf(f, "snapshot,rollback_%s,%s,ms_per_frame,%.3f,ms\n", stem, eng,
                     runs[k].ms_frame);
-            fprintf(f, "snapshot,rollback_pile_1000,%s,restore_ms,%.3f,ms\n", eng,
+            fprintf(f, "snapshot,rollback_%s,%s,restore_ms,%.3f,ms\n", stem, eng,
                     runs[k].ms_restore);
-            fprintf(f, "snapshot,rollback_pile_1000,%s,ticks_per_frame,%d,count\n", eng,
+            fprintf(f, "snapshot,rollback_%s,%s,ticks_per_frame,%d,count\n", stem, eng,
                     ROLLBACK_TICKS);
         }
         fclose(f);
