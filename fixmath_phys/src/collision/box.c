@@ -25,7 +25,12 @@ static bool box_mass(const ls_geom *g, ls_fx density, ls_shape_mass *out)
     int64_t x = g->half_extents.x, y = g->half_extents.y, z = g->half_extents.z;
     int64_t x2 = ls_wide_mul(x, x), y2 = ls_wide_mul(y, y), z2 = ls_wide_mul(z, z);
     int64_t volume = 8 * ls_wide_mul(ls_wide_mul(x, y), z);
-    if (volume <= 0 || volume > INT64_MAX / density) {
+    out->mass = 0;
+    if (volume <= 0) {
+        return false;
+    }
+    if (volume > (LS_SHAPE_MASS_MAX_RAW << 32) / density) {
+        out->mass = (volume >> 8) * (density >> 8); // too heavy: v*d/2^16, for the error
         return false;
     }
     out->mass = ls_wide_mul(volume, density);

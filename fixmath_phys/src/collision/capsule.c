@@ -28,7 +28,12 @@ static bool capsule_mass(const ls_geom *g, ls_fx density, ls_shape_mass *out)
     int64_t vc = ls_wide_mul(ls_wide_mul(r2, 2 * h), PI_RAW);
     int64_t vs = ls_wide_frac(ls_wide_mul(ls_wide_mul(r2, r), PI_RAW), 4, 3);
     int64_t volume = vc + vs;
-    if (volume <= 0 || volume > INT64_MAX / density) {
+    out->mass = 0;
+    if (volume <= 0) {
+        return false;
+    }
+    if (volume > (LS_SHAPE_MASS_MAX_RAW << 32) / density) {
+        out->mass = (volume >> 8) * (density >> 8); // too heavy: v*d/2^16, for the error
         return false;
     }
     int64_t cyl_y = ls_wide_frac(r2, 1, 2), sph_y = ls_wide_frac(r2, 2, 5);

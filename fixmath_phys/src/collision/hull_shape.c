@@ -17,8 +17,9 @@ static bool hull_check(const ls_geom *g, ls_error *err)
 static bool hull_mass(const ls_geom *g, ls_fx density, ls_shape_mass *out)
 {
     ls_hull_mass hm;
+    out->mass = 0;
     if (!ls_hull_mass_props(g->hull, density, &hm)) {
-        return false;
+        return false; // volume or mass beyond Q16.16 (mass.c refuses the body)
     }
     out->mass = hm.mass;
     out->center = hm.center;

@@ -35,7 +35,9 @@ typedef struct ls_shape_kind {
     bool round;
     /// Creation and snapshot ranges; fills err (may be NULL) naming the field.
     bool (*check)(const ls_geom *g, ls_error *err);
-    /// Mass properties at this density; false when out of range (NULL: massless kind).
+    /// Mass properties at this density; false when out of range (NULL: massless
+    /// kind): out->mass is then 0 for a bad volume, else the shape's mass
+    /// (to ~1/256, for the message) above LS_SHAPE_MASS_MAX_RAW.
     bool (*mass)(const ls_geom *g, ls_fx density, ls_shape_mass *out);
     /// Half the thinnest width of a dynamic shape (continuous collision
     /// treats a body as fast when it moves farther than this in a step).
@@ -80,5 +82,9 @@ bool ls_shape_refuse(ls_error *err, const char *field, const char *what, bool ha
 /// Sizes of spheres, boxes and capsules: 0.05..64 m.
 #define LS_SHAPE_SIZE_MIN_RAW 3277
 #define LS_SHAPE_SIZE_MAX_RAW (64 * 65536)
+/// A body's mass limit, 1000 kg (SPEC.md §5), so no one shape may exceed it
+/// either: the kinds refuse a heavier shape before forming its inertia, which
+/// keeps unit inertia (<= 2^30 raw at 64 m) times mass (<= 2^26) below 2^62.
+#define LS_SHAPE_MASS_MAX_RAW INT64_C(65536000)
 
 #endif

@@ -19,7 +19,12 @@ static bool sphere_mass(const ls_geom *g, ls_fx density, ls_shape_mass *out)
 {
     int64_t r = g->radius, r2 = ls_wide_mul(r, r);
     int64_t volume = ls_wide_frac(ls_wide_mul(ls_wide_mul(r2, r), PI_RAW), 4, 3);
-    if (volume <= 0 || volume > INT64_MAX / density) {
+    out->mass = 0;
+    if (volume <= 0) {
+        return false;
+    }
+    if (volume > (LS_SHAPE_MASS_MAX_RAW << 32) / density) {
+        out->mass = (volume >> 8) * (density >> 8); // too heavy: v*d/2^16, for the error
         return false;
     }
     out->mass = ls_wide_mul(volume, density);

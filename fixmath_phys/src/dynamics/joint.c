@@ -13,6 +13,7 @@
 // per-body joint lists only answer yes/no questions (collision filtering), so
 // their order never matters.
 #include "joint.h"
+#include "../math/quat_check.h"
 
 #include "../math/error_field.h"
 #include "ls/fx_text.h"
@@ -994,11 +995,7 @@ static bool vec_ok(ls_vec3 v, ls_fx range)
 
 static bool quat_unit(ls_quat q)
 {
-    // As snapshot.c: |q|^2 within 1 +- 1/256.
-    int64_t q2 = (int64_t)q.x * q.x + (int64_t)q.y * q.y + (int64_t)q.z * q.z + (int64_t)q.w * q.w;
-    return fx_ok(q.x) && fx_ok(q.y) && fx_ok(q.z) && fx_ok(q.w) &&
-           q2 >= ((int64_t)1 << 32) - ((int64_t)1 << 24) &&
-           q2 <= ((int64_t)1 << 32) + ((int64_t)1 << 24);
+    return ls_quat_is_stored_unit(q);
 }
 
 // The creation ranges (SPEC.md §23) a live joint's parameters must hold.

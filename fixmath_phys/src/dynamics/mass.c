@@ -15,9 +15,9 @@
 
 #include <stdio.h>
 
-#define MASS_MIN    INT64_C(655)      // 0.01 kg
-#define MASS_MAX    INT64_C(65536000) // 1000 kg
-#define INERTIA_MIN INT64_C(64)       // 1/1024 kg m^2
+#define MASS_MIN    INT64_C(655)          // 0.01 kg
+#define MASS_MAX    LS_SHAPE_MASS_MAX_RAW // 1000 kg
+#define INERTIA_MIN INT64_C(64)           // 1/1024 kg m^2
 #define INERTIA_MAX INT64_C(0x7FFFFFFF)
 #define INV_MAX     INT64_C(67108864) // 1024 (kg m^2)^-1
 
@@ -96,7 +96,8 @@ ls_result ls_mass_compute(const ls_mass_part *parts, uint32_t count, ls_mass_pro
             return refuse(err, "shape.density", "shape.density", p->density);
         }
         if (!ls_shape_kind_of(p->geom->kind)->mass(p->geom, p->density, &sm[i])) {
-            return refuse(err, "shape", "volume", 0);
+            return sm[i].mass > 0 ? refuse(err, "shape.density", "mass (kg)", sm[i].mass)
+                                  : refuse(err, "shape", "volume", 0);
         }
         ls_mat3 r = ls_mat3_from_quat(p->orientation);
         centre[i] = is_identity_pose(p)

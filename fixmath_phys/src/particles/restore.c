@@ -5,6 +5,7 @@
 // could have written, so no assert, out-of-bounds index or undefined
 // behaviour is reachable. Derived data is then rebuilt.
 #include "../collision/shape_kind.h"
+#include "../math/quat_check.h"
 #include "particles_internal.h"
 
 static bool in(ls_fx v, ls_fx lo, ls_fx hi)
@@ -24,10 +25,7 @@ static bool len_ok(ls_fx v)
 
 static bool quat_unit(ls_quat q)
 {
-    int64_t q2 = (int64_t)q.x * q.x + (int64_t)q.y * q.y + (int64_t)q.z * q.z + (int64_t)q.w * q.w;
-    return q.x != INT32_MIN && q.y != INT32_MIN && q.z != INT32_MIN && q.w != INT32_MIN &&
-           q2 >= ((int64_t)1 << 32) - ((int64_t)1 << 24) &&
-           q2 <= ((int64_t)1 << 32) + ((int64_t)1 << 24);
+    return ls_quat_is_stored_unit(q);
 }
 
 static const char *system_problem(ls_particle_system *s)

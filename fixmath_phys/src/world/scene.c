@@ -5,6 +5,7 @@
 // builders' definitions of ls/particles.h; their ranges are checked here as
 // far as one field goes, the rest when the builder runs (instantiation).
 #include "ls/scene.h"
+#include "../math/quat_check.h"
 
 #include "../collision/shape_kind.h"
 #include "../dynamics/joint.h"
@@ -207,9 +208,8 @@ static ls_result read_quat(parser *ps, const char *key, const char *where, ls_qu
     }
     *q = ls_quat_make(xyz.x, xyz.y, xyz.z, qw);
     // Normalisation needs a length it can divide by exactly (SPEC.md §14).
-    int64_t sq =
-        (int64_t)xyz.x * xyz.x + (int64_t)xyz.y * xyz.y + (int64_t)xyz.z * xyz.z + (int64_t)qw * qw;
-    if (r == LS_OK && sq < ((int64_t)1 << 16)) {
+    uint64_t sq = ls_quat_len_sq_wide(*q);
+    if (r == LS_OK && sq < ((uint64_t)1 << 16)) {
         return fail_at(ps, where, key, "length below 1/256 (all zero?): cannot be normalised");
     }
     return r;

@@ -7,6 +7,7 @@
 #include "../collision/query_tree.h"
 #include "../collision/shape_kind.h"
 #include "../dynamics/joint.h"
+#include "../math/quat_check.h"
 #include "../particles/particles_internal.h"
 #include "../vehicle/vehicle_internal.h"
 #include "ls/checksum.h"
@@ -1022,11 +1023,7 @@ static bool vec_ok(ls_vec3 v)
 
 static bool quat_unit(ls_quat q)
 {
-    // Orientations are kept unit by §4 normalize: |q|^2 within 1 +- 1/256.
-    int64_t q2 = (int64_t)q.x * q.x + (int64_t)q.y * q.y + (int64_t)q.z * q.z + (int64_t)q.w * q.w;
-    return fx_ok(q.x) && fx_ok(q.y) && fx_ok(q.z) && fx_ok(q.w) &&
-           q2 >= ((int64_t)1 << 32) - ((int64_t)1 << 24) &&
-           q2 <= ((int64_t)1 << 32) + ((int64_t)1 << 24);
+    return ls_quat_is_stored_unit(q);
 }
 
 static const char *body_problem(const ls_body *b)
