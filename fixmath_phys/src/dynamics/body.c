@@ -360,8 +360,8 @@ ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_error *err)
     b->p = ls_vec3_equal(mp.center, ls_vec3_zero())
                ? def->position
                : ls_vec3_add(def->position, ls_mat3_mul_vec(ls_mat3_from_quat(b->q), mp.center));
-    b->v = def->type == LS_BODY_STATIC ? ls_vec3_zero() : def->linear_velocity;
-    b->w = def->type == LS_BODY_STATIC ? ls_vec3_zero() : def->angular_velocity;
+    b->linear_velocity = def->type == LS_BODY_STATIC ? ls_vec3_zero() : def->linear_velocity;
+    b->angular_velocity = def->type == LS_BODY_STATIC ? ls_vec3_zero() : def->angular_velocity;
     b->lin_damp = def->linear_damping;
     b->ang_damp = def->angular_damping;
     b->mass = mp.mass;
@@ -466,8 +466,8 @@ static const ls_body *live_body(const ls_world *w, ls_body_id id)
 
 BODY_GET(ls_vec3, ls_body_position, b->p, ls_vec3_zero())
 BODY_GET(ls_quat, ls_body_orientation, b->q, ls_quat_identity())
-BODY_GET(ls_vec3, ls_body_linear_velocity, b->v, ls_vec3_zero())
-BODY_GET(ls_vec3, ls_body_angular_velocity, b->w, ls_vec3_zero())
+BODY_GET(ls_vec3, ls_body_linear_velocity, b->linear_velocity, ls_vec3_zero())
+BODY_GET(ls_vec3, ls_body_angular_velocity, b->angular_velocity, ls_vec3_zero())
 BODY_GET(ls_fx, ls_body_mass, b->mass, 0)
 BODY_GET(ls_body_type, ls_body_type_of, (ls_body_type)b->type, LS_BODY_STATIC)
 BODY_GET(bool, ls_body_is_asleep, b->asleep, false)
@@ -564,8 +564,8 @@ ls_result ls_body_get_state(const ls_world *w, ls_body_id id, ls_body_state *out
     out->type = (ls_body_type)b->type;
     out->position = b->p;
     out->orientation = b->q;
-    out->linear_velocity = b->v;
-    out->angular_velocity = b->w;
+    out->linear_velocity = b->linear_velocity;
+    out->angular_velocity = b->angular_velocity;
     out->mass = b->mass;
     out->asleep = b->asleep;
     out->user_data = b->user_data;
@@ -597,8 +597,8 @@ ls_result ls_body_set_velocity(ls_world *w, ls_body_id id, ls_vec3 linear, ls_ve
         return LS_ERR_INVALID_ID;
     }
     if (b->type != LS_BODY_STATIC) {
-        b->v = linear;
-        b->w = angular;
+        b->linear_velocity = linear;
+        b->angular_velocity = angular;
         ls_body_wake_(b);
     }
     return LS_OK;
@@ -637,9 +637,10 @@ ls_result ls_body_apply_impulse(ls_world *w, ls_body_id id, ls_vec3 impulse, ls_
         return LS_ERR_INVALID_ID;
     }
     if (b->type == LS_BODY_DYNAMIC) {
-        b->v = ls_vec3_mad(b->v, impulse, b->inv_mass);
+        b->linear_velocity = ls_vec3_mad(b->linear_velocity, impulse, b->inv_mass);
         ls_vec3 r = ls_vec3_sub(point, b->p);
-        b->w = ls_vec3_add(b->w, ls_mat3_mul_vec(b->inv_inertia_world, ls_vec3_cross(r, impulse)));
+        b->angular_velocity = ls_vec3_add(
+            b->angular_velocity, ls_mat3_mul_vec(b->inv_inertia_world, ls_vec3_cross(r, impulse)));
         ls_body_wake_(b);
     }
     return LS_OK;

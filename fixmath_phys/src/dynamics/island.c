@@ -75,7 +75,8 @@ static bool at_rest(const ls_world *w, const ls_body *b)
 {
     uint64_t lin = (uint64_t)w->def.sleep_linear * (uint64_t)w->def.sleep_linear;
     uint64_t ang = (uint64_t)w->def.sleep_angular * (uint64_t)w->def.sleep_angular;
-    return ls_vec3_len_sq_q32(b->v) <= lin && ls_vec3_len_sq_q32(b->w) <= ang;
+    return ls_vec3_len_sq_q32(b->linear_velocity) <= lin &&
+           ls_vec3_len_sq_q32(b->angular_velocity) <= ang;
 }
 
 void ls_world_sleep_islands_(ls_world *w)
@@ -116,8 +117,8 @@ void ls_world_sleep_islands_(ls_world *w)
         if (is_dynamic(b) && !b->asleep &&
             w->island_min_timer[find_root(w->bodies, i)] >= w->def.sleep_time) {
             b->asleep = true;
-            b->v = ls_vec3_zero();
-            b->w = ls_vec3_zero();
+            b->linear_velocity = ls_vec3_zero();
+            b->angular_velocity = ls_vec3_zero();
         }
     }
 }

@@ -751,29 +751,29 @@ void ls_joint_apply_(ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb, ls_
 {
     if (j->moves_a) {
         ls_body *a = &w->bodies[j->a];
-        a->v = ls_vec3_sub(a->v, ls_vec3_scale(p, j->inv_mass_a));
+        a->linear_velocity = ls_vec3_sub(a->linear_velocity, ls_vec3_scale(p, j->inv_mass_a));
         ls_vec3 t = ls_vec3_add(ls_vec3_cross(ra, p), l);
-        a->w = ls_vec3_sub(a->w, ls_mat3_mul_vec(j->inv_i_a, t));
+        a->angular_velocity = ls_vec3_sub(a->angular_velocity, ls_mat3_mul_vec(j->inv_i_a, t));
     }
     if (j->moves_b) {
         ls_body *b = &w->bodies[j->b];
-        b->v = ls_vec3_add(b->v, ls_vec3_scale(p, j->inv_mass_b));
+        b->linear_velocity = ls_vec3_add(b->linear_velocity, ls_vec3_scale(p, j->inv_mass_b));
         ls_vec3 t = ls_vec3_add(ls_vec3_cross(rb, p), l);
-        b->w = ls_vec3_add(b->w, ls_mat3_mul_vec(j->inv_i_b, t));
+        b->angular_velocity = ls_vec3_add(b->angular_velocity, ls_mat3_mul_vec(j->inv_i_b, t));
     }
 }
 
 ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d)
 {
-    int64_t s = ls_vec3_dot_q32(w->bodies[j->b].w, d);
-    return ls_fx_from_q32(ls_i64_add_sat(s, -ls_vec3_dot_q32(w->bodies[j->a].w, d)));
+    int64_t s = ls_vec3_dot_q32(w->bodies[j->b].angular_velocity, d);
+    return ls_fx_from_q32(ls_i64_add_sat(s, -ls_vec3_dot_q32(w->bodies[j->a].angular_velocity, d)));
 }
 
 ls_vec3 ls_joint_anchor_velocity_(const ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb)
 {
     const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
-    ls_vec3 vb = ls_vec3_add(b->v, ls_vec3_cross(b->w, rb));
-    ls_vec3 va = ls_vec3_add(a->v, ls_vec3_cross(a->w, ra));
+    ls_vec3 vb = ls_vec3_add(b->linear_velocity, ls_vec3_cross(b->angular_velocity, rb));
+    ls_vec3 va = ls_vec3_add(a->linear_velocity, ls_vec3_cross(a->angular_velocity, ra));
     return ls_vec3_sub(vb, va);
 }
 
@@ -781,9 +781,9 @@ ls_fx ls_joint_linear_speed_(const ls_world *w, const ls_joint *j, ls_vec3 ra_d,
                              ls_vec3 d)
 {
     const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
-    int64_t s = ls_vec3_dot_q32(ls_vec3_sub(b->v, a->v), d);
-    s = ls_i64_add_sat(s, ls_vec3_dot_q32(b->w, ls_vec3_cross(rb, d)));
-    s = ls_i64_add_sat(s, -ls_vec3_dot_q32(a->w, ls_vec3_cross(ra_d, d)));
+    int64_t s = ls_vec3_dot_q32(ls_vec3_sub(b->linear_velocity, a->linear_velocity), d);
+    s = ls_i64_add_sat(s, ls_vec3_dot_q32(b->angular_velocity, ls_vec3_cross(rb, d)));
+    s = ls_i64_add_sat(s, -ls_vec3_dot_q32(a->angular_velocity, ls_vec3_cross(ra_d, d)));
     return ls_fx_from_q32(s);
 }
 
@@ -885,7 +885,7 @@ void ls_joint_angular_block_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *
 {
     const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
     ls_softness s = ls_joint_rigid_(ctx, use_bias);
-    ls_vec3 rhs = ls_vec3_sub(b->w, a->w);
+    ls_vec3 rhs = ls_vec3_sub(b->angular_velocity, a->angular_velocity);
     if (use_bias) {
         ls_vec3 c = ls_joint_rotation_error_(ls_joint_frame_a_(w, j), ls_joint_frame_b_(w, j));
         rhs = ls_vec3_add(rhs, ls_joint_bias3_(c, s.bias_rate));

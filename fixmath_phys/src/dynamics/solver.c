@@ -63,9 +63,9 @@ static bool contact_active(const ls_world *w, const ls_contact *c)
 static LS_HOT ls_fx row_velocity(const ls_body *a, const ls_body *b, const ls_solver_row *r,
                                  ls_vec3 d)
 {
-    int64_t s = ls_vec3_dot_q32(ls_vec3_sub(b->v, a->v), d);
-    s = ls_i64_add_sat(s, ls_vec3_dot_q32(b->w, r->ang_b));
-    s = ls_i64_add_sat(s, -ls_vec3_dot_q32(a->w, r->ang_a));
+    int64_t s = ls_vec3_dot_q32(ls_vec3_sub(b->linear_velocity, a->linear_velocity), d);
+    s = ls_i64_add_sat(s, ls_vec3_dot_q32(b->angular_velocity, r->ang_b));
+    s = ls_i64_add_sat(s, -ls_vec3_dot_q32(a->angular_velocity, r->ang_a));
     return ls_fx_from_q32(s);
 }
 
@@ -74,10 +74,10 @@ static LS_HOT void row_apply_angular(const ls_contact_scratch *c, ls_body *a, ls
                                      const ls_solver_row *r, ls_fx lambda)
 {
     if (c->inv_mass_a) {
-        a->w = ls_vec3_sub(a->w, ls_vec3_scale(r->iang_a, lambda));
+        a->angular_velocity = ls_vec3_sub(a->angular_velocity, ls_vec3_scale(r->iang_a, lambda));
     }
     if (c->inv_mass_b) {
-        b->w = ls_vec3_add(b->w, ls_vec3_scale(r->iang_b, lambda));
+        b->angular_velocity = ls_vec3_add(b->angular_velocity, ls_vec3_scale(r->iang_b, lambda));
     }
 }
 
@@ -89,10 +89,12 @@ static LS_HOT void row_apply(const ls_contact_scratch *c, ls_body *a, ls_body *b
         return;
     }
     if (c->inv_mass_a) {
-        a->v = ls_vec3_sub(a->v, ls_vec3_scale(d, ls_fx_mul(lambda, c->inv_mass_a)));
+        a->linear_velocity =
+            ls_vec3_sub(a->linear_velocity, ls_vec3_scale(d, ls_fx_mul(lambda, c->inv_mass_a)));
     }
     if (c->inv_mass_b) {
-        b->v = ls_vec3_add(b->v, ls_vec3_scale(d, ls_fx_mul(lambda, c->inv_mass_b)));
+        b->linear_velocity =
+            ls_vec3_add(b->linear_velocity, ls_vec3_scale(d, ls_fx_mul(lambda, c->inv_mass_b)));
     }
     row_apply_angular(c, a, b, r, lambda);
 }
@@ -494,19 +496,22 @@ static void integrate_velocity(const ls_world *w, const ls_step_ctx *ctx, ls_bod
 {
     const ls_fx h = ctx->h;
     ls_vec3 acc = ls_vec3_mad(w->def.gravity, b->force, b->inv_mass);
-    b->v = ls_vec3_mad(b->v, acc, h);
+    b->linear_velocity = ls_vec3_mad(b->linear_velocity, acc, h);
     if (b->torque.x || b->torque.y || b->torque.z) {
-        b->w =
-            ls_vec3_add(b->w, ls_vec3_scale(ls_mat3_mul_vec(b->inv_inertia_world, b->torque), h));
+        b->angular_velocity =
+            ls_vec3_add(b->angular_velocity,
+                        ls_vec3_scale(ls_mat3_mul_vec(b->inv_inertia_world, b->torque), h));
     }
     if (b->lin_damp) {
-        b->v = ls_vec3_scale(b->v, LS_FX_ONE - ls_fx_mul(b->lin_damp, h));
+        b->linear_velocity =
+            ls_vec3_scale(b->linear_velocity, LS_FX_ONE - ls_fx_mul(b->lin_damp, h));
     }
     if (b->ang_damp) {
-        b->w = ls_vec3_scale(b->w, LS_FX_ONE - ls_fx_mul(b->ang_damp, h));
+        b->angular_velocity =
+            ls_vec3_scale(b->angular_velocity, LS_FX_ONE - ls_fx_mul(b->ang_damp, h));
     }
-    b->v = clamp_speed(b->v, LS_FX_INT(512));
-    b->w = clamp_speed(b->w, LS_FX_INT(128));
+    b->linear_velocity = clamp_speed(b->linear_velocity, LS_FX_INT(512));
+    b->angular_velocity = clamp_speed(b->angular_velocity, LS_FX_INT(128));
 }
 
 // q turned by angular velocity w (world frame) for h seconds: q + h/2 (w, 0) q,
@@ -561,18 +566,19 @@ static ls_vec3 gyro_omega(const ls_body *b, ls_mat3 rn, ls_vec3 wb, ls_vec3 lb, 
 static void integrate_rotation(ls_body *b, ls_fx h)
 {
     if (!b->gyro) {
-        b->q = integrate_q(b->q, b->w, h);
+        b->q = integrate_q(b->q, b->angular_velocity, h);
         b->xf.r = ls_mat3_from_quat(b->q);
         return;
     }
     ls_mat3 r = b->xf.r;
-    ls_vec3 wb = ls_mat3_mul_tvec(r, b->w);      // body frame
-    ls_vec3 lb = ls_mat3_mul_vec(b->gyro_i, wb); // scaled angular momentum
-    ls_vec3 lw = ls_mat3_mul_vec(r, lb);         // world
-    ls_quat q1 = integrate_q(b->q, b->w, h);
+    ls_vec3 wb = ls_mat3_mul_tvec(r, b->angular_velocity); // body frame
+    ls_vec3 lb = ls_mat3_mul_vec(b->gyro_i, wb);           // scaled angular momentum
+    ls_vec3 lw = ls_mat3_mul_vec(r, lb);                   // world
+    ls_quat q1 = integrate_q(b->q, b->angular_velocity, h);
     ls_vec3 w1 = gyro_omega(b, ls_mat3_from_quat(q1), wb, lb, lw);
-    ls_vec3 wm = ls_vec3_make(ls_fx_add(b->w.x, w1.x) / 2, ls_fx_add(b->w.y, w1.y) / 2,
-                              ls_fx_add(b->w.z, w1.z) / 2);
+    ls_vec3 wm = ls_vec3_make(ls_fx_add(b->angular_velocity.x, w1.x) / 2,
+                              ls_fx_add(b->angular_velocity.y, w1.y) / 2,
+                              ls_fx_add(b->angular_velocity.z, w1.z) / 2);
     b->q = integrate_q(b->q, wm, h);
     b->xf.r = ls_mat3_from_quat(b->q);
     ls_vec3 w2 = gyro_omega(b, b->xf.r, wb, lb, lw);
@@ -590,13 +596,13 @@ static void integrate_rotation(ls_body *b, ls_fx h)
         ls_fx ratio = e1 > 0 ? (ls_fx)((e0 << 16) / e1) : LS_FX_ONE;
         w2 = ls_vec3_scale(w2, ratio);
     }
-    b->w = w2;
+    b->angular_velocity = w2;
 }
 
 static void integrate_position(const ls_step_ctx *ctx, ls_body *b)
 {
-    b->p = ls_vec3_mad(b->p, b->v, ctx->h);
-    if (b->w.x || b->w.y || b->w.z) {
+    b->p = ls_vec3_mad(b->p, b->linear_velocity, ctx->h);
+    if (b->angular_velocity.x || b->angular_velocity.y || b->angular_velocity.z) {
         integrate_rotation(b, ctx->h);
         b->dr = ls_mat3_mul(b->xf.r, ls_mat3_transpose(b->r0));
     }

@@ -44,7 +44,8 @@ ls_vec3 ls_pcollide_body_motion_(const ls_world *w, uint32_t body, ls_vec3 p)
     if (!b->alive || b->type == LS_BODY_STATIC || b->asleep) {
         return ls_vec3_zero();
     }
-    ls_vec3 v = ls_vec3_add(b->v, ls_vec3_cross(b->w, ls_vec3_sub(p, b->p)));
+    ls_vec3 v =
+        ls_vec3_add(b->linear_velocity, ls_vec3_cross(b->angular_velocity, ls_vec3_sub(p, b->p)));
     return ls_vec3_scale(v, w->dt);
 }
 
@@ -202,8 +203,9 @@ void ls_particles_couple_(ls_world *w)
             ls_vec3_make(wide_to_fx(acc->lin[0]), wide_to_fx(acc->lin[1]), wide_to_fx(acc->lin[2]));
         ls_vec3 ang =
             ls_vec3_make(wide_to_fx(acc->ang[0]), wide_to_fx(acc->ang[1]), wide_to_fx(acc->ang[2]));
-        b->v = ls_vec3_mad(b->v, lin, b->inv_mass);
-        b->w = ls_vec3_add(b->w, ls_mat3_mul_vec(b->inv_inertia_world, ang));
+        b->linear_velocity = ls_vec3_mad(b->linear_velocity, lin, b->inv_mass);
+        b->angular_velocity =
+            ls_vec3_add(b->angular_velocity, ls_mat3_mul_vec(b->inv_inertia_world, ang));
         ls_body_wake_(b);
     }
 }

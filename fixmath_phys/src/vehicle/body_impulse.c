@@ -6,7 +6,8 @@
 // Velocity of body b at world point p.
 ls_vec3 ls_vehicle_point_velocity_(const ls_body *b, ls_vec3 p)
 {
-    return ls_vec3_add(b->v, ls_vec3_cross(b->w, ls_vec3_sub(p, b->p)));
+    return ls_vec3_add(b->linear_velocity,
+                       ls_vec3_cross(b->angular_velocity, ls_vec3_sub(p, b->p)));
 }
 
 // Impulse j at world point p: dv = j / m (divided, not multiplied by the
@@ -18,9 +19,10 @@ void ls_vehicle_apply_impulse_(ls_body *b, ls_vec3 j, ls_vec3 p)
     }
     ls_vec3 dv =
         ls_vec3_make(ls_fx_div(j.x, b->mass), ls_fx_div(j.y, b->mass), ls_fx_div(j.z, b->mass));
-    b->v = ls_vec3_add(b->v, dv);
+    b->linear_velocity = ls_vec3_add(b->linear_velocity, dv);
     ls_vec3 r = ls_vec3_sub(p, b->p);
-    b->w = ls_vec3_add(b->w, ls_mat3_mul_vec(b->inv_inertia_world, ls_vec3_cross(r, j)));
+    b->angular_velocity = ls_vec3_add(b->angular_velocity,
+                                      ls_mat3_mul_vec(b->inv_inertia_world, ls_vec3_cross(r, j)));
 }
 
 // Force f at world point p, added to the accumulators the solver integrates

@@ -325,5 +325,5 @@ ls_fx ls_vehicle_forward_speed(const ls_world *w, ls_vehicle_id id)
         return 0;
     }
     ls_vec3 f = ls_mat3_mul_vec(b->xf.r, v->def.wheels[0].forward);
-    return ls_vec3_dot(b->v, f);
+    return ls_vec3_dot(b->linear_velocity, f);
 }

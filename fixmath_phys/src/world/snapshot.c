@@ -166,8 +166,8 @@ uint64_t ls_world_checksum(const ls_world *w)
         ls_hasher_put_u32(&h, (uint32_t)b->type | (b->asleep ? 0x100u : 0u));
         ls_hasher_put_vec3(&h, b->p);
         ls_hasher_put_quat(&h, b->q);
-        ls_hasher_put_vec3(&h, b->v);
-        ls_hasher_put_vec3(&h, b->w);
+        ls_hasher_put_vec3(&h, b->linear_velocity);
+        ls_hasher_put_vec3(&h, b->angular_velocity);
         ls_hasher_put_fx(&h, b->sleep_timer);
         // The body's shapes in chain (creation) order: id, kind and pose in the body.
         ls_hasher_put_u32(&h, b->shape_count);
@@ -295,8 +295,8 @@ static void io_body(cursor *c, bool save, ls_body *b)
     io_body_flags(c, save, b);
     io_vec3(c, save, &b->p);
     io_quat(c, save, &b->q);
-    io_vec3(c, save, &b->v);
-    io_vec3(c, save, &b->w);
+    io_vec3(c, save, &b->linear_velocity);
+    io_vec3(c, save, &b->angular_velocity);
     io_vec3(c, save, &b->force);
     io_vec3(c, save, &b->torque);
     ls_fx *scalars[] = {&b->sleep_timer, &b->lin_damp, &b->ang_damp, &b->mass, &b->inv_mass};
@@ -1029,9 +1029,9 @@ static bool quat_unit(ls_quat q)
 static const char *body_problem(const ls_body *b)
 {
     const ls_mat3 *m = &b->inv_inertia;
-    if (!vec_ok(b->p) || !vec_ok(b->v) || !vec_ok(b->w) || !vec_ok(b->force) ||
-        !vec_ok(b->torque) || !vec_ok(b->com_local) || !vec_ok(m->row[0]) || !vec_ok(m->row[1]) ||
-        !vec_ok(m->row[2])) {
+    if (!vec_ok(b->p) || !vec_ok(b->linear_velocity) || !vec_ok(b->angular_velocity) ||
+        !vec_ok(b->force) || !vec_ok(b->torque) || !vec_ok(b->com_local) || !vec_ok(m->row[0]) ||
+        !vec_ok(m->row[1]) || !vec_ok(m->row[2])) {
         return "fixed-point word 0x80000000 (never written by a world)";
     }
     if (b->type > LS_BODY_DYNAMIC) {

@@ -385,7 +385,7 @@ static void finish_bodies(ls_world *w)
             b->p = ls_vec3_make(ls_fx_clamp(b->p.x, -LS_FX_INT(2048), LS_FX_INT(2048)),
                                 ls_fx_clamp(b->p.y, -LS_FX_INT(2048), LS_FX_INT(2048)),
                                 ls_fx_clamp(b->p.z, -LS_FX_INT(2048), LS_FX_INT(2048)));
-            b->v = ls_vec3_zero();
+            b->linear_velocity = ls_vec3_zero();
         }
         ls_body_update_derived_(w, b);
     }
@@ -398,7 +398,7 @@ static bool is_fast(const ls_world *w, const ls_body *b)
         return false;
     }
     uint64_t reach = (uint64_t)ls_fx_mul(b->thickness, LS_FX_ONE / 2);
-    uint64_t step2 = ls_vec3_len_sq_q32(ls_vec3_scale(b->v, w->dt));
+    uint64_t step2 = ls_vec3_len_sq_q32(ls_vec3_scale(b->linear_velocity, w->dt));
     return step2 > reach * reach;
 }
 
@@ -419,7 +419,7 @@ static void update_broadphase(ls_world *w)
         }
         b->fast = fast;
         b->proxy_dirty = false;
-        ls_vec3 step = ls_vec3_scale(b->v, w->dt);
+        ls_vec3 step = ls_vec3_scale(b->linear_velocity, w->dt);
         for (uint32_t k = b->shape_head; k != UINT32_MAX; k = w->shapes[k].next) {
             const ls_shape *s = &w->shapes[k];
             ls_aabb box = ls_geom_aabb(&s->geom, &s->xf, w->def.contact_margin);

@@ -44,8 +44,8 @@ typedef struct ls_body {
     // The fields the solver touches in every sub-step come first, together
     // (fewer cache lines per body in the constraint sweeps).
     ls_fx inv_mass;            ///< (state)
-    ls_vec3 v;                 ///< (state) linear velocity
-    ls_vec3 w;                 ///< (state) angular velocity
+    ls_vec3 linear_velocity;   ///< (state) m/s
+    ls_vec3 angular_velocity;  ///< (state) rad/s, world frame
     ls_vec3 dp;                ///< (scratch) p - p0 during the sub-steps (solver.h)
     ls_mat3 dr;                ///< (scratch) rotation since the start of the tick (solver.h)
     ls_vec3 p;                 ///< (state) centre of mass
