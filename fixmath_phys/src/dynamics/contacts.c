@@ -86,20 +86,19 @@ static int matching_point(const ls_contact *c, int i, const ls_contact *old)
     return found;
 }
 
-// Copy cached impulses from the old manifold (warm starting).
+// Copy cached impulses from the old manifold (warm starting): the normal
+// impulses point by point, the friction, twist and rolling impulses of the
+// manifold's centre as they were (they live in the world frame).
 static void warm_start_from(ls_contact *c, const ls_contact *old)
 {
     for (int i = 0; i < c->m.count; i++) {
         int j = old ? matching_point(c, i, old) : -1;
         c->normal_impulse[i] = j >= 0 ? old->normal_impulse[j] : 0;
-        c->tangent_impulse[i][0] = j >= 0 ? old->tangent_impulse[j][0] : 0;
-        c->tangent_impulse[i][1] = j >= 0 ? old->tangent_impulse[j][1] : 0;
-        // Static-friction anchors (solver.c) follow their point.
-        if (j >= 0 && (old->anchored >> j & 1u)) {
-            c->anchor_a[i] = old->anchor_a[j];
-            c->anchor_b[i] = old->anchor_b[j];
-            c->anchored |= 1u << i;
-        }
+    }
+    if (old) {
+        c->friction_impulse = old->friction_impulse;
+        c->twist_impulse = old->twist_impulse;
+        c->rolling_impulse = old->rolling_impulse;
     }
 }
 

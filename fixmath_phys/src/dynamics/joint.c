@@ -687,6 +687,8 @@ void ls_joint_prepare_bodies_(ls_world *w, ls_joint *j)
     const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
     j->moves_a = ls_body_moves_(a);
     j->moves_b = ls_body_moves_(b);
+    j->state_a = a->state;
+    j->state_b = b->state;
     j->inv_mass_a = j->moves_a ? a->inv_mass : 0;
     j->inv_mass_b = j->moves_b ? b->inv_mass : 0;
     memset(&j->inv_i_a, 0, sizeof j->inv_i_a);
@@ -747,43 +749,54 @@ ls_vec3 ls_joint_quat_axis_(ls_quat q, int k)
     return ls_quat_rotate(q, e);
 }
 
+// The solver state of a joint's body (the identity state for a static body).
+static ls_solver_body *state_a(const ls_world *w, const ls_joint *j)
+{
+    return &w->solver.states[j->state_a];
+}
+
+static ls_solver_body *state_b(const ls_world *w, const ls_joint *j)
+{
+    return &w->solver.states[j->state_b];
+}
+
 void ls_joint_apply_(ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb, ls_vec3 p, ls_vec3 l)
 {
     if (j->moves_a) {
-        ls_body *a = &w->bodies[j->a];
-        a->linear_velocity = ls_vec3_sub(a->linear_velocity, ls_vec3_scale(p, j->inv_mass_a));
+        ls_solver_body *a = state_a(w, j);
+        a->v = ls_vec3_sub(a->v, ls_vec3_scale(p, j->inv_mass_a));
         ls_vec3 t = ls_vec3_add(ls_vec3_cross(ra, p), l);
-        a->angular_velocity = ls_vec3_sub(a->angular_velocity, ls_mat3_mul_vec(j->inv_i_a, t));
+        a->w = ls_vec3_sub(a->w, ls_mat3_mul_vec(j->inv_i_a, t));
     }
     if (j->moves_b) {
-        ls_body *b = &w->bodies[j->b];
-        b->linear_velocity = ls_vec3_add(b->linear_velocity, ls_vec3_scale(p, j->inv_mass_b));
+        ls_solver_body *b = state_b(w, j);
+        b->v = ls_vec3_add(b->v, ls_vec3_scale(p, j->inv_mass_b));
         ls_vec3 t = ls_vec3_add(ls_vec3_cross(rb, p), l);
-        b->angular_velocity = ls_vec3_add(b->angular_velocity, ls_mat3_mul_vec(j->inv_i_b, t));
+        b->w = ls_vec3_add(b->w, ls_mat3_mul_vec(j->inv_i_b, t));
     }
 }
 
 ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d)
 {
-    int64_t s = ls_vec3_dot_q32(w->bodies[j->b].angular_velocity, d);
-    return ls_fx_from_q32(ls_i64_add_sat(s, -ls_vec3_dot_q32(w->bodies[j->a].angular_velocity, d)));
+    int64_t s = ls_vec3_dot_q32(state_b(w, j)->w, d);
+    return ls_fx_from_q32(ls_i64_add_sat(s, -ls_vec3_dot_q32(state_a(w, j)->w, d)));
 }
 
 ls_vec3 ls_joint_anchor_velocity_(const ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb)
 {
-    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
-    ls_vec3 vb = ls_vec3_add(b->linear_velocity, ls_vec3_cross(b->angular_velocity, rb));
-    ls_vec3 va = ls_vec3_add(a->linear_velocity, ls_vec3_cross(a->angular_velocity, ra));
+    const ls_solver_body *a = state_a(w, j), *b = state_b(w, j);
+    ls_vec3 vb = ls_vec3_add(b->v, ls_vec3_cross(b->w, rb));
+    ls_vec3 va = ls_vec3_add(a->v, ls_vec3_cross(a->w, ra));
     return ls_vec3_sub(vb, va);
 }
 
 ls_fx ls_joint_linear_speed_(const ls_world *w, const ls_joint *j, ls_vec3 ra_d, ls_vec3 rb,
                              ls_vec3 d)
 {
-    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
-    int64_t s = ls_vec3_dot_q32(ls_vec3_sub(b->linear_velocity, a->linear_velocity), d);
-    s = ls_i64_add_sat(s, ls_vec3_dot_q32(b->angular_velocity, ls_vec3_cross(rb, d)));
-    s = ls_i64_add_sat(s, -ls_vec3_dot_q32(a->angular_velocity, ls_vec3_cross(ra_d, d)));
+    const ls_solver_body *a = state_a(w, j), *b = state_b(w, j);
+    int64_t s = ls_vec3_dot_q32(ls_vec3_sub(b->v, a->v), d);
+    s = ls_i64_add_sat(s, ls_vec3_dot_q32(b->w, ls_vec3_cross(rb, d)));
+    s = ls_i64_add_sat(s, -ls_vec3_dot_q32(a->w, ls_vec3_cross(ra_d, d)));
     return ls_fx_from_q32(s);
 }
 
@@ -883,9 +896,8 @@ ls_mat3 ls_joint_angular_block_mass_(const ls_joint *j)
 
 void ls_joint_angular_block_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
-    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
     ls_softness s = ls_joint_rigid_(ctx, use_bias);
-    ls_vec3 rhs = ls_vec3_sub(b->angular_velocity, a->angular_velocity);
+    ls_vec3 rhs = ls_vec3_sub(state_b(w, j)->w, state_a(w, j)->w);
     if (use_bias) {
         ls_vec3 c = ls_joint_rotation_error_(ls_joint_frame_a_(w, j), ls_joint_frame_b_(w, j));
         rhs = ls_vec3_add(rhs, ls_joint_bias3_(c, s.bias_rate));

@@ -71,6 +71,8 @@ typedef struct ls_joint {
     uint32_t next_a;         ///< (derived) next joint in the list of body a (UINT32_MAX: end)
     uint32_t next_b;         ///< (derived) next joint in the list of body b
     bool moves_a, moves_b;   ///< (scratch) the body's velocity is solved this tick
+    uint32_t state_a;        ///< (scratch) solver state of a this tick (0: the identity)
+    uint32_t state_b;        ///< (scratch)
     ls_fx inv_mass_a;        ///< (scratch) 0 when a does not move
     ls_fx inv_mass_b;        ///< (scratch)
     ls_mat3 inv_i_a;         ///< (scratch) world inverse inertia, 0 when a does not move

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The soft step (SPEC.md §11): one pipeline for contacts and joints, in the
-// stages of Box2D v3. Once per tick the active constraints are collected,
-// coloured (graph.c) and prepared; then each of `substeps` sub-steps
-// integrates velocities (gravity, forces, damping), warm starts, solves with
-// position bias, integrates positions (with the gyroscopic term), and relaxes
-// without bias; restitution runs once at the end.
+// stages of Box2D v3. Once per tick the moving bodies get solver states
+// (solver_body.h), the active constraints are collected, coloured (graph.c),
+// packed into groups of LS_LANES contacts per colour (contact_solver.h) and
+// prepared; then each of `substeps` sub-steps integrates velocities (gravity,
+// forces, damping), warm starts, solves with position bias, integrates
+// positions (with the gyroscopic term), and relaxes without bias;
+// restitution runs once at the end, and the impulses are stored back.
 //
 // Why soft constraints and sub-steps: position error is corrected by a spring
 // of fixed frequency and damping instead of Baumgarte's fraction of the error
@@ -14,27 +16,20 @@
 // of one big step do not.
 //
 // Determinism: the constraint order (joints in slot order, then contacts in
-// (shape a, shape b, child) order) and the colouring depend only on ids; the
-// constraints of one colour share no moving body, so the colours may run on
-// any number of threads with the same bits (solver.h states the contract).
+// (shape a, shape b, child) order), the colouring and the packing depend only
+// on ids; the constraints of one colour share no moving body, so the colours
+// may run on any number of threads, and their groups on any vector path,
+// with the same bits (solver.h states the contract).
 #include "solver.h"
 
-#include "../collision/shape_kind.h"
-
+#include "contact_solver.h"
 #include "joint.h"
 #include "workers.h"
 
-enum { ROW_NORMAL = 0, ROW_T1 = 1, ROW_T2 = 2 };
+#include <stdlib.h>
+#include <string.h>
 
 #define TWO_PI 411775 // 2 pi in Q16.16
-
-// The row primitives run ~10^6 times a tick in a pile: force them inline
-// (GCC and Clang; the results are the same bits either way).
-#if defined(__GNUC__)
-#define LS_HOT inline __attribute__((always_inline))
-#else
-#define LS_HOT inline
-#endif
 
 ls_softness ls_softness_make_(ls_fx hertz, ls_fx zeta, ls_fx h)
 {
@@ -49,422 +44,6 @@ ls_softness ls_softness_make_(ls_fx hertz, ls_fx zeta, ls_fx h)
     return (ls_softness){ls_fx_div(omega, a1), ls_fx_mul(a2, a3), a3};
 }
 
-static bool moves(const ls_body *b)
-{
-    return ls_body_moves_(b);
-}
-
-static bool contact_active(const ls_world *w, const ls_contact *c)
-{
-    return c->m.count > 0 && (moves(&w->bodies[c->a]) || moves(&w->bodies[c->b]));
-}
-
-// d . (vb + wb x rb - va - wa x ra), summed in Q32.32 and rounded once.
-static LS_HOT ls_fx row_velocity(const ls_body *a, const ls_body *b, const ls_solver_row *r,
-                                 ls_vec3 d)
-{
-    int64_t s = ls_vec3_dot_q32(ls_vec3_sub(b->linear_velocity, a->linear_velocity), d);
-    s = ls_i64_add_sat(s, ls_vec3_dot_q32(b->angular_velocity, r->ang_b));
-    s = ls_i64_add_sat(s, -ls_vec3_dot_q32(a->angular_velocity, r->ang_a));
-    return ls_fx_from_q32(s);
-}
-
-// The angular half of an impulse: a loses lambda * I_a^-1 (ra x d), b gains.
-static LS_HOT void row_apply_angular(const ls_contact_scratch *c, ls_body *a, ls_body *b,
-                                     const ls_solver_row *r, ls_fx lambda)
-{
-    if (c->inv_mass_a) {
-        a->angular_velocity = ls_vec3_sub(a->angular_velocity, ls_vec3_scale(r->iang_a, lambda));
-    }
-    if (c->inv_mass_b) {
-        b->angular_velocity = ls_vec3_add(b->angular_velocity, ls_vec3_scale(r->iang_b, lambda));
-    }
-}
-
-// Apply impulse lambda along d: a loses, b gains.
-static LS_HOT void row_apply(const ls_contact_scratch *c, ls_body *a, ls_body *b,
-                             const ls_solver_row *r, ls_vec3 d, ls_fx lambda)
-{
-    if (lambda == 0) {
-        return;
-    }
-    if (c->inv_mass_a) {
-        a->linear_velocity =
-            ls_vec3_sub(a->linear_velocity, ls_vec3_scale(d, ls_fx_mul(lambda, c->inv_mass_a)));
-    }
-    if (c->inv_mass_b) {
-        b->linear_velocity =
-            ls_vec3_add(b->linear_velocity, ls_vec3_scale(d, ls_fx_mul(lambda, c->inv_mass_b)));
-    }
-    row_apply_angular(c, a, b, r, lambda);
-}
-
-static void row_prepare(const ls_contact_scratch *c, const ls_body *a, const ls_body *b, ls_vec3 ra,
-                        ls_vec3 rb, ls_vec3 d, ls_solver_row *r)
-{
-    r->ang_a = ls_vec3_cross(ra, d);
-    r->ang_b = ls_vec3_cross(rb, d);
-    r->iang_a = c->inv_mass_a ? ls_mat3_mul_vec(a->inv_inertia_world, r->ang_a) : ls_vec3_zero();
-    r->iang_b = c->inv_mass_b ? ls_mat3_mul_vec(b->inv_inertia_world, r->ang_b) : ls_vec3_zero();
-    // 1 / (mA^-1 + mB^-1 + (ra x d).IA^-1(ra x d) + (rb x d).IB^-1(rb x d))
-    ls_fx k = ls_fx_add(c->inv_mass_a, c->inv_mass_b);
-    k = ls_fx_add(k, ls_vec3_dot(r->ang_a, r->iang_a));
-    k = ls_fx_add(k, ls_vec3_dot(r->ang_b, r->iang_b));
-    r->mass = k > 0 ? ls_fx_div(LS_FX_ONE, k) : 0;
-}
-
-// Angular-only row about axis d (rolling resistance): ang = d on both bodies.
-static void roll_prepare(const ls_contact_scratch *c, const ls_body *a, const ls_body *b, ls_vec3 d,
-                         ls_solver_row *r)
-{
-    r->ang_a = d;
-    r->ang_b = d;
-    r->iang_a = c->inv_mass_a ? ls_mat3_mul_vec(a->inv_inertia_world, d) : ls_vec3_zero();
-    r->iang_b = c->inv_mass_b ? ls_mat3_mul_vec(b->inv_inertia_world, d) : ls_vec3_zero();
-    ls_fx k = ls_fx_add(ls_vec3_dot(d, r->iang_a), ls_vec3_dot(d, r->iang_b));
-    r->mass = k > 0 ? ls_fx_div(LS_FX_ONE, k) : 0;
-}
-
-// A deterministic orthonormal tangent basis for unit normal n.
-static void tangent_basis(ls_vec3 n, ls_vec3 *t1, ls_vec3 *t2)
-{
-    ls_vec3 t = ls_fx_abs(n.x) >= 37837 /* 0.57735 */ ? ls_vec3_make(n.y, ls_fx_neg(n.x), 0)
-                                                      : ls_vec3_make(0, n.z, ls_fx_neg(n.y));
-    *t1 = ls_vec3_normalize(t, ls_vec3_make(LS_FX_ONE, 0, 0));
-    *t2 = ls_vec3_cross(n, *t1);
-}
-
-// Static-friction anchoring. Why: point friction only stops relative
-// velocity, so the small slips of each tick (a manifold point that moves as
-// the contact rotates, solver error, a yawed box whose points change) add up
-// and an imperfect tower creeps. A point that sticks remembers where it
-// touched in each body; while it keeps sticking, friction also pulls the two
-// places back together (a bias on the tangent rows, like the contact spring
-// on the normal). A point re-anchors where it is when its friction saturates
-// (it slides), when it separates, or when the places drift 2 cm apart. Round
-// shapes are not anchored: their touching point moves over them as they roll.
-#define ANCHOR_RESET     1311 // 2 cm
-#define ANCHOR_MAX_SPEED 3277 // 0.05 m/s: most speed the anchor pull may add
-
-static void anchor_prepare(ls_contact_scratch *x, const ls_body *a, const ls_body *b, int i)
-{
-    ls_contact *c = x->c;
-    ls_contact_solve *s = &x->s[i];
-    s->drift[0] = s->drift[1] = 0;
-    if (!x->anchor) {
-        c->anchored &= ~(1u << i);
-        return;
-    }
-    if (!(c->anchored >> i & 1u)) {
-        ls_vec3 p = c->m.points[i].point;
-        c->anchor_a[i] = ls_mat3_mul_tvec(a->xf.r, s->ra);
-        c->anchor_b[i] = ls_mat3_mul_tvec(b->xf.r, s->rb);
-        (void)p;
-        c->anchored |= 1u << i;
-    }
-    ls_vec3 pa = ls_vec3_add(a->p, ls_mat3_mul_vec(a->xf.r, c->anchor_a[i]));
-    ls_vec3 pb = ls_vec3_add(b->p, ls_mat3_mul_vec(b->xf.r, c->anchor_b[i]));
-    ls_vec3 slip = ls_vec3_sub(pb, pa);
-    ls_vec3 rel = ls_vec3_sub(s->rb, s->ra);
-    s->drift[0] = ls_fx_sub(ls_vec3_dot(slip, x->t1), ls_vec3_dot(rel, x->t1));
-    s->drift[1] = ls_fx_sub(ls_vec3_dot(slip, x->t2), ls_vec3_dot(rel, x->t2));
-}
-
-// End of the tick: points that slid, separated or drifted far re-anchor.
-static void anchor_store(const ls_world *w, ls_contact_scratch *x)
-{
-    ls_contact *c = x->c;
-    if (!x->anchor || !c->anchored) {
-        return;
-    }
-    const ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
-    for (int i = 0; i < c->m.count; i++) {
-        ls_fx limit = ls_fx_mul(x->friction, c->normal_impulse[i]);
-        bool slid = c->normal_impulse[i] == 0 || ls_fx_abs(c->tangent_impulse[i][0]) >= limit ||
-                    ls_fx_abs(c->tangent_impulse[i][1]) >= limit;
-        if (!slid) {
-            ls_vec3 pa = ls_vec3_add(a->p, ls_mat3_mul_vec(a->xf.r, c->anchor_a[i]));
-            ls_vec3 pb = ls_vec3_add(b->p, ls_mat3_mul_vec(b->xf.r, c->anchor_b[i]));
-            ls_vec3 d = ls_vec3_sub(pb, pa);
-            d = ls_vec3_sub(d, ls_vec3_scale(c->m.normal, ls_vec3_dot(d, c->m.normal)));
-            slid = ls_vec3_len_sq_q32(d) > (uint64_t)ANCHOR_RESET * ANCHOR_RESET;
-        }
-        if (slid) {
-            c->anchored &= ~(1u << i);
-        }
-    }
-}
-
-static void prepare_contact(ls_world *w, ls_contact_scratch *x)
-{
-    const ls_contact *c = x->c;
-    ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
-    const ls_shape *sa = &w->shapes[c->shape_a], *sb = &w->shapes[c->shape_b];
-    x->friction = ls_fx_sqrt(ls_fx_mul(sa->friction, sb->friction));
-    x->restitution = ls_fx_max(sa->restitution, sb->restitution);
-    x->inv_mass_a = moves(a) ? a->inv_mass : 0;
-    x->inv_mass_b = moves(b) ? b->inv_mass : 0;
-    x->turn_a = !ls_shape_kind_of(sa->geom.kind)->round;
-    x->turn_b = !ls_shape_kind_of(sb->geom.kind)->round;
-    x->anchor = x->turn_a && x->turn_b;
-    tangent_basis(c->m.normal, &x->t1, &x->t2);
-    const ls_vec3 dirs[3] = {c->m.normal, x->t1, x->t2};
-    for (int i = 0; i < c->m.count; i++) {
-        ls_contact_solve *s = &x->s[i];
-        ls_vec3 p = c->m.points[i].point;
-        s->ra = ls_vec3_sub(p, a->p);
-        s->rb = ls_vec3_sub(p, b->p);
-        for (int k = 0; k < 3; k++) {
-            row_prepare(x, a, b, s->ra, s->rb, dirs[k], &s->row[k]);
-        }
-        s->vn0 = row_velocity(a, b, &s->row[ROW_NORMAL], c->m.normal);
-        // separation = -depth; at the start of the tick dp = 0, dr = 1.
-        s->adjusted = ls_fx_sub(ls_fx_neg(c->m.points[i].depth),
-                                ls_vec3_dot(ls_vec3_sub(s->rb, s->ra), c->m.normal));
-        s->max_impulse = 0;
-        anchor_prepare(x, a, b, i);
-    }
-    if (c->m.count <= 2) {
-        for (int k = 0; k < 3; k++) {
-            roll_prepare(x, a, b, dirs[k], &x->roll[k]);
-            x->roll_impulse[k] = 0;
-        }
-    }
-}
-
-static void warm_start_contact(ls_world *w, const ls_contact_scratch *x)
-{
-    const ls_contact *c = x->c;
-    ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
-    for (int i = 0; i < c->m.count; i++) {
-        const ls_solver_row *r = x->s[i].row;
-        row_apply(x, a, b, &r[ROW_NORMAL], c->m.normal, c->normal_impulse[i]);
-        row_apply(x, a, b, &r[ROW_T1], x->t1, c->tangent_impulse[i][0]);
-        row_apply(x, a, b, &r[ROW_T2], x->t2, c->tangent_impulse[i][1]);
-    }
-    for (int k = 0; k < 3 && c->m.count <= 2; k++) {
-        row_apply_angular(x, a, b, &x->roll[k], x->roll_impulse[k]);
-    }
-}
-
-// Where a contact point of a moving body is now, relative to where the tick
-// began: dp + dr r, or dp + r on a round shape, whose touching point does not
-// turn with the body (a rolling ball touches with its bottom, not with the
-// material point that touched first); just r for a body that does not move.
-static LS_HOT ls_vec3 moved_arm(const ls_body *b, ls_vec3 r, bool turn)
-{
-    if (!moves(b)) {
-        return r;
-    }
-    return ls_vec3_add(b->dp, turn ? ls_mat3_mul_vec(b->dr, r) : r);
-}
-
-// Friction point by point, each tangent clamped to the friction cone of the
-// point's current normal impulse.
-static void solve_friction(const ls_step_ctx *ctx, ls_contact_scratch *x, ls_body *a, ls_body *b,
-                           const ls_vec3 *arm, bool use_bias)
-{
-    ls_contact *c = x->c;
-    const ls_vec3 t[2] = {x->t1, x->t2};
-    for (int i = 0; i < c->m.count; i++) {
-        ls_fx limit = ls_fx_mul(x->friction, c->normal_impulse[i]);
-        if (limit == 0 && c->tangent_impulse[i][0] == 0 && c->tangent_impulse[i][1] == 0) {
-            continue; // a point without load: both rows would clamp to 0
-        }
-        bool pull = use_bias && (c->anchored >> i & 1u);
-        for (int k = 0; k < 2; k++) {
-            const ls_solver_row *r = &x->s[i].row[ROW_T1 + k];
-            ls_fx vt = row_velocity(a, b, r, t[k]);
-            if (pull) {
-                ls_fx slip = ls_fx_add(ls_vec3_dot(arm[i], t[k]), x->s[i].drift[k]);
-                vt = ls_fx_add(vt, ls_fx_clamp(ls_fx_mul(ctx->contact.bias_rate, slip),
-                                               -ANCHOR_MAX_SPEED, ANCHOR_MAX_SPEED));
-            }
-            ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, vt));
-            ls_fx old = c->tangent_impulse[i][k];
-            ls_fx now = ls_fx_clamp(ls_fx_add(old, lambda), ls_fx_neg(limit), limit);
-            c->tangent_impulse[i][k] = now;
-            row_apply(x, a, b, r, t[k], now - old);
-        }
-    }
-}
-
-// Rolling and twisting resistance for contacts of one or two points (spheres,
-// capsules, edges), which point friction cannot stop from spinning or rolling
-// forever: a torque about n, t1, t2 of at most rolling_resistance times the
-// normal force. Faces (3-4 points) resist both through their spread points.
-static void solve_rolling(const ls_world *w, ls_contact_scratch *x, ls_body *a, ls_body *b)
-{
-    const ls_contact *c = x->c;
-    ls_fx normal = 0;
-    for (int i = 0; i < c->m.count; i++) {
-        normal = ls_fx_add(normal, c->normal_impulse[i]);
-    }
-    ls_fx limit = ls_fx_mul(w->def.rolling_resistance, normal);
-    if (limit == 0 && x->roll_impulse[0] == 0 && x->roll_impulse[1] == 0 &&
-        x->roll_impulse[2] == 0) {
-        return; // no load: every row would clamp to 0
-    }
-    for (int k = 0; k < 3; k++) {
-        const ls_solver_row *r = &x->roll[k];
-        // A purely angular row: with no linear direction, row_velocity is (wb - wa) . d.
-        ls_fx rel = row_velocity(a, b, r, ls_vec3_zero());
-        ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, rel));
-        ls_fx old = x->roll_impulse[k];
-        ls_fx now = ls_fx_clamp(ls_fx_add(old, lambda), ls_fx_neg(limit), limit);
-        x->roll_impulse[k] = now;
-        row_apply_angular(x, a, b, r, now - old);
-    }
-}
-
-// Step length of a Jacobi sweep: alpha in [0, 1] minimising the squared
-// residual sum_i (r_i + alpha * dv_i)^2, where r_i is each point's residual
-// before the sweep and dv_i the change the full sweep made. Exact 64-bit sums;
-// both sums are shifted down together (the ratio is kept) so the quotient
-// fits. 1 when the full step is best or nothing changed.
-static ls_fx jacobi_step(const ls_fx *r, const ls_fx *dv, int n)
-{
-    int64_t num = 0, den = 0;
-    for (int i = 0; i < n; i++) {
-        // |r|, |dv| <= 2^31: each product <= 2^62; a quarter of it keeps the
-        // sum of n <= 4 terms within int64 whatever the velocities (they can
-        // saturate within a sub-step), and the ratio is unchanged.
-        num -= ((int64_t)r[i] * dv[i]) / 4;
-        den += ((int64_t)dv[i] * dv[i]) / 4;
-    }
-    if (den <= 0 || num >= den) {
-        return LS_FX_ONE;
-    }
-    if (num <= 0) {
-        return 0;
-    }
-    while (den >= ((int64_t)1 << 46)) {
-        num >>= 1;
-        den >>= 1;
-    }
-    return (ls_fx)((num << 16) / den);
-}
-
-// Normals Jacobi-style: every point's impulse from the same velocities, then
-// all applied, so a symmetric manifold gets symmetric impulses (SPEC.md §11).
-// Each point is a soft constraint on its current separation s (from the
-// bodies' motion since the tick began): a separated point (s > 0) only stops
-// the approach that would close the gap this sub-step (speculative); a
-// penetrating one is pushed out by the contact spring when use_bias, capped at
-// max_push; the relax pass (no bias) is rigid and removes the push velocity.
-// Why the step length: the points' impulses are computed as if each were
-// alone; for a face whose points barely couple through rotation (a tall thin
-// box standing on its end) their sum overshoots up to 4x, the next sweep
-// clamps them all to zero, and the body falls through the ground. Scaling the
-// sweep by the residual-minimising step keeps the symmetry and removes the
-// overshoot; for a cube face the full step is already exact (alpha = 1).
-static void solve_normals(const ls_step_ctx *ctx, ls_contact_scratch *x, ls_body *a, ls_body *b,
-                          const ls_vec3 *arm, bool use_bias)
-{
-    ls_contact *c = x->c;
-    ls_fx delta[LS_MANIFOLD_MAX], res[LS_MANIFOLD_MAX], dv[LS_MANIFOLD_MAX];
-    ls_fx old[LS_MANIFOLD_MAX];
-    bool any = false;
-    const ls_softness *soft = x->inv_mass_a && x->inv_mass_b ? &ctx->contact : &ctx->contact_static;
-    for (int i = 0; i < c->m.count; i++) {
-        ls_contact_solve *s = &x->s[i];
-        const ls_solver_row *r = &s->row[ROW_NORMAL];
-        ls_fx sep = ls_fx_add(ls_vec3_dot(arm[i], c->m.normal), s->adjusted);
-        ls_fx bias = 0, mass_scale = LS_FX_ONE, impulse_scale = 0;
-        if (sep > 0) {
-            bias = ls_fx_mul(sep, ctx->inv_h);
-        } else if (use_bias) {
-            bias = ls_fx_max(ls_fx_mul(soft->bias_rate, sep), ls_fx_neg(ctx->max_push));
-            mass_scale = soft->mass_scale;
-            impulse_scale = soft->impulse_scale;
-        }
-        ls_fx vn = row_velocity(a, b, r, c->m.normal);
-        res[i] = ls_fx_add(vn, bias);
-        old[i] = c->normal_impulse[i];
-        ls_fx lambda = ls_fx_sub(ls_fx_neg(ls_fx_mul(ls_fx_mul(r->mass, mass_scale), res[i])),
-                                 ls_fx_mul(impulse_scale, old[i]));
-        delta[i] = ls_fx_max(ls_fx_add(old[i], lambda), 0) - old[i];
-        dv[i] = vn;
-        any |= delta[i] != 0;
-    }
-    if (!any) {
-        return;
-    }
-    for (int i = 0; i < c->m.count; i++) {
-        row_apply(x, a, b, &x->s[i].row[ROW_NORMAL], c->m.normal, delta[i]);
-    }
-    ls_fx alpha = LS_FX_ONE;
-    if (c->m.count > 1) {
-        // Only points the sweep pushed count: a clamped separating point's
-        // residual is not one the impulses could reduce.
-        ls_fx rr[LS_MANIFOLD_MAX], dd[LS_MANIFOLD_MAX];
-        int n = 0;
-        for (int i = 0; i < c->m.count; i++) {
-            if (delta[i] != 0) {
-                ls_fx vn = row_velocity(a, b, &x->s[i].row[ROW_NORMAL], c->m.normal);
-                rr[n] = res[i];
-                dd[n++] = ls_fx_sub(vn, dv[i]);
-            }
-        }
-        // Only a clear overshoot (the best step under 1/2) is scaled back,
-        // and never below 1/n (n fully coupled points overshoot at most n
-        // times): smaller corrections would slow the coupled convergence of
-        // piles, where a full Jacobi step helps the neighbouring contacts.
-        alpha = n > 1 ? jacobi_step(rr, dd, n) : LS_FX_ONE;
-        alpha = alpha >= LS_FX_ONE / 2 ? LS_FX_ONE : ls_fx_max(alpha, LS_FX_ONE / n);
-    }
-    for (int i = 0; i < c->m.count; i++) {
-        ls_fx step = alpha == LS_FX_ONE ? delta[i] : ls_fx_mul(delta[i], alpha);
-        if (step != delta[i]) {
-            row_apply(x, a, b, &x->s[i].row[ROW_NORMAL], c->m.normal, step - delta[i]);
-        }
-        ls_fx now = ls_fx_add(old[i], step);
-        c->normal_impulse[i] = now;
-        x->s[i].max_impulse = ls_fx_max(x->s[i].max_impulse, now);
-    }
-}
-
-static void solve_contact(ls_world *w, const ls_step_ctx *ctx, ls_contact_scratch *x, bool use_bias)
-{
-    ls_body *a = &w->bodies[x->c->a], *b = &w->bodies[x->c->b];
-    // Each point's separation vector now (both bodies' motion since the tick
-    // began), shared by the normal and the anchored friction rows.
-    ls_vec3 arm[LS_MANIFOLD_MAX];
-    for (int i = 0; i < x->c->m.count; i++) {
-        arm[i] =
-            ls_vec3_sub(moved_arm(b, x->s[i].rb, x->turn_b), moved_arm(a, x->s[i].ra, x->turn_a));
-    }
-    solve_normals(ctx, x, a, b, arm, use_bias);
-    solve_friction(ctx, x, a, b, arm, use_bias);
-    if (x->c->m.count <= 2 && w->def.rolling_resistance > 0) {
-        solve_rolling(w, x, a, b);
-    }
-}
-
-// After the sub-steps: points that were approaching fast and did receive an
-// impulse leave with -e times their approach speed.
-static void solve_restitution(const ls_world *w, ls_contact_scratch *x)
-{
-    ls_contact *c = x->c;
-    if (x->restitution == 0) {
-        return;
-    }
-    ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
-    for (int i = 0; i < c->m.count; i++) {
-        ls_contact_solve *s = &x->s[i];
-        if (s->vn0 > ls_fx_neg(w->def.restitution_threshold) || s->max_impulse == 0) {
-            continue;
-        }
-        const ls_solver_row *r = &s->row[ROW_NORMAL];
-        ls_fx vn = row_velocity(a, b, r, c->m.normal);
-        ls_fx target = ls_fx_neg(ls_fx_mul(x->restitution, s->vn0));
-        ls_fx lambda = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_sub(vn, target)));
-        ls_fx old = c->normal_impulse[i];
-        ls_fx now = ls_fx_max(ls_fx_add(old, lambda), 0);
-        c->normal_impulse[i] = now;
-        row_apply(x, a, b, r, c->m.normal, now - old);
-    }
-}
 
 // ---- bodies --------------------------------------------------------------
 
@@ -478,40 +57,24 @@ static ls_vec3 clamp_speed(ls_vec3 v, ls_fx limit)
     return ls_vec3_scale(ls_vec3_normalize(v, ls_vec3_zero()), limit);
 }
 
-// Start of the tick: remember where each moving body began.
-static void bodies_begin(ls_world *w, uint32_t i)
-{
-    ls_body *b = &w->bodies[i];
-    if (!b->alive || b->type == LS_BODY_STATIC || b->asleep) {
-        return;
-    }
-    b->p0 = b->p;
-    b->r0 = b->xf.r;
-    b->dp = ls_vec3_zero();
-    b->dr = ls_mat3_identity();
-}
-
-// Gravity, forces and damping for one sub-step of h seconds.
-static void integrate_velocity(const ls_world *w, const ls_step_ctx *ctx, ls_body *b)
+// Gravity, forces and damping of a dynamic body for one sub-step of h seconds.
+static void integrate_velocity(const ls_world *w, const ls_step_ctx *ctx, const ls_body *b,
+                               ls_solver_body *s)
 {
     const ls_fx h = ctx->h;
     ls_vec3 acc = ls_vec3_mad(w->def.gravity, b->force, b->inv_mass);
-    b->linear_velocity = ls_vec3_mad(b->linear_velocity, acc, h);
+    ls_vec3 v = ls_vec3_mad(s->v, acc, h), av = s->w;
     if (b->torque.x || b->torque.y || b->torque.z) {
-        b->angular_velocity =
-            ls_vec3_add(b->angular_velocity,
-                        ls_vec3_scale(ls_mat3_mul_vec(b->inv_inertia_world, b->torque), h));
+        av = ls_vec3_add(av, ls_vec3_scale(ls_mat3_mul_vec(b->inv_inertia_world, b->torque), h));
     }
     if (b->lin_damp) {
-        b->linear_velocity =
-            ls_vec3_scale(b->linear_velocity, LS_FX_ONE - ls_fx_mul(b->lin_damp, h));
+        v = ls_vec3_scale(v, LS_FX_ONE - ls_fx_mul(b->lin_damp, h));
     }
     if (b->ang_damp) {
-        b->angular_velocity =
-            ls_vec3_scale(b->angular_velocity, LS_FX_ONE - ls_fx_mul(b->ang_damp, h));
+        av = ls_vec3_scale(av, LS_FX_ONE - ls_fx_mul(b->ang_damp, h));
     }
-    b->linear_velocity = clamp_speed(b->linear_velocity, LS_FX_INT(512));
-    b->angular_velocity = clamp_speed(b->angular_velocity, LS_FX_INT(128));
+    s->v = clamp_speed(v, LS_FX_INT(512));
+    s->w = clamp_speed(av, LS_FX_INT(128));
 }
 
 // q turned by angular velocity w (world frame) for h seconds: q + h/2 (w, 0) q,
@@ -563,22 +126,22 @@ static ls_vec3 gyro_omega(const ls_body *b, ls_mat3 rn, ls_vec3 wb, ls_vec3 lb, 
 // predictor-corrector: turning by the old w and then updating w (explicit)
 // gains ~1 % kinetic energy per second on a tumbling box; turning by the
 // mean of the old and the predicted w is second order and keeps it.
-static void integrate_rotation(ls_body *b, ls_fx h)
+static void integrate_rotation(ls_body *b, ls_solver_body *s, ls_fx h)
 {
     if (!b->gyro) {
-        b->q = integrate_q(b->q, b->angular_velocity, h);
+        b->q = integrate_q(b->q, s->w, h);
         b->xf.r = ls_mat3_from_quat(b->q);
         return;
     }
     ls_mat3 r = b->xf.r;
-    ls_vec3 wb = ls_mat3_mul_tvec(r, b->angular_velocity); // body frame
+    ls_vec3 wb = ls_mat3_mul_tvec(r, s->w); // body frame
     ls_vec3 lb = ls_mat3_mul_vec(b->gyro_i, wb);           // scaled angular momentum
     ls_vec3 lw = ls_mat3_mul_vec(r, lb);                   // world
-    ls_quat q1 = integrate_q(b->q, b->angular_velocity, h);
+    ls_quat q1 = integrate_q(b->q, s->w, h);
     ls_vec3 w1 = gyro_omega(b, ls_mat3_from_quat(q1), wb, lb, lw);
-    ls_vec3 wm = ls_vec3_make(ls_fx_add(b->angular_velocity.x, w1.x) / 2,
-                              ls_fx_add(b->angular_velocity.y, w1.y) / 2,
-                              ls_fx_add(b->angular_velocity.z, w1.z) / 2);
+    ls_vec3 wm = ls_vec3_make(ls_fx_add(s->w.x, w1.x) / 2,
+                              ls_fx_add(s->w.y, w1.y) / 2,
+                              ls_fx_add(s->w.z, w1.z) / 2);
     b->q = integrate_q(b->q, wm, h);
     b->xf.r = ls_mat3_from_quat(b->q);
     ls_vec3 w2 = gyro_omega(b, b->xf.r, wb, lb, lw);
@@ -596,17 +159,126 @@ static void integrate_rotation(ls_body *b, ls_fx h)
         ls_fx ratio = e1 > 0 ? (ls_fx)((e0 << 16) / e1) : LS_FX_ONE;
         w2 = ls_vec3_scale(w2, ratio);
     }
-    b->angular_velocity = w2;
+    s->w = w2;
 }
 
-static void integrate_position(const ls_step_ctx *ctx, ls_body *b)
+// Positions of a moving or kinematic body for one sub-step, and its motion
+// since the tick began (dp, dq) for the constraints.
+static void integrate_position(const ls_step_ctx *ctx, ls_body *b, ls_solver_body *s)
 {
-    b->p = ls_vec3_mad(b->p, b->linear_velocity, ctx->h);
-    if (b->angular_velocity.x || b->angular_velocity.y || b->angular_velocity.z) {
-        integrate_rotation(b, ctx->h);
-        b->dr = ls_mat3_mul(b->xf.r, ls_mat3_transpose(b->r0));
+    b->p = ls_vec3_mad(b->p, s->v, ctx->h);
+    if (s->w.x || s->w.y || s->w.z) {
+        integrate_rotation(b, s, ctx->h);
+        s->dq = ls_quat_mul(b->q, ls_quat_conj(b->q0));
     }
-    b->dp = ls_vec3_sub(b->p, b->p0);
+    s->dp = ls_vec3_sub(b->p, b->p0);
+}
+
+// World inverse inertia R I^-1 R^T of a dynamic body in Q12.20: exact sums
+// (R I^-1 in Q32, then the product with R^T in Q48), rounded once.
+static void inverse_inertia_q20(const ls_body *b, int32_t *out)
+{
+    const ls_mat3 *r = &b->xf.r, *m = &b->inv_inertia;
+    int64_t t[3][3];
+    for (int i = 0; i < 3; i++) {
+        ls_vec3 ri = r->row[i];
+        for (int j = 0; j < 3; j++) {
+            ls_vec3 mj = ls_mat3_col(*m, j);
+            t[i][j] = (int64_t)ri.x * mj.x + (int64_t)ri.y * mj.y + (int64_t)ri.z * mj.z;
+        }
+    }
+    const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+    for (int k = 0; k < 6; k++) {
+        int i = idx[k][0], j = idx[k][1];
+        ls_vec3 rj = r->row[j];
+        int64_t x = ls_rnd(t[i][0] * rj.x + t[i][1] * rj.y + t[i][2] * rj.z, 28);
+        x = x >= LS_LANE_LIMIT ? LS_LANE_LIMIT - 1 : x < -LS_LANE_LIMIT ? -LS_LANE_LIMIT : x;
+        out[k] = (int32_t)x;
+    }
+}
+
+// The solver masses of state s (a dynamic body): 1/m in Q8.24 from the
+// body's mass, rounded to nearest, and its world inverse inertia.
+static void prepare_mass(const ls_body *b, ls_solver_mass *m)
+{
+    memset(m, 0, sizeof *m);
+    if (b->type != LS_BODY_DYNAMIC || b->mass <= 0) {
+        return;
+    }
+    int64_t mass = b->mass;
+    m->inv_mass = (int32_t)((((int64_t)1 << 40) + mass / 2) / mass);
+    inverse_inertia_q20(b, m->inv_inertia);
+}
+
+// ---- scratch -------------------------------------------------------------
+
+// Contact groups a world may need in one tick: every contact in its own
+// lane, plus a partly filled group per colour and for the overflow.
+static size_t max_groups(const ls_world_def *def)
+{
+    return (size_t)def->max_contacts / LS_LANES + LS_GRAPH_MAX_COLOURS + 2;
+}
+
+static size_t max_joint_slots(const ls_world_def *def)
+{
+    return def->max_joints ? def->max_joints : 1;
+}
+
+// The arrays of the scratch, in allocation order, each aligned to 64 bytes.
+typedef struct layout {
+    size_t states, masses, groups, rolling, ovf, joints, contacts, total;
+} layout;
+
+static size_t align64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+static layout layout_of(const ls_world_def *def)
+{
+    layout l;
+    size_t nb = (size_t)def->max_bodies + 1, ng = max_groups(def);
+    l.states = 0;
+    l.masses = l.states + align64(nb * sizeof(ls_solver_body));
+    l.groups = l.masses + align64(nb * sizeof(ls_solver_mass));
+    l.rolling = l.groups + align64(ng * sizeof(ls_contact_lanes));
+    l.ovf = l.rolling + align64(ng * sizeof(ls_rolling_lanes));
+    l.joints = l.ovf + align64(ng * sizeof(uint32_t));
+    l.contacts = l.joints + align64(max_joint_slots(def) * sizeof(uint32_t));
+    l.total = l.contacts + align64(((size_t)def->max_contacts + 1) * sizeof(uint32_t));
+    return l;
+}
+
+size_t ls_solver_scratch_size_(const ls_world_def *def)
+{
+    return layout_of(def).total + 64;
+}
+
+bool ls_solver_scratch_init_(ls_solver_scratch *sv, const ls_world_def *def)
+{
+    memset(sv, 0, sizeof *sv);
+    layout l = layout_of(def);
+    sv->memory = calloc(1, l.total + 64);
+    if (!sv->memory) {
+        return false;
+    }
+    uint8_t *base = (uint8_t *)(((uintptr_t)sv->memory + 63) & ~(uintptr_t)63);
+    sv->states = (ls_solver_body *)(void *)(base + l.states);
+    sv->masses = (ls_solver_mass *)(void *)(base + l.masses);
+    sv->groups = (ls_contact_lanes *)(void *)(base + l.groups);
+    sv->rolling = (ls_rolling_lanes *)(void *)(base + l.rolling);
+    sv->group_ovf = (uint32_t *)(void *)(base + l.ovf);
+    sv->joint_order = (uint32_t *)(void *)(base + l.joints);
+    sv->contact_list = (uint32_t *)(void *)(base + l.contacts);
+    sv->max_groups = (uint32_t)max_groups(def);
+    sv->kernels = &ls_contact_kernels_scalar;
+    return true;
+}
+
+void ls_solver_scratch_free_(ls_solver_scratch *sv)
+{
+    free(sv->memory);
+    memset(sv, 0, sizeof *sv);
 }
 
 // ---- stages --------------------------------------------------------------
@@ -614,115 +286,164 @@ static void integrate_position(const ls_step_ctx *ctx, ls_body *b)
 typedef struct stage {
     ls_world *w;
     const ls_step_ctx *ctx;
-    const uint32_t *items; ///< constraint indices of one colour (graph order)
-    bool use_bias;
+    ls_contact_sweep sweep;
+    uint32_t colour; ///< the colour being swept
 } stage;
 
-static void body_velocities(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+static void states_masses(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
     const stage *st = p;
+    ls_solver_scratch *sv = &st->w->solver;
     (void)worker;
     for (uint32_t i = begin; i < end; i++) {
-        ls_body *b = &st->w->bodies[i];
-        if (b->alive && moves(b)) {
-            integrate_velocity(st->w, st->ctx, b);
+        uint32_t s = i + 1;
+        prepare_mass(&st->w->bodies[sv->states[s].body], &sv->masses[s]);
+    }
+}
+
+static void states_velocities(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    const stage *st = p;
+    ls_solver_scratch *sv = &st->w->solver;
+    (void)worker;
+    for (uint32_t i = begin; i < end; i++) {
+        ls_solver_body *s = &sv->states[i + 1];
+        if (s->flags & LS_STATE_WRITABLE) {
+            integrate_velocity(st->w, st->ctx, &st->w->bodies[s->body], s);
         }
     }
 }
 
-static void body_positions(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+static void states_positions(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
     const stage *st = p;
+    ls_solver_scratch *sv = &st->w->solver;
     (void)worker;
     for (uint32_t i = begin; i < end; i++) {
-        ls_body *b = &st->w->bodies[i];
-        if (b->alive && b->type != LS_BODY_STATIC && !b->asleep) {
-            integrate_position(st->ctx, b);
+        ls_solver_body *s = &sv->states[i + 1];
+        integrate_position(st->ctx, &st->w->bodies[s->body], s);
+    }
+}
+
+static void states_finish(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    const stage *st = p;
+    ls_solver_scratch *sv = &st->w->solver;
+    (void)worker;
+    for (uint32_t i = begin; i < end; i++) {
+        const ls_solver_body *s = &sv->states[i + 1];
+        ls_body *b = &st->w->bodies[s->body];
+        b->linear_velocity = s->v;
+        b->angular_velocity = s->w;
+    }
+}
+
+static void groups_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    const stage *st = p;
+    ls_solver_scratch *sv = &st->w->solver;
+    (void)worker;
+    for (uint32_t gi = begin; gi < end; gi++) {
+        ls_contact_lanes *g = &sv->groups[gi];
+        ls_rolling_lanes *roll = g->rolling >= 0 ? &sv->rolling[g->rolling] : NULL;
+        uint32_t mask = 0;
+        for (uint32_t l = 0; l < LS_LANES; l++) {
+            uint32_t ci = g->contact[l];
+            mask |= ls_contact_prepare_lane_(st->w, st->ctx, g, roll, l, ci) << l;
         }
+        uint32_t points = 0;
+        for (uint32_t l = 0; l < LS_LANES; l++) {
+            points = g->count[l] > points ? g->count[l] : points;
+        }
+        g->points = (int32_t)points;
+        sv->group_ovf[gi] = mask;
     }
 }
 
-static void body_begin(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+static void groups_store(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
     const stage *st = p;
+    ls_solver_scratch *sv = &st->w->solver;
     (void)worker;
-    for (uint32_t i = begin; i < end; i++) {
-        bodies_begin(st->w, i);
+    for (uint32_t gi = begin; gi < end; gi++) {
+        const ls_contact_lanes *g = &sv->groups[gi];
+        ls_contact_store_(st->w, g, g->rolling >= 0 ? &sv->rolling[g->rolling] : NULL);
     }
 }
 
-static void prepare_contacts(void *p, uint32_t begin, uint32_t end, uint32_t worker)
-{
-    const stage *st = p;
-    (void)worker;
-    for (uint32_t i = begin; i < end; i++) {
-        prepare_contact(st->w, &st->w->scratch[i]);
-    }
-}
+typedef enum sweep_kind { SWEEP_WARM, SWEEP_SOLVE, SWEEP_RESTITUTION } sweep_kind;
 
-// Constraint k of the graph: joints first (active_joints order), then contacts.
-static void constraints_warm(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+// One item of a colour: joint k (< the colour's joint count), else a group.
+static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow)
 {
-    const stage *st = p;
     ls_world *w = st->w;
+    ls_solver_scratch *sv = &w->solver;
+    uint32_t c = st->colour;
+    uint32_t nj = sv->colour_joint[c + 1] - sv->colour_joint[c];
+    if (item < nj) {
+        ls_joint *j = &w->joints[w->active_joints[sv->joint_order[sv->colour_joint[c] + item]]];
+        if (kind == SWEEP_WARM) {
+            ls_joint_warm_start_(w, j);
+        } else if (kind == SWEEP_SOLVE) {
+            ls_joint_solve_(w, j, st->ctx, st->sweep.use_bias);
+        }
+        return;
+    }
+    uint32_t gi = sv->colour_group[c] + item - nj;
+    ls_contact_lanes *g = &sv->groups[gi];
+    const ls_contact_kernels *k = overflow ? &ls_contact_kernels_scalar : sv->kernels;
+    uint32_t mask = kind == SWEEP_WARM    ? k->warm_start(&st->sweep, g)
+                    : kind == SWEEP_SOLVE ? k->solve(&st->sweep, g)
+                                          : k->restitution(&st->sweep, g);
+    sv->group_ovf[gi] |= mask;
+}
+
+static void sweep_warm(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+{
     (void)worker;
     for (uint32_t i = begin; i < end; i++) {
-        uint32_t k = st->items[i];
-        if (k < w->active_joint_count) {
-            ls_joint_warm_start_(w, &w->joints[w->active_joints[k]]);
-        } else {
-            warm_start_contact(w, &w->scratch[k - w->active_joint_count]);
-        }
+        sweep_item(p, SWEEP_WARM, i, false);
     }
 }
 
-static void constraints_solve(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+static void sweep_solve(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
-    const stage *st = p;
-    ls_world *w = st->w;
     (void)worker;
     for (uint32_t i = begin; i < end; i++) {
-        uint32_t k = st->items[i];
-        if (k < w->active_joint_count) {
-            ls_joint_solve_(w, &w->joints[w->active_joints[k]], st->ctx, st->use_bias);
-        } else {
-            solve_contact(w, st->ctx, &w->scratch[k - w->active_joint_count], st->use_bias);
-        }
+        sweep_item(p, SWEEP_SOLVE, i, false);
     }
 }
 
-static void constraints_restitution(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+static void sweep_restitution(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
-    const stage *st = p;
-    ls_world *w = st->w;
     (void)worker;
     for (uint32_t i = begin; i < end; i++) {
-        uint32_t k = st->items[i];
-        if (k >= w->active_joint_count) {
-            solve_restitution(w, &w->scratch[k - w->active_joint_count]);
-            anchor_store(w, &w->scratch[k - w->active_joint_count]);
-        }
+        sweep_item(p, SWEEP_RESTITUTION, i, false);
     }
 }
 
-// Blocks of at least this many constraints or bodies per worker: smaller
-// loops are not worth waking a thread for.
-#define MIN_CONSTRAINT_BLOCK 32
-#define MIN_BODY_BLOCK       128
+// Blocks of at least this many items or bodies per worker: smaller loops are
+// not worth waking a thread for.
+#define MIN_ITEM_BLOCK 4
+#define MIN_BODY_BLOCK 128
 
-// Run fn over every colour in turn (each colour's constraints in parallel),
-// then over the overflow group on this thread.
-static void for_colours(ls_world *w, stage *st, ls_workers_fn *fn)
+// Sweep every colour in turn (each colour's items in parallel), then the
+// overflow range on this thread, joints then groups lane after lane.
+static void for_colours(ls_world *w, stage *st, sweep_kind kind, ls_workers_fn *fn)
 {
-    const ls_graph *g = &w->graph;
-    for (uint32_t c = 0; c < g->colour_count; c++) {
-        st->items = g->order + g->start[c];
-        ls_workers_for_(w->workers, g->start[c + 1] - g->start[c], MIN_CONSTRAINT_BLOCK, fn, st);
+    const ls_solver_scratch *sv = &w->solver;
+    for (uint32_t c = 0; c < sv->colour_count; c++) {
+        uint32_t n = sv->colour_joint[c + 1] - sv->colour_joint[c] + sv->colour_group[c + 1] -
+                     sv->colour_group[c];
+        st->colour = c;
+        ls_workers_for_(w->workers, n, MIN_ITEM_BLOCK, fn, st);
     }
-    uint32_t n = g->start[g->colour_count + 1] - g->start[g->colour_count];
-    if (n > 0) {
-        st->items = g->order + g->start[g->colour_count];
-        fn(st, 0, n, 0);
+    uint32_t c = sv->colour_count;
+    uint32_t n = sv->colour_joint[c + 1] - sv->colour_joint[c] + sv->colour_group[c + 1] -
+                 sv->colour_group[c];
+    st->colour = c;
+    for (uint32_t i = 0; i < n; i++) {
+        sweep_item(st, kind, i, true);
     }
 }
 
@@ -746,21 +467,119 @@ static ls_step_ctx make_ctx(const ls_world *w)
 
 static bool joint_active(const ls_world *w, const ls_joint *j)
 {
-    return j->alive && (moves(&w->bodies[j->a]) || moves(&w->bodies[j->b]));
+    return j->alive && (ls_body_moves_(&w->bodies[j->a]) || ls_body_moves_(&w->bodies[j->b]));
+}
+
+static bool contact_active(const ls_world *w, const ls_contact *c)
+{
+    return c->m.count > 0 && (ls_body_moves_(&w->bodies[c->a]) || ls_body_moves_(&w->bodies[c->b]));
 }
 
 // The graph's view of a constraint: bodies it may write (moving ones only).
 static ls_graph_edge edge_of(const ls_world *w, uint32_t a, uint32_t b)
 {
-    ls_graph_edge e = {moves(&w->bodies[a]) ? a : UINT32_MAX,
-                       moves(&w->bodies[b]) ? b : UINT32_MAX};
+    ls_graph_edge e = {ls_body_moves_(&w->bodies[a]) ? a : UINT32_MAX,
+                       ls_body_moves_(&w->bodies[b]) ? b : UINT32_MAX};
     return e;
+}
+
+// Solver states: the identity, then every awake dynamic or kinematic body in
+// slot order; other bodies read the identity.
+static void build_states(ls_world *w)
+{
+    ls_solver_scratch *sv = &w->solver;
+    ls_solver_body *id = &sv->states[0];
+    memset(id, 0, sizeof *id);
+    id->dq = ls_quat_identity();
+    id->body = UINT32_MAX;
+    memset(&sv->masses[0], 0, sizeof sv->masses[0]);
+    uint32_t n = 1;
+    for (uint32_t i = 0; i < w->body_high; i++) {
+        ls_body *b = &w->bodies[i];
+        if (!b->alive || b->type == LS_BODY_STATIC || b->asleep) {
+            b->state = 0;
+            continue;
+        }
+        ls_solver_body *s = &sv->states[n];
+        memset(s, 0, sizeof *s);
+        s->v = b->linear_velocity;
+        s->w = b->angular_velocity;
+        s->flags = b->type == LS_BODY_DYNAMIC ? LS_STATE_WRITABLE : 0u;
+        s->body = i;
+        s->dq = ls_quat_identity();
+        b->p0 = b->p;
+        b->q0 = b->q;
+        b->state = n++;
+    }
+    sv->state_count = n;
+}
+
+// Group the coloured constraints: per colour its joints (in order) and its
+// contacts packed LS_LANES to a group (in order); the overflow range last.
+static void pack(ls_world *w, uint32_t nj)
+{
+    ls_solver_scratch *sv = &w->solver;
+    const ls_graph *g = &w->graph;
+    uint32_t joints = 0, groups = 0, rolling = 0;
+    sv->colour_count = g->colour_count;
+    for (uint32_t c = 0; c <= g->colour_count; c++) {
+        sv->colour_joint[c] = joints;
+        sv->colour_group[c] = groups;
+        uint32_t lane = LS_LANES;
+        for (uint32_t k = g->start[c]; k < g->start[c + 1]; k++) {
+            uint32_t item = g->order[k];
+            if (item < nj) {
+                sv->joint_order[joints++] = item;
+                continue;
+            }
+            if (lane == LS_LANES) {
+                ls_contact_lanes *gr = &sv->groups[groups++];
+                for (uint32_t l = 0; l < LS_LANES; l++) {
+                    gr->contact[l] = UINT32_MAX;
+                }
+                gr->rolling = -1;
+                lane = 0;
+            }
+            ls_contact_lanes *gr = &sv->groups[groups - 1];
+            uint32_t ci = sv->contact_list[item - nj];
+            gr->contact[lane++] = ci;
+            if (gr->rolling < 0 && w->contacts[ci].m.count <= 2 && w->def.rolling_resistance > 0) {
+                gr->rolling = (int32_t)rolling++;
+            }
+        }
+    }
+    sv->colour_joint[g->colour_count + 1] = joints;
+    sv->colour_group[g->colour_count + 1] = groups;
+    sv->group_count = groups;
+    sv->rolling_count = rolling;
+}
+
+// Report the first lane that left the solver range (SPEC.md §2): its
+// writable body, in group order.
+static void report_overflows(ls_world *w)
+{
+    const ls_solver_scratch *sv = &w->solver;
+    for (uint32_t gi = 0; gi < sv->group_count; gi++) {
+        uint32_t mask = sv->group_ovf[gi];
+        if (mask == 0) {
+            continue;
+        }
+        uint32_t l = (uint32_t)__builtin_ctz(mask);
+        const ls_contact *c = &w->contacts[sv->groups[gi].contact[l]];
+        ls_world_report_overflow_(w, ls_body_moves_(&w->bodies[c->a]) ? c->a : c->b);
+        return;
+    }
 }
 
 void ls_world_solve_(ls_world *w)
 {
+    ls_solver_scratch *sv = &w->solver;
     ls_step_ctx ctx = make_ctx(w);
-    stage st = {w, &ctx, NULL, true};
+    ctx.states = sv->states;
+    stage st = {w, &ctx, {0}, 0};
+    build_states(w);
+    uint32_t nstates = sv->state_count - 1;
+    ls_workers_for_(w->workers, nstates, MIN_BODY_BLOCK, states_masses, &st);
     // Collect: joints in slot order, then contacts in contact order.
     uint32_t nj = 0, nc = 0;
     for (uint32_t i = 0; i < w->joint_high; i++) {
@@ -773,16 +592,20 @@ void ls_world_solve_(ls_world *w)
     w->active_joint_count = nj;
     for (uint32_t i = 0; i < w->contact_count; i++) {
         if (contact_active(w, &w->contacts[i])) {
-            w->scratch[nc].c = &w->contacts[i];
+            sv->contact_list[nc] = i;
             w->edges[nj + nc] = edge_of(w, w->contacts[i].a, w->contacts[i].b);
             nc++;
         }
     }
-    w->active_contacts = nc;
     ls_graph_colour_(&w->graph, w->edges, nj + nc);
+    pack(w, nj);
 
-    ls_workers_for_(w->workers, w->body_high, MIN_BODY_BLOCK, body_begin, &st);
-    ls_workers_for_(w->workers, nc, MIN_CONSTRAINT_BLOCK, prepare_contacts, &st);
+    st.sweep.states = sv->states;
+    st.sweep.rolling = sv->rolling;
+    st.sweep.inv_h = ctx.inv_h;
+    st.sweep.max_push = ls_fx_neg(ctx.max_push);
+    st.sweep.threshold = ls_fx_neg(w->def.restitution_threshold);
+    ls_workers_for_(w->workers, sv->group_count, MIN_ITEM_BLOCK, groups_prepare, &st);
     for (uint32_t k = 0; k < nj; k++) {
         ls_joint_prepare_(w, &w->joints[w->active_joints[k]], &ctx);
     }
@@ -792,20 +615,25 @@ void ls_world_solve_(ls_world *w)
         // runs slow. Softness uses the mean.
         ctx.h = (ls_fx)(((int64_t)w->dt * (sub + 1)) / ctx.substeps -
                         ((int64_t)w->dt * sub) / ctx.substeps);
-        ls_workers_for_(w->workers, w->body_high, MIN_BODY_BLOCK, body_velocities, &st);
-        for_colours(w, &st, constraints_warm);
-        st.use_bias = true;
+        ls_workers_for_(w->workers, nstates, MIN_BODY_BLOCK, states_velocities, &st);
+        for_colours(w, &st, SWEEP_WARM, sweep_warm);
+        st.sweep.use_bias = true;
+        st.sweep.surface = w->def.position_iterations == 0;
         for (uint32_t it = 0; it < w->def.velocity_iterations; it++) {
-            for_colours(w, &st, constraints_solve);
+            for_colours(w, &st, SWEEP_SOLVE, sweep_solve);
         }
-        ls_workers_for_(w->workers, w->body_high, MIN_BODY_BLOCK, body_positions, &st);
-        st.use_bias = false;
+        ls_workers_for_(w->workers, nstates, MIN_BODY_BLOCK, states_positions, &st);
+        st.sweep.use_bias = false;
+        st.sweep.surface = true;
         for (uint32_t it = 0; it < w->def.position_iterations; it++) {
-            for_colours(w, &st, constraints_solve);
+            for_colours(w, &st, SWEEP_SOLVE, sweep_solve);
         }
     }
-    for_colours(w, &st, constraints_restitution);
+    for_colours(w, &st, SWEEP_RESTITUTION, sweep_restitution);
+    ls_workers_for_(w->workers, sv->group_count, MIN_ITEM_BLOCK, groups_store, &st);
     for (uint32_t k = 0; k < nj; k++) {
         ls_joint_finish_(w, &w->joints[w->active_joints[k]], &ctx);
     }
+    ls_workers_for_(w->workers, nstates, MIN_BODY_BLOCK, states_finish, &st);
+    report_overflows(w);
 }

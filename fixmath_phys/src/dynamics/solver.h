@@ -4,21 +4,23 @@
 // for each sub-step: integrate velocities, warm start, solve (with bias),
 // integrate positions, relax (without bias); then restitution and store.
 //
-// Contract for constraint code (contacts here, joints in joint.c):
-// - During sub-steps, a body's p (centre of mass), q and xf.r (rotation
-//   matrix of q) are current; xf.p and the shapes' transforms are not (they
-//   are refreshed after the last sub-step). inv_inertia_world is the one at
-//   the start of the tick (as Box2D does). v and w are the live velocities.
-// - dp (p minus p at the start of the tick) and dr (xf.r times the transpose
-//   of the rotation at the start of the tick) are current for moving bodies.
-// - A constraint writes only the velocities of its two bodies, and only of a
-//   body that moves (dynamic and awake): two constraints of one graph colour
-//   never share such a body, so a colour may be solved in any order, on any
-//   number of threads, with the same bits.
+// Contract for constraint code (contacts in contact_solver.c, joints in
+// joint.c):
+// - Velocities live in the solver states (solver_body.h) during the tick:
+//   w->solver.states[b->state] for a body that moves or is kinematic, the
+//   identity state 0 otherwise. A constraint writes only the states of its
+//   two bodies, and only of a dynamic awake body (LS_STATE_WRITABLE): two
+//   constraints of one graph colour never share such a body, so a colour may
+//   be solved in any order, on any number of threads, with the same bits.
+// - During sub-steps a body's p (centre of mass), q and xf.r (rotation
+//   matrix of q) are current, and its state's dp = p - p0 and dq = q conj(q0)
+//   too; xf.p and the shapes' transforms are not (they are refreshed after the
+//   last sub-step). The mass data the solver uses are those of the tick start.
 #ifndef LS_SOLVER_H
 #define LS_SOLVER_H
 
 #include "../world/world_internal.h"
+#include "solver_body.h"
 
 /// Soft-constraint coefficients for one sub-step (Box2D v3's b2Softness):
 /// impulse = -m_eff * mass_scale * (Cdot + bias_rate * C) - impulse_scale * accumulated.
@@ -42,6 +44,7 @@ typedef struct ls_step_ctx {
     ls_softness contact_static; ///< contacts against a body that does not move (stiffer)
     ls_softness joint;          ///< rigid joint rows (world joint_hertz, joint_damping_ratio)
     ls_fx max_push;             ///< most separation speed position correction may add, m/s
+    ls_solver_body *states;      ///< the solver states of this tick (state 0: the identity)
 } ls_step_ctx;
 
 /// True when a body's velocity is solved this tick (dynamic and awake).

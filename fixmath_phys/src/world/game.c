@@ -49,7 +49,7 @@ const char *ls_game_fingerprint(void)
     // the embedded scene is part of the replay, so a soccer recording needs no
     // other string and every push recording (crosscheck's arena.lsr) still verifies.
     return "fx=Q16.16;libfixmath=0~20220222,no-FIXMATH-defines;checksum=xxh3-64,SPEC-8+12;"
-           "snapshot=LSSN-3;physics=solver-v2;game=push-20N-v1";
+           "snapshot=LSSN-6;physics=solver-v3;game=push-20N-v1";
 }
 
 uint64_t ls_game_tick(ls_world *w, const ls_scene *scene, const uint8_t *inputs, uint32_t players,

@@ -17,15 +17,14 @@
 #include <string.h>
 
 #define SNAP_MAGIC   0x4E53534Cu // "LSSN"
-#define SNAP_VERSION 4u          // 3: joint section; 4: particle section
-// A world that has never had a particle system writes version 3 (no particle
-// section), byte for byte what it wrote before particles existed; restore
-// reads both.
-#define SNAP_VERSION_NO_PARTICLES 3u
-// 5: section flags after the joints (bit 0: particle section follows), then
-// the game words and the vehicles (SPEC.md §26.7). Only a world that has ever
-// had a vehicle or set a game word writes version 5.
-#define SNAP_VERSION_VEHICLES 5u
+// Version 6 (Solver v3): contacts carry one friction, twist and rolling
+// impulse per manifold; after the joints a section word says which of the
+// particle (bit 0) and vehicle + game-word (bit 1) sections follow. Versions
+// 3 to 5 were written by Solver v2 (engine 0.2): their contact impulses mean
+// something else, so they are refused by name (SPEC.md §13).
+#define SNAP_VERSION 6u
+#define SNAP_SECTION_PARTICLES 1u
+#define SNAP_SECTION_VEHICLES  2u
 
 // Joints in slot order, every (state) field but user_data (SPEC.md §12). A
 // world that never had a joint hashes nothing here, so its checksum is the
@@ -349,12 +348,10 @@ static void io_contact(cursor *c, bool save, ls_contact *ct)
         io32(c, save, &ct->m.points[i].depth);
         io32(c, save, &ct->m.points[i].feature);
         io32(c, save, &ct->normal_impulse[i]);
-        io32(c, save, &ct->tangent_impulse[i][0]);
-        io32(c, save, &ct->tangent_impulse[i][1]);
-        io_vec3(c, save, &ct->anchor_a[i]);
-        io_vec3(c, save, &ct->anchor_b[i]);
     }
-    io32(c, save, &ct->anchored);
+    io_vec3(c, save, &ct->friction_impulse);
+    io32(c, save, &ct->twist_impulse);
+    io_vec3(c, save, &ct->rolling_impulse);
 }
 
 // One joint slot (SPEC.md §13): 46 words.
@@ -901,18 +898,14 @@ static void hash_vehicles(ls_hasher *h, const ls_world *w)
 static bool io_world(cursor *c, bool save, ls_world *w, ls_error *why)
 {
     uint32_t magic = SNAP_MAGIC, max_b = w->def.max_bodies;
-    uint32_t version = has_vehicles(w)    ? SNAP_VERSION_VEHICLES
-                       : has_particles(w) ? SNAP_VERSION
-                                          : SNAP_VERSION_NO_PARTICLES;
+    uint32_t version = SNAP_VERSION;
     uint32_t max_s = w->def.max_shapes, geometry_count = w->geometry_count;
     io32(c, save, &magic);
     io32(c, save, &version);
     io32(c, save, &max_b);
     io32(c, save, &max_s);
-    if (!save && (magic != SNAP_MAGIC ||
-                  (version != SNAP_VERSION && version != SNAP_VERSION_NO_PARTICLES &&
-                   version != SNAP_VERSION_VEHICLES) ||
-                  max_b != w->def.max_bodies || max_s != w->def.max_shapes)) {
+    if (!save && (magic != SNAP_MAGIC || version != SNAP_VERSION || max_b != w->def.max_bodies ||
+                  max_s != w->def.max_shapes)) {
         return false;
     }
     io32(c, save, &w->tick);
@@ -963,28 +956,34 @@ static bool io_world(cursor *c, bool save, ls_world *w, ls_error *why)
         io_joint(c, save, &w->joints[i]);
         io32(c, save, &w->joint_next_free[i]);
     }
-    if (version == SNAP_VERSION_VEHICLES) {
-        uint32_t sections = has_particles(w) ? 1u : 0u;
-        io32(c, save, &sections);
-        if (!c->ok || sections > 1) {
-            return false;
-        }
-        if (sections == 0 && !save) {
-            ls_particles_clear_(w);
-        } else if (sections == 1 && !io_particles(c, save, w)) {
-            return false;
-        }
-        return io_vehicles(c, save, w);
-    }
-    if (!save) {
-        clear_vehicles(w);
-    }
-    if (!save && version == SNAP_VERSION_NO_PARTICLES) {
-        ls_particles_clear_(w);
-    } else if (c->ok && version == SNAP_VERSION && !io_particles(c, save, w)) {
+    uint32_t sections = (has_particles(w) ? SNAP_SECTION_PARTICLES : 0u) |
+                        (has_vehicles(w) ? SNAP_SECTION_VEHICLES : 0u);
+    io32(c, save, &sections);
+    if (!c->ok || (sections & ~(SNAP_SECTION_PARTICLES | SNAP_SECTION_VEHICLES)) != 0) {
         return false;
     }
-    return c->ok;
+    if (!save && (sections & SNAP_SECTION_PARTICLES) && !w->particles) {
+        if (why) {
+            ls_error_set(why, LS_ERR_INCOMPATIBLE,
+                         "snapshot with particle systems restored into a world without "
+                         "particle capacity (max_particles or max_particle_systems is 0)");
+        }
+        return false;
+    }
+    if (!(sections & SNAP_SECTION_PARTICLES)) {
+        if (!save) {
+            ls_particles_clear_(w);
+        }
+    } else if (!io_particles(c, save, w)) {
+        return false;
+    }
+    if (!(sections & SNAP_SECTION_VEHICLES)) {
+        if (!save) {
+            clear_vehicles(w);
+        }
+        return c->ok;
+    }
+    return io_vehicles(c, save, w);
 }
 
 size_t ls_world_snapshot_size(const ls_world *w)
@@ -1019,6 +1018,13 @@ static bool fx_ok(ls_fx v)
 static bool vec_ok(ls_vec3 v)
 {
     return fx_ok(v.x) && fx_ok(v.y) && fx_ok(v.z);
+}
+
+// A stored impulse inside the solver range [-2^30, 2^30) (SPEC.md §11.4).
+static bool impulse_ok(ls_vec3 v)
+{
+    const ls_fx lim = 1 << 30;
+    return v.x >= -lim && v.x < lim && v.y >= -lim && v.y < lim && v.z >= -lim && v.z < lim;
 }
 
 static bool quat_unit(ls_quat q)
@@ -1186,17 +1192,17 @@ static const char *state_problem(ls_world *w, uint32_t *where)
         if (ct->child >= children) {
             return "contact child";
         }
-        if (ct->anchored >> ct->m.count != 0) {
-            return "contact anchors";
-        }
         for (int k = 0; k < LS_MANIFOLD_MAX; k++) {
-            // Normal impulses are accumulated clamped at 0; every word a real value.
-            if (ct->normal_impulse[k] < 0 || !fx_ok(ct->tangent_impulse[k][0]) ||
-                !fx_ok(ct->tangent_impulse[k][1]) || !vec_ok(ct->m.points[k].point) ||
-                !fx_ok(ct->m.points[k].depth) || !vec_ok(ct->anchor_a[k]) ||
-                !vec_ok(ct->anchor_b[k])) {
+            // Normal impulses are accumulated clamped at 0 inside the solver
+            // range (SPEC.md §11.4); every word a real value.
+            if (ct->normal_impulse[k] < 0 ||
+                !vec_ok(ct->m.points[k].point) || !fx_ok(ct->m.points[k].depth)) {
                 return "contact impulse or point";
             }
+        }
+        if (!impulse_ok(ct->friction_impulse) || !impulse_ok(ct->rolling_impulse) ||
+            ct->twist_impulse < -(1 << 30) || ct->twist_impulse >= (1 << 30)) {
+            return "contact impulse or point";
         }
         const ls_contact *p = ct - 1;
         if (i > 0 &&
@@ -1231,17 +1237,19 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
         return ls_error_set(err, LS_ERR_TRUNCATED, "snapshot of %zu bytes has no header", size);
     }
     uint32_t version = ls_get_u32le(buf + 4);
-    if (ls_get_u32le(buf) != SNAP_MAGIC ||
-        (version != SNAP_VERSION && version != SNAP_VERSION_NO_PARTICLES &&
-         version != SNAP_VERSION_VEHICLES)) {
-        return ls_error_set(err, LS_ERR_INCOMPATIBLE,
-                            "not a version %u, %u or %u snapshot (magic or version differs)",
-                            SNAP_VERSION_NO_PARTICLES, SNAP_VERSION, SNAP_VERSION_VEHICLES);
+    if (ls_get_u32le(buf) != SNAP_MAGIC) {
+        return ls_error_set(err, LS_ERR_INCOMPATIBLE, "not a snapshot (magic differs)");
     }
-    if (version == SNAP_VERSION && !w->particles) {
+    if (version >= 3 && version <= 5) {
         return ls_error_set(err, LS_ERR_INCOMPATIBLE,
-                            "snapshot with particle systems restored into a world without "
-                            "particle capacity (max_particles or max_particle_systems is 0)");
+                            "snapshot version %u was written by Solver v2 (lockstep 0.2); this "
+                            "engine (Solver v3, lockstep %d.%d) reads version %u only",
+                            version, LS_VERSION_MAJOR, LS_VERSION_MINOR, SNAP_VERSION);
+    }
+    if (version != SNAP_VERSION) {
+        return ls_error_set(err, LS_ERR_INCOMPATIBLE,
+                            "snapshot version %u is not one this engine reads (version %u)",
+                            version, SNAP_VERSION);
     }
     if (ls_get_u32le(buf + 8) != w->def.max_bodies || ls_get_u32le(buf + 12) != w->def.max_shapes) {
         return ls_error_set(err, LS_ERR_INCOMPATIBLE,

@@ -183,7 +183,8 @@ size_t ls_world_memory_size(const ls_world_def *def)
                  sizeof *w->island_min_timer) +
            ns * (sizeof *w->shapes + sizeof *w->shape_next_free) +
            LS_MESH_PAIR_MAX * sizeof *w->children +
-           nc * (sizeof *w->pairs + 2 * sizeof *w->contacts + sizeof *w->scratch +
+           ls_solver_scratch_size_(def) +
+           nc * (sizeof *w->pairs + 2 * sizeof *w->contacts +
                  sizeof *w->begin_events + sizeof *w->end_events) +
            max_constraints(def) * sizeof *w->edges +
            max_joint_slots(def) * sizeof *w->active_joints +
@@ -229,7 +230,7 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
     w->pairs = calloc(w->max_pairs, sizeof *w->pairs);
     w->contacts = calloc(def->max_contacts, sizeof *w->contacts);
     w->contacts_old = calloc(def->max_contacts, sizeof *w->contacts_old);
-    w->scratch = calloc(def->max_contacts, sizeof *w->scratch);
+    bool solver_ok = ls_solver_scratch_init_(&w->solver, def);
     w->edges = calloc(max_constraints(def), sizeof *w->edges);
     w->active_joints = calloc(max_joint_slots(def), sizeof *w->active_joints);
     w->workers = create_workers(def);
@@ -267,7 +268,7 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
     }
     if (!w->shapes || !w->shape_next_free || !w->children || !w->island_awake ||
         !w->island_min_timer || !w->bodies || !w->next_free || !w->bp || !w->qt || !w->pairs ||
-        !w->contacts || !w->contacts_old || !w->scratch || !w->begin_events || !w->end_events ||
+        !w->contacts || !w->contacts_old || !solver_ok || !w->begin_events || !w->end_events ||
         !w->edges || !w->active_joints || !graph_ok || !w->pair_manifolds ||
         (def->worker_count > 1 && !w->workers)) {
         ls_world_destroy(w);
@@ -298,7 +299,7 @@ void ls_world_destroy(ls_world *w)
     free(w->pairs);
     free(w->contacts);
     free(w->contacts_old);
-    free(w->scratch);
+    ls_solver_scratch_free_(&w->solver);
     free(w->edges);
     free(w->active_joints);
     ls_graph_free_(&w->graph);

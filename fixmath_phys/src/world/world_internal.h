@@ -8,6 +8,7 @@
 #include "../collision/broadphase.h"
 #include "../collision/geom.h"
 #include "../dynamics/graph.h"
+#include "../dynamics/solver_scratch.h"
 #include "ls/joint.h"
 #include "ls/world.h"
 
@@ -41,13 +42,9 @@ typedef struct ls_body {
     bool allow_sleep;    ///< (state)
     bool asleep;         ///< (state)
     bool bullet;         ///< (state) continuous collision against dynamic bodies too
-    // The fields the solver touches in every sub-step come first, together
-    // (fewer cache lines per body in the constraint sweeps).
     ls_fx inv_mass;            ///< (state)
     ls_vec3 linear_velocity;   ///< (state) m/s
     ls_vec3 angular_velocity;  ///< (state) rad/s, world frame
-    ls_vec3 dp;                ///< (scratch) p - p0 during the sub-steps (solver.h)
-    ls_mat3 dr;                ///< (scratch) rotation since the start of the tick (solver.h)
     ls_vec3 p;                 ///< (state) centre of mass
     ls_quat q;                 ///< (state) orientation
     ls_vec3 force;             ///< (state) force accumulated for the next step
@@ -69,7 +66,8 @@ typedef struct ls_body {
     ls_mat3 gyro_i;            ///< (derived) body-frame inertia scaled so its largest entry is 1
     ls_mat3 gyro_m;            ///< (derived) inverse of gyro_i (inv_inertia times the same scale)
     ls_vec3 p0;                ///< (scratch) centre of mass at the start of the tick
-    ls_mat3 r0;                ///< (scratch) rotation at the start of the tick
+    ls_quat q0;                ///< (scratch) orientation at the start of the tick
+    uint32_t state;            ///< (scratch) solver state this tick (body_state.h), 0: none
     bool fast;                 ///< (scratch) moves farther than `thickness` this step (ccd.c)
     uint32_t island;           ///< (scratch) union-find parent
     bool proxy_dirty;          ///< (derived) transform changed since the broad phase saw it
@@ -83,26 +81,6 @@ typedef struct ls_geometry {
     struct ls_mesh *mesh;
 } ls_geometry;
 
-/// One constraint direction d at a contact point, precomputed per step so an
-/// iteration costs dot products and scaled adds only.
-typedef struct ls_solver_row {
-    ls_vec3 ang_a, ang_b; ///< ra x d, rb x d
-    ls_vec3 iang_a,
-        iang_b; ///< I_a^-1 (ra x d), I_b^-1 (rb x d); zero for a body that does not move
-    ls_fx mass; ///< 1 / effective mass along d (0 if both are immovable)
-} ls_solver_row;
-
-/// Solver data of one contact point (scratch except the impulses).
-typedef struct ls_contact_solve {
-    ls_solver_row row[3]; ///< normal, tangent 1, tangent 2
-    ls_vec3 ra, rb;       ///< point relative to each centre of mass at the start of the tick
-    ls_fx vn0;            ///< normal velocity before solving (restitution)
-    ls_fx adjusted;       ///< separation minus dot(rb - ra, n): current separation is
-                          ///< dot(n, dpB + drB rb - dpA - drA ra) + adjusted
-    ls_fx drift[2];       ///< anchored: slip along t1, t2 minus dot(rb - ra, t), like adjusted
-    ls_fx max_impulse;    ///< largest normal impulse this tick (restitution)
-} ls_contact_solve;
-
 /// A persistent contact between shapes shape_a < shape_b (slot indices) and,
 /// for a mesh, one of its triangles (`child`; 0 otherwise): only what later
 /// ticks need (kept small: sleeping contacts are carried over every tick).
@@ -111,26 +89,11 @@ typedef struct ls_contact {
     uint32_t shape_a, shape_b, child;
     uint32_t a, b; ///< (derived) body slots of shape_a and shape_b
     ls_manifold m;
-    ls_fx normal_impulse[LS_MANIFOLD_MAX];     ///< (state) warm-start cache
-    ls_fx tangent_impulse[LS_MANIFOLD_MAX][2]; ///< (state) warm-start cache
-    ls_vec3 anchor_a[LS_MANIFOLD_MAX]; ///< (state) static-friction anchor in body a (from its COM)
-    ls_vec3 anchor_b[LS_MANIFOLD_MAX]; ///< (state) the same point in body b
-    uint32_t anchored;                 ///< (state) bit i: point i has anchors (solver.c)
+    ls_fx normal_impulse[LS_MANIFOLD_MAX]; ///< (state) warm-start cache, N s per sub-step
+    ls_vec3 friction_impulse;              ///< (state) at the friction centre, world frame
+    ls_fx twist_impulse;                   ///< (state) about the normal, N m s
+    ls_vec3 rolling_impulse;               ///< (state) rolling block, world frame, N m s
 } ls_contact;
-
-/// Solver scratch of one active contact this step (solver.c).
-typedef struct ls_contact_scratch {
-    ls_contact *c;                ///< the contact solved
-    ls_vec3 t1, t2;               ///< tangent basis
-    ls_fx friction, restitution;  ///< mixed material
-    ls_fx inv_mass_a, inv_mass_b; ///< 0 for a body that does not move
-    bool turn_a, turn_b; ///< the body's point turns with it within the tick (not round, moves)
-    bool anchor;         ///< static-friction anchoring applies (neither shape is round)
-    ls_fx mass_scale, impulse_scale;     ///< contact softness of this pair (solver.c)
-    ls_contact_solve s[LS_MANIFOLD_MAX]; ///< per point
-    ls_solver_row roll[3];               ///< twist about n, rolling about t1, t2
-    ls_fx roll_impulse[3];               ///< accumulated, not warm started
-} ls_contact_scratch;
 
 /// Narrow-phase result of one broad-phase pair, computed in parallel before
 /// the serial merge with last tick's contacts (contacts.c).
@@ -165,8 +128,7 @@ struct ls_world {
     uint32_t max_pairs;
     ls_contact *contacts;        ///< current contacts, sorted by (a, b)
     ls_contact *contacts_old;    ///< previous step's, for warm starting
-    ls_contact_scratch *scratch; ///< solver data of the active contacts (max_contacts)
-    uint32_t active_contacts;    ///< (scratch) contacts in `scratch` this tick
+    ls_solver_scratch solver;    ///< (scratch) states and constraint groups (solver.c)
     ls_graph_edge *edges;        ///< (scratch) constraints as the graph sees them (solver.c)
     uint32_t *active_joints;     ///< (scratch) joint slots solved this tick
     uint32_t active_joint_count; ///< (scratch)

@@ -1,0 +1,668 @@
+// SPDX-License-Identifier: MIT
+// Contact constraints (contact_solver.h): prepare, store, and the scalar
+// reference of the sweeps. The formulas below, in this order and with this
+// rounding, are the definition (SPEC.md §11.2, §11.4); the vector paths
+// compute the same integers.
+//
+// Rows of a manifold (Box3D's formulation). Normals: one soft row per point,
+// Gauss-Seidel in point order, with the current separation of the point
+// computed from the bodies' motion since the tick began. Friction: one 2D
+// row at the manifold's centre (the mean of its points), its impulse held
+// inside the circle mu * (sum of the points' normal impulses). Twist: one
+// row about the normal at the centre, held within mu * sum(lever_i *
+// lambda_i) (lever_i: the point's distance from the centre). Rolling (one
+// or two points, when the world's rolling_resistance > 0): a 3-row angular
+// block held inside rolling_resistance * sum(lambda_i). Friction, twist and
+// rolling are solved in the relax pass only (without position bias), after
+// the normals, as Box3D does: the solve pass pushes bodies apart, the relax
+// pass settles what they do along the surface.
+#include "contact_solver.h"
+
+#include "../collision/shape_kind.h"
+
+#include <stddef.h>
+#include <string.h>
+
+// ---- Prepare (once per tick, per lane) ------------------------------------
+
+// A deterministic orthonormal tangent basis for unit normal n.
+static void tangent_basis(ls_vec3 n, ls_vec3 *t1, ls_vec3 *t2)
+{
+    ls_vec3 t = ls_fx_abs(n.x) >= 37837 /* 0.57735 */ ? ls_vec3_make(n.y, ls_fx_neg(n.x), 0)
+                                                      : ls_vec3_make(0, n.z, ls_fx_neg(n.y));
+    *t1 = ls_vec3_normalize(t, ls_vec3_make(LS_FX_ONE, 0, 0));
+    *t2 = ls_vec3_cross(n, *t1);
+}
+
+// m * v for a symmetric Q12.20 matrix (xx, xy, xz, yy, yz, zz) and a Q16.16
+// vector: Q12.20, each component one exact sum rounded once.
+static void sym_mul_q20(const int32_t *m, const int32_t *v, int32_t *out, uint32_t *ovf)
+{
+    out[0] = ls_nar(ls_rnd(ls_dot3(m[0], m[1], m[2], v[0], v[1], v[2]), 16), ovf);
+    out[1] = ls_nar(ls_rnd(ls_dot3(m[1], m[3], m[4], v[0], v[1], v[2]), 16), ovf);
+    out[2] = ls_nar(ls_rnd(ls_dot3(m[2], m[4], m[5], v[0], v[1], v[2]), 16), ovf);
+}
+
+// a x b of Q16.16 vectors, each component exact and rounded once.
+static void cross16(const int32_t *a, const int32_t *b, int32_t *out, uint32_t *ovf)
+{
+    out[0] = ls_nar(ls_rnd(ls_mul(a[1], b[2]) - ls_mul(a[2], b[1]), 16), ovf);
+    out[1] = ls_nar(ls_rnd(ls_mul(a[2], b[0]) - ls_mul(a[0], b[2]), 16), ovf);
+    out[2] = ls_nar(ls_rnd(ls_mul(a[0], b[1]) - ls_mul(a[1], b[0]), 16), ovf);
+}
+
+// 1 / k for k in Q28.36: Q16.16, rounded to nearest; 0 when k <= 0.
+static int32_t inverse_q36(int64_t k)
+{
+    if (k <= 0) {
+        return 0;
+    }
+    int64_t m = (((int64_t)1 << 52) + k / 2) / k;
+    return m >= LS_LANE_LIMIT ? (int32_t)(LS_LANE_LIMIT - 1) : (int32_t)m;
+}
+
+// Inverse of a symmetric positive-definite 3x3 (or 2x2 when n = 2) K given in
+// Q28.36 as xx, xy, xz, yy, yz, zz: Q16.16 in the same order. K is scaled by
+// a power of two 2^e to a Q16.16 matrix near 1, inverted by
+// ls_mat3_inverse_spd (SPEC.md §4), and the inverse multiplied by 2^e.
+// Returns false (out zero) when K is not positive definite.
+static bool inverse_sym_q36(const int64_t *k, int n, int32_t *out)
+{
+    memset(out, 0, 6 * sizeof *out);
+    int64_t big = 0;
+    for (int i = 0; i < 6; i++) {
+        int64_t a = k[i] < 0 ? -k[i] : k[i];
+        big = a > big ? a : big;
+    }
+    if (big == 0) {
+        return false;
+    }
+    // raw = k / 2^sh has its largest entry in [2^15, 2^16): K * 2^e as Q16.16
+    // near 1, e = 20 - sh, so its inverse is near 1 too and keeps 16 bits.
+    int sh = (64 - __builtin_clzll((uint64_t)big)) - 16;
+    int64_t raw[6];
+    for (int i = 0; i < 6; i++) {
+        raw[i] = sh > 0 ? ls_rnd(k[i], sh) : k[i] * ((int64_t)1 << -sh);
+    }
+    if (n == 2) {
+        raw[2] = raw[4] = 0;
+        raw[5] = (int64_t)1 << 15; // a decoupled third row
+    }
+    ls_mat3 m = {{ls_vec3_make((ls_fx)raw[0], (ls_fx)raw[1], (ls_fx)raw[2]),
+                  ls_vec3_make((ls_fx)raw[1], (ls_fx)raw[3], (ls_fx)raw[4]),
+                  ls_vec3_make((ls_fx)raw[2], (ls_fx)raw[4], (ls_fx)raw[5])}};
+    ls_mat3 inv;
+    if (!ls_mat3_inverse_spd(m, &inv)) {
+        return false;
+    }
+    int e = 20 - sh;
+    const ls_fx v[6] = {inv.row[0].x, inv.row[0].y, inv.row[0].z,
+                        inv.row[1].y, inv.row[1].z, inv.row[2].z};
+    for (int i = 0; i < 6; i++) {
+        int64_t x = e >= 0 ? (int64_t)v[i] * ((int64_t)1 << (e < 32 ? e : 32))
+                           : ls_rnd(v[i], -e < 62 ? -e : 62);
+        x = x >= LS_LANE_LIMIT ? LS_LANE_LIMIT - 1 : x < -LS_LANE_LIMIT ? -LS_LANE_LIMIT : x;
+        out[i] = (int32_t)x;
+    }
+    return true;
+}
+
+// a . (m b) of Q16.16 vectors through a symmetric Q12.20 matrix: Q28.36 exact
+// (products of a Q16.16 and the Q12.20 m b).
+static int64_t quad_q36(const int32_t *a, const int32_t *mb)
+{
+    return ls_dot3(a[0], a[1], a[2], mb[0], mb[1], mb[2]);
+}
+
+// Clear lane `lane`: every field zero, the bodies the identity state.
+static void clear_lane(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t lane)
+{
+    int32_t *base = (int32_t *)g;
+    // Every field of the group before `points` is an array of LS_LANES 32-bit
+    // words, so lane k of them is every LS_LANES-th word from word k.
+    _Static_assert(offsetof(ls_contact_lanes, points) % (LS_LANES * sizeof(int32_t)) == 0, "lanes");
+    for (size_t i = lane; i < offsetof(ls_contact_lanes, points) / sizeof(int32_t); i += LS_LANES) {
+        base[i] = 0;
+    }
+    if (roll) {
+        int32_t *r = (int32_t *)roll;
+        _Static_assert(sizeof(ls_rolling_lanes) % (LS_LANES * sizeof(int32_t)) == 0, "lanes");
+        for (size_t i = lane; i < sizeof(ls_rolling_lanes) / sizeof(int32_t); i += LS_LANES) {
+            r[i] = 0;
+        }
+    }
+}
+
+#define GET3(arr, l) {(arr)[0][l], (arr)[1][l], (arr)[2][l]}
+#define SET3(arr, l, v)                                                                            \
+    do {                                                                                           \
+        (arr)[0][l] = (v)[0];                                                                      \
+        (arr)[1][l] = (v)[1];                                                                      \
+        (arr)[2][l] = (v)[2];                                                                      \
+    } while (0)
+
+uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
+                                  ls_rolling_lanes *roll, uint32_t lane, uint32_t ci)
+{
+    clear_lane(g, roll, lane);
+    if (ci == UINT32_MAX) {
+        return 0;
+    }
+    const ls_solver_scratch *sv = &w->solver;
+    const ls_contact *c = &w->contacts[ci];
+    const ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
+    const ls_shape *sa = &w->shapes[c->shape_a], *sb = &w->shapes[c->shape_b];
+    uint32_t ia = a->state, ib = b->state;
+    const ls_solver_mass *ma = &sv->masses[ls_body_moves_(a) ? ia : 0];
+    const ls_solver_mass *mb = &sv->masses[ls_body_moves_(b) ? ib : 0];
+    const ls_solver_body *xa = &sv->states[ia], *xb = &sv->states[ib];
+    uint32_t ovf = 0;
+    g->a[lane] = ia;
+    g->b[lane] = ib;
+    g->count[lane] = (uint32_t)c->m.count;
+    g->contact[lane] = ci;
+    g->turn[lane] = (ls_shape_kind_of(sa->geom.kind)->round ? 0u : 1u) |
+                    (ls_shape_kind_of(sb->geom.kind)->round ? 0u : 2u);
+    ls_vec3 t1, t2;
+    ls_vec3 nv = c->m.normal;
+    tangent_basis(nv, &t1, &t2);
+    const int32_t n[3] = {nv.x, nv.y, nv.z};
+    const int32_t tt1[3] = {t1.x, t1.y, t1.z}, tt2[3] = {t2.x, t2.y, t2.z};
+    SET3(g->n, lane, n);
+    SET3(g->t1, lane, tt1);
+    SET3(g->t2, lane, tt2);
+    g->inv_mass_a[lane] = ma->inv_mass;
+    g->inv_mass_b[lane] = mb->inv_mass;
+    for (int k = 0; k < 3; k++) {
+        g->nm_a[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], ma->inv_mass), 16), &ovf);
+        g->nm_b[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], mb->inv_mass), 16), &ovf);
+    }
+    g->friction[lane] = ls_fx_sqrt(ls_fx_mul(sa->friction, sb->friction));
+    g->restitution[lane] = ls_fx_max(sa->restitution, sb->restitution);
+    bool both = ls_body_moves_(a) && ls_body_moves_(b);
+    const ls_softness *soft = both ? &ctx->contact : &ctx->contact_static;
+    g->bias_rate[lane] = soft->bias_rate;
+    g->impulse_scale[lane] = soft->impulse_scale;
+    // m^-1 a + m^-1 b in Q28.36 (the masses are Q8.24).
+    int64_t kmass = ((int64_t)ma->inv_mass + mb->inv_mass) * ((int64_t)1 << 12);
+    // Points, and the friction centre (their mean).
+    int64_t centre[3] = {0, 0, 0};
+    int count = c->m.count;
+    for (int i = 0; i < count; i++) {
+        ls_contact_point_lanes *p = &g->p[i];
+        ls_vec3 pt = c->m.points[i].point;
+        ls_vec3 rav = ls_vec3_sub(pt, a->p), rbv = ls_vec3_sub(pt, b->p);
+        const int32_t ra[3] = {rav.x, rav.y, rav.z}, rb[3] = {rbv.x, rbv.y, rbv.z};
+        SET3(p->ra, lane, ra);
+        SET3(p->rb, lane, rb);
+        centre[0] += pt.x;
+        centre[1] += pt.y;
+        centre[2] += pt.z;
+        int64_t rel = ls_dot3(rb[0] - ra[0], rb[1] - ra[1], rb[2] - ra[2], n[0], n[1], n[2]);
+        p->base[lane] = ls_nar(-(int64_t)c->m.points[i].depth - ls_rnd(rel, 16), &ovf);
+        int32_t anga[3], angb[3], ianga[3], iangb[3];
+        cross16(ra, n, anga, &ovf);
+        cross16(rb, n, angb, &ovf);
+        sym_mul_q20(ma->inv_inertia, anga, ianga, &ovf);
+        sym_mul_q20(mb->inv_inertia, angb, iangb, &ovf);
+        SET3(p->ang_a, lane, anga);
+        SET3(p->ang_b, lane, angb);
+        SET3(p->iang_a, lane, ianga);
+        SET3(p->iang_b, lane, iangb);
+        int64_t k = kmass + quad_q36(anga, ianga) + quad_q36(angb, iangb);
+        int32_t mass = inverse_q36(k);
+        p->mass[lane] = mass;
+        p->soft_mass[lane] = ls_nar(ls_rnd(ls_mul(mass, soft->mass_scale), 16), &ovf);
+        p->impulse[lane] = c->normal_impulse[i];
+        p->max_impulse[lane] = 0;
+        int32_t dv[3] = {xb->v.x - xa->v.x, xb->v.y - xa->v.y, xb->v.z - xa->v.z};
+        int64_t vn = ls_dot3(n[0], n[1], n[2], dv[0], dv[1], dv[2]) +
+                     ls_dot3(xb->w.x, xb->w.y, xb->w.z, angb[0], angb[1], angb[2]) -
+                     ls_dot3(xa->w.x, xa->w.y, xa->w.z, anga[0], anga[1], anga[2]);
+        p->vn0[lane] = ls_nar(ls_rnd(vn, 16), &ovf);
+    }
+    // Friction centre: the mean of the points, rounded half away from zero.
+    int32_t cw[3];
+    for (int k = 0; k < 3; k++) {
+        int64_t s = centre[k];
+        cw[k] = (int32_t)(s >= 0 ? (s + count / 2) / count : (s - count / 2) / count);
+    }
+    for (int i = 0; i < count; i++) {
+        ls_vec3 pt = c->m.points[i].point;
+        g->p[i].lever[lane] = ls_vec3_len(ls_vec3_make(pt.x - cw[0], pt.y - cw[1], pt.z - cw[2]));
+    }
+    const int32_t ca[3] = {cw[0] - a->p.x, cw[1] - a->p.y, cw[2] - a->p.z};
+    const int32_t cb[3] = {cw[0] - b->p.x, cw[1] - b->p.y, cw[2] - b->p.z};
+    int32_t c1a[3], c2a[3], c1b[3], c2b[3], i1a[3], i2a[3], i1b[3], i2b[3];
+    cross16(ca, tt1, c1a, &ovf);
+    cross16(ca, tt2, c2a, &ovf);
+    cross16(cb, tt1, c1b, &ovf);
+    cross16(cb, tt2, c2b, &ovf);
+    sym_mul_q20(ma->inv_inertia, c1a, i1a, &ovf);
+    sym_mul_q20(ma->inv_inertia, c2a, i2a, &ovf);
+    sym_mul_q20(mb->inv_inertia, c1b, i1b, &ovf);
+    sym_mul_q20(mb->inv_inertia, c2b, i2b, &ovf);
+    SET3(g->ct1_a, lane, c1a);
+    SET3(g->ct2_a, lane, c2a);
+    SET3(g->ct1_b, lane, c1b);
+    SET3(g->ct2_b, lane, c2b);
+    SET3(g->ict1_a, lane, i1a);
+    SET3(g->ict2_a, lane, i2a);
+    SET3(g->ict1_b, lane, i1b);
+    SET3(g->ict2_b, lane, i2b);
+    int64_t kt[6] = {kmass + quad_q36(c1a, i1a) + quad_q36(c1b, i1b),
+                     quad_q36(c1a, i2a) + quad_q36(c1b, i2b),
+                     0,
+                     kmass + quad_q36(c2a, i2a) + quad_q36(c2b, i2b),
+                     0,
+                     0};
+    g->tmass[0][lane] = inverse_q36(kt[0]);
+    g->tmass[1][lane] = 0;
+    g->tmass[2][lane] = inverse_q36(kt[3]);
+    ls_vec3 fw = c->friction_impulse;
+    g->f1[lane] = ls_vec3_dot(fw, t1);
+    g->f2[lane] = ls_vec3_dot(fw, t2);
+    int32_t ina[3], inb[3];
+    sym_mul_q20(ma->inv_inertia, n, ina, &ovf);
+    sym_mul_q20(mb->inv_inertia, n, inb, &ovf);
+    SET3(g->in_a, lane, ina);
+    SET3(g->in_b, lane, inb);
+    g->twist_mass[lane] = inverse_q36(quad_q36(n, ina) + quad_q36(n, inb));
+    g->twist[lane] = c->twist_impulse;
+    if (roll && count <= 2 && w->def.rolling_resistance > 0) {
+        roll->limit[lane] = w->def.rolling_resistance;
+        int64_t ks[6];
+        for (int i = 0; i < 6; i++) {
+            ks[i] = ((int64_t)ma->inv_inertia[i] + mb->inv_inertia[i]) * ((int64_t)1 << 16);
+            roll->ia[i][lane] = ma->inv_inertia[i];
+            roll->ib[i][lane] = mb->inv_inertia[i];
+        }
+        int32_t rm[6];
+        inverse_sym_q36(ks, 3, rm);
+        for (int i = 0; i < 6; i++) {
+            roll->mass[i][lane] = rm[i];
+        }
+        roll->r[0][lane] = c->rolling_impulse.x;
+        roll->r[1][lane] = c->rolling_impulse.y;
+        roll->r[2][lane] = c->rolling_impulse.z;
+    }
+    return ovf;
+}
+
+void ls_contact_store_(ls_world *w, const ls_contact_lanes *g, const ls_rolling_lanes *roll)
+{
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        if (g->count[l] == 0) {
+            continue;
+        }
+        ls_contact *c = &w->contacts[g->contact[l]];
+        for (uint32_t i = 0; i < g->count[l]; i++) {
+            c->normal_impulse[i] = g->p[i].impulse[l];
+        }
+        int64_t f[3];
+        for (int k = 0; k < 3; k++) {
+            f[k] = ls_mul(g->f1[l], g->t1[k][l]) + ls_mul(g->f2[l], g->t2[k][l]);
+        }
+        c->friction_impulse = ls_vec3_make(ls_fx_from_q32(f[0]), ls_fx_from_q32(f[1]),
+                                           ls_fx_from_q32(f[2]));
+        c->twist_impulse = g->twist[l];
+        c->rolling_impulse = roll ? ls_vec3_make(roll->r[0][l], roll->r[1][l], roll->r[2][l])
+                                  : ls_vec3_zero();
+    }
+}
+
+// ---- Scalar sweeps ----------------------------------------------------------
+
+// A body as a lane sees it.
+typedef struct lane_body {
+    int32_t v[3], w[3], dp[3], dq[4];
+} lane_body;
+
+static void load_body(const ls_solver_body *s, lane_body *b, bool turn)
+{
+    b->v[0] = s->v.x;
+    b->v[1] = s->v.y;
+    b->v[2] = s->v.z;
+    b->w[0] = s->w.x;
+    b->w[1] = s->w.y;
+    b->w[2] = s->w.z;
+    b->dp[0] = s->dp.x;
+    b->dp[1] = s->dp.y;
+    b->dp[2] = s->dp.z;
+    // A round shape's touching point does not turn with it (a rolling ball
+    // touches with its bottom): its separation uses no rotation.
+    b->dq[0] = turn ? s->dq.x : 0;
+    b->dq[1] = turn ? s->dq.y : 0;
+    b->dq[2] = turn ? s->dq.z : 0;
+    b->dq[3] = turn ? s->dq.w : LS_FX_ONE;
+}
+
+static void save_body(ls_solver_body *s, const lane_body *b)
+{
+    if (!(s->flags & LS_STATE_WRITABLE)) {
+        return;
+    }
+    s->v = ls_vec3_make(b->v[0], b->v[1], b->v[2]);
+    s->w = ls_vec3_make(b->w[0], b->w[1], b->w[2]);
+}
+
+// v -= rnd(d * m[k], s) per component (sign -1) or += (sign +1), narrowed.
+static void apply3(int32_t *v, ls_lanes *m, uint32_t l, int32_t d, int s, int sign,
+                   uint32_t *ovf)
+{
+    for (int k = 0; k < 3; k++) {
+        int64_t x = ls_rnd(ls_mul(d, m[k][l]), s);
+        v[k] = ls_nar(sign > 0 ? (int64_t)v[k] + x : (int64_t)v[k] - x, ovf);
+    }
+}
+
+// v +- rnd(d1 * m1[k] + d2 * m2[k], s): a two-impulse update, one rounding.
+static void apply3x2(int32_t *v, ls_lanes *m1, ls_lanes *m2, uint32_t l, int32_t d1,
+                     int32_t d2, int s, int sign, uint32_t *ovf)
+{
+    for (int k = 0; k < 3; k++) {
+        int64_t x = ls_rnd(ls_mul(d1, m1[k][l]) + ls_mul(d2, m2[k][l]), s);
+        v[k] = ls_nar(sign > 0 ? (int64_t)v[k] + x : (int64_t)v[k] - x, ovf);
+    }
+}
+
+// v - conj(dq) rotation of n: the normal in the frame that turned with the
+// body, n' = conj(dq) n dq, so n . (dR r) = n' . r. Written as v' = v + s t +
+// u x t with u = -vec(dq), s = dq.w, t = 2 (u x v), each product exact and
+// every component rounded once.
+static void rotate_conj(const int32_t *dq, const int32_t *v, int32_t *out, uint32_t *ovf)
+{
+    const int32_t u[3] = {-dq[0], -dq[1], -dq[2]};
+    int32_t t[3];
+    cross16(u, v, t, ovf);
+    for (int k = 0; k < 3; k++) {
+        t[k] = ls_nar((int64_t)t[k] * 2, ovf);
+    }
+    int64_t c[3] = {ls_mul(u[1], t[2]) - ls_mul(u[2], t[1]), ls_mul(u[2], t[0]) - ls_mul(u[0], t[2]),
+                    ls_mul(u[0], t[1]) - ls_mul(u[1], t[0])};
+    for (int k = 0; k < 3; k++) {
+        out[k] = ls_nar((int64_t)v[k] + ls_rnd(ls_mul(dq[3], t[k]) + c[k], 16), ovf);
+    }
+}
+
+// Normal velocity of point p: n . (vb - va) + wb . ang_b - wa . ang_a.
+static int32_t normal_speed(const ls_contact_lanes *g, const ls_contact_point_lanes *p, uint32_t l,
+                            const lane_body *a, const lane_body *b, uint32_t *ovf)
+{
+    int64_t s = ls_dot3(g->n[0][l], g->n[1][l], g->n[2][l], b->v[0] - a->v[0], b->v[1] - a->v[1],
+                        b->v[2] - a->v[2]) +
+                ls_dot3(b->w[0], b->w[1], b->w[2], p->ang_b[0][l], p->ang_b[1][l], p->ang_b[2][l]) -
+                ls_dot3(a->w[0], a->w[1], a->w[2], p->ang_a[0][l], p->ang_a[1][l], p->ang_a[2][l]);
+    return ls_nar(ls_rnd(s, 16), ovf);
+}
+
+// Apply normal impulse increment d of point p to both bodies.
+static void apply_normal(ls_contact_lanes *g, ls_contact_point_lanes *p, uint32_t l,
+                         lane_body *a, lane_body *b, int32_t d, uint32_t *ovf)
+{
+    apply3(a->v, g->nm_a, l, d, 24, -1, ovf);
+    apply3(a->w, p->iang_a, l, d, 20, -1, ovf);
+    apply3(b->v, g->nm_b, l, d, 24, +1, ovf);
+    apply3(b->w, p->iang_b, l, d, 20, +1, ovf);
+}
+
+// Apply friction increments (d1, d2) at the centre.
+static void apply_friction(ls_contact_lanes *g, uint32_t l, lane_body *a, lane_body *b,
+                           int32_t d1, int32_t d2, uint32_t *ovf)
+{
+    int32_t p[3];
+    for (int k = 0; k < 3; k++) {
+        p[k] = ls_nar(ls_rnd(ls_mul(d1, g->t1[k][l]) + ls_mul(d2, g->t2[k][l]), 16), ovf);
+    }
+    for (int k = 0; k < 3; k++) {
+        a->v[k] = ls_nar((int64_t)a->v[k] - ls_rnd(ls_mul(p[k], g->inv_mass_a[l]), 24), ovf);
+        b->v[k] = ls_nar((int64_t)b->v[k] + ls_rnd(ls_mul(p[k], g->inv_mass_b[l]), 24), ovf);
+    }
+    apply3x2(a->w, g->ict1_a, g->ict2_a, l, d1, d2, 20, -1, ovf);
+    apply3x2(b->w, g->ict1_b, g->ict2_b, l, d1, d2, 20, +1, ovf);
+}
+
+// Apply a rolling impulse increment r to both bodies: wa -= Ia^-1 r, wb += Ib^-1 r.
+static void apply_rolling(const ls_rolling_lanes *ro, uint32_t l, lane_body *a, lane_body *b,
+                          const int32_t *r, uint32_t *ovf)
+{
+    const int32_t ia[6] = {ro->ia[0][l], ro->ia[1][l], ro->ia[2][l],
+                           ro->ia[3][l], ro->ia[4][l], ro->ia[5][l]};
+    const int32_t ib[6] = {ro->ib[0][l], ro->ib[1][l], ro->ib[2][l],
+                           ro->ib[3][l], ro->ib[4][l], ro->ib[5][l]};
+    const int idx[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
+    for (int k = 0; k < 3; k++) {
+        int64_t xa = ls_dot3(ia[idx[k][0]], ia[idx[k][1]], ia[idx[k][2]], r[0], r[1], r[2]);
+        int64_t xb = ls_dot3(ib[idx[k][0]], ib[idx[k][1]], ib[idx[k][2]], r[0], r[1], r[2]);
+        a->w[k] = ls_nar((int64_t)a->w[k] - ls_rnd(xa, 20), ovf);
+        b->w[k] = ls_nar((int64_t)b->w[k] + ls_rnd(xb, 20), ovf);
+    }
+}
+
+static bool lane_live(const ls_contact_lanes *g, uint32_t l)
+{
+    return g->count[l] != 0;
+}
+
+uint32_t ls_contact_warm_start_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g)
+{
+    uint32_t mask = 0;
+    const ls_rolling_lanes *ro = g->rolling >= 0 ? &sw->rolling[g->rolling] : NULL;
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        if (!lane_live(g, l)) {
+            continue;
+        }
+        uint32_t ovf = 0;
+        ls_solver_body *sa = &sw->states[g->a[l]], *sb = &sw->states[g->b[l]];
+        lane_body a, b;
+        load_body(sa, &a, true);
+        load_body(sb, &b, true);
+        for (uint32_t i = 0; i < g->count[l]; i++) {
+            apply_normal(g, &g->p[i], l, &a, &b, g->p[i].impulse[l], &ovf);
+        }
+        apply_friction(g, l, &a, &b, g->f1[l], g->f2[l], &ovf);
+        apply3(a.w, g->in_a, l, g->twist[l], 20, -1, &ovf);
+        apply3(b.w, g->in_b, l, g->twist[l], 20, +1, &ovf);
+        if (ro && ro->limit[l] != 0) {
+            const int32_t r[3] = {ro->r[0][l], ro->r[1][l], ro->r[2][l]};
+            apply_rolling(ro, l, &a, &b, r, &ovf);
+        }
+        save_body(sa, &a);
+        save_body(sb, &b);
+        mask |= ovf << l;
+    }
+    return mask;
+}
+
+// Clamp an accumulated vector impulse (2 or 3 exact components) into the
+// ball of radius lim (0 <= lim < 2^30): components of 2^31 or more are first
+// halved together (arithmetic shifts) until they fit 32 bits -- such a vector
+// is far outside the ball, and only its direction matters -- then, outside
+// the ball, each becomes c * lim / |c| (|c| = isqrt of the exact sum of
+// squares, the division truncating toward zero). The result always lies in
+// the solver range.
+static void clamp_ball(int64_t *c, int n, int32_t lim)
+{
+    int64_t big = 0;
+    for (int k = 0; k < n; k++) {
+        int64_t a = c[k] < 0 ? -c[k] : c[k];
+        big = a > big ? a : big;
+    }
+    while (big >= ((int64_t)1 << 31)) {
+        for (int k = 0; k < n; k++) {
+            c[k] >>= 1;
+        }
+        big >>= 1;
+    }
+    uint64_t len2 = 0;
+    for (int k = 0; k < n; k++) {
+        len2 += (uint64_t)(c[k] * c[k]);
+    }
+    if (len2 <= (uint64_t)((int64_t)lim * lim)) {
+        return;
+    }
+    int64_t len = (int64_t)ls_isqrt64(len2);
+    for (int k = 0; k < n; k++) {
+        c[k] = (c[k] * lim) / len; // len > lim >= 0: never zero
+    }
+}
+
+// Friction, twist and rolling of one lane (relax pass): rolling first, then
+// twist, then the 2D friction, as Box3D.
+static void solve_surface(const ls_contact_sweep *sw, ls_contact_lanes *g, uint32_t l,
+                          lane_body *a, lane_body *b, int64_t total, int64_t twist_arm,
+                          uint32_t *ovf)
+{
+    const ls_rolling_lanes *ro = g->rolling >= 0 ? &sw->rolling[g->rolling] : NULL;
+    if (ro && ro->limit[l] != 0) {
+        ls_rolling_lanes *rw = &sw->rolling[g->rolling];
+        const int32_t dw[3] = {a->w[0] - b->w[0], a->w[1] - b->w[1], a->w[2] - b->w[2]};
+        const int idx[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
+        int32_t old[3], d[3];
+        int64_t now[3];
+        int32_t lim = ls_cap(ls_rnd(ro->limit[l] * total, 16));
+        for (int k = 0; k < 3; k++) {
+            old[k] = ro->r[k][l];
+            int64_t x = ls_dot3(ro->mass[idx[k][0]][l], ro->mass[idx[k][1]][l],
+                                ro->mass[idx[k][2]][l], dw[0], dw[1], dw[2]);
+            now[k] = (int64_t)old[k] + ls_rnd(x, 16);
+        }
+        clamp_ball(now, 3, lim);
+        for (int k = 0; k < 3; k++) {
+            d[k] = (int32_t)now[k] - old[k];
+            rw->r[k][l] = (int32_t)now[k];
+        }
+        apply_rolling(ro, l, a, b, d, ovf);
+    }
+    int32_t mu = g->friction[l];
+    {
+        int64_t s = ls_dot3(g->n[0][l], g->n[1][l], g->n[2][l], b->w[0] - a->w[0],
+                            b->w[1] - a->w[1], b->w[2] - a->w[2]);
+        int32_t speed = ls_nar(ls_rnd(s, 16), ovf);
+        int32_t lim = ls_cap(ls_rnd(mu * ls_rnd(twist_arm, 16), 16));
+        int32_t old = g->twist[l];
+        int64_t x = (int64_t)old - ls_rnd(ls_mul(g->twist_mass[l], speed), 16);
+        x = x > lim ? lim : x < -(int64_t)lim ? -(int64_t)lim : x;
+        int32_t now = (int32_t)x;
+        g->twist[l] = now;
+        int32_t d = now - old;
+        apply3(a->w, g->in_a, l, d, 20, -1, ovf);
+        apply3(b->w, g->in_b, l, d, 20, +1, ovf);
+    }
+    {
+        const int32_t dv[3] = {b->v[0] - a->v[0], b->v[1] - a->v[1], b->v[2] - a->v[2]};
+        int64_t s1 = ls_dot3(g->t1[0][l], g->t1[1][l], g->t1[2][l], dv[0], dv[1], dv[2]) +
+                     ls_dot3(b->w[0], b->w[1], b->w[2], g->ct1_b[0][l], g->ct1_b[1][l],
+                             g->ct1_b[2][l]) -
+                     ls_dot3(a->w[0], a->w[1], a->w[2], g->ct1_a[0][l], g->ct1_a[1][l],
+                             g->ct1_a[2][l]);
+        int64_t s2 = ls_dot3(g->t2[0][l], g->t2[1][l], g->t2[2][l], dv[0], dv[1], dv[2]) +
+                     ls_dot3(b->w[0], b->w[1], b->w[2], g->ct2_b[0][l], g->ct2_b[1][l],
+                             g->ct2_b[2][l]) -
+                     ls_dot3(a->w[0], a->w[1], a->w[2], g->ct2_a[0][l], g->ct2_a[1][l],
+                             g->ct2_a[2][l]);
+        int32_t vt1 = ls_nar(ls_rnd(s1, 16), ovf), vt2 = ls_nar(ls_rnd(s2, 16), ovf);
+        int64_t d1 = ls_rnd(ls_mul(g->tmass[0][l], vt1), 16);
+        int64_t d2 = ls_rnd(ls_mul(g->tmass[2][l], vt2), 16);
+        int32_t o1 = g->f1[l], o2 = g->f2[l];
+        int64_t f[2] = {(int64_t)o1 - d1, (int64_t)o2 - d2};
+        int32_t lim = ls_cap(ls_rnd(mu * total, 16));
+        clamp_ball(f, 2, lim);
+        g->f1[l] = (int32_t)f[0];
+        g->f2[l] = (int32_t)f[1];
+        apply_friction(g, l, a, b, (int32_t)f[0] - o1, (int32_t)f[1] - o2, ovf);
+    }
+}
+
+uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g)
+{
+    uint32_t mask = 0;
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        if (!lane_live(g, l)) {
+            continue;
+        }
+        uint32_t ovf = 0;
+        ls_solver_body *sa = &sw->states[g->a[l]], *sb = &sw->states[g->b[l]];
+        lane_body a, b;
+        load_body(sa, &a, (g->turn[l] & 1u) != 0);
+        load_body(sb, &b, (g->turn[l] & 2u) != 0);
+        const int32_t n[3] = GET3(g->n, l);
+        int32_t na[3], nb[3];
+        rotate_conj(a.dq, n, na, &ovf);
+        rotate_conj(b.dq, n, nb, &ovf);
+        int32_t d0 = ls_nar(ls_rnd(ls_dot3(n[0], n[1], n[2], b.dp[0] - a.dp[0], b.dp[1] - a.dp[1],
+                                           b.dp[2] - a.dp[2]),
+                                   16),
+                            &ovf);
+        int64_t total = 0, twist_arm = 0;
+        for (uint32_t i = 0; i < g->count[l]; i++) {
+            ls_contact_point_lanes *p = &g->p[i];
+            int64_t sep = ls_dot3(nb[0], nb[1], nb[2], p->rb[0][l], p->rb[1][l], p->rb[2][l]) -
+                          ls_dot3(na[0], na[1], na[2], p->ra[0][l], p->ra[1][l], p->ra[2][l]);
+            int32_t s = ls_nar((int64_t)p->base[l] + d0 + ls_rnd(sep, 16), &ovf);
+            int32_t vn = normal_speed(g, p, l, &a, &b, &ovf);
+            int32_t bias = 0, mass = p->mass[l], iscale = 0;
+            if (s > 0) {
+                bias = ls_nar(ls_rnd(ls_mul(s, sw->inv_h), 16), &ovf);
+            } else if (sw->use_bias) {
+                bias = ls_max32(ls_nar(ls_rnd(ls_mul(s, g->bias_rate[l]), 16), &ovf), sw->max_push);
+                mass = p->soft_mass[l];
+                iscale = g->impulse_scale[l];
+            }
+            int32_t old = p->impulse[l];
+            int64_t x = ls_mul(mass, vn + bias) + ls_mul(iscale, old);
+            int32_t now = ls_nar_pos((int64_t)old - ls_rnd(x, 16), &ovf);
+            p->impulse[l] = now;
+            p->max_impulse[l] = ls_max32(p->max_impulse[l], now);
+            apply_normal(g, p, l, &a, &b, now - old, &ovf);
+            total += now;
+            twist_arm += ls_mul(p->lever[l], now);
+        }
+        if (sw->surface) {
+            solve_surface(sw, g, l, &a, &b, total, twist_arm, &ovf);
+        }
+        save_body(sa, &a);
+        save_body(sb, &b);
+        mask |= ovf << l;
+    }
+    return mask;
+}
+
+uint32_t ls_contact_restitution_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g)
+{
+    uint32_t mask = 0;
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        if (!lane_live(g, l) || g->restitution[l] == 0) {
+            continue;
+        }
+        uint32_t ovf = 0;
+        ls_solver_body *sa = &sw->states[g->a[l]], *sb = &sw->states[g->b[l]];
+        lane_body a, b;
+        load_body(sa, &a, true);
+        load_body(sb, &b, true);
+        for (uint32_t i = 0; i < g->count[l]; i++) {
+            ls_contact_point_lanes *p = &g->p[i];
+            if (p->vn0[l] >= sw->threshold || p->max_impulse[l] == 0) {
+                continue;
+            }
+            int32_t vn = normal_speed(g, p, l, &a, &b, &ovf);
+            int32_t target = ls_nar(-ls_rnd(ls_mul(g->restitution[l], p->vn0[l]), 16), &ovf);
+            int32_t old = p->impulse[l];
+            int64_t x = ls_mul(p->mass[l], vn - target);
+            int32_t now = ls_nar_pos((int64_t)old - ls_rnd(x, 16), &ovf);
+            p->impulse[l] = now;
+            apply_normal(g, p, l, &a, &b, now - old, &ovf);
+        }
+        save_body(sa, &a);
+        save_body(sb, &b);
+        mask |= ovf << l;
+    }
+    return mask;
+}
+
+const ls_contact_kernels ls_contact_kernels_scalar = {
+    .name = "scalar",
+    .warm_start = ls_contact_warm_start_scalar_,
+    .solve = ls_contact_solve_scalar_,
+    .restitution = ls_contact_restitution_scalar_,
+};

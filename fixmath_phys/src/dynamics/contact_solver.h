@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+// The contact solver (SPEC.md §11.2, §11.4): contact constraints of one tick
+// as groups of LS_LANES manifolds stored structure-of-arrays, and the sweeps
+// over them (prepare, warm start, solve, relax, restitution, store).
+//
+// Why this layout: a manifold is one normal row per point plus one 2D
+// friction row, one twist row and (for one or two points) a rolling block at
+// its centre (Box3D's formulation) -- 4 + 3 rows for a face instead of 12 + 3
+// -- and each row's Jacobian, effective mass and cached products are
+// computed once per tick. A sweep reads them as consecutive runs of LS_LANES
+// integers, so the lanes of a group are computed side by side, by the scalar
+// reference one lane after the other (contact_solver.c) or by a vector path
+// all at once (contact_simd_*.c). The manifolds of a group belong to one
+// graph colour (no two share a moving body), so a lane's result does not
+// depend on its neighbours: every path gives the same bits. The overflow
+// constraints (no colour) are packed the same way and always solved by the
+// scalar reference, lane after lane, which is then sequential.
+#ifndef LS_DYNAMICS_CONTACT_SOLVER_H
+#define LS_DYNAMICS_CONTACT_SOLVER_H
+
+#include "solver_body.h"
+#include "lane_math.h"
+#include "solver.h"
+
+/// One lane value per manifold of a group.
+typedef int32_t ls_lanes[LS_LANES];
+
+/// Point k of every manifold of a group (zero in lanes with fewer points).
+typedef struct ls_contact_point_lanes {
+    ls_lanes ra[3], rb[3];     ///< point relative to each centre of mass at the tick start, m
+    ls_lanes base;             ///< separation minus n . (rb - ra), m
+    ls_lanes mass;             ///< 1 / K of the normal row, kg
+    ls_lanes soft_mass;        ///< mass * the spring's mass scale, kg
+    ls_lanes impulse;          ///< accumulated normal impulse, N s
+    ls_lanes ang_a[3];         ///< ra x n
+    ls_lanes ang_b[3];         ///< rb x n
+    ls_lanes iang_a[3];        ///< Ia^-1 (ra x n), Q12.20 (zero if a does not move)
+    ls_lanes iang_b[3];        ///< Ib^-1 (rb x n), Q12.20
+    ls_lanes max_impulse;      ///< largest accumulated impulse this tick (restitution)
+    ls_lanes vn0;              ///< normal velocity at prepare (restitution), m/s
+    ls_lanes lever;            ///< distance from the friction centre, m (twist limit)
+} ls_contact_point_lanes;
+
+/// A group of up to LS_LANES manifolds of one colour.
+typedef struct ls_contact_lanes {
+    uint32_t a[LS_LANES], b[LS_LANES]; ///< body states (0: the identity)
+    uint32_t count[LS_LANES];          ///< points (0: empty lane)
+    uint32_t contact[LS_LANES];        ///< index of the contact in w->contacts
+    uint32_t turn[LS_LANES];           ///< bit 0: a's points turn with it, bit 1: b's
+    ls_lanes n[3], t1[3], t2[3];       ///< normal (a to b) and tangents, unit
+    ls_lanes inv_mass_a, inv_mass_b;   ///< Q8.24 (zero for a body that does not move)
+    ls_lanes nm_a[3], nm_b[3];         ///< n * inv_mass, Q8.24
+    ls_lanes friction;                 ///< mu
+    ls_lanes restitution;              ///< e
+    ls_lanes bias_rate;                ///< contact spring, 1/s
+    ls_lanes impulse_scale;            ///< contact spring
+    ls_lanes ct1_a[3], ct2_a[3];       ///< ca x t1, ca x t2 (ca: friction centre from a)
+    ls_lanes ct1_b[3], ct2_b[3];       ///< cb x t1, cb x t2
+    ls_lanes ict1_a[3], ict2_a[3];     ///< Ia^-1 (ca x t1), Ia^-1 (ca x t2), Q12.20
+    ls_lanes ict1_b[3], ict2_b[3];     ///< Ib^-1 (cb x t1), Ib^-1 (cb x t2), Q12.20
+    ls_lanes tmass[3];                 ///< inverse of the 2x2 friction K: xx, xy, yy
+    ls_lanes f1, f2;                   ///< accumulated friction impulse along t1, t2, N s
+    ls_lanes twist_mass;               ///< 1 / (n . (Ia^-1 + Ib^-1) n)
+    ls_lanes in_a[3], in_b[3];         ///< Ia^-1 n, Ib^-1 n, Q12.20
+    ls_lanes twist;                    ///< accumulated twist impulse, N m s
+    ls_contact_point_lanes p[LS_MANIFOLD_MAX];
+    // Per group (not per lane): set by the packing and the prepare.
+    int32_t points;  ///< most points of any lane
+    int32_t rolling; ///< index of the group's rolling data, -1: none
+    int32_t pad[LS_LANES - 2];
+} ls_contact_lanes;
+
+/// Rolling resistance of the groups that have it (contacts of one or two
+/// points): a 3-row angular block per lane.
+typedef struct ls_rolling_lanes {
+    ls_lanes limit;   ///< rolling_resistance (0 in lanes without it), m
+    ls_lanes mass[6]; ///< (Ia^-1 + Ib^-1)^-1: xx, xy, xz, yy, yz, zz
+    ls_lanes ia[6];   ///< Ia^-1 (same order), Q12.20
+    ls_lanes ib[6];   ///< Ib^-1, Q12.20
+    ls_lanes r[3];    ///< accumulated rolling impulse, N m s
+} ls_rolling_lanes;
+
+/// What the sweeps need besides the groups.
+typedef struct ls_contact_sweep {
+    ls_solver_body *states;
+    ls_rolling_lanes *rolling;
+    int32_t inv_h;         ///< 1/h of the mean sub-step, Q16.16
+    int32_t max_push;      ///< -max_push_velocity, Q16.16 (negative)
+    int32_t threshold;     ///< -restitution_threshold, Q16.16 (negative)
+    bool use_bias;         ///< solve (true) or relax (false)
+    bool surface;          ///< also friction, twist and rolling (the relax pass; the
+                           ///< solve pass when position_iterations is 0)
+} ls_contact_sweep;
+
+/// Fill lane `lane` of group g (and of its rolling block roll, may be NULL)
+/// from contact ci, or clear the lane when ci is UINT32_MAX. Reads the bodies'
+/// states and solver masses. Returns non-zero when a value left the solver
+/// range (a lever arm or a mass product; the caller reports it).
+uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
+                                  ls_rolling_lanes *roll, uint32_t lane, uint32_t ci);
+/// Write the accumulated impulses of every lane back to its contact.
+void ls_contact_store_(ls_world *w, const ls_contact_lanes *g, const ls_rolling_lanes *roll);
+
+/// The sweeps over one group, scalar reference: lanes one after the other,
+/// each reading and writing its bodies' states (so it is also correct for
+/// the overflow group, whose lanes may share bodies). Each returns non-zero
+/// when a value left the solver range.
+uint32_t ls_contact_warm_start_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g);
+uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g);
+uint32_t ls_contact_restitution_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g);
+
+/// A set of sweeps over groups of disjoint lanes (one colour).
+typedef struct ls_contact_kernels {
+    const char *name;
+    uint32_t (*warm_start)(const ls_contact_sweep *sw, ls_contact_lanes *g);
+    uint32_t (*solve)(const ls_contact_sweep *sw, ls_contact_lanes *g);
+    uint32_t (*restitution)(const ls_contact_sweep *sw, ls_contact_lanes *g);
+} ls_contact_kernels;
+
+/// The scalar reference kernels.
+extern const ls_contact_kernels ls_contact_kernels_scalar;
+
+#endif
