@@ -95,6 +95,26 @@ bool cli_parse_u64(const cli_command *cmd, const char *option, const char *text,
     return true;
 }
 
+bool cli_parse_simd(const cli_command *cmd, const char *text, ls_simd *out)
+{
+    static const struct {
+        const char *name;
+        ls_simd simd;
+    } paths[] = {{"auto", LS_SIMD_AUTO}, {"scalar", LS_SIMD_SCALAR}, {"avx2", LS_SIMD_AVX2}};
+    for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
+        if (strcmp(text, paths[k].name) == 0) {
+            if (!ls_simd_available(paths[k].simd)) {
+                cli_usage_error(cmd, "--simd %s: this build or CPU has no such path", text);
+                return false;
+            }
+            *out = paths[k].simd;
+            return true;
+        }
+    }
+    cli_usage_error(cmd, "--simd wants auto, scalar or avx2, got '%s'", text);
+    return false;
+}
+
 int cli_unexpected(const cli_command *cmd, const char *arg)
 {
     if (arg[0] == '-' && arg[1] != '\0') {

@@ -58,6 +58,9 @@ bool cli_option(const cli_command *cmd, int argc, char **argv, int *i, const cha
 /// integer min..max, got 'TEXT'" (naming cmd) and return false.
 bool cli_parse_u64(const cli_command *cmd, const char *option, const char *text, uint64_t min,
                    uint64_t max, uint64_t *out);
+/// Parse a solver vector path name (auto, scalar, avx2) that this build and
+/// CPU can run; on failure print what is wrong (naming cmd) and return false.
+bool cli_parse_simd(const cli_command *cmd, const char *text, ls_simd *out);
 /// True when `arg` is one of the n strings of `list` (e.g. the options that take a value).
 bool cli_is_one_of(const char *arg, const char *const *list, size_t n);
 /// Report an unknown option or an extra operand; returns CLI_EXIT_USAGE.

@@ -14,8 +14,8 @@
 
 const cli_command cmd_sim_def = {
     "sim", "run a scene file and print per-tick checksums and a summary",
-    "SCENE [--ticks N] [--checksums] [--trace I] [--max-memory MB] [--threads N] [--json]\n"
-    "      [--no-progress]\n\n"
+    "SCENE [--ticks N] [--checksums] [--trace I] [--max-memory MB] [--threads N]\n"
+    "      [--simd auto|scalar|avx2] [--json] [--no-progress]\n\n"
     "  SCENE          a .scene file; if missing, the installed scenes are searched\n"
     "                 ($LOCKSTEP_DATA/scenes, else the install prefix's share/lockstep/scenes)\n"
     "  --ticks N      ticks to run, 0..100000000 (default: the scene's `ticks`)\n"
@@ -23,6 +23,8 @@ const cli_command cmd_sim_def = {
     "  --trace I      print body I's position and velocity every tick (I = 1-based file order)\n"
     "  --max-memory MB refuse a scene whose world needs more than MB MiB (default 1024)\n"
     "  --threads N    step with N workers, 1..64 (default 1); the results are the same\n"
+    "  --simd PATH    the solver's vector path (default auto: the fastest this CPU has);\n"
+    "                 the results are the same on every path\n"
     "  --json         one JSON document: summary, and per_tick records with --checksums/--trace\n"
     "  --no-progress  no progress line (it is only drawn when stderr is a terminal)\n\n"
     "Exit status 3 when a fixed-point overflow happened during the run.",
@@ -35,6 +37,7 @@ typedef struct sim_opts {
     uint64_t trace;
     uint64_t max_memory_mb;
     uint64_t threads;
+    ls_simd simd;
 } sim_opts;
 
 // Particle systems (only when the scene has some): systems, particles,
@@ -134,7 +137,7 @@ static void json_tick(json_out *j, const ls_world *w, const sim_opts *o, ls_body
 
 static int parse(int argc, char **argv, sim_opts *o)
 {
-    *o = (sim_opts){NULL, -1, false, false, true, 0, 1024, 1};
+    *o = (sim_opts){NULL, -1, false, false, true, 0, 1024, 1, LS_SIMD_AUTO};
     for (int i = 1; i < argc; i++) {
         const char *v;
         uint64_t n;
@@ -150,6 +153,10 @@ static int parse(int argc, char **argv, sim_opts *o)
             }
         } else if (cli_option(&cmd_sim_def, argc, argv, &i, "--threads", &v)) {
             if (!v || !cli_parse_u64(&cmd_sim_def, "--threads", v, 1, 64, &o->threads)) {
+                return CLI_EXIT_USAGE;
+            }
+        } else if (cli_option(&cmd_sim_def, argc, argv, &i, "--simd", &v)) {
+            if (!v || !cli_parse_simd(&cmd_sim_def, v, &o->simd)) {
                 return CLI_EXIT_USAGE;
             }
         } else if (cli_option(&cmd_sim_def, argc, argv, &i, "--trace", &v)) {
@@ -243,6 +250,7 @@ int cmd_sim(int argc, char **argv)
     }
     // Threads are not part of a scene: its results never depend on them.
     scene.world.worker_count = (uint32_t)o.threads;
+    scene.world.simd = o.simd;
     ls_world *w = ls_scene_instantiate_within(&scene, (size_t)o.max_memory_mb << 20, &err);
     if (!w) {
         ls_error_set_path(&err, o.path);

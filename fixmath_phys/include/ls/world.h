@@ -107,6 +107,14 @@ typedef void *ls_enqueue_task_fn(ls_task_fn *task, uint32_t item_count, uint32_t
 /// A game's task system: return when the task enqueue_task returned is done.
 typedef void ls_finish_task_fn(void *task, void *task_context);
 
+/// Vector path of the constraint sweeps (ls_world_def.simd). Every path gives
+/// the same bits (SPEC.md §11.4): the choice changes speed only.
+typedef enum ls_simd {
+    LS_SIMD_AUTO = 0,   ///< The fastest path this build and CPU have.
+    LS_SIMD_SCALAR = 1, ///< The portable scalar reference.
+    LS_SIMD_AVX2 = 2,   ///< x86 AVX2 (refused where the CPU or build has none).
+} ls_simd;
+
 /// World definition. Start from ls_default_world_def().
 typedef struct ls_world_def {
     ls_vec3 gravity;              ///< m/s^2, default (0, -9.81, 0).
@@ -145,6 +153,7 @@ typedef struct ls_world_def {
                                        ///< (0..2^24, default 16384).
     uint32_t max_vehicles;             ///< Capacity of ray-cast vehicles (0..1024, default 16;
                                        ///< ls/vehicle.h).
+    ls_simd simd; ///< Vector path of the solver (default LS_SIMD_AUTO); not state, same bits.
 } ls_world_def;
 
 /// Contact begin/end event between two shapes (shape_a has the lower slot).
@@ -211,6 +220,11 @@ LS_API void ls_world_step(ls_world *w);
 LS_API uint64_t ls_world_checksum(const ls_world *w);
 /// Statistics of the last step.
 LS_API ls_step_info ls_world_info(const ls_world *w);
+/// Name of the vector path the solver runs ("scalar", "avx2", ...).
+LS_API const char *ls_world_simd_name(const ls_world *w);
+/// True when this build and CPU can run vector path `simd` (LS_SIMD_AUTO and
+/// LS_SIMD_SCALAR always can).
+LS_API bool ls_simd_available(ls_simd simd);
 /// Contact begin/end events of the last step.
 LS_API ls_contact_events ls_world_contact_events(const ls_world *w);
 /// Ticks stepped so far.

@@ -9,7 +9,7 @@
 // computed from the bodies' motion since the tick began. Friction: one 2D
 // row at the manifold's centre (the mean of its points), its impulse held
 // inside the circle mu * (sum of the points' normal impulses). Twist: one
-// row about the normal at the centre, held within mu * sum(lever_i *
+// row about the normal at the centre, held within sum(mu * lever_i *
 // lambda_i) (lever_i: the point's distance from the centre). Rolling (one
 // or two points, when the world's rolling_resistance > 0): a 3-row angular
 // block held inside rolling_resistance * sum(lambda_i). Friction, twist and
@@ -133,7 +133,10 @@ static void clear_lane(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t lan
     }
 }
 
-#define GET3(arr, l) {(arr)[0][l], (arr)[1][l], (arr)[2][l]}
+#define GET3(arr, l)                                                                               \
+    {                                                                                              \
+        (arr)[0][l], (arr)[1][l], (arr)[2][l]                                                      \
+    }
 #define SET3(arr, l, v)                                                                            \
     do {                                                                                           \
         (arr)[0][l] = (v)[0];                                                                      \
@@ -229,7 +232,8 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     }
     for (int i = 0; i < count; i++) {
         ls_vec3 pt = c->m.points[i].point;
-        g->p[i].lever[lane] = ls_vec3_len(ls_vec3_make(pt.x - cw[0], pt.y - cw[1], pt.z - cw[2]));
+        ls_fx lever = ls_vec3_len(ls_vec3_make(pt.x - cw[0], pt.y - cw[1], pt.z - cw[2]));
+        g->p[i].twist_lever[lane] = ls_nar(ls_rnd(ls_mul(lever, g->friction[lane]), 16), &ovf);
     }
     const int32_t ca[3] = {cw[0] - a->p.x, cw[1] - a->p.y, cw[2] - a->p.z};
     const int32_t cb[3] = {cw[0] - b->p.x, cw[1] - b->p.y, cw[2] - b->p.z};
@@ -303,11 +307,11 @@ void ls_contact_store_(ls_world *w, const ls_contact_lanes *g, const ls_rolling_
         for (int k = 0; k < 3; k++) {
             f[k] = ls_mul(g->f1[l], g->t1[k][l]) + ls_mul(g->f2[l], g->t2[k][l]);
         }
-        c->friction_impulse = ls_vec3_make(ls_fx_from_q32(f[0]), ls_fx_from_q32(f[1]),
-                                           ls_fx_from_q32(f[2]));
+        c->friction_impulse =
+            ls_vec3_make(ls_fx_from_q32(f[0]), ls_fx_from_q32(f[1]), ls_fx_from_q32(f[2]));
         c->twist_impulse = g->twist[l];
-        c->rolling_impulse = roll ? ls_vec3_make(roll->r[0][l], roll->r[1][l], roll->r[2][l])
-                                  : ls_vec3_zero();
+        c->rolling_impulse =
+            roll ? ls_vec3_make(roll->r[0][l], roll->r[1][l], roll->r[2][l]) : ls_vec3_zero();
     }
 }
 
@@ -347,8 +351,7 @@ static void save_body(ls_solver_body *s, const lane_body *b)
 }
 
 // v -= rnd(d * m[k], s) per component (sign -1) or += (sign +1), narrowed.
-static void apply3(int32_t *v, ls_lanes *m, uint32_t l, int32_t d, int s, int sign,
-                   uint32_t *ovf)
+static void apply3(int32_t *v, ls_lanes *m, uint32_t l, int32_t d, int s, int sign, uint32_t *ovf)
 {
     for (int k = 0; k < 3; k++) {
         int64_t x = ls_rnd(ls_mul(d, m[k][l]), s);
@@ -357,8 +360,8 @@ static void apply3(int32_t *v, ls_lanes *m, uint32_t l, int32_t d, int s, int si
 }
 
 // v +- rnd(d1 * m1[k] + d2 * m2[k], s): a two-impulse update, one rounding.
-static void apply3x2(int32_t *v, ls_lanes *m1, ls_lanes *m2, uint32_t l, int32_t d1,
-                     int32_t d2, int s, int sign, uint32_t *ovf)
+static void apply3x2(int32_t *v, ls_lanes *m1, ls_lanes *m2, uint32_t l, int32_t d1, int32_t d2,
+                     int s, int sign, uint32_t *ovf)
 {
     for (int k = 0; k < 3; k++) {
         int64_t x = ls_rnd(ls_mul(d1, m1[k][l]) + ls_mul(d2, m2[k][l]), s);
@@ -378,7 +381,8 @@ static void rotate_conj(const int32_t *dq, const int32_t *v, int32_t *out, uint3
     for (int k = 0; k < 3; k++) {
         t[k] = ls_nar((int64_t)t[k] * 2, ovf);
     }
-    int64_t c[3] = {ls_mul(u[1], t[2]) - ls_mul(u[2], t[1]), ls_mul(u[2], t[0]) - ls_mul(u[0], t[2]),
+    int64_t c[3] = {ls_mul(u[1], t[2]) - ls_mul(u[2], t[1]),
+                    ls_mul(u[2], t[0]) - ls_mul(u[0], t[2]),
                     ls_mul(u[0], t[1]) - ls_mul(u[1], t[0])};
     for (int k = 0; k < 3; k++) {
         out[k] = ls_nar((int64_t)v[k] + ls_rnd(ls_mul(dq[3], t[k]) + c[k], 16), ovf);
@@ -397,8 +401,8 @@ static int32_t normal_speed(const ls_contact_lanes *g, const ls_contact_point_la
 }
 
 // Apply normal impulse increment d of point p to both bodies.
-static void apply_normal(ls_contact_lanes *g, ls_contact_point_lanes *p, uint32_t l,
-                         lane_body *a, lane_body *b, int32_t d, uint32_t *ovf)
+static void apply_normal(ls_contact_lanes *g, ls_contact_point_lanes *p, uint32_t l, lane_body *a,
+                         lane_body *b, int32_t d, uint32_t *ovf)
 {
     apply3(a->v, g->nm_a, l, d, 24, -1, ovf);
     apply3(a->w, p->iang_a, l, d, 20, -1, ovf);
@@ -407,8 +411,8 @@ static void apply_normal(ls_contact_lanes *g, ls_contact_point_lanes *p, uint32_
 }
 
 // Apply friction increments (d1, d2) at the centre.
-static void apply_friction(ls_contact_lanes *g, uint32_t l, lane_body *a, lane_body *b,
-                           int32_t d1, int32_t d2, uint32_t *ovf)
+static void apply_friction(ls_contact_lanes *g, uint32_t l, lane_body *a, lane_body *b, int32_t d1,
+                           int32_t d2, uint32_t *ovf)
 {
     int32_t p[3];
     for (int k = 0; k < 3; k++) {
@@ -509,9 +513,8 @@ static void clamp_ball(int64_t *c, int n, int32_t lim)
 
 // Friction, twist and rolling of one lane (relax pass): rolling first, then
 // twist, then the 2D friction, as Box3D.
-static void solve_surface(const ls_contact_sweep *sw, ls_contact_lanes *g, uint32_t l,
-                          lane_body *a, lane_body *b, int64_t total, int64_t twist_arm,
-                          uint32_t *ovf)
+static void solve_surface(const ls_contact_sweep *sw, ls_contact_lanes *g, uint32_t l, lane_body *a,
+                          lane_body *b, int64_t total, int64_t twist_arm, uint32_t *ovf)
 {
     const ls_rolling_lanes *ro = g->rolling >= 0 ? &sw->rolling[g->rolling] : NULL;
     if (ro && ro->limit[l] != 0) {
@@ -539,7 +542,7 @@ static void solve_surface(const ls_contact_sweep *sw, ls_contact_lanes *g, uint3
         int64_t s = ls_dot3(g->n[0][l], g->n[1][l], g->n[2][l], b->w[0] - a->w[0],
                             b->w[1] - a->w[1], b->w[2] - a->w[2]);
         int32_t speed = ls_nar(ls_rnd(s, 16), ovf);
-        int32_t lim = ls_cap(ls_rnd(mu * ls_rnd(twist_arm, 16), 16));
+        int32_t lim = ls_cap(ls_rnd(twist_arm, 16));
         int32_t old = g->twist[l];
         int64_t x = (int64_t)old - ls_rnd(ls_mul(g->twist_mass[l], speed), 16);
         x = x > lim ? lim : x < -(int64_t)lim ? -(int64_t)lim : x;
@@ -551,16 +554,14 @@ static void solve_surface(const ls_contact_sweep *sw, ls_contact_lanes *g, uint3
     }
     {
         const int32_t dv[3] = {b->v[0] - a->v[0], b->v[1] - a->v[1], b->v[2] - a->v[2]};
-        int64_t s1 = ls_dot3(g->t1[0][l], g->t1[1][l], g->t1[2][l], dv[0], dv[1], dv[2]) +
-                     ls_dot3(b->w[0], b->w[1], b->w[2], g->ct1_b[0][l], g->ct1_b[1][l],
-                             g->ct1_b[2][l]) -
-                     ls_dot3(a->w[0], a->w[1], a->w[2], g->ct1_a[0][l], g->ct1_a[1][l],
-                             g->ct1_a[2][l]);
-        int64_t s2 = ls_dot3(g->t2[0][l], g->t2[1][l], g->t2[2][l], dv[0], dv[1], dv[2]) +
-                     ls_dot3(b->w[0], b->w[1], b->w[2], g->ct2_b[0][l], g->ct2_b[1][l],
-                             g->ct2_b[2][l]) -
-                     ls_dot3(a->w[0], a->w[1], a->w[2], g->ct2_a[0][l], g->ct2_a[1][l],
-                             g->ct2_a[2][l]);
+        int64_t s1 =
+            ls_dot3(g->t1[0][l], g->t1[1][l], g->t1[2][l], dv[0], dv[1], dv[2]) +
+            ls_dot3(b->w[0], b->w[1], b->w[2], g->ct1_b[0][l], g->ct1_b[1][l], g->ct1_b[2][l]) -
+            ls_dot3(a->w[0], a->w[1], a->w[2], g->ct1_a[0][l], g->ct1_a[1][l], g->ct1_a[2][l]);
+        int64_t s2 =
+            ls_dot3(g->t2[0][l], g->t2[1][l], g->t2[2][l], dv[0], dv[1], dv[2]) +
+            ls_dot3(b->w[0], b->w[1], b->w[2], g->ct2_b[0][l], g->ct2_b[1][l], g->ct2_b[2][l]) -
+            ls_dot3(a->w[0], a->w[1], a->w[2], g->ct2_a[0][l], g->ct2_a[1][l], g->ct2_a[2][l]);
         int32_t vt1 = ls_nar(ls_rnd(s1, 16), ovf), vt2 = ls_nar(ls_rnd(s2, 16), ovf);
         int64_t d1 = ls_rnd(ls_mul(g->tmass[0][l], vt1), 16);
         int64_t d2 = ls_rnd(ls_mul(g->tmass[2][l], vt2), 16);
@@ -616,7 +617,7 @@ uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *
             p->max_impulse[l] = ls_max32(p->max_impulse[l], now);
             apply_normal(g, p, l, &a, &b, now - old, &ovf);
             total += now;
-            twist_arm += ls_mul(p->lever[l], now);
+            twist_arm += ls_mul(p->twist_lever[l], now);
         }
         if (sw->surface) {
             solve_surface(sw, g, l, &a, &b, total, twist_arm, &ovf);

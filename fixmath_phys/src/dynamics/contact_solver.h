@@ -18,27 +18,27 @@
 #ifndef LS_DYNAMICS_CONTACT_SOLVER_H
 #define LS_DYNAMICS_CONTACT_SOLVER_H
 
-#include "solver_body.h"
 #include "lane_math.h"
 #include "solver.h"
+#include "solver_body.h"
 
 /// One lane value per manifold of a group.
 typedef int32_t ls_lanes[LS_LANES];
 
 /// Point k of every manifold of a group (zero in lanes with fewer points).
 typedef struct ls_contact_point_lanes {
-    ls_lanes ra[3], rb[3];     ///< point relative to each centre of mass at the tick start, m
-    ls_lanes base;             ///< separation minus n . (rb - ra), m
-    ls_lanes mass;             ///< 1 / K of the normal row, kg
-    ls_lanes soft_mass;        ///< mass * the spring's mass scale, kg
-    ls_lanes impulse;          ///< accumulated normal impulse, N s
-    ls_lanes ang_a[3];         ///< ra x n
-    ls_lanes ang_b[3];         ///< rb x n
-    ls_lanes iang_a[3];        ///< Ia^-1 (ra x n), Q12.20 (zero if a does not move)
-    ls_lanes iang_b[3];        ///< Ib^-1 (rb x n), Q12.20
-    ls_lanes max_impulse;      ///< largest accumulated impulse this tick (restitution)
-    ls_lanes vn0;              ///< normal velocity at prepare (restitution), m/s
-    ls_lanes lever;            ///< distance from the friction centre, m (twist limit)
+    ls_lanes ra[3], rb[3]; ///< point relative to each centre of mass at the tick start, m
+    ls_lanes base;         ///< separation minus n . (rb - ra), m
+    ls_lanes mass;         ///< 1 / K of the normal row, kg
+    ls_lanes soft_mass;    ///< mass * the spring's mass scale, kg
+    ls_lanes impulse;      ///< accumulated normal impulse, N s
+    ls_lanes ang_a[3];     ///< ra x n
+    ls_lanes ang_b[3];     ///< rb x n
+    ls_lanes iang_a[3];    ///< Ia^-1 (ra x n), Q12.20 (zero if a does not move)
+    ls_lanes iang_b[3];    ///< Ib^-1 (rb x n), Q12.20
+    ls_lanes max_impulse;  ///< largest accumulated impulse this tick (restitution)
+    ls_lanes vn0;          ///< normal velocity at prepare (restitution), m/s
+    ls_lanes twist_lever;  ///< mu * distance from the friction centre, m (twist limit)
 } ls_contact_point_lanes;
 
 /// A group of up to LS_LANES manifolds of one colour.
@@ -84,12 +84,12 @@ typedef struct ls_rolling_lanes {
 typedef struct ls_contact_sweep {
     ls_solver_body *states;
     ls_rolling_lanes *rolling;
-    int32_t inv_h;         ///< 1/h of the mean sub-step, Q16.16
-    int32_t max_push;      ///< -max_push_velocity, Q16.16 (negative)
-    int32_t threshold;     ///< -restitution_threshold, Q16.16 (negative)
-    bool use_bias;         ///< solve (true) or relax (false)
-    bool surface;          ///< also friction, twist and rolling (the relax pass; the
-                           ///< solve pass when position_iterations is 0)
+    int32_t inv_h;     ///< 1/h of the mean sub-step, Q16.16
+    int32_t max_push;  ///< -max_push_velocity, Q16.16 (negative)
+    int32_t threshold; ///< -restitution_threshold, Q16.16 (negative)
+    bool use_bias;     ///< solve (true) or relax (false)
+    bool surface;      ///< also friction, twist and rolling (the relax pass; the
+                       ///< solve pass when position_iterations is 0)
 } ls_contact_sweep;
 
 /// Fill lane `lane` of group g (and of its rolling block roll, may be NULL)
@@ -119,5 +119,9 @@ typedef struct ls_contact_kernels {
 
 /// The scalar reference kernels.
 extern const ls_contact_kernels ls_contact_kernels_scalar;
+/// The x86 AVX2 kernels (contact_avx2.c; the scalar ones on other targets).
+extern const ls_contact_kernels ls_contact_kernels_avx2;
+/// True when this build and CPU can run the AVX2 kernels.
+bool ls_contact_avx2_supported_(void);
 
 #endif

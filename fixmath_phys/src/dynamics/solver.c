@@ -44,7 +44,6 @@ ls_softness ls_softness_make_(ls_fx hertz, ls_fx zeta, ls_fx h)
     return (ls_softness){ls_fx_div(omega, a1), ls_fx_mul(a2, a3), a3};
 }
 
-
 // ---- bodies --------------------------------------------------------------
 
 // Clamp |v| to `limit` (m/s or rad/s); speeds are bounded by SPEC.md §5.
@@ -134,13 +133,12 @@ static void integrate_rotation(ls_body *b, ls_solver_body *s, ls_fx h)
         return;
     }
     ls_mat3 r = b->xf.r;
-    ls_vec3 wb = ls_mat3_mul_tvec(r, s->w); // body frame
-    ls_vec3 lb = ls_mat3_mul_vec(b->gyro_i, wb);           // scaled angular momentum
-    ls_vec3 lw = ls_mat3_mul_vec(r, lb);                   // world
+    ls_vec3 wb = ls_mat3_mul_tvec(r, s->w);      // body frame
+    ls_vec3 lb = ls_mat3_mul_vec(b->gyro_i, wb); // scaled angular momentum
+    ls_vec3 lw = ls_mat3_mul_vec(r, lb);         // world
     ls_quat q1 = integrate_q(b->q, s->w, h);
     ls_vec3 w1 = gyro_omega(b, ls_mat3_from_quat(q1), wb, lb, lw);
-    ls_vec3 wm = ls_vec3_make(ls_fx_add(s->w.x, w1.x) / 2,
-                              ls_fx_add(s->w.y, w1.y) / 2,
+    ls_vec3 wm = ls_vec3_make(ls_fx_add(s->w.x, w1.x) / 2, ls_fx_add(s->w.y, w1.y) / 2,
                               ls_fx_add(s->w.z, w1.z) / 2);
     b->q = integrate_q(b->q, wm, h);
     b->xf.r = ls_mat3_from_quat(b->q);
@@ -271,8 +269,27 @@ bool ls_solver_scratch_init_(ls_solver_scratch *sv, const ls_world_def *def)
     sv->joint_order = (uint32_t *)(void *)(base + l.joints);
     sv->contact_list = (uint32_t *)(void *)(base + l.contacts);
     sv->max_groups = (uint32_t)max_groups(def);
-    sv->kernels = &ls_contact_kernels_scalar;
+    sv->kernels = def->simd == LS_SIMD_SCALAR    ? &ls_contact_kernels_scalar
+                  : ls_contact_avx2_supported_() ? &ls_contact_kernels_avx2
+                                                 : &ls_contact_kernels_scalar;
     return true;
+}
+
+bool ls_simd_available(ls_simd simd)
+{
+    switch (simd) {
+    case LS_SIMD_AUTO:
+    case LS_SIMD_SCALAR:
+        return true;
+    case LS_SIMD_AVX2:
+        return ls_contact_avx2_supported_();
+    }
+    return false;
+}
+
+const char *ls_world_simd_name(const ls_world *w)
+{
+    return w->solver.kernels->name;
 }
 
 void ls_solver_scratch_free_(ls_solver_scratch *sv)

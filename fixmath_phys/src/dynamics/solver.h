@@ -44,7 +44,7 @@ typedef struct ls_step_ctx {
     ls_softness contact_static; ///< contacts against a body that does not move (stiffer)
     ls_softness joint;          ///< rigid joint rows (world joint_hertz, joint_damping_ratio)
     ls_fx max_push;             ///< most separation speed position correction may add, m/s
-    ls_solver_body *states;      ///< the solver states of this tick (state 0: the identity)
+    ls_solver_body *states;     ///< the solver states of this tick (state 0: the identity)
 } ls_step_ctx;
 
 /// True when a body's velocity is solved this tick (dynamic and awake).

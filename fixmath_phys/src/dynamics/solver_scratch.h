@@ -5,9 +5,9 @@
 #ifndef LS_DYNAMICS_SOLVER_SCRATCH_H
 #define LS_DYNAMICS_SOLVER_SCRATCH_H
 
-#include "solver_body.h"
 #include "graph.h"
 #include "ls/world.h"
+#include "solver_body.h"
 
 #include <stddef.h>
 
@@ -23,25 +23,25 @@ typedef struct ls_solver_mass {
 } ls_solver_mass;
 
 typedef struct ls_solver_scratch {
-    ls_solver_body *states;  ///< [0] the identity, then the moving bodies in slot order
-    ls_solver_mass *masses;   ///< per state
-    uint32_t state_count;   ///< states in use, the identity included
+    ls_solver_body *states;           ///< [0] the identity, then the moving bodies in slot order
+    ls_solver_mass *masses;           ///< per state
+    uint32_t state_count;             ///< states in use, the identity included
     struct ls_contact_lanes *groups;  ///< contact groups, colour by colour, then the overflow
     struct ls_rolling_lanes *rolling; ///< rolling data of the groups that have some
-    uint32_t *group_ovf;    ///< per group: lanes that left the solver range this tick
-    uint32_t max_groups;    ///< capacity of groups, rolling and group_ovf
-    uint32_t group_count;   ///< groups in use
-    uint32_t rolling_count; ///< rolling blocks in use
+    uint32_t *group_ovf;              ///< per group: lanes that left the solver range this tick
+    uint32_t max_groups;              ///< capacity of groups, rolling and group_ovf
+    uint32_t group_count;             ///< groups in use
+    uint32_t rolling_count;           ///< rolling blocks in use
     /// Groups of colour c are [colour_group[c], colour_group[c + 1]); the last
     /// range (c = colour_count) is the overflow, solved lane after lane.
     uint32_t colour_group[LS_GRAPH_MAX_COLOURS + 2];
     /// Joints of colour c are joint_order[colour_joint[c] .. colour_joint[c + 1]).
     uint32_t colour_joint[LS_GRAPH_MAX_COLOURS + 2];
-    uint32_t colour_count;        ///< colours (the overflow range follows them)
-    uint32_t *joint_order;        ///< active joint slots grouped by colour
-    uint32_t *contact_list;       ///< active contacts (index into w->contacts), constraint order
+    uint32_t colour_count;  ///< colours (the overflow range follows them)
+    uint32_t *joint_order;  ///< active joint slots grouped by colour
+    uint32_t *contact_list; ///< active contacts (index into w->contacts), constraint order
     const struct ls_contact_kernels *kernels; ///< the vector path (or the scalar reference)
-    void *memory; ///< the one allocation behind the arrays above
+    void *memory;                             ///< the one allocation behind the arrays above
 } ls_solver_scratch;
 
 /// Bytes ls_solver_scratch_init_ allocates for a world of this definition.

@@ -124,6 +124,10 @@ static bool world_def_valid(const ls_world_def *d, ls_error *err)
         return refuse(err, LS_ERR_OUT_OF_RANGE, "gravity",
                       "gravity components must be within +-1000");
     }
+    if (!ls_simd_available(d->simd)) {
+        return refuse(err, LS_ERR_INVALID_ARGUMENT, "simd",
+                      "simd: that vector path is not available in this build or on this CPU");
+    }
     if (d->worker_count < 1 || d->worker_count > LS_WORKERS_MAX) {
         return refuse(err, LS_ERR_OUT_OF_RANGE, "worker_count", "worker_count must be 1..64");
     }

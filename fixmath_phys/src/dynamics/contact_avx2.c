@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: MIT
+// The contact sweeps on x86 AVX2: the eight lanes of a group in one 256-bit
+// register per field (contact_solver.h). Every value is the integer the
+// scalar reference (contact_solver.c) computes: products are exact 64-bit
+// (vpmuldq on the even lanes, then on the odd ones), sums of products are
+// exact, and rounding is (x + 2^(s-1)) >> s. Where the scalar reference
+// narrows a value into the solver range [-2^30, 2^30), this path only
+// checks that it lies there (a sticky per-group word); if any lane of the
+// group would have saturated, the group's results are thrown away before
+// anything is stored and the group is redone by the scalar reference, so
+// the bits are the same on every path, overflow or not. The friction circle,
+// whose clamp needs a square root and a division, is done per lane by the
+// scalar helper, and groups with rolling resistance go to the scalar path.
+//
+// Built on x86 only, with the AVX2 target attribute on each function; the
+// solver picks it at run time when the CPU has AVX2 (solver.c).
+#include "contact_solver.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+
+#include <immintrin.h>
+
+#define AVX2    __attribute__((target("avx2"), always_inline)) static inline
+#define AVX2_FN __attribute__((target("avx2"))) static
+
+typedef __m256i V;
+
+/// A value in the exact 64-bit domain: even lanes (0, 2, 4, 6) and odd lanes.
+typedef struct W {
+    V e, o;
+} W;
+
+/// An operand prepared for products: the lanes and the odd lanes moved down.
+typedef struct P {
+    V e, o;
+} P;
+
+AVX2 V ld(const int32_t *p)
+{
+    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+
+AVX2 void st(int32_t *p, V v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v);
+}
+
+AVX2 V splat(int32_t x)
+{
+    return _mm256_set1_epi32(x);
+}
+
+AVX2 P prep(V a)
+{
+    P p = {a, _mm256_srli_epi64(a, 32)};
+    return p;
+}
+
+AVX2 W mulp(P a, P b)
+{
+    W r = {_mm256_mul_epi32(a.e, b.e), _mm256_mul_epi32(a.o, b.o)};
+    return r;
+}
+
+AVX2 W addw(W a, W b)
+{
+    W r = {_mm256_add_epi64(a.e, b.e), _mm256_add_epi64(a.o, b.o)};
+    return r;
+}
+
+AVX2 W subw(W a, W b)
+{
+    W r = {_mm256_sub_epi64(a.e, b.e), _mm256_sub_epi64(a.o, b.o)};
+    return r;
+}
+
+AVX2 W dot3p(P ax, P ay, P az, P bx, P by, P bz)
+{
+    return addw(addw(mulp(ax, bx), mulp(ay, by)), mulp(az, bz));
+}
+
+// rnd(x, S) as eight 32-bit lanes, checking it lies in the solver range.
+#define NAR(x, S, chk) nar_((x), S, &(chk))
+AVX2 V nar_impl(W x, V r, V c, __m128i sh, __m128i sh31, __m128i shl, V *chk)
+{
+    V ce = _mm256_srl_epi64(_mm256_add_epi64(x.e, c), sh31);
+    V co = _mm256_srl_epi64(_mm256_add_epi64(x.o, c), sh31);
+    *chk = _mm256_or_si256(*chk, _mm256_or_si256(ce, co));
+    V e = _mm256_srl_epi64(_mm256_add_epi64(x.e, r), sh);
+    V o = _mm256_sll_epi64(_mm256_add_epi64(x.o, r), shl);
+    return _mm256_blend_epi32(e, o, 0xAA);
+}
+
+AVX2 V nar_(W x, int s, V *chk)
+{
+    const V r = _mm256_set1_epi64x((int64_t)1 << (s - 1));
+    const V c = _mm256_set1_epi64x(((int64_t)1 << (s - 1)) + ((int64_t)1 << (30 + s)));
+    return nar_impl(x, r, c, _mm_cvtsi32_si128(s), _mm_cvtsi32_si128(31 + s),
+                    _mm_cvtsi32_si128(32 - s), chk);
+}
+
+// Check a 32-bit sum lies in the solver range.
+AVX2 V chk32(V x, V *chk)
+{
+    *chk = _mm256_or_si256(*chk, _mm256_srli_epi32(_mm256_add_epi32(x, splat(1 << 30)), 31));
+    return x;
+}
+
+// v + rnd(d * m, S) (sign +1) or v - rnd(d * m, S), checked.
+AVX2 V upd(V v, P d, V m, int s, int sign, V *chk)
+{
+    V t = nar_(mulp(d, prep(m)), s, chk);
+    V r = sign > 0 ? _mm256_add_epi32(v, t) : _mm256_sub_epi32(v, t);
+    return chk32(r, chk);
+}
+
+// v +- rnd(d1 * m1 + d2 * m2, S), checked.
+AVX2 V upd2(V v, P d1, V m1, P d2, V m2, int s, int sign, V *chk)
+{
+    V t = nar_(addw(mulp(d1, prep(m1)), mulp(d2, prep(m2))), s, chk);
+    V r = sign > 0 ? _mm256_add_epi32(v, t) : _mm256_sub_epi32(v, t);
+    return chk32(r, chk);
+}
+
+// ---- bodies ------------------------------------------------------------------
+
+typedef struct B {
+    V v[3], w[3];
+    V flags;
+    V dp[3], dq[4];
+} B;
+
+// Transpose 8 rows of 8 int32 (in place).
+AVX2 void transpose8(V *r)
+{
+    V t0 = _mm256_unpacklo_epi32(r[0], r[1]), t1 = _mm256_unpackhi_epi32(r[0], r[1]);
+    V t2 = _mm256_unpacklo_epi32(r[2], r[3]), t3 = _mm256_unpackhi_epi32(r[2], r[3]);
+    V t4 = _mm256_unpacklo_epi32(r[4], r[5]), t5 = _mm256_unpackhi_epi32(r[4], r[5]);
+    V t6 = _mm256_unpacklo_epi32(r[6], r[7]), t7 = _mm256_unpackhi_epi32(r[6], r[7]);
+    V u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    V u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    V u4 = _mm256_unpacklo_epi64(t4, t6), u5 = _mm256_unpackhi_epi64(t4, t6);
+    V u6 = _mm256_unpacklo_epi64(t5, t7), u7 = _mm256_unpackhi_epi64(t5, t7);
+    r[0] = _mm256_permute2x128_si256(u0, u4, 0x20);
+    r[1] = _mm256_permute2x128_si256(u1, u5, 0x20);
+    r[2] = _mm256_permute2x128_si256(u2, u6, 0x20);
+    r[3] = _mm256_permute2x128_si256(u3, u7, 0x20);
+    r[4] = _mm256_permute2x128_si256(u0, u4, 0x31);
+    r[5] = _mm256_permute2x128_si256(u1, u5, 0x31);
+    r[6] = _mm256_permute2x128_si256(u2, u6, 0x31);
+    r[7] = _mm256_permute2x128_si256(u3, u7, 0x31);
+}
+
+// Velocities (and, with motion, dp and dq) of the bodies of eight lanes.
+AVX2 void gather(const ls_solver_body *states, const uint32_t *idx, B *b, bool motion)
+{
+    V r[8];
+    for (int i = 0; i < 8; i++) {
+        r[i] = _mm256_load_si256((const __m256i *)(const void *)&states[idx[i]]);
+    }
+    transpose8(r);
+    for (int k = 0; k < 3; k++) {
+        b->v[k] = r[k];
+        b->w[k] = r[3 + k];
+    }
+    b->flags = r[6];
+    if (!motion) {
+        return;
+    }
+    for (int i = 0; i < 8; i++) {
+        r[i] =
+            _mm256_load_si256((const __m256i *)(const void *)((const char *)&states[idx[i]] + 32));
+    }
+    transpose8(r);
+    for (int k = 0; k < 3; k++) {
+        b->dp[k] = r[k];
+    }
+    for (int k = 0; k < 4; k++) {
+        b->dq[k] = r[3 + k];
+    }
+}
+
+// A round shape's points do not turn with it: its rotation reads as the identity.
+AVX2 void no_turn(B *b, V turn_mask)
+{
+    for (int k = 0; k < 3; k++) {
+        b->dq[k] = _mm256_and_si256(b->dq[k], turn_mask);
+    }
+    b->dq[3] = _mm256_blendv_epi8(splat(LS_FX_ONE), b->dq[3], turn_mask);
+}
+
+// Velocities back to the writable bodies of eight lanes.
+AVX2 void scatter(ls_solver_body *states, const uint32_t *idx, const B *b)
+{
+    V r[8] = {b->v[0], b->v[1], b->v[2], b->w[0], b->w[1], b->w[2], b->flags, splat(0)};
+    transpose8(r);
+    int32_t fl[8];
+    st(fl, b->flags);
+    for (int i = 0; i < 8; i++) {
+        if (fl[i] & LS_STATE_WRITABLE) {
+            // Only v and w (the first 24 bytes) change; flags and body stay.
+            int32_t row[8];
+            st(row, r[i]);
+            ls_solver_body *s = &states[idx[i]];
+            s->v = ls_vec3_make(row[0], row[1], row[2]);
+            s->w = ls_vec3_make(row[3], row[4], row[5]);
+        }
+    }
+}
+
+// ---- rows --------------------------------------------------------------------
+
+typedef struct N {
+    V n[3];
+    P pn[3];
+} N;
+
+AVX2 void load_normal(const ls_contact_lanes *g, N *n)
+{
+    for (int k = 0; k < 3; k++) {
+        n->n[k] = ld(g->n[k]);
+        n->pn[k] = prep(n->n[k]);
+    }
+}
+
+// n . (vb - va) + wb . ang_b - wa . ang_a, rounded and checked.
+AVX2 V normal_speed(const N *n, const ls_contact_point_lanes *p, const B *a, const B *b, V *chk)
+{
+    P dv[3], wa[3], wb[3];
+    for (int k = 0; k < 3; k++) {
+        dv[k] = prep(_mm256_sub_epi32(b->v[k], a->v[k]));
+        wa[k] = prep(a->w[k]);
+        wb[k] = prep(b->w[k]);
+    }
+    W s = dot3p(n->pn[0], n->pn[1], n->pn[2], dv[0], dv[1], dv[2]);
+    s = addw(s, dot3p(wb[0], wb[1], wb[2], prep(ld(p->ang_b[0])), prep(ld(p->ang_b[1])),
+                      prep(ld(p->ang_b[2]))));
+    s = subw(s, dot3p(wa[0], wa[1], wa[2], prep(ld(p->ang_a[0])), prep(ld(p->ang_a[1])),
+                      prep(ld(p->ang_a[2]))));
+    return NAR(s, 16, *chk);
+}
+
+AVX2 void apply_normal(const ls_contact_lanes *g, const ls_contact_point_lanes *p, B *a, B *b, V d,
+                       V *chk)
+{
+    P pd = prep(d);
+    for (int k = 0; k < 3; k++) {
+        a->v[k] = upd(a->v[k], pd, ld(g->nm_a[k]), 24, -1, chk);
+        a->w[k] = upd(a->w[k], pd, ld(p->iang_a[k]), 20, -1, chk);
+        b->v[k] = upd(b->v[k], pd, ld(g->nm_b[k]), 24, +1, chk);
+        b->w[k] = upd(b->w[k], pd, ld(p->iang_b[k]), 20, +1, chk);
+    }
+}
+
+AVX2 void apply_friction(const ls_contact_lanes *g, B *a, B *b, V d1, V d2, V *chk)
+{
+    P p1 = prep(d1), p2 = prep(d2);
+    P ma = prep(ld(g->inv_mass_a)), mb = prep(ld(g->inv_mass_b));
+    for (int k = 0; k < 3; k++) {
+        V pk = NAR(addw(mulp(p1, prep(ld(g->t1[k]))), mulp(p2, prep(ld(g->t2[k])))), 16, *chk);
+        P pp = prep(pk);
+        a->v[k] = chk32(_mm256_sub_epi32(a->v[k], NAR(mulp(pp, ma), 24, *chk)), chk);
+        b->v[k] = chk32(_mm256_add_epi32(b->v[k], NAR(mulp(pp, mb), 24, *chk)), chk);
+    }
+    for (int k = 0; k < 3; k++) {
+        a->w[k] = upd2(a->w[k], p1, ld(g->ict1_a[k]), p2, ld(g->ict2_a[k]), 20, -1, chk);
+        b->w[k] = upd2(b->w[k], p1, ld(g->ict1_b[k]), p2, ld(g->ict2_b[k]), 20, +1, chk);
+    }
+}
+
+// rnd(x, 16) of exact 64-bit lanes, as exact 64-bit lanes: AVX2 has no
+// arithmetic 64-bit shift, so x + 2^15 is moved to unsigned order (its sign
+// bit flipped), shifted logically and moved back (- 2^47): floor division.
+AVX2 V rnd16_64(V x)
+{
+    const V half = _mm256_set1_epi64x((int64_t)1 << 15);
+    const V sign = _mm256_set1_epi64x(INT64_MIN);
+    const V back = _mm256_set1_epi64x((int64_t)1 << 47);
+    V u = _mm256_xor_si256(_mm256_add_epi64(x, half), sign);
+    return _mm256_sub_epi64(_mm256_srli_epi64(u, 16), back);
+}
+
+AVX2 bool all_zero(V x)
+{
+    return _mm256_testz_si256(x, x) != 0;
+}
+
+// ---- sweeps ------------------------------------------------------------------
+
+AVX2_FN uint32_t warm_start(const ls_contact_sweep *sw, ls_contact_lanes *g)
+{
+    if (g->rolling >= 0) {
+        return ls_contact_warm_start_scalar_(sw, g);
+    }
+    V chk = _mm256_setzero_si256();
+    B a, b;
+    gather(sw->states, g->a, &a, false);
+    gather(sw->states, g->b, &b, false);
+    for (int i = 0; i < g->points; i++) {
+        apply_normal(g, &g->p[i], &a, &b, ld(g->p[i].impulse), &chk);
+    }
+    apply_friction(g, &a, &b, ld(g->f1), ld(g->f2), &chk);
+    P tw = prep(ld(g->twist));
+    for (int k = 0; k < 3; k++) {
+        a.w[k] = upd(a.w[k], tw, ld(g->in_a[k]), 20, -1, &chk);
+        b.w[k] = upd(b.w[k], tw, ld(g->in_b[k]), 20, +1, &chk);
+    }
+    if (!all_zero(chk)) {
+        return ls_contact_warm_start_scalar_(sw, g);
+    }
+    scatter(sw->states, g->a, &a);
+    scatter(sw->states, g->b, &b);
+    return 0;
+}
+
+// n' = conj(dq) n dq (rotate_conj of the scalar reference), checked.
+AVX2 void rotate_conj(const V *dq, const N *n, V *out, V *chk)
+{
+    P u[3], pw = prep(dq[3]);
+    for (int k = 0; k < 3; k++) {
+        u[k] = prep(_mm256_sub_epi32(_mm256_setzero_si256(), dq[k]));
+    }
+    V t[3];
+    t[0] = NAR(subw(mulp(u[1], n->pn[2]), mulp(u[2], n->pn[1])), 16, *chk);
+    t[1] = NAR(subw(mulp(u[2], n->pn[0]), mulp(u[0], n->pn[2])), 16, *chk);
+    t[2] = NAR(subw(mulp(u[0], n->pn[1]), mulp(u[1], n->pn[0])), 16, *chk);
+    P pt[3];
+    for (int k = 0; k < 3; k++) {
+        t[k] = chk32(_mm256_add_epi32(t[k], t[k]), chk);
+        pt[k] = prep(t[k]);
+    }
+    W c[3] = {subw(mulp(u[1], pt[2]), mulp(u[2], pt[1])),
+              subw(mulp(u[2], pt[0]), mulp(u[0], pt[2])),
+              subw(mulp(u[0], pt[1]), mulp(u[1], pt[0]))};
+    for (int k = 0; k < 3; k++) {
+        V x = NAR(addw(mulp(pw, pt[k]), c[k]), 16, *chk);
+        out[k] = chk32(_mm256_add_epi32(n->n[k], x), chk);
+    }
+}
+
+AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
+{
+    if (g->rolling >= 0) {
+        return ls_contact_solve_scalar_(sw, g);
+    }
+    V chk = _mm256_setzero_si256();
+    B a, b;
+    gather(sw->states, g->a, &a, true);
+    gather(sw->states, g->b, &b, true);
+    V turn = ld((const int32_t *)g->turn);
+    no_turn(&a, _mm256_cmpgt_epi32(_mm256_and_si256(turn, splat(1)), _mm256_setzero_si256()));
+    no_turn(&b, _mm256_cmpgt_epi32(_mm256_and_si256(turn, splat(2)), _mm256_setzero_si256()));
+    N n;
+    load_normal(g, &n);
+    V na[3], nb[3];
+    rotate_conj(a.dq, &n, na, &chk);
+    rotate_conj(b.dq, &n, nb, &chk);
+    P pna[3], pnb[3], ddp[3];
+    for (int k = 0; k < 3; k++) {
+        pna[k] = prep(na[k]);
+        pnb[k] = prep(nb[k]);
+        ddp[k] = prep(_mm256_sub_epi32(b.dp[k], a.dp[k]));
+    }
+    V d0 = NAR(dot3p(n.pn[0], n.pn[1], n.pn[2], ddp[0], ddp[1], ddp[2]), 16, chk);
+    const V zero = _mm256_setzero_si256();
+    const P inv_h = prep(splat(sw->inv_h));
+    const V max_push = splat(sw->max_push);
+    const P bias_rate = prep(ld(g->bias_rate));
+    const P iscale_soft = prep(ld(g->impulse_scale));
+    V imp[LS_MANIFOLD_MAX], maxi[LS_MANIFOLD_MAX];
+    W total = {zero, zero}, twist_arm = {zero, zero};
+    const P mu = prep(ld(g->friction));
+    for (int i = 0; i < g->points; i++) {
+        const ls_contact_point_lanes *p = &g->p[i];
+        W sep = subw(dot3p(pnb[0], pnb[1], pnb[2], prep(ld(p->rb[0])), prep(ld(p->rb[1])),
+                           prep(ld(p->rb[2]))),
+                     dot3p(pna[0], pna[1], pna[2], prep(ld(p->ra[0])), prep(ld(p->ra[1])),
+                           prep(ld(p->ra[2]))));
+        V s = chk32(_mm256_add_epi32(_mm256_add_epi32(ld(p->base), d0), NAR(sep, 16, chk)), &chk);
+        V vn = normal_speed(&n, p, &a, &b, &chk);
+        P ps = prep(s);
+        V spec = _mm256_cmpgt_epi32(s, zero); // s > 0: speculative
+        V bias_spec = NAR(mulp(ps, inv_h), 16, chk);
+        V mass, iscale, bias;
+        if (sw->use_bias) {
+            V bias_soft = _mm256_max_epi32(NAR(mulp(ps, bias_rate), 16, chk), max_push);
+            bias = _mm256_blendv_epi8(bias_soft, bias_spec, spec);
+            mass = _mm256_blendv_epi8(ld(p->soft_mass), ld(p->mass), spec);
+            iscale = _mm256_andnot_si256(spec, iscale_soft.e);
+        } else {
+            bias = _mm256_and_si256(bias_spec, spec);
+            mass = ld(p->mass);
+            iscale = zero;
+        }
+        V old = ld(p->impulse);
+        W x =
+            addw(mulp(prep(mass), prep(_mm256_add_epi32(vn, bias))), mulp(prep(iscale), prep(old)));
+        // now = max(old - rnd(x, 16), 0), checked below 2^31 (ls_nar_pos); old is
+        // >= 0, so its zero-extension is exact.
+        V old_e = _mm256_and_si256(old, _mm256_set1_epi64x(0xFFFFFFFF));
+        V old_o = _mm256_srli_epi64(old, 32);
+        V ne = _mm256_sub_epi64(old_e, rnd16_64(x.e)), no = _mm256_sub_epi64(old_o, rnd16_64(x.o));
+        // Negative: 0 (sign bit set). Above INT32_MAX: a lane that would saturate.
+        V neg_e = _mm256_cmpgt_epi64(zero, ne), neg_o = _mm256_cmpgt_epi64(zero, no);
+        ne = _mm256_andnot_si256(neg_e, ne);
+        no = _mm256_andnot_si256(neg_o, no);
+        chk = _mm256_or_si256(
+            chk, _mm256_or_si256(_mm256_srli_epi64(ne, 31), _mm256_srli_epi64(no, 31)));
+        V now = _mm256_blend_epi32(ne, _mm256_slli_epi64(no, 32), 0xAA);
+        imp[i] = now;
+        maxi[i] = _mm256_max_epi32(ld(p->max_impulse), now);
+        apply_normal(g, p, &a, &b, _mm256_sub_epi32(now, old), &chk);
+        P pnow = prep(now);
+        total = addw(total, mulp(mu, pnow));
+        twist_arm = addw(twist_arm, mulp(prep(ld(p->twist_lever)), pnow));
+    }
+    V f1 = zero, f2 = zero, tw = zero;
+    bool surface = sw->surface;
+    if (surface) {
+        // Twist: clamp(old - rnd(mass * speed), +-lim), lim = cap(rnd(twist_arm, 16)).
+        const V lim_top = _mm256_set1_epi64x((1 << 30) - 1);
+#define RND16_64(x) rnd16_64(x)
+#define CAP64(x)                                                                                   \
+    _mm256_blendv_epi8(_mm256_andnot_si256(_mm256_cmpgt_epi64(zero, (x)), (x)), lim_top,           \
+                       _mm256_cmpgt_epi64((x), lim_top))
+        V tle = CAP64(RND16_64(twist_arm.e)), tlo = CAP64(RND16_64(twist_arm.o));
+        V tlim = _mm256_blend_epi32(tle, _mm256_slli_epi64(tlo, 32), 0xAA);
+        P dw[3];
+        for (int k = 0; k < 3; k++) {
+            dw[k] = prep(_mm256_sub_epi32(b.w[k], a.w[k]));
+        }
+        V speed = NAR(dot3p(n.pn[0], n.pn[1], n.pn[2], dw[0], dw[1], dw[2]), 16, chk);
+        V told = ld(g->twist);
+        V tnew = chk32(
+            _mm256_sub_epi32(told, NAR(mulp(prep(ld(g->twist_mass)), prep(speed)), 16, chk)), &chk);
+        tnew = _mm256_min_epi32(_mm256_max_epi32(tnew, _mm256_sub_epi32(zero, tlim)), tlim);
+        tw = tnew;
+        P td = prep(_mm256_sub_epi32(tnew, told));
+        for (int k = 0; k < 3; k++) {
+            a.w[k] = upd(a.w[k], td, ld(g->in_a[k]), 20, -1, &chk);
+            b.w[k] = upd(b.w[k], td, ld(g->in_b[k]), 20, +1, &chk);
+        }
+        // Friction at the centre: two decoupled rows, then the circle.
+        P dv[3], wa[3], wb[3];
+        for (int k = 0; k < 3; k++) {
+            dv[k] = prep(_mm256_sub_epi32(b.v[k], a.v[k]));
+            wa[k] = prep(a.w[k]);
+            wb[k] = prep(b.w[k]);
+        }
+        W s1 =
+            dot3p(prep(ld(g->t1[0])), prep(ld(g->t1[1])), prep(ld(g->t1[2])), dv[0], dv[1], dv[2]);
+        s1 = addw(s1, dot3p(wb[0], wb[1], wb[2], prep(ld(g->ct1_b[0])), prep(ld(g->ct1_b[1])),
+                            prep(ld(g->ct1_b[2]))));
+        s1 = subw(s1, dot3p(wa[0], wa[1], wa[2], prep(ld(g->ct1_a[0])), prep(ld(g->ct1_a[1])),
+                            prep(ld(g->ct1_a[2]))));
+        W s2 =
+            dot3p(prep(ld(g->t2[0])), prep(ld(g->t2[1])), prep(ld(g->t2[2])), dv[0], dv[1], dv[2]);
+        s2 = addw(s2, dot3p(wb[0], wb[1], wb[2], prep(ld(g->ct2_b[0])), prep(ld(g->ct2_b[1])),
+                            prep(ld(g->ct2_b[2]))));
+        s2 = subw(s2, dot3p(wa[0], wa[1], wa[2], prep(ld(g->ct2_a[0])), prep(ld(g->ct2_a[1])),
+                            prep(ld(g->ct2_a[2]))));
+        V vt1 = NAR(s1, 16, chk), vt2 = NAR(s2, 16, chk);
+        V o1 = ld(g->f1), o2 = ld(g->f2);
+        V n1 =
+            chk32(_mm256_sub_epi32(o1, NAR(mulp(prep(ld(g->tmass[0])), prep(vt1)), 16, chk)), &chk);
+        V n2 =
+            chk32(_mm256_sub_epi32(o2, NAR(mulp(prep(ld(g->tmass[2])), prep(vt2)), 16, chk)), &chk);
+        V le = CAP64(RND16_64(total.e)), lo = CAP64(RND16_64(total.o));
+        V lim = _mm256_blend_epi32(le, _mm256_slli_epi64(lo, 32), 0xAA);
+        // Outside the circle: the scalar clamp, lane by lane (sliding is rare).
+        P p1 = prep(n1), p2 = prep(n2), pl = prep(lim);
+        W len2 = addw(mulp(p1, p1), mulp(p2, p2)), lim2 = mulp(pl, pl);
+        V out =
+            _mm256_or_si256(_mm256_cmpgt_epi64(len2.e, lim2.e), _mm256_cmpgt_epi64(len2.o, lim2.o));
+        if (!all_zero(out) && all_zero(chk)) {
+            int32_t x1[8], x2[8], xl[8];
+            st(x1, n1);
+            st(x2, n2);
+            st(xl, lim);
+            for (int l = 0; l < 8; l++) {
+                uint64_t q =
+                    (uint64_t)((int64_t)x1[l] * x1[l]) + (uint64_t)((int64_t)x2[l] * x2[l]);
+                if (q <= (uint64_t)((int64_t)xl[l] * xl[l])) {
+                    continue;
+                }
+                int64_t len = (int64_t)ls_isqrt64(q);
+                x1[l] = (int32_t)(((int64_t)x1[l] * xl[l]) / len);
+                x2[l] = (int32_t)(((int64_t)x2[l] * xl[l]) / len);
+            }
+            n1 = ld(x1);
+            n2 = ld(x2);
+        }
+        f1 = n1;
+        f2 = n2;
+        apply_friction(g, &a, &b, _mm256_sub_epi32(n1, o1), _mm256_sub_epi32(n2, o2), &chk);
+#undef RND16_64
+#undef CAP64
+    }
+    if (!all_zero(chk)) {
+        return ls_contact_solve_scalar_(sw, g);
+    }
+    for (int i = 0; i < g->points; i++) {
+        st(g->p[i].impulse, imp[i]);
+        st(g->p[i].max_impulse, maxi[i]);
+    }
+    if (surface) {
+        st(g->f1, f1);
+        st(g->f2, f2);
+        st(g->twist, tw);
+    }
+    scatter(sw->states, g->a, &a);
+    scatter(sw->states, g->b, &b);
+    return 0;
+}
+
+const ls_contact_kernels ls_contact_kernels_avx2 = {
+    .name = "avx2",
+    .warm_start = warm_start,
+    .solve = solve,
+    .restitution = ls_contact_restitution_scalar_,
+};
+
+bool ls_contact_avx2_supported_(void)
+{
+    return __builtin_cpu_supports("avx2");
+}
+
+#else
+
+const ls_contact_kernels ls_contact_kernels_avx2 = {
+    .name = "avx2",
+    .warm_start = ls_contact_warm_start_scalar_,
+    .solve = ls_contact_solve_scalar_,
+    .restitution = ls_contact_restitution_scalar_,
+};
+
+bool ls_contact_avx2_supported_(void)
+{
+    return false;
+}
+
+#endif

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: MIT
+// Every vector path of the solver gives the scalar reference's bits (SPEC.md
+// §11.4): every shipped scene tick by tick on each path this machine has, and
+// the contact sweeps on random groups -- ordinary ones and ones built to
+// leave the solver range, which the vector path must hand back to the scalar
+// reference -- compared word for word.
+#include "../fixmath_phys/src/dynamics/contact_solver.h"
+#include "ls/rng.h"
+#include "ls/scene.h"
+
+#include <criterion/alloc.h>
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---------------------------------------------------------------------------
+// Scenes: the scalar reference against every other path.
+
+typedef struct scene_name {
+    char name[48]; // inline: Criterion copies parameters into another process
+} scene_name;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const scene_name *)a)->name, ((const scene_name *)b)->name);
+}
+
+static void free_names(struct criterion_test_params *p)
+{
+    cr_free(p->params);
+}
+
+ParameterizedTestParameters(simd, every_scene_steps_the_same_on_every_vector_path)
+{
+    DIR *d = opendir("tools/scenes");
+    size_t n = 0, cap = 64;
+    scene_name *names = cr_malloc(cap * sizeof *names);
+    for (struct dirent *e; d && names && (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (len > 6 && len < sizeof names->name && strcmp(e->d_name + len - 6, ".scene") == 0) {
+            if (n == cap) {
+                cap *= 2;
+                names = cr_realloc(names, cap * sizeof *names);
+            }
+            memset(&names[n], 0, sizeof names[n]);
+            memcpy(names[n].name, e->d_name, len - 6);
+            n++;
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    qsort(names, n, sizeof *names, by_name);
+    return cr_make_param_array(scene_name, names, n, free_names);
+}
+
+static ls_world *instantiate(const ls_scene *s, ls_simd simd)
+{
+    ls_scene copy = *s;
+    copy.world.simd = simd;
+    ls_error err;
+    ls_world *w = ls_scene_instantiate(&copy, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    return w;
+}
+
+/// The vector paths besides the scalar reference.
+static const ls_simd vector_paths[] = {LS_SIMD_AVX2};
+
+ParameterizedTest(scene_name *p, simd, every_scene_steps_the_same_on_every_vector_path)
+{
+    char path[96];
+    snprintf(path, sizeof path, "tools/scenes/%s.scene", p->name);
+    ls_scene scene;
+    ls_error err;
+    cr_assert_eq(ls_scene_load(path, &scene, &err), LS_OK, "%s: %s", path, err.message);
+    uint32_t cap = scene.body_count >= 1000 ? 120 : 300;
+    uint32_t ticks = scene.ticks < cap ? scene.ticks : cap;
+    int tested = 0;
+    for (size_t k = 0; k < sizeof vector_paths / sizeof vector_paths[0]; k++) {
+        if (!ls_simd_available(vector_paths[k])) {
+            continue;
+        }
+        ls_world *ref = instantiate(&scene, LS_SIMD_SCALAR);
+        ls_world *vec = instantiate(&scene, vector_paths[k]);
+        for (uint32_t t = 1; t <= ticks; t++) {
+            ls_world_step(ref);
+            ls_world_step(vec);
+            uint64_t a = ls_world_checksum(ref), b = ls_world_checksum(vec);
+            cr_assert_eq(a, b, "%s: path %s differs from scalar at tick %u (%016llx vs %016llx)",
+                         p->name, ls_world_simd_name(vec), t, (unsigned long long)b,
+                         (unsigned long long)a);
+        }
+        ls_world_destroy(ref);
+        ls_world_destroy(vec);
+        tested++;
+    }
+    ls_scene_free(&scene);
+    if (tested == 0) {
+        cr_skip_test("no vector path on this machine");
+    }
+}
+
+Test(simd, the_scalar_path_is_always_available_and_named)
+{
+    cr_assert(ls_simd_available(LS_SIMD_SCALAR));
+    cr_assert(ls_simd_available(LS_SIMD_AUTO));
+    ls_world_def d = ls_default_world_def();
+    d.simd = LS_SIMD_SCALAR;
+    ls_world *w = ls_world_create(&d, NULL);
+    cr_assert_not_null(w);
+    cr_assert_str_eq(ls_world_simd_name(w), "scalar");
+    ls_world_destroy(w);
+    d.simd = (ls_simd)99;
+    ls_error err;
+    cr_assert_null(ls_world_create(&d, &err));
+    cr_assert_str_eq(err.field, "simd");
+}
+
+// ---------------------------------------------------------------------------
+// Kernels on random groups.
+
+#define STATES 24
+
+typedef struct fixture {
+    ls_solver_body states[STATES];
+    ls_contact_lanes group;
+} fixture;
+
+static int32_t rnd_range(ls_rng *r, int32_t lo, int32_t hi)
+{
+    return lo + (int32_t)(ls_rng_next_u32(r) % (uint32_t)(hi - lo + 1));
+}
+
+// A random group: eight lanes over distinct writable bodies (some lanes on the
+// identity state, some empty), every field within `scale` times its usual
+// range (scale 1: a plausible contact; larger: values that leave the solver
+// range somewhere).
+static void random_fixture(ls_rng *r, fixture *f, int scale)
+{
+    memset(f, 0, sizeof *f);
+    f->states[0].dq = ls_quat_identity();
+    f->states[0].body = UINT32_MAX;
+    for (int i = 1; i < STATES; i++) {
+        ls_solver_body *s = &f->states[i];
+        s->flags = (i % 7 == 0) ? 0u : LS_STATE_WRITABLE; // some kinematic
+        s->body = (uint32_t)i;
+        int32_t v = 5 * 65536 * scale, w = 5 * 65536 * scale;
+        s->v = ls_vec3_make(rnd_range(r, -v, v), rnd_range(r, -v, v), rnd_range(r, -v, v));
+        s->w = ls_vec3_make(rnd_range(r, -w, w), rnd_range(r, -w, w), rnd_range(r, -w, w));
+        s->dp = ls_vec3_make(rnd_range(r, -3000, 3000), rnd_range(r, -3000, 3000),
+                             rnd_range(r, -3000, 3000));
+        s->dq = ls_quat_normalize(ls_quat_make(rnd_range(r, -2000, 2000), rnd_range(r, -2000, 2000),
+                                               rnd_range(r, -2000, 2000), 65536));
+    }
+    ls_contact_lanes *g = &f->group;
+    g->rolling = -1;
+    int points = 0;
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        // Distinct bodies per lane: a = 1 + 2l, b = 2 + 2l, or the identity.
+        g->a[l] = (l % 5 == 3) ? 0 : 1 + 2 * l;
+        g->b[l] = 2 + 2 * l;
+        g->count[l] = (l == 6) ? 0 : 1 + (uint32_t)rnd_range(r, 0, 3);
+        if (g->count[l] == 0) {
+            g->a[l] = g->b[l] = 0;
+            continue;
+        }
+        g->contact[l] = l;
+        g->turn[l] = (uint32_t)rnd_range(r, 0, 3);
+        points = points > (int)g->count[l] ? points : (int)g->count[l];
+        ls_vec3 n =
+            ls_vec3_normalize(ls_vec3_make(rnd_range(r, -65536, 65536), rnd_range(r, -65536, 65536),
+                                           rnd_range(r, -65536, 65536)),
+                              ls_vec3_make(0, 65536, 0));
+        ls_vec3 t1 = ls_vec3_normalize(ls_vec3_cross(n, ls_vec3_make(65536, 0, 0)),
+                                       ls_vec3_make(0, 0, 65536));
+        ls_vec3 t2 = ls_vec3_cross(n, t1);
+        const int32_t nn[3] = {n.x, n.y, n.z}, u1[3] = {t1.x, t1.y, t1.z},
+                      u2[3] = {t2.x, t2.y, t2.z};
+        for (int k = 0; k < 3; k++) {
+            g->n[k][l] = nn[k];
+            g->t1[k][l] = u1[k];
+            g->t2[k][l] = u2[k];
+        }
+        int32_t ima = g->a[l] ? rnd_range(r, 1 << 14, 1 << 24) : 0;
+        int32_t imb = rnd_range(r, 1 << 14, 1 << 24);
+        g->inv_mass_a[l] = ima;
+        g->inv_mass_b[l] = imb;
+        for (int k = 0; k < 3; k++) {
+            g->nm_a[k][l] = (int32_t)(((int64_t)g->n[k][l] * ima) >> 16);
+            g->nm_b[k][l] = (int32_t)(((int64_t)g->n[k][l] * imb) >> 16);
+        }
+        g->friction[l] = rnd_range(r, 0, 2 * 65536);
+        g->restitution[l] = rnd_range(r, 0, 65536);
+        g->bias_rate[l] = rnd_range(r, 0, 300 * 65536);
+        g->impulse_scale[l] = rnd_range(r, 0, 65536);
+        const int32_t arm = 65536 * scale, inv = (1 << 20) * scale, imp = 5 * 65536 * scale;
+        for (int k = 0; k < 3; k++) {
+            g->ct1_a[k][l] = rnd_range(r, -arm, arm);
+            g->ct2_a[k][l] = rnd_range(r, -arm, arm);
+            g->ct1_b[k][l] = rnd_range(r, -arm, arm);
+            g->ct2_b[k][l] = rnd_range(r, -arm, arm);
+            g->ict1_a[k][l] = rnd_range(r, -inv, inv);
+            g->ict2_a[k][l] = rnd_range(r, -inv, inv);
+            g->ict1_b[k][l] = rnd_range(r, -inv, inv);
+            g->ict2_b[k][l] = rnd_range(r, -inv, inv);
+            g->in_a[k][l] = rnd_range(r, -inv, inv);
+            g->in_b[k][l] = rnd_range(r, -inv, inv);
+        }
+        g->tmass[0][l] = rnd_range(r, 0, 20 * 65536);
+        g->tmass[2][l] = rnd_range(r, 0, 20 * 65536);
+        g->f1[l] = rnd_range(r, -imp, imp);
+        g->f2[l] = rnd_range(r, -imp, imp);
+        g->twist_mass[l] = rnd_range(r, 0, 20 * 65536);
+        g->twist[l] = rnd_range(r, -imp, imp);
+        for (uint32_t i = 0; i < g->count[l]; i++) {
+            ls_contact_point_lanes *p = &g->p[i];
+            for (int k = 0; k < 3; k++) {
+                p->ra[k][l] = rnd_range(r, -arm, arm);
+                p->rb[k][l] = rnd_range(r, -arm, arm);
+                p->ang_a[k][l] = rnd_range(r, -arm, arm);
+                p->ang_b[k][l] = rnd_range(r, -arm, arm);
+                p->iang_a[k][l] = g->a[l] ? rnd_range(r, -inv, inv) : 0;
+                p->iang_b[k][l] = rnd_range(r, -inv, inv);
+            }
+            p->base[l] = rnd_range(r, -3000, 3000);
+            p->mass[l] = rnd_range(r, 0, 20 * 65536);
+            p->soft_mass[l] = p->mass[l] / 2;
+            p->impulse[l] = rnd_range(r, 0, imp);
+            p->max_impulse[l] = p->impulse[l];
+            p->vn0[l] = rnd_range(r, -5 * 65536, 5 * 65536);
+            p->twist_lever[l] = rnd_range(r, 0, 65536);
+        }
+    }
+    g->points = points;
+}
+
+static ls_contact_sweep sweep_of(fixture *f, bool use_bias, bool surface)
+{
+    ls_contact_sweep sw;
+    memset(&sw, 0, sizeof sw);
+    sw.states = f->states;
+    sw.inv_h = 480 * 65536;
+    sw.max_push = -3 * 65536;
+    sw.threshold = -65536;
+    sw.use_bias = use_bias;
+    sw.surface = surface;
+    return sw;
+}
+
+// Run one kernel on two copies of a fixture, scalar and `k`, and compare.
+static int compare_kernel(const ls_contact_kernels *k, const fixture *f0, int which, bool use_bias,
+                          bool surface, int seed)
+{
+    fixture *a = aligned_alloc(64, sizeof *a), *b = aligned_alloc(64, sizeof *b);
+    cr_assert(a && b);
+    *a = *f0;
+    *b = *f0;
+    ls_contact_sweep sa = sweep_of(a, use_bias, surface), sb = sweep_of(b, use_bias, surface);
+    uint32_t ma, mb;
+    if (which == 0) {
+        ma = ls_contact_kernels_scalar.warm_start(&sa, &a->group);
+        mb = k->warm_start(&sb, &b->group);
+    } else if (which == 1) {
+        ma = ls_contact_kernels_scalar.solve(&sa, &a->group);
+        mb = k->solve(&sb, &b->group);
+    } else {
+        ma = ls_contact_kernels_scalar.restitution(&sa, &a->group);
+        mb = k->restitution(&sb, &b->group);
+    }
+    cr_assert_eq(ma, mb, "seed %d kernel %d: overflow lanes %#x (scalar) vs %#x (%s)", seed, which,
+                 ma, mb, k->name);
+    cr_assert(memcmp(a->states, b->states, sizeof a->states) == 0,
+              "seed %d kernel %d (bias %d surface %d): body states differ (%s)", seed, which,
+              use_bias, surface, k->name);
+    cr_assert(memcmp(&a->group, &b->group, sizeof a->group) == 0,
+              "seed %d kernel %d (bias %d surface %d): group data differ (%s)", seed, which,
+              use_bias, surface, k->name);
+    free(a);
+    free(b);
+    return (int)(ma != 0);
+}
+
+Test(simd, contact_kernels_agree_with_the_scalar_reference_on_random_groups)
+{
+    const ls_contact_kernels *k = &ls_contact_kernels_avx2;
+    if (!ls_simd_available(LS_SIMD_AVX2)) {
+        cr_skip_test("no AVX2 on this machine");
+    }
+    fixture *f = aligned_alloc(64, sizeof *f);
+    cr_assert_not_null(f);
+    int overflowed = 0, runs = 0;
+    for (int seed = 0; seed < 400; seed++) {
+        ls_rng r = ls_rng_make((uint64_t)seed, 7);
+        int scale = seed < 300 ? 1 : 1 << (seed % 8 + 2); // the last 100: far out of range
+        random_fixture(&r, f, scale);
+        overflowed += compare_kernel(k, f, 0, false, false, seed);
+        overflowed += compare_kernel(k, f, 1, true, false, seed);
+        overflowed += compare_kernel(k, f, 1, false, true, seed);
+        overflowed += compare_kernel(k, f, 1, true, true, seed);
+        overflowed += compare_kernel(k, f, 2, false, false, seed);
+        runs += 5;
+    }
+    free(f);
+    printf("simd: %d kernel runs compared, %d with lanes that left the solver range\n", runs,
+           overflowed);
+    cr_assert_gt(overflowed, 20, "the out-of-range groups must exercise the fallback");
+    cr_assert_lt(overflowed, runs / 2);
+}
