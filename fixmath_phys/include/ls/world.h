@@ -187,6 +187,7 @@ typedef struct ls_step_info {
     ls_particle_system_id overflow_system; ///< The first overflow's particle system, when it
                                            ///< was a particle's (null otherwise).
     uint32_t overflow_particle;            ///< That particle's index in its system.
+    uint32_t contacts_recycled; ///< Contacts that kept their manifold this step (SPEC.md §11).
 } ls_step_info;
 
 /// Ray cast result.

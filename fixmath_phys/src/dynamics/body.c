@@ -107,13 +107,28 @@ void ls_body_update_derived_(ls_world *w, ls_body *b)
     ls_query_tree_invalidate(w->qt); // queries see the new pose
 }
 
+// The farthest corner from the centre of mass of a shape's box in the body frame.
+static ls_fx shape_reach(const ls_shape *s)
+{
+    ls_xform local = ls_xform_make(s->local_p, s->local_q);
+    ls_aabb box = ls_geom_aabb(&s->geom, &local, 0);
+    ls_vec3 far = ls_vec3_make(ls_fx_max(ls_fx_abs(box.min.x), ls_fx_abs(box.max.x)),
+                               ls_fx_max(ls_fx_abs(box.min.y), ls_fx_abs(box.max.y)),
+                               ls_fx_max(ls_fx_abs(box.min.z), ls_fx_abs(box.max.z)));
+    return ls_vec3_len(far);
+}
+
 void ls_body_update_thickness_(ls_world *w, ls_body *b)
 {
     b->thickness = LS_FX_MAX;
+    b->extent = 0;
     for (uint32_t k = b->shape_head; k != UINT32_MAX; k = w->shapes[k].next) {
         const ls_shape_kind *kind = ls_shape_kind_of(w->shapes[k].geom.kind);
         if (kind->thickness) {
             b->thickness = ls_fx_min(b->thickness, kind->thickness(&w->shapes[k].geom));
+        }
+        if (b->type != LS_BODY_STATIC) {
+            b->extent = ls_fx_max(b->extent, shape_reach(&w->shapes[k]));
         }
     }
 }

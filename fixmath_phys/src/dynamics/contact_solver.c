@@ -25,15 +25,6 @@
 
 // ---- Prepare (once per tick, per lane) ------------------------------------
 
-// A deterministic orthonormal tangent basis for unit normal n.
-static void tangent_basis(ls_vec3 n, ls_vec3 *t1, ls_vec3 *t2)
-{
-    ls_vec3 t = ls_fx_abs(n.x) >= 37837 /* 0.57735 */ ? ls_vec3_make(n.y, ls_fx_neg(n.x), 0)
-                                                      : ls_vec3_make(0, n.z, ls_fx_neg(n.y));
-    *t1 = ls_vec3_normalize(t, ls_vec3_make(LS_FX_ONE, 0, 0));
-    *t2 = ls_vec3_cross(n, *t1);
-}
-
 // m * v for a symmetric Q12.20 matrix (xx, xy, xz, yy, yz, zz) and a Q16.16
 // vector: Q12.20, each component one exact sum rounded once.
 static void sym_mul_q20(const int32_t *m, const int32_t *v, int32_t *out, uint32_t *ovf)
@@ -166,9 +157,8 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     g->contact[lane] = ci;
     g->turn[lane] = (ls_shape_kind_of(sa->geom.kind)->round ? 0u : 1u) |
                     (ls_shape_kind_of(sb->geom.kind)->round ? 0u : 2u);
-    ls_vec3 t1, t2;
+    ls_vec3 t1 = c->tangent[0], t2 = c->tangent[1];
     ls_vec3 nv = c->m.normal;
-    tangent_basis(nv, &t1, &t2);
     const int32_t n[3] = {nv.x, nv.y, nv.z};
     const int32_t tt1[3] = {t1.x, t1.y, t1.z}, tt2[3] = {t2.x, t2.y, t2.z};
     SET3(g->n, lane, n);
@@ -180,8 +170,8 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
         g->nm_a[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], ma->inv_mass), 16), &ovf);
         g->nm_b[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], mb->inv_mass), 16), &ovf);
     }
-    g->friction[lane] = ls_fx_sqrt(ls_fx_mul(sa->friction, sb->friction));
-    g->restitution[lane] = ls_fx_max(sa->restitution, sb->restitution);
+    g->friction[lane] = c->friction;
+    g->restitution[lane] = c->restitution;
     bool both = ls_body_moves_(a) && ls_body_moves_(b);
     const ls_softness *soft = both ? &ctx->contact : &ctx->contact_static;
     g->bias_rate[lane] = soft->bias_rate;
@@ -231,9 +221,7 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
         cw[k] = (int32_t)(s >= 0 ? (s + count / 2) / count : (s - count / 2) / count);
     }
     for (int i = 0; i < count; i++) {
-        ls_vec3 pt = c->m.points[i].point;
-        ls_fx lever = ls_vec3_len(ls_vec3_make(pt.x - cw[0], pt.y - cw[1], pt.z - cw[2]));
-        g->p[i].twist_lever[lane] = ls_nar(ls_rnd(ls_mul(lever, g->friction[lane]), 16), &ovf);
+        g->p[i].twist_lever[lane] = ls_nar(ls_rnd(ls_mul(c->lever[i], c->friction), 16), &ovf);
     }
     const int32_t ca[3] = {cw[0] - a->p.x, cw[1] - a->p.y, cw[2] - a->p.z};
     const int32_t cb[3] = {cw[0] - b->p.x, cw[1] - b->p.y, cw[2] - b->p.z};

@@ -7,6 +7,18 @@
 // by a merge walk over the two sorted lists, and points by feature id, to carry
 // impulses (warm start).
 //
+// Recycling (SPEC.md §11, stage 3): a contact keeps where its points sit on
+// each body (anchors) and where the bodies were when its manifold was
+// computed. While neither body has moved or turned by more than half the
+// recycling distance since then, the pair keeps its manifold -- same
+// normal, same points on the bodies, depths updated by the bodies' motion --
+// instead of running the collide routine. Why: in a resting pile nothing
+// moves more than a fraction of a millimetre a tick, and the collide routines
+// (a box pair: 15 separating axes and a clipped face) are the larger part of
+// the narrow phase; Box3D recycles the same way. Everything it reads is
+// state (the anchors and poses are saved in snapshots), so it is as
+// deterministic as the routines.
+//
 // Threads (SPEC.md §11 "Threads"): the manifold of a pair is a pure function
 // of the two shapes' geometry and transforms, so the manifolds of all
 // non-mesh pairs with a moving body are computed first, in parallel, each into
@@ -147,11 +159,108 @@ static bool collide_pair(const ls_world *w, ls_pair pr, ls_manifold *m)
     return ls_collide(&sa->geom, &sa->xf, &sb->geom, &sb->xf, w->def.contact_margin, m) > 0;
 }
 
+// A deterministic orthonormal tangent basis for unit normal n (SPEC.md §11.2).
+static void tangent_basis(ls_vec3 n, ls_vec3 *t1, ls_vec3 *t2)
+{
+    ls_vec3 t = ls_fx_abs(n.x) >= 37837 /* 0.57735 */ ? ls_vec3_make(n.y, ls_fx_neg(n.x), 0)
+                                                      : ls_vec3_make(0, n.z, ls_fx_neg(n.y));
+    *t1 = ls_vec3_normalize(t, ls_vec3_make(LS_FX_ONE, 0, 0));
+    *t2 = ls_vec3_cross(n, *t1);
+}
+
+// Where each point of a freshly computed manifold sits on each body, and the
+// bodies' poses (the recycling data); the tangents, the points' distances
+// from their mean and the mixed materials. Unused points are zero.
+static void set_anchors(const ls_world *w, ls_contact *c)
+{
+    const ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
+    for (int i = 0; i < LS_MANIFOLD_MAX; i++) {
+        bool used = i < c->m.count;
+        ls_vec3 p = c->m.points[i].point;
+        c->anchor_a[i] = used ? ls_mat3_mul_tvec(a->xf.r, ls_vec3_sub(p, a->p)) : ls_vec3_zero();
+        c->anchor_b[i] = used ? ls_mat3_mul_tvec(b->xf.r, ls_vec3_sub(p, b->p)) : ls_vec3_zero();
+        c->base_depth[i] = used ? c->m.points[i].depth : 0;
+    }
+    c->pose_p[0] = a->p;
+    c->pose_q[0] = a->q;
+    c->pose_p[1] = b->p;
+    c->pose_q[1] = b->q;
+    tangent_basis(c->m.normal, &c->tangent[0], &c->tangent[1]);
+    // The friction centre: the mean of the points, rounded half away from zero.
+    int64_t sum[3] = {0, 0, 0};
+    int count = c->m.count;
+    for (int i = 0; i < count; i++) {
+        sum[0] += c->m.points[i].point.x;
+        sum[1] += c->m.points[i].point.y;
+        sum[2] += c->m.points[i].point.z;
+    }
+    ls_fx mean[3] = {0, 0, 0};
+    for (int k = 0; k < 3 && count > 0; k++) {
+        mean[k] =
+            (ls_fx)(sum[k] >= 0 ? (sum[k] + count / 2) / count : (sum[k] - count / 2) / count);
+    }
+    for (int i = 0; i < LS_MANIFOLD_MAX; i++) {
+        ls_vec3 p = c->m.points[i].point;
+        c->lever[i] =
+            i < count ? ls_vec3_len(ls_vec3_sub(p, ls_vec3_make(mean[0], mean[1], mean[2]))) : 0;
+    }
+    const ls_shape *sa = &w->shapes[c->shape_a], *sb = &w->shapes[c->shape_b];
+    c->friction = ls_fx_sqrt(ls_fx_mul(sa->friction, sb->friction));
+    c->restitution = ls_fx_max(sa->restitution, sb->restitution);
+}
+
+// True when body b is within `half` (Q16.16 metres) of pose (p0, q0): its
+// centre moved at most half, and its farthest point turned at most half
+// (2 |vec(q conj(q0))| extent, compared squared and exactly enough).
+static bool moved_little(const ls_body *b, ls_vec3 p0, ls_quat q0, ls_fx half)
+{
+    if (b->type == LS_BODY_STATIC) {
+        // Static bodies move only when teleported: any change recomputes.
+        return ls_vec3_equal(b->p, p0) && ls_quat_equal(b->q, q0);
+    }
+    uint64_t lim = (uint64_t)half * (uint64_t)half; // Q32
+    if (ls_vec3_len_sq_q32(ls_vec3_sub(b->p, p0)) > lim) {
+        return false;
+    }
+    ls_quat dq = ls_quat_mul(b->q, ls_quat_conj(q0));
+    uint64_t s2 = ls_vec3_len_sq_q32(ls_vec3_make(dq.x, dq.y, dq.z)) >> 16; // sin^2, Q16
+    uint64_t e2 = ((uint64_t)b->extent * (uint64_t)b->extent) >> 16;        // Q16
+    return 4 * s2 * e2 <= lim;
+}
+
+// Recycle last tick's contact `old` of the same pair into *c when neither
+// body moved more than the recycling distance allows; false to recompute.
+static bool recycle(const ls_world *w, const ls_contact *old, ls_contact *c)
+{
+    if (old->m.count == 0) {
+        return false;
+    }
+    const ls_body *a = &w->bodies[old->a], *b = &w->bodies[old->b];
+    ls_fx half = ls_fx_mul(w->def.linear_slop, LS_FX_INT(LS_RECYCLE_SLOPS)) / 2;
+    if (!moved_little(a, old->pose_p[0], old->pose_q[0], half) ||
+        !moved_little(b, old->pose_p[1], old->pose_q[1], half)) {
+        return false;
+    }
+    *c = *old;
+    ls_vec3 n = c->m.normal;
+    for (int i = 0; i < c->m.count; i++) {
+        ls_vec3 pa = ls_vec3_add(a->p, ls_mat3_mul_vec(a->xf.r, c->anchor_a[i]));
+        ls_vec3 pb = ls_vec3_add(b->p, ls_mat3_mul_vec(b->xf.r, c->anchor_b[i]));
+        ls_fx depth = ls_fx_sub(c->base_depth[i], ls_vec3_dot(n, ls_vec3_sub(pb, pa)));
+        if (depth <= ls_fx_neg(w->def.contact_margin)) {
+            return false; // a point left the margin: the routine decides again
+        }
+        c->m.points[i].point = ls_vec3_mid(pa, pb);
+        c->m.points[i].depth = depth;
+    }
+    return true;
+}
+
 /// Pairs per block of the parallel narrow phase (a manifold costs ~1 us).
 #define NARROW_MIN_BLOCK 32
 
-// Parallel part of the narrow phase: pairs [begin, end). Reads shapes and
-// bodies, writes only pair_manifolds[begin, end).
+// Parallel part of the narrow phase: pairs [begin, end). Reads shapes,
+// bodies and last tick's contacts, writes only pair_manifolds[begin, end).
 static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
 {
     ls_world *w = ctx;
@@ -164,9 +273,40 @@ static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
                       !ls_shape_kind_of(sa->geom.kind)->children &&
                       !ls_shape_kind_of(sb->geom.kind)->children &&
                       !ls_joint_filters_pair_(w, sa->body, sb->body);
-        if (r->computed) {
-            r->touching = collide_pair(w, pr, &r->m);
+        r->recycled = false;
+        if (!r->computed) {
+            continue;
         }
+        ls_contact *c = &r->c;
+        r->recycled = r->old != UINT32_MAX && recycle(w, &w->contacts_old[r->old], c);
+        if (r->recycled) {
+            r->touching = true;
+            continue;
+        }
+        memset(c, 0, sizeof *c);
+        c->shape_a = pr.a;
+        c->shape_b = pr.b;
+        c->a = sa->body;
+        c->b = sb->body;
+        r->touching = collide_pair(w, pr, &c->m);
+        if (r->touching) {
+            set_anchors(w, c);
+        }
+    }
+}
+
+// For each pair, last tick's (first) contact of the same shapes, or
+// UINT32_MAX: a merge walk over the two sorted lists.
+static void find_old(ls_world *w, uint32_t npairs, uint32_t old_count)
+{
+    const ls_contact *old = w->contacts_old;
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < npairs; i++) {
+        ls_pair pr = w->pairs[i];
+        while (j < old_count && pair_less(old[j].shape_a, old[j].shape_b, pr.a, pr.b)) {
+            j++;
+        }
+        w->pair_manifolds[i].old = j < old_count && same_pair(&old[j], pr) ? j : UINT32_MAX;
     }
 }
 
@@ -204,20 +344,29 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
         if (!c) {
             return false;
         }
-        memset(c, 0, sizeof *c);
-        c->shape_a = pr.a;
-        c->shape_b = pr.b;
-        c->a = sa->body;
-        c->b = sb->body;
         const ls_pair_manifold *r = &w->pair_manifolds[i];
         bool touching;
         if (r->computed) {
-            c->m = r->m;
+            *c = r->c;
             touching = r->touching;
+            w->info.contacts_recycled += r->recycled;
         } else {
             // A body of the pair was woken earlier in this walk.
+            memset(c, 0, sizeof *c);
+            c->shape_a = pr.a;
+            c->shape_b = pr.b;
+            c->a = sa->body;
+            c->b = sb->body;
             touching = collide_pair(w, pr, &c->m);
+            if (touching) {
+                set_anchors(w, c);
+            }
         }
+        for (int k = 0; k < LS_MANIFOLD_MAX; k++) {
+            c->normal_impulse[k] = 0;
+        }
+        c->friction_impulse = c->rolling_impulse = ls_vec3_zero();
+        c->twist_impulse = 0;
         merge_child(w, c, touching, old, old_count, j, pr);
         return true;
     }
@@ -264,6 +413,9 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
         if (touching && !parent_a) {
             c->m.normal = ls_vec3_neg(c->m.normal); // the routine's normal is child -> other
         }
+        if (touching) {
+            set_anchors(w, c);
+        }
         merge_child(w, c, touching, old, old_count, j, pr);
     }
     for (; *j < old_count && same_pair(&old[*j], pr); (*j)++) {
@@ -284,6 +436,8 @@ void ls_world_update_contacts_(ls_world *w)
     w->contacts_old = old;
     w->contact_count = 0;
     w->begin_count = w->end_count = 0;
+    find_old(w, npairs, old_count);
+    w->info.contacts_recycled = 0;
     ls_workers_for_(w->workers, npairs, NARROW_MIN_BLOCK, narrow_block, w);
     uint32_t j = 0;
     for (uint32_t i = 0; i < npairs; i++) {

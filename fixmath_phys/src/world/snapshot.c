@@ -16,13 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SNAP_MAGIC   0x4E53534Cu // "LSSN"
+#define SNAP_MAGIC 0x4E53534Cu // "LSSN"
 // Version 6 (Solver v3): contacts carry one friction, twist and rolling
 // impulse per manifold; after the joints a section word says which of the
 // particle (bit 0) and vehicle + game-word (bit 1) sections follow. Versions
 // 3 to 5 were written by Solver v2 (engine 0.2): their contact impulses mean
 // something else, so they are refused by name (SPEC.md §13).
-#define SNAP_VERSION 6u
+#define SNAP_VERSION           6u
 #define SNAP_SECTION_PARTICLES 1u
 #define SNAP_SECTION_VEHICLES  2u
 
@@ -348,10 +348,21 @@ static void io_contact(cursor *c, bool save, ls_contact *ct)
         io32(c, save, &ct->m.points[i].depth);
         io32(c, save, &ct->m.points[i].feature);
         io32(c, save, &ct->normal_impulse[i]);
+        io_vec3(c, save, &ct->anchor_a[i]);
+        io_vec3(c, save, &ct->anchor_b[i]);
+        io32(c, save, &ct->base_depth[i]);
+        io32(c, save, &ct->lever[i]);
     }
     io_vec3(c, save, &ct->friction_impulse);
     io32(c, save, &ct->twist_impulse);
     io_vec3(c, save, &ct->rolling_impulse);
+    for (int k = 0; k < 2; k++) {
+        io_vec3(c, save, &ct->pose_p[k]);
+        io_quat(c, save, &ct->pose_q[k]);
+        io_vec3(c, save, &ct->tangent[k]);
+    }
+    io32(c, save, &ct->friction);
+    io32(c, save, &ct->restitution);
 }
 
 // One joint slot (SPEC.md §13): 46 words.
@@ -1195,14 +1206,35 @@ static const char *state_problem(ls_world *w, uint32_t *where)
         for (int k = 0; k < LS_MANIFOLD_MAX; k++) {
             // Normal impulses are accumulated clamped at 0 inside the solver
             // range (SPEC.md §11.4); every word a real value.
-            if (ct->normal_impulse[k] < 0 ||
-                !vec_ok(ct->m.points[k].point) || !fx_ok(ct->m.points[k].depth)) {
+            if (ct->normal_impulse[k] < 0 || !vec_ok(ct->m.points[k].point) ||
+                !fx_ok(ct->m.points[k].depth) || !vec_ok(ct->anchor_a[k]) ||
+                !vec_ok(ct->anchor_b[k]) || !fx_ok(ct->base_depth[k])) {
                 return "contact impulse or point";
             }
         }
         if (!impulse_ok(ct->friction_impulse) || !impulse_ok(ct->rolling_impulse) ||
             ct->twist_impulse < -(1 << 30) || ct->twist_impulse >= (1 << 30)) {
             return "contact impulse or point";
+        }
+        if (!vec_ok(ct->pose_p[0]) || !vec_ok(ct->pose_p[1]) || !quat_unit(ct->pose_q[0]) ||
+            !quat_unit(ct->pose_q[1])) {
+            return "contact pose";
+        }
+        // Tangents within 2 ulp of unit length and materials within their ranges.
+        for (int k = 0; k < 2; k++) {
+            uint64_t t = ls_vec3_len_sq_q32(ct->tangent[k]), one = (uint64_t)1 << 32;
+            if (t > one + (one >> 12) || t < one - (one >> 12)) {
+                return "contact tangent";
+            }
+        }
+        if (ct->friction < 0 || ct->friction > LS_FX_INT(4) || ct->restitution < 0 ||
+            ct->restitution > LS_FX_ONE) {
+            return "contact material";
+        }
+        for (int k = 0; k < LS_MANIFOLD_MAX; k++) {
+            if (ct->lever[k] < 0) {
+                return "contact lever";
+            }
         }
         const ls_contact *p = ct - 1;
         if (i > 0 &&

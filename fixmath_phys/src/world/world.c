@@ -186,10 +186,9 @@ size_t ls_world_memory_size(const ls_world_def *def)
            nb * (sizeof *w->bodies + sizeof *w->next_free + sizeof *w->island_awake +
                  sizeof *w->island_min_timer) +
            ns * (sizeof *w->shapes + sizeof *w->shape_next_free) +
-           LS_MESH_PAIR_MAX * sizeof *w->children +
-           ls_solver_scratch_size_(def) +
-           nc * (sizeof *w->pairs + 2 * sizeof *w->contacts +
-                 sizeof *w->begin_events + sizeof *w->end_events) +
+           LS_MESH_PAIR_MAX * sizeof *w->children + ls_solver_scratch_size_(def) +
+           nc * (sizeof *w->pairs + 2 * sizeof *w->contacts + sizeof *w->begin_events +
+                 sizeof *w->end_events) +
            max_constraints(def) * sizeof *w->edges +
            max_joint_slots(def) * sizeof *w->active_joints +
            ls_graph_memory_size_(max_constraints(def), def->max_bodies) +

@@ -36,12 +36,12 @@ typedef struct ls_shape {
 /// One body slot. Fields marked (state) are saved in snapshots; (derived) are
 /// recomputed from state; (scratch) live within one step.
 typedef struct ls_body {
-    uint32_t generation; ///< (state) id generation of this slot
-    bool alive;          ///< (state)
-    uint8_t type;        ///< (state) ls_body_type
-    bool allow_sleep;    ///< (state)
-    bool asleep;         ///< (state)
-    bool bullet;         ///< (state) continuous collision against dynamic bodies too
+    uint32_t generation;       ///< (state) id generation of this slot
+    bool alive;                ///< (state)
+    uint8_t type;              ///< (state) ls_body_type
+    bool allow_sleep;          ///< (state)
+    bool asleep;               ///< (state)
+    bool bullet;               ///< (state) continuous collision against dynamic bodies too
     ls_fx inv_mass;            ///< (state)
     ls_vec3 linear_velocity;   ///< (state) m/s
     ls_vec3 angular_velocity;  ///< (state) rad/s, world frame
@@ -62,6 +62,7 @@ typedef struct ls_body {
     ls_mat3 inv_inertia_world; ///< (derived)
     bool inertia_diagonal;     ///< (derived) inv_inertia has zero off-diagonal terms
     ls_fx thickness;           ///< (derived) half the thinnest width of its shapes (ccd.c)
+    ls_fx extent;              ///< (derived) farthest reach of its shapes from the centre of mass
     bool gyro;                 ///< (derived) anisotropic inertia: gyroscopic motion (gyro.c)
     ls_mat3 gyro_i;            ///< (derived) body-frame inertia scaled so its largest entry is 1
     ls_mat3 gyro_m;            ///< (derived) inverse of gyro_i (inv_inertia times the same scale)
@@ -93,14 +94,28 @@ typedef struct ls_contact {
     ls_vec3 friction_impulse;              ///< (state) at the friction centre, world frame
     ls_fx twist_impulse;                   ///< (state) about the normal, N m s
     ls_vec3 rolling_impulse;               ///< (state) rolling block, world frame, N m s
+    // Recycling (contacts.c): where the manifold's points sit on each body and
+    // where the bodies were when the narrow phase last computed it.
+    ls_vec3 anchor_a[LS_MANIFOLD_MAX]; ///< (state) point i in body a's frame, from its COM
+    ls_vec3 anchor_b[LS_MANIFOLD_MAX]; ///< (state) the same point in body b's frame
+    ls_fx base_depth[LS_MANIFOLD_MAX]; ///< (state) depth of point i when computed
+    ls_vec3 pose_p[2];                 ///< (state) centres of mass of a, b when computed
+    ls_quat pose_q[2];                 ///< (state) orientations of a, b when computed
+    // Set with the manifold (contacts.c), kept while it is recycled.
+    ls_vec3 tangent[2];           ///< (state) friction directions t1, t2 (from the normal)
+    ls_fx lever[LS_MANIFOLD_MAX]; ///< (state) point i's distance from the points' mean
+    ls_fx friction;               ///< (state) mixed coefficient sqrt(mu_a mu_b)
+    ls_fx restitution;            ///< (state) mixed coefficient max(e_a, e_b)
 } ls_contact;
 
 /// Narrow-phase result of one broad-phase pair, computed in parallel before
 /// the serial merge with last tick's contacts (contacts.c).
 typedef struct ls_pair_manifold {
-    ls_manifold m; ///< zeroed, then filled by the pair's collide routine
-    bool touching; ///< the routine found points
-    bool computed; ///< m and touching are this tick's (a non-mesh pair with a moving body)
+    ls_contact c;  ///< the pair's contact: geometry and recycling data (impulses unset)
+    uint32_t old;  ///< last tick's contact of the pair (index into contacts_old), or UINT32_MAX
+    bool touching; ///< the contact has points
+    bool computed; ///< c and touching are this tick's (a non-mesh pair with a moving body)
+    bool recycled; ///< c is last tick's manifold moved with the bodies (contacts.c)
 } ls_pair_manifold;
 
 struct ls_world {
@@ -176,6 +191,10 @@ ls_body_id ls_world_id_of_(const ls_world *w, uint32_t i);
 /// both this and half the body's thinnest width is reported like an overflow
 /// (body, tick): 0.1 m in Q16.16.
 #define LS_PENETRATION_REPORT 6554
+
+/// Recycling distance in linear slops (contacts.c): a contact keeps its
+/// manifold while each body moved and turned less than half of it.
+#define LS_RECYCLE_SLOPS 4
 
 /// Most triangles of one mesh that one shape may touch in a step (more sets
 /// capacity_exceeded and keeps the first in triangle order).
