@@ -624,13 +624,6 @@ ls_aabb ls_mesh_local_aabb(const ls_xform *xm, ls_aabb world)
 
 // ------------------------------------------------------------ queries
 
-/// Closed-interval overlap of two boxes.
-static bool boxes_overlap(const ls_aabb *a, const ls_aabb *b)
-{
-    return a->min.x <= b->max.x && b->min.x <= a->max.x && a->min.y <= b->max.y &&
-           b->min.y <= a->max.y && a->min.z <= b->max.z && b->min.z <= a->max.z;
-}
-
 /// Restore the max-heap property below position i of h[0..n).
 static void heap_down(uint32_t *h, uint32_t n, uint32_t i)
 {
@@ -652,56 +645,66 @@ static void heap_down(uint32_t *h, uint32_t n, uint32_t i)
     }
 }
 
-/// Most nodes on the traversal stack: the tree is at most 22 levels deep
-/// (median splits of at most 2^20 triangles into leaves of up to 4).
-#define STACK_MAX 64
+/// A walk of the triangles whose own box overlaps `box` (ls_mesh_walk).
+typedef struct tri_walk {
+    const ls_mesh *m;
+    ls_aabb box;
+    ls_bvh_visit visit;
+    void *ctx;
+} tri_walk;
+
+static bool visit_overlapping(void *ctx, uint32_t t)
+{
+    const tri_walk *tw = ctx;
+    ls_aabb tb = tri_box(tw->m, t);
+    return ls_aabb_overlap(&tb, &tw->box) && tw->visit(tw->ctx, t);
+}
+
+bool ls_mesh_walk(const ls_mesh *m, ls_aabb local_box, ls_bvh_visit visit, void *ctx)
+{
+    tri_walk tw = {m, local_box, visit, ctx};
+    return ls_bvh_query(m->nodes, m->node_count, m->order, &local_box, visit_overlapping, &tw);
+}
+
+/// The `max` smallest triangle indices seen, in a max-heap, and how many were seen.
+typedef struct smallest {
+    uint32_t *out;
+    uint32_t max, kept, total;
+} smallest;
+
+static bool keep_smallest(void *ctx, uint32_t t)
+{
+    smallest *k = ctx;
+    uint32_t *out = k->out;
+    k->total++;
+    if (k->kept < k->max) {
+        uint32_t j = k->kept++;
+        out[j] = t;
+        while (j > 0 && out[(j - 1) / 2] < out[j]) {
+            uint32_t p = (j - 1) / 2, s = out[p];
+            out[p] = out[j];
+            out[j] = s;
+            j = p;
+        }
+    } else if (k->max > 0 && t < out[0]) {
+        out[0] = t;
+        heap_down(out, k->kept, 0);
+    }
+    return false;
+}
 
 uint32_t ls_mesh_query(const ls_mesh *m, ls_aabb local_box, uint32_t *out, uint32_t max)
 {
-    uint32_t stack[STACK_MAX];
-    uint32_t sp = 0, total = 0, kept = 0;
-    stack[sp++] = 0;
-    while (sp > 0) {
-        const ls_mesh_node *nd = &m->nodes[stack[--sp]];
-        if (!boxes_overlap(&nd->box, &local_box)) {
-            continue;
-        }
-        if (nd->count == 0) {
-            stack[sp++] = nd->first + 1;
-            stack[sp++] = nd->first;
-            continue;
-        }
-        for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
-            uint32_t t = m->order[i];
-            ls_aabb tb = tri_box(m, t);
-            if (!boxes_overlap(&tb, &local_box)) {
-                continue;
-            }
-            total++;
-            // Keep the `max` smallest indices in a max-heap.
-            if (kept < max) {
-                uint32_t j = kept++;
-                out[j] = t;
-                while (j > 0 && out[(j - 1) / 2] < out[j]) {
-                    uint32_t p = (j - 1) / 2, s = out[p];
-                    out[p] = out[j];
-                    out[j] = s;
-                    j = p;
-                }
-            } else if (max > 0 && t < out[0]) {
-                out[0] = t;
-                heap_down(out, kept, 0);
-            }
-        }
-    }
+    smallest k = {out, max, 0, 0};
+    ls_mesh_walk(m, local_box, keep_smallest, &k);
     // Heap sort: ascending order.
-    for (uint32_t end = kept; end > 1; end--) {
+    for (uint32_t end = k.kept; end > 1; end--) {
         uint32_t s = out[0];
         out[0] = out[end - 1];
         out[end - 1] = s;
         heap_down(out, end - 1, 0);
     }
-    return total;
+    return k.total;
 }
 
 /// Slack of the ray tests, in Q16.16 ulps: a hit may lie this far outside a
@@ -789,36 +792,41 @@ static bool ray_box(const ls_aabb *b, ls_vec3 o, ls_vec3 d, int64_t tmax)
     return true;
 }
 
+/// A segment o + d * t (mesh frame) and its closest hit so far (Q0.32).
+typedef struct ray_walk {
+    const ls_mesh *m;
+    ls_vec3 o, d;
+    int64_t best;
+    uint32_t best_tri;
+} ray_walk;
+
+// Nodes the segment cannot reach before the best hit so far are skipped.
+static bool ray_enters(const void *ctx, const ls_aabb *box)
+{
+    const ray_walk *r = ctx;
+    return ray_box(box, r->o, r->d, r->best);
+}
+
+static bool ray_visit(void *ctx, uint32_t t)
+{
+    ray_walk *r = ctx;
+    int64_t h = ray_triangle(r->m, t, r->o, r->d);
+    if (h >= 0 && (h < r->best || (h == r->best && t < r->best_tri))) {
+        r->best = h;
+        r->best_tri = t;
+    }
+    return false;
+}
+
 bool ls_mesh_ray_cast(const ls_mesh *m, const ls_xform *xm, ls_vec3 from, ls_vec3 to,
                       ls_fx *fraction, ls_vec3 *normal, uint32_t *tri)
 {
     ls_vec3 o = ls_mat3_mul_tvec(xm->r, ls_vec3_sub(from, xm->p));
     ls_vec3 e = ls_mat3_mul_tvec(xm->r, ls_vec3_sub(to, xm->p));
-    ls_vec3 d = ls_vec3_sub(e, o);
-    int64_t best = ((int64_t)1 << 32);
-    uint32_t best_tri = LS_MESH_NONE;
-    uint32_t stack[STACK_MAX];
-    uint32_t sp = 0;
-    stack[sp++] = 0;
-    while (sp > 0) {
-        const ls_mesh_node *nd = &m->nodes[stack[--sp]];
-        if (!ray_box(&nd->box, o, d, best)) {
-            continue;
-        }
-        if (nd->count == 0) {
-            stack[sp++] = nd->first + 1;
-            stack[sp++] = nd->first;
-            continue;
-        }
-        for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
-            uint32_t t = m->order[i];
-            int64_t h = ray_triangle(m, t, o, d);
-            if (h >= 0 && (h < best || (h == best && t < best_tri))) {
-                best = h;
-                best_tri = t;
-            }
-        }
-    }
+    ray_walk r = {m, o, ls_vec3_sub(e, o), (int64_t)1 << 32, LS_MESH_NONE};
+    ls_bvh_walk(m->nodes, m->node_count, m->order, ray_enters, ray_visit, &r);
+    int64_t best = r.best;
+    uint32_t best_tri = r.best_tri;
     if (best_tri == LS_MESH_NONE) {
         return false;
     }
