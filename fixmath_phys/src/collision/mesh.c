@@ -6,6 +6,7 @@
 // integer, every loop runs in index order and every tie goes to the lower index.
 #include "mesh.h"
 
+#include "clip.h"
 #include "collide_internal.h"
 #include "hull.h"
 
@@ -906,33 +907,25 @@ typedef struct cand {
 /// planes, or the triangle (3) clipped by a hull face's up to 64 side planes.
 #define POLY_MAX 72
 
-/// A convex polygon; lab[i] labels the edge from p[i] to p[i + 1].
-typedef struct poly {
-    int n;
-    ls_vec3 p[POLY_MAX];
-    uint8_t lab[POLY_MAX];
-} poly;
-
-/// A clipping plane through o with outward unit normal n (Q2.30).
+/// A clipping plane through o with outward unit normal n (Q2.30); distances
+/// in units of 2^-46 (clip.h).
 typedef struct plane30 {
     ls_vec3 o;
     int32_t n[3];
 } plane30;
 
-static void poly_emit(poly *o, ls_vec3 p, uint8_t lab)
+static int64_t plane30_distance(const void *plane, ls_vec3 p)
 {
-    if (o->n < POLY_MAX) {
-        o->p[o->n] = p;
-        o->lab[o->n] = lab;
-        o->n++;
-    }
+    const plane30 *pl = plane;
+    return dot30_raw(ls_vec3_sub(p, pl->o), pl->n);
 }
 
 /// Where edge a->b crosses a plane, from the signed distances da, db (units
 /// of 2^-46, opposite signs): both are first reduced to 30 bits together, so
 /// (b - a) * da fits 64 bits for any Q16.16 points.
-static ls_vec3 crossing30(ls_vec3 a, ls_vec3 b, int64_t da, int64_t db)
+static ls_vec3 crossing30(const void *plane, ls_vec3 a, ls_vec3 b, int64_t da, int64_t db)
 {
+    (void)plane;
     int sh = bit_length(uabs64(da - db)) - 30;
     if (sh > 0) {
         da >>= sh;
@@ -944,27 +937,7 @@ static ls_vec3 crossing30(ls_vec3 a, ls_vec3 b, int64_t da, int64_t db)
                         (ls_fx)(a.z + (((int64_t)b.z - a.z) * da) / den));
 }
 
-/// Sutherland-Hodgman against the half-space dot(x - o, n) <= 0; points on
-/// the plane are inside and never duplicated by a crossing.
-static void clip_plane(const poly *in, poly *out, const plane30 *pl, uint8_t label)
-{
-    out->n = 0;
-    for (int i = 0; i < in->n; i++) {
-        ls_vec3 a = in->p[i], b = in->p[(i + 1) % in->n];
-        int64_t da = dot30_raw(ls_vec3_sub(a, pl->o), pl->n);
-        int64_t db = dot30_raw(ls_vec3_sub(b, pl->o), pl->n);
-        if (da <= 0 && db <= 0) {
-            poly_emit(out, a, in->lab[i]);
-        } else if (da == 0) {
-            poly_emit(out, a, label);
-        } else if (da < 0) {
-            poly_emit(out, a, in->lab[i]);
-            poly_emit(out, crossing30(a, b, da, db), label);
-        } else if (db < 0) {
-            poly_emit(out, crossing30(a, b, da, db), in->lab[i]);
-        }
-    }
-}
+static const ls_clip_rule planes30 = {plane30_distance, crossing30};
 
 // ---- contact reduction (the rule of collide_box.c) ----
 
@@ -1487,22 +1460,21 @@ static int tri_face_contact(const tri_frame *f, const polytope *s, ls_fx margin,
             inc = fi;
         }
     }
-    poly a, b;
-    a.n = 0;
+    ls_clip_poly a, scratch;
+    ls_clip_start(&a, POLY_MAX);
     for (int j = 0; j < s->fcount[inc]; j++) {
-        poly_emit(&a, s->v[s->loop[s->ffirst[inc] + j]], (uint8_t)j);
+        ls_clip_push(&a, s->v[s->loop[s->ffirst[inc] + j]], (uint8_t)j);
     }
     for (int i = 0; i < 3; i++) {
         plane30 pl = {f->t[i], {f->out30[i][0], f->out30[i][1], f->out30[i][2]}};
-        clip_plane(&a, &b, &pl, (uint8_t)(64 + i));
-        a = b;
+        ls_clip(&a, &scratch, &planes30, &pl, (uint8_t)(64 + i));
     }
     int count = 0;
     for (int i = 0; i < a.n; i++) {
         ls_fx h = tri_height(f, a.p[i]);
         ls_fx depth = ls_fx_neg(h);
         if (depth > ls_fx_neg(margin)) {
-            uint32_t lp = a.lab[(i + a.n - 1) % a.n], li = a.lab[i];
+            uint32_t lp = ls_clip_label_in(&a, i), li = a.lab[i];
             cand c = {ls_vec3_mad(a.p[i], f->n, ls_fx_neg(h >> 1)), depth,
                       1u << 28 | (uint32_t)inc << 16 | lp << 8 | li, FEAT_FACE};
             out[count++] = c;
@@ -1530,10 +1502,10 @@ static uint8_t label_feature(uint32_t lp, uint32_t li)
 /// Polytope face fi as the reference face: the triangle clipped by its side planes.
 static int poly_face_contact(const tri_frame *f, const polytope *s, int fi, ls_fx margin, cand *out)
 {
-    poly a, b;
-    a.n = 0;
+    ls_clip_poly a, scratch;
+    ls_clip_start(&a, POLY_MAX);
     for (int k = 0; k < 3; k++) {
-        poly_emit(&a, f->t[k], (uint8_t)k);
+        ls_clip_push(&a, f->t[k], (uint8_t)k);
     }
     ls_vec3 fn = s->fn[fi];
     int cnt = s->fcount[fi];
@@ -1550,15 +1522,14 @@ static int poly_face_contact(const tri_frame *f, const polytope *s, int fi, ls_f
                        ls_fx_cross_q32(e.x, fn.y, e.y, fn.x), 30, pl.n)) {
             continue;
         }
-        clip_plane(&a, &b, &pl, (uint8_t)(8 + j));
-        a = b;
+        ls_clip(&a, &scratch, &planes30, &pl, (uint8_t)(8 + j));
     }
     ls_vec3 ref = s->v[s->loop[s->ffirst[fi]]];
     int count = 0;
     for (int i = 0; i < a.n; i++) {
         ls_fx depth = ls_vec3_dot(ls_vec3_sub(ref, a.p[i]), fn); // below the reference face
         if (depth > ls_fx_neg(margin)) {
-            uint32_t lp = a.lab[(i + a.n - 1) % a.n], li = a.lab[i];
+            uint32_t lp = ls_clip_label_in(&a, i), li = a.lab[i];
             cand c = {ls_vec3_mad(a.p[i], fn, depth >> 1), depth,
                       2u << 28 | (uint32_t)fi << 16 | lp << 8 | li, label_feature(lp, li)};
             out[count++] = c;
