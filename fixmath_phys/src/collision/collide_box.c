@@ -2,6 +2,7 @@
 // Narrow phase for boxes: box-plane, and box-box by the separating axis test
 // (15 axes) followed by reference/incident face clipping or an edge-edge
 // point. Both reduce their candidate points to at most 4 the same way.
+#include "clip.h"
 #include "collide_internal.h"
 
 /// Most candidate points: 8 box vertices, or a quad clipped by 4 planes.
@@ -179,62 +180,41 @@ static bool sat_box_box(const box_w *A, const box_w *B, ls_fx margin, sat_axis *
 
 // ------------------------------------------------------- face clipping
 
-/// A convex polygon in the reference box frame; lab[i] labels the edge from
-/// p[i] to p[i+1]: 0..3 incident-face edges, 4..7 reference side planes.
-typedef struct poly {
-    int n;
-    ls_vec3 p[CAND_MAX];
-    uint8_t lab[CAND_MAX];
-} poly;
+// The polygons are in the reference box's frame (clip.h). Labels: 0..3
+// incident-face edges, 4..7 reference side planes.
 
-/// Append a vertex and the label of the edge leaving it.
-static void poly_emit(poly *o, ls_vec3 p, uint8_t lab)
+/// Side plane sign * x_axis <= h of the reference box, in its frame.
+typedef struct box_side {
+    int axis;
+    int sign;
+    ls_fx h;
+} box_side;
+
+static int64_t side_distance(const void *plane, ls_vec3 p)
 {
-    if (o->n < CAND_MAX) {
-        o->p[o->n] = p;
-        o->lab[o->n] = lab;
-        o->n++;
-    }
+    const box_side *s = plane;
+    ls_fx c = ls_vec3_comp(p, s->axis);
+    return ls_fx_sub(s->sign > 0 ? c : ls_fx_neg(c), s->h);
 }
 
 /// a + (b - a) * da / den for one component, exact product in 64 bits.
-static ls_fx lerp_comp(ls_fx a, ls_fx b, ls_fx da, int64_t den)
+static ls_fx lerp_comp(ls_fx a, ls_fx b, int64_t da, int64_t den)
 {
     return (ls_fx)(a + (((int64_t)b - a) * da) / den);
 }
 
-/// Where edge a->b crosses the plane x_axis = plane (da, db on opposite sides).
-static ls_vec3 crossing(ls_vec3 a, ls_vec3 b, ls_fx da, ls_fx db, int axis, ls_fx plane)
+/// Where edge a->b crosses the side plane (da, db on opposite sides).
+static ls_vec3 side_crossing(const void *plane, ls_vec3 a, ls_vec3 b, int64_t da, int64_t db)
 {
-    int64_t den = (int64_t)da - db;
+    const box_side *s = plane;
+    int64_t den = da - db;
     ls_vec3 x = ls_vec3_make(lerp_comp(a.x, b.x, da, den), lerp_comp(a.y, b.y, da, den),
                              lerp_comp(a.z, b.z, da, den));
-    return ls_vec3_with(x, axis, plane); // exactly on the plane, never 1 ulp outside
+    // Exactly on the plane, never 1 ulp outside.
+    return ls_vec3_with(x, s->axis, s->sign > 0 ? s->h : ls_fx_neg(s->h));
 }
 
-/// Sutherland-Hodgman against the half-space sign * x_axis <= h. Points on
-/// the plane count as inside and are never duplicated by a crossing.
-static void clip_side(const poly *in, poly *out, int axis, int sign, ls_fx h, uint8_t label)
-{
-    ls_fx plane = sign > 0 ? h : ls_fx_neg(h);
-    out->n = 0;
-    for (int i = 0; i < in->n; i++) {
-        ls_vec3 a = in->p[i], b = in->p[(i + 1) % in->n];
-        ls_fx ca = ls_vec3_comp(a, axis), cb = ls_vec3_comp(b, axis);
-        ls_fx da = ls_fx_sub(sign > 0 ? ca : ls_fx_neg(ca), h);
-        ls_fx db = ls_fx_sub(sign > 0 ? cb : ls_fx_neg(cb), h);
-        if (da <= 0 && db <= 0) {
-            poly_emit(out, a, in->lab[i]);
-        } else if (da == 0) {
-            poly_emit(out, a, label); // leaves along the plane from a itself
-        } else if (da < 0) {
-            poly_emit(out, a, in->lab[i]);
-            poly_emit(out, crossing(a, b, da, db, axis, plane), label);
-        } else if (db < 0) {
-            poly_emit(out, crossing(a, b, da, db, axis, plane), in->lab[i]);
-        }
-    }
-}
+static const ls_clip_rule box_sides = {side_distance, side_crossing};
 
 /// Index of the incident face of box inc against outward reference normal nr:
 /// the face most anti-parallel to it, as 2*axis + (negative side).
@@ -255,18 +235,18 @@ static int incident_face(const box_w *inc, ls_vec3 nr)
 }
 
 /// The incident face as a quad in the reference box frame, edges labelled 0..3.
-static void incident_quad(const box_w *ref, const box_w *inc, int face, poly *q)
+static void incident_quad(const box_w *ref, const box_w *inc, int face, ls_clip_poly *q)
 {
     int j = face / 2, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
     static const int corner[4][2] = {{1, 1}, {-1, 1}, {-1, -1}, {1, -1}};
-    q->n = 0;
+    ls_clip_start(q, CAND_MAX);
     for (int v = 0; v < 4; v++) {
         int s[3];
         s[j] = (face & 1) ? -1 : 1;
         s[j1] = corner[v][0];
         s[j2] = corner[v][1];
         ls_vec3 w = box_point(inc, s);
-        poly_emit(q, ls_mat3_mul_tvec(ref->r, ls_vec3_sub(w, ref->c)), (uint8_t)v);
+        ls_clip_push(q, ls_mat3_mul_tvec(ref->r, ls_vec3_sub(w, ref->c)), (uint8_t)v);
     }
 }
 
@@ -279,12 +259,12 @@ static int face_contact(const box_w *ref, const box_w *inc, int k, int sign, boo
     ls_vec3 nr = sign > 0 ? ref->u[k] : ls_vec3_neg(ref->u[k]);
     int ref_face = 2 * k + (sign < 0);
     int inc_face = incident_face(inc, nr);
-    poly a, b;
+    ls_clip_poly a, scratch;
     incident_quad(ref, inc, inc_face, &a);
     for (int side = 0; side < 4; side++) {
         int axis = (k + 1 + side / 2) % 3;
-        clip_side(&a, &b, axis, (side & 1) ? -1 : 1, ref->h[axis], (uint8_t)(4 + side));
-        a = b;
+        box_side plane = {axis, (side & 1) ? -1 : 1, ref->h[axis]};
+        ls_clip(&a, &scratch, &box_sides, &plane, (uint8_t)(4 + side));
     }
     ls_fx hk = ref->h[k];
     ls_fx face = sign > 0 ? hk : ls_fx_neg(hk);
@@ -300,7 +280,7 @@ static int face_contact(const box_w *ref, const box_w *inc, int k, int sign, boo
             ls_vec3 local = ls_vec3_with(a.p[i], k, mid);
             c[count].p = ls_vec3_add(ref->c, ls_mat3_mul_vec(ref->r, local));
             c[count].depth = depth;
-            c[count].feature = base | (uint32_t)a.lab[(i + a.n - 1) % a.n] << 3 | a.lab[i];
+            c[count].feature = base | (uint32_t)ls_clip_label_in(&a, i) << 3 | a.lab[i];
             count++;
         }
     }

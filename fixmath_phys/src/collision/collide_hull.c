@@ -3,6 +3,7 @@
 // within the margin, EPA when the hulls overlap, then reference/incident face
 // clipping, or one point for edge contacts), sphere-hull, capsule-hull and
 // hull-plane. Same contract as ls_collide; conventions mirror collide_box.c.
+#include "clip.h"
 #include "collide_internal.h"
 #include "gjk.h"
 #include "hull.h"
@@ -193,27 +194,26 @@ static bool core_query(const ls_proxy *pa, const ls_xform *xa, const ls_proxy *p
 
 // ------------------------------------------------------ polygon clipping
 
-/// A convex polygon in the reference hull's frame; lab[i] labels the edge
-/// from p[i] to p[i+1].
-typedef struct poly {
-    int n;
-    ls_vec3 p[CAND_MAX];
-    uint8_t lab[CAND_MAX];
-} poly;
+// The polygons are in the reference hull's frame (clip.h).
 
-static void poly_emit(poly *o, ls_vec3 p, uint8_t lab)
+/// A side plane s . (x - o) <= 0 of the reference face; s is not unit, and
+/// distances are exact in Q32.32.
+typedef struct hull_side {
+    ls_vec3 s;
+    int64_t c; ///< s . o
+} hull_side;
+
+static int64_t side_distance(const void *plane, ls_vec3 p)
 {
-    if (o->n < CAND_MAX) {
-        o->p[o->n] = p;
-        o->lab[o->n] = lab;
-        o->n++;
-    }
+    const hull_side *h = plane;
+    return ls_vec3_dot_q32(h->s, p) - h->c;
 }
 
 /// a + (b - a) * t where t = da / (da - db) (da, db of opposite signs),
 /// t taken to 2^-30.
-static ls_vec3 crossing(ls_vec3 a, ls_vec3 b, int64_t da, int64_t db)
+static ls_vec3 side_crossing(const void *plane, ls_vec3 a, ls_vec3 b, int64_t da, int64_t db)
 {
+    (void)plane;
     uint64_t num = da < 0 ? 0u - (uint64_t)da : (uint64_t)da;
     uint64_t den = num + (db < 0 ? 0u - (uint64_t)db : (uint64_t)db);
     while (den >= ((uint64_t)1 << 32)) {
@@ -227,27 +227,7 @@ static ls_vec3 crossing(ls_vec3 a, ls_vec3 b, int64_t da, int64_t db)
                         (ls_fx)(a.z + ((((int64_t)b.z - a.z) * t + h) >> 30)));
 }
 
-/// Sutherland-Hodgman against the half-space s . (x - o) <= 0. Points on the
-/// plane count as inside and are never duplicated by a crossing.
-static void clip_plane(const poly *in, poly *out, ls_vec3 s, ls_vec3 o, uint8_t label)
-{
-    int64_t c = ls_vec3_dot_q32(s, o);
-    out->n = 0;
-    for (int i = 0; i < in->n; i++) {
-        ls_vec3 a = in->p[i], b = in->p[(i + 1) % in->n];
-        int64_t da = ls_vec3_dot_q32(s, a) - c, db = ls_vec3_dot_q32(s, b) - c;
-        if (da <= 0 && db <= 0) {
-            poly_emit(out, a, in->lab[i]);
-        } else if (da == 0) {
-            poly_emit(out, a, label);
-        } else if (da < 0) {
-            poly_emit(out, a, in->lab[i]);
-            poly_emit(out, crossing(a, b, da, db), label);
-        } else if (db < 0) {
-            poly_emit(out, crossing(a, b, da, db), in->lab[i]);
-        }
-    }
-}
+static const ls_clip_rule hull_sides = {side_distance, side_crossing};
 
 /// Face contact: clip the incident face of `inc` (the face most opposed to
 /// the reference normal) against the side planes of face rf of `ref`; keep
@@ -263,17 +243,17 @@ static int face_contact(const ls_hull *ref, const ls_xform *xr, uint32_t rf, con
     ls_vec3 nr_inc = ls_mat3_mul_tvec(xi->r, ls_mat3_mul_vec(xr->r, nr));
     uint32_t ifc = incident_face(inc, ls_vec3_neg(nr_inc));
     const ls_hull_face *ic = &inc->faces[ifc];
-    poly a, b;
-    a.n = 0;
+    ls_clip_poly a, scratch;
+    ls_clip_start(&a, CAND_MAX);
     for (uint32_t i = 0; i < ic->count; i++) {
-        poly_emit(&a, inc_in_ref[inc->face_vertices[ic->first + i]], (uint8_t)i);
+        ls_clip_push(&a, inc_in_ref[inc->face_vertices[ic->first + i]], (uint8_t)i);
     }
     for (uint32_t j = 0; j < rfc->count && a.n > 0; j++) {
         ls_vec3 v0 = ref->vertices[ref->face_vertices[rfc->first + j]];
         ls_vec3 v1 = ref->vertices[ref->face_vertices[rfc->first + (j + 1) % rfc->count]];
         ls_vec3 s = ls_vec3_cross(ls_vec3_sub(v1, v0), nr); // outward side normal
-        clip_plane(&a, &b, s, v0, (uint8_t)(64 + j));
-        a = b;
+        hull_side side = {s, ls_vec3_dot_q32(s, v0)};
+        ls_clip(&a, &scratch, &hull_sides, &side, (uint8_t)(64 + j));
     }
     cand c[CAND_MAX + 1]; // + the GJK/EPA point
     int count = 0;
@@ -285,8 +265,7 @@ static int face_contact(const ls_hull *ref, const ls_xform *xr, uint32_t rf, con
             ls_vec3 local = ls_vec3_mad(a.p[i], nr, depth >> 1);
             c[count].p = to_world(xr, local);
             c[count].depth = depth;
-            c[count].feature =
-                FEATURE_FACE(ref_is_b, rf, ifc, a.lab[(i + a.n - 1) % a.n], a.lab[i]);
+            c[count].feature = FEATURE_FACE(ref_is_b, rf, ifc, ls_clip_label_in(&a, i), a.lab[i]);
             count++;
         }
     }

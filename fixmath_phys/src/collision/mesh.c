@@ -6,6 +6,7 @@
 // integer, every loop runs in index order and every tie goes to the lower index.
 #include "mesh.h"
 
+#include "clip.h"
 #include "collide_internal.h"
 #include "hull.h"
 
@@ -624,13 +625,6 @@ ls_aabb ls_mesh_local_aabb(const ls_xform *xm, ls_aabb world)
 
 // ------------------------------------------------------------ queries
 
-/// Closed-interval overlap of two boxes.
-static bool boxes_overlap(const ls_aabb *a, const ls_aabb *b)
-{
-    return a->min.x <= b->max.x && b->min.x <= a->max.x && a->min.y <= b->max.y &&
-           b->min.y <= a->max.y && a->min.z <= b->max.z && b->min.z <= a->max.z;
-}
-
 /// Restore the max-heap property below position i of h[0..n).
 static void heap_down(uint32_t *h, uint32_t n, uint32_t i)
 {
@@ -652,56 +646,66 @@ static void heap_down(uint32_t *h, uint32_t n, uint32_t i)
     }
 }
 
-/// Most nodes on the traversal stack: the tree is at most 22 levels deep
-/// (median splits of at most 2^20 triangles into leaves of up to 4).
-#define STACK_MAX 64
+/// A walk of the triangles whose own box overlaps `box` (ls_mesh_walk).
+typedef struct tri_walk {
+    const ls_mesh *m;
+    ls_aabb box;
+    ls_bvh_visit visit;
+    void *ctx;
+} tri_walk;
+
+static bool visit_overlapping(void *ctx, uint32_t t)
+{
+    const tri_walk *tw = ctx;
+    ls_aabb tb = tri_box(tw->m, t);
+    return ls_aabb_overlap(&tb, &tw->box) && tw->visit(tw->ctx, t);
+}
+
+bool ls_mesh_walk(const ls_mesh *m, ls_aabb local_box, ls_bvh_visit visit, void *ctx)
+{
+    tri_walk tw = {m, local_box, visit, ctx};
+    return ls_bvh_query(m->nodes, m->node_count, m->order, &local_box, visit_overlapping, &tw);
+}
+
+/// The `max` smallest triangle indices seen, in a max-heap, and how many were seen.
+typedef struct smallest {
+    uint32_t *out;
+    uint32_t max, kept, total;
+} smallest;
+
+static bool keep_smallest(void *ctx, uint32_t t)
+{
+    smallest *k = ctx;
+    uint32_t *out = k->out;
+    k->total++;
+    if (k->kept < k->max) {
+        uint32_t j = k->kept++;
+        out[j] = t;
+        while (j > 0 && out[(j - 1) / 2] < out[j]) {
+            uint32_t p = (j - 1) / 2, s = out[p];
+            out[p] = out[j];
+            out[j] = s;
+            j = p;
+        }
+    } else if (k->max > 0 && t < out[0]) {
+        out[0] = t;
+        heap_down(out, k->kept, 0);
+    }
+    return false;
+}
 
 uint32_t ls_mesh_query(const ls_mesh *m, ls_aabb local_box, uint32_t *out, uint32_t max)
 {
-    uint32_t stack[STACK_MAX];
-    uint32_t sp = 0, total = 0, kept = 0;
-    stack[sp++] = 0;
-    while (sp > 0) {
-        const ls_mesh_node *nd = &m->nodes[stack[--sp]];
-        if (!boxes_overlap(&nd->box, &local_box)) {
-            continue;
-        }
-        if (nd->count == 0) {
-            stack[sp++] = nd->first + 1;
-            stack[sp++] = nd->first;
-            continue;
-        }
-        for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
-            uint32_t t = m->order[i];
-            ls_aabb tb = tri_box(m, t);
-            if (!boxes_overlap(&tb, &local_box)) {
-                continue;
-            }
-            total++;
-            // Keep the `max` smallest indices in a max-heap.
-            if (kept < max) {
-                uint32_t j = kept++;
-                out[j] = t;
-                while (j > 0 && out[(j - 1) / 2] < out[j]) {
-                    uint32_t p = (j - 1) / 2, s = out[p];
-                    out[p] = out[j];
-                    out[j] = s;
-                    j = p;
-                }
-            } else if (max > 0 && t < out[0]) {
-                out[0] = t;
-                heap_down(out, kept, 0);
-            }
-        }
-    }
+    smallest k = {out, max, 0, 0};
+    ls_mesh_walk(m, local_box, keep_smallest, &k);
     // Heap sort: ascending order.
-    for (uint32_t end = kept; end > 1; end--) {
+    for (uint32_t end = k.kept; end > 1; end--) {
         uint32_t s = out[0];
         out[0] = out[end - 1];
         out[end - 1] = s;
         heap_down(out, end - 1, 0);
     }
-    return total;
+    return k.total;
 }
 
 /// Slack of the ray tests, in Q16.16 ulps: a hit may lie this far outside a
@@ -789,36 +793,41 @@ static bool ray_box(const ls_aabb *b, ls_vec3 o, ls_vec3 d, int64_t tmax)
     return true;
 }
 
+/// A segment o + d * t (mesh frame) and its closest hit so far (Q0.32).
+typedef struct ray_walk {
+    const ls_mesh *m;
+    ls_vec3 o, d;
+    int64_t best;
+    uint32_t best_tri;
+} ray_walk;
+
+// Nodes the segment cannot reach before the best hit so far are skipped.
+static bool ray_enters(const void *ctx, const ls_aabb *box)
+{
+    const ray_walk *r = ctx;
+    return ray_box(box, r->o, r->d, r->best);
+}
+
+static bool ray_visit(void *ctx, uint32_t t)
+{
+    ray_walk *r = ctx;
+    int64_t h = ray_triangle(r->m, t, r->o, r->d);
+    if (h >= 0 && (h < r->best || (h == r->best && t < r->best_tri))) {
+        r->best = h;
+        r->best_tri = t;
+    }
+    return false;
+}
+
 bool ls_mesh_ray_cast(const ls_mesh *m, const ls_xform *xm, ls_vec3 from, ls_vec3 to,
                       ls_fx *fraction, ls_vec3 *normal, uint32_t *tri)
 {
     ls_vec3 o = ls_mat3_mul_tvec(xm->r, ls_vec3_sub(from, xm->p));
     ls_vec3 e = ls_mat3_mul_tvec(xm->r, ls_vec3_sub(to, xm->p));
-    ls_vec3 d = ls_vec3_sub(e, o);
-    int64_t best = ((int64_t)1 << 32);
-    uint32_t best_tri = LS_MESH_NONE;
-    uint32_t stack[STACK_MAX];
-    uint32_t sp = 0;
-    stack[sp++] = 0;
-    while (sp > 0) {
-        const ls_mesh_node *nd = &m->nodes[stack[--sp]];
-        if (!ray_box(&nd->box, o, d, best)) {
-            continue;
-        }
-        if (nd->count == 0) {
-            stack[sp++] = nd->first + 1;
-            stack[sp++] = nd->first;
-            continue;
-        }
-        for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
-            uint32_t t = m->order[i];
-            int64_t h = ray_triangle(m, t, o, d);
-            if (h >= 0 && (h < best || (h == best && t < best_tri))) {
-                best = h;
-                best_tri = t;
-            }
-        }
-    }
+    ray_walk r = {m, o, ls_vec3_sub(e, o), (int64_t)1 << 32, LS_MESH_NONE};
+    ls_bvh_walk(m->nodes, m->node_count, m->order, ray_enters, ray_visit, &r);
+    int64_t best = r.best;
+    uint32_t best_tri = r.best_tri;
     if (best_tri == LS_MESH_NONE) {
         return false;
     }
@@ -898,33 +907,25 @@ typedef struct cand {
 /// planes, or the triangle (3) clipped by a hull face's up to 64 side planes.
 #define POLY_MAX 72
 
-/// A convex polygon; lab[i] labels the edge from p[i] to p[i + 1].
-typedef struct poly {
-    int n;
-    ls_vec3 p[POLY_MAX];
-    uint8_t lab[POLY_MAX];
-} poly;
-
-/// A clipping plane through o with outward unit normal n (Q2.30).
+/// A clipping plane through o with outward unit normal n (Q2.30); distances
+/// in units of 2^-46 (clip.h).
 typedef struct plane30 {
     ls_vec3 o;
     int32_t n[3];
 } plane30;
 
-static void poly_emit(poly *o, ls_vec3 p, uint8_t lab)
+static int64_t plane30_distance(const void *plane, ls_vec3 p)
 {
-    if (o->n < POLY_MAX) {
-        o->p[o->n] = p;
-        o->lab[o->n] = lab;
-        o->n++;
-    }
+    const plane30 *pl = plane;
+    return dot30_raw(ls_vec3_sub(p, pl->o), pl->n);
 }
 
 /// Where edge a->b crosses a plane, from the signed distances da, db (units
 /// of 2^-46, opposite signs): both are first reduced to 30 bits together, so
 /// (b - a) * da fits 64 bits for any Q16.16 points.
-static ls_vec3 crossing30(ls_vec3 a, ls_vec3 b, int64_t da, int64_t db)
+static ls_vec3 crossing30(const void *plane, ls_vec3 a, ls_vec3 b, int64_t da, int64_t db)
 {
+    (void)plane;
     int sh = bit_length(uabs64(da - db)) - 30;
     if (sh > 0) {
         da >>= sh;
@@ -936,27 +937,7 @@ static ls_vec3 crossing30(ls_vec3 a, ls_vec3 b, int64_t da, int64_t db)
                         (ls_fx)(a.z + (((int64_t)b.z - a.z) * da) / den));
 }
 
-/// Sutherland-Hodgman against the half-space dot(x - o, n) <= 0; points on
-/// the plane are inside and never duplicated by a crossing.
-static void clip_plane(const poly *in, poly *out, const plane30 *pl, uint8_t label)
-{
-    out->n = 0;
-    for (int i = 0; i < in->n; i++) {
-        ls_vec3 a = in->p[i], b = in->p[(i + 1) % in->n];
-        int64_t da = dot30_raw(ls_vec3_sub(a, pl->o), pl->n);
-        int64_t db = dot30_raw(ls_vec3_sub(b, pl->o), pl->n);
-        if (da <= 0 && db <= 0) {
-            poly_emit(out, a, in->lab[i]);
-        } else if (da == 0) {
-            poly_emit(out, a, label);
-        } else if (da < 0) {
-            poly_emit(out, a, in->lab[i]);
-            poly_emit(out, crossing30(a, b, da, db), label);
-        } else if (db < 0) {
-            poly_emit(out, crossing30(a, b, da, db), in->lab[i]);
-        }
-    }
-}
+static const ls_clip_rule planes30 = {plane30_distance, crossing30};
 
 // ---- contact reduction (the rule of collide_box.c) ----
 
@@ -1479,22 +1460,21 @@ static int tri_face_contact(const tri_frame *f, const polytope *s, ls_fx margin,
             inc = fi;
         }
     }
-    poly a, b;
-    a.n = 0;
+    ls_clip_poly a, scratch;
+    ls_clip_start(&a, POLY_MAX);
     for (int j = 0; j < s->fcount[inc]; j++) {
-        poly_emit(&a, s->v[s->loop[s->ffirst[inc] + j]], (uint8_t)j);
+        ls_clip_push(&a, s->v[s->loop[s->ffirst[inc] + j]], (uint8_t)j);
     }
     for (int i = 0; i < 3; i++) {
         plane30 pl = {f->t[i], {f->out30[i][0], f->out30[i][1], f->out30[i][2]}};
-        clip_plane(&a, &b, &pl, (uint8_t)(64 + i));
-        a = b;
+        ls_clip(&a, &scratch, &planes30, &pl, (uint8_t)(64 + i));
     }
     int count = 0;
     for (int i = 0; i < a.n; i++) {
         ls_fx h = tri_height(f, a.p[i]);
         ls_fx depth = ls_fx_neg(h);
         if (depth > ls_fx_neg(margin)) {
-            uint32_t lp = a.lab[(i + a.n - 1) % a.n], li = a.lab[i];
+            uint32_t lp = ls_clip_label_in(&a, i), li = a.lab[i];
             cand c = {ls_vec3_mad(a.p[i], f->n, ls_fx_neg(h >> 1)), depth,
                       1u << 28 | (uint32_t)inc << 16 | lp << 8 | li, FEAT_FACE};
             out[count++] = c;
@@ -1522,10 +1502,10 @@ static uint8_t label_feature(uint32_t lp, uint32_t li)
 /// Polytope face fi as the reference face: the triangle clipped by its side planes.
 static int poly_face_contact(const tri_frame *f, const polytope *s, int fi, ls_fx margin, cand *out)
 {
-    poly a, b;
-    a.n = 0;
+    ls_clip_poly a, scratch;
+    ls_clip_start(&a, POLY_MAX);
     for (int k = 0; k < 3; k++) {
-        poly_emit(&a, f->t[k], (uint8_t)k);
+        ls_clip_push(&a, f->t[k], (uint8_t)k);
     }
     ls_vec3 fn = s->fn[fi];
     int cnt = s->fcount[fi];
@@ -1542,15 +1522,14 @@ static int poly_face_contact(const tri_frame *f, const polytope *s, int fi, ls_f
                        ls_fx_cross_q32(e.x, fn.y, e.y, fn.x), 30, pl.n)) {
             continue;
         }
-        clip_plane(&a, &b, &pl, (uint8_t)(8 + j));
-        a = b;
+        ls_clip(&a, &scratch, &planes30, &pl, (uint8_t)(8 + j));
     }
     ls_vec3 ref = s->v[s->loop[s->ffirst[fi]]];
     int count = 0;
     for (int i = 0; i < a.n; i++) {
         ls_fx depth = ls_vec3_dot(ls_vec3_sub(ref, a.p[i]), fn); // below the reference face
         if (depth > ls_fx_neg(margin)) {
-            uint32_t lp = a.lab[(i + a.n - 1) % a.n], li = a.lab[i];
+            uint32_t lp = ls_clip_label_in(&a, i), li = a.lab[i];
             cand c = {ls_vec3_mad(a.p[i], fn, depth >> 1), depth,
                       2u << 28 | (uint32_t)fi << 16 | lp << 8 | li, label_feature(lp, li)};
             out[count++] = c;

@@ -8,6 +8,7 @@
 #ifndef LS_COLLISION_MESH_H
 #define LS_COLLISION_MESH_H
 
+#include "bvh.h"
 #include "geom.h"
 #include "ls/mesh.h"
 
@@ -37,13 +38,9 @@ typedef struct ls_mesh_tri {
     uint8_t pad_[3];
 } ls_mesh_tri;
 
-/// One BVH node: a leaf when count > 0 (triangles order[first .. first +
-/// count)), else an inner node whose children are nodes first and first + 1.
-typedef struct ls_mesh_node {
-    ls_aabb box; ///< exact bounds of the node's triangles (local frame)
-    uint32_t first;
-    uint32_t count;
-} ls_mesh_node;
+/// One BVH node (bvh.h): a leaf holds triangles order[first .. first +
+/// count); its box is the exact bounds of the node's triangles (local frame).
+typedef ls_bvh_node ls_mesh_node;
 
 struct ls_mesh {
     size_t size; ///< bytes of this allocation, header included
@@ -67,6 +64,10 @@ ls_aabb ls_mesh_bounds(const ls_mesh *m);
 /// Mesh-local box enclosing the world box `world` for a mesh on transform xm
 /// (conservative by 1 ulp per side).
 ls_aabb ls_mesh_local_aabb(const ls_xform *xm, ls_aabb world);
+/// visit(ctx, tri) for each triangle whose local AABB overlaps local_box
+/// (closed intervals), in the order of ls_bvh_walk; stops when visit returns
+/// true, and returns true then. Allocates nothing.
+bool ls_mesh_walk(const ls_mesh *m, ls_aabb local_box, ls_bvh_visit visit, void *ctx);
 /// Triangles whose local AABB overlaps local_box (closed intervals), in
 /// ascending triangle index. Writes at most max indices (the smallest ones)
 /// and returns the total count. Allocates nothing.

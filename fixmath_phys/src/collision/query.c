@@ -145,48 +145,6 @@ static void triangle_proxy(const ls_mesh *m, uint32_t tri, const ls_xform *xm, l
     *xt = ls_xform_make(origin, ls_quat_identity());
 }
 
-// Local bounds of triangle tri (mesh frame).
-static ls_aabb triangle_box(const ls_mesh *m, uint32_t tri)
-{
-    const uint32_t *v = m->tris[tri].v;
-    ls_vec3 a = m->vertices[v[0]], b = m->vertices[v[1]], c = m->vertices[v[2]];
-    ls_aabb r = {ls_vec3_min(a, ls_vec3_min(b, c)), ls_vec3_max(a, ls_vec3_max(b, c))};
-    return r;
-}
-
-/// Calls visit(ctx, tri) for each triangle whose local box overlaps local
-/// (any order); stops early when visit returns true, and returns true then.
-typedef bool (*tri_visit)(void *ctx, uint32_t tri);
-static bool mesh_walk(const ls_mesh *m, ls_aabb local, tri_visit visit, void *ctx)
-{
-    uint32_t stack[LS_QUERY_STACK];
-    uint32_t sp = 0;
-    if (m->node_count == 0) {
-        return false;
-    }
-    stack[sp++] = 0;
-    while (sp > 0) {
-        const ls_mesh_node *nd = &m->nodes[stack[--sp]];
-        if (!ls_query_boxes_overlap(&nd->box, &local)) {
-            continue;
-        }
-        if (nd->count == 0) {
-            LS_ASSERT(sp + 2 <= LS_QUERY_STACK);
-            stack[sp++] = nd->first + 1;
-            stack[sp++] = nd->first;
-            continue;
-        }
-        for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
-            uint32_t tri = m->order[i];
-            ls_aabb tb = triangle_box(m, tri);
-            if (ls_query_boxes_overlap(&tb, &local) && visit(ctx, tri)) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
 // --------------------------------------------------------------- sweeps
 
 // A ray cast or a shape cast: the segment, the best hit so far and what is
@@ -346,7 +304,7 @@ static bool cast_mesh(const sweep *q, const ls_shape *s, int32_t *t, ls_vec3 *n,
     memset(&mc, 0, sizeof mc);
     mc.q = q;
     mc.s = s;
-    mesh_walk(s->geom.mesh, ls_mesh_local_aabb(&s->xf, swept), cast_triangle, &mc);
+    ls_mesh_walk(s->geom.mesh, ls_mesh_local_aabb(&s->xf, swept), cast_triangle, &mc);
     *t = mc.t;
     *n = mc.n;
     *p = mc.p;
@@ -413,8 +371,8 @@ static void sweep_tree(sweep *q)
     for (uint32_t i = 0; i < t->plane_count; i++) {
         test_shape(q, t->planes[i], 0, false);
     }
-    uint32_t stack[LS_QUERY_STACK];
-    int32_t stack_t[LS_QUERY_STACK];
+    uint32_t stack[LS_BVH_STACK];
+    int32_t stack_t[LS_BVH_STACK];
     uint32_t sp = 0;
     int32_t e;
     if (t->node_count == 0 || !ls_query_seg_box(&q->seg, &t->nodes[0].box, &e)) {
@@ -440,7 +398,7 @@ static void sweep_tree(sweep *q)
         int32_t e0, e1;
         bool h0 = ls_query_seg_box(&q->seg, &t->nodes[nd->first].box, &e0);
         bool h1 = ls_query_seg_box(&q->seg, &t->nodes[nd->first + 1].box, &e1);
-        LS_ASSERT(sp + 2 <= LS_QUERY_STACK);
+        LS_ASSERT(sp + 2 <= LS_BVH_STACK);
         // Push the farther first; on a tie the first child is visited first.
         if (h0 && h1 && e1 < e0) {
             stack[sp] = nd->first;
@@ -594,7 +552,8 @@ static bool overlaps(const ls_world *w, const caster *c, uint32_t k)
     }
     case LS_SHAPE_MESH: {
         mesh_overlap mo = {c, s};
-        return mesh_walk(s->geom.mesh, ls_mesh_local_aabb(&s->xf, c->box), overlap_triangle, &mo);
+        return ls_mesh_walk(s->geom.mesh, ls_mesh_local_aabb(&s->xf, c->box), overlap_triangle,
+                            &mo);
     }
     default: {
         ls_vec3 storage[8];
@@ -602,6 +561,19 @@ static bool overlaps(const ls_world *w, const caster *c, uint32_t k)
         return a.count > 0 && cores_touch(&a, &s->xf, c);
     }
     }
+}
+
+// An overlap query: the shape, its filter and the world.
+typedef struct overlap_query {
+    const ls_world *w;
+    const qfilter *f;
+    const caster *c;
+} overlap_query;
+
+static bool overlap_keep(void *ctx, uint32_t k)
+{
+    const overlap_query *oq = ctx;
+    return accepts(oq->w, oq->f, k) && overlaps(oq->w, oq->c, k);
 }
 
 // Shapes of the query box's candidates that pass the filter and overlap,
@@ -623,7 +595,7 @@ uint32_t ls_world_overlap_shape_ex_(const ls_world *w, const ls_shape_def *shape
             ls_aabb tight, leaf;
             if (!s->alive || !accepts(w, &f, k) ||
                 (ls_query_shape_boxes(&s->geom, &s->xf, &tight, &leaf) &&
-                 !ls_query_boxes_overlap(&leaf, &c.box)) ||
+                 !ls_aabb_overlap(&leaf, &c.box)) ||
                 !overlaps(w, &c, k)) {
                 continue;
             }
@@ -635,36 +607,8 @@ uint32_t ls_world_overlap_shape_ex_(const ls_world *w, const ls_shape_def *shape
         return n;
     }
     ls_query_tree *t = ls_query_tree_sync(w);
-    for (uint32_t i = 0; i < t->plane_count; i++) {
-        uint32_t k = t->planes[i];
-        if (accepts(w, &f, k) && overlaps(w, &c, k)) {
-            t->scratch[n++] = k;
-        }
-    }
-    uint32_t stack[LS_QUERY_STACK];
-    uint32_t sp = 0;
-    if (t->node_count > 0) {
-        stack[sp++] = 0;
-    }
-    while (sp > 0) {
-        const ls_query_node *nd = &t->nodes[stack[--sp]];
-        if (!ls_query_boxes_overlap(&nd->box, &c.box)) {
-            continue;
-        }
-        if (nd->count == 0) {
-            LS_ASSERT(sp + 2 <= LS_QUERY_STACK);
-            stack[sp++] = nd->first + 1;
-            stack[sp++] = nd->first;
-            continue;
-        }
-        for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
-            uint32_t k = t->order[i];
-            if (ls_query_boxes_overlap(&t->box[k], &c.box) && accepts(w, &f, k) &&
-                overlaps(w, &c, k)) {
-                t->scratch[n++] = k;
-            }
-        }
-    }
+    overlap_query oq = {w, &f, &c};
+    n = ls_query_tree_collect(t, &c.box, overlap_keep, &oq, t->scratch);
     ls_query_sort_u32(t->scratch, n);
     for (uint32_t i = 0; i < n && i < max_out; i++) {
         out[i] = ls_world_shape_id_of_(w, t->scratch[i]);
@@ -681,6 +625,26 @@ uint32_t ls_world_overlap_shape(const ls_world *w, const ls_shape_def *shape, ls
 
 // ------------------------------------------------------------ AABB query
 
+// An AABB query keeps a shape whose tight box overlaps q and whose body it
+// has not kept yet (marked with the query's epoch).
+typedef struct aabb_query {
+    const ls_world *w;
+    const ls_aabb *q;
+    ls_query_tree *t;
+} aabb_query;
+
+static bool aabb_keep(void *ctx, uint32_t k)
+{
+    const aabb_query *aq = ctx;
+    ls_query_tree *t = aq->t;
+    uint32_t b = aq->w->shapes[k].body;
+    if (t->mark[b] != t->epoch && ls_aabb_overlap(aq->q, &t->tight[k])) {
+        t->mark[b] = t->epoch;
+        return true;
+    }
+    return false;
+}
+
 uint32_t ls_world_query_aabb_ex_(const ls_world *w, ls_vec3 min, ls_vec3 max, ls_body_id *out,
                                  uint32_t max_out, bool brute)
 {
@@ -695,7 +659,7 @@ uint32_t ls_world_query_aabb_ex_(const ls_world *w, ls_vec3 min, ls_vec3 max, ls
             for (uint32_t k = b->shape_head; k != UINT32_MAX; k = w->shapes[k].next) {
                 const ls_shape *s = &w->shapes[k];
                 ls_aabb box = ls_geom_aabb(&s->geom, &s->xf, 0);
-                if (ls_query_boxes_overlap(&q, &box)) {
+                if (ls_aabb_overlap(&q, &box)) {
                     if (n < max_out) {
                         out[n] = ls_world_id_of_(w, i);
                     }
@@ -713,36 +677,12 @@ uint32_t ls_world_query_aabb_ex_(const ls_world *w, ls_vec3 min, ls_vec3 max, ls
         memset(t->mark, 0, (size_t)t->max_bodies * sizeof *t->mark);
         t->epoch = 1;
     }
-    for (uint32_t i = 0; i < t->plane_count; i++) {
-        uint32_t k = t->planes[i], b = w->shapes[k].body;
-        if (t->mark[b] != t->epoch && ls_query_boxes_overlap(&q, &t->tight[k])) {
-            t->mark[b] = t->epoch;
-            t->scratch[n++] = b;
-        }
-    }
-    uint32_t stack[LS_QUERY_STACK];
-    uint32_t sp = 0;
-    if (t->node_count > 0) {
-        stack[sp++] = 0;
-    }
-    while (sp > 0) {
-        const ls_query_node *nd = &t->nodes[stack[--sp]];
-        if (!ls_query_boxes_overlap(&nd->box, &q)) {
-            continue;
-        }
-        if (nd->count == 0) {
-            LS_ASSERT(sp + 2 <= LS_QUERY_STACK);
-            stack[sp++] = nd->first + 1;
-            stack[sp++] = nd->first;
-            continue;
-        }
-        for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
-            uint32_t k = t->order[i], b = w->shapes[k].body;
-            if (t->mark[b] != t->epoch && ls_query_boxes_overlap(&q, &t->tight[k])) {
-                t->mark[b] = t->epoch;
-                t->scratch[n++] = b;
-            }
-        }
+    // The tree's items are walked by their leaf boxes, which contain the
+    // tight ones: the same shapes pass, in the same order.
+    aabb_query aq = {w, &q, t};
+    n = ls_query_tree_collect(t, &q, aabb_keep, &aq, t->scratch);
+    for (uint32_t i = 0; i < n; i++) {
+        t->scratch[i] = w->shapes[t->scratch[i]].body;
     }
     ls_query_sort_u32(t->scratch, n);
     for (uint32_t i = 0; i < n && i < max_out; i++) {

@@ -193,6 +193,38 @@ static bool unbounded(const ls_aabb *b)
            b->max.z > u;
 }
 
+// One walk of ls_query_tree_collect.
+typedef struct collect {
+    const ls_query_tree *t;
+    const ls_aabb *box;
+    ls_query_keep keep;
+    void *ctx;
+    uint32_t *out;
+    uint32_t n;
+} collect;
+
+static bool collect_visit(void *ctx, uint32_t k)
+{
+    collect *c = ctx;
+    if (ls_aabb_overlap(&c->t->box[k], c->box) && c->keep(c->ctx, k)) {
+        c->out[c->n++] = k;
+    }
+    return false;
+}
+
+uint32_t ls_query_tree_collect(const ls_query_tree *t, const ls_aabb *box, ls_query_keep keep,
+                               void *ctx, uint32_t *out)
+{
+    collect c = {t, box, keep, ctx, out, 0};
+    for (uint32_t i = 0; i < t->plane_count; i++) {
+        if (keep(ctx, t->planes[i])) {
+            out[c.n++] = t->planes[i];
+        }
+    }
+    ls_bvh_query(t->nodes, t->node_count, t->order, box, collect_visit, &c);
+    return c.n;
+}
+
 bool ls_query_shape_boxes(const ls_geom *g, const ls_xform *xf, ls_aabb *tight, ls_aabb *leaf)
 {
     *tight = ls_geom_aabb(g, xf, 0);

@@ -11,6 +11,7 @@
 #ifndef LS_COLLISION_QUERY_TREE_H
 #define LS_COLLISION_QUERY_TREE_H
 
+#include "bvh.h"
 #include "geom.h"
 #include "ls/query.h"
 
@@ -20,20 +21,13 @@
 #define LS_QUERY_MARGIN 256
 /// Most shapes in one leaf of the tree.
 #define LS_QUERY_LEAF_MAX 4
-/// Depth bound of the traversal stacks: a median split halves every node, so
-/// the depth is at most 32 for any 32-bit shape count.
-#define LS_QUERY_STACK 64
 /// A shape whose AABB reaches beyond +-this (raw) on any axis is unbounded
 /// (a plane): it is kept in a list tested by every query, not in the tree.
 #define LS_QUERY_UNBOUNDED (LS_FX_MAX / 4)
 
-/// One node: a leaf when count > 0 (shapes order[first .. first + count)),
-/// else an inner node whose children are nodes first and first + 1.
-typedef struct ls_query_node {
-    ls_aabb box; ///< union of the leaf boxes below
-    uint32_t first;
-    uint32_t count;
-} ls_query_node;
+/// One node (bvh.h): a leaf holds shapes order[first .. first + count); its
+/// box is the union of the leaf boxes below.
+typedef ls_bvh_node ls_query_node;
 
 /// Debug check: when 1, every query also compares each body slot
 /// (generation, alive, position, orientation) with what the tree saw and
@@ -86,6 +80,16 @@ void ls_query_tree_invalidate(ls_query_tree *t);
 /// Mutates the tree behind a const world: one query at a time per world.
 ls_query_tree *ls_query_tree_sync(const ls_world *w);
 
+/// Whether a box query keeps shape slot k (ctx: the query's own state).
+typedef bool (*ls_query_keep)(void *ctx, uint32_t k);
+
+/// The shapes a box query keeps, into out (room for every shape): first the
+/// unbounded ones (ascending slot), then the tree's shapes whose leaf box
+/// overlaps box, in the order of ls_bvh_walk; each only when keep(ctx, k)
+/// says so. Returns how many. Called on a synced tree (ls_query_tree_sync).
+uint32_t ls_query_tree_collect(const ls_query_tree *t, const ls_aabb *box, ls_query_keep keep,
+                               void *ctx, uint32_t *out);
+
 /// A segment o + s d, s in [0, 1], carrying a box of extents lo (below o)
 /// and hi (above o) along it: a shape's box is met when the carried box
 /// overlaps it. Raw Q16.16 in 64 bits (exact; no saturation).
@@ -102,13 +106,6 @@ typedef struct ls_query_seg {
 /// (fractions rounded outwards). Monotone: a box that contains b passes
 /// whenever b does, with *enter no larger.
 bool ls_query_seg_box(const ls_query_seg *s, const ls_aabb *b, int32_t *enter);
-
-/// Closed-interval overlap of two boxes.
-static inline bool ls_query_boxes_overlap(const ls_aabb *a, const ls_aabb *b)
-{
-    return a->min.x <= b->max.x && b->min.x <= a->max.x && a->min.y <= b->max.y &&
-           b->min.y <= a->max.y && a->min.z <= b->max.z && b->min.z <= a->max.z;
-}
 
 /// Tight AABB (margin 0) of a live shape and its leaf box (grown by
 /// LS_QUERY_MARGIN); false when the shape is unbounded (a plane).

@@ -62,40 +62,23 @@ static bool accepts(const ls_particle_system *s, const ls_shape *sh)
     return (sh->category & s->mask) != 0 && (s->category & sh->mask) != 0;
 }
 
+// The query tree's candidates a system keeps: those its filter accepts.
+typedef struct system_filter {
+    const ls_world *w;
+    const ls_particle_system *s;
+} system_filter;
+
+static bool keeps(void *ctx, uint32_t k)
+{
+    const system_filter *sf = ctx;
+    return accepts(sf->s, &sf->w->shapes[k]);
+}
+
 void ls_pcollide_gather_shapes_(ls_world *w, const ls_particle_system *s, ls_aabb box)
 {
     struct ls_particle_collide *pc = w->particles->collide;
-    uint32_t n = 0;
-    ls_query_tree *t = ls_query_tree_sync(w);
-    for (uint32_t i = 0; i < t->plane_count; i++) {
-        uint32_t k = t->planes[i];
-        if (accepts(s, &w->shapes[k])) {
-            pc->slots[n++] = k;
-        }
-    }
-    if (t->node_count > 0) {
-        uint32_t stack[LS_QUERY_STACK];
-        uint32_t sp = 0;
-        stack[sp++] = 0;
-        while (sp > 0) {
-            const ls_query_node *nd = &t->nodes[stack[--sp]];
-            if (!ls_query_boxes_overlap(&nd->box, &box)) {
-                continue;
-            }
-            if (nd->count == 0) {
-                LS_ASSERT(sp + 2 <= LS_QUERY_STACK);
-                stack[sp++] = nd->first + 1;
-                stack[sp++] = nd->first;
-                continue;
-            }
-            for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
-                uint32_t k = t->order[i];
-                if (ls_query_boxes_overlap(&t->box[k], &box) && accepts(s, &w->shapes[k])) {
-                    pc->slots[n++] = k;
-                }
-            }
-        }
-    }
+    system_filter sf = {w, s};
+    uint32_t n = ls_query_tree_collect(ls_query_tree_sync(w), &box, keeps, &sf, pc->slots);
     ls_query_sort_u32(pc->slots, n);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t k = pc->slots[i];
@@ -480,7 +463,7 @@ bool ls_pcollide_activate_(ls_world *w, ls_pcontact *c)
         n = round_plane(c->point, c->core_b, c->radius, xs, r, e, 0, &pl[0]) > 0 ? 1 : 0;
     } else {
         ls_aabb pbox = swept_box(x, x, reach);
-        if (!ls_query_boxes_overlap(&c->box, &pbox)) {
+        if (!ls_aabb_overlap(&c->box, &pbox)) {
             return false;
         }
         n = shape_planes(w, &w->shapes[c->shape], false, swept_box(xs, x, ls_fx_add(reach, e)), xs,
@@ -748,7 +731,7 @@ void ls_pcollide_body_contacts_(ls_world *w, uint32_t si)
     body_rigid br = rigid_of(w, s);
     ls_manifold m;
     for (uint32_t j = 0; j < pc->shape_count; j++) {
-        if (!ls_query_boxes_overlap(&pc->shapes[j].box, &box)) {
+        if (!ls_aabb_overlap(&pc->shapes[j].box, &box)) {
             continue;
         }
         uint32_t k = pc->shapes[j].slot;
