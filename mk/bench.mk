@@ -24,11 +24,11 @@ BENCH_SCENES  ?= tools/scenes/pyramid.scene tools/scenes/pile_1000.scene \
 # Our engine runs every scene with 1 worker ("ours") and with each count here
 # ("ours_Nw"); the peers run single-threaded.
 BENCH_THREADS ?= 2
-BENCH_SECTIONS := bench-physics bench-fx bench-snapshot bench-cloth bench-vehicle $(BENCH_SECTIONS)
+BENCH_SECTIONS := bench-physics bench-fx bench-snapshot bench-cloth bench-vehicle bench-box3d $(BENCH_SECTIONS)
 # number:target:title, in output order.
 BENCH_ORDER = 1:bench-physics:physics 2:bench-fx:fixed-point 3:bench-snapshot:snapshot \
               4:bench-replay:replay 5:bench-net:relay 6:bench-viewer:viewer 7:bench-cloth:cloth \
-              8:bench-vehicle:vehicle
+              8:bench-vehicle:vehicle 9:bench-box3d:box3d
 # 7. The Verlet cloth (issue 14) against Bullet's btSoftBody on the same scene
 # file: a 64 x 64 cloth (bench only, tools/bench/scenes/).
 BENCH_CLOTH_SCENE ?= tools/bench/scenes/cloth_64.scene
@@ -36,7 +36,15 @@ BENCH_CLOTH_SCENE ?= tools/bench/scenes/cloth_64.scene
 # on one 2048-triangle terrain (the scene is built in code by both binaries,
 # tools/bench/vehicle_common.c), and ls_game_tick on a 4-car game scene.
 BENCH_VEHICLE_GAME_SCENE ?= tools/scenes/soccer.scene
-BENCH_DEPS_PKGS = libbullet-dev libode-dev pkg-config g++
+# 9. Box3D (Erin Catto's float engine, MIT) on its own benchmark scenes: its
+# source tree (not part of this repository) is built by its CMake into
+# $(BUILD)/box3d and linked only into the section's two bench binaries.
+BOX3D_DIR ?= ../shared/anchors/box3d
+BENCH_BOX3D_SCENES ?= large_pyramid many_pyramids joint_grid convex_pile rain
+# Quality-only rows (one run each): Box3D's large_pyramid with base 20 and 40.
+BENCH_BOX3D_QUALITY ?= pyramid_20 pyramid_40
+BENCH_BOX3D_REPEATS ?= $(BENCH_REPEATS)
+BENCH_DEPS_PKGS = libbullet-dev libode-dev pkg-config g++ cmake
 
 BENCH_FX       = $(BUILD)/bench_fx
 BENCH_PHYSICS  = $(BUILD)/bench_physics
@@ -49,6 +57,8 @@ BENCH_CLOTH_BULLET = $(BUILD)/bench_cloth_bullet
 BENCH_VEHICLE  = $(BUILD)/bench_vehicle
 BENCH_VEHICLE_BULLET = $(BUILD)/bench_vehicle_bullet
 BENCH_VEHICLE_GAME = $(BUILD)/bench_vehicle_game
+BENCH_BOX3D_OURS = $(BUILD)/bench_box3d_ours
+BENCH_BOX3D_PEER = $(BUILD)/bench_box3d_peer
 BENCH_OBJ      = $(BUILD)/obj/tools/bench
 # Clock and median: libc only, so every binary links it (bench_clock.h).
 BENCH_CLOCK    = $(BENCH_OBJ)/bench_clock.o
@@ -65,10 +75,12 @@ BULLET_LIBS     = -lBulletDynamics -lBulletCollision -lLinearMath
 BULLET_SOFT_LIBS = -lBulletSoftBody $(BULLET_LIBS)
 BENCH_CXXFLAGS  = -std=c++17 -Wall -Wextra -ffp-contract=off -MMD -MP -pthread $(CFLAGS) $(EXTRA_CFLAGS)
 
-.PHONY: bench deps-bench bench-physics bench-fx bench-snapshot bench-cloth bench-vehicle bench-report
+.PHONY: bench deps-bench bench-physics bench-fx bench-snapshot bench-cloth bench-vehicle bench-box3d \
+        bench-report box3d-lib
 
 deps-bench:
 	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(DEPS_PKGS) $(BENCH_DEPS_PKGS)"
+	@$(MAKE) --no-print-directory box3d-lib
 
 bench:
 	@rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
@@ -198,6 +210,47 @@ bench-vehicle: $(BENCH_VEHICLE)
 	$(BENCH_VEHICLE) --report $(BENCH_OUT)/bench-vehicle.csv; \
 	if [ -n "$$failed" ]; then echo "  bench-vehicle: FAILED runs:$$failed"; exit 1; fi
 
+# 9. Box3D: its own benchmark scenes (shared/benchmarks.c: large_pyramid,
+# many_pyramids, joint_grid, convex_pile, rain) in ours (4 sub-steps with 1
+# and 2 workers, our default sub-steps with 1) and in Box3D (1 and 2
+# workers), repeats interleaved like section 1; then the 2D pyramids of 20
+# and 40 layers (quality rows, one run each), the rollback capacity search in
+# both engines and the tables (`bench_box3d_ours --report`). Skipped, with a
+# message, when BOX3D_DIR does not exist.
+bench-box3d:
+	@mkdir -p $(BENCH_OUT) && rm -f $(BENCH_OUT)/bench-box3d.csv
+	@echo "== 9. box3d: ms/step on Box3D's own benchmark scenes, median of $(BENCH_BOX3D_REPEATS) fresh runs (interleaved)"
+	@if [ ! -f "$(BOX3D_DIR)/include/box3d/box3d.h" ]; then \
+	  echo "  Box3D not found at BOX3D_DIR=$(BOX3D_DIR): section left out (set BOX3D_DIR to a Box3D tree)"; exit 0; fi; \
+	echo "  Box3D $$(tr '\n' ' ' < $(BOX3D_DIR)/README.md | sed -n 's/.*as of commit \([0-9a-f]*\).*/\1/p') (float, SSE2, CMake Release) from $(BOX3D_DIR); its scenes from its Create functions,"; \
+	echo "  checked against the description ours is built from (same bodies, sizes, densities, positions, joints, steps)."; \
+	echo "  Both: 60 Hz (ours dt 1092/65536 s), gravity -10, 4 sub-steps x (solve + relax), contacts 30 Hz, ratio 10,"; \
+	echo "  push-out <= 3 m/s, joints 60 Hz ratio 2, friction 0.6, no restitution. Box3D's driver: step 0 untimed,"; \
+	echo "  ms/step = wall time of steps 1..N-1 / (N-1). ours_default: our default 8 sub-steps; _2w: 2 workers."; \
+	echo "  ours: ground = plane y <= 0 (Box3D: a 1 m thick box), convex_pile at 1/32 of the density, rain's"; \
+	echo "  spherical joints = our cone joints (no spring, no joint friction). All differences: tools/bench/README.md (section 9)"; \
+	$(MAKE) --no-print-directory -s $(BENCH_BOX3D_OURS) $(BENCH_BOX3D_PEER) || { echo "  bench-box3d: could not build the binaries"; exit 1; }; \
+	csv=$(BENCH_OUT)/bench-box3d.csv; failed=""; \
+	engines="$(BENCH_BOX3D_OURS):--threads:1 $(BENCH_BOX3D_OURS):--threads:2 $(BENCH_BOX3D_OURS):--substeps:default \
+	         $(BENCH_BOX3D_PEER):--threads:1 $(BENCH_BOX3D_PEER):--threads:2"; \
+	for sc in $(BENCH_BOX3D_SCENES); do \
+	  for r in $$(seq $(BENCH_BOX3D_REPEATS)); do \
+	    for b in $$engines; do \
+	      $$(echo $$b | tr : ' ') --scene $$sc --csv $$csv || failed="$$failed $$(echo $$b | sed 's|.*/||')@$$sc"; \
+	    done; \
+	  done; \
+	done; \
+	for sc in $(BENCH_BOX3D_QUALITY); do \
+	  for b in $(BENCH_BOX3D_OURS):--threads:1 $(BENCH_BOX3D_OURS):--substeps:default $(BENCH_BOX3D_PEER):--threads:1; do \
+	    $$(echo $$b | tr : ' ') --scene $$sc --csv $$csv || failed="$$failed $$(echo $$b | sed 's|.*/||')@$$sc"; \
+	  done; \
+	done; \
+	for b in $(BENCH_BOX3D_OURS) $(BENCH_BOX3D_OURS):--substeps:default $(BENCH_BOX3D_PEER); do \
+	  $$(echo $$b | tr : ' ') --rollback --csv $$csv || failed="$$failed $$(echo $$b | sed 's|.*/||')@rollback"; \
+	done; \
+	$(BENCH_BOX3D_OURS) --report $$csv; \
+	if [ -n "$$failed" ]; then echo "  bench-box3d: FAILED runs:$$failed"; exit 1; fi
+
 # Machine description + every section's rows -> latest.csv; physics ratios -> SVG.
 bench-report: $(BENCH_REPORT)
 	@mkdir -p $(BENCH_OUT) $(BENCH_RESULTS)
@@ -214,6 +267,7 @@ bench-report: $(BENCH_REPORT)
 	  m build commit "$$(git rev-parse --short HEAD 2>/dev/null)$$(git diff --quiet HEAD -- fixmath_phys 2>/dev/null || echo ' + uncommitted fixmath_phys changes')"; \
 	  for p in libbullet-dev libode-dev libfixmath-dev; do \
 	    m package $$p "$$(dpkg-query -W -f='$${Version}\n' $$p 2>/dev/null | head -1 | grep . || echo not installed)"; done; \
+	  m package box3d "$$(tr '\n' ' ' < $(BOX3D_DIR)/README.md 2>/dev/null | sed -n 's/.*as of commit \([0-9a-f]*\).*/\1/p' | grep . || echo not found)"; \
 	} > $(BENCH_OUT)/machine.csv
 	@files="$(BENCH_OUT)/machine.csv"; \
 	for s in $(BENCH_SECTIONS); do [ -f $(BENCH_OUT)/$$s.csv ] && files="$$files $(BENCH_OUT)/$$s.csv"; done; \
@@ -248,6 +302,39 @@ $(BENCH_VEHICLE_BULLET): $(BENCH_OBJ)/vehicle_bullet.o $(BENCH_OBJ)/vehicle_comm
 
 $(BENCH_VEHICLE_GAME): $(BENCH_OBJ)/vehicle_game.o $(BENCH_OBJ)/vehicle_common.o $(BENCH_CLOCK) $(BENCH_PHYS_OBJ)
 	$(CC) $(ALLFLAGS) -o $@ $^ -lm
+
+# Box3D, built by its own CMake (Release, default SSE2, its benchmark driver and
+# shared scenes on) into $(BUILD)/box3d; linked only into bench_box3d_*.
+BOX3D_BUILD  = $(BUILD)/box3d
+BOX3D_LIB    = $(BOX3D_BUILD)/src/libbox3d.a
+BOX3D_SHARED = $(BOX3D_BUILD)/shared/libshared.a
+BOX3D_CFLAGS = -isystem $(BOX3D_DIR)/include -isystem $(BOX3D_DIR)/shared
+box3d-lib:
+	@if [ ! -f "$(BOX3D_DIR)/CMakeLists.txt" ]; then \
+	  echo "box3d: no Box3D tree at BOX3D_DIR=$(BOX3D_DIR); left out (section 9 of make bench will say so)"; exit 0; fi; \
+	mkdir -p $(BOX3D_BUILD); \
+	echo "box3d: building $(BOX3D_DIR) into $(BOX3D_BUILD) (log: $(BOX3D_BUILD)/build.log)"; \
+	{ cmake -S $(BOX3D_DIR) -B $(BOX3D_BUILD) -DCMAKE_BUILD_TYPE=Release -DBOX3D_SAMPLES=OFF \
+	    -DBOX3D_UNIT_TESTS=OFF -DBOX3D_BENCHMARKS=ON -DBOX3D_VALIDATE=OFF && \
+	  cmake --build $(BOX3D_BUILD) -j2; } > $(BOX3D_BUILD)/build.log 2>&1 || \
+	  { tail -20 $(BOX3D_BUILD)/build.log; echo "box3d: build failed"; exit 1; }
+$(BOX3D_LIB):
+	@$(MAKE) --no-print-directory box3d-lib
+	@test -f $@ || { echo "box3d: $@ is missing (BOX3D_DIR=$(BOX3D_DIR))"; exit 1; }
+$(BOX3D_SHARED): $(BOX3D_LIB)
+	@test -f $@ || { echo "box3d: $@ is missing"; exit 1; }
+$(BENCH_OBJ)/box3d_peer.o $(BENCH_OBJ)/box3d_human.o: CPPFLAGS += $(BOX3D_CFLAGS)
+
+# Ours links Box3D only to read the rain scene's humans and meshes from
+# Box3D's code before the world is built (box3d_human.c); never while timing.
+$(BENCH_BOX3D_OURS): $(BENCH_OBJ)/box3d_ours.o $(BENCH_OBJ)/box3d_common.o $(BENCH_OBJ)/box3d_human.o \
+                     $(BENCH_CLOCK) $(BENCH_PHYS_OBJ) $(BOX3D_SHARED) $(BOX3D_LIB)
+	$(CC) $(ALLFLAGS) -o $@ $(filter %.o,$^) $(BOX3D_SHARED) $(BOX3D_LIB) -lm
+
+# The Box3D side links no object of ours.
+$(BENCH_BOX3D_PEER): $(BENCH_OBJ)/box3d_peer.o $(BENCH_OBJ)/box3d_common.o $(BENCH_CLOCK) \
+                     $(BOX3D_SHARED) $(BOX3D_LIB)
+	$(CC) $(ALLFLAGS) -o $@ $(filter %.o,$^) $(BOX3D_SHARED) $(BOX3D_LIB) -lm
 
 $(BENCH_REPORT): $(BENCH_OBJ)/bench_report.o $(BENCH_CLOCK)
 	$(CC) $(ALLFLAGS) -o $@ $^ -lm
