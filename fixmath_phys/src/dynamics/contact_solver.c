@@ -105,15 +105,18 @@ static int64_t quad_q36(const int32_t *a, const int32_t *mb)
     return ls_dot3(a[0], a[1], a[2], mb[0], mb[1], mb[2]);
 }
 
-// Clear lane `lane`: every field zero, the bodies the identity state.
-static void clear_lane(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t lane)
+// Clear lane `lane` of the points from `from` on (and of the rolling block):
+// the prepare writes every other field of a live lane.
+static void clear_points(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t lane, int from)
 {
-    int32_t *base = (int32_t *)g;
-    // Every field of the group before `points` is an array of LS_LANES 32-bit
-    // words, so lane k of them is every LS_LANES-th word from word k.
-    _Static_assert(offsetof(ls_contact_lanes, points) % (LS_LANES * sizeof(int32_t)) == 0, "lanes");
-    for (size_t i = lane; i < offsetof(ls_contact_lanes, points) / sizeof(int32_t); i += LS_LANES) {
-        base[i] = 0;
+    // Every field is an array of LS_LANES 32-bit words, so lane k of a run of
+    // fields is every LS_LANES-th word from word k.
+    _Static_assert(sizeof(ls_contact_point_lanes) % (LS_LANES * sizeof(int32_t)) == 0, "lanes");
+    for (int i = from; i < LS_MANIFOLD_MAX; i++) {
+        int32_t *base = (int32_t *)&g->p[i];
+        for (size_t k = lane; k < sizeof(ls_contact_point_lanes) / sizeof(int32_t); k += LS_LANES) {
+            base[k] = 0;
+        }
     }
     if (roll) {
         int32_t *r = (int32_t *)roll;
@@ -122,6 +125,19 @@ static void clear_lane(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t lan
             r[i] = 0;
         }
     }
+}
+
+// Clear lane `lane`: every field zero, the bodies the identity state.
+static void clear_lane(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t lane)
+{
+    int32_t *base = (int32_t *)g;
+    const size_t first = offsetof(ls_contact_lanes, a) / sizeof(int32_t);
+    _Static_assert(offsetof(ls_contact_lanes, a) % (LS_LANES * sizeof(int32_t)) == 0, "lanes");
+    _Static_assert(sizeof(ls_contact_lanes) % (LS_LANES * sizeof(int32_t)) == 0, "lanes");
+    for (size_t i = first + lane; i < sizeof(ls_contact_lanes) / sizeof(int32_t); i += LS_LANES) {
+        base[i] = 0;
+    }
+    clear_points(g, roll, lane, LS_MANIFOLD_MAX);
 }
 
 #define GET3(arr, l)                                                                               \
@@ -138,25 +154,31 @@ static void clear_lane(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t lan
 uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
                                   ls_rolling_lanes *roll, uint32_t lane, uint32_t ci)
 {
-    clear_lane(g, roll, lane);
     if (ci == UINT32_MAX) {
+        clear_lane(g, roll, lane);
         return 0;
     }
+    clear_points(g, roll, lane, w->contacts[ci].m.count);
     const ls_solver_scratch *sv = &w->solver;
     const ls_contact *c = &w->contacts[ci];
-    const ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
-    const ls_shape *sa = &w->shapes[c->shape_a], *sb = &w->shapes[c->shape_b];
-    uint32_t ia = a->state, ib = b->state;
-    const ls_solver_mass *ma = &sv->masses[ls_body_moves_(a) ? ia : 0];
-    const ls_solver_mass *mb = &sv->masses[ls_body_moves_(b) ? ib : 0];
+    uint32_t ia = sv->body_state[c->a], ib = sv->body_state[c->b];
+    // Only a dynamic state carries masses (kinematic ones read as immovable).
+    bool moves_a = ia != 0 && (sv->states[ia].flags & LS_STATE_WRITABLE);
+    bool moves_b = ib != 0 && (sv->states[ib].flags & LS_STATE_WRITABLE);
+    const ls_solver_mass *ma = &sv->masses[ia], *mb = &sv->masses[ib];
+    const ls_solver_mass *ia_m = &sv->masses[moves_a ? ia : 0];
+    const ls_solver_mass *ib_m = &sv->masses[moves_b ? ib : 0];
     const ls_solver_body *xa = &sv->states[ia], *xb = &sv->states[ib];
+    // A body without a state (static) has arms from the origin: they cancel in
+    // every row (its velocity is zero and its rotation the identity), so any
+    // origin gives the same separations.
+    const ls_vec3 pa = ma->p, pb = mb->p;
     uint32_t ovf = 0;
     g->a[lane] = ia;
     g->b[lane] = ib;
     g->count[lane] = (uint32_t)c->m.count;
     g->contact[lane] = ci;
-    g->turn[lane] = (ls_shape_kind_of(sa->geom.kind)->round ? 0u : 1u) |
-                    (ls_shape_kind_of(sb->geom.kind)->round ? 0u : 2u);
+    g->turn[lane] = c->turn;
     ls_vec3 t1 = c->tangent[0], t2 = c->tangent[1];
     ls_vec3 nv = c->m.normal;
     const int32_t n[3] = {nv.x, nv.y, nv.z};
@@ -164,27 +186,27 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     SET3(g->n, lane, n);
     SET3(g->t1, lane, tt1);
     SET3(g->t2, lane, tt2);
-    g->inv_mass_a[lane] = ma->inv_mass;
-    g->inv_mass_b[lane] = mb->inv_mass;
+    g->inv_mass_a[lane] = ia_m->inv_mass;
+    g->inv_mass_b[lane] = ib_m->inv_mass;
     for (int k = 0; k < 3; k++) {
-        g->nm_a[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], ma->inv_mass), 16), &ovf);
-        g->nm_b[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], mb->inv_mass), 16), &ovf);
+        g->nm_a[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], ia_m->inv_mass), 16), &ovf);
+        g->nm_b[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], ib_m->inv_mass), 16), &ovf);
     }
     g->friction[lane] = c->friction;
     g->restitution[lane] = c->restitution;
-    bool both = ls_body_moves_(a) && ls_body_moves_(b);
+    bool both = moves_a && moves_b;
     const ls_softness *soft = both ? &ctx->contact : &ctx->contact_static;
     g->bias_rate[lane] = soft->bias_rate;
     g->impulse_scale[lane] = soft->impulse_scale;
     // m^-1 a + m^-1 b in Q28.36 (the masses are Q8.24).
-    int64_t kmass = ((int64_t)ma->inv_mass + mb->inv_mass) * ((int64_t)1 << 12);
+    int64_t kmass = ((int64_t)ia_m->inv_mass + ib_m->inv_mass) * ((int64_t)1 << 12);
     // Points, and the friction centre (their mean).
     int64_t centre[3] = {0, 0, 0};
     int count = c->m.count;
     for (int i = 0; i < count; i++) {
         ls_contact_point_lanes *p = &g->p[i];
         ls_vec3 pt = c->m.points[i].point;
-        ls_vec3 rav = ls_vec3_sub(pt, a->p), rbv = ls_vec3_sub(pt, b->p);
+        ls_vec3 rav = ls_vec3_sub(pt, pa), rbv = ls_vec3_sub(pt, pb);
         const int32_t ra[3] = {rav.x, rav.y, rav.z}, rb[3] = {rbv.x, rbv.y, rbv.z};
         SET3(p->ra, lane, ra);
         SET3(p->rb, lane, rb);
@@ -196,8 +218,8 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
         int32_t anga[3], angb[3], ianga[3], iangb[3];
         cross16(ra, n, anga, &ovf);
         cross16(rb, n, angb, &ovf);
-        sym_mul_q20(ma->inv_inertia, anga, ianga, &ovf);
-        sym_mul_q20(mb->inv_inertia, angb, iangb, &ovf);
+        sym_mul_q20(ia_m->inv_inertia, anga, ianga, &ovf);
+        sym_mul_q20(ib_m->inv_inertia, angb, iangb, &ovf);
         SET3(p->ang_a, lane, anga);
         SET3(p->ang_b, lane, angb);
         SET3(p->iang_a, lane, ianga);
@@ -223,17 +245,17 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     for (int i = 0; i < count; i++) {
         g->p[i].twist_lever[lane] = ls_nar(ls_rnd(ls_mul(c->lever[i], c->friction), 16), &ovf);
     }
-    const int32_t ca[3] = {cw[0] - a->p.x, cw[1] - a->p.y, cw[2] - a->p.z};
-    const int32_t cb[3] = {cw[0] - b->p.x, cw[1] - b->p.y, cw[2] - b->p.z};
+    const int32_t ca[3] = {cw[0] - pa.x, cw[1] - pa.y, cw[2] - pa.z};
+    const int32_t cb[3] = {cw[0] - pb.x, cw[1] - pb.y, cw[2] - pb.z};
     int32_t c1a[3], c2a[3], c1b[3], c2b[3], i1a[3], i2a[3], i1b[3], i2b[3];
     cross16(ca, tt1, c1a, &ovf);
     cross16(ca, tt2, c2a, &ovf);
     cross16(cb, tt1, c1b, &ovf);
     cross16(cb, tt2, c2b, &ovf);
-    sym_mul_q20(ma->inv_inertia, c1a, i1a, &ovf);
-    sym_mul_q20(ma->inv_inertia, c2a, i2a, &ovf);
-    sym_mul_q20(mb->inv_inertia, c1b, i1b, &ovf);
-    sym_mul_q20(mb->inv_inertia, c2b, i2b, &ovf);
+    sym_mul_q20(ia_m->inv_inertia, c1a, i1a, &ovf);
+    sym_mul_q20(ia_m->inv_inertia, c2a, i2a, &ovf);
+    sym_mul_q20(ib_m->inv_inertia, c1b, i1b, &ovf);
+    sym_mul_q20(ib_m->inv_inertia, c2b, i2b, &ovf);
     SET3(g->ct1_a, lane, c1a);
     SET3(g->ct2_a, lane, c2a);
     SET3(g->ct1_b, lane, c1b);
@@ -255,8 +277,8 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     g->f1[lane] = ls_vec3_dot(fw, t1);
     g->f2[lane] = ls_vec3_dot(fw, t2);
     int32_t ina[3], inb[3];
-    sym_mul_q20(ma->inv_inertia, n, ina, &ovf);
-    sym_mul_q20(mb->inv_inertia, n, inb, &ovf);
+    sym_mul_q20(ia_m->inv_inertia, n, ina, &ovf);
+    sym_mul_q20(ib_m->inv_inertia, n, inb, &ovf);
     SET3(g->in_a, lane, ina);
     SET3(g->in_b, lane, inb);
     g->twist_mass[lane] = inverse_q36(quad_q36(n, ina) + quad_q36(n, inb));
@@ -265,9 +287,9 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
         roll->limit[lane] = w->def.rolling_resistance;
         int64_t ks[6];
         for (int i = 0; i < 6; i++) {
-            ks[i] = ((int64_t)ma->inv_inertia[i] + mb->inv_inertia[i]) * ((int64_t)1 << 16);
-            roll->ia[i][lane] = ma->inv_inertia[i];
-            roll->ib[i][lane] = mb->inv_inertia[i];
+            ks[i] = ((int64_t)ia_m->inv_inertia[i] + ib_m->inv_inertia[i]) * ((int64_t)1 << 16);
+            roll->ia[i][lane] = ia_m->inv_inertia[i];
+            roll->ib[i][lane] = ib_m->inv_inertia[i];
         }
         int32_t rm[6];
         inverse_sym_q36(ks, 3, rm);

@@ -26,48 +26,52 @@
 typedef int32_t ls_lanes[LS_LANES];
 
 /// Point k of every manifold of a group (zero in lanes with fewer points).
+/// Fields are in the order the solve sweep reads them.
 typedef struct ls_contact_point_lanes {
-    ls_lanes ra[3], rb[3]; ///< point relative to each centre of mass at the tick start, m
     ls_lanes base;         ///< separation minus n . (rb - ra), m
+    ls_lanes ra[3], rb[3]; ///< point relative to each centre of mass at the tick start, m
+    ls_lanes ang_a[3];     ///< ra x n
+    ls_lanes ang_b[3];     ///< rb x n
     ls_lanes mass;         ///< 1 / K of the normal row, kg
     ls_lanes soft_mass;    ///< mass * the spring's mass scale, kg
     ls_lanes impulse;      ///< accumulated normal impulse, N s
-    ls_lanes ang_a[3];     ///< ra x n
-    ls_lanes ang_b[3];     ///< rb x n
+    ls_lanes max_impulse;  ///< largest accumulated impulse this tick (restitution)
     ls_lanes iang_a[3];    ///< Ia^-1 (ra x n), Q12.20 (zero if a does not move)
     ls_lanes iang_b[3];    ///< Ib^-1 (rb x n), Q12.20
-    ls_lanes max_impulse;  ///< largest accumulated impulse this tick (restitution)
-    ls_lanes vn0;          ///< normal velocity at prepare (restitution), m/s
     ls_lanes twist_lever;  ///< mu * distance from the friction centre, m (twist limit)
+    ls_lanes vn0;          ///< normal velocity at prepare (restitution), m/s
 } ls_contact_point_lanes;
 
-/// A group of up to LS_LANES manifolds of one colour.
+/// A group of up to LS_LANES manifolds of one colour. The fields are in the
+/// order the sweeps read them (the group is streamed from memory every sweep).
 typedef struct ls_contact_lanes {
-    uint32_t a[LS_LANES], b[LS_LANES]; ///< body states (0: the identity)
-    uint32_t count[LS_LANES];          ///< points (0: empty lane)
-    uint32_t contact[LS_LANES];        ///< index of the contact in w->contacts
-    uint32_t turn[LS_LANES];           ///< bit 0: a's points turn with it, bit 1: b's
-    ls_lanes n[3], t1[3], t2[3];       ///< normal (a to b) and tangents, unit
-    ls_lanes inv_mass_a, inv_mass_b;   ///< Q8.24 (zero for a body that does not move)
-    ls_lanes nm_a[3], nm_b[3];         ///< n * inv_mass, Q8.24
-    ls_lanes friction;                 ///< mu
-    ls_lanes restitution;              ///< e
-    ls_lanes bias_rate;                ///< contact spring, 1/s
-    ls_lanes impulse_scale;            ///< contact spring
-    ls_lanes ct1_a[3], ct2_a[3];       ///< ca x t1, ca x t2 (ca: friction centre from a)
-    ls_lanes ct1_b[3], ct2_b[3];       ///< cb x t1, cb x t2
-    ls_lanes ict1_a[3], ict2_a[3];     ///< Ia^-1 (ca x t1), Ia^-1 (ca x t2), Q12.20
-    ls_lanes ict1_b[3], ict2_b[3];     ///< Ib^-1 (cb x t1), Ib^-1 (cb x t2), Q12.20
-    ls_lanes tmass[3];                 ///< inverse of the 2x2 friction K: xx, xy, yy
-    ls_lanes f1, f2;                   ///< accumulated friction impulse along t1, t2, N s
-    ls_lanes twist_mass;               ///< 1 / (n . (Ia^-1 + Ib^-1) n)
-    ls_lanes in_a[3], in_b[3];         ///< Ia^-1 n, Ib^-1 n, Q12.20
-    ls_lanes twist;                    ///< accumulated twist impulse, N m s
-    ls_contact_point_lanes p[LS_MANIFOLD_MAX];
     // Per group (not per lane): set by the packing and the prepare.
     int32_t points;  ///< most points of any lane
     int32_t rolling; ///< index of the group's rolling data, -1: none
     int32_t pad[LS_LANES - 2];
+    // Per lane.
+    uint32_t a[LS_LANES], b[LS_LANES]; ///< body states (0: the identity)
+    uint32_t turn[LS_LANES];           ///< bit 0: a's points turn with it, bit 1: b's
+    uint32_t count[LS_LANES];          ///< points (0: empty lane)
+    ls_lanes n[3];                     ///< normal, from a to b, unit
+    ls_lanes bias_rate;                ///< contact spring, 1/s
+    ls_lanes impulse_scale;            ///< contact spring
+    ls_lanes nm_a[3], nm_b[3];         ///< n * inv_mass, Q8.24
+    ls_contact_point_lanes p[LS_MANIFOLD_MAX];
+    ls_lanes twist_mass;               ///< 1 / (n . (Ia^-1 + Ib^-1) n)
+    ls_lanes twist;                    ///< accumulated twist impulse, N m s
+    ls_lanes in_a[3], in_b[3];         ///< Ia^-1 n, Ib^-1 n, Q12.20
+    ls_lanes t1[3], t2[3];             ///< tangents, unit
+    ls_lanes ct1_a[3], ct1_b[3];       ///< ca x t1, cb x t1 (c: friction centre from a, b)
+    ls_lanes ct2_a[3], ct2_b[3];       ///< ca x t2, cb x t2
+    ls_lanes tmass[3];                 ///< friction: 1 / K along t1, (0), along t2
+    ls_lanes f1, f2;                   ///< accumulated friction impulse along t1, t2, N s
+    ls_lanes inv_mass_a, inv_mass_b;   ///< Q8.24 (zero for a body that does not move)
+    ls_lanes ict1_a[3], ict2_a[3];     ///< Ia^-1 (ca x t1), Ia^-1 (ca x t2), Q12.20
+    ls_lanes ict1_b[3], ict2_b[3];     ///< Ib^-1 (cb x t1), Ib^-1 (cb x t2), Q12.20
+    ls_lanes friction;                 ///< mu
+    ls_lanes restitution;              ///< e
+    uint32_t contact[LS_LANES];        ///< index of the contact in w->contacts
 } ls_contact_lanes;
 
 /// Rolling resistance of the groups that have it (contacts of one or two

@@ -9,8 +9,9 @@
 //
 // Recycling (SPEC.md §11, stage 3): a contact keeps where its points sit on
 // each body (anchors) and where the bodies were when its manifold was
-// computed. While neither body has moved or turned by more than half the
-// recycling distance since then, the pair keeps its manifold -- same
+// computed. While the bodies have moved relative to each other, and turned,
+// by less than half the recycling distance since then, the pair keeps its
+// manifold -- same
 // normal, same points on the bodies, depths updated by the bodies' motion --
 // instead of running the collide routine. Why: in a resting pile nothing
 // moves more than a fraction of a millimetre a tick, and the collide routines
@@ -207,21 +208,27 @@ static void set_anchors(const ls_world *w, ls_contact *c)
     const ls_shape *sa = &w->shapes[c->shape_a], *sb = &w->shapes[c->shape_b];
     c->friction = ls_fx_sqrt(ls_fx_mul(sa->friction, sb->friction));
     c->restitution = ls_fx_max(sa->restitution, sb->restitution);
+    c->turn = ls_contact_turn_(w, c);
 }
 
-// True when body b is within `half` (Q16.16 metres) of pose (p0, q0): its
-// centre moved at most half, and its farthest point turned at most half
-// (2 |vec(q conj(q0))| extent, compared squared and exactly enough).
-static bool moved_little(const ls_body *b, ls_vec3 p0, ls_quat q0, ls_fx half)
+uint32_t ls_contact_turn_(const ls_world *w, const ls_contact *c)
+{
+    // A round shape's touching point does not turn with it (a rolling ball
+    // touches with its bottom, not the material point that touched first).
+    return (ls_shape_kind_of(w->shapes[c->shape_a].geom.kind)->round ? 0u : 1u) |
+           (ls_shape_kind_of(w->shapes[c->shape_b].geom.kind)->round ? 0u : 2u);
+}
+
+// True when body b turned little since orientation q0: its farthest point
+// moved at most `half` (Q16.16 metres) by the turn (2 |vec(q conj(q0))|
+// extent, compared squared). A static body must not have moved at all.
+static bool turned_little(const ls_body *b, ls_vec3 p0, ls_quat q0, ls_fx half)
 {
     if (b->type == LS_BODY_STATIC) {
         // Static bodies move only when teleported: any change recomputes.
         return ls_vec3_equal(b->p, p0) && ls_quat_equal(b->q, q0);
     }
     uint64_t lim = (uint64_t)half * (uint64_t)half; // Q32
-    if (ls_vec3_len_sq_q32(ls_vec3_sub(b->p, p0)) > lim) {
-        return false;
-    }
     ls_quat dq = ls_quat_mul(b->q, ls_quat_conj(q0));
     uint64_t s2 = ls_vec3_len_sq_q32(ls_vec3_make(dq.x, dq.y, dq.z)) >> 16; // sin^2, Q16
     uint64_t e2 = ((uint64_t)b->extent * (uint64_t)b->extent) >> 16;        // Q16
@@ -237,8 +244,13 @@ static bool recycle(const ls_world *w, const ls_contact *old, ls_contact *c)
     }
     const ls_body *a = &w->bodies[old->a], *b = &w->bodies[old->b];
     ls_fx half = ls_fx_mul(w->def.linear_slop, LS_FX_INT(LS_RECYCLE_SLOPS)) / 2;
-    if (!moved_little(a, old->pose_p[0], old->pose_q[0], half) ||
-        !moved_little(b, old->pose_p[1], old->pose_q[1], half)) {
+    // The two bodies' displacements since then may differ by at most half
+    // (a sinking stack moves together and keeps its manifolds), and neither
+    // may have turned its farthest point by more than half.
+    ls_vec3 rel = ls_vec3_sub(ls_vec3_sub(b->p, old->pose_p[1]), ls_vec3_sub(a->p, old->pose_p[0]));
+    if (ls_vec3_len_sq_q32(rel) > (uint64_t)half * (uint64_t)half ||
+        !turned_little(a, old->pose_p[0], old->pose_q[0], half) ||
+        !turned_little(b, old->pose_p[1], old->pose_q[1], half)) {
         return false;
     }
     *c = *old;

@@ -200,6 +200,7 @@ static void inverse_inertia_q20(const ls_body *b, int32_t *out)
 static void prepare_mass(const ls_body *b, ls_solver_mass *m)
 {
     memset(m, 0, sizeof *m);
+    m->p = b->p;
     if (b->type != LS_BODY_DYNAMIC || b->mass <= 0) {
         return;
     }
@@ -224,7 +225,7 @@ static size_t max_joint_slots(const ls_world_def *def)
 
 // The arrays of the scratch, in allocation order, each aligned to 64 bytes.
 typedef struct layout {
-    size_t states, masses, groups, rolling, ovf, joints, contacts, total;
+    size_t states, masses, body_state, groups, rolling, ovf, joints, contacts, total;
 } layout;
 
 static size_t align64(size_t n)
@@ -238,7 +239,8 @@ static layout layout_of(const ls_world_def *def)
     size_t nb = (size_t)def->max_bodies + 1, ng = max_groups(def);
     l.states = 0;
     l.masses = l.states + align64(nb * sizeof(ls_solver_body));
-    l.groups = l.masses + align64(nb * sizeof(ls_solver_mass));
+    l.body_state = l.masses + align64(nb * sizeof(ls_solver_mass));
+    l.groups = l.body_state + align64(nb * sizeof(uint32_t));
     l.rolling = l.groups + align64(ng * sizeof(ls_contact_lanes));
     l.ovf = l.rolling + align64(ng * sizeof(ls_rolling_lanes));
     l.joints = l.ovf + align64(ng * sizeof(uint32_t));
@@ -263,6 +265,7 @@ bool ls_solver_scratch_init_(ls_solver_scratch *sv, const ls_world_def *def)
     uint8_t *base = (uint8_t *)(((uintptr_t)sv->memory + 63) & ~(uintptr_t)63);
     sv->states = (ls_solver_body *)(void *)(base + l.states);
     sv->masses = (ls_solver_mass *)(void *)(base + l.masses);
+    sv->body_state = (uint32_t *)(void *)(base + l.body_state);
     sv->groups = (ls_contact_lanes *)(void *)(base + l.groups);
     sv->rolling = (ls_rolling_lanes *)(void *)(base + l.rolling);
     sv->group_ovf = (uint32_t *)(void *)(base + l.ovf);
@@ -408,6 +411,14 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow)
     }
     uint32_t gi = sv->colour_group[c] + item - nj;
     ls_contact_lanes *g = &sv->groups[gi];
+    // The groups are streamed from memory every sweep: ask for the next one
+    // while this one is solved (a hint; no effect on results).
+    if (gi + 1 < sv->group_count) {
+        const char *next = (const char *)&sv->groups[gi + 1];
+        for (size_t off = 0; off < sizeof *g; off += 64) {
+            __builtin_prefetch(next + off);
+        }
+    }
     const ls_contact_kernels *k = overflow ? &ls_contact_kernels_scalar : sv->kernels;
     uint32_t mask = kind == SWEEP_WARM    ? k->warm_start(&st->sweep, g)
                     : kind == SWEEP_SOLVE ? k->solve(&st->sweep, g)
@@ -515,6 +526,7 @@ static void build_states(ls_world *w)
         ls_body *b = &w->bodies[i];
         if (!b->alive || b->type == LS_BODY_STATIC || b->asleep) {
             b->state = 0;
+            sv->body_state[i] = 0;
             continue;
         }
         ls_solver_body *s = &sv->states[n];
@@ -526,6 +538,7 @@ static void build_states(ls_world *w)
         s->dq = ls_quat_identity();
         b->p0 = b->p;
         b->q0 = b->q;
+        sv->body_state[i] = n;
         b->state = n++;
     }
     sv->state_count = n;

@@ -19,12 +19,14 @@ struct ls_contact_kernels;
 typedef struct ls_solver_mass {
     int32_t inv_mass;       ///< Q8.24, 0 for a body that is not dynamic
     int32_t inv_inertia[6]; ///< world frame at the tick start, Q12.20: xx, xy, xz, yy, yz, zz
-    int32_t pad;
+    ls_vec3 p;              ///< centre of mass at the tick start (state 0: the origin)
+    int32_t pad[6];
 } ls_solver_mass;
 
 typedef struct ls_solver_scratch {
     ls_solver_body *states;           ///< [0] the identity, then the moving bodies in slot order
     ls_solver_mass *masses;           ///< per state
+    uint32_t *body_state; ///< per body slot: its state this tick (0: the identity)
     uint32_t state_count;             ///< states in use, the identity included
     struct ls_contact_lanes *groups;  ///< contact groups, colour by colour, then the overflow
     struct ls_rolling_lanes *rolling; ///< rolling data of the groups that have some

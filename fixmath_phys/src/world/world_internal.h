@@ -106,6 +106,7 @@ typedef struct ls_contact {
     ls_fx lever[LS_MANIFOLD_MAX]; ///< (state) point i's distance from the points' mean
     ls_fx friction;               ///< (state) mixed coefficient sqrt(mu_a mu_b)
     ls_fx restitution;            ///< (state) mixed coefficient max(e_a, e_b)
+    uint32_t turn; ///< (derived) bit 0: a's points turn with it, bit 1: b's
 } ls_contact;
 
 /// Narrow-phase result of one broad-phase pair, computed in parallel before
@@ -238,6 +239,8 @@ void ls_world_geometry_clear_(ls_world *w);
 ls_shape_id ls_world_shape_id_of_(const ls_world *w, uint32_t i);
 /// Wake a body (and reset its sleep timer).
 void ls_body_wake_(ls_body *b);
+/// The contact's turn bits (ls_contact.turn) from its shapes' kinds (contacts.c).
+uint32_t ls_contact_turn_(const ls_world *w, const ls_contact *c);
 /// Narrow phase + persistent contact update for this step (contacts.c).
 void ls_world_update_contacts_(ls_world *w);
 /// Velocity and split-impulse solver over awake bodies (solver.c).
