@@ -5,6 +5,7 @@
 // leave the solver range, which the vector path must hand back to the scalar
 // reference -- compared word for word.
 #include "../fixmath_phys/src/dynamics/contact_solver.h"
+#include "../fixmath_phys/src/dynamics/joint_lanes.h"
 #include "ls/rng.h"
 #include "ls/scene.h"
 
@@ -308,5 +309,93 @@ Test(simd, contact_kernels_agree_with_the_scalar_reference_on_random_groups)
     printf("simd: %d kernel runs compared, %d with lanes that left the solver range\n", runs,
            overflowed);
     cr_assert_gt(overflowed, 20, "the out-of-range groups must exercise the fallback");
+    cr_assert_lt(overflowed, runs / 2);
+}
+
+// ---------------------------------------------------------------------------
+// Ball joint kernels on random groups.
+
+typedef struct ball_fixture {
+    ls_solver_body states[STATES];
+    ls_ball_lanes group;
+} ball_fixture;
+
+static void random_ball_fixture(ls_rng *r, ball_fixture *f, int scale)
+{
+    memset(f, 0, sizeof *f);
+    fixture *body_src = aligned_alloc(64, sizeof *body_src);
+    cr_assert_not_null(body_src);
+    random_fixture(r, body_src, scale); // the same random bodies
+    memcpy(f->states, body_src->states, sizeof f->states);
+    free(body_src);
+    ls_ball_lanes *g = &f->group;
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        g->joint[l] = (l == 5) ? UINT32_MAX : l;
+        if (g->joint[l] == UINT32_MAX) {
+            continue;
+        }
+        g->a[l] = (l % 4 == 1) ? 0 : 1 + 2 * l;
+        g->b[l] = 2 + 2 * l;
+        g->ima[l] = g->a[l] ? rnd_range(r, 1 << 16, 1 << 24) : 0;
+        g->imb[l] = rnd_range(r, 1 << 16, 1 << 24);
+        int32_t inv = (1 << 21) * scale, arm = 65536 * scale;
+        // Positive-definite inverse inertias: a dominant diagonal.
+        for (int i = 0; i < 6; i++) {
+            int diag = i == 0 || i == 3 || i == 5;
+            g->ia[i][l] =
+                g->a[l] ? (diag ? rnd_range(r, inv / 2, inv) : rnd_range(r, -inv / 8, inv / 8)) : 0;
+            g->ib[i][l] = diag ? rnd_range(r, inv / 2, inv) : rnd_range(r, -inv / 8, inv / 8);
+        }
+        for (int k = 0; k < 3; k++) {
+            g->ra0[k][l] = rnd_range(r, -arm, arm);
+            g->rb0[k][l] = rnd_range(r, -arm, arm);
+            g->c0[k][l] = rnd_range(r, -2 * arm, 2 * arm);
+            g->impulse[k][l] = rnd_range(r, -65536 * scale, 65536 * scale);
+        }
+    }
+}
+
+Test(simd, ball_joint_kernels_agree_with_the_scalar_reference_on_random_groups)
+{
+    if (!ls_simd_available(LS_SIMD_AVX2)) {
+        cr_skip_test("no AVX2 on this machine");
+    }
+    const ls_ball_kernels *k = &ls_ball_kernels_avx2;
+    ball_fixture *f = aligned_alloc(64, sizeof *f), *a = aligned_alloc(64, sizeof *a),
+                 *b = aligned_alloc(64, sizeof *b);
+    cr_assert(f && a && b);
+    int overflowed = 0, runs = 0;
+    for (int seed = 0; seed < 300; seed++) {
+        ls_rng r = ls_rng_make((uint64_t)seed, 11);
+        random_ball_fixture(&r, f, seed < 220 ? 1 : 1 << (seed % 6 + 3));
+        for (int pass = 0; pass < 3; pass++) {
+            *a = *f;
+            *b = *f;
+            ls_ball_sweep sa = {a->states, 0, 65536, 0, 10 * 65536};
+            ls_ball_sweep sb = {b->states, 0, 65536, 0, 10 * 65536};
+            if (pass == 1) {
+                sa.bias_rate = sb.bias_rate = 30 * 65536;
+                sa.mass_scale = sb.mass_scale = 60000;
+                sa.impulse_scale = sb.impulse_scale = 3000;
+            }
+            // The warm start fills arms and K^-1, then a solve uses them.
+            uint32_t ma = ls_ball_kernels_scalar.warm_start(&sa, &a->group);
+            uint32_t mb = k->warm_start(&sb, &b->group);
+            if (pass > 0) {
+                ma |= ls_ball_kernels_scalar.solve(&sa, &a->group);
+                mb |= k->solve(&sb, &b->group);
+            }
+            cr_assert_eq(ma, mb, "seed %d pass %d: overflow lanes %#x vs %#x", seed, pass, ma, mb);
+            cr_assert(memcmp(a, b, sizeof *a) == 0, "seed %d pass %d: results differ", seed, pass);
+            overflowed += ma != 0;
+            runs++;
+        }
+    }
+    free(f);
+    free(a);
+    free(b);
+    printf("simd: %d ball joint kernel runs compared, %d left the solver range\n", runs,
+           overflowed);
+    cr_assert_gt(overflowed, 10);
     cr_assert_lt(overflowed, runs / 2);
 }

@@ -58,20 +58,20 @@ typedef struct ls_contact_lanes {
     ls_lanes impulse_scale;            ///< contact spring
     ls_lanes nm_a[3], nm_b[3];         ///< n * inv_mass, Q8.24
     ls_contact_point_lanes p[LS_MANIFOLD_MAX];
-    ls_lanes twist_mass;               ///< 1 / (n . (Ia^-1 + Ib^-1) n)
-    ls_lanes twist;                    ///< accumulated twist impulse, N m s
-    ls_lanes in_a[3], in_b[3];         ///< Ia^-1 n, Ib^-1 n, Q12.20
-    ls_lanes t1[3], t2[3];             ///< tangents, unit
-    ls_lanes ct1_a[3], ct1_b[3];       ///< ca x t1, cb x t1 (c: friction centre from a, b)
-    ls_lanes ct2_a[3], ct2_b[3];       ///< ca x t2, cb x t2
-    ls_lanes tmass[3];                 ///< friction: 1 / K along t1, (0), along t2
-    ls_lanes f1, f2;                   ///< accumulated friction impulse along t1, t2, N s
-    ls_lanes inv_mass_a, inv_mass_b;   ///< Q8.24 (zero for a body that does not move)
-    ls_lanes ict1_a[3], ict2_a[3];     ///< Ia^-1 (ca x t1), Ia^-1 (ca x t2), Q12.20
-    ls_lanes ict1_b[3], ict2_b[3];     ///< Ib^-1 (cb x t1), Ib^-1 (cb x t2), Q12.20
-    ls_lanes friction;                 ///< mu
-    ls_lanes restitution;              ///< e
-    uint32_t contact[LS_LANES];        ///< index of the contact in w->contacts
+    ls_lanes twist_mass;             ///< 1 / (n . (Ia^-1 + Ib^-1) n)
+    ls_lanes twist;                  ///< accumulated twist impulse, N m s
+    ls_lanes in_a[3], in_b[3];       ///< Ia^-1 n, Ib^-1 n, Q12.20
+    ls_lanes t1[3], t2[3];           ///< tangents, unit
+    ls_lanes ct1_a[3], ct1_b[3];     ///< ca x t1, cb x t1 (c: friction centre from a, b)
+    ls_lanes ct2_a[3], ct2_b[3];     ///< ca x t2, cb x t2
+    ls_lanes tmass[3];               ///< friction: 1 / K along t1, (0), along t2
+    ls_lanes f1, f2;                 ///< accumulated friction impulse along t1, t2, N s
+    ls_lanes inv_mass_a, inv_mass_b; ///< Q8.24 (zero for a body that does not move)
+    ls_lanes ict1_a[3], ict2_a[3];   ///< Ia^-1 (ca x t1), Ia^-1 (ca x t2), Q12.20
+    ls_lanes ict1_b[3], ict2_b[3];   ///< Ib^-1 (cb x t1), Ib^-1 (cb x t2), Q12.20
+    ls_lanes friction;               ///< mu
+    ls_lanes restitution;            ///< e
+    uint32_t contact[LS_LANES];      ///< index of the contact in w->contacts
 } ls_contact_lanes;
 
 /// Rolling resistance of the groups that have it (contacts of one or two

@@ -24,6 +24,7 @@
 
 #include "contact_solver.h"
 #include "joint.h"
+#include "joint_lanes.h"
 #include "workers.h"
 
 #include <stdlib.h>
@@ -223,9 +224,16 @@ static size_t max_joint_slots(const ls_world_def *def)
     return def->max_joints ? def->max_joints : 1;
 }
 
+// Ball joint groups a world may need in one tick (like max_groups).
+static size_t max_ball_groups(const ls_world_def *def)
+{
+    return max_joint_slots(def) / LS_LANES + LS_GRAPH_MAX_COLOURS + 2;
+}
+
 // The arrays of the scratch, in allocation order, each aligned to 64 bytes.
 typedef struct layout {
-    size_t states, masses, body_state, groups, rolling, ovf, joints, contacts, total;
+    size_t states, masses, body_state, groups, rolling, ovf, balls, ball_ovf, joints, contacts,
+        total;
 } layout;
 
 static size_t align64(size_t n)
@@ -243,7 +251,9 @@ static layout layout_of(const ls_world_def *def)
     l.groups = l.body_state + align64(nb * sizeof(uint32_t));
     l.rolling = l.groups + align64(ng * sizeof(ls_contact_lanes));
     l.ovf = l.rolling + align64(ng * sizeof(ls_rolling_lanes));
-    l.joints = l.ovf + align64(ng * sizeof(uint32_t));
+    l.balls = l.ovf + align64(ng * sizeof(uint32_t));
+    l.ball_ovf = l.balls + align64(max_ball_groups(def) * sizeof(ls_ball_lanes));
+    l.joints = l.ball_ovf + align64(max_ball_groups(def) * sizeof(uint32_t));
     l.contacts = l.joints + align64(max_joint_slots(def) * sizeof(uint32_t));
     l.total = l.contacts + align64(((size_t)def->max_contacts + 1) * sizeof(uint32_t));
     return l;
@@ -269,12 +279,15 @@ bool ls_solver_scratch_init_(ls_solver_scratch *sv, const ls_world_def *def)
     sv->groups = (ls_contact_lanes *)(void *)(base + l.groups);
     sv->rolling = (ls_rolling_lanes *)(void *)(base + l.rolling);
     sv->group_ovf = (uint32_t *)(void *)(base + l.ovf);
+    sv->balls = (ls_ball_lanes *)(void *)(base + l.balls);
+    sv->ball_ovf = (uint32_t *)(void *)(base + l.ball_ovf);
+    sv->max_balls = (uint32_t)max_ball_groups(def);
     sv->joint_order = (uint32_t *)(void *)(base + l.joints);
     sv->contact_list = (uint32_t *)(void *)(base + l.contacts);
     sv->max_groups = (uint32_t)max_groups(def);
-    sv->kernels = def->simd == LS_SIMD_SCALAR    ? &ls_contact_kernels_scalar
-                  : ls_contact_avx2_supported_() ? &ls_contact_kernels_avx2
-                                                 : &ls_contact_kernels_scalar;
+    bool avx2 = def->simd != LS_SIMD_SCALAR && ls_contact_avx2_supported_();
+    sv->kernels = avx2 ? &ls_contact_kernels_avx2 : &ls_contact_kernels_scalar;
+    sv->ball_kernels = avx2 ? &ls_ball_kernels_avx2 : &ls_ball_kernels_scalar;
     return true;
 }
 
@@ -307,6 +320,7 @@ typedef struct stage {
     ls_world *w;
     const ls_step_ctx *ctx;
     ls_contact_sweep sweep;
+    ls_ball_sweep ball;
     uint32_t colour; ///< the colour being swept
 } stage;
 
@@ -380,6 +394,22 @@ static void groups_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worke
     }
 }
 
+static void balls_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    const stage *st = p;
+    ls_solver_scratch *sv = &st->w->solver;
+    (void)worker;
+    for (uint32_t gi = begin; gi < end; gi++) {
+        ls_ball_lanes *g = &sv->balls[gi];
+        uint32_t mask = 0;
+        for (uint32_t l = 0; l < LS_LANES; l++) {
+            uint32_t jk = g->joint[l];
+            mask |= ls_ball_prepare_lane_(st->w, g, l, jk) << l;
+        }
+        sv->ball_ovf[gi] = mask;
+    }
+}
+
 static void groups_store(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
     const stage *st = p;
@@ -400,6 +430,7 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow)
     ls_solver_scratch *sv = &w->solver;
     uint32_t c = st->colour;
     uint32_t nj = sv->colour_joint[c + 1] - sv->colour_joint[c];
+    uint32_t nb = sv->colour_ball[c + 1] - sv->colour_ball[c];
     if (item < nj) {
         ls_joint *j = &w->joints[w->active_joints[sv->joint_order[sv->colour_joint[c] + item]]];
         if (kind == SWEEP_WARM) {
@@ -409,7 +440,17 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow)
         }
         return;
     }
-    uint32_t gi = sv->colour_group[c] + item - nj;
+    if (item < nj + nb) {
+        uint32_t bi = sv->colour_ball[c] + item - nj;
+        const ls_ball_kernels *bk = overflow ? &ls_ball_kernels_scalar : sv->ball_kernels;
+        if (kind == SWEEP_WARM) {
+            sv->ball_ovf[bi] |= bk->warm_start(&st->ball, &sv->balls[bi]);
+        } else if (kind == SWEEP_SOLVE) {
+            sv->ball_ovf[bi] |= bk->solve(&st->ball, &sv->balls[bi]);
+        }
+        return;
+    }
+    uint32_t gi = sv->colour_group[c] + item - nj - nb;
     ls_contact_lanes *g = &sv->groups[gi];
     // The groups are streamed from memory every sweep: ask for the next one
     // while this one is solved (a hint; no effect on results).
@@ -461,14 +502,14 @@ static void for_colours(ls_world *w, stage *st, sweep_kind kind, ls_workers_fn *
 {
     const ls_solver_scratch *sv = &w->solver;
     for (uint32_t c = 0; c < sv->colour_count; c++) {
-        uint32_t n = sv->colour_joint[c + 1] - sv->colour_joint[c] + sv->colour_group[c + 1] -
-                     sv->colour_group[c];
+        uint32_t n = sv->colour_joint[c + 1] - sv->colour_joint[c] + sv->colour_ball[c + 1] -
+                     sv->colour_ball[c] + sv->colour_group[c + 1] - sv->colour_group[c];
         st->colour = c;
         ls_workers_for_(w->workers, n, MIN_ITEM_BLOCK, fn, st);
     }
     uint32_t c = sv->colour_count;
-    uint32_t n = sv->colour_joint[c + 1] - sv->colour_joint[c] + sv->colour_group[c + 1] -
-                 sv->colour_group[c];
+    uint32_t n = sv->colour_joint[c + 1] - sv->colour_joint[c] + sv->colour_ball[c + 1] -
+                 sv->colour_ball[c] + sv->colour_group[c + 1] - sv->colour_group[c];
     st->colour = c;
     for (uint32_t i = 0; i < n; i++) {
         sweep_item(st, kind, i, true);
@@ -550,14 +591,27 @@ static void pack(ls_world *w, uint32_t nj)
 {
     ls_solver_scratch *sv = &w->solver;
     const ls_graph *g = &w->graph;
-    uint32_t joints = 0, groups = 0, rolling = 0;
+    uint32_t joints = 0, groups = 0, rolling = 0, balls = 0;
     sv->colour_count = g->colour_count;
     for (uint32_t c = 0; c <= g->colour_count; c++) {
         sv->colour_joint[c] = joints;
         sv->colour_group[c] = groups;
-        uint32_t lane = LS_LANES;
+        sv->colour_ball[c] = balls;
+        uint32_t lane = LS_LANES, ball_lane = LS_LANES;
         for (uint32_t k = g->start[c]; k < g->start[c + 1]; k++) {
             uint32_t item = g->order[k];
+            if (item < nj && w->joints[w->active_joints[item]].type == LS_JOINT_BALL) {
+                // Ball joints go to the wide path (joint_lanes.h).
+                if (ball_lane == LS_LANES) {
+                    ls_ball_lanes *bg = &sv->balls[balls++];
+                    for (uint32_t l = 0; l < LS_LANES; l++) {
+                        bg->joint[l] = UINT32_MAX;
+                    }
+                    ball_lane = 0;
+                }
+                sv->balls[balls - 1].joint[ball_lane++] = w->active_joints[item];
+                continue;
+            }
             if (item < nj) {
                 sv->joint_order[joints++] = item;
                 continue;
@@ -580,8 +634,10 @@ static void pack(ls_world *w, uint32_t nj)
     }
     sv->colour_joint[g->colour_count + 1] = joints;
     sv->colour_group[g->colour_count + 1] = groups;
+    sv->colour_ball[g->colour_count + 1] = balls;
     sv->group_count = groups;
     sv->rolling_count = rolling;
+    sv->ball_count = balls;
 }
 
 // Report the first lane that left the solver range (SPEC.md §2): its
@@ -599,6 +655,14 @@ static void report_overflows(ls_world *w)
         ls_world_report_overflow_(w, ls_body_moves_(&w->bodies[c->a]) ? c->a : c->b);
         return;
     }
+    for (uint32_t bi = 0; bi < sv->ball_count; bi++) {
+        uint32_t mask = sv->ball_ovf[bi];
+        if (mask != 0) {
+            const ls_joint *j = &w->joints[sv->balls[bi].joint[__builtin_ctz(mask)]];
+            ls_world_report_overflow_(w, ls_body_moves_(&w->bodies[j->a]) ? j->a : j->b);
+            return;
+        }
+    }
 }
 
 void ls_world_solve_(ls_world *w)
@@ -606,7 +670,10 @@ void ls_world_solve_(ls_world *w)
     ls_solver_scratch *sv = &w->solver;
     ls_step_ctx ctx = make_ctx(w);
     ctx.states = sv->states;
-    stage st = {w, &ctx, {0}, 0};
+    stage st;
+    memset(&st, 0, sizeof st);
+    st.w = w;
+    st.ctx = &ctx;
     build_states(w);
     uint32_t nstates = sv->state_count - 1;
     ls_workers_for_(w->workers, nstates, MIN_BODY_BLOCK, states_masses, &st);
@@ -635,9 +702,15 @@ void ls_world_solve_(ls_world *w)
     st.sweep.inv_h = ctx.inv_h;
     st.sweep.max_push = ls_fx_neg(ctx.max_push);
     st.sweep.threshold = ls_fx_neg(w->def.restitution_threshold);
+    st.ball.states = sv->states;
+    st.ball.max_bias = LS_JOINT_MAX_BIAS;
     ls_workers_for_(w->workers, sv->group_count, MIN_ITEM_BLOCK, groups_prepare, &st);
+    ls_workers_for_(w->workers, sv->ball_count, MIN_ITEM_BLOCK, balls_prepare, &st);
     for (uint32_t k = 0; k < nj; k++) {
-        ls_joint_prepare_(w, &w->joints[w->active_joints[k]], &ctx);
+        ls_joint *j = &w->joints[w->active_joints[k]];
+        if (j->type != LS_JOINT_BALL) {
+            ls_joint_prepare_(w, j, &ctx);
+        }
     }
     for (uint32_t sub = 0; sub < ctx.substeps; sub++) {
         // Sub-steps of dt/n rounded alternately down and up so that they add
@@ -649,18 +722,27 @@ void ls_world_solve_(ls_world *w)
         for_colours(w, &st, SWEEP_WARM, sweep_warm);
         st.sweep.use_bias = true;
         st.sweep.surface = w->def.position_iterations == 0;
+        st.ball.bias_rate = ctx.joint.bias_rate;
+        st.ball.mass_scale = ctx.joint.mass_scale;
+        st.ball.impulse_scale = ctx.joint.impulse_scale;
         for (uint32_t it = 0; it < w->def.velocity_iterations; it++) {
             for_colours(w, &st, SWEEP_SOLVE, sweep_solve);
         }
         ls_workers_for_(w->workers, nstates, MIN_BODY_BLOCK, states_positions, &st);
         st.sweep.use_bias = false;
         st.sweep.surface = true;
+        st.ball.bias_rate = 0;
+        st.ball.mass_scale = LS_FX_ONE;
+        st.ball.impulse_scale = 0;
         for (uint32_t it = 0; it < w->def.position_iterations; it++) {
             for_colours(w, &st, SWEEP_SOLVE, sweep_solve);
         }
     }
     for_colours(w, &st, SWEEP_RESTITUTION, sweep_restitution);
     ls_workers_for_(w->workers, sv->group_count, MIN_ITEM_BLOCK, groups_store, &st);
+    for (uint32_t bi = 0; bi < sv->ball_count; bi++) {
+        ls_ball_store_(w, &sv->balls[bi]);
+    }
     for (uint32_t k = 0; k < nj; k++) {
         ls_joint_finish_(w, &w->joints[w->active_joints[k]], &ctx);
     }

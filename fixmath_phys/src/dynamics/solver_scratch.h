@@ -14,6 +14,8 @@
 struct ls_contact_lanes;
 struct ls_rolling_lanes;
 struct ls_contact_kernels;
+struct ls_ball_lanes;
+struct ls_ball_kernels;
 
 /// Mass data of a body state, in the solver's precision (state 0: zeros).
 typedef struct ls_solver_mass {
@@ -26,7 +28,7 @@ typedef struct ls_solver_mass {
 typedef struct ls_solver_scratch {
     ls_solver_body *states;           ///< [0] the identity, then the moving bodies in slot order
     ls_solver_mass *masses;           ///< per state
-    uint32_t *body_state; ///< per body slot: its state this tick (0: the identity)
+    uint32_t *body_state;             ///< per body slot: its state this tick (0: the identity)
     uint32_t state_count;             ///< states in use, the identity included
     struct ls_contact_lanes *groups;  ///< contact groups, colour by colour, then the overflow
     struct ls_rolling_lanes *rolling; ///< rolling data of the groups that have some
@@ -39,8 +41,15 @@ typedef struct ls_solver_scratch {
     uint32_t colour_group[LS_GRAPH_MAX_COLOURS + 2];
     /// Joints of colour c are joint_order[colour_joint[c] .. colour_joint[c + 1]).
     uint32_t colour_joint[LS_GRAPH_MAX_COLOURS + 2];
-    uint32_t colour_count;  ///< colours (the overflow range follows them)
-    uint32_t *joint_order;  ///< active joint slots grouped by colour
+    /// Ball joint groups of colour c are [colour_ball[c], colour_ball[c + 1]).
+    uint32_t colour_ball[LS_GRAPH_MAX_COLOURS + 2];
+    struct ls_ball_lanes *balls; ///< ball joint groups, colour by colour, then the overflow
+    uint32_t *ball_ovf;          ///< per ball group: lanes that left the solver range
+    uint32_t max_balls;          ///< capacity of balls and ball_ovf
+    uint32_t ball_count;         ///< ball groups in use
+    const struct ls_ball_kernels *ball_kernels; ///< the vector path (or the scalar reference)
+    uint32_t colour_count;                      ///< colours (the overflow range follows them)
+    uint32_t *joint_order;                      ///< active joint slots grouped by colour
     uint32_t *contact_list; ///< active contacts (index into w->contacts), constraint order
     const struct ls_contact_kernels *kernels; ///< the vector path (or the scalar reference)
     void *memory;                             ///< the one allocation behind the arrays above

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+// Ball joint sweeps on x86 AVX2 (joint_lanes.h): eight ball joints of one
+// colour at once, the same integers as the scalar reference (joint_lanes.c)
+// by the arithmetic of lanes_avx2.h. K^-1 is computed per lane by the
+// scalar code (it needs a division), and a lane whose bias exceeds the
+// largest allowed speed is shortened per lane; a group where any value would
+// leave the solver range is redone by the scalar reference before anything
+// is stored.
+#include "joint_lanes.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+
+#include "lanes_avx2.h"
+
+// v turned by dq (rotate in joint_lanes.c), checked.
+AVX2 void rotate8(const V *dq, const V *v, V *out, V *chk)
+{
+    P u[3], pv[3], pw = prep(dq[3]);
+    for (int k = 0; k < 3; k++) {
+        u[k] = prep(dq[k]);
+        pv[k] = prep(v[k]);
+    }
+    V t[3];
+    t[0] = NAR(subw(mulp(u[1], pv[2]), mulp(u[2], pv[1])), 16, *chk);
+    t[1] = NAR(subw(mulp(u[2], pv[0]), mulp(u[0], pv[2])), 16, *chk);
+    t[2] = NAR(subw(mulp(u[0], pv[1]), mulp(u[1], pv[0])), 16, *chk);
+    P pt[3];
+    for (int k = 0; k < 3; k++) {
+        t[k] = chk32(_mm256_add_epi32(t[k], t[k]), chk);
+        pt[k] = prep(t[k]);
+    }
+    W c[3] = {subw(mulp(u[1], pt[2]), mulp(u[2], pt[1])),
+              subw(mulp(u[2], pt[0]), mulp(u[0], pt[2])),
+              subw(mulp(u[0], pt[1]), mulp(u[1], pt[0]))};
+    for (int k = 0; k < 3; k++) {
+        out[k] = chk32(_mm256_add_epi32(v[k], NAR(addw(mulp(pw, pt[k]), c[k]), 16, *chk)), chk);
+    }
+}
+
+static const int sym_idx[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
+
+// K += [r]^T I [r] (add_arm_term of joint_lanes.c) in exact 64-bit lanes.
+AVX2 void arm_term8(W *k, ls_lanes *im, const V *r, V *chk)
+{
+    const V zero = _mm256_setzero_si256();
+    V s[3][3] = {{zero, _mm256_sub_epi32(zero, r[2]), r[1]},
+                 {r[2], zero, _mm256_sub_epi32(zero, r[0])},
+                 {_mm256_sub_epi32(zero, r[1]), r[0], zero}};
+    P ps[3][3], pi[6];
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            ps[i][j] = prep(s[i][j]);
+        }
+    }
+    for (int i = 0; i < 6; i++) {
+        pi[i] = prep(ld(im[i]));
+    }
+    P t[3][3];
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            W x = addw(addw(mulp(pi[sym_idx[i][0]], ps[0][j]), mulp(pi[sym_idx[i][1]], ps[1][j])),
+                       mulp(pi[sym_idx[i][2]], ps[2][j]));
+            t[i][j] = prep(NAR(x, 16, *chk));
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        for (int j = i; j < 3; j++) {
+            W x = addw(addw(mulp(ps[0][i], t[0][j]), mulp(ps[1][i], t[1][j])),
+                       mulp(ps[2][i], t[2][j]));
+            k[sym_idx[i][j]] = addw(k[sym_idx[i][j]], x);
+        }
+    }
+}
+
+// Apply impulse p at arms ra, rb (apply in joint_lanes.c), checked.
+AVX2 void apply8(const ls_ball_lanes *g, const V *ra, const V *rb, B *a, B *b, const V *p, V *chk)
+{
+    P pp[3], pra[3], prb[3];
+    for (int k = 0; k < 3; k++) {
+        pp[k] = prep(p[k]);
+        pra[k] = prep(ra[k]);
+        prb[k] = prep(rb[k]);
+    }
+    V la[3], lb[3];
+    for (int k = 0; k < 3; k++) {
+        int i = (k + 1) % 3, j = (k + 2) % 3;
+        la[k] = NAR(subw(mulp(pra[i], pp[j]), mulp(pra[j], pp[i])), 16, *chk);
+        lb[k] = NAR(subw(mulp(prb[i], pp[j]), mulp(prb[j], pp[i])), 16, *chk);
+    }
+    P ima = prep(ld(g->ima)), imb = prep(ld(g->imb));
+    P pla[3], plb[3], ia[6], ib[6];
+    for (int k = 0; k < 3; k++) {
+        pla[k] = prep(la[k]);
+        plb[k] = prep(lb[k]);
+    }
+    for (int i = 0; i < 6; i++) {
+        ia[i] = prep(ld(g->ia[i]));
+        ib[i] = prep(ld(g->ib[i]));
+    }
+    for (int k = 0; k < 3; k++) {
+        a->v[k] = chk32(_mm256_sub_epi32(a->v[k], NAR(mulp(pp[k], ima), 24, *chk)), chk);
+        b->v[k] = chk32(_mm256_add_epi32(b->v[k], NAR(mulp(pp[k], imb), 24, *chk)), chk);
+        W xa =
+            dot3p(ia[sym_idx[k][0]], ia[sym_idx[k][1]], ia[sym_idx[k][2]], pla[0], pla[1], pla[2]);
+        W xb =
+            dot3p(ib[sym_idx[k][0]], ib[sym_idx[k][1]], ib[sym_idx[k][2]], plb[0], plb[1], plb[2]);
+        a->w[k] = chk32(_mm256_sub_epi32(a->w[k], NAR(xa, 20, *chk)), chk);
+        b->w[k] = chk32(_mm256_add_epi32(b->w[k], NAR(xb, 20, *chk)), chk);
+    }
+}
+
+AVX2_FN uint32_t warm_start(const ls_ball_sweep *sw, ls_ball_lanes *g)
+{
+    V chk = _mm256_setzero_si256();
+    B a, b;
+    gather(sw->states, g->a, &a, true);
+    gather(sw->states, g->b, &b, true);
+    V ra0[3], rb0[3], ra[3], rb[3];
+    for (int k = 0; k < 3; k++) {
+        ra0[k] = ld(g->ra0[k]);
+        rb0[k] = ld(g->rb0[k]);
+    }
+    rotate8(a.dq, ra0, ra, &chk);
+    rotate8(b.dq, rb0, rb, &chk);
+    // K = (ma + mb) E + arm terms, exact 64-bit (ma, mb >= 0: zero-extended).
+    V m = _mm256_add_epi32(ld(g->ima), ld(g->imb)); // < 2^32 as unsigned
+    const V low = _mm256_set1_epi64x(0xFFFFFFFF);
+    W md = {_mm256_slli_epi64(_mm256_and_si256(m, low), 12),
+            _mm256_slli_epi64(_mm256_srli_epi64(m, 32), 12)};
+    W zero = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    W k[6] = {md, zero, zero, md, zero, md};
+    arm_term8(k, g->ia, ra, &chk);
+    arm_term8(k, g->ib, rb, &chk);
+    // K^-1 per lane (one division each): the scalar code.
+    int64_t kk[6][8];
+    for (int i = 0; i < 6; i++) {
+        int64_t e[4], o[4];
+        _mm256_storeu_si256((__m256i *)(void *)e, k[i].e);
+        _mm256_storeu_si256((__m256i *)(void *)o, k[i].o);
+        for (int q = 0; q < 4; q++) {
+            kk[i][2 * q] = e[q];
+            kk[i][2 * q + 1] = o[q];
+        }
+    }
+    int32_t kinv[6][8];
+    uint32_t lane_ovf = 0;
+    for (int l = 0; l < 8; l++) {
+        const int64_t kl[6] = {kk[0][l], kk[1][l], kk[2][l], kk[3][l], kk[4][l], kk[5][l]};
+        int32_t out[6];
+        uint32_t o = 0;
+        ls_ball_inverse_k_(kl, out, &o);
+        lane_ovf |= o;
+        for (int i = 0; i < 6; i++) {
+            kinv[i][l] = out[i];
+        }
+    }
+    V p[3];
+    for (int q = 0; q < 3; q++) {
+        p[q] = ld(g->impulse[q]);
+    }
+    apply8(g, ra, rb, &a, &b, p, &chk);
+    if (!all_zero(chk) || lane_ovf) {
+        return ls_ball_warm_start_scalar_(sw, g);
+    }
+    for (int q = 0; q < 3; q++) {
+        st(g->ra[q], ra[q]);
+        st(g->rb[q], rb[q]);
+    }
+    for (int i = 0; i < 6; i++) {
+        st(g->kinv[i], ld(kinv[i]));
+    }
+    scatter(sw->states, g->a, &a);
+    scatter(sw->states, g->b, &b);
+    return 0;
+}
+
+AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
+{
+    V chk = _mm256_setzero_si256();
+    bool bias = sw->bias_rate != 0;
+    B a, b;
+    gather(sw->states, g->a, &a, bias);
+    gather(sw->states, g->b, &b, bias);
+    V ra[3], rb[3];
+    P pra[3], prb[3], pwa[3], pwb[3];
+    for (int k = 0; k < 3; k++) {
+        ra[k] = ld(g->ra[k]);
+        rb[k] = ld(g->rb[k]);
+        pra[k] = prep(ra[k]);
+        prb[k] = prep(rb[k]);
+        pwa[k] = prep(a.w[k]);
+        pwb[k] = prep(b.w[k]);
+    }
+    V rhs[3];
+    for (int k = 0; k < 3; k++) {
+        int i = (k + 1) % 3, j = (k + 2) % 3;
+        W x = subw(subw(mulp(pwb[i], prb[j]), mulp(pwb[j], prb[i])),
+                   subw(mulp(pwa[i], pra[j]), mulp(pwa[j], pra[i])));
+        rhs[k] = chk32(_mm256_add_epi32(_mm256_sub_epi32(b.v[k], a.v[k]), NAR(x, 16, chk)), &chk);
+    }
+    if (bias) {
+        P rate = prep(splat(sw->bias_rate));
+        V bv[3];
+        for (int k = 0; k < 3; k++) {
+            V c = chk32(_mm256_add_epi32(ld(g->c0[k]), b.dp[k]), &chk);
+            c = chk32(_mm256_sub_epi32(c, a.dp[k]), &chk);
+            c = chk32(_mm256_add_epi32(c, rb[k]), &chk);
+            c = chk32(_mm256_sub_epi32(c, ra[k]), &chk);
+            bv[k] = NAR(mulp(rate, prep(c)), 16, chk);
+        }
+        // |bias| above max_bias: shortened per lane (isqrt and a division).
+        P b0 = prep(bv[0]), b1 = prep(bv[1]), b2 = prep(bv[2]), mx = prep(splat(sw->max_bias));
+        W len2 = dot3p(b0, b1, b2, b0, b1, b2), lim = mulp(mx, mx);
+        V over =
+            _mm256_or_si256(_mm256_cmpgt_epi64(len2.e, lim.e), _mm256_cmpgt_epi64(len2.o, lim.o));
+        if (!all_zero(over) && all_zero(chk)) {
+            int32_t x[3][8];
+            for (int k = 0; k < 3; k++) {
+                st(x[k], bv[k]);
+            }
+            for (int l = 0; l < 8; l++) {
+                uint64_t q = 0;
+                for (int k = 0; k < 3; k++) {
+                    q += (uint64_t)((int64_t)x[k][l] * x[k][l]);
+                }
+                if (q > (uint64_t)((int64_t)sw->max_bias * sw->max_bias)) {
+                    int64_t len = (int64_t)ls_isqrt64(q);
+                    for (int k = 0; k < 3; k++) {
+                        x[k][l] = (int32_t)(((int64_t)x[k][l] * sw->max_bias) / len);
+                    }
+                }
+            }
+            for (int k = 0; k < 3; k++) {
+                bv[k] = ld(x[k]);
+            }
+        }
+        for (int k = 0; k < 3; k++) {
+            rhs[k] = chk32(_mm256_add_epi32(rhs[k], bv[k]), &chk);
+        }
+    }
+    P pr[3], ki[6];
+    for (int k = 0; k < 3; k++) {
+        pr[k] = prep(rhs[k]);
+    }
+    for (int i = 0; i < 6; i++) {
+        ki[i] = prep(ld(g->kinv[i]));
+    }
+    P ms = prep(splat(sw->mass_scale)), is = prep(splat(sw->impulse_scale));
+    V inc[3], imp[3];
+    for (int k = 0; k < 3; k++) {
+        V xk =
+            NAR(dot3p(ki[sym_idx[k][0]], ki[sym_idx[k][1]], ki[sym_idx[k][2]], pr[0], pr[1], pr[2]),
+                16, chk);
+        V old = ld(g->impulse[k]);
+        V y = NAR(addw(mulp(ms, prep(xk)), mulp(is, prep(old))), 16, chk);
+        inc[k] = chk32(_mm256_sub_epi32(_mm256_setzero_si256(), y), &chk);
+        imp[k] = chk32(_mm256_add_epi32(old, inc[k]), &chk);
+    }
+    apply8(g, ra, rb, &a, &b, inc, &chk);
+    if (!all_zero(chk)) {
+        return ls_ball_solve_scalar_(sw, g);
+    }
+    for (int k = 0; k < 3; k++) {
+        st(g->impulse[k], imp[k]);
+    }
+    scatter(sw->states, g->a, &a);
+    scatter(sw->states, g->b, &b);
+    return 0;
+}
+
+const ls_ball_kernels ls_ball_kernels_avx2 = {
+    .name = "avx2",
+    .warm_start = warm_start,
+    .solve = solve,
+};
+
+#else
+
+const ls_ball_kernels ls_ball_kernels_avx2 = {
+    .name = "avx2",
+    .warm_start = ls_ball_warm_start_scalar_,
+    .solve = ls_ball_solve_scalar_,
+};
+
+#endif

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+// Ball joints in the wide path (joint_lanes.h): prepare, store and the
+// scalar reference of the sweeps. These formulas, in this order and with this
+// rounding, are the definition (SPEC.md §23.10); the vector paths compute the
+// same integers (lane_math.h states the arithmetic).
+//
+// The block: C = (c_b + r_b) - (c_a + r_a), dC/dt = v_b + w_b x r_b - v_a -
+// w_a x r_a, K = (m_a + m_b) E + [r_a]^T I_a [r_a] + [r_b]^T I_b [r_b]. Each
+// sub-step's warm start turns the tick-start arms by the bodies' rotation
+// since then (dq), builds K and inverts it once; solve and relax use it.
+#include "joint_lanes.h"
+
+#include "joint.h"
+
+#include <string.h>
+
+#define GET3(arr, l)                                                                               \
+    {                                                                                              \
+        (arr)[0][l], (arr)[1][l], (arr)[2][l]                                                      \
+    }
+#define SET3(arr, l, v)                                                                            \
+    do {                                                                                           \
+        (arr)[0][l] = (v)[0];                                                                      \
+        (arr)[1][l] = (v)[1];                                                                      \
+        (arr)[2][l] = (v)[2];                                                                      \
+    } while (0)
+
+// Clear lane `lane`: every field zero (the bodies the identity state).
+static void clear_lane(ls_ball_lanes *g, uint32_t lane)
+{
+    int32_t *base = (int32_t *)g;
+    _Static_assert(sizeof(ls_ball_lanes) % (LS_LANES * sizeof(int32_t)) == 0, "lanes");
+    for (size_t i = lane; i < sizeof(ls_ball_lanes) / sizeof(int32_t); i += LS_LANES) {
+        base[i] = 0;
+    }
+}
+
+uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, uint32_t jk)
+{
+    clear_lane(g, lane);
+    g->joint[lane] = jk;
+    if (jk == UINT32_MAX) {
+        return 0;
+    }
+    const ls_solver_scratch *sv = &w->solver;
+    const ls_joint *j = &w->joints[jk];
+    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
+    uint32_t sa = sv->body_state[j->a], sb = sv->body_state[j->b];
+    bool moves_a = sa != 0 && (sv->states[sa].flags & LS_STATE_WRITABLE);
+    bool moves_b = sb != 0 && (sv->states[sb].flags & LS_STATE_WRITABLE);
+    const ls_solver_mass *ma = &sv->masses[moves_a ? sa : 0];
+    const ls_solver_mass *mb = &sv->masses[moves_b ? sb : 0];
+    uint32_t ovf = 0;
+    g->a[lane] = sa;
+    g->b[lane] = sb;
+    g->ima[lane] = ma->inv_mass;
+    g->imb[lane] = mb->inv_mass;
+    for (int k = 0; k < 6; k++) {
+        g->ia[k][lane] = ma->inv_inertia[k];
+        g->ib[k][lane] = mb->inv_inertia[k];
+    }
+    ls_vec3 ra = ls_mat3_mul_vec(a->xf.r, j->local_a), rb = ls_mat3_mul_vec(b->xf.r, j->local_b);
+    const int32_t ra0[3] = {ra.x, ra.y, ra.z}, rb0[3] = {rb.x, rb.y, rb.z};
+    SET3(g->ra0, lane, ra0);
+    SET3(g->rb0, lane, rb0);
+    const int32_t c0[3] = {ls_nar((int64_t)b->p.x - a->p.x, &ovf),
+                           ls_nar((int64_t)b->p.y - a->p.y, &ovf),
+                           ls_nar((int64_t)b->p.z - a->p.z, &ovf)};
+    SET3(g->c0, lane, c0);
+    const int32_t imp[3] = {j->linear_impulse.x, j->linear_impulse.y, j->linear_impulse.z};
+    SET3(g->impulse, lane, imp);
+    return ovf;
+}
+
+void ls_ball_store_(ls_world *w, const ls_ball_lanes *g)
+{
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        if (g->joint[l] != UINT32_MAX) {
+            w->joints[g->joint[l]].linear_impulse =
+                ls_vec3_make(g->impulse[0][l], g->impulse[1][l], g->impulse[2][l]);
+        }
+    }
+}
+
+// ---- Scalar sweeps ----------------------------------------------------------
+
+typedef struct lane_body {
+    int32_t v[3], w[3], dp[3], dq[4];
+} lane_body;
+
+static void load_body(const ls_solver_body *s, lane_body *b)
+{
+    const int32_t v[3] = {s->v.x, s->v.y, s->v.z}, w[3] = {s->w.x, s->w.y, s->w.z};
+    const int32_t dp[3] = {s->dp.x, s->dp.y, s->dp.z};
+    memcpy(b->v, v, sizeof v);
+    memcpy(b->w, w, sizeof w);
+    memcpy(b->dp, dp, sizeof dp);
+    b->dq[0] = s->dq.x;
+    b->dq[1] = s->dq.y;
+    b->dq[2] = s->dq.z;
+    b->dq[3] = s->dq.w;
+}
+
+static void save_body(ls_solver_body *s, const lane_body *b)
+{
+    if (s->flags & LS_STATE_WRITABLE) {
+        s->v = ls_vec3_make(b->v[0], b->v[1], b->v[2]);
+        s->w = ls_vec3_make(b->w[0], b->w[1], b->w[2]);
+    }
+}
+
+// v turned by unit quaternion dq: v + s t + u x t, u = vec(dq), s = dq.w,
+// t = 2 (u x v); each product exact, every component rounded once.
+static void rotate(const int32_t *dq, const int32_t *v, int32_t *out, uint32_t *ovf)
+{
+    int32_t t[3];
+    t[0] = ls_nar(ls_rnd(ls_mul(dq[1], v[2]) - ls_mul(dq[2], v[1]), 16), ovf);
+    t[1] = ls_nar(ls_rnd(ls_mul(dq[2], v[0]) - ls_mul(dq[0], v[2]), 16), ovf);
+    t[2] = ls_nar(ls_rnd(ls_mul(dq[0], v[1]) - ls_mul(dq[1], v[0]), 16), ovf);
+    for (int k = 0; k < 3; k++) {
+        t[k] = ls_nar((int64_t)t[k] * 2, ovf);
+    }
+    int64_t c[3] = {ls_mul(dq[1], t[2]) - ls_mul(dq[2], t[1]),
+                    ls_mul(dq[2], t[0]) - ls_mul(dq[0], t[2]),
+                    ls_mul(dq[0], t[1]) - ls_mul(dq[1], t[0])};
+    for (int k = 0; k < 3; k++) {
+        out[k] = ls_nar((int64_t)v[k] + ls_rnd(ls_mul(dq[3], t[k]) + c[k], 16), ovf);
+    }
+}
+
+// Entry (i, j) of a symmetric matrix stored as xx, xy, xz, yy, yz, zz.
+static int sym(int i, int j)
+{
+    static const int idx[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
+    return idx[i][j];
+}
+
+// Add [r]^T I [r] (Q28.36) to k: T = I [r] rounded to Q12.20 (checked),
+// then [r]^T T exactly.
+static void add_arm_term(int64_t *k, const int32_t *im, const int32_t *r, uint32_t *ovf)
+{
+    // [r] = {{0, -rz, ry}, {rz, 0, -rx}, {-ry, rx, 0}}
+    const int32_t s[3][3] = {{0, -r[2], r[1]}, {r[2], 0, -r[0]}, {-r[1], r[0], 0}};
+    int32_t t[3][3];
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            int64_t x = ls_mul(im[sym(i, 0)], s[0][j]) + ls_mul(im[sym(i, 1)], s[1][j]) +
+                        ls_mul(im[sym(i, 2)], s[2][j]);
+            t[i][j] = ls_nar(ls_rnd(x, 16), ovf);
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        for (int j = i; j < 3; j++) {
+            k[sym(i, j)] +=
+                ls_mul(s[0][i], t[0][j]) + ls_mul(s[1][i], t[1][j]) + ls_mul(s[2][i], t[2][j]);
+        }
+    }
+}
+
+// K^-1 of a symmetric positive-definite K (Q28.36) in Q16.16 with one
+// division: K is scaled by 2^-sh so its largest entry has 15 bits, the
+// cofactors of the scaled matrix are exact in 32 bits and its determinant in
+// 64; recip = floor(2^62 / det) and K^-1 = rnd(cof * recip, 10 + sh). A
+// determinant below 2^31 (a K too far from isotropic for 15 bits) takes the
+// inverse of the diagonal instead; a non-positive one gives zero.
+void ls_ball_inverse_k_(const int64_t *k, int32_t *out, uint32_t *ovf)
+{
+    int64_t big = 0;
+    for (int i = 0; i < 6; i++) {
+        int64_t a = k[i] < 0 ? -k[i] : k[i];
+        big = a > big ? a : big;
+    }
+    for (int i = 0; i < 6; i++) {
+        out[i] = 0;
+    }
+    if (big == 0) {
+        return;
+    }
+    int sh = (64 - __builtin_clzll((uint64_t)big)) - 15;
+    int64_t r[6];
+    for (int i = 0; i < 6; i++) {
+        r[i] = sh > 0 ? ls_rnd(k[i], sh) : k[i] * ((int64_t)1 << -sh);
+    }
+    int64_t c[6];
+    c[0] = r[3] * r[5] - r[4] * r[4];
+    c[1] = r[2] * r[4] - r[1] * r[5];
+    c[2] = r[1] * r[4] - r[2] * r[3];
+    c[3] = r[0] * r[5] - r[2] * r[2];
+    c[4] = r[1] * r[2] - r[0] * r[4];
+    c[5] = r[0] * r[3] - r[1] * r[1];
+    int64_t det = r[0] * c[0] + r[1] * c[1] + r[2] * c[2];
+    if (det < ((int64_t)1 << 31)) {
+        // Diagonal fallback: 1 / k_ii (Q28.36 to Q16.16: 2^52 / k).
+        for (int i = 0; i < 3; i++) {
+            int64_t kk = k[sym(i, i)];
+            out[sym(i, i)] = kk > 0 ? ls_nar((((int64_t)1 << 52) + kk / 2) / kk, ovf) : 0;
+        }
+        return;
+    }
+    int64_t recip = ((int64_t)1 << 62) / det; // < 2^31
+    int s = 10 + sh;
+    for (int i = 0; i < 6; i++) {
+        int64_t x = c[i] * recip; // |c| < 2^31: < 2^62
+        out[i] = ls_nar(s > 0 ? ls_rnd(x, s) : x * ((int64_t)1 << (-s < 32 ? -s : 32)), ovf);
+    }
+}
+
+// Apply impulse p (a loses, b gains) at the current arms.
+static void apply(const ls_ball_lanes *g, uint32_t l, lane_body *a, lane_body *b, const int32_t *p,
+                  uint32_t *ovf)
+{
+    const int32_t ra[3] = GET3(g->ra, l), rb[3] = GET3(g->rb, l);
+    int32_t la[3], lb[3];
+    la[0] = ls_nar(ls_rnd(ls_mul(ra[1], p[2]) - ls_mul(ra[2], p[1]), 16), ovf);
+    la[1] = ls_nar(ls_rnd(ls_mul(ra[2], p[0]) - ls_mul(ra[0], p[2]), 16), ovf);
+    la[2] = ls_nar(ls_rnd(ls_mul(ra[0], p[1]) - ls_mul(ra[1], p[0]), 16), ovf);
+    lb[0] = ls_nar(ls_rnd(ls_mul(rb[1], p[2]) - ls_mul(rb[2], p[1]), 16), ovf);
+    lb[1] = ls_nar(ls_rnd(ls_mul(rb[2], p[0]) - ls_mul(rb[0], p[2]), 16), ovf);
+    lb[2] = ls_nar(ls_rnd(ls_mul(rb[0], p[1]) - ls_mul(rb[1], p[0]), 16), ovf);
+    for (int k = 0; k < 3; k++) {
+        a->v[k] = ls_nar((int64_t)a->v[k] - ls_rnd(ls_mul(p[k], g->ima[l]), 24), ovf);
+        b->v[k] = ls_nar((int64_t)b->v[k] + ls_rnd(ls_mul(p[k], g->imb[l]), 24), ovf);
+        int64_t xa = ls_mul(g->ia[sym(k, 0)][l], la[0]) + ls_mul(g->ia[sym(k, 1)][l], la[1]) +
+                     ls_mul(g->ia[sym(k, 2)][l], la[2]);
+        int64_t xb = ls_mul(g->ib[sym(k, 0)][l], lb[0]) + ls_mul(g->ib[sym(k, 1)][l], lb[1]) +
+                     ls_mul(g->ib[sym(k, 2)][l], lb[2]);
+        a->w[k] = ls_nar((int64_t)a->w[k] - ls_rnd(xa, 20), ovf);
+        b->w[k] = ls_nar((int64_t)b->w[k] + ls_rnd(xb, 20), ovf);
+    }
+}
+
+uint32_t ls_ball_warm_start_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
+{
+    uint32_t mask = 0;
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        if (g->joint[l] == UINT32_MAX) {
+            continue;
+        }
+        uint32_t ovf = 0;
+        ls_solver_body *sa = &sw->states[g->a[l]], *sb = &sw->states[g->b[l]];
+        lane_body a, b;
+        load_body(sa, &a);
+        load_body(sb, &b);
+        const int32_t ra0[3] = GET3(g->ra0, l), rb0[3] = GET3(g->rb0, l);
+        int32_t ra[3], rb[3];
+        rotate(a.dq, ra0, ra, &ovf);
+        rotate(b.dq, rb0, rb, &ovf);
+        SET3(g->ra, l, ra);
+        SET3(g->rb, l, rb);
+        int64_t k[6] = {0, 0, 0, 0, 0, 0};
+        int64_t m = ((int64_t)g->ima[l] + g->imb[l]) * ((int64_t)1 << 12);
+        k[0] = k[3] = k[5] = m;
+        const int32_t ia[6] = {g->ia[0][l], g->ia[1][l], g->ia[2][l],
+                               g->ia[3][l], g->ia[4][l], g->ia[5][l]};
+        const int32_t ib[6] = {g->ib[0][l], g->ib[1][l], g->ib[2][l],
+                               g->ib[3][l], g->ib[4][l], g->ib[5][l]};
+        add_arm_term(k, ia, ra, &ovf);
+        add_arm_term(k, ib, rb, &ovf);
+        int32_t kinv[6];
+        ls_ball_inverse_k_(k, kinv, &ovf);
+        for (int i = 0; i < 6; i++) {
+            g->kinv[i][l] = kinv[i];
+        }
+        const int32_t p[3] = GET3(g->impulse, l);
+        apply(g, l, &a, &b, p, &ovf);
+        save_body(sa, &a);
+        save_body(sb, &b);
+        mask |= ovf << l;
+    }
+    return mask;
+}
+
+uint32_t ls_ball_solve_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
+{
+    uint32_t mask = 0;
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        if (g->joint[l] == UINT32_MAX) {
+            continue;
+        }
+        uint32_t ovf = 0;
+        ls_solver_body *sa = &sw->states[g->a[l]], *sb = &sw->states[g->b[l]];
+        lane_body a, b;
+        load_body(sa, &a);
+        load_body(sb, &b);
+        const int32_t ra[3] = GET3(g->ra, l), rb[3] = GET3(g->rb, l);
+        // dC/dt = vb - va + (wb x rb - wa x ra), the cross terms summed exactly.
+        int32_t rhs[3];
+        for (int k = 0; k < 3; k++) {
+            int i = (k + 1) % 3, j = (k + 2) % 3;
+            int64_t x = ls_mul(b.w[i], rb[j]) - ls_mul(b.w[j], rb[i]) - ls_mul(a.w[i], ra[j]) +
+                        ls_mul(a.w[j], ra[i]);
+            rhs[k] = ls_nar((int64_t)b.v[k] - a.v[k] + ls_rnd(x, 16), &ovf);
+        }
+        if (sw->bias_rate != 0) {
+            // C = c0 + (dp_b - dp_a) + (rb - ra); bias = rate * C, its length
+            // at most max_bias.
+            int32_t bias[3];
+            uint64_t len2 = 0;
+            for (int k = 0; k < 3; k++) {
+                int32_t c = ls_nar((int64_t)g->c0[k][l] + b.dp[k] - a.dp[k] + rb[k] - ra[k], &ovf);
+                bias[k] = ls_nar(ls_rnd(ls_mul(sw->bias_rate, c), 16), &ovf);
+                len2 += (uint64_t)((int64_t)bias[k] * bias[k]);
+            }
+            if (len2 > (uint64_t)((int64_t)sw->max_bias * sw->max_bias)) {
+                int64_t len = (int64_t)ls_isqrt64(len2);
+                for (int k = 0; k < 3; k++) {
+                    bias[k] = (int32_t)(((int64_t)bias[k] * sw->max_bias) / len);
+                }
+            }
+            for (int k = 0; k < 3; k++) {
+                rhs[k] = ls_nar((int64_t)rhs[k] + bias[k], &ovf);
+            }
+        }
+        int32_t inc[3];
+        for (int k = 0; k < 3; k++) {
+            int64_t x = ls_mul(g->kinv[sym(k, 0)][l], rhs[0]) +
+                        ls_mul(g->kinv[sym(k, 1)][l], rhs[1]) +
+                        ls_mul(g->kinv[sym(k, 2)][l], rhs[2]);
+            int32_t xk = ls_nar(ls_rnd(x, 16), &ovf);
+            int64_t y = ls_mul(sw->mass_scale, xk) + ls_mul(sw->impulse_scale, g->impulse[k][l]);
+            inc[k] = ls_nar(-ls_rnd(y, 16), &ovf);
+            g->impulse[k][l] = ls_nar((int64_t)g->impulse[k][l] + inc[k], &ovf);
+        }
+        apply(g, l, &a, &b, inc, &ovf);
+        save_body(sa, &a);
+        save_body(sb, &b);
+        mask |= ovf << l;
+    }
+    return mask;
+}
+
+const ls_ball_kernels ls_ball_kernels_scalar = {
+    .name = "scalar",
+    .warm_start = ls_ball_warm_start_scalar_,
+    .solve = ls_ball_solve_scalar_,
+};

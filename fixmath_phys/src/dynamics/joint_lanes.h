@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// Ball joints in the wide path (SPEC.md §23.10): the point constraint of up
+// to LS_LANES ball joints of one graph colour, structure of arrays like the
+// contacts (contact_solver.h), with its effective mass computed once per
+// sub-step instead of in every solve.
+//
+// Why: a grid or chain of ball joints (Box3D's joint_grid: 19,800 of them)
+// spends its time in one 3-row block per joint per pass: the arms, the 3x3
+// K and its inverse. Here the arms and K^-1 are computed at the sub-step's
+// warm start (the bodies have turned since the last one) and reused by its
+// solve and relax, and eight joints are solved at once. Other joint kinds
+// keep their per-joint rows (joint_*.c): they have limits, motors and
+// springs whose rows depend on angles.
+#ifndef LS_DYNAMICS_JOINT_LANES_H
+#define LS_DYNAMICS_JOINT_LANES_H
+
+#include "contact_solver.h"
+
+/// A group of up to LS_LANES ball joints of one colour.
+typedef struct ls_ball_lanes {
+    uint32_t a[LS_LANES], b[LS_LANES]; ///< body states (0: the identity)
+    uint32_t joint[LS_LANES];          ///< joint slot, UINT32_MAX for an empty lane
+    ls_lanes ima, imb;                 ///< inverse masses, Q8.24 (0: the body does not move)
+    ls_lanes ia[6], ib[6];             ///< inverse inertias, Q12.20: xx, xy, xz, yy, yz, zz
+    ls_lanes ra0[3], rb0[3];           ///< arms at the tick start (world frame), m
+    ls_lanes c0[3];                    ///< centre of b minus centre of a at the tick start, m
+    ls_lanes ra[3], rb[3];             ///< arms this sub-step (warm start), m
+    ls_lanes kinv[6];                  ///< K^-1 this sub-step, kg: xx, xy, xz, yy, yz, zz
+    ls_lanes impulse[3];               ///< accumulated impulse of this sub-step, N s
+} ls_ball_lanes;
+
+/// The joint softness of a sweep (the world's joint spring, or rigid).
+typedef struct ls_ball_sweep {
+    ls_solver_body *states;
+    int32_t bias_rate;     ///< 1/s (0 in the relax pass)
+    int32_t mass_scale;    ///< (1 in the relax pass)
+    int32_t impulse_scale; ///< (0 in the relax pass)
+    int32_t max_bias;      ///< most speed the bias may ask for, m/s (LS_JOINT_MAX_BIAS)
+} ls_ball_sweep;
+
+/// Fill lane `lane` of g from joint slot j (UINT32_MAX: clear the lane).
+/// Returns non-zero when a value left the solver range.
+uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, uint32_t j);
+/// Write each lane's accumulated impulse back to its joint.
+void ls_ball_store_(ls_world *w, const ls_ball_lanes *g);
+
+/// K^-1 (Q16.16, xx, xy, xz, yy, yz, zz) of a symmetric K given in Q28.36,
+/// with one division (joint_lanes.c states the rule); raises *ovf when an
+/// entry leaves the solver range.
+void ls_ball_inverse_k_(const int64_t *k, int32_t *out, uint32_t *ovf);
+
+/// The sweeps over one group (scalar reference; lanes one after the other,
+/// so also correct for lanes that share a body). Each returns the lanes
+/// whose values left the solver range.
+uint32_t ls_ball_warm_start_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g);
+uint32_t ls_ball_solve_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g);
+
+/// A set of ball joint sweeps over groups of disjoint lanes (one colour).
+typedef struct ls_ball_kernels {
+    const char *name;
+    uint32_t (*warm_start)(const ls_ball_sweep *sw, ls_ball_lanes *g);
+    uint32_t (*solve)(const ls_ball_sweep *sw, ls_ball_lanes *g);
+} ls_ball_kernels;
+
+/// The scalar reference.
+extern const ls_ball_kernels ls_ball_kernels_scalar;
+/// The x86 AVX2 sweeps (joint_avx2.c; the scalar ones on other targets).
+extern const ls_ball_kernels ls_ball_kernels_avx2;
+
+#endif

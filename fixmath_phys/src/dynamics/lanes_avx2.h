@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+// AVX2 arithmetic of the wide sweeps (lane_math.h), shared by the contact and
+// joint kernels: eight 32-bit lanes per register, exact 64-bit products on the
+// even and the odd lanes, rounding and range checks exactly as the scalar
+// reference, and the gather/scatter of body states. Include only from files
+// built for x86 (every function carries the AVX2 target attribute).
+#ifndef LS_DYNAMICS_LANES_AVX2_H
+#define LS_DYNAMICS_LANES_AVX2_H
+
+#include "lane_math.h"
+#include "solver_body.h"
+
+#include <immintrin.h>
+
+#define AVX2    __attribute__((target("avx2"), always_inline)) static inline
+#define AVX2_FN __attribute__((target("avx2"))) static
+
+typedef __m256i V;
+
+/// A value in the exact 64-bit domain: even lanes (0, 2, 4, 6) and odd lanes.
+typedef struct W {
+    V e, o;
+} W;
+
+/// An operand prepared for products: the lanes and the odd lanes moved down.
+typedef struct P {
+    V e, o;
+} P;
+
+AVX2 V ld(const int32_t *p)
+{
+    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+
+AVX2 void st(int32_t *p, V v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v);
+}
+
+AVX2 V splat(int32_t x)
+{
+    return _mm256_set1_epi32(x);
+}
+
+AVX2 P prep(V a)
+{
+    P p = {a, _mm256_srli_epi64(a, 32)};
+    return p;
+}
+
+AVX2 W mulp(P a, P b)
+{
+    W r = {_mm256_mul_epi32(a.e, b.e), _mm256_mul_epi32(a.o, b.o)};
+    return r;
+}
+
+AVX2 W addw(W a, W b)
+{
+    W r = {_mm256_add_epi64(a.e, b.e), _mm256_add_epi64(a.o, b.o)};
+    return r;
+}
+
+AVX2 W subw(W a, W b)
+{
+    W r = {_mm256_sub_epi64(a.e, b.e), _mm256_sub_epi64(a.o, b.o)};
+    return r;
+}
+
+AVX2 W dot3p(P ax, P ay, P az, P bx, P by, P bz)
+{
+    return addw(addw(mulp(ax, bx), mulp(ay, by)), mulp(az, bz));
+}
+
+// rnd(x, S) as eight 32-bit lanes, checking it lies in the solver range.
+#define NAR(x, S, chk) nar_((x), S, &(chk))
+AVX2 V nar_impl(W x, V r, V c, __m128i sh, __m128i sh31, __m128i shl, V *chk)
+{
+    V ce = _mm256_srl_epi64(_mm256_add_epi64(x.e, c), sh31);
+    V co = _mm256_srl_epi64(_mm256_add_epi64(x.o, c), sh31);
+    *chk = _mm256_or_si256(*chk, _mm256_or_si256(ce, co));
+    V e = _mm256_srl_epi64(_mm256_add_epi64(x.e, r), sh);
+    V o = _mm256_sll_epi64(_mm256_add_epi64(x.o, r), shl);
+    return _mm256_blend_epi32(e, o, 0xAA);
+}
+
+AVX2 V nar_(W x, int s, V *chk)
+{
+    const V r = _mm256_set1_epi64x((int64_t)1 << (s - 1));
+    const V c = _mm256_set1_epi64x(((int64_t)1 << (s - 1)) + ((int64_t)1 << (30 + s)));
+    return nar_impl(x, r, c, _mm_cvtsi32_si128(s), _mm_cvtsi32_si128(31 + s),
+                    _mm_cvtsi32_si128(32 - s), chk);
+}
+
+// Check a 32-bit sum lies in the solver range.
+AVX2 V chk32(V x, V *chk)
+{
+    *chk = _mm256_or_si256(*chk, _mm256_srli_epi32(_mm256_add_epi32(x, splat(1 << 30)), 31));
+    return x;
+}
+
+// v + rnd(d * m, S) (sign +1) or v - rnd(d * m, S), checked.
+AVX2 V upd(V v, P d, V m, int s, int sign, V *chk)
+{
+    V t = nar_(mulp(d, prep(m)), s, chk);
+    V r = sign > 0 ? _mm256_add_epi32(v, t) : _mm256_sub_epi32(v, t);
+    return chk32(r, chk);
+}
+
+// v +- rnd(d1 * m1 + d2 * m2, S), checked.
+AVX2 V upd2(V v, P d1, V m1, P d2, V m2, int s, int sign, V *chk)
+{
+    V t = nar_(addw(mulp(d1, prep(m1)), mulp(d2, prep(m2))), s, chk);
+    V r = sign > 0 ? _mm256_add_epi32(v, t) : _mm256_sub_epi32(v, t);
+    return chk32(r, chk);
+}
+
+// ---- bodies ------------------------------------------------------------------
+
+typedef struct B {
+    V v[3], w[3];
+    V flags;
+    V dp[3], dq[4];
+} B;
+
+// Transpose 8 rows of 8 int32 (in place).
+AVX2 void transpose8(V *r)
+{
+    V t0 = _mm256_unpacklo_epi32(r[0], r[1]), t1 = _mm256_unpackhi_epi32(r[0], r[1]);
+    V t2 = _mm256_unpacklo_epi32(r[2], r[3]), t3 = _mm256_unpackhi_epi32(r[2], r[3]);
+    V t4 = _mm256_unpacklo_epi32(r[4], r[5]), t5 = _mm256_unpackhi_epi32(r[4], r[5]);
+    V t6 = _mm256_unpacklo_epi32(r[6], r[7]), t7 = _mm256_unpackhi_epi32(r[6], r[7]);
+    V u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    V u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    V u4 = _mm256_unpacklo_epi64(t4, t6), u5 = _mm256_unpackhi_epi64(t4, t6);
+    V u6 = _mm256_unpacklo_epi64(t5, t7), u7 = _mm256_unpackhi_epi64(t5, t7);
+    r[0] = _mm256_permute2x128_si256(u0, u4, 0x20);
+    r[1] = _mm256_permute2x128_si256(u1, u5, 0x20);
+    r[2] = _mm256_permute2x128_si256(u2, u6, 0x20);
+    r[3] = _mm256_permute2x128_si256(u3, u7, 0x20);
+    r[4] = _mm256_permute2x128_si256(u0, u4, 0x31);
+    r[5] = _mm256_permute2x128_si256(u1, u5, 0x31);
+    r[6] = _mm256_permute2x128_si256(u2, u6, 0x31);
+    r[7] = _mm256_permute2x128_si256(u3, u7, 0x31);
+}
+
+// Velocities (and, with motion, dp and dq) of the bodies of eight lanes.
+AVX2 void gather(const ls_solver_body *states, const uint32_t *idx, B *b, bool motion)
+{
+    V r[8];
+    for (int i = 0; i < 8; i++) {
+        r[i] = _mm256_load_si256((const __m256i *)(const void *)&states[idx[i]]);
+    }
+    transpose8(r);
+    for (int k = 0; k < 3; k++) {
+        b->v[k] = r[k];
+        b->w[k] = r[3 + k];
+    }
+    b->flags = r[6];
+    if (!motion) {
+        return;
+    }
+    for (int i = 0; i < 8; i++) {
+        r[i] =
+            _mm256_load_si256((const __m256i *)(const void *)((const char *)&states[idx[i]] + 32));
+    }
+    transpose8(r);
+    for (int k = 0; k < 3; k++) {
+        b->dp[k] = r[k];
+    }
+    for (int k = 0; k < 4; k++) {
+        b->dq[k] = r[3 + k];
+    }
+}
+
+// A round shape's points do not turn with it: its rotation reads as the identity.
+AVX2 void no_turn(B *b, V turn_mask)
+{
+    for (int k = 0; k < 3; k++) {
+        b->dq[k] = _mm256_and_si256(b->dq[k], turn_mask);
+    }
+    b->dq[3] = _mm256_blendv_epi8(splat(LS_FX_ONE), b->dq[3], turn_mask);
+}
+
+// Velocities back to the writable bodies of eight lanes.
+AVX2 void scatter(ls_solver_body *states, const uint32_t *idx, const B *b)
+{
+    V r[8] = {b->v[0], b->v[1], b->v[2], b->w[0], b->w[1], b->w[2], b->flags, splat(0)};
+    transpose8(r);
+    int32_t fl[8];
+    st(fl, b->flags);
+    for (int i = 0; i < 8; i++) {
+        if (fl[i] & LS_STATE_WRITABLE) {
+            // Only v and w (the first 24 bytes) change; flags and body stay.
+            int32_t row[8];
+            st(row, r[i]);
+            ls_solver_body *s = &states[idx[i]];
+            s->v = ls_vec3_make(row[0], row[1], row[2]);
+            s->w = ls_vec3_make(row[3], row[4], row[5]);
+        }
+    }
+}
+
+// rnd(x, 16) of exact 64-bit lanes, as exact 64-bit lanes: AVX2 has no
+// arithmetic 64-bit shift, so x + 2^15 is moved to unsigned order (its sign
+// bit flipped), shifted logically and moved back (- 2^47): floor division.
+AVX2 V rnd16_64(V x)
+{
+    const V half = _mm256_set1_epi64x((int64_t)1 << 15);
+    const V sign = _mm256_set1_epi64x(INT64_MIN);
+    const V back = _mm256_set1_epi64x((int64_t)1 << 47);
+    V u = _mm256_xor_si256(_mm256_add_epi64(x, half), sign);
+    return _mm256_sub_epi64(_mm256_srli_epi64(u, 16), back);
+}
+
+AVX2 bool all_zero(V x)
+{
+    return _mm256_testz_si256(x, x) != 0;
+}
+
+#endif
