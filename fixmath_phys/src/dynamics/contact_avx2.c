@@ -162,7 +162,7 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     const V max_push = splat(sw->max_push);
     const P bias_rate = prep(ld(g->bias_rate));
     const P iscale_soft = prep(ld(g->impulse_scale));
-    V imp[LS_MANIFOLD_MAX], maxi[LS_MANIFOLD_MAX];
+    V imp[LS_MANIFOLD_MAX], maxi[LS_MANIFOLD_MAX], delta[LS_MANIFOLD_MAX];
     W total = {zero, zero}, twist_arm = {zero, zero};
     const P mu = prep(ld(g->friction));
     for (int i = 0; i < g->points; i++) {
@@ -204,10 +204,15 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
         V now = _mm256_blend_epi32(ne, _mm256_slli_epi64(no, 32), 0xAA);
         imp[i] = now;
         maxi[i] = _mm256_max_epi32(ld(p->max_impulse), now);
-        apply_normal(g, p, &a, &b, _mm256_sub_epi32(now, old), &chk);
+        delta[i] = _mm256_sub_epi32(now, old);
         P pnow = prep(now);
         total = addw(total, mulp(mu, pnow));
         twist_arm = addw(twist_arm, mulp(prep(ld(p->twist_lever)), pnow));
+    }
+    // Jacobi: every point's impulse came from the same velocities; now all are
+    // applied, in point order (contact_solver.c).
+    for (int i = 0; i < g->points; i++) {
+        apply_normal(g, &g->p[i], &a, &b, delta[i], &chk);
     }
     V f1 = zero, f2 = zero, tw = zero;
     bool surface = sw->surface;

@@ -203,6 +203,8 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     // Points, and the friction centre (their mean).
     int64_t centre[3] = {0, 0, 0};
     int count = c->m.count;
+    int32_t pa_ang[LS_MANIFOLD_MAX][3], pb_ang[LS_MANIFOLD_MAX][3];
+    int32_t pa_iang[LS_MANIFOLD_MAX][3], pb_iang[LS_MANIFOLD_MAX][3];
     for (int i = 0; i < count; i++) {
         ls_contact_point_lanes *p = &g->p[i];
         ls_vec3 pt = c->m.points[i].point;
@@ -224,10 +226,10 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
         SET3(p->ang_b, lane, angb);
         SET3(p->iang_a, lane, ianga);
         SET3(p->iang_b, lane, iangb);
-        int64_t k = kmass + quad_q36(anga, ianga) + quad_q36(angb, iangb);
-        int32_t mass = inverse_q36(k);
-        p->mass[lane] = mass;
-        p->soft_mass[lane] = ls_nar(ls_rnd(ls_mul(mass, soft->mass_scale), 16), &ovf);
+        memcpy(pa_ang[i], anga, sizeof anga);
+        memcpy(pb_ang[i], angb, sizeof angb);
+        memcpy(pa_iang[i], ianga, sizeof ianga);
+        memcpy(pb_iang[i], iangb, sizeof iangb);
         p->impulse[lane] = c->normal_impulse[i];
         p->max_impulse[lane] = 0;
         int32_t dv[3] = {xb->v.x - xa->v.x, xb->v.y - xa->v.y, xb->v.z - xa->v.z};
@@ -235,6 +237,23 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
                      ls_dot3(xb->w.x, xb->w.y, xb->w.z, angb[0], angb[1], angb[2]) -
                      ls_dot3(xa->w.x, xa->w.y, xa->w.z, anga[0], anga[1], anga[2]);
         p->vn0[lane] = ls_nar(ls_rnd(vn, 16), &ovf);
+    }
+    // Normal masses. Why not 1/K_ii: the points are solved Jacobi-style (from
+    // the same velocities, SPEC.md §11.2), and a push of all of them at once
+    // moves each point by its row sum S_i = sum_j K_ij; where the points barely
+    // couple through rotation (a tall thin box on its end) S_i is up to n K_ii
+    // and 1/K_ii would overshoot n times. 1/max(K_ii, S_i) makes the uniform
+    // push exact and never exceeds the single-point mass.
+    for (int i = 0; i < count; i++) {
+        int64_t kii = kmass + quad_q36(pa_ang[i], pa_iang[i]) + quad_q36(pb_ang[i], pb_iang[i]);
+        int64_t sum = 0;
+        for (int jj = 0; jj < count; jj++) {
+            sum += kmass + quad_q36(pa_ang[i], pa_iang[jj]) + quad_q36(pb_ang[i], pb_iang[jj]);
+        }
+        int32_t mass = inverse_q36(sum > kii ? sum : kii);
+        ls_contact_point_lanes *p = &g->p[i];
+        p->mass[lane] = mass;
+        p->soft_mass[lane] = ls_nar(ls_rnd(ls_mul(mass, soft->mass_scale), 16), &ovf);
     }
     // Friction centre: the mean of the points, rounded half away from zero.
     int32_t cw[3];
@@ -606,6 +625,7 @@ uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *
                                    16),
                             &ovf);
         int64_t total = 0, twist_arm = 0;
+        int32_t delta[LS_MANIFOLD_MAX] = {0, 0, 0, 0};
         for (uint32_t i = 0; i < g->count[l]; i++) {
             ls_contact_point_lanes *p = &g->p[i];
             int64_t sep = ls_dot3(nb[0], nb[1], nb[2], p->rb[0][l], p->rb[1][l], p->rb[2][l]) -
@@ -625,9 +645,14 @@ uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *
             int32_t now = ls_nar_pos((int64_t)old - ls_rnd(x, 16), &ovf);
             p->impulse[l] = now;
             p->max_impulse[l] = ls_max32(p->max_impulse[l], now);
-            apply_normal(g, p, l, &a, &b, now - old, &ovf);
+            delta[i] = now - old;
             total += now;
             twist_arm += ls_mul(p->twist_lever[l], now);
+        }
+        // Jacobi: every point's impulse came from the same velocities; now all
+        // are applied, in point order.
+        for (uint32_t i = 0; i < g->count[l]; i++) {
+            apply_normal(g, &g->p[i], l, &a, &b, delta[i], &ovf);
         }
         if (sw->surface) {
             solve_surface(sw, g, l, &a, &b, total, twist_arm, &ovf);
@@ -651,6 +676,7 @@ uint32_t ls_contact_restitution_scalar_(const ls_contact_sweep *sw, ls_contact_l
         lane_body a, b;
         load_body(sa, &a, true);
         load_body(sb, &b, true);
+        int32_t delta[LS_MANIFOLD_MAX] = {0, 0, 0, 0};
         for (uint32_t i = 0; i < g->count[l]; i++) {
             ls_contact_point_lanes *p = &g->p[i];
             if (p->vn0[l] >= sw->threshold || p->max_impulse[l] == 0) {
@@ -662,7 +688,10 @@ uint32_t ls_contact_restitution_scalar_(const ls_contact_sweep *sw, ls_contact_l
             int64_t x = ls_mul(p->mass[l], vn - target);
             int32_t now = ls_nar_pos((int64_t)old - ls_rnd(x, 16), &ovf);
             p->impulse[l] = now;
-            apply_normal(g, p, l, &a, &b, now - old, &ovf);
+            delta[i] = now - old;
+        }
+        for (uint32_t i = 0; i < g->count[l]; i++) {
+            apply_normal(g, &g->p[i], l, &a, &b, delta[i], &ovf);
         }
         save_body(sa, &a);
         save_body(sb, &b);

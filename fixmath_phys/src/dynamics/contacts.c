@@ -175,11 +175,19 @@ static void tangent_basis(ls_vec3 n, ls_vec3 *t1, ls_vec3 *t2)
 static void set_anchors(const ls_world *w, ls_contact *c)
 {
     const ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
+    c->turn = ls_contact_turn_(w, c);
     for (int i = 0; i < LS_MANIFOLD_MAX; i++) {
         bool used = i < c->m.count;
         ls_vec3 p = c->m.points[i].point;
-        c->anchor_a[i] = used ? ls_mat3_mul_tvec(a->xf.r, ls_vec3_sub(p, a->p)) : ls_vec3_zero();
-        c->anchor_b[i] = used ? ls_mat3_mul_tvec(b->xf.r, ls_vec3_sub(p, b->p)) : ls_vec3_zero();
+        // A round shape's touching point does not turn with it: its anchor
+        // is the world offset from the centre of mass, not a body point.
+        ls_vec3 da = ls_vec3_sub(p, a->p), db = ls_vec3_sub(p, b->p);
+        c->anchor_a[i] = !used            ? ls_vec3_zero()
+                         : (c->turn & 1u) ? ls_mat3_mul_tvec(a->xf.r, da)
+                                          : da;
+        c->anchor_b[i] = !used            ? ls_vec3_zero()
+                         : (c->turn & 2u) ? ls_mat3_mul_tvec(b->xf.r, db)
+                                          : db;
         c->base_depth[i] = used ? c->m.points[i].depth : 0;
     }
     c->pose_p[0] = a->p;
@@ -208,7 +216,6 @@ static void set_anchors(const ls_world *w, ls_contact *c)
     const ls_shape *sa = &w->shapes[c->shape_a], *sb = &w->shapes[c->shape_b];
     c->friction = ls_fx_sqrt(ls_fx_mul(sa->friction, sb->friction));
     c->restitution = ls_fx_max(sa->restitution, sb->restitution);
-    c->turn = ls_contact_turn_(w, c);
 }
 
 uint32_t ls_contact_turn_(const ls_world *w, const ls_contact *c)
@@ -256,8 +263,9 @@ static bool recycle(const ls_world *w, const ls_contact *old, ls_contact *c)
     *c = *old;
     ls_vec3 n = c->m.normal;
     for (int i = 0; i < c->m.count; i++) {
-        ls_vec3 pa = ls_vec3_add(a->p, ls_mat3_mul_vec(a->xf.r, c->anchor_a[i]));
-        ls_vec3 pb = ls_vec3_add(b->p, ls_mat3_mul_vec(b->xf.r, c->anchor_b[i]));
+        ls_vec3 oa = (c->turn & 1u) ? ls_mat3_mul_vec(a->xf.r, c->anchor_a[i]) : c->anchor_a[i];
+        ls_vec3 ob = (c->turn & 2u) ? ls_mat3_mul_vec(b->xf.r, c->anchor_b[i]) : c->anchor_b[i];
+        ls_vec3 pa = ls_vec3_add(a->p, oa), pb = ls_vec3_add(b->p, ob);
         ls_fx depth = ls_fx_sub(c->base_depth[i], ls_vec3_dot(n, ls_vec3_sub(pb, pa)));
         if (depth <= ls_fx_neg(w->def.contact_margin)) {
             return false; // a point left the margin: the routine decides again

@@ -106,7 +106,7 @@ typedef struct ls_contact {
     ls_fx lever[LS_MANIFOLD_MAX]; ///< (state) point i's distance from the points' mean
     ls_fx friction;               ///< (state) mixed coefficient sqrt(mu_a mu_b)
     ls_fx restitution;            ///< (state) mixed coefficient max(e_a, e_b)
-    uint32_t turn; ///< (derived) bit 0: a's points turn with it, bit 1: b's
+    uint32_t turn;                ///< (derived) bit 0: a's points turn with it, bit 1: b's
 } ls_contact;
 
 /// Narrow-phase result of one broad-phase pair, computed in parallel before
