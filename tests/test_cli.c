@@ -681,7 +681,7 @@ Test(cli, json_outputs_are_valid_json)
     char scene[4200];
     snprintf(scene, sizeof scene, "%s/tools/scenes/six_box_tower.scene", root);
     run_result r = RUN("version", "--json");
-    assert_json(r, 0, (const char *const[]){"{\"version\":\"0.2.0\"", "\"fingerprint\":", NULL});
+    assert_json(r, 0, (const char *const[]){"{\"version\":\"0.3.0\"", "\"fingerprint\":", NULL});
     run_free(&r);
     r = RUN("sim", scene, "--ticks", "20", "--json");
     assert_json(r, 0, (const char *const[]){"\"ticks\":20", "\"final_checksum\":\"", NULL});

@@ -394,6 +394,137 @@ Test(replay, a_foreign_build_fingerprint_is_refused)
     cr_assert_eq(err.offset, 56);
     cr_assert(strstr(err.message, "'toy-v2'") && strstr(err.message, "'toy-v1'"), "%s",
               err.message);
+    // No release wrote either: the strings are the whole story.
+    cr_assert_str_eq(err.message, "build fingerprint mismatch at byte 56: the file says 'toy-v2', "
+                                  "this build is 'toy-v1'");
+    ls_replay_reader_destroy(r);
+    free(d);
+}
+
+// Every fingerprint a lockstep release wrote (SPEC.md §16.8), literally.
+#define FP_BASE "fx=Q16.16;libfixmath=0~20220222,no-FIXMATH-defines;checksum=xxh3-64,SPEC-8+12;"
+#define FP_V1   FP_BASE "snapshot=LSSN-1;game=push-20N-v1"
+#define FP_V2   FP_BASE "snapshot=LSSN-3;physics=solver-v2;game=push-20N-v1"
+#define FP_V3   FP_BASE "snapshot=LSSN-6;physics=solver-v3;game=push-20N-v1"
+#define FP_V99  FP_BASE "snapshot=LSSN-99;physics=solver-v99;game=push-20N-v1"
+
+static void assert_describes(const char *fingerprint, const char *words)
+{
+    char buf[160];
+    size_t n = ls_replay_fingerprint_describe(fingerprint, buf, sizeof buf);
+    cr_assert_str_eq(buf, words, "%s", fingerprint ? fingerprint : "(null)");
+    cr_assert_eq(n, strlen(words));
+}
+
+Test(replay, a_fingerprint_names_the_release_that_wrote_it)
+{
+    assert_describes(FP_V1, "lockstep 0.1 (Solver v1: snapshot LSSN-1, no physics tag)");
+    assert_describes(FP_V2, "lockstep 0.2 (Solver v2: snapshot LSSN-3, physics solver-v2)");
+    assert_describes(FP_V3, "lockstep 0.3 (Solver v3: snapshot LSSN-6, physics solver-v3)");
+    ls_replay_engine e = ls_replay_fingerprint_engine(FP_V2);
+    cr_assert(e.known);
+    cr_assert_str_eq(e.version, "0.2");
+    cr_assert_str_eq(e.solver, "Solver v2");
+    cr_assert_str_eq(e.snapshot, "LSSN-3");
+    cr_assert_str_eq(e.physics, "solver-v2");
+    // Unknown engines: named by the fields they have, else by the string.
+    assert_describes(FP_V99, "an unknown engine (snapshot LSSN-99, physics solver-v99)");
+    assert_describes(FP_BASE "snapshot=LSSN-6",
+                     "an unknown engine (snapshot LSSN-6, no physics tag)");
+    assert_describes("toy-v1", "an unknown engine (fingerprint 'toy-v1')");
+    assert_describes(
+        "0123456789012345678901234567890123456789-and-more",
+        "an unknown engine (fingerprint '0123456789012345678901234567890123456789...')");
+    assert_describes(NULL, "an unknown engine (fingerprint '')");
+    e = ls_replay_fingerprint_engine(FP_V99);
+    cr_assert_not(e.known);
+    cr_assert_str_eq(e.version, "");
+    cr_assert_str_eq(e.solver, "");
+    cr_assert_str_eq(e.snapshot, "LSSN-99");
+    cr_assert_str_eq(e.physics, "solver-v99");
+    // A release's fingerprint with one field changed is not that release.
+    cr_assert_not(ls_replay_fingerprint_engine(FP_V3 ";extra=1").known);
+    cr_assert_not(ls_replay_fingerprint_engine("").known);
+    // Like snprintf: the length it needs, whatever fits.
+    char small[10];
+    cr_assert_eq(ls_replay_fingerprint_describe(FP_V2, small, sizeof small), 60u);
+    cr_assert_str_eq(small, "lockstep ");
+    cr_assert_eq(ls_replay_fingerprint_describe(FP_V2, NULL, 0), 60u);
+}
+
+static void assert_refusal(const char *recorded, const char *expected, const char *words)
+{
+    char buf[LS_REPLAY_MESSAGE_MAX];
+    size_t n = ls_replay_fingerprint_refusal(recorded, expected, buf, sizeof buf);
+    cr_assert_str_eq(buf, words, "%s vs %s", recorded, expected);
+    cr_assert_eq(n, strlen(words));
+}
+
+Test(replay, a_refusal_says_what_differs_and_which_release_verifies_it)
+{
+    assert_refusal(FP_V2, FP_V3,
+                   "this is lockstep 0.3 (Solver v3: LSSN-6, solver-v3): its physics differ, so it "
+                   "cannot be verified here; verify it with lockstep 0.2");
+    assert_refusal(FP_V1, FP_V3,
+                   "this is lockstep 0.3 (Solver v3: LSSN-6, solver-v3): its physics differ, so it "
+                   "cannot be verified here; verify it with lockstep 0.1");
+    assert_refusal(FP_V3, FP_V2,
+                   "this is lockstep 0.2 (Solver v2: LSSN-3, solver-v2): its physics differ, so it "
+                   "cannot be verified here; verify it with lockstep 0.3");
+    assert_refusal(FP_V3, FP_V3, "");
+    // An unknown engine gets no advice; the reason is the first field that differs.
+    assert_refusal(FP_V99, FP_V3,
+                   "this is lockstep 0.3 (Solver v3: LSSN-6, solver-v3): its physics differ, so it "
+                   "cannot be verified here");
+    assert_refusal(FP_BASE "snapshot=LSSN-7;physics=solver-v3;game=push-20N-v1", FP_V3,
+                   "this is lockstep 0.3 (Solver v3: LSSN-6, solver-v3): its snapshot layout "
+                   "differs, so it cannot be verified here");
+    assert_refusal(FP_BASE "snapshot=LSSN-6;physics=solver-v3;game=push-30N-v1", FP_V3,
+                   "this is lockstep 0.3 (Solver v3: LSSN-6, solver-v3): its game rules differ, so "
+                   "it cannot be verified here");
+    assert_refusal("fx=Q8.24;game=other", FP_V3,
+                   "this is lockstep 0.3 (Solver v3: LSSN-6, solver-v3): its number format "
+                   "differs, so it cannot be verified here");
+    // A missing field differs from a present one once the recording has any.
+    assert_refusal("snapshot=LSSN-6;physics=solver-v3", FP_V3,
+                   "this is lockstep 0.3 (Solver v3: LSSN-6, solver-v3): its number format "
+                   "differs, so it cannot be verified here");
+    assert_refusal("toy-v1", FP_V3,
+                   "this is lockstep 0.3 (Solver v3: LSSN-6, solver-v3): its build differs, so it "
+                   "cannot be verified here");
+    assert_refusal(FP_V2, "toy-v1",
+                   "this is an unknown engine (fingerprint 'toy-v1'): its number format differs, "
+                   "so it cannot be verified here; verify it with lockstep 0.2");
+}
+
+// A recording of a release, read by a build of another: the error names both
+// engines, the release to verify it with, and the fingerprint's byte.
+Test(replay, a_recording_of_another_release_is_refused_by_name)
+{
+    rec_opts o = default_opts();
+    o.fingerprint = FP_V2;
+    size_t n;
+    uint8_t *d = record_toy(&o, &n);
+    ls_replay_reader *r = open_ok(d, n);
+    ls_error err;
+    cr_assert_eq(ls_replay_reader_require_fingerprint(r, FP_V2, &err), LS_OK);
+    cr_assert_eq(ls_replay_reader_require_fingerprint(r, FP_V3, &err), LS_ERR_INCOMPATIBLE);
+    cr_assert_eq(err.offset, 56);
+    cr_assert_str_eq(err.message,
+                     "build fingerprint at byte 56: recorded by lockstep 0.2 (Solver v2: snapshot "
+                     "LSSN-3, physics solver-v2); this is lockstep 0.3 (Solver v3: LSSN-6, "
+                     "solver-v3): its physics differ, so it cannot be verified here; verify it "
+                     "with lockstep 0.2");
+    ls_replay_reader_destroy(r);
+    free(d);
+    o.fingerprint = FP_V99;
+    d = record_toy(&o, &n);
+    r = open_ok(d, n);
+    cr_assert_eq(ls_replay_reader_require_fingerprint(r, FP_V3, &err), LS_ERR_INCOMPATIBLE);
+    cr_assert_str_eq(err.message,
+                     "build fingerprint at byte 56: recorded by an unknown engine (snapshot "
+                     "LSSN-99, physics solver-v99); this is lockstep 0.3 (Solver v3: LSSN-6, "
+                     "solver-v3): its physics differ, so it cannot be verified here");
     ls_replay_reader_destroy(r);
     free(d);
 }

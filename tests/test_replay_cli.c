@@ -73,6 +73,11 @@ Test(replay_cli, record_info_verify)
     record("m.lsr", "");
     cr_assert_eq(run(&out, "replay info m.lsr"), 0, "%s", out);
     cr_assert(strstr(out, "complete (index present)"), "%s", out);
+    char engine[64];
+    snprintf(engine, sizeof engine, "recorded by  lockstep %d.%d (", LS_VERSION_MAJOR,
+             LS_VERSION_MINOR);
+    cr_assert(strstr(out, engine), "%s", out);
+    cr_assert(strstr(out, "verify here  yes (this build's fingerprint)\n"), "%s", out);
     cr_assert(strstr(out, "ticks        400 at 60 Hz"), "%s", out);
     cr_assert(strstr(out, "4 x 1 byte per tick, seed 11"), "%s", out);
     cr_assert(strstr(out, "keyframes    4 at ticks 100 200 300 400"), "%s", out);
@@ -172,12 +177,104 @@ Test(replay_cli, a_foreign_build_fingerprint_is_refused)
     snprintf(to, sizeof to, "%s/foreign.lsr", dir);
     refingerprint(from, to, "fx=Q8.24;game=other");
     cr_assert_eq(run(&out, "replay verify foreign.lsr"), 1, "%s", out);
-    cr_assert(strstr(out, "build fingerprint mismatch at byte 56"), "%s", out);
-    cr_assert(strstr(out, "'fx=Q8.24;game=other'"), "%s", out);
+    cr_assert(strstr(out, "build fingerprint at byte 56: recorded by an unknown engine "
+                          "(fingerprint 'fx=Q8.24;game=other'); this is lockstep "),
+              "%s", out);
+    cr_assert(strstr(out, "its number format differs, so it cannot be verified here"), "%s", out);
     cr_assert(strstr(out, "LS_ERR_INCOMPATIBLE"), "%s", out);
     free(out);
     cr_assert_eq(run(&out, "replay info foreign.lsr"), 0, "%s", out);
     cr_assert(strstr(out, "(NOT this build's)"), "%s", out);
+    cr_assert(strstr(out, "recorded by  an unknown engine (fingerprint 'fx=Q8.24;game=other')\n"),
+              "%s", out);
+    free(out);
+}
+
+// An engine no release is: named as unknown by its fields, with no advice.
+Test(replay_cli, an_unknown_engine_is_named_unknown)
+{
+    char *out, from[300], to[300];
+    record("m.lsr", "");
+    snprintf(from, sizeof from, "%s/m.lsr", dir);
+    snprintf(to, sizeof to, "%s/future.lsr", dir);
+    refingerprint(from, to,
+                  "fx=Q16.16;libfixmath=0~20220222,no-FIXMATH-defines;checksum=xxh3-64,SPEC-8+12;"
+                  "snapshot=LSSN-99;physics=solver-v99;game=push-20N-v1");
+    cr_assert_eq(run(&out, "replay verify future.lsr"), 1, "%s", out);
+    cr_assert(strstr(out, "build fingerprint at byte 56: recorded by an unknown engine (snapshot "
+                          "LSSN-99, physics solver-v99); this is lockstep "),
+              "%s", out);
+    cr_assert(
+        strstr(out, "its physics differ, so it cannot be verified here [LS_ERR_INCOMPATIBLE]"),
+        "%s", out);
+    cr_assert_null(strstr(out, "verify it with"), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay info future.lsr"), 0, "%s", out);
+    cr_assert(
+        strstr(out, "recorded by  an unknown engine (snapshot LSSN-99, physics solver-v99)\n"),
+        "%s", out);
+    cr_assert(strstr(out, "verify here  no: this is lockstep "), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay info future.lsr --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"recorded_by\":{\"engine\":\"an unknown engine (snapshot LSSN-99, "
+                          "physics solver-v99)\",\"known\":false,\"version\":null,"),
+              "%s", out);
+    cr_assert(strstr(out, "\"verifiable_here\":false"), "%s", out);
+    free(out);
+}
+
+// A recording the previous engine made (tests/replays/README.md): refused by
+// name by verify (text and JSON), described by info, noted by diff.
+Test(replay_cli, a_recording_of_the_previous_engine_is_refused_by_name)
+{
+    char *out, cwd[4096], args[4096 + 256];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    const char *v2 = "tests/replays/solver_v2_arena.lsr";
+    char this_engine[64];
+    snprintf(this_engine, sizeof this_engine, "this is lockstep %d.%d (", LS_VERSION_MAJOR,
+             LS_VERSION_MINOR);
+    snprintf(args, sizeof args, "replay verify %s/%s", cwd, v2);
+    cr_assert_eq(run(&out, args), 1, "%s", out);
+    cr_assert(strstr(out, "build fingerprint at byte 56: recorded by lockstep 0.2 (Solver v2: "
+                          "snapshot LSSN-3, physics solver-v2); "),
+              "%s", out);
+    cr_assert(strstr(out, this_engine), "%s", out);
+    cr_assert(strstr(out, "its physics differ, so it cannot be verified here; verify it with "
+                          "lockstep 0.2 [LS_ERR_INCOMPATIBLE]"),
+              "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "replay verify %s/%s --json --jobs 2", cwd, v2);
+    cr_assert_eq(run(&out, args), 1, "%s", out);
+    cr_assert(strstr(out, "{\"file\":"), "%s", out);
+    cr_assert(strstr(out, "\"result\":\"incompatible\""), "%s", out);
+    cr_assert(strstr(out, "\"offset\":56"), "%s", out);
+    cr_assert(strstr(out, "\"recorded_by\":{\"engine\":\"lockstep 0.2 (Solver v2: snapshot LSSN-3, "
+                          "physics solver-v2)\",\"known\":true,\"version\":\"0.2\",\"solver\":"
+                          "\"Solver v2\",\"snapshot\":\"LSSN-3\",\"physics\":\"solver-v2\"}"),
+              "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "replay info %s/%s", cwd, v2);
+    cr_assert_eq(run(&out, args), 0, "%s", out);
+    cr_assert(strstr(out, "format       1 (engine 0.2.0)\n"), "%s", out);
+    cr_assert(
+        strstr(out, "recorded by  lockstep 0.2 (Solver v2: snapshot LSSN-3, physics solver-v2)\n"),
+        "%s", out);
+    char line[128];
+    snprintf(line, sizeof line, "verify here  no: %s", this_engine);
+    cr_assert(strstr(out, line), "%s", out);
+    cr_assert(strstr(out, "verify it with lockstep 0.2\n"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "replay info %s/%s --json", cwd, v2);
+    cr_assert_eq(run(&out, args), 0, "%s", out);
+    cr_assert(strstr(out, "\"version\":\"0.2\""), "%s", out);
+    cr_assert(strstr(out, "\"verifiable_here\":false,\"refusal\":\"this is lockstep "), "%s", out);
+    free(out);
+    record("m.lsr", "");
+    snprintf(args, sizeof args, "replay diff %s/%s m.lsr", cwd, v2);
+    cr_assert_eq(run(&out, args), 3, "%s", out);
+    cr_assert(strstr(out, "note: A was recorded by lockstep 0.2 (Solver v2: snapshot LSSN-3, "
+                          "physics solver-v2), B by lockstep "),
+              "%s", out);
     free(out);
 }
 

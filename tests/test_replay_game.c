@@ -285,3 +285,123 @@ Test(replay_game, a_tampered_keyframe_fails_with_the_same_verdict_for_any_job_co
     ls_replay_reader_destroy(r);
     ls_scene_free(&g.scene);
 }
+
+// A recording of the previous engine, kept as it was (tests/replays/README.md).
+#define SOLVER_V2_ARENA "tests/replays/solver_v2_arena.lsr"
+
+// The table of SPEC.md §16.8 (replay/src/engines.c) has this build's
+// fingerprint under this library's MAJOR.MINOR: a new fingerprint adds a row.
+Test(replay_game, this_build_fingerprint_names_this_release)
+{
+    ls_replay_engine e = ls_replay_fingerprint_engine(ls_game_fingerprint());
+    cr_assert(e.known, "this build's fingerprint is in no row of replay/src/engines.c: '%s'",
+              ls_game_fingerprint());
+    char version[16];
+    snprintf(version, sizeof version, "%d.%d", LS_VERSION_MAJOR, LS_VERSION_MINOR);
+    cr_assert_str_eq(e.version, version, "the row names another release than ls/base.h");
+    char words[160];
+    ls_replay_fingerprint_describe(ls_game_fingerprint(), words, sizeof words);
+    char want[160];
+    snprintf(want, sizeof want, "lockstep %s (%s: snapshot %s, physics %s)", version, e.solver,
+             e.snapshot, e.physics);
+    cr_assert_str_eq(words, want);
+}
+
+Test(replay_game, a_recording_of_the_previous_engine_is_refused_by_name)
+{
+    ls_error err;
+    ls_replay_reader *r = ls_replay_reader_open(SOLVER_V2_ARENA, &err);
+    cr_assert_not_null(r, "%s", err.message);
+    cr_assert_eq(ls_replay_reader_require_fingerprint(r, ls_game_fingerprint(), &err),
+                 LS_ERR_INCOMPATIBLE);
+    cr_assert_eq(err.offset, 56);
+    // The whole sentence fits the error record (nothing cut).
+    ls_replay_engine here = ls_replay_fingerprint_engine(ls_game_fingerprint());
+    char want[LS_ERROR_MESSAGE_MAX + 64];
+    snprintf(want, sizeof want,
+             "build fingerprint at byte 56: recorded by lockstep 0.2 (Solver v2: snapshot LSSN-3, "
+             "physics solver-v2); this is lockstep %s (%s: %s, %s): its physics differ, so it "
+             "cannot be verified here; verify it with lockstep 0.2",
+             here.version, here.solver, here.snapshot, here.physics);
+    cr_assert_lt(strlen(want), sizeof err.message);
+    cr_assert_str_eq(err.message, want);
+    ls_replay_reader_destroy(r);
+}
+
+// Copy r with keyframe k replaced by `bytes` (re-sealed: every check code valid).
+static ls_replay_reader *reseal_with_keyframe(const ls_replay_reader *r, uint32_t k,
+                                              const uint8_t *bytes, size_t size)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/ls_test_reseal_kf_%ld.lsr", (long)getpid());
+    ls_replay_recorder_def def = ls_replay_recorder_def_like(ls_replay_reader_header(r));
+    ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, NULL);
+    cr_assert_not_null(rec);
+    ls_replay_cursor *c = ls_replay_cursor_create(r);
+    uint32_t next_kf = 0, nkf = ls_replay_reader_info(r)->keyframes;
+    for (uint32_t t = 0; t < ls_replay_reader_ticks(r); t++) {
+        const uint8_t *in;
+        uint64_t sum;
+        cr_assert_eq(ls_replay_cursor_read(c, t, &in, &sum), LS_OK);
+        cr_assert_eq(ls_replay_recorder_append(rec, in, sum), LS_OK);
+        if (next_kf < nkf && ls_replay_reader_keyframe_info(r, next_kf).tick == t + 1) {
+            ls_replay_keyframe_info ki = ls_replay_reader_keyframe_info(r, next_kf);
+            uint8_t *buf = malloc(ki.size);
+            cr_assert_eq(ls_replay_reader_keyframe(r, next_kf, buf, ki.size), LS_OK);
+            cr_assert_eq(ls_replay_recorder_add_keyframe(rec, next_kf == k ? bytes : buf,
+                                                         next_kf == k ? size : ki.size),
+                         LS_OK);
+            free(buf);
+            next_kf++;
+        }
+    }
+    ls_replay_cursor_destroy(c);
+    cr_assert_eq(ls_replay_recorder_finish(rec), LS_OK);
+    ls_replay_recorder_destroy(rec);
+    ls_replay_reader *out = ls_replay_reader_open(path, NULL);
+    cr_assert_not_null(out);
+    remove(path);
+    return out;
+}
+
+// A keyframe is a snapshot (SPEC.md §13): one the previous engine wrote, in a
+// recording of this one, fails with the snapshot's own words (which engine
+// wrote it), as a keyframe failure at its tick when re-simulated into and as
+// LS_ERR_INCOMPATIBLE, not "corrupt", when a segment starts from it.
+Test(replay_game, a_keyframe_of_the_previous_engine_says_which_engine_wrote_it, .timeout = 120)
+{
+    ls_error err;
+    ls_replay_reader *old = ls_replay_reader_open(SOLVER_V2_ARENA, &err);
+    cr_assert_not_null(old, "%s", err.message);
+    ls_replay_keyframe_info oki = ls_replay_reader_keyframe_info(old, 0);
+    uint8_t *old_kf = malloc(oki.size);
+    cr_assert_eq(ls_replay_reader_keyframe(old, 0, old_kf, oki.size), LS_OK);
+    game g;
+    uint64_t final;
+    ls_replay_reader *r = record_arena(&g, -1, &final);
+    ls_replay_reader *t = reseal_with_keyframe(r, 1, old_kf, oki.size);
+    uint32_t tick = ls_replay_reader_keyframe_info(t, 1).tick;
+    ls_replay_sim sim = sim_of(&g);
+    ls_replay_verify_result one;
+    ls_replay_verify_segments(t, &sim, 0, ls_replay_segment_count(t), false, &one);
+    cr_assert_eq(one.failure, LS_REPLAY_FAIL_KEYFRAME, "%s", one.message);
+    cr_assert_eq(one.tick, tick);
+    cr_assert(strstr(one.message, "is not the re-simulated state: snapshot version"), "%s",
+              one.message);
+    cr_assert(strstr(one.message, "Solver v2"), "%s", one.message);
+    ls_replay_verify_result many = verdict_by_segments(t, &sim);
+    cr_assert_str_eq(many.message, one.message);
+    // Starting from it (segment 2): the loader's code and words.
+    ls_replay_verify_result from;
+    ls_replay_verify_segments(t, &sim, 2, 3, false, &from);
+    cr_assert_eq(from.failure, LS_REPLAY_FAIL_ERROR, "%s", from.message);
+    cr_assert_eq(from.code, LS_ERR_INCOMPATIBLE, "%s", from.message);
+    cr_assert(strstr(from.message, "cannot load the keyframe at tick") &&
+                  strstr(from.message, "Solver v2"),
+              "%s", from.message);
+    ls_replay_reader_destroy(t);
+    ls_replay_reader_destroy(r);
+    ls_replay_reader_destroy(old);
+    free(old_kf);
+    ls_scene_free(&g.scene);
+}

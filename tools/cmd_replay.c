@@ -41,7 +41,27 @@ ls_replay_reader *replay_cli_open(const cli_command *cmd, const char *path)
     return r;
 }
 
-bool replay_cli_compatible(const cli_command *cmd, const char *path, const ls_replay_reader *r)
+void replay_cli_json_engine(json_out *j, const char *fingerprint)
+{
+    ls_replay_engine e = ls_replay_fingerprint_engine(fingerprint);
+    char words[160];
+    ls_replay_fingerprint_describe(fingerprint, words, sizeof words);
+    json_object_begin(j);
+    json_key(j, "engine"), json_str(j, words);
+    json_key(j, "known"), json_bool(j, e.known);
+    json_key(j, "version");
+    e.known ? json_str(j, e.version) : json_null(j);
+    json_key(j, "solver");
+    e.known ? json_str(j, e.solver) : json_null(j);
+    json_key(j, "snapshot");
+    e.snapshot[0] ? json_str(j, e.snapshot) : json_null(j);
+    json_key(j, "physics");
+    e.physics[0] ? json_str(j, e.physics) : json_null(j);
+    json_object_end(j);
+}
+
+bool replay_cli_compatible(const cli_command *cmd, const char *path, const ls_replay_reader *r,
+                           bool json)
 {
     ls_error err;
     if (ls_replay_reader_require_fingerprint(r, ls_game_fingerprint(), &err) == LS_OK) {
@@ -51,6 +71,20 @@ bool replay_cli_compatible(const cli_command *cmd, const char *path, const ls_re
     char prefix[64];
     snprintf(prefix, sizeof prefix, "lockstep %s", cmd->name);
     cli_print_error(prefix, &err);
+    if (json) { // the refusal is the whole document: which engine the file needs
+        const char *fingerprint = ls_replay_reader_header(r)->fingerprint;
+        json_out j;
+        json_init(&j, stdout);
+        json_object_begin(&j);
+        json_key(&j, "file"), json_str(&j, path);
+        json_key(&j, "result"), json_str(&j, "incompatible");
+        json_key(&j, "message"), json_str(&j, err.message);
+        json_key(&j, "offset"), json_i64(&j, err.offset);
+        json_key(&j, "recorded_by"), replay_cli_json_engine(&j, fingerprint);
+        json_key(&j, "this_build"), replay_cli_json_engine(&j, ls_game_fingerprint());
+        json_object_end(&j);
+        json_finish(&j);
+    }
     return false;
 }
 

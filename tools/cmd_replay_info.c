@@ -62,6 +62,12 @@ static void info_json(const char *path, const ls_replay_reader *r)
     json_key(&j, "fingerprint"), json_str(&j, h->fingerprint);
     json_key(&j, "fingerprint_matches"),
         json_bool(&j, !strcmp(h->fingerprint, ls_game_fingerprint()));
+    json_key(&j, "recorded_by"), replay_cli_json_engine(&j, h->fingerprint);
+    char refusal[LS_ERROR_MESSAGE_MAX];
+    ls_replay_fingerprint_refusal(h->fingerprint, ls_game_fingerprint(), refusal, sizeof refusal);
+    json_key(&j, "verifiable_here"), json_bool(&j, refusal[0] == '\0');
+    json_key(&j, "refusal");
+    refusal[0] ? json_str(&j, refusal) : json_null(&j);
     json_key(&j, "signed"), json_bool(&j, h->is_signed);
     if (h->is_signed) {
         char key[32];
@@ -137,6 +143,12 @@ int cmd_replay_info(int argc, char **argv)
            h->engine_version[1], h->engine_version[2]);
     printf("fingerprint  %s%s\n", h->fingerprint,
            strcmp(h->fingerprint, ls_game_fingerprint()) ? "  (NOT this build's)" : "");
+    // Which engine recorded it (SPEC.md §16.8) and whether this one verifies it.
+    char words[160], refusal[LS_ERROR_MESSAGE_MAX];
+    ls_replay_fingerprint_describe(h->fingerprint, words, sizeof words);
+    ls_replay_fingerprint_refusal(h->fingerprint, ls_game_fingerprint(), refusal, sizeof refusal);
+    printf("recorded by  %s\n", words);
+    printf("verify here  %s%s\n", refusal[0] ? "no: " : "yes (this build's fingerprint)", refusal);
     printf("scene        %zu bytes, xxh3 %016llx\n", h->scene_size,
            (unsigned long long)h->scene_hash);
     if (h->is_signed) {
@@ -361,8 +373,12 @@ int cmd_replay_diff(int argc, char **argv)
     int64_t t = ls_replay_first_difference(a, b, why, sizeof why);
     uint32_t ta = ls_replay_reader_ticks(a), tb = ls_replay_reader_ticks(b);
     uint32_t common = ta < tb ? ta : tb;
-    bool bodies =
-        t >= 0 && strcmp(ls_replay_reader_header(a)->fingerprint, ls_game_fingerprint()) == 0;
+    // Bodies come from keyframes, which only this engine's recordings hold in
+    // a form this build reads; recordings of two engines are named as such.
+    const char *fa = ls_replay_reader_header(a)->fingerprint;
+    const char *fb = ls_replay_reader_header(b)->fingerprint;
+    bool same_engine = strcmp(fa, fb) == 0;
+    bool bodies = t >= 0 && same_engine && strcmp(fa, ls_game_fingerprint()) == 0;
     json_out j;
     if (json) {
         json_init(&j, stdout);
@@ -376,17 +392,33 @@ int cmd_replay_diff(int argc, char **argv)
         t >= 0 ? json_u64(&j, (uint64_t)t) : json_null(&j);
         json_key(&j, "reason");
         why[0] ? json_str(&j, why) : json_null(&j);
+        if (!same_engine) {
+            json_key(&j, "engines"), json_object_begin(&j);
+            json_key(&j, "a"), replay_cli_json_engine(&j, fa);
+            json_key(&j, "b"), replay_cli_json_engine(&j, fb);
+            json_object_end(&j);
+        }
         if (bodies) {
             diff_bodies(a, b, (uint32_t)t, &j);
         }
         json_object_end(&j);
         json_finish(&j);
-    } else if (t < 0) {
-        printf("no difference in %u common ticks%s%s\n", common, why[0] ? ": " : "", why);
     } else {
-        printf("first difference at tick %lld: %s\n", (long long)t, why);
-        if (bodies) {
-            diff_bodies(a, b, (uint32_t)t, NULL);
+        if (!same_engine) {
+            char ea[160], eb[160];
+            ls_replay_fingerprint_describe(fa, ea, sizeof ea);
+            ls_replay_fingerprint_describe(fb, eb, sizeof eb);
+            printf("note: A was recorded by %s, B by %s: their checksums come from different "
+                   "engines\n",
+                   ea, eb);
+        }
+        if (t < 0) {
+            printf("no difference in %u common ticks%s%s\n", common, why[0] ? ": " : "", why);
+        } else {
+            printf("first difference at tick %lld: %s\n", (long long)t, why);
+            if (bodies) {
+                diff_bodies(a, b, (uint32_t)t, NULL);
+            }
         }
     }
     ls_replay_reader_destroy(a);

@@ -31,7 +31,9 @@ const cli_command cmd_replay_verify_def = {
     "                  \"bodies\", ...}\n"
     "  --no-progress   no progress line (only drawn when stderr is a terminal)\n\n"
     "Prints `verified N ticks` (exit 0), or `DESYNC at tick T: ...` with a field-by-field\n"
-    "diff of the first divergent bodies (exit 3); a file that cannot be read exits 1.",
+    "diff of the first divergent bodies (exit 3); a file that cannot be read exits 1, and so\n"
+    "does one recorded by another engine: the message names it and the release that\n"
+    "verifies it (--json: {\"result\": \"incompatible\", \"recorded_by\", ...}).",
     cmd_replay_verify};
 
 typedef struct verify_run {
@@ -496,7 +498,7 @@ int cmd_replay_verify(int argc, char **argv)
     }
     ls_replay_reader *r = replay_cli_open(cmd, path);
     int status = CLI_EXIT_ERROR;
-    if (r && replay_cli_compatible(cmd, path, r)) {
+    if (r && replay_cli_compatible(cmd, path, r, json)) {
         status = verify(path, r, (uint32_t)jobs, stats, progress, json, max_memory, pubkey);
     }
     ls_replay_reader_destroy(r);

@@ -20,7 +20,7 @@ static int cmd_version(int argc, char **argv);
 static const cli_command cmd_version_def = {
     "version", "print the library version (and, with --json, the formats it reads and writes)",
     "[--json]\n\n"
-    "  --json   {\"version\", \"fingerprint\", \"replay_format\", \"wire_version\"}",
+    "  --json   {\"version\", \"fingerprint\", \"engine\", \"replay_format\", \"wire_version\"}",
     cmd_version};
 
 static void print_help(FILE *f)
@@ -56,6 +56,9 @@ static int cmd_version(int argc, char **argv)
     json_object_begin(&j);
     json_key(&j, "version"), json_str(&j, ls_version_string());
     json_key(&j, "fingerprint"), json_str(&j, ls_game_fingerprint());
+    char engine[160];
+    ls_replay_fingerprint_describe(ls_game_fingerprint(), engine, sizeof engine);
+    json_key(&j, "engine"), json_str(&j, engine);
     json_key(&j, "replay_format"), json_u64(&j, LS_REPLAY_FORMAT_VERSION);
     json_key(&j, "wire_version"), json_u64(&j, LS_NET_VERSION);
     json_object_end(&j);

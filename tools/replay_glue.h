@@ -63,8 +63,14 @@ uint32_t replay_glue_diff_json(const replay_glue *g, const ls_world *recorded,
 /// Open a replay, printing "lockstep CMD: the reader's error (what and where)" to
 /// stderr on failure.
 ls_replay_reader *replay_cli_open(const cli_command *cmd, const char *path);
-/// Refuse a replay recorded by a build with another fingerprint (prints why).
-bool replay_cli_compatible(const cli_command *cmd, const char *path, const ls_replay_reader *r);
+/// Refuse a replay recorded by a build with another fingerprint: prints why to
+/// stderr (naming both engines, SPEC.md §16.8) and, with json, a document
+/// {"result": "incompatible", "message", "recorded_by", "this_build"} on stdout.
+bool replay_cli_compatible(const cli_command *cmd, const char *path, const ls_replay_reader *r,
+                           bool json);
+/// The engine behind `fingerprint` as a JSON object value: {"engine" (in words),
+/// "known", "version", "solver", "snapshot", "physics"} (null when unknown or absent).
+void replay_cli_json_engine(json_out *j, const char *fingerprint);
 
 extern const cli_command cmd_replay_record_def;
 extern const cli_command cmd_replay_info_def;

@@ -543,10 +543,20 @@ ls_result ls_replay_reader_require_fingerprint(const ls_replay_reader *r, const 
         ls_error_clear(err);
         return LS_OK;
     }
+    if (!ls_replay_fingerprint_engine(expected).known) {
+        // Another program's fingerprints: the strings are all there is to say.
+        set_err(err, LS_ERR_INCOMPATIBLE, LSR_HEADER_FIXED, -1,
+                "build fingerprint mismatch at byte %u: the file says '%s', this "
+                "build is '%s'",
+                LSR_HEADER_FIXED, r->header.fingerprint, expected);
+        return LS_ERR_INCOMPATIBLE;
+    }
+    // A lockstep build: name both engines (SPEC.md §16.8) and what to verify it with.
+    char by[128], why[LS_ERROR_MESSAGE_MAX];
+    ls_replay_fingerprint_describe(r->header.fingerprint, by, sizeof by);
+    ls_replay_fingerprint_refusal(r->header.fingerprint, expected, why, sizeof why);
     set_err(err, LS_ERR_INCOMPATIBLE, LSR_HEADER_FIXED, -1,
-            "build fingerprint mismatch at byte %u: the file says '%s', this "
-            "build is '%s'",
-            LSR_HEADER_FIXED, r->header.fingerprint, expected);
+            "build fingerprint at byte %u: recorded by %s; %s", LSR_HEADER_FIXED, by, why);
     return LS_ERR_INCOMPATIBLE;
 }
 

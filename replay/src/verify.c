@@ -60,7 +60,9 @@ static void *load_segment(const ls_replay_reader *r, const ls_replay_sim *sim, u
     }
     free(buf);
     if (!s) {
-        failed(res, LS_REPLAY_FAIL_ERROR, LS_ERR_CORRUPT, k->tick,
+        // The loader's own code: a keyframe of another snapshot version is
+        // LS_ERR_INCOMPATIBLE ("written by Solver v2 ..."), not corrupt.
+        failed(res, LS_REPLAY_FAIL_ERROR, why.code != LS_OK ? why.code : LS_ERR_CORRUPT, k->tick,
                "cannot load the keyframe at tick %u (byte %llu): %s", k->tick,
                (unsigned long long)k->offset, why.message);
     }
@@ -118,6 +120,24 @@ static bool keyframe_is_state(const ls_replay_reader *r, const ls_replay_sim *si
                (unsigned long long)k->offset);
     } else if (sim->save(sim->user, state, sb, need) != need || need != k->size ||
                memcmp(kb, sb, need) != 0) {
+        // A keyframe this build cannot even read (another engine's snapshot
+        // version: "written by Solver v2 ...") says why, still as a keyframe
+        // failure at its tick, so every job count gives the same verdict.
+        ls_error why;
+        ls_error_clear(&why);
+        void *other =
+            sim->load(sim->user, r->header.scene, r->header.scene_size, kb, k->size, &why);
+        if (other) {
+            sim->destroy(sim->user, other);
+        }
+        if (!other && why.code == LS_ERR_INCOMPATIBLE) {
+            failed(res, LS_REPLAY_FAIL_KEYFRAME, LS_ERR_DESYNC, k->tick,
+                   "keyframe at tick %u (byte %llu) is not the re-simulated state: %s", k->tick,
+                   (unsigned long long)k->offset, why.message);
+            free(kb);
+            free(sb);
+            return false;
+        }
         size_t at = 0;
         while (at < need && at < k->size && kb[at] == sb[at]) {
             at++;

@@ -21,7 +21,8 @@ static const char usage[] =
     "       xc_runner --replay FILE.lsr   re-simulate a recorded match (reference game), print\n"
     "                                     the computed stream, stop at the first tick that "
     "differs\n"
-    "                                     from the recording (`replay desync TICK`, exit 1)\n"
+    "                                     from the recording (`replay desync TICK`, exit 1);\n"
+    "                                     another engine's recording is refused by name (exit 2)\n"
     "  --max-ticks N      run min(N, scene ticks) ticks (default: the scene's ticks)\n"
     "  --budget B         slow targets: run at most max(120, B / bodies) ticks\n"
     "  --input-seed S     drive the scene's players with ls_input_script (seed S)\n"
@@ -315,6 +316,12 @@ static int replay_file(const char *path)
     ls_replay_reader *r = ls_replay_reader_open(path, &rerr);
     if (!r) {
         fprintf(stderr, "%s: %s\n", path, rerr.message);
+        return 2;
+    }
+    // Another engine's recording cannot re-simulate here: say whose it is.
+    if (ls_replay_reader_require_fingerprint(r, ls_game_fingerprint(), &rerr) != LS_OK) {
+        fprintf(stderr, "%s: %s\n", path, rerr.message);
+        ls_replay_reader_destroy(r);
         return 2;
     }
     const ls_replay_header *h = ls_replay_reader_header(r);

@@ -230,7 +230,10 @@ static bool restore_keyframe(rn_source *s, uint32_t i, char *msg, size_t msg_siz
     }
     ls_error e;
     if (ls_world_snapshot_restore(s->world, s->keyframe_buf, kf.size, &e) != LS_OK) {
-        return fail(&e, "keyframe restore: ", msg, msg_size);
+        // e.g. another engine's snapshot version: the restore's words name it.
+        char what[64];
+        snprintf(what, sizeof what, "keyframe at tick %u: ", kf.tick);
+        return fail(&e, what, msg, msg_size);
     }
     s->tick = kf.tick;
     s->last_computed = ls_world_checksum(s->world);

@@ -53,7 +53,7 @@
 LS_EXTERN_C_BEGIN
 
 #define LS_VERSION_MAJOR 0
-#define LS_VERSION_MINOR 2
+#define LS_VERSION_MINOR 3
 #define LS_VERSION_PATCH 0
 
 /// Result codes: LS_OK is zero, every error is negative.

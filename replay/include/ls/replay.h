@@ -183,9 +183,40 @@ LS_API ls_replay_recorder_def ls_replay_recorder_def_like(const ls_replay_header
 /// Sizes, counts and where the file ends.
 LS_API const ls_replay_info *ls_replay_reader_info(const ls_replay_reader *r);
 /// LS_OK if the file's build fingerprint equals `expected`; else LS_ERR_INCOMPATIBLE
-/// with *err naming both fingerprints and the byte offset (56).
+/// with err->offset 56 (the fingerprint's byte) and a message naming both engines
+/// when `expected` is a release's fingerprint (SPEC.md §16.8): "build fingerprint at
+/// byte 56: recorded by lockstep 0.2 (Solver v2: snapshot LSSN-3, physics solver-v2);
+/// this is ..." (then ls_replay_fingerprint_refusal's words), or else both strings.
 LS_API ls_result ls_replay_reader_require_fingerprint(const ls_replay_reader *r,
                                                       const char *expected, ls_error *err);
+
+/// The engine behind a build fingerprint (SPEC.md §16.8): the lockstep release
+/// that wrote it, from the table of every fingerprint a release wrote, and the
+/// fingerprint's own `snapshot=` and `physics=` fields. Strings are "" when absent.
+typedef struct ls_replay_engine {
+    bool known;        ///< The fingerprint is exactly one a lockstep release wrote.
+    char version[16];  ///< That release, "MAJOR.MINOR" (e.g. "0.2"); "" when unknown.
+    char solver[16];   ///< Its solver (e.g. "Solver v2"); "" when unknown.
+    char snapshot[32]; ///< The `snapshot=` field (e.g. "LSSN-3"); "" when absent.
+    char physics[32];  ///< The `physics=` field (e.g. "solver-v2"); "" when absent.
+} ls_replay_engine;
+
+/// Which engine wrote `fingerprint` (any string; NULL is an unknown engine).
+LS_API ls_replay_engine ls_replay_fingerprint_engine(const char *fingerprint);
+/// That engine in words, as snprintf (returns the length it needs): "lockstep 0.2
+/// (Solver v2: snapshot LSSN-3, physics solver-v2)"; for a fingerprint no release
+/// wrote, "an unknown engine (snapshot S, physics P)" or, without those fields,
+/// "an unknown engine (fingerprint '...')".
+LS_API size_t ls_replay_fingerprint_describe(const char *fingerprint, char *buf, size_t size);
+/// Why a build with fingerprint `expected` cannot verify a recording with
+/// fingerprint `recorded`, as snprintf ("" when they are equal): "this is lockstep
+/// 0.3 (Solver v3: LSSN-6, solver-v3): its physics differ, so it cannot be verified
+/// here; verify it with lockstep 0.2". The reason names the
+/// first field that differs (number format, libfixmath, checksum, physics,
+/// snapshot layout, game rules); the advice names the recording's release when
+/// it is known.
+LS_API size_t ls_replay_fingerprint_refusal(const char *recorded, const char *expected, char *buf,
+                                            size_t size);
 /// Readable ticks.
 LS_API uint32_t ls_replay_reader_ticks(const ls_replay_reader *r);
 /// The recorded checksum of `tick` (the state after that tick); 0 if out of range.
