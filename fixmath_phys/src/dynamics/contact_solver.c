@@ -240,17 +240,20 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     }
     // Normal masses. Why not 1/K_ii: the points are solved Jacobi-style (from
     // the same velocities, SPEC.md §11.2), and a push of all of them at once
-    // moves each point by its row sum S_i = sum_j K_ij; where the points barely
+    // moves point i by its row sum S_i = sum_j K_ij. Where the points barely
     // couple through rotation (a tall thin box on its end) S_i is up to n K_ii
-    // and 1/K_ii would overshoot n times. 1/max(K_ii, S_i) makes the uniform
-    // push exact and never exceeds the single-point mass.
+    // and 1/K_ii overshoots n times; 1/S_i makes the uniform push exact but
+    // under-relaxes the other modes (a tilted box corrects its penetration
+    // slowly). The mean, 1/((K_ii + max(K_ii, S_i)) / 2), overshoots the
+    // uniform push at most (n + 1) / 2 times and still settles piles: measured
+    // against both ends on the pyramids, the 1000-box pile and a face impact.
     for (int i = 0; i < count; i++) {
         int64_t kii = kmass + quad_q36(pa_ang[i], pa_iang[i]) + quad_q36(pb_ang[i], pb_iang[i]);
         int64_t sum = 0;
         for (int jj = 0; jj < count; jj++) {
             sum += kmass + quad_q36(pa_ang[i], pa_iang[jj]) + quad_q36(pb_ang[i], pb_iang[jj]);
         }
-        int32_t mass = inverse_q36(sum > kii ? sum : kii);
+        int32_t mass = inverse_q36((kii + (sum > kii ? sum : kii)) / 2);
         ls_contact_point_lanes *p = &g->p[i];
         p->mass[lane] = mass;
         p->soft_mass[lane] = ls_nar(ls_rnd(ls_mul(mass, soft->mass_scale), 16), &ovf);
