@@ -162,17 +162,38 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     const V max_push = splat(sw->max_push);
     const P bias_rate = prep(ld(g->bias_rate));
     const P iscale_soft = prep(ld(g->impulse_scale));
-    V imp[LS_MANIFOLD_MAX], maxi[LS_MANIFOLD_MAX], delta[LS_MANIFOLD_MAX];
+    V imp[LS_MANIFOLD_MAX], maxi[LS_MANIFOLD_MAX];
     W total = {zero, zero}, twist_arm = {zero, zero};
     const P mu = prep(ld(g->friction));
-    for (int i = 0; i < g->points; i++) {
+    // Gauss-Seidel over the slots in the scalar reference's order (empty
+    // slots are zero rows: no impulse). Impact lanes (jacobi) read the
+    // velocities from before the loop and apply their impulses after it.
+    const uint32_t np = (uint32_t)g->points, first = np ? sw->first % np : 0;
+    const V jac = ld((const int32_t *)g->jacobi);
+    const bool mixed = !all_zero(jac);
+    B a0 = a, b0 = b;
+    V jdelta[LS_MANIFOLD_MAX];
+    for (uint32_t k = 0; k < np; k++) {
+        const uint32_t i = (sw->reverse ? first + np - k : first + k) % np;
         const ls_contact_point_lanes *p = &g->p[i];
         W sep = subw(dot3p(pnb[0], pnb[1], pnb[2], prep(ld(p->rb[0])), prep(ld(p->rb[1])),
                            prep(ld(p->rb[2]))),
                      dot3p(pna[0], pna[1], pna[2], prep(ld(p->ra[0])), prep(ld(p->ra[1])),
                            prep(ld(p->ra[2]))));
         V s = chk32(_mm256_add_epi32(_mm256_add_epi32(ld(p->base), d0), NAR(sep, 16, chk)), &chk);
-        V vn = normal_speed(&n, p, &a, &b, &chk);
+        V vn;
+        if (mixed) {
+            B ra = a, rb = b;
+            for (int c = 0; c < 3; c++) {
+                ra.v[c] = _mm256_blendv_epi8(a.v[c], a0.v[c], jac);
+                ra.w[c] = _mm256_blendv_epi8(a.w[c], a0.w[c], jac);
+                rb.v[c] = _mm256_blendv_epi8(b.v[c], b0.v[c], jac);
+                rb.w[c] = _mm256_blendv_epi8(b.w[c], b0.w[c], jac);
+            }
+            vn = normal_speed(&n, p, &ra, &rb, &chk);
+        } else {
+            vn = normal_speed(&n, p, &a, &b, &chk);
+        }
         P ps = prep(s);
         V spec = _mm256_cmpgt_epi32(s, zero); // s > 0: speculative
         V bias_spec = NAR(mulp(ps, inv_h), 16, chk);
@@ -204,15 +225,15 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
         V now = _mm256_blend_epi32(ne, _mm256_slli_epi64(no, 32), 0xAA);
         imp[i] = now;
         maxi[i] = _mm256_max_epi32(ld(p->max_impulse), now);
-        delta[i] = _mm256_sub_epi32(now, old);
         P pnow = prep(now);
         total = addw(total, mulp(mu, pnow));
         twist_arm = addw(twist_arm, mulp(prep(ld(p->twist_lever)), pnow));
+        V d = _mm256_sub_epi32(now, old);
+        jdelta[i] = _mm256_and_si256(jac, d);
+        apply_normal(g, p, &a, &b, _mm256_andnot_si256(jac, d), &chk);
     }
-    // Jacobi: every point's impulse came from the same velocities; now all are
-    // applied, in point order (contact_solver.c).
-    for (int i = 0; i < g->points; i++) {
-        apply_normal(g, &g->p[i], &a, &b, delta[i], &chk);
+    for (uint32_t i = 0; i < np && mixed; i++) {
+        apply_normal(g, &g->p[i], &a, &b, jdelta[i], &chk);
     }
     V f1 = zero, f2 = zero, tw = zero;
     bool surface = sw->surface;

@@ -32,7 +32,7 @@ typedef struct ls_contact_point_lanes {
     ls_lanes ra[3], rb[3]; ///< point relative to each centre of mass at the tick start, m
     ls_lanes ang_a[3];     ///< ra x n
     ls_lanes ang_b[3];     ///< rb x n
-    ls_lanes mass;         ///< 1 / K of the normal row, kg
+    ls_lanes mass;         ///< 1 / K_ii of the row (Gauss-Seidel) or the Jacobi mass, kg
     ls_lanes soft_mass;    ///< mass * the spring's mass scale, kg
     ls_lanes impulse;      ///< accumulated normal impulse, N s
     ls_lanes max_impulse;  ///< largest accumulated impulse this tick (restitution)
@@ -53,6 +53,7 @@ typedef struct ls_contact_lanes {
     uint32_t a[LS_LANES], b[LS_LANES]; ///< body states (0: the identity)
     uint32_t turn[LS_LANES];           ///< bit 0: a's points turn with it, bit 1: b's
     uint32_t count[LS_LANES];          ///< points (0: empty lane)
+    uint32_t jacobi[LS_LANES];         ///< ~0: an impact, normals Jacobi-style; 0: Gauss-Seidel
     ls_lanes n[3];                     ///< normal, from a to b, unit
     ls_lanes bias_rate;                ///< contact spring, 1/s
     ls_lanes impulse_scale;            ///< contact spring
@@ -91,6 +92,8 @@ typedef struct ls_contact_sweep {
     int32_t inv_h;     ///< 1/h of the mean sub-step, Q16.16
     int32_t max_push;  ///< -max_push_velocity, Q16.16 (negative)
     int32_t threshold; ///< -restitution_threshold, Q16.16 (negative)
+    uint32_t first;    ///< the point slot solved first in every manifold (SPEC.md §11.2)
+    bool reverse;      ///< slots in descending order (from `first`, wrapping)
     bool use_bias;     ///< solve (true) or relax (false)
     bool surface;      ///< also friction, twist and rolling (the relax pass; the
                        ///< solve pass when position_iterations is 0)

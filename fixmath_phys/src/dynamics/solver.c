@@ -733,6 +733,9 @@ void ls_world_solve_(ls_world *w)
                         ((int64_t)w->dt * sub) / ctx.substeps);
         ls_workers_for_(w->workers, nstates, MIN_BODY_BLOCK, states_velocities, &st);
         for_colours(w, &st, SWEEP_WARM, sweep_warm);
+        // The manifolds' point order (contact_solver.c, slot_at).
+        st.sweep.first = sub;
+        st.sweep.reverse = (w->tick & 1u) != 0;
         st.sweep.use_bias = true;
         st.sweep.surface = w->def.position_iterations == 0;
         st.ball.bias_rate = ctx.joint.bias_rate;
