@@ -130,12 +130,24 @@ static void couple_contact(ls_world *w, struct ls_particle_collide *pc, const ls
     ls_fx back = ls_fx_mul(push, k);
     ls_fx kept = ls_fx_sub(push, back);
     if (c->count == 1) {
-        ps->x_old[c->first] = ls_vec3_mad(ps->x_old[c->first], c->n, back);
-    } else {
-        for (uint32_t q = 0; q < c->count; q++) {
-            uint32_t i = pc->wt_index[c->first + q];
-            ps->x_old[i] = ls_vec3_add(ps->x_old[i], ls_vec3_scale(pc->wt_d[c->first + q], back));
+        // The body gets what the particle keeps, component by component, as
+        // the particle's x* really moved (n push - the rounded n back): no
+        // rounding of a vector product is lost between the two (SPEC §25.6).
+        ls_vec3 pushed = ls_vec3_scale(c->n, push);
+        ls_vec3 moved = ls_vec3_scale(c->n, back);
+        ps->x_old[c->first] = ls_vec3_add(ps->x_old[c->first], moved);
+        ls_vec3 kv = ls_vec3_sub(pushed, moved);
+        ls_vec3 j = ls_vec3_make(impulse_of(kv.x, c->inv_mass, w->dt),
+                                 impulse_of(kv.y, c->inv_mass, w->dt),
+                                 impulse_of(kv.z, c->inv_mass, w->dt));
+        if (!ls_vec3_equal(j, ls_vec3_zero())) {
+            add_impulse(pc, w, c->body, ls_vec3_neg(j), point);
         }
+        return;
+    }
+    for (uint32_t q = 0; q < c->count; q++) {
+        uint32_t i = pc->wt_index[c->first + q];
+        ps->x_old[i] = ls_vec3_add(ps->x_old[i], ls_vec3_scale(pc->wt_d[c->first + q], back));
     }
     ls_fx j = impulse_of(kept, c->inv_mass, w->dt);
     if (j != 0) {
