@@ -972,9 +972,19 @@ Test(cli, a_memory_budget_refuses_a_contact_bomb)
     cr_assert_eq(lines(r.err), 1, "%s", r.err);
     cr_assert(strstr(r.err, "over the budget of 16 MiB"), "%s", r.err);
     run_free(&r);
-    // Within the default budget the capped world runs (capacity exceeded, not exploded).
+    // Within the default budget the capped world runs (capacity exceeded, not
+    // exploded), and says so: an error naming the first full tick, status 3
+    // (issue 26: contacts beyond capacity never vanish silently).
     r = RUN("sim", path_in_dir("bomb.scene"), "--ticks", "1");
-    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(r.status, 3, "%s", r.err);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "needed more than its capacity on 1 tick (first: tick 1)"), "%s",
+              r.err);
+    cr_assert(strstr(r.err, "raise max_contacts"), "%s", r.err);
+    run_free(&r);
+    r = RUN("sim", path_in_dir("bomb.scene"), "--ticks", "1", "--json");
+    cr_assert_eq(r.status, 3, "%s", r.err);
+    cr_assert(strstr(r.out, "\"capacity_exceeded_ticks\":1"), "%s", r.out);
     run_free(&r);
     r = RUN("sim", path_in_dir("bomb.scene"), "--max-memory", "0");
     assert_usage_error(r, "--max-memory");

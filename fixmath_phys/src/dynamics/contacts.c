@@ -151,13 +151,42 @@ static void merge_child(ls_world *w, ls_contact *c, bool touching, const ls_cont
     w->contact_count++;
 }
 
+// How far a body's farthest point can move in one tick (Q16.16 m, 64-bit):
+// (|v| + |w| extent) dt; 0 for a body that does not move.
+static int64_t tick_reach(const ls_world *w, const ls_body *b)
+{
+    if (b->type == LS_BODY_STATIC || b->asleep) {
+        return 0;
+    }
+    int64_t speed = (int64_t)ls_vec3_len(b->linear_velocity) +
+                    (((int64_t)ls_vec3_len(b->angular_velocity) * b->extent) >> 16);
+    return (speed * w->dt) >> 16;
+}
+
+// The speculative margin of a pair (SPEC.md §11.2): the world's contact
+// margin, grown by how far the two bodies' farthest points can move toward
+// each other this tick, at most LS_SPECULATIVE_MARGINS margins. Why: a
+// contact point is only created within the margin, so a body turning fast
+// about one end (a toppling domino's far end falls 8 cm a tick) went through
+// the ground within one tick with no point there, and was buried; with the
+// grown margin its far end's points exist as speculative ones (separation
+// > 0: the solver lets them close exactly that gap). Slow pairs (resting
+// piles) keep the plain margin, so their manifolds are unchanged.
+static ls_fx pair_margin(const ls_world *w, ls_pair pr)
+{
+    const ls_body *a = &w->bodies[w->shapes[pr.a].body], *b = &w->bodies[w->shapes[pr.b].body];
+    int64_t m = (int64_t)w->def.contact_margin + tick_reach(w, a) + tick_reach(w, b);
+    int64_t cap = (int64_t)w->def.contact_margin * LS_SPECULATIVE_MARGINS;
+    return (ls_fx)(m < cap ? m : cap);
+}
+
 // The manifold of a non-mesh pair into *m (zeroed first, as the contact it
 // becomes); returns whether the shapes touch.
 static bool collide_pair(const ls_world *w, ls_pair pr, ls_manifold *m)
 {
     const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
     memset(m, 0, sizeof *m);
-    return ls_collide(&sa->geom, &sa->xf, &sb->geom, &sb->xf, w->def.contact_margin, m) > 0;
+    return ls_collide(&sa->geom, &sa->xf, &sb->geom, &sb->xf, pair_margin(w, pr), m) > 0;
 }
 
 // A deterministic orthonormal tangent basis for unit normal n (SPEC.md §11.2).

@@ -196,6 +196,8 @@ ls_body_id ls_world_id_of_(const ls_world *w, uint32_t i);
 /// Recycling distance in linear slops (contacts.c): a contact keeps its
 /// manifold while each body moved and turned less than half of it.
 #define LS_RECYCLE_SLOPS 4
+/// Largest speculative margin of a pair, in contact margins (SPEC.md §11.2).
+#define LS_SPECULATIVE_MARGINS 5
 
 /// Most triangles of one mesh that one shape may touch in a step (more sets
 /// capacity_exceeded and keeps the first in triangle order).
