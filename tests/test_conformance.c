@@ -70,8 +70,13 @@ static ls_replay_recorder *conf_recorder(const char *path, const ls_replay_recor
 #define HEADER_WORDS  21 // magic .. overflow generation
 #define SLOT_WORDS    40 // body fields + next-free link
 #define SHAPE_WORDS   27 // shape fields + next-free link
-#define CONTACT_WORDS 64 // shape a, b, child, normal, count, 4 x (8 + 6 anchor words), anchored
+// shape a, b, child, normal, count; 4 x (point, depth, feature, normal impulse,
+// anchor a, anchor b, base depth, lever); friction impulse, twist impulse,
+// rolling impulse; 2 x (pose p, pose q, tangent); friction, restitution (v6)
+#define CONTACT_WORDS 92
+#define POINT_WORDS   14
 #define JOINT_HEADER  12 // bytes: joint_high, joint_count, free head
+#define SECTIONS      4  // bytes: the section word after the joints (v6: particles, vehicles)
 #define RNG_STREAM    UINT64_C(0x6c6f636b73746570) // "lockstep"
 
 // Word indices of the header.
@@ -225,8 +230,9 @@ Test(conformance, world_rng_seed_stream_and_word_order)
 
     size_t n;
     uint8_t *s = snapshot(w, &n);
-    cr_assert_eq(n, 84 + JOINT_HEADER,
-                 "an empty world's snapshot is the 21-word header and the 3-word joint header");
+    cr_assert_eq(n, 84 + JOINT_HEADER + SECTIONS,
+                 "an empty world's snapshot is the 21-word header, the 3-word joint header and "
+                 "the section word");
     cr_assert_eq(word(s, W_RNG_STATE_LO), (uint32_t)expect.state);
     cr_assert_eq(word(s, W_RNG_STATE_HI), (uint32_t)(expect.state >> 32));
     cr_assert_eq(word(s, W_RNG_INC_LO), 0xe6e8cae1u);
@@ -298,7 +304,7 @@ Test(conformance, generations_start_at_1_and_free_slots_are_reused_lifo)
     cr_assert_eq(slot_word(s, 2, S_GENERATION), 1, "a dead slot keeps its generation");
     cr_assert_eq(slot_word(s, 2, S_FLAGS) & 1u, 0, "alive bit cleared");
     cr_assert_eq(slot_word(s, 2, S_P), (uint32_t)(6 * 65536), "dead slot keeps its fields");
-    cr_assert_eq(n, 84 + 3 * 160 + 3 * 108 + JOINT_HEADER);
+    cr_assert_eq(n, 84 + 3 * 160 + 3 * 108 + JOINT_HEADER + SECTIONS);
     // Shape slots follow the same rules: the destroyed bodies' shapes are free, LIFO.
     cr_assert_eq(word(s, W_SHAPE_HIGH), 3);
     cr_assert_eq(word(s, W_SHAPE_COUNT), 1);
@@ -444,8 +450,8 @@ Test(conformance, scene_quaternions_are_normalised_at_creation)
 // ---- 5. snapshot sizes, header, overflow record ----
 
 // SPEC §13: header 21 words, 40 words per body slot [0, body_high), 27 per
-// shape slot [0, shape_high), 64 per contact, then the joint section (3 words
-// and 47 per joint slot; SPEC §13); default max_bodies 4096;
+// shape slot [0, shape_high), 92 per contact, then the joint section (3 words
+// and 47 per joint slot; SPEC §13), then the section word; default max_bodies 4096;
 // golden sizes and checksums of six_box_tower.
 Test(conformance, snapshot_sizes_of_six_box_tower)
 {
@@ -453,8 +459,9 @@ Test(conformance, snapshot_sizes_of_six_box_tower)
     ls_world *w = conf_scene("tools/scenes/six_box_tower.scene", NULL, NULL);
     size_t n;
     uint8_t *s = snapshot(w, &n);
-    cr_assert_eq(n, 84 + 7 * 160 + 7 * 108 + JOINT_HEADER, "84 + 7 x 160 + 7 x 108 + 12");
-    static const uint32_t head[] = {0x4E53534Cu, 3, 4096, 4096, 0};
+    cr_assert_eq(n, 84 + 7 * 160 + 7 * 108 + JOINT_HEADER + SECTIONS,
+                 "84 + 7 x 160 + 7 x 108 + 12 + 4");
+    static const uint32_t head[] = {0x4E53534Cu, 6, 4096, 4096, 0};
     for (size_t i = 0; i < 5; i++) {
         cr_assert_eq(word(s, i), head[i], "word %zu", i);
     }
@@ -473,7 +480,7 @@ Test(conformance, snapshot_sizes_of_six_box_tower)
     cr_assert_eq(ls_world_checksum(w), checksum_from_snapshot(s));
     cr_assert_eq(ls_world_checksum(w), UINT64_C(0x9808d2dfc1e9fde6), "golden: %016llx",
                  (unsigned long long)ls_world_checksum(w));
-    cr_assert_eq(ls_hash64(s, n), UINT64_C(0xe8da2fbb6d3b1e5b), "golden bytes: %016llx",
+    cr_assert_eq(ls_hash64(s, n), UINT64_C(0xd95d882b9e668b13), "golden bytes: %016llx",
                  (unsigned long long)ls_hash64(s, n));
     free(s);
 
@@ -483,7 +490,7 @@ Test(conformance, snapshot_sizes_of_six_box_tower)
     s = snapshot(w, &n);
     uint32_t contacts = word(s, W_CONTACT_COUNT);
     cr_assert_eq(contacts, 6, "plane-box and five box-box contacts");
-    cr_assert_eq(n, 84 + 7 * 160 + 7 * 108 + 6 * 256 + JOINT_HEADER);
+    cr_assert_eq(n, 84 + 7 * 160 + 7 * 108 + 6 * CONTACT_WORDS * 4 + JOINT_HEADER + SECTIONS);
     cr_assert_eq(word(s, W_TICK), 60);
     for (uint32_t c = 0; c < contacts; c++) {
         size_t at = contact_word_index(s, c, 0);
@@ -497,9 +504,9 @@ Test(conformance, snapshot_sizes_of_six_box_tower)
     }
     cr_assert_eq(ls_world_checksum(w), checksum_from_snapshot(s));
     // = tools/crosscheck/goldens/six_box_tower.sum, tick 60
-    cr_assert_eq(ls_world_checksum(w), UINT64_C(0xe57322f71762f8f6), "golden: %016llx",
+    cr_assert_eq(ls_world_checksum(w), UINT64_C(0x771fbd18fa5e8fb7), "golden: %016llx",
                  (unsigned long long)ls_world_checksum(w));
-    cr_assert_eq(ls_hash64(s, n), UINT64_C(0x7774e9060c2b040e), "golden bytes: %016llx",
+    cr_assert_eq(ls_hash64(s, n), UINT64_C(0xf47379f869bd0356), "golden bytes: %016llx",
                  (unsigned long long)ls_hash64(s, n));
     free(s);
     ls_world_destroy(w);
@@ -514,11 +521,11 @@ Test(conformance, snapshot_sizes_of_six_box_tower)
     }
     s = snapshot(w, &n);
     cr_assert_eq(word(s, W_CONTACT_COUNT), 1);
-    cr_assert_eq(n, 84 + 2 * 160 + 2 * 108 + 256 + JOINT_HEADER);
+    cr_assert_eq(n, 84 + 2 * 160 + 2 * 108 + CONTACT_WORDS * 4 + JOINT_HEADER + SECTIONS);
     size_t at = contact_word_index(s, 0, 0);
     cr_assert_eq(word(s, at + 6), 1, "a sphere on a plane: one point");
     cr_assert_neq(word(s, at + 7 + 5), 0, "point 0 carries a normal impulse");
-    for (size_t k = 7 + 8; k < CONTACT_WORDS; k++) {
+    for (size_t k = 7 + POINT_WORDS; k < 7 + 4 * POINT_WORDS; k++) {
         cr_assert_eq(word(s, at + k), 0, "contact word %zu", k);
     }
     free(s);

@@ -1311,6 +1311,10 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
                                 "snapshot refused: %s invalid at index %u; the world is left empty",
                                 problem, where);
         }
+        if (why.code == LS_ERR_INCOMPATIBLE) {
+            return ls_error_set(err, LS_ERR_INCOMPATIBLE, "%s; the world is left empty",
+                                why.message);
+        }
         if (why.code != LS_OK) {
             return ls_error_set(err, LS_ERR_CORRUPT,
                                 "snapshot refused: shape data invalid (%s); the world is left "
