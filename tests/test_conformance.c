@@ -67,9 +67,9 @@ static ls_replay_recorder *conf_recorder(const char *path, const ls_replay_recor
 
 // ---- snapshot layout (SPEC §13) ----
 
-#define HEADER_WORDS  21 // magic .. overflow generation
-#define SLOT_WORDS    40 // body fields + next-free link
-#define SHAPE_WORDS   27 // shape fields + next-free link
+#define HEADER_WORDS 21 // magic .. overflow generation
+#define SLOT_WORDS   40 // body fields + next-free link
+#define SHAPE_WORDS  27 // shape fields + next-free link
 // shape a, b, child, normal, count; 4 x (point, depth, feature, normal impulse,
 // anchor a, anchor b, base depth, lever); friction impulse, twist impulse,
 // rolling impulse; 2 x (pose p, pose q, tangent); friction, restitution (v6)

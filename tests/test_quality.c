@@ -40,9 +40,9 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdarg.h>
 #include <string.h>
 #include <time.h>
 
@@ -453,16 +453,14 @@ static void heavy_on_light(const char *name, ls_vec3 h_light, double m_light, ls
 Test(quality, heavy_box_on_a_1000_times_lighter_box_holds_within_5_mm_and_sleeps)
 {
     // Known gap: 3.7 cm below its rest height, never asleep.
-    heavy_on_light("1000:1 stack", v3(0.5, 0.5, 0.5), 1, v3(0.5, 0.5, 0.5), 1000, KNOWN_GAP,
-                   0.06);
+    heavy_on_light("1000:1 stack", v3(0.5, 0.5, 0.5), 1, v3(0.5, 0.5, 0.5), 1000, KNOWN_GAP, 0.06);
 }
 
 // 1 m cubes: 1000 kg on 5 kg.
 Test(quality, heavy_box_on_a_200_times_lighter_box_holds_within_5_mm_and_sleeps)
 {
     // Known gap: 6.2 mm below its rest height (asleep from tick 51).
-    heavy_on_light("200:1 stack", v3(0.5, 0.5, 0.5), 5, v3(0.5, 0.5, 0.5), 1000, KNOWN_GAP,
-                   0.012);
+    heavy_on_light("200:1 stack", v3(0.5, 0.5, 0.5), 5, v3(0.5, 0.5, 0.5), 1000, KNOWN_GAP, 0.012);
 }
 
 // 1 m cubes: 1000 kg on 10 kg.
@@ -646,8 +644,8 @@ static void newtons_cradle(int balls, goal_kind kind, double tripwire_energy)
                 balls, quality_substeps(), ke / ke0, last / v0, speeds);
     goal(kind, ke / ke0 >= CRADLE_MIN_RATIO, "%d balls: kept %.4f of the kinetic energy", balls,
          ke / ke0);
-    goal(kind, last / v0 >= CRADLE_MIN_RATIO, "%d balls: last ball left at %.4f of %.2f m/s",
-         balls, last / v0, v0);
+    goal(kind, last / v0 >= CRADLE_MIN_RATIO, "%d balls: last ball left at %.4f of %.2f m/s", balls,
+         last / v0, v0);
     tripwire(ke / ke0 >= tripwire_energy, "%d balls: kept %.4f of the energy (tripwire %.2f)",
              balls, ke / ke0, tripwire_energy);
     ls_world_destroy(w);

@@ -6,7 +6,7 @@
 // allocation; the same answers after a snapshot restore; timing against
 // brute force in a pile of 1000 boxes. Tolerances are stated at each check.
 #define _POSIX_C_SOURCE 200809L
-#include "../fixmath_phys/src/collision/query_tree.h"
+#include "../fixmath_phys/src/world/query_tree.h"
 #include "alloc_count.h"
 #include "ls/query.h"
 #include "ls/scene.h"

@@ -727,7 +727,8 @@ Test(shapes, ccd_stops_a_100_m_per_s_sphere_at_a_10_cm_wall)
             worst, after_hit, end, spin, spin_lo, spin_hi);
     cr_assert_leq(worst, 5.05, "the sphere reached x = %.4f, beyond the far face 5.05", worst);
     cr_assert_geq(hit, 0, "the sphere never stopped");
-    cr_assert_leq(fabs(after_hit - 4.95), 0.001, "after the hit the surface is at x = %.4f", after_hit);
+    cr_assert_leq(fabs(after_hit - 4.95), 0.001, "after the hit the surface is at x = %.4f",
+                  after_hit);
     cr_assert(spin >= 0.97 * spin_lo && spin <= 1.03 * spin_hi,
               "the wall's friction left w_z = %.4f rad/s, theory %.4f..%.4f", spin, spin_lo,
               spin_hi);

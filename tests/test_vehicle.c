@@ -571,7 +571,8 @@ Test(vehicle, game_words_round_trip_and_hash)
     uint8_t *b0 = malloc(n0);
     ls_world_snapshot_save(w, b0, n0);
     cr_expect_eq(ls_get_u32le(b0 + 4), 6u, "one format (version 6, Solver v3)");
-    cr_expect_eq(ls_get_u32le(b0 + n0 - 4), 0u, "no vehicles, no words: the section word is 0, last");
+    cr_expect_eq(ls_get_u32le(b0 + n0 - 4), 0u,
+                 "no vehicles, no words: the section word is 0, last");
     cr_expect_eq(ls_world_game_word(w, 5), 0);
     cr_expect_eq(ls_world_set_game_word(w, 32, 1), LS_ERR_OUT_OF_RANGE);
     cr_expect_eq(ls_world_set_game_word(w, 5, 7), LS_OK);

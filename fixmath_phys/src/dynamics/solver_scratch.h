@@ -23,7 +23,7 @@ typedef struct ls_solver_mass {
     int32_t inv_inertia[6]; ///< world frame at the tick start, Q12.20: xx, xy, xz, yy, yz, zz
     ls_vec3 p;              ///< centre of mass at the tick start (state 0: the origin)
     int32_t pad;
-    int64_t moved[3];       ///< sum of v h over this tick's sub-steps, exact (Q32.32)
+    int64_t moved[3]; ///< sum of v h over this tick's sub-steps, exact (Q32.32)
 } ls_solver_mass;
 
 typedef struct ls_solver_scratch {

@@ -24,8 +24,8 @@
 // division by a tiny penetration).
 #include "../collision/collide.h"
 #include "../collision/mesh.h"
-#include "../collision/query_tree.h"
 #include "../collision/shape_kind.h"
+#include "../world/query_tree.h"
 #include "pcollide.h"
 
 #include <string.h>

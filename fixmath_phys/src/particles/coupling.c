@@ -30,7 +30,7 @@
 // Order: impulses are summed per body in exact 64-bit sums, systems in slot
 // order, contacts in order, then friction by particle index; each touched
 // body gets its sum once (ascending body slot) and is woken.
-#include "../collision/query_tree.h"
+#include "../world/query_tree.h"
 #include "pcollide.h"
 
 #include <string.h>
@@ -137,9 +137,9 @@ static void couple_contact(ls_world *w, struct ls_particle_collide *pc, const ls
         ls_vec3 moved = ls_vec3_scale(c->n, back);
         ps->x_old[c->first] = ls_vec3_add(ps->x_old[c->first], moved);
         ls_vec3 kv = ls_vec3_sub(pushed, moved);
-        ls_vec3 j = ls_vec3_make(impulse_of(kv.x, c->inv_mass, w->dt),
-                                 impulse_of(kv.y, c->inv_mass, w->dt),
-                                 impulse_of(kv.z, c->inv_mass, w->dt));
+        ls_vec3 j =
+            ls_vec3_make(impulse_of(kv.x, c->inv_mass, w->dt), impulse_of(kv.y, c->inv_mass, w->dt),
+                         impulse_of(kv.z, c->inv_mass, w->dt));
         if (!ls_vec3_equal(j, ls_vec3_zero())) {
             add_impulse(pc, w, c->body, ls_vec3_neg(j), point);
         }

@@ -4,13 +4,13 @@
 // structs, so padding and byte order never leak in.
 #include "../collision/hull.h"
 #include "../collision/mesh.h"
-#include "../collision/query_tree.h"
 #include "../collision/shape_kind.h"
 #include "../dynamics/joint.h"
 #include "../math/quat_check.h"
 #include "../particles/particles_internal.h"
 #include "../vehicle/vehicle_internal.h"
 #include "ls/checksum.h"
+#include "query_tree.h"
 #include "world_internal.h"
 
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // World lifetime, definitions and the step pipeline (SPEC.md §11).
 #include "../collision/collide.h"
-#include "../collision/query_tree.h"
 #include "../dynamics/joint.h"
 #include "../dynamics/workers.h"
 #include "../math/error_field.h"
 #include "../particles/particles_internal.h"
 #include "../vehicle/vehicle_internal.h"
+#include "query_tree.h"
 #include "world_internal.h"
 
 #include <stdio.h>

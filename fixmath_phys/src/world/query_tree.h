@@ -8,11 +8,11 @@
 // lazily (ls_query_tree_sync): the first query after anything moved rebuilds
 // it with a deterministic median split. Its memory is allocated with the
 // world (ls_query_tree_create); building and querying never allocate.
-#ifndef LS_COLLISION_QUERY_TREE_H
-#define LS_COLLISION_QUERY_TREE_H
+#ifndef LS_WORLD_QUERY_TREE_H
+#define LS_WORLD_QUERY_TREE_H
 
-#include "bvh.h"
-#include "geom.h"
+#include "../collision/bvh.h"
+#include "../collision/geom.h"
 #include "ls/query.h"
 
 /// Leaf boxes are the shapes' tight AABBs grown by this much (raw Q16.16:

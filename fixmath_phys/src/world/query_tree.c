@@ -4,8 +4,8 @@
 // segment-box test every query uses (SPEC.md §22).
 #include "query_tree.h"
 
-#include "../world/world_internal.h"
-#include "collide.h"
+#include "../collision/collide.h"
+#include "world_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,12 +7,12 @@
 // slot). Those rules are properties of each shape alone, so walking the tree
 // (pruning boxes entered after the best fraction so far) gives exactly what
 // testing every shape in slot order gives (`brute`, for the tests).
-#include "../world/world_internal.h"
-#include "collide.h"
-#include "gjk.h"
-#include "mesh.h"
+#include "../collision/collide.h"
+#include "../collision/gjk.h"
+#include "../collision/mesh.h"
+#include "../collision/shape_kind.h"
 #include "query_tree.h"
-#include "shape_kind.h"
+#include "world_internal.h"
 
 #include <string.h>
 
