@@ -706,3 +706,76 @@ Test(solver, dropped_stack_never_gains_over_1_percent_energy_per_tick)
                   tr.worst_tick);
     ls_world_destroy(w);
 }
+
+// The lightest bodies of SPEC.md §5 stay inside the solver's range (issue 26:
+// with inverse masses in Q8.24 a body under 1/64 kg overflowed): a 0.012 kg
+// sphere (radius 0.5 m, density 0.0229) and a 0.01 kg sphere resting on the
+// ground and a 0.01 kg sphere stacked on a 1 kg box rest within 1 mm of their
+// rest height, asleep, with no overflow.
+Test(solver, the_lightest_bodies_rest_without_overflow)
+{
+    ls_world *w = make_world(-9.81);
+    add_ground(w);
+    const double mass[2] = {0.012, 0.01};
+    ls_body_id s[2], box;
+    for (int i = 0; i < 2; i++) {
+        ls_body_def bd = ls_default_body_def();
+        bd.position = v3(3.0 * i, 0.5, 0);
+        bd.shape.type = LS_SHAPE_SPHERE;
+        bd.shape.radius = fx(0.5);
+        bd.shape.density = fx(mass[i] / (4.0 / 3.0 * 3.14159265358979 * 0.125));
+        ls_error err;
+        s[i] = ls_body_create(w, &bd, &err);
+        cr_assert_neq(s[i].index1, 0u, "%s", err.message);
+    }
+    ls_body_def bb = ls_default_body_def();
+    bb.position = v3(-3, 0.5, 0);
+    bb.shape.type = LS_SHAPE_BOX;
+    bb.shape.half_extents = v3(0.5, 0.5, 0.5);
+    bb.shape.density = fx(1);
+    ls_error err;
+    box = ls_body_create(w, &bb, &err);
+    cr_assert_neq(box.index1, 0u, "%s", err.message);
+    ls_body_def top = ls_default_body_def();
+    top.position = v3(-3, 1.5, 0);
+    top.shape.type = LS_SHAPE_SPHERE;
+    top.shape.radius = fx(0.5);
+    top.shape.density = fx(0.01 / (4.0 / 3.0 * 3.14159265358979 * 0.125));
+    ls_body_id on_box = ls_body_create(w, &top, &err);
+    cr_assert_neq(on_box.index1, 0u, "%s", err.message);
+    for (int t = 0; t < 300; t++) {
+        ls_world_step(w);
+    }
+    cr_assert_eq(ls_world_info(w).overflow_count, 0u, "overflow at tick %u",
+                 ls_world_info(w).overflow_tick);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_lt(fabs(to_d(ls_body_position(w, s[i]).y) - 0.5), 0.001, "sphere %d at %.5f", i,
+                     to_d(ls_body_position(w, s[i]).y));
+        cr_assert(ls_body_is_asleep(w, s[i]), "sphere %d awake", i);
+    }
+    cr_assert_lt(fabs(to_d(ls_body_position(w, on_box).y) - 1.5), 0.001, "on the box at %.5f",
+                 to_d(ls_body_position(w, on_box).y));
+    cr_assert(ls_body_is_asleep(w, on_box));
+    ls_world_destroy(w);
+}
+
+// Velocities enter the solver's 32-bit sweeps, so setting one beyond the
+// creation limits (512 m/s, 128 rad/s) is refused and changes nothing, for a
+// kinematic body (never clamped by the solver) as for a dynamic one.
+Test(solver, a_velocity_beyond_the_limits_is_refused)
+{
+    ls_world *w = make_world(-9.81);
+    ls_body_def bd = ls_default_body_def();
+    bd.type = LS_BODY_KINEMATIC;
+    bd.shape.type = LS_SHAPE_BOX;
+    bd.shape.half_extents = v3(0.5, 0.5, 0.5);
+    ls_error err;
+    ls_body_id k = ls_body_create(w, &bd, &err);
+    cr_assert_neq(k.index1, 0u, "%s", err.message);
+    cr_assert_eq(ls_body_set_velocity(w, k, v3(512, 0, 0), v3(0, 0, 128)), LS_OK);
+    cr_assert_eq(ls_body_set_velocity(w, k, v3(20000, 0, 0), v3(0, 0, 0)), LS_ERR_OUT_OF_RANGE);
+    cr_assert_eq(ls_body_set_velocity(w, k, v3(0, 0, 0), v3(0, 129, 0)), LS_ERR_OUT_OF_RANGE);
+    cr_assert_eq(ls_body_linear_velocity(w, k).x, LS_FX_INT(512), "unchanged");
+    cr_assert_eq(ls_body_angular_velocity(w, k).z, LS_FX_INT(128), "unchanged");
+    ls_world_destroy(w);
+}

@@ -305,7 +305,8 @@ LS_API uint64_t ls_body_user_data(const ls_world *w, ls_body_id id);
 /// Teleport a body (wakes it). LS_ERR_INVALID_ID for a stale id.
 LS_API ls_result ls_body_set_transform(ls_world *w, ls_body_id id, ls_vec3 position,
                                        ls_quat orientation);
-/// Set velocities (wakes the body; static bodies ignore it). LS_ERR_INVALID_ID for a stale id.
+/// Set velocities (wakes the body; static bodies ignore it). LS_ERR_INVALID_ID for a stale id,
+/// LS_ERR_OUT_OF_RANGE (nothing changed) beyond 512 m/s or 128 rad/s (SPEC.md §5).
 LS_API ls_result ls_body_set_velocity(ls_world *w, ls_body_id id, ls_vec3 linear, ls_vec3 angular);
 /// Add a force (N) at the centre of mass for the next step (wakes the body; only
 /// dynamic bodies feel it). LS_ERR_INVALID_ID for a stale id.

@@ -611,6 +611,12 @@ ls_result ls_body_set_velocity(ls_world *w, ls_body_id id, ls_vec3 linear, ls_ve
     if (!b) {
         return LS_ERR_INVALID_ID;
     }
+    // The creation limits (SPEC.md §5): a kinematic body is never clamped by
+    // the solver, and its velocity enters every sweep.
+    if (ls_vec3_len_sq_q32(linear) > (uint64_t)LS_FX_INT(512) * (uint64_t)LS_FX_INT(512) ||
+        ls_vec3_len_sq_q32(angular) > (uint64_t)LS_FX_INT(128) * (uint64_t)LS_FX_INT(128)) {
+        return LS_ERR_OUT_OF_RANGE;
+    }
     if (b->type != LS_BODY_STATIC) {
         b->linear_velocity = linear;
         b->angular_velocity = angular;

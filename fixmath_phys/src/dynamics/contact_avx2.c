@@ -57,9 +57,9 @@ AVX2 void apply_normal(const ls_contact_lanes *g, const ls_contact_point_lanes *
 {
     P pd = prep(d);
     for (int k = 0; k < 3; k++) {
-        a->v[k] = upd(a->v[k], pd, ld(g->nm_a[k]), 24, -1, chk);
+        a->v[k] = upd(a->v[k], pd, ld(g->nm_a[k]), LS_INV_MASS_BITS, -1, chk);
         a->w[k] = upd(a->w[k], pd, ld(p->iang_a[k]), 20, -1, chk);
-        b->v[k] = upd(b->v[k], pd, ld(g->nm_b[k]), 24, +1, chk);
+        b->v[k] = upd(b->v[k], pd, ld(g->nm_b[k]), LS_INV_MASS_BITS, +1, chk);
         b->w[k] = upd(b->w[k], pd, ld(p->iang_b[k]), 20, +1, chk);
     }
 }
@@ -71,8 +71,8 @@ AVX2 void apply_friction(const ls_contact_lanes *g, B *a, B *b, V d1, V d2, V *c
     for (int k = 0; k < 3; k++) {
         V pk = NAR(addw(mulp(p1, prep(ld(g->t1[k]))), mulp(p2, prep(ld(g->t2[k])))), 16, *chk);
         P pp = prep(pk);
-        a->v[k] = chk32(_mm256_sub_epi32(a->v[k], NAR(mulp(pp, ma), 24, *chk)), chk);
-        b->v[k] = chk32(_mm256_add_epi32(b->v[k], NAR(mulp(pp, mb), 24, *chk)), chk);
+        a->v[k] = chk32(_mm256_sub_epi32(a->v[k], NAR(mulp(pp, ma), LS_INV_MASS_BITS, *chk)), chk);
+        b->v[k] = chk32(_mm256_add_epi32(b->v[k], NAR(mulp(pp, mb), LS_INV_MASS_BITS, *chk)), chk);
     }
     for (int k = 0; k < 3; k++) {
         a->w[k] = upd2(a->w[k], p1, ld(g->ict1_a[k]), p2, ld(g->ict2_a[k]), 20, -1, chk);

@@ -199,8 +199,9 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     const ls_softness *soft = both ? &ctx->contact : &ctx->contact_static;
     g->bias_rate[lane] = soft->bias_rate;
     g->impulse_scale[lane] = soft->impulse_scale;
-    // m^-1 a + m^-1 b in Q28.36 (the masses are Q8.24).
-    int64_t kmass = ((int64_t)ia_m->inv_mass + ib_m->inv_mass) * ((int64_t)1 << 12);
+    // m^-1 a + m^-1 b in Q28.36 (the masses are Q10.22).
+    int64_t kmass =
+        ((int64_t)ia_m->inv_mass + ib_m->inv_mass) * ((int64_t)1 << (36 - LS_INV_MASS_BITS));
     // Points, and the friction centre (their mean).
     int64_t centre[3] = {0, 0, 0};
     int count = c->m.count;
@@ -447,9 +448,9 @@ static int32_t normal_speed(const ls_contact_lanes *g, const ls_contact_point_la
 static void apply_normal(ls_contact_lanes *g, ls_contact_point_lanes *p, uint32_t l, lane_body *a,
                          lane_body *b, int32_t d, uint32_t *ovf)
 {
-    apply3(a->v, g->nm_a, l, d, 24, -1, ovf);
+    apply3(a->v, g->nm_a, l, d, LS_INV_MASS_BITS, -1, ovf);
     apply3(a->w, p->iang_a, l, d, 20, -1, ovf);
-    apply3(b->v, g->nm_b, l, d, 24, +1, ovf);
+    apply3(b->v, g->nm_b, l, d, LS_INV_MASS_BITS, +1, ovf);
     apply3(b->w, p->iang_b, l, d, 20, +1, ovf);
 }
 
@@ -462,8 +463,10 @@ static void apply_friction(ls_contact_lanes *g, uint32_t l, lane_body *a, lane_b
         p[k] = ls_nar(ls_rnd(ls_mul(d1, g->t1[k][l]) + ls_mul(d2, g->t2[k][l]), 16), ovf);
     }
     for (int k = 0; k < 3; k++) {
-        a->v[k] = ls_nar((int64_t)a->v[k] - ls_rnd(ls_mul(p[k], g->inv_mass_a[l]), 24), ovf);
-        b->v[k] = ls_nar((int64_t)b->v[k] + ls_rnd(ls_mul(p[k], g->inv_mass_b[l]), 24), ovf);
+        a->v[k] = ls_nar(
+            (int64_t)a->v[k] - ls_rnd(ls_mul(p[k], g->inv_mass_a[l]), LS_INV_MASS_BITS), ovf);
+        b->v[k] = ls_nar(
+            (int64_t)b->v[k] + ls_rnd(ls_mul(p[k], g->inv_mass_b[l]), LS_INV_MASS_BITS), ovf);
     }
     apply3x2(a->w, g->ict1_a, g->ict2_a, l, d1, d2, 20, -1, ovf);
     apply3x2(b->w, g->ict1_b, g->ict2_b, l, d1, d2, 20, +1, ovf);
@@ -656,7 +659,7 @@ uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *
                                    16),
                             &ovf);
         int64_t total = 0, twist_arm = 0;
-        uint32_t np = (uint32_t)g->points;
+        uint32_t np = (uint32_t)g->count[l]; // its own count (solver.c, pack)
         bool jacobi = g->jacobi[l] != 0;
         int32_t delta[LS_MANIFOLD_MAX] = {0, 0, 0, 0};
         const lane_body a0 = a, b0 = b; // Jacobi: every point reads these

@@ -57,7 +57,7 @@ typedef struct ls_contact_lanes {
     ls_lanes n[3];                     ///< normal, from a to b, unit
     ls_lanes bias_rate;                ///< contact spring, 1/s
     ls_lanes impulse_scale;            ///< contact spring
-    ls_lanes nm_a[3], nm_b[3];         ///< n * inv_mass, Q8.24
+    ls_lanes nm_a[3], nm_b[3];         ///< n * inv_mass, Q10.22
     ls_contact_point_lanes p[LS_MANIFOLD_MAX];
     ls_lanes twist_mass;             ///< 1 / (n . (Ia^-1 + Ib^-1) n)
     ls_lanes twist;                  ///< accumulated twist impulse, N m s
@@ -67,7 +67,7 @@ typedef struct ls_contact_lanes {
     ls_lanes ct2_a[3], ct2_b[3];     ///< ca x t2, cb x t2
     ls_lanes tmass[3];               ///< friction: 1 / K along t1, (0), along t2
     ls_lanes f1, f2;                 ///< accumulated friction impulse along t1, t2, N s
-    ls_lanes inv_mass_a, inv_mass_b; ///< Q8.24 (zero for a body that does not move)
+    ls_lanes inv_mass_a, inv_mass_b; ///< Q10.22 (zero for a body that does not move)
     ls_lanes ict1_a[3], ict2_a[3];   ///< Ia^-1 (ca x t1), Ia^-1 (ca x t2), Q12.20
     ls_lanes ict1_b[3], ict2_b[3];   ///< Ib^-1 (cb x t1), Ib^-1 (cb x t2), Q12.20
     ls_lanes friction;               ///< mu

@@ -98,8 +98,10 @@ AVX2 void apply8(const ls_ball_lanes *g, const V *ra, const V *rb, B *a, B *b, c
         ib[i] = prep(ld(g->ib[i]));
     }
     for (int k = 0; k < 3; k++) {
-        a->v[k] = chk32(_mm256_sub_epi32(a->v[k], NAR(mulp(pp[k], ima), 24, *chk)), chk);
-        b->v[k] = chk32(_mm256_add_epi32(b->v[k], NAR(mulp(pp[k], imb), 24, *chk)), chk);
+        a->v[k] =
+            chk32(_mm256_sub_epi32(a->v[k], NAR(mulp(pp[k], ima), LS_INV_MASS_BITS, *chk)), chk);
+        b->v[k] =
+            chk32(_mm256_add_epi32(b->v[k], NAR(mulp(pp[k], imb), LS_INV_MASS_BITS, *chk)), chk);
         W xa =
             dot3p(ia[sym_idx[k][0]], ia[sym_idx[k][1]], ia[sym_idx[k][2]], pla[0], pla[1], pla[2]);
         W xb =
@@ -125,8 +127,8 @@ AVX2_FN uint32_t warm_start(const ls_ball_sweep *sw, ls_ball_lanes *g)
     // K = (ma + mb) E + arm terms, exact 64-bit (ma, mb >= 0: zero-extended).
     V m = _mm256_add_epi32(ld(g->ima), ld(g->imb)); // < 2^32 as unsigned
     const V low = _mm256_set1_epi64x(0xFFFFFFFF);
-    W md = {_mm256_slli_epi64(_mm256_and_si256(m, low), 12),
-            _mm256_slli_epi64(_mm256_srli_epi64(m, 32), 12)};
+    W md = {_mm256_slli_epi64(_mm256_and_si256(m, low), 36 - LS_INV_MASS_BITS),
+            _mm256_slli_epi64(_mm256_srli_epi64(m, 32), 36 - LS_INV_MASS_BITS)};
     W zero = {_mm256_setzero_si256(), _mm256_setzero_si256()};
     W k[6] = {md, zero, zero, md, zero, md};
     arm_term8(k, g->ia, ra, &chk);

@@ -218,8 +218,8 @@ static void apply(const ls_ball_lanes *g, uint32_t l, lane_body *a, lane_body *b
     lb[1] = ls_nar(ls_rnd(ls_mul(rb[2], p[0]) - ls_mul(rb[0], p[2]), 16), ovf);
     lb[2] = ls_nar(ls_rnd(ls_mul(rb[0], p[1]) - ls_mul(rb[1], p[0]), 16), ovf);
     for (int k = 0; k < 3; k++) {
-        a->v[k] = ls_nar((int64_t)a->v[k] - ls_rnd(ls_mul(p[k], g->ima[l]), 24), ovf);
-        b->v[k] = ls_nar((int64_t)b->v[k] + ls_rnd(ls_mul(p[k], g->imb[l]), 24), ovf);
+        a->v[k] = ls_nar((int64_t)a->v[k] - ls_rnd(ls_mul(p[k], g->ima[l]), LS_INV_MASS_BITS), ovf);
+        b->v[k] = ls_nar((int64_t)b->v[k] + ls_rnd(ls_mul(p[k], g->imb[l]), LS_INV_MASS_BITS), ovf);
         int64_t xa = ls_mul(g->ia[sym(k, 0)][l], la[0]) + ls_mul(g->ia[sym(k, 1)][l], la[1]) +
                      ls_mul(g->ia[sym(k, 2)][l], la[2]);
         int64_t xb = ls_mul(g->ib[sym(k, 0)][l], lb[0]) + ls_mul(g->ib[sym(k, 1)][l], lb[1]) +
@@ -248,7 +248,7 @@ uint32_t ls_ball_warm_start_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
         SET3(g->ra, l, ra);
         SET3(g->rb, l, rb);
         int64_t k[6] = {0, 0, 0, 0, 0, 0};
-        int64_t m = ((int64_t)g->ima[l] + g->imb[l]) * ((int64_t)1 << 12);
+        int64_t m = ((int64_t)g->ima[l] + g->imb[l]) * ((int64_t)1 << (36 - LS_INV_MASS_BITS));
         k[0] = k[3] = k[5] = m;
         const int32_t ia[6] = {g->ia[0][l], g->ia[1][l], g->ia[2][l],
                                g->ia[3][l], g->ia[4][l], g->ia[5][l]};

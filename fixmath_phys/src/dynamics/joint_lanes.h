@@ -20,7 +20,7 @@
 typedef struct ls_ball_lanes {
     uint32_t a[LS_LANES], b[LS_LANES]; ///< body states (0: the identity)
     uint32_t joint[LS_LANES];          ///< joint slot, UINT32_MAX for an empty lane
-    ls_lanes ima, imb;                 ///< inverse masses, Q8.24 (0: the body does not move)
+    ls_lanes ima, imb;                 ///< inverse masses, Q10.22 (0: the body does not move)
     ls_lanes ia[6], ib[6];             ///< inverse inertias, Q12.20: xx, xy, xz, yy, yz, zz
     ls_lanes ra0[3], rb0[3];           ///< arms at the tick start (world frame), m
     ls_lanes c0[3];                    ///< centre of b minus centre of a at the tick start, m

@@ -24,7 +24,13 @@
 #include <stdint.h>
 
 /// Lanes of one constraint group (structure of arrays, SPEC.md §11.4).
-#define LS_LANES 8
+#ifndef LS_LANES
+#define LS_LANES 8 // a test build may set 4 (scalar only): the bits must not change
+#endif
+/// Fraction bits of the solver's inverse masses (Q10.22, SPEC.md §11.4): 1/m up
+/// to 256 kg^-1 stays in the solver range, so every mass of SPEC.md §5 (from
+/// 0.01 kg) fits with room (Q8.24 overflowed below 1/64 kg).
+#define LS_INV_MASS_BITS 22
 /// The solver range: values kept by a sweep lie in [-LS_LANE_LIMIT, LS_LANE_LIMIT).
 #define LS_LANE_LIMIT ((int64_t)1 << 30)
 

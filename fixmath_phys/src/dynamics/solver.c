@@ -209,7 +209,7 @@ static void inverse_inertia_q20(const ls_body *b, int32_t *out)
     }
 }
 
-// The solver masses of state s (a dynamic body): 1/m in Q8.24 from the
+// The solver masses of state s (a dynamic body): 1/m in Q10.22 from the
 // body's mass, rounded to nearest, and its world inverse inertia.
 static void prepare_mass(const ls_body *b, ls_solver_mass *m)
 {
@@ -219,7 +219,7 @@ static void prepare_mass(const ls_body *b, ls_solver_mass *m)
         return;
     }
     int64_t mass = b->mass;
-    m->inv_mass = (int32_t)((((int64_t)1 << 40) + mass / 2) / mass);
+    m->inv_mass = (int32_t)((((int64_t)1 << (16 + LS_INV_MASS_BITS)) + mass / 2) / mass);
     inverse_inertia_q20(b, m->inv_inertia);
 }
 
@@ -229,7 +229,9 @@ static void prepare_mass(const ls_body *b, ls_solver_mass *m)
 // lane, plus a partly filled group per colour and for the overflow.
 static size_t max_groups(const ls_world_def *def)
 {
-    return (size_t)def->max_contacts / LS_LANES + LS_GRAPH_MAX_COLOURS + 2;
+    // Per colour one partly filled group per point count (pack), one in the
+    // overflow range.
+    return (size_t)def->max_contacts / LS_LANES + (LS_GRAPH_MAX_COLOURS + 1) * LS_MANIFOLD_MAX + 2;
 }
 
 static size_t max_joint_slots(const ls_world_def *def)
@@ -598,8 +600,29 @@ static void build_states(ls_world *w)
     sv->state_count = n;
 }
 
+// A new contact group, every lane empty.
+static ls_contact_lanes *new_group(ls_solver_scratch *sv, uint32_t *groups)
+{
+    ls_contact_lanes *gr = &sv->groups[(*groups)++];
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        gr->contact[l] = UINT32_MAX;
+    }
+    gr->rolling = -1;
+    return gr;
+}
+
 // Group the coloured constraints: per colour its joints (in order) and its
-// contacts packed LS_LANES to a group (in order); the overflow range last.
+// contacts packed LS_LANES to a group, the overflow range last.
+//
+// Why contacts are packed by point count: a manifold solves its points in a
+// rotating order that depends on its point count (contact_solver.c,
+// slot_at), and a group's vector sweep runs the slots of its largest count.
+// With every lane of a group holding the same count, each manifold's order is
+// its own -- not its neighbours' -- so the bits do not depend on LS_LANES
+// (8 for AVX2 and scalar, 4 for SSE2 or NEON). Within a colour no two
+// contacts share a moving body, so the order of the groups cannot matter. The
+// overflow range is solved serially in index order by the scalar kernel, which
+// takes each lane's own point count: there contacts are packed in order.
 static void pack(ls_world *w, uint32_t nj)
 {
     ls_solver_scratch *sv = &w->solver;
@@ -610,7 +633,11 @@ static void pack(ls_world *w, uint32_t nj)
         sv->colour_joint[c] = joints;
         sv->colour_group[c] = groups;
         sv->colour_ball[c] = balls;
-        uint32_t lane = LS_LANES, ball_lane = LS_LANES;
+        uint32_t ball_lane = LS_LANES;
+        // The open group of each point count (1..LS_MANIFOLD_MAX) and its next lane.
+        ls_contact_lanes *open[LS_MANIFOLD_MAX + 1] = {NULL};
+        uint32_t lane[LS_MANIFOLD_MAX + 1];
+        bool serial = c == g->colour_count;
         for (uint32_t k = g->start[c]; k < g->start[c + 1]; k++) {
             uint32_t item = g->order[k];
             if (item < nj && w->joints[w->active_joints[item]].type == LS_JOINT_BALL) {
@@ -629,17 +656,16 @@ static void pack(ls_world *w, uint32_t nj)
                 sv->joint_order[joints++] = item;
                 continue;
             }
-            if (lane == LS_LANES) {
-                ls_contact_lanes *gr = &sv->groups[groups++];
-                for (uint32_t l = 0; l < LS_LANES; l++) {
-                    gr->contact[l] = UINT32_MAX;
-                }
-                gr->rolling = -1;
-                lane = 0;
-            }
-            ls_contact_lanes *gr = &sv->groups[groups - 1];
             uint32_t ci = sv->contact_list[item - nj];
-            gr->contact[lane++] = ci;
+            uint32_t n = (uint32_t)w->contacts[ci].m.count;
+            n = n > LS_MANIFOLD_MAX ? LS_MANIFOLD_MAX : n;
+            uint32_t key = serial ? 0 : n; // the overflow range: one group at a time, in order
+            if (open[key] == NULL || lane[key] == LS_LANES) {
+                open[key] = new_group(sv, &groups);
+                lane[key] = 0;
+            }
+            ls_contact_lanes *gr = open[key];
+            gr->contact[lane[key]++] = ci;
             if (gr->rolling < 0 && w->contacts[ci].m.count <= 2 && w->def.rolling_resistance > 0) {
                 gr->rolling = (int32_t)rolling++;
             }
@@ -653,28 +679,33 @@ static void pack(ls_world *w, uint32_t nj)
     sv->ball_count = balls;
 }
 
-// Report the first lane that left the solver range (SPEC.md §2): its
-// writable body, in group order.
+// Report the lane that left the solver range (SPEC.md §2): the writable body
+// of the overflowing contact of smallest index, else of the ball joint of
+// smallest slot (by index, not by group: the packing depends on LS_LANES).
 static void report_overflows(ls_world *w)
 {
     const ls_solver_scratch *sv = &w->solver;
+    uint32_t best = UINT32_MAX;
     for (uint32_t gi = 0; gi < sv->group_count; gi++) {
-        uint32_t mask = sv->group_ovf[gi];
-        if (mask == 0) {
-            continue;
+        for (uint32_t mask = sv->group_ovf[gi]; mask != 0; mask &= mask - 1) {
+            uint32_t ci = sv->groups[gi].contact[__builtin_ctz(mask)];
+            best = ci < best ? ci : best;
         }
-        uint32_t l = (uint32_t)__builtin_ctz(mask);
-        const ls_contact *c = &w->contacts[sv->groups[gi].contact[l]];
+    }
+    if (best != UINT32_MAX) {
+        const ls_contact *c = &w->contacts[best];
         ls_world_report_overflow_(w, ls_body_moves_(&w->bodies[c->a]) ? c->a : c->b);
         return;
     }
     for (uint32_t bi = 0; bi < sv->ball_count; bi++) {
-        uint32_t mask = sv->ball_ovf[bi];
-        if (mask != 0) {
-            const ls_joint *j = &w->joints[sv->balls[bi].joint[__builtin_ctz(mask)]];
-            ls_world_report_overflow_(w, ls_body_moves_(&w->bodies[j->a]) ? j->a : j->b);
-            return;
+        for (uint32_t mask = sv->ball_ovf[bi]; mask != 0; mask &= mask - 1) {
+            uint32_t ji = sv->balls[bi].joint[__builtin_ctz(mask)];
+            best = ji < best ? ji : best;
         }
+    }
+    if (best != UINT32_MAX) {
+        const ls_joint *j = &w->joints[best];
+        ls_world_report_overflow_(w, ls_body_moves_(&w->bodies[j->a]) ? j->a : j->b);
     }
 }
 

@@ -19,7 +19,7 @@ struct ls_ball_kernels;
 
 /// Mass data of a body state, in the solver's precision (state 0: zeros).
 typedef struct ls_solver_mass {
-    int32_t inv_mass;       ///< Q8.24, 0 for a body that is not dynamic
+    int32_t inv_mass;       ///< Q10.22, 0 for a body that is not dynamic
     int32_t inv_inertia[6]; ///< world frame at the tick start, Q12.20: xx, xy, xz, yy, yz, zz
     ls_vec3 p;              ///< centre of mass at the tick start (state 0: the origin)
     int32_t pad;

@@ -1069,6 +1069,12 @@ static const char *body_problem(const ls_body *b)
     if (b->type != LS_BODY_DYNAMIC && (b->mass != 0 || b->inv_mass != 0)) {
         return "mass of a static or kinematic body";
     }
+    // The creation limits of velocities (SPEC.md §5): the solver's sweeps
+    // subtract them in 32 bits.
+    if (ls_vec3_len_sq_q32(b->linear_velocity) > (uint64_t)LS_FX_INT(512) * LS_FX_INT(512) ||
+        ls_vec3_len_sq_q32(b->angular_velocity) > (uint64_t)LS_FX_INT(128) * LS_FX_INT(128)) {
+        return "velocity (faster than 512 m/s or 128 rad/s)";
+    }
     if (!quat_unit(b->q)) {
         return "orientation (not a unit quaternion)";
     }
