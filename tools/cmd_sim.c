@@ -239,7 +239,7 @@ static int run(const sim_opts *o, const ls_scene *scene, ls_world *w)
     }
     if (full_ticks) {
         // Why an error and not a warning: a contact left out lets bodies
-        // fall through each other (SPEC.md §11.9), so the run is not the
+        // fall through each other (SPEC.md §11, stage 3), so the run is not the
         // physics the scene describes.
         fprintf(stderr,
                 "lockstep sim: %s: the world needed more than its capacity on %u tick%s (first: "

@@ -10,7 +10,7 @@
 // computed once per tick. A sweep reads them as consecutive runs of LS_LANES
 // integers, so the lanes of a group are computed side by side, by the scalar
 // reference one lane after the other (contact_solver.c) or by a vector path
-// all at once (contact_simd_*.c). The manifolds of a group belong to one
+// all at once (contact_avx2.c). The manifolds of a group belong to one
 // graph colour (no two share a moving body), so a lane's result does not
 // depend on its neighbours: every path gives the same bits. The overflow
 // constraints (no colour) are packed the same way and always solved by the

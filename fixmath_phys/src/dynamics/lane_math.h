@@ -16,7 +16,7 @@
 // overflow for the group's first body, with the tick (SPEC.md §2). A vector
 // path computes the same exact values lane by lane; where a narrowing would
 // saturate it redoes the whole group with these functions, so every path
-// gives the same bits (dynamics/contact_simd_*.c).
+// gives the same bits (dynamics/contact_avx2.c).
 #ifndef LS_DYNAMICS_LANE_MATH_H
 #define LS_DYNAMICS_LANE_MATH_H
 
