@@ -560,9 +560,12 @@ static const char *ours_warning(void *h)
         return o->warn;
     }
     if (info.overflow_count) {
+        uint64_t ud = ls_body_user_data(o->w, info.overflow_body);
         snprintf(o->warn, sizeof o->warn,
-                 "%u overflows (saturation, range or contacts deeper than 0.1 m), first at tick %u",
-                 info.overflow_count, info.overflow_tick);
+                 "%u overflows (saturation, range or contacts deeper than 0.1 m), first at tick %u "
+                 "(body %u, user data %llu)",
+                 info.overflow_count, info.overflow_tick, info.overflow_body.index1,
+                 (unsigned long long)ud);
         return o->warn;
     }
     return NULL;
