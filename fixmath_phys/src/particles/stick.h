@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// The division-free stick projection (SPEC.md §25.4 "Sticks in approx
+// mode"), the scalar reference of the stick kernels.
+//
+// Why: the sqrt-free stick of distance.h needs one 64-bit division per
+// stick, k = (L2 - r^2) / (L2 + r^2). That division was most of the cost of a
+// cloth (a 64 x 64 cloth projects 191 504 sticks a tick) and it has no
+// integer SIMD instruction, so the sticks of a batch could not be projected
+// eight at a time. Here the division is replaced by what can be precomputed
+// per stick (the reciprocal of the rest length, once, when the weights are
+// derived) and by two Newton steps of 1/(1 + s), seeded per band of s:
+//
+//   u = d / r (Q28, each component of d first clamped to +-4 r),
+//   S = |u|^2 (Q56, exact in 64 bits), s = min(S, 15) = (L / r)^2,
+//   y = 1/(1 + s) after two Newton steps y <- y (2 - (1 + s) y) from a
+//       seed within 1/3 (relative) of it, exact at s = 1,
+//   k = (s - 1) y        (the sqrt-free stick's (s - 1)/(s + 1), to 1.2 %)
+//
+// and x_a += wa k d, x_b -= wb k d as before. Every product has two factors
+// of at most 32 bits, every rounding is a shift and every band a compare, so
+// stick_avx2.c computes the same integers eight sticks at a time
+// (_mm256_mul_epi32 on the even and the odd lanes).
+#ifndef LS_PARTICLES_STICK_H
+#define LS_PARTICLES_STICK_H
+
+#include "distance.h"
+
+/// Fraction bits of u and k (s and x = 1 + s have 26, y has 30).
+#define LS_STICK_Q 28
+
+/// round(p / 2^n) half away from zero (1 <= n <= 62, arithmetic shift).
+static inline int64_t ls_stick_rhaz_(int64_t p, int n)
+{
+    return (p + ((int64_t)1 << (n - 1)) - 1 + (p >= 0)) >> n;
+}
+
+/// The reciprocal of a rest length r (66..2^23 raw): returns ir =
+/// round(2^(28 + g) / r) (half up) in (2^29, 2^30], with *g = bitlen(r) + 1
+/// (8..25). The one division of a stick, done when its weights are derived.
+static inline int32_t ls_stick_inv_rest_(ls_fx r, uint8_t *g)
+{
+    int bits = 32 - __builtin_clz((uint32_t)r);
+    int shift = bits + 1;
+    int64_t num = (int64_t)1 << (LS_STICK_Q + shift);
+    *g = (uint8_t)shift;
+    return (int32_t)((num + r / 2) / r);
+}
+
+/// Seeds y0 of 1/x (Q30) by the band of x = 1 + s (Q26): x < 4/3: 3/4;
+/// < 8/3: 1/2; < 16/3: 1/4; < 32/3: 1/8; else 1/16 (|1 - x y0| <= 1/3).
+#define LS_STICK_X1 89478485  ///< 4/3 in Q26, rounded
+#define LS_STICK_X2 178956971 ///< 8/3
+#define LS_STICK_X3 357913941 ///< 16/3
+#define LS_STICK_X4 715827883 ///< 32/3
+/// The largest s (Q56 of S): 15.
+#define LS_STICK_S_MAX ((int64_t)15 << 56)
+
+/// The seed of 1/x (Q30) for x (Q26) in [1, 16].
+static inline int64_t ls_stick_seed_(int64_t x)
+{
+    return x < LS_STICK_X1   ? (int64_t)3 << 28
+           : x < LS_STICK_X2 ? (int64_t)1 << 29
+           : x < LS_STICK_X3 ? (int64_t)1 << 28
+           : x < LS_STICK_X4 ? (int64_t)1 << 27
+                             : (int64_t)1 << 26;
+}
+
+/// The fraction k (Q28) of d removed by a stick whose |u|^2 is S (Q56, 0 <=
+/// S < 2^62): k = (s - 1) y with y two Newton steps toward 1 / (1 + s).
+static inline int64_t ls_stick_k_(int64_t S)
+{
+    int64_t s = ((S < LS_STICK_S_MAX ? S : LS_STICK_S_MAX) + ((int64_t)1 << 29)) >> 30;
+    int64_t x = s + ((int64_t)1 << 26);
+    int64_t y = ls_stick_seed_(x);
+    for (int i = 0; i < 2; i++) {
+        int64_t t = (x * y + ((int64_t)1 << 25)) >> 26;
+        y = (y * (((int64_t)1 << 31) - t) + ((int64_t)1 << 29)) >> 30;
+    }
+    return ls_stick_rhaz_((s - ((int64_t)1 << 26)) * y, LS_STICK_Q);
+}
+
+/// Project one stick (approx mode) with its weights wa, wb (not both 0):
+/// the scalar reference, SPEC.md §25.4.
+LS_PCON_INLINE void ls_stick_project_one_(ls_vec3 *xa, ls_vec3 *xb, const ls_pcon *c)
+{
+    int64_t d0 = (int64_t)xb->x - xa->x;
+    int64_t d1 = (int64_t)xb->y - xa->y;
+    int64_t d2 = (int64_t)xb->z - xa->z;
+    if (ls_pcon_wide_(d0, d1, d2)) {
+        d0 = ls_pcon_clamp_delta_(d0);
+        d1 = ls_pcon_clamp_delta_(d1);
+        d2 = ls_pcon_clamp_delta_(d2);
+    }
+    int64_t lim = (int64_t)c->rest * 4, ir = c->inv_rest;
+    int g = c->ishift;
+    int64_t e0 = d0 > lim ? lim : d0 < -lim ? -lim : d0;
+    int64_t e1 = d1 > lim ? lim : d1 < -lim ? -lim : d1;
+    int64_t e2 = d2 > lim ? lim : d2 < -lim ? -lim : d2;
+    int64_t u0 = ls_stick_rhaz_(e0 * ir, g);
+    int64_t u1 = ls_stick_rhaz_(e1 * ir, g);
+    int64_t u2 = ls_stick_rhaz_(e2 * ir, g);
+    int64_t k = ls_stick_k_(u0 * u0 + u1 * u1 + u2 * u2);
+    if ((d0 | d1 | d2) == 0) { // no direction: b pushed away from a along +x by r
+        d0 = c->rest;
+    }
+    if (c->wa != 0) {
+        int64_t ka = ls_stick_rhaz_(k * c->wa, 16);
+        ls_pcon_add3_(xa, ls_stick_rhaz_(d0 * ka, LS_STICK_Q), ls_stick_rhaz_(d1 * ka, LS_STICK_Q),
+                      ls_stick_rhaz_(d2 * ka, LS_STICK_Q));
+    }
+    if (c->wb != 0) {
+        int64_t kb = ls_stick_rhaz_(k * c->wb, 16);
+        ls_pcon_add3_(xb, -ls_stick_rhaz_(d0 * kb, LS_STICK_Q),
+                      -ls_stick_rhaz_(d1 * kb, LS_STICK_Q), -ls_stick_rhaz_(d2 * kb, LS_STICK_Q));
+    }
+}
+
+/// The scalar stick kernel: sticks c[0..n) in order, those with a weight.
+void ls_stick_project_scalar_(ls_vec3 *x, const ls_pcon *c, uint32_t n);
+/// The AVX2 stick kernel (stick_avx2.c): eight sticks at a time, which must
+/// share no particle (one batch); the same bits as the scalar one. On
+/// targets without AVX2 it is the scalar kernel.
+void ls_stick_project_avx2_(ls_vec3 *x, const ls_pcon *c, uint32_t n);
+/// True when this build and CPU can run ls_stick_project_avx2_ with AVX2.
+bool ls_stick_avx2_supported_(void);
+
+#endif

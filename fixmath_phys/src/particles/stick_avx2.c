@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+// Sticks on x86 AVX2: eight sticks of one batch projected at once, the same
+// integers as the scalar reference (stick.h, SPEC.md §25.4).
+//
+// Why: the sticks are most of a cloth's step, and a batch is a run of sticks
+// no two of which share a particle (step.c), so eight consecutive ones can be
+// projected side by side. Each lane holds one stick (structure of arrays:
+// one register per field, filled from the sticks and gathered from the
+// positions); the products are exact 64-bit ones on the even and the odd
+// lanes (lanes_avx2.h), every rounding is the scalar one. Two cases are left
+// to the scalar code for the whole group before anything is stored: a
+// position component beyond +-2^29 raw (8192 m, only an exploded state gets
+// there: the scalar code clamps d and saturates the sum, which the lanes do
+// not), and a tail of fewer than eight sticks. The groups of a batch do not
+// interact, so their order, or which path takes a group, cannot change a bit.
+#include "stick.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+
+#include "../dynamics/lanes_avx2.h"
+
+// round(p / 2^n) half away from zero of exact 64-bit lanes, narrowed to 32
+// bits (the callers' results fit: n <= 32, so the low word of the logical
+// shift is that of the arithmetic one).
+AVX2 V rhaz8(W p, int n)
+{
+    const V zero = _mm256_setzero_si256();
+    const V h = _mm256_set1_epi64x((int64_t)1 << (n - 1));
+    V e = _mm256_add_epi64(_mm256_add_epi64(p.e, h), _mm256_cmpgt_epi64(zero, p.e));
+    V o = _mm256_add_epi64(_mm256_add_epi64(p.o, h), _mm256_cmpgt_epi64(zero, p.o));
+    e = _mm256_srl_epi64(e, _mm_cvtsi32_si128(n));
+    o = _mm256_sll_epi64(o, _mm_cvtsi32_si128(32 - n));
+    return _mm256_blend_epi32(e, o, 0xAA);
+}
+
+// round(p / 2^n) half up of exact non-negative 64-bit lanes, narrowed to 32 bits.
+AVX2 V rnd8(W p, int n)
+{
+    const V h = _mm256_set1_epi64x((int64_t)1 << (n - 1));
+    V e = _mm256_srl_epi64(_mm256_add_epi64(p.e, h), _mm_cvtsi32_si128(n));
+    V o = _mm256_sll_epi64(_mm256_add_epi64(p.o, h), _mm_cvtsi32_si128(32 - n));
+    return _mm256_blend_epi32(e, o, 0xAA);
+}
+
+// rhaz8 with a shift per lane: ge (even lanes) and go (odd lanes) hold n in
+// their 64-bit lanes, he and ho 2^(n - 1).
+AVX2 V rhaz8v(W p, V ge, V go, V he, V ho)
+{
+    const V zero = _mm256_setzero_si256();
+    const V c32 = _mm256_set1_epi64x(32);
+    V e = _mm256_add_epi64(_mm256_add_epi64(p.e, he), _mm256_cmpgt_epi64(zero, p.e));
+    V o = _mm256_add_epi64(_mm256_add_epi64(p.o, ho), _mm256_cmpgt_epi64(zero, p.o));
+    e = _mm256_srlv_epi64(e, ge);
+    o = _mm256_sllv_epi64(o, _mm256_sub_epi64(c32, go));
+    return _mm256_blend_epi32(e, o, 0xAA);
+}
+
+// Project sticks c[0..8) (no two share a particle); false when the group must
+// be left to the scalar reference (nothing stored then).
+AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
+{
+    int32_t ia[8], ib[8], wa[8], wb[8], ir[8], g[8], rest[8];
+    for (int l = 0; l < 8; l++) {
+        ia[l] = (int32_t)c[l].a; // < 2^22 (max_particles): 3 a fits
+        ib[l] = (int32_t)c[l].b;
+        wa[l] = c[l].wa;
+        wb[l] = c[l].wb;
+        ir[l] = c[l].inv_rest;
+        g[l] = c[l].ishift;
+        rest[l] = c[l].rest;
+    }
+    const int *base = (const int *)(const void *)x;
+    V via = ld(ia), vib = ld(ib);
+    via = _mm256_add_epi32(_mm256_add_epi32(via, via), via); // int32 offsets of the x components
+    vib = _mm256_add_epi32(_mm256_add_epi32(vib, vib), vib);
+    V xa[3], xb[3], d[3];
+    V chk = _mm256_setzero_si256();
+    const V bias = splat(1 << 29);
+    for (int k = 0; k < 3; k++) {
+        xa[k] = _mm256_i32gather_epi32(base + k, via, 4);
+        xb[k] = _mm256_i32gather_epi32(base + k, vib, 4);
+        chk = _mm256_or_si256(chk, _mm256_add_epi32(xa[k], bias));
+        chk = _mm256_or_si256(chk, _mm256_add_epi32(xb[k], bias));
+    }
+    // Every component in [-2^29, 2^29): the bias moved it into [0, 2^30).
+    if (!all_zero(_mm256_and_si256(chk, splat((int32_t)0xC0000000u)))) {
+        return false;
+    }
+    V vr = ld(rest);
+    V lim = _mm256_slli_epi32(vr, 2), nlim = _mm256_sub_epi32(_mm256_setzero_si256(), lim);
+    V vg = ld(g);
+    const V low = _mm256_set1_epi64x(0xFFFFFFFF), one = _mm256_set1_epi64x(1);
+    V ge = _mm256_and_si256(vg, low), go = _mm256_srli_epi64(vg, 32);
+    V he = _mm256_sllv_epi64(one, _mm256_sub_epi64(ge, one));
+    V ho = _mm256_sllv_epi64(one, _mm256_sub_epi64(go, one));
+    P pir = prep(ld(ir));
+    P pu[3];
+    for (int k = 0; k < 3; k++) {
+        d[k] = _mm256_sub_epi32(xb[k], xa[k]);
+        V e = _mm256_min_epi32(_mm256_max_epi32(d[k], nlim), lim);
+        pu[k] = prep(rhaz8v(mulp(prep(e), pir), ge, go, he, ho));
+    }
+    W S = dot3p(pu[0], pu[1], pu[2], pu[0], pu[1], pu[2]);
+    // s = (min(S, 15) + 2^29) >> 30 (Q26), x = 1 + s, y -> 1/x (Q30), k = (s - 1) y.
+    const V smax = _mm256_set1_epi64x(LS_STICK_S_MAX), h29 = _mm256_set1_epi64x((int64_t)1 << 29);
+    V se = _mm256_blendv_epi8(S.e, smax, _mm256_cmpgt_epi64(S.e, smax));
+    V so = _mm256_blendv_epi8(S.o, smax, _mm256_cmpgt_epi64(S.o, smax));
+    se = _mm256_srli_epi64(_mm256_add_epi64(se, h29), 30);
+    so = _mm256_slli_epi64(_mm256_srli_epi64(_mm256_add_epi64(so, h29), 30), 32);
+    V s26 = _mm256_blend_epi32(se, so, 0xAA);
+    V vx = _mm256_add_epi32(s26, splat(1 << 26));
+    V y = splat(1 << 26);
+    y = _mm256_blendv_epi8(y, splat(1 << 27), _mm256_cmpgt_epi32(splat(LS_STICK_X4), vx));
+    y = _mm256_blendv_epi8(y, splat(1 << 28), _mm256_cmpgt_epi32(splat(LS_STICK_X3), vx));
+    y = _mm256_blendv_epi8(y, splat(1 << 29), _mm256_cmpgt_epi32(splat(LS_STICK_X2), vx));
+    y = _mm256_blendv_epi8(y, splat(3 << 28), _mm256_cmpgt_epi32(splat(LS_STICK_X1), vx));
+    P px = prep(vx);
+    for (int i = 0; i < 2; i++) {
+        P py = prep(y);
+        V t = rnd8(mulp(px, py), 26);
+        y = rnd8(mulp(py, prep(_mm256_sub_epi32(splat(INT32_MIN), t))), 30);
+    }
+    V k = rhaz8(mulp(prep(_mm256_sub_epi32(s26, splat(1 << 26))), prep(y)), LS_STICK_Q);
+    // No direction: d = (r, 0, 0) (b pushed away from a along +x by r).
+    V zero_d = _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_or_si256(d[0], d[1]), d[2]),
+                                  _mm256_setzero_si256());
+    d[0] = _mm256_blendv_epi8(d[0], vr, zero_d);
+    P pk = prep(k);
+    P ka = prep(rhaz8(mulp(pk, prep(ld(wa))), 16));
+    P kb = prep(rhaz8(mulp(pk, prep(ld(wb))), 16));
+    int32_t out[6][8];
+    for (int i = 0; i < 3; i++) {
+        P pd = prep(d[i]);
+        st(out[i], _mm256_add_epi32(xa[i], rhaz8(mulp(pd, ka), LS_STICK_Q)));
+        st(out[3 + i], _mm256_sub_epi32(xb[i], rhaz8(mulp(pd, kb), LS_STICK_Q)));
+    }
+    for (int l = 0; l < 8; l++) {
+        x[ia[l]] = ls_vec3_make(out[0][l], out[1][l], out[2][l]);
+        x[ib[l]] = ls_vec3_make(out[3][l], out[4][l], out[5][l]);
+    }
+    return true;
+}
+
+void ls_stick_project_avx2_(ls_vec3 *x, const ls_pcon *c, uint32_t n)
+{
+    uint32_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        if (!group8(x, c + k)) {
+            ls_stick_project_scalar_(x, c + k, 8);
+        }
+    }
+    ls_stick_project_scalar_(x, c + k, n - k);
+}
+
+bool ls_stick_avx2_supported_(void)
+{
+    return __builtin_cpu_supports("avx2");
+}
+
+#else
+
+void ls_stick_project_avx2_(ls_vec3 *x, const ls_pcon *c, uint32_t n)
+{
+    ls_stick_project_scalar_(x, c, n);
+}
+
+bool ls_stick_avx2_supported_(void)
+{
+    return false;
+}
+
+#endif
