@@ -88,14 +88,14 @@ typedef struct ls_pcon {
     uint8_t flags;            ///< (state) LS_PCON_F_* bits
     uint8_t batch;            ///< (derived) 1: starts a batch (a run of one kind in which no two
                               ///< constraints share a particle; step.c may split it over workers)
-    uint8_t ishift;           ///< (derived) stick: g of inv_rest (stick.h), 8..25
+    uint8_t ishift;           ///< (derived) stick: 28 - bitlen(rest), 4..21 (stick.h)
     uint32_t a, b;            ///< (state) particles (pin: a; angle: vertex a, arm b)
     ls_fx rest;               ///< (state) stick: rest length; range/angle: shortest length
                               ///< (angle: of |c - b|), 0 = none
     ls_fx wa, wb;             ///< (derived) share of the correction moved by the first and the
                               ///< second particle (angle: b and c), times stiffness; both 0 when
                               ///< the constraint is disabled or torn (ls_pcon_pair_weights_)
-    int32_t inv_rest;         ///< (derived) stick: round(2^(28 + ishift) / rest) (stick.h)
+    int32_t inv_rest;         ///< (derived) stick: (2^bitlen(rest) / rest)^2 in Q28 (stick.h)
     uint32_t c;               ///< (state) angle: the second arm's particle
     ls_fx rest_max;           ///< (state) range/angle: longest length, 0 = none
     ls_fx stiffness;          ///< (state) (0, 1]

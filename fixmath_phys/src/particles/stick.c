@@ -70,8 +70,7 @@ static void stick_project(ls_world *w, ls_particle_system *s, ls_pcon *c, uint32
         for (uint32_t k = 0; k < n; k++) {
             const ls_pcon *ck = &c[k];
             if ((ck->wa | ck->wb) != 0) {
-                ls_pcon_project_(&x[ck->a], &x[ck->b], ck->rest, ck->wa, ck->wb, LS_STICK_EXACT,
-                                 0);
+                ls_pcon_project_(&x[ck->a], &x[ck->b], ck->rest, ck->wa, ck->wb, LS_STICK_EXACT, 0);
             }
         }
     } else {

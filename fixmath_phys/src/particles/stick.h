@@ -10,8 +10,8 @@
 // per stick (the reciprocal of the rest length, once, when the weights are
 // derived) and by two Newton steps of 1/(1 + s), seeded per band of s:
 //
-//   u = d / r (Q28, each component of d first clamped to +-4 r),
-//   S = |u|^2 (Q56, exact in 64 bits), s = min(S, 15) = (L / r)^2,
+//   s = min(|e|^2 / r^2, 15) (Q26) with e = d clamped to +-4 r per
+//       component: |e|^2 / 2^2b exact, times q = (2^b / r)^2 (b = bitlen(r)),
 //   y = 1/(1 + s) after two Newton steps y <- y (2 - (1 + s) y) from a
 //       seed within 1/3 (relative) of it, exact at s = 1,
 //   k = (s - 1) y        (the sqrt-free stick's (s - 1)/(s + 1), to 1.2 %)
@@ -25,8 +25,10 @@
 
 #include "distance.h"
 
-/// Fraction bits of u and k (s and x = 1 + s have 26, y has 30).
+/// Fraction bits of k (s and x = 1 + s have 26, y has 30).
 #define LS_STICK_Q 28
+/// The largest s (Q26): 15.
+#define LS_STICK_S_MAX ((int64_t)15 << 26)
 
 /// round(p / 2^n) half away from zero (1 <= n <= 62, arithmetic shift).
 static inline int64_t ls_stick_rhaz_(int64_t p, int n)
@@ -34,16 +36,31 @@ static inline int64_t ls_stick_rhaz_(int64_t p, int n)
     return (p + ((int64_t)1 << (n - 1)) - 1 + (p >= 0)) >> n;
 }
 
-/// The reciprocal of a rest length r (66..2^23 raw): returns ir =
-/// round(2^(28 + g) / r) (half up) in (2^29, 2^30], with *g = bitlen(r) + 1
-/// (8..25). The one division of a stick, done when its weights are derived.
-static inline int32_t ls_stick_inv_rest_(ls_fx r, uint8_t *g)
+/// The reciprocal of a rest length r (66..2^23 raw), squared: with b =
+/// bitlen(r) (7..24), *sh = 28 - b (4..21) and the result q = round((2^b /
+/// r)^2) in Q28, (2^28, 2^30]: m = floor((2^(b+30) + floor(r/2)) / r) (Q30,
+/// (2^30, 2^31]), q = (m^2 + 2^31) >> 32. The one division of a stick, done
+/// when its weights are derived.
+static inline int32_t ls_stick_inv_rest_(ls_fx r, uint8_t *sh)
 {
-    int bits = 32 - __builtin_clz((uint32_t)r);
-    int shift = bits + 1;
-    int64_t num = (int64_t)1 << (LS_STICK_Q + shift);
-    *g = (uint8_t)shift;
-    return (int32_t)((num + r / 2) / r);
+    int b = 32 - __builtin_clz((uint32_t)r);
+    int64_t m = (((int64_t)1 << (b + 30)) + r / 2) / r;
+    *sh = (uint8_t)(28 - b);
+    return (int32_t)((m * m + ((int64_t)1 << 31)) >> 32);
+}
+
+/// s (Q26, (L / r)^2 capped at 15) of a stick from its clamped delta e
+/// (|e_i| <= 4 r): v = e 2^sh exact (|v_i| < 2^30), V = |v|^2 (Q56 of
+/// |e|^2 / 2^2b, exact), w = min((V + 2^29) >> 30, 15 2^26), s = min((w q +
+/// 2^27) >> 28, 15 2^26).
+static inline int64_t ls_stick_s_(int64_t e0, int64_t e1, int64_t e2, int sh, int64_t q)
+{
+    int64_t v0 = e0 * ((int64_t)1 << sh), v1 = e1 * ((int64_t)1 << sh);
+    int64_t v2 = e2 * ((int64_t)1 << sh);
+    int64_t w = (v0 * v0 + v1 * v1 + v2 * v2 + ((int64_t)1 << 29)) >> 30;
+    w = w < LS_STICK_S_MAX ? w : LS_STICK_S_MAX;
+    int64_t s = (w * q + ((int64_t)1 << 27)) >> 28;
+    return s < LS_STICK_S_MAX ? s : LS_STICK_S_MAX;
 }
 
 /// Seeds y0 of 1/x (Q30) by the band of x = 1 + s (Q26): x < 4/3: 3/4;
@@ -52,8 +69,6 @@ static inline int32_t ls_stick_inv_rest_(ls_fx r, uint8_t *g)
 #define LS_STICK_X2 178956971 ///< 8/3
 #define LS_STICK_X3 357913941 ///< 16/3
 #define LS_STICK_X4 715827883 ///< 32/3
-/// The largest s (Q56 of S): 15.
-#define LS_STICK_S_MAX ((int64_t)15 << 56)
 
 /// The seed of 1/x (Q30) for x (Q26) in [1, 16].
 static inline int64_t ls_stick_seed_(int64_t x)
@@ -65,11 +80,10 @@ static inline int64_t ls_stick_seed_(int64_t x)
                              : (int64_t)1 << 26;
 }
 
-/// The fraction k (Q28) of d removed by a stick whose |u|^2 is S (Q56, 0 <=
-/// S < 2^62): k = (s - 1) y with y two Newton steps toward 1 / (1 + s).
-static inline int64_t ls_stick_k_(int64_t S)
+/// The fraction k (Q28) of d removed by a stick of s (Q26, 0..15 2^26): k =
+/// rhaz((s - 1) y, 28) with y two Newton steps toward 1 / (1 + s).
+static inline int64_t ls_stick_k_(int64_t s)
 {
-    int64_t s = ((S < LS_STICK_S_MAX ? S : LS_STICK_S_MAX) + ((int64_t)1 << 29)) >> 30;
     int64_t x = s + ((int64_t)1 << 26);
     int64_t y = ls_stick_seed_(x);
     for (int i = 0; i < 2; i++) {
@@ -91,15 +105,11 @@ LS_PCON_INLINE void ls_stick_project_one_(ls_vec3 *xa, ls_vec3 *xb, const ls_pco
         d1 = ls_pcon_clamp_delta_(d1);
         d2 = ls_pcon_clamp_delta_(d2);
     }
-    int64_t lim = (int64_t)c->rest * 4, ir = c->inv_rest;
-    int g = c->ishift;
+    int64_t lim = (int64_t)c->rest * 4;
     int64_t e0 = d0 > lim ? lim : d0 < -lim ? -lim : d0;
     int64_t e1 = d1 > lim ? lim : d1 < -lim ? -lim : d1;
     int64_t e2 = d2 > lim ? lim : d2 < -lim ? -lim : d2;
-    int64_t u0 = ls_stick_rhaz_(e0 * ir, g);
-    int64_t u1 = ls_stick_rhaz_(e1 * ir, g);
-    int64_t u2 = ls_stick_rhaz_(e2 * ir, g);
-    int64_t k = ls_stick_k_(u0 * u0 + u1 * u1 + u2 * u2);
+    int64_t k = ls_stick_k_(ls_stick_s_(e0, e1, e2, c->ishift, c->inv_rest));
     if ((d0 | d1 | d2) == 0) { // no direction: b pushed away from a along +x by r
         d0 = c->rest;
     }

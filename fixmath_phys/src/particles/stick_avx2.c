@@ -19,6 +19,15 @@
 
 #include "../dynamics/lanes_avx2.h"
 
+#include <stddef.h>
+
+// group8 reads the first eight 32-bit words of a stick as one register.
+_Static_assert(offsetof(ls_pcon, ishift) == 3 && offsetof(ls_pcon, a) == 4 &&
+                   offsetof(ls_pcon, b) == 8 && offsetof(ls_pcon, rest) == 12 &&
+                   offsetof(ls_pcon, wa) == 16 && offsetof(ls_pcon, wb) == 20 &&
+                   offsetof(ls_pcon, inv_rest) == 24 && sizeof(ls_pcon) >= 32,
+               "ls_pcon layout");
+
 // round(p / 2^n) half away from zero of exact 64-bit lanes, narrowed to 32
 // bits (the callers' results fit: n <= 32, so the low word of the logical
 // shift is that of the arithmetic one).
@@ -33,7 +42,8 @@ AVX2 V rhaz8(W p, int n)
     return _mm256_blend_epi32(e, o, 0xAA);
 }
 
-// round(p / 2^n) half up of exact non-negative 64-bit lanes, narrowed to 32 bits.
+// round(p / 2^n) half up of exact non-negative 64-bit lanes, narrowed to 32
+// bits (the low word: exact for results below 2^32).
 AVX2 V rnd8(W p, int n)
 {
     const V h = _mm256_set1_epi64x((int64_t)1 << (n - 1));
@@ -42,37 +52,24 @@ AVX2 V rnd8(W p, int n)
     return _mm256_blend_epi32(e, o, 0xAA);
 }
 
-// rhaz8 with a shift per lane: ge (even lanes) and go (odd lanes) hold n in
-// their 64-bit lanes, he and ho 2^(n - 1).
-AVX2 V rhaz8v(W p, V ge, V go, V he, V ho)
-{
-    const V zero = _mm256_setzero_si256();
-    const V c32 = _mm256_set1_epi64x(32);
-    V e = _mm256_add_epi64(_mm256_add_epi64(p.e, he), _mm256_cmpgt_epi64(zero, p.e));
-    V o = _mm256_add_epi64(_mm256_add_epi64(p.o, ho), _mm256_cmpgt_epi64(zero, p.o));
-    e = _mm256_srlv_epi64(e, ge);
-    o = _mm256_sllv_epi64(o, _mm256_sub_epi64(c32, go));
-    return _mm256_blend_epi32(e, o, 0xAA);
-}
-
 // Project sticks c[0..8) (no two share a particle); false when the group must
 // be left to the scalar reference (nothing stored then).
 AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
 {
-    int32_t ia[8], ib[8], wa[8], wb[8], ir[8], g[8], rest[8];
+    // The first 32 bytes of each stick, transposed: one register per field.
+    V f[8];
     for (int l = 0; l < 8; l++) {
-        ia[l] = (int32_t)c[l].a; // < 2^22 (max_particles): 3 a fits
-        ib[l] = (int32_t)c[l].b;
-        wa[l] = c[l].wa;
-        wb[l] = c[l].wb;
-        ir[l] = c[l].inv_rest;
-        g[l] = c[l].ishift;
-        rest[l] = c[l].rest;
+        f[l] = _mm256_loadu_si256((const __m256i *)(const void *)&c[l]);
     }
+    transpose8(f);
+    int32_t ia[8], ib[8];
+    st(ia, f[1]);
+    st(ib, f[2]);
+    V vr = f[3], vwa = f[4], vwb = f[5], vq = f[6];
+    V vsh = _mm256_srli_epi32(f[0], 24); // ishift, the fourth byte
     const int *base = (const int *)(const void *)x;
-    V via = ld(ia), vib = ld(ib);
-    via = _mm256_add_epi32(_mm256_add_epi32(via, via), via); // int32 offsets of the x components
-    vib = _mm256_add_epi32(_mm256_add_epi32(vib, vib), vib);
+    V via = _mm256_add_epi32(_mm256_add_epi32(f[1], f[1]), f[1]); // int32 offsets of x[a]
+    V vib = _mm256_add_epi32(_mm256_add_epi32(f[2], f[2]), f[2]);
     V xa[3], xb[3], d[3];
     V chk = _mm256_setzero_si256();
     const V bias = splat(1 << 29);
@@ -86,28 +83,17 @@ AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
     if (!all_zero(_mm256_and_si256(chk, splat((int32_t)0xC0000000u)))) {
         return false;
     }
-    V vr = ld(rest);
     V lim = _mm256_slli_epi32(vr, 2), nlim = _mm256_sub_epi32(_mm256_setzero_si256(), lim);
-    V vg = ld(g);
-    const V low = _mm256_set1_epi64x(0xFFFFFFFF), one = _mm256_set1_epi64x(1);
-    V ge = _mm256_and_si256(vg, low), go = _mm256_srli_epi64(vg, 32);
-    V he = _mm256_sllv_epi64(one, _mm256_sub_epi64(ge, one));
-    V ho = _mm256_sllv_epi64(one, _mm256_sub_epi64(go, one));
-    P pir = prep(ld(ir));
-    P pu[3];
+    P pv[3];
     for (int k = 0; k < 3; k++) {
         d[k] = _mm256_sub_epi32(xb[k], xa[k]);
         V e = _mm256_min_epi32(_mm256_max_epi32(d[k], nlim), lim);
-        pu[k] = prep(rhaz8v(mulp(prep(e), pir), ge, go, he, ho));
+        pv[k] = prep(_mm256_sllv_epi32(e, vsh));
     }
-    W S = dot3p(pu[0], pu[1], pu[2], pu[0], pu[1], pu[2]);
-    // s = (min(S, 15) + 2^29) >> 30 (Q26), x = 1 + s, y -> 1/x (Q30), k = (s - 1) y.
-    const V smax = _mm256_set1_epi64x(LS_STICK_S_MAX), h29 = _mm256_set1_epi64x((int64_t)1 << 29);
-    V se = _mm256_blendv_epi8(S.e, smax, _mm256_cmpgt_epi64(S.e, smax));
-    V so = _mm256_blendv_epi8(S.o, smax, _mm256_cmpgt_epi64(S.o, smax));
-    se = _mm256_srli_epi64(_mm256_add_epi64(se, h29), 30);
-    so = _mm256_slli_epi64(_mm256_srli_epi64(_mm256_add_epi64(so, h29), 30), 32);
-    V s26 = _mm256_blend_epi32(se, so, 0xAA);
+    // s = min((min(rnd(|v|^2, 30), 15) q + 2^27) >> 28, 15) in Q26 (both < 2^32: unsigned min).
+    const V smax = splat((int32_t)LS_STICK_S_MAX);
+    V w26 = _mm256_min_epu32(rnd8(dot3p(pv[0], pv[1], pv[2], pv[0], pv[1], pv[2]), 30), smax);
+    V s26 = _mm256_min_epu32(rnd8(mulp(prep(w26), prep(vq)), 28), smax);
     V vx = _mm256_add_epi32(s26, splat(1 << 26));
     V y = splat(1 << 26);
     y = _mm256_blendv_epi8(y, splat(1 << 27), _mm256_cmpgt_epi32(splat(LS_STICK_X4), vx));
@@ -126,8 +112,8 @@ AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
                                   _mm256_setzero_si256());
     d[0] = _mm256_blendv_epi8(d[0], vr, zero_d);
     P pk = prep(k);
-    P ka = prep(rhaz8(mulp(pk, prep(ld(wa))), 16));
-    P kb = prep(rhaz8(mulp(pk, prep(ld(wb))), 16));
+    P ka = prep(rhaz8(mulp(pk, prep(vwa)), 16));
+    P kb = prep(rhaz8(mulp(pk, prep(vwb)), 16));
     int32_t out[6][8];
     for (int i = 0; i < 3; i++) {
         P pd = prep(d[i]);
