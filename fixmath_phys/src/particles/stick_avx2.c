@@ -66,6 +66,7 @@ AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
     st(ia, f[1]);
     st(ib, f[2]);
     V vr = f[3], vwa = f[4], vwb = f[5], vq = f[6];
+    bool equal = _mm256_movemask_epi8(_mm256_cmpeq_epi32(vwa, vwb)) == -1;
     V vsh = _mm256_srli_epi32(f[0], 24); // ishift, the fourth byte
     const int *base = (const int *)(const void *)x;
     V via = _mm256_add_epi32(_mm256_add_epi32(f[1], f[1]), f[1]); // int32 offsets of x[a]
@@ -113,16 +114,29 @@ AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
     d[0] = _mm256_blendv_epi8(d[0], vr, zero_d);
     P pk = prep(k);
     P ka = prep(rhaz8(mulp(pk, prep(vwa)), 16));
-    P kb = prep(rhaz8(mulp(pk, prep(vwb)), 16));
-    int32_t out[6][8];
+    V r[8];
     for (int i = 0; i < 3; i++) {
         P pd = prep(d[i]);
-        st(out[i], _mm256_add_epi32(xa[i], rhaz8(mulp(pd, ka), LS_STICK_Q)));
-        st(out[3 + i], _mm256_sub_epi32(xb[i], rhaz8(mulp(pd, kb), LS_STICK_Q)));
+        V ma = rhaz8(mulp(pd, ka), LS_STICK_Q);
+        r[i] = _mm256_add_epi32(xa[i], ma);
+        r[4 + i] = xb[i];
+        if (equal) { // wa = wb in every lane: b moves by minus a's move
+            r[4 + i] = _mm256_sub_epi32(xb[i], ma);
+        }
     }
+    if (!equal) {
+        P kb = prep(rhaz8(mulp(pk, prep(vwb)), 16));
+        for (int i = 0; i < 3; i++) {
+            r[4 + i] = _mm256_sub_epi32(xb[i], rhaz8(mulp(prep(d[i]), kb), LS_STICK_Q));
+        }
+    }
+    // Back to one row per stick: x_a in the low half, x_b in the high half.
+    r[3] = r[7] = _mm256_setzero_si256();
+    transpose8(r);
+    const __m128i m3 = _mm_setr_epi32(-1, -1, -1, 0);
     for (int l = 0; l < 8; l++) {
-        x[ia[l]] = ls_vec3_make(out[0][l], out[1][l], out[2][l]);
-        x[ib[l]] = ls_vec3_make(out[3][l], out[4][l], out[5][l]);
+        _mm_maskstore_epi32((int *)(void *)&x[ia[l]], m3, _mm256_castsi256_si128(r[l]));
+        _mm_maskstore_epi32((int *)(void *)&x[ib[l]], m3, _mm256_extracti128_si256(r[l], 1));
     }
     return true;
 }
