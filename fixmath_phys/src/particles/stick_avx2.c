@@ -28,6 +28,9 @@ _Static_assert(offsetof(ls_pcon, ishift) == 3 && offsetof(ls_pcon, a) == 4 &&
                    offsetof(ls_pcon, inv_rest) == 24 && sizeof(ls_pcon) >= 32,
                "ls_pcon layout");
 
+// Every fixed loop of a group is unrolled: its arrays then live in registers.
+#define UNROLL _Pragma("GCC unroll 8")
+
 // round(p / 2^n) half away from zero of exact 64-bit lanes, narrowed to 32
 // bits (the callers' results fit: n <= 32, so the low word of the logical
 // shift is that of the arithmetic one).
@@ -54,10 +57,11 @@ AVX2 V rnd8(W p, int n)
 
 // Project sticks c[0..8) (no two share a particle); false when the group must
 // be left to the scalar reference (nothing stored then).
-AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
+AVX2 bool group8(ls_vec3 *x, const ls_pcon *c)
 {
     // The first 32 bytes of each stick, transposed: one register per field.
     V f[8];
+    UNROLL
     for (int l = 0; l < 8; l++) {
         f[l] = _mm256_loadu_si256((const __m256i *)(const void *)&c[l]);
     }
@@ -74,6 +78,7 @@ AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
     V xa[3], xb[3], d[3];
     V chk = _mm256_setzero_si256();
     const V bias = splat(1 << 29);
+    UNROLL
     for (int k = 0; k < 3; k++) {
         xa[k] = _mm256_i32gather_epi32(base + k, via, 4);
         xb[k] = _mm256_i32gather_epi32(base + k, vib, 4);
@@ -86,6 +91,7 @@ AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
     }
     V lim = _mm256_slli_epi32(vr, 2), nlim = _mm256_sub_epi32(_mm256_setzero_si256(), lim);
     P pv[3];
+    UNROLL
     for (int k = 0; k < 3; k++) {
         d[k] = _mm256_sub_epi32(xb[k], xa[k]);
         V e = _mm256_min_epi32(_mm256_max_epi32(d[k], nlim), lim);
@@ -102,6 +108,7 @@ AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
     y = _mm256_blendv_epi8(y, splat(1 << 29), _mm256_cmpgt_epi32(splat(LS_STICK_X2), vx));
     y = _mm256_blendv_epi8(y, splat(3 << 28), _mm256_cmpgt_epi32(splat(LS_STICK_X1), vx));
     P px = prep(vx);
+    UNROLL
     for (int i = 0; i < 2; i++) {
         P py = prep(y);
         V t = rnd8(mulp(px, py), 26);
@@ -115,6 +122,7 @@ AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
     P pk = prep(k);
     P ka = prep(rhaz8(mulp(pk, prep(vwa)), 16));
     V r[8];
+    UNROLL
     for (int i = 0; i < 3; i++) {
         P pd = prep(d[i]);
         V ma = rhaz8(mulp(pd, ka), LS_STICK_Q);
@@ -126,6 +134,7 @@ AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
     }
     if (!equal) {
         P kb = prep(rhaz8(mulp(pk, prep(vwb)), 16));
+        UNROLL
         for (int i = 0; i < 3; i++) {
             r[4 + i] = _mm256_sub_epi32(xb[i], rhaz8(mulp(prep(d[i]), kb), LS_STICK_Q));
         }
@@ -134,6 +143,7 @@ AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
     r[3] = r[7] = _mm256_setzero_si256();
     transpose8(r);
     const __m128i m3 = _mm_setr_epi32(-1, -1, -1, 0);
+    UNROLL
     for (int l = 0; l < 8; l++) {
         _mm_maskstore_epi32((int *)(void *)&x[ia[l]], m3, _mm256_castsi256_si128(r[l]));
         _mm_maskstore_epi32((int *)(void *)&x[ib[l]], m3, _mm256_extracti128_si256(r[l], 1));
@@ -141,7 +151,8 @@ AVX2_FN bool group8(ls_vec3 *x, const ls_pcon *c)
     return true;
 }
 
-void ls_stick_project_avx2_(ls_vec3 *x, const ls_pcon *c, uint32_t n)
+// Every whole group of c[0..n) (group8 inlined: its constants stay loaded).
+AVX2_FN uint32_t groups8(ls_vec3 *x, const ls_pcon *c, uint32_t n)
 {
     uint32_t k = 0;
     for (; k + 8 <= n; k += 8) {
@@ -149,6 +160,12 @@ void ls_stick_project_avx2_(ls_vec3 *x, const ls_pcon *c, uint32_t n)
             ls_stick_project_scalar_(x, c + k, 8);
         }
     }
+    return k;
+}
+
+void ls_stick_project_avx2_(ls_vec3 *x, const ls_pcon *c, uint32_t n)
+{
+    uint32_t k = groups8(x, c, n);
     ls_stick_project_scalar_(x, c + k, n - k);
 }
 
