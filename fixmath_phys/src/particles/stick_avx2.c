@@ -37,7 +37,7 @@ _Static_assert(offsetof(ls_pcon, ishift) == 3 && offsetof(ls_pcon, a) == 4 &&
 AVX2 V rhaz8(W p, int n)
 {
     const V zero = _mm256_setzero_si256();
-    const V h = _mm256_set1_epi64x((int64_t)1 << (n - 1));
+    const V h = _mm256_set1_epi64x((long long)1 << (n - 1));
     V e = _mm256_add_epi64(_mm256_add_epi64(p.e, h), _mm256_cmpgt_epi64(zero, p.e));
     V o = _mm256_add_epi64(_mm256_add_epi64(p.o, h), _mm256_cmpgt_epi64(zero, p.o));
     e = _mm256_srl_epi64(e, _mm_cvtsi32_si128(n));
@@ -49,115 +49,137 @@ AVX2 V rhaz8(W p, int n)
 // bits (the low word: exact for results below 2^32).
 AVX2 V rnd8(W p, int n)
 {
-    const V h = _mm256_set1_epi64x((int64_t)1 << (n - 1));
+    const V h = _mm256_set1_epi64x((long long)1 << (n - 1));
     V e = _mm256_srl_epi64(_mm256_add_epi64(p.e, h), _mm_cvtsi32_si128(n));
     V o = _mm256_sll_epi64(_mm256_add_epi64(p.o, h), _mm_cvtsi32_si128(32 - n));
     return _mm256_blend_epi32(e, o, 0xAA);
 }
 
-// Project sticks c[0..8) (no two share a particle); false when the group must
-// be left to the scalar reference (nothing stored then).
-AVX2 bool group8(ls_vec3 *x, const ls_pcon *c)
+/// Groups projected side by side: their dependency chains (gather, products,
+/// Newton steps, store: some 120 cycles) interleave, which one group's cannot.
+#define GROUPS 2
+
+/// G(stmt): stmt for every group g.
+#define G(stmt)                                                                                    \
+    UNROLL for (int g = 0; g < GROUPS; g++)                                                        \
+    {                                                                                              \
+        stmt;                                                                                      \
+    }
+
+// Project sticks c[0..8 GROUPS) (no two share a particle). Returns a bit per
+// group that must be left to the scalar reference (nothing of it is stored).
+AVX2 unsigned groups_of8(ls_vec3 *x, const ls_pcon *c)
 {
     // The first 32 bytes of each stick, transposed: one register per field.
-    V f[8];
-    UNROLL
-    for (int l = 0; l < 8; l++) {
-        f[l] = _mm256_loadu_si256((const __m256i *)(const void *)&c[l]);
-    }
-    transpose8(f);
-    int32_t ia[8], ib[8];
-    st(ia, f[1]);
-    st(ib, f[2]);
-    V vr = f[3], vwa = f[4], vwb = f[5], vq = f[6];
-    bool equal = _mm256_movemask_epi8(_mm256_cmpeq_epi32(vwa, vwb)) == -1;
-    V vsh = _mm256_srli_epi32(f[0], 24); // ishift, the fourth byte
+    V f[GROUPS][8];
+    G(UNROLL for (int l = 0; l < 8; l++) {
+        f[g][l] = _mm256_loadu_si256((const __m256i *)(const void *)&c[8 * g + l]);
+    })
+    G(transpose8(f[g]))
+    int32_t ia[GROUPS][8], ib[GROUPS][8];
+    G(st(ia[g], f[g][1]))
+    G(st(ib[g], f[g][2]))
+    bool equal = true;
+    G(equal &= _mm256_movemask_epi8(_mm256_cmpeq_epi32(f[g][4], f[g][5])) == -1)
     const int *base = (const int *)(const void *)x;
-    V via = _mm256_add_epi32(_mm256_add_epi32(f[1], f[1]), f[1]); // int32 offsets of x[a]
-    V vib = _mm256_add_epi32(_mm256_add_epi32(f[2], f[2]), f[2]);
-    V xa[3], xb[3], d[3];
-    V chk = _mm256_setzero_si256();
+    V via[GROUPS], vib[GROUPS];
+    G(via[g] = _mm256_add_epi32(_mm256_add_epi32(f[g][1], f[g][1]), f[g][1])) // int32 offsets
+    G(vib[g] = _mm256_add_epi32(_mm256_add_epi32(f[g][2], f[g][2]), f[g][2]))
+    V xa[GROUPS][3], xb[GROUPS][3], d[GROUPS][3], chk[GROUPS];
     const V bias = splat(1 << 29);
-    UNROLL
-    for (int k = 0; k < 3; k++) {
-        xa[k] = _mm256_i32gather_epi32(base + k, via, 4);
-        xb[k] = _mm256_i32gather_epi32(base + k, vib, 4);
-        chk = _mm256_or_si256(chk, _mm256_add_epi32(xa[k], bias));
-        chk = _mm256_or_si256(chk, _mm256_add_epi32(xb[k], bias));
-    }
-    // Every component in [-2^29, 2^29): the bias moved it into [0, 2^30).
-    if (!all_zero(_mm256_and_si256(chk, splat((int32_t)0xC0000000u)))) {
-        return false;
-    }
-    V lim = _mm256_slli_epi32(vr, 2), nlim = _mm256_sub_epi32(_mm256_setzero_si256(), lim);
-    P pv[3];
-    UNROLL
-    for (int k = 0; k < 3; k++) {
-        d[k] = _mm256_sub_epi32(xb[k], xa[k]);
-        V e = _mm256_min_epi32(_mm256_max_epi32(d[k], nlim), lim);
-        pv[k] = prep(_mm256_sllv_epi32(e, vsh));
-    }
+    G(UNROLL for (int k = 0; k < 3; k++) {
+        xa[g][k] = _mm256_i32gather_epi32(base + k, via[g], 4);
+        xb[g][k] = _mm256_i32gather_epi32(base + k, vib[g], 4);
+    })
+    // Every component in [-2^29, 2^29): the bias moves it into [0, 2^30).
+    unsigned scalar = 0;
+    G(chk[g] = _mm256_or_si256(_mm256_add_epi32(xa[g][0], bias), _mm256_add_epi32(xb[g][0], bias));
+      chk[g] = _mm256_or_si256(chk[g], _mm256_add_epi32(xa[g][1], bias));
+      chk[g] = _mm256_or_si256(chk[g], _mm256_add_epi32(xb[g][1], bias));
+      chk[g] = _mm256_or_si256(chk[g], _mm256_add_epi32(xa[g][2], bias));
+      chk[g] = _mm256_or_si256(chk[g], _mm256_add_epi32(xb[g][2], bias));
+      scalar |= (unsigned)!all_zero(_mm256_and_si256(chk[g], splat((int32_t)0xC0000000u))) << g)
+    V lim[GROUPS], nlim[GROUPS];
+    G(lim[g] = _mm256_slli_epi32(f[g][3], 2))
+    G(nlim[g] = _mm256_sub_epi32(_mm256_setzero_si256(), lim[g]))
+    P pv[GROUPS][3];
+    G(UNROLL for (int k = 0; k < 3; k++) {
+        d[g][k] = _mm256_sub_epi32(xb[g][k], xa[g][k]);
+        V e = _mm256_min_epi32(_mm256_max_epi32(d[g][k], nlim[g]), lim[g]);
+        pv[g][k] = prep(_mm256_sllv_epi32(e, _mm256_srli_epi32(f[g][0], 24))); // by ishift
+    })
     // s = min((min(rnd(|v|^2, 30), 15) q + 2^27) >> 28, 15) in Q26 (both < 2^32: unsigned min).
     const V smax = splat((int32_t)LS_STICK_S_MAX);
-    V w26 = _mm256_min_epu32(rnd8(dot3p(pv[0], pv[1], pv[2], pv[0], pv[1], pv[2]), 30), smax);
-    V s26 = _mm256_min_epu32(rnd8(mulp(prep(w26), prep(vq)), 28), smax);
-    V vx = _mm256_add_epi32(s26, splat(1 << 26));
-    V y = splat(1 << 26);
-    y = _mm256_blendv_epi8(y, splat(1 << 27), _mm256_cmpgt_epi32(splat(LS_STICK_X4), vx));
-    y = _mm256_blendv_epi8(y, splat(1 << 28), _mm256_cmpgt_epi32(splat(LS_STICK_X3), vx));
-    y = _mm256_blendv_epi8(y, splat(1 << 29), _mm256_cmpgt_epi32(splat(LS_STICK_X2), vx));
-    y = _mm256_blendv_epi8(y, splat(3 << 28), _mm256_cmpgt_epi32(splat(LS_STICK_X1), vx));
-    P px = prep(vx);
+    V w26[GROUPS], s26[GROUPS], vx[GROUPS], y[GROUPS];
+    P px[GROUPS];
+    G(w26[g] = _mm256_min_epu32(
+          rnd8(dot3p(pv[g][0], pv[g][1], pv[g][2], pv[g][0], pv[g][1], pv[g][2]), 30), smax))
+    G(s26[g] = _mm256_min_epu32(rnd8(mulp(prep(w26[g]), prep(f[g][6])), 28), smax))
+    G(vx[g] = _mm256_add_epi32(s26[g], splat(1 << 26)))
+    G(y[g] = _mm256_blendv_epi8(splat(1 << 26), splat(1 << 27),
+                                _mm256_cmpgt_epi32(splat(LS_STICK_X4), vx[g])))
+    G(y[g] = _mm256_blendv_epi8(y[g], splat(1 << 28),
+                                _mm256_cmpgt_epi32(splat(LS_STICK_X3), vx[g])))
+    G(y[g] = _mm256_blendv_epi8(y[g], splat(1 << 29),
+                                _mm256_cmpgt_epi32(splat(LS_STICK_X2), vx[g])))
+    G(y[g] = _mm256_blendv_epi8(y[g], splat(3 << 28),
+                                _mm256_cmpgt_epi32(splat(LS_STICK_X1), vx[g])))
+    G(px[g] = prep(vx[g]))
     UNROLL
     for (int i = 0; i < 2; i++) {
-        P py = prep(y);
-        V t = rnd8(mulp(px, py), 26);
-        y = rnd8(mulp(py, prep(_mm256_sub_epi32(splat(INT32_MIN), t))), 30);
+        P py[GROUPS];
+        V t[GROUPS];
+        G(py[g] = prep(y[g]))
+        G(t[g] = rnd8(mulp(px[g], py[g]), 26))
+        G(y[g] = rnd8(mulp(py[g], prep(_mm256_sub_epi32(splat(INT32_MIN), t[g]))), 30))
     }
-    V k = rhaz8(mulp(prep(_mm256_sub_epi32(s26, splat(1 << 26))), prep(y)), LS_STICK_Q);
+    P pk[GROUPS], ka[GROUPS];
+    G(pk[g] = prep(rhaz8(mulp(prep(_mm256_sub_epi32(s26[g], splat(1 << 26))), prep(y[g])),
+                         LS_STICK_Q)))
     // No direction: d = (r, 0, 0) (b pushed away from a along +x by r).
-    V zero_d = _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_or_si256(d[0], d[1]), d[2]),
-                                  _mm256_setzero_si256());
-    d[0] = _mm256_blendv_epi8(d[0], vr, zero_d);
-    P pk = prep(k);
-    P ka = prep(rhaz8(mulp(pk, prep(vwa)), 16));
-    V r[8];
-    UNROLL
-    for (int i = 0; i < 3; i++) {
-        P pd = prep(d[i]);
-        V ma = rhaz8(mulp(pd, ka), LS_STICK_Q);
-        r[i] = _mm256_add_epi32(xa[i], ma);
-        r[4 + i] = xb[i];
-        if (equal) { // wa = wb in every lane: b moves by minus a's move
-            r[4 + i] = _mm256_sub_epi32(xb[i], ma);
-        }
-    }
+    G(d[g][0] = _mm256_blendv_epi8(
+          d[g][0], f[g][3],
+          _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_or_si256(d[g][0], d[g][1]), d[g][2]),
+                             _mm256_setzero_si256())))
+    G(ka[g] = prep(rhaz8(mulp(pk[g], prep(f[g][4])), 16)))
+    V r[GROUPS][8];
+    G(UNROLL for (int i = 0; i < 3; i++) {
+        V ma = rhaz8(mulp(prep(d[g][i]), ka[g]), LS_STICK_Q);
+        r[g][i] = _mm256_add_epi32(xa[g][i], ma);
+        r[g][4 + i] = _mm256_sub_epi32(xb[g][i], ma); // b's move when wa = wb
+    })
     if (!equal) {
-        P kb = prep(rhaz8(mulp(pk, prep(vwb)), 16));
-        UNROLL
-        for (int i = 0; i < 3; i++) {
-            r[4 + i] = _mm256_sub_epi32(xb[i], rhaz8(mulp(prep(d[i]), kb), LS_STICK_Q));
-        }
+        G(P kb = prep(rhaz8(mulp(pk[g], prep(f[g][5])), 16));
+          UNROLL for (int i = 0; i < 3; i++) {
+              r[g][4 + i] =
+                  _mm256_sub_epi32(xb[g][i], rhaz8(mulp(prep(d[g][i]), kb), LS_STICK_Q));
+          })
     }
     // Back to one row per stick: x_a in the low half, x_b in the high half.
-    r[3] = r[7] = _mm256_setzero_si256();
-    transpose8(r);
+    G(r[g][3] = r[g][7] = _mm256_setzero_si256())
+    G(transpose8(r[g]))
     const __m128i m3 = _mm_setr_epi32(-1, -1, -1, 0);
-    UNROLL
-    for (int l = 0; l < 8; l++) {
-        _mm_maskstore_epi32((int *)(void *)&x[ia[l]], m3, _mm256_castsi256_si128(r[l]));
-        _mm_maskstore_epi32((int *)(void *)&x[ib[l]], m3, _mm256_extracti128_si256(r[l], 1));
-    }
-    return true;
+    G(if (!(scalar >> g & 1)) {
+        UNROLL for (int l = 0; l < 8; l++) {
+            _mm_maskstore_epi32((int *)(void *)&x[ia[g][l]], m3, _mm256_castsi256_si128(r[g][l]));
+            _mm_maskstore_epi32((int *)(void *)&x[ib[g][l]], m3,
+                                _mm256_extracti128_si256(r[g][l], 1));
+        }
+    })
+    return scalar;
 }
 
-// Every whole group of c[0..n) (group8 inlined: its constants stay loaded).
+// Every whole group of c[0..n): GROUPS at a time, then one at a time; returns
+// how many sticks were done.
 AVX2_FN uint32_t groups8(ls_vec3 *x, const ls_pcon *c, uint32_t n)
 {
     uint32_t k = 0;
-    for (; k + 8 <= n; k += 8) {
-        if (!group8(x, c + k)) {
-            ls_stick_project_scalar_(x, c + k, 8);
+    for (; k + 8 * GROUPS <= n; k += 8 * GROUPS) {
+        unsigned scalar = groups_of8(x, c + k);
+        for (int g = 0; scalar != 0; g++, scalar >>= 1) {
+            if (scalar & 1) {
+                ls_stick_project_scalar_(x, c + k + 8 * g, 8);
+            }
         }
     }
     return k;
