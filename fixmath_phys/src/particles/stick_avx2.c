@@ -55,20 +55,22 @@ AVX2 V rnd8(W p, int n)
     return _mm256_blend_epi32(e, o, 0xAA);
 }
 
-/// Groups projected side by side: their dependency chains (gather, products,
-/// Newton steps, store: some 120 cycles) interleave, which one group's cannot.
-#define GROUPS 2
+/// Most groups projected side by side: their dependency chains (gather,
+/// products, Newton steps, store: some 120 cycles) interleave, which one
+/// group's cannot.
+#define GROUPS 4
 
-/// G(stmt): stmt for every group g.
+/// G(stmt): stmt for every group g < ng.
 #define G(stmt)                                                                                    \
-    UNROLL for (int g = 0; g < GROUPS; g++)                                                        \
+    UNROLL for (int g = 0; g < ng; g++)                                                            \
     {                                                                                              \
         stmt;                                                                                      \
     }
 
-// Project sticks c[0..8 GROUPS) (no two share a particle). Returns a bit per
-// group that must be left to the scalar reference (nothing of it is stored).
-AVX2 unsigned groups_of8(ls_vec3 *x, const ls_pcon *c)
+// Project sticks c[0..8 ng) (no two share a particle; ng <= GROUPS, a
+// constant where inlined). Returns a bit per group that must be left to the
+// scalar reference (nothing of it is stored).
+AVX2 unsigned groups_of8(ls_vec3 *x, const ls_pcon *c, const int ng)
 {
     // The first 32 bytes of each stick, transposed: one register per field.
     V f[GROUPS][8];
@@ -169,18 +171,26 @@ AVX2 unsigned groups_of8(ls_vec3 *x, const ls_pcon *c)
     return scalar;
 }
 
+// The groups of c[k..) the lanes left to the scalar reference (bits of scalar).
+static void leftovers(ls_vec3 *x, const ls_pcon *c, unsigned scalar)
+{
+    for (uint32_t g = 0; scalar != 0; g++, scalar >>= 1) {
+        if (scalar & 1) {
+            ls_stick_project_scalar_(x, c + 8 * g, 8);
+        }
+    }
+}
+
 // Every whole group of c[0..n): GROUPS at a time, then one at a time; returns
 // how many sticks were done.
 AVX2_FN uint32_t groups8(ls_vec3 *x, const ls_pcon *c, uint32_t n)
 {
     uint32_t k = 0;
     for (; k + 8 * GROUPS <= n; k += 8 * GROUPS) {
-        unsigned scalar = groups_of8(x, c + k);
-        for (int g = 0; scalar != 0; g++, scalar >>= 1) {
-            if (scalar & 1) {
-                ls_stick_project_scalar_(x, c + k + 8 * g, 8);
-            }
-        }
+        leftovers(x, c + k, groups_of8(x, c + k, GROUPS));
+    }
+    for (; k + 8 <= n; k += 8) {
+        leftovers(x, c + k, groups_of8(x, c + k, 1));
     }
     return k;
 }
