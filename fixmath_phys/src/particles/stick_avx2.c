@@ -120,12 +120,12 @@ AVX2 unsigned groups_of8(ls_vec3 *x, const ls_pcon *c, const int ng)
     G(vx[g] = _mm256_add_epi32(s26[g], splat(1 << 26)))
     G(y[g] = _mm256_blendv_epi8(splat(1 << 26), splat(1 << 27),
                                 _mm256_cmpgt_epi32(splat(LS_STICK_X4), vx[g])))
-    G(y[g] = _mm256_blendv_epi8(y[g], splat(1 << 28),
-                                _mm256_cmpgt_epi32(splat(LS_STICK_X3), vx[g])))
-    G(y[g] = _mm256_blendv_epi8(y[g], splat(1 << 29),
-                                _mm256_cmpgt_epi32(splat(LS_STICK_X2), vx[g])))
-    G(y[g] = _mm256_blendv_epi8(y[g], splat(3 << 28),
-                                _mm256_cmpgt_epi32(splat(LS_STICK_X1), vx[g])))
+    G(y[g] =
+          _mm256_blendv_epi8(y[g], splat(1 << 28), _mm256_cmpgt_epi32(splat(LS_STICK_X3), vx[g])))
+    G(y[g] =
+          _mm256_blendv_epi8(y[g], splat(1 << 29), _mm256_cmpgt_epi32(splat(LS_STICK_X2), vx[g])))
+    G(y[g] =
+          _mm256_blendv_epi8(y[g], splat(3 << 28), _mm256_cmpgt_epi32(splat(LS_STICK_X1), vx[g])))
     G(px[g] = prep(vx[g]))
     UNROLL
     for (int i = 0; i < 2; i++) {
@@ -136,8 +136,8 @@ AVX2 unsigned groups_of8(ls_vec3 *x, const ls_pcon *c, const int ng)
         G(y[g] = rnd8(mulp(py[g], prep(_mm256_sub_epi32(splat(INT32_MIN), t[g]))), 30))
     }
     P pk[GROUPS], ka[GROUPS];
-    G(pk[g] = prep(rhaz8(mulp(prep(_mm256_sub_epi32(s26[g], splat(1 << 26))), prep(y[g])),
-                         LS_STICK_Q)))
+    G(pk[g] =
+          prep(rhaz8(mulp(prep(_mm256_sub_epi32(s26[g], splat(1 << 26))), prep(y[g])), LS_STICK_Q)))
     // No direction: d = (r, 0, 0) (b pushed away from a along +x by r).
     G(d[g][0] = _mm256_blendv_epi8(
           d[g][0], f[g][3],
@@ -151,27 +151,36 @@ AVX2 unsigned groups_of8(ls_vec3 *x, const ls_pcon *c, const int ng)
         r[g][4 + i] = _mm256_sub_epi32(xb[g][i], ma); // b's move when wa = wb
     })
     if (!equal) {
-        G(P kb = prep(rhaz8(mulp(pk[g], prep(f[g][5])), 16));
-          UNROLL for (int i = 0; i < 3; i++) {
-              r[g][4 + i] =
-                  _mm256_sub_epi32(xb[g][i], rhaz8(mulp(prep(d[g][i]), kb), LS_STICK_Q));
-          })
+        UNROLL
+        for (int g = 0; g < ng; g++) {
+            P kb = prep(rhaz8(mulp(pk[g], prep(f[g][5])), 16));
+            UNROLL
+            for (int i = 0; i < 3; i++) {
+                V mb = rhaz8(mulp(prep(d[g][i]), kb), LS_STICK_Q);
+                r[g][4 + i] = _mm256_sub_epi32(xb[g][i], mb);
+            }
+        }
     }
     // Back to one row per stick: x_a in the low half, x_b in the high half.
     G(r[g][3] = r[g][7] = _mm256_setzero_si256())
     G(transpose8(r[g]))
     const __m128i m3 = _mm_setr_epi32(-1, -1, -1, 0);
-    G(if (!(scalar >> g & 1)) {
-        UNROLL for (int l = 0; l < 8; l++) {
-            _mm_maskstore_epi32((int *)(void *)&x[ia[g][l]], m3, _mm256_castsi256_si128(r[g][l]));
-            _mm_maskstore_epi32((int *)(void *)&x[ib[g][l]], m3,
-                                _mm256_extracti128_si256(r[g][l], 1));
+    UNROLL
+    for (int g = 0; g < ng; g++) {
+        if (scalar >> g & 1) {
+            continue;
         }
-    })
+        UNROLL
+        for (int l = 0; l < 8; l++) {
+            __m128i pa = _mm256_castsi256_si128(r[g][l]), pb = _mm256_extracti128_si256(r[g][l], 1);
+            _mm_maskstore_epi32((int *)(void *)&x[ia[g][l]], m3, pa);
+            _mm_maskstore_epi32((int *)(void *)&x[ib[g][l]], m3, pb);
+        }
+    }
     return scalar;
 }
 
-// The groups of c[k..) the lanes left to the scalar reference (bits of scalar).
+// The groups of c[0..) the lanes left to the scalar reference (bits of scalar).
 static void leftovers(ls_vec3 *x, const ls_pcon *c, unsigned scalar)
 {
     for (uint32_t g = 0; scalar != 0; g++, scalar >>= 1) {
