@@ -113,15 +113,20 @@ LS_PCON_INLINE void ls_stick_project_one_(ls_vec3 *xa, ls_vec3 *xb, const ls_pco
     if ((d0 | d1 | d2) == 0) { // no direction: b pushed away from a along +x by r
         d0 = c->rest;
     }
+    int64_t ka = ls_stick_rhaz_(k * c->wa, 16);
+    int64_t m0 = ls_stick_rhaz_(d0 * ka, LS_STICK_Q), m1 = ls_stick_rhaz_(d1 * ka, LS_STICK_Q);
+    int64_t m2 = ls_stick_rhaz_(d2 * ka, LS_STICK_Q);
     if (c->wa != 0) {
-        int64_t ka = ls_stick_rhaz_(k * c->wa, 16);
-        ls_pcon_add3_(xa, ls_stick_rhaz_(d0 * ka, LS_STICK_Q), ls_stick_rhaz_(d1 * ka, LS_STICK_Q),
-                      ls_stick_rhaz_(d2 * ka, LS_STICK_Q));
+        ls_pcon_add3_(xa, m0, m1, m2);
+    }
+    if (c->wb != c->wa) { // equal weights: b moves by exactly minus a's move
+        int64_t kb = ls_stick_rhaz_(k * c->wb, 16);
+        m0 = ls_stick_rhaz_(d0 * kb, LS_STICK_Q);
+        m1 = ls_stick_rhaz_(d1 * kb, LS_STICK_Q);
+        m2 = ls_stick_rhaz_(d2 * kb, LS_STICK_Q);
     }
     if (c->wb != 0) {
-        int64_t kb = ls_stick_rhaz_(k * c->wb, 16);
-        ls_pcon_add3_(xb, -ls_stick_rhaz_(d0 * kb, LS_STICK_Q),
-                      -ls_stick_rhaz_(d1 * kb, LS_STICK_Q), -ls_stick_rhaz_(d2 * kb, LS_STICK_Q));
+        ls_pcon_add3_(xb, -m0, -m1, -m2);
     }
 }
 
