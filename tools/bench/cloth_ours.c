@@ -2,7 +2,8 @@
 // build/bench_cloth: our Verlet cloth behind the cloth interface. The world is
 // built by ls_scene_instantiate from the same parsed file Bullet's side
 // converts; `--threads N` sets the world's worker count (the same bits for
-// any N).
+// any N); BENCH_CLOTH_SIMD=scalar (or avx2, auto: the default) picks the
+// vector path of the stick and contact kernels (the same bits for every path).
 #include "cloth.h"
 
 #include "ls/particles.h"
@@ -10,6 +11,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct ours {
     ls_world *w;
@@ -24,6 +26,12 @@ static void *ours_create(const bench_cloth *c, char *err, size_t err_size)
     }
     ls_scene *sc = c->rigid.ls;
     sc->world.worker_count = c->rigid.threads; // results do not depend on it, only speed
+    const char *simd = getenv("BENCH_CLOTH_SIMD");
+    if (simd) {
+        sc->world.simd = strcmp(simd, "scalar") == 0 ? LS_SIMD_SCALAR
+                         : strcmp(simd, "avx2") == 0 ? LS_SIMD_AVX2
+                                                     : LS_SIMD_AUTO;
+    }
     ls_error e;
     o->w = ls_scene_instantiate(sc, &e);
     if (!o->w) {

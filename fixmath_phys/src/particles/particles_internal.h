@@ -88,12 +88,14 @@ typedef struct ls_pcon {
     uint8_t flags;            ///< (state) LS_PCON_F_* bits
     uint8_t batch;            ///< (derived) 1: starts a batch (a run of one kind in which no two
                               ///< constraints share a particle; step.c may split it over workers)
+    uint8_t ishift;           ///< (derived) stick: 28 - bitlen(rest), 4..21 (stick.h)
     uint32_t a, b;            ///< (state) particles (pin: a; angle: vertex a, arm b)
     ls_fx rest;               ///< (state) stick: rest length; range/angle: shortest length
                               ///< (angle: of |c - b|), 0 = none
     ls_fx wa, wb;             ///< (derived) share of the correction moved by the first and the
                               ///< second particle (angle: b and c), times stiffness; both 0 when
                               ///< the constraint is disabled or torn (ls_pcon_pair_weights_)
+    int32_t inv_rest;         ///< (derived) stick: (2^bitlen(rest) / rest)^2 in Q28 (stick.h)
     uint32_t c;               ///< (state) angle: the second arm's particle
     ls_fx rest_max;           ///< (state) range/angle: longest length, 0 = none
     ls_fx stiffness;          ///< (state) (0, 1]
@@ -102,6 +104,10 @@ typedef struct ls_pcon {
     uint32_t body;            ///< (state) pin: body slot, UINT32_MAX = a world point
     uint32_t body_generation; ///< (state) pin: the body's generation at creation
 } ls_pcon;
+
+/// A stick kernel (stick.h): relaxes n consecutive sticks of one batch once
+/// (approx mode), x the system's positions.
+typedef void ls_stick_kernel_fn(ls_vec3 *x, const ls_pcon *c, uint32_t n);
 
 /// Embedded rigid shape of a particle body (kind LS_PARTICLES_BODY).
 typedef struct ls_particle_embed {
@@ -166,6 +172,8 @@ typedef struct ls_particle_store {
     uint32_t overflow_generation; ///< (state) its generation
     uint32_t overflow_particle;   ///< (state) its particle
     struct ls_particle_collide *collide; ///< collide.c's scratch (NULL if it needs none)
+    ls_stick_kernel_fn *stick_kernel;    ///< approx-mode stick loop: scalar or AVX2 (the
+                                         ///< world def's simd; the same bits, not state)
 } ls_particle_store;
 
 // ---- Store lifetime (system.c), called by world.c ----

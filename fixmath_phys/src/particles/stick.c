@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Sticks (SPEC.md §25.4): |x_b - x_a| = r, exact or sqrt-free by the
-// system's mode (distance.h has the projection and its fixed-point rules),
-// and the mass-weighted shares every two-particle constraint uses.
-#include "distance.h"
+// system's mode (exact: distance.h; approx, division-free: stick.h, and
+// stick_avx2.c eight at a time), and the mass-weighted shares every
+// two-particle constraint uses.
+#include "stick.h"
 
 #include <string.h>
 
@@ -48,16 +49,16 @@ static ls_result stick_init(const ls_world *w, const ls_particle_system *s,
     c->a = d->a;
     c->b = d->b;
     c->rest = len;
+    c->inv_rest = ls_stick_inv_rest_(len, &c->ishift);
     return LS_OK;
 }
 
-// The loop once per mode, so the mode test leaves the inner loop.
-LS_PCON_INLINE void stick_loop(ls_vec3 *x, const ls_pcon *c, uint32_t n, uint8_t mode)
+void ls_stick_project_scalar_(ls_vec3 *x, const ls_pcon *c, uint32_t n)
 {
     for (uint32_t k = 0; k < n; k++) {
         const ls_pcon *ck = &c[k];
         if ((ck->wa | ck->wb) != 0) { // 0, 0: disabled, torn or both immovable
-            ls_pcon_project_(&x[ck->a], &x[ck->b], ck->rest, ck->wa, ck->wb, mode, 0);
+            ls_stick_project_one_(&x[ck->a], &x[ck->b], ck);
         }
     }
 }
@@ -66,9 +67,14 @@ static void stick_project(ls_world *w, ls_particle_system *s, ls_pcon *c, uint32
 {
     ls_vec3 *x = w->particles->x + s->first;
     if (s->stick_mode == LS_STICK_EXACT) {
-        stick_loop(x, c, n, LS_STICK_EXACT);
+        for (uint32_t k = 0; k < n; k++) {
+            const ls_pcon *ck = &c[k];
+            if ((ck->wa | ck->wb) != 0) {
+                ls_pcon_project_(&x[ck->a], &x[ck->b], ck->rest, ck->wa, ck->wb, LS_STICK_EXACT, 0);
+            }
+        }
     } else {
-        stick_loop(x, c, n, LS_STICK_APPROX);
+        w->particles->stick_kernel(x, c, n);
     }
 }
 
@@ -82,5 +88,11 @@ void ls_pcon_pair_weights_of_(const ls_particle_store *ps, const ls_particle_sys
     }
 }
 
-const ls_pcon_kind ls_pcon_stick_kind_ = {"stick", stick_init, stick_project,
-                                          ls_pcon_pair_weights_of_};
+// A stick's weights, and the reciprocal of its rest length (stick.h).
+static void stick_weights(const ls_particle_store *ps, const ls_particle_system *s, ls_pcon *c)
+{
+    ls_pcon_pair_weights_of_(ps, s, c);
+    c->inv_rest = ls_stick_inv_rest_(c->rest, &c->ishift);
+}
+
+const ls_pcon_kind ls_pcon_stick_kind_ = {"stick", stick_init, stick_project, stick_weights};

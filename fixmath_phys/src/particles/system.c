@@ -9,7 +9,7 @@
 // after it down (memmove, outside any step), so the pools never fragment and
 // creation never searches. Constraints name particles by their index in the
 // system, so moving a range changes nothing they hold.
-#include "particles_internal.h"
+#include "stick.h"
 
 #include "../math/error_field.h"
 
@@ -86,6 +86,8 @@ ls_particle_store *ls_particles_create_(const ls_world_def *def, bool *ok)
     ps->max_particles = def->max_particles;
     ps->max_constraints = def->max_particle_constraints;
     ps->free_head = UINT32_MAX;
+    bool avx2 = def->simd != LS_SIMD_SCALAR && ls_stick_avx2_supported_();
+    ps->stick_kernel = avx2 ? ls_stick_project_avx2_ : ls_stick_project_scalar_;
     ps->systems = calloc(ps->max_systems, sizeof *ps->systems);
     ps->next_free = calloc(ps->max_systems, sizeof *ps->next_free);
     ps->x = calloc(ps->max_particles, sizeof *ps->x);
