@@ -467,14 +467,9 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow)
     }
     uint32_t gi = sv->colour_group[c] + item - nj - nb;
     ls_contact_lanes *g = &sv->groups[gi];
-    // The groups are streamed from memory every sweep: ask for the next one
-    // while this one is solved (a hint; no effect on results).
-    if (gi + 1 < sv->group_count) {
-        const char *next = (const char *)&sv->groups[gi + 1];
-        for (size_t off = 0; off < sizeof *g; off += 64) {
-            __builtin_prefetch(next + off);
-        }
-    }
+    // No software prefetch: a colour's groups are contiguous and swept in
+    // order, which the hardware prefetcher follows; prefetching each 5 KB
+    // group explicitly (83 lines) cost 13 % of large_pyramid's time in stalls.
     const ls_contact_kernels *k = overflow ? &ls_contact_kernels_scalar : sv->kernels;
     uint32_t mask = kind == SWEEP_WARM    ? k->warm_start(&st->sweep, g)
                     : kind == SWEEP_SOLVE ? k->solve(&st->sweep, g)
