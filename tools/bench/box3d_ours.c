@@ -36,7 +36,8 @@ typedef struct ours {
     ls_joint_id (*human_joints)[B3B_BONES];
     // warnings
     uint32_t capacity_steps;
-    int debug; // BENCH_BOX3D_DEBUG set: print new contacts of the rain humans
+    int debug; // BENCH_BOX3D_DEBUG set: print new contacts of the rain humans, overflows
+    uint32_t overflows_seen;
     char warn[640];
 } ours;
 
@@ -483,6 +484,17 @@ static void ours_step(void *h, uint32_t index)
     }
     ls_world_step(o->w);
     o->capacity_steps += ls_world_info(o->w).capacity_exceeded;
+    if (o->debug && ls_world_info(o->w).overflow_count > o->overflows_seen) {
+        ls_step_info info = ls_world_info(o->w);
+        o->overflows_seen = info.overflow_count;
+        uint64_t u = ls_body_is_valid(o->w, info.overflow_body)
+                         ? ls_body_user_data(o->w, info.overflow_body)
+                         : 0;
+        printf("step %u: overflow %u (first: body %u, human %llu bone %llu, max_pen %.4f)\n",
+               index, info.overflow_count, info.overflow_body.index1,
+               (unsigned long long)(u ? (u - 1) / 16 : 0),
+               (unsigned long long)(u ? (u - 1) % 16 : 99), dfx(info.max_penetration));
+    }
     if (o->debug) { // new touching pairs: human.bone (0 = static)
         ls_contact_events ev = ls_world_contact_events(o->w);
         for (uint32_t i = 0; i < ev.begin_count; i++) {
@@ -560,7 +572,9 @@ static const char *ours_warning(void *h)
         return o->warn;
     }
     if (info.overflow_count) {
-        uint64_t ud = ls_body_user_data(o->w, info.overflow_body);
+        uint64_t ud = ls_body_is_valid(o->w, info.overflow_body)
+                          ? ls_body_user_data(o->w, info.overflow_body)
+                          : 0; // destroyed since (rain removes groups)
         snprintf(o->warn, sizeof o->warn,
                  "%u overflows (saturation, range or contacts deeper than 0.1 m), first at tick %u "
                  "(body %u, user data %llu)",

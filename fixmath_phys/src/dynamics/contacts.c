@@ -290,13 +290,14 @@ static bool recycle(const ls_world *w, const ls_contact *old, ls_contact *c)
         return false;
     }
     *c = *old;
+    ls_fx margin = pair_margin(w, (ls_pair){old->shape_a, old->shape_b});
     ls_vec3 n = c->m.normal;
     for (int i = 0; i < c->m.count; i++) {
         ls_vec3 oa = (c->turn & 1u) ? ls_mat3_mul_vec(a->xf.r, c->anchor_a[i]) : c->anchor_a[i];
         ls_vec3 ob = (c->turn & 2u) ? ls_mat3_mul_vec(b->xf.r, c->anchor_b[i]) : c->anchor_b[i];
         ls_vec3 pa = ls_vec3_add(a->p, oa), pb = ls_vec3_add(b->p, ob);
         ls_fx depth = ls_fx_sub(c->base_depth[i], ls_vec3_dot(n, ls_vec3_sub(pb, pa)));
-        if (depth <= ls_fx_neg(w->def.contact_margin)) {
+        if (depth <= ls_fx_neg(margin)) {
             return false; // a point left the margin: the routine decides again
         }
         c->m.points[i].point = ls_vec3_mid(pa, pb);
@@ -429,7 +430,8 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
     const ls_shape_kind *kp = parent_a ? ka : kb;
     // The other shape's box in the parent's local frame (a box around the
     // rotated box), grown by the margin.
-    ls_aabb wb = ls_geom_aabb(&other->geom, &other->xf, w->def.contact_margin);
+    ls_fx margin = pair_margin(w, pr); // grown like a convex pair's (SPEC.md §11, stage 3)
+    ls_aabb wb = ls_geom_aabb(&other->geom, &other->xf, margin);
     ls_vec3 c0 = ls_vec3_mid(wb.min, wb.max), h = ls_vec3_sub(wb.max, c0);
     ls_vec3 lc = ls_mat3_mul_tvec(parent->xf.r, ls_vec3_sub(c0, parent->xf.p));
     ls_vec3 e;
@@ -458,7 +460,7 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
         c->a = sa->body;
         c->b = sb->body;
         bool touching = kp->collide_child(&parent->geom, c->child, &parent->xf, &other->geom,
-                                          &other->xf, w->def.contact_margin, &c->m) > 0;
+                                          &other->xf, margin, &c->m) > 0;
         if (touching && !parent_a) {
             c->m.normal = ls_vec3_neg(c->m.normal); // the routine's normal is child -> other
         }
