@@ -290,7 +290,10 @@ static bool recycle(const ls_world *w, const ls_contact *old, ls_contact *c)
         return false;
     }
     *c = *old;
-    ls_fx margin = pair_margin(w, (ls_pair){old->shape_a, old->shape_b});
+    // The plain margin, not the pair's speculative one: a manifold with a
+    // speculative point beyond it is recomputed (a recycled far point of a
+    // rolling capsule kept it rocking on the ground, never asleep).
+    ls_fx margin = w->def.contact_margin;
     ls_vec3 n = c->m.normal;
     for (int i = 0; i < c->m.count; i++) {
         ls_vec3 oa = (c->turn & 1u) ? ls_mat3_mul_vec(a->xf.r, c->anchor_a[i]) : c->anchor_a[i];
