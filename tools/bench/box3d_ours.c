@@ -490,8 +490,8 @@ static void ours_step(void *h, uint32_t index)
         uint64_t u = ls_body_is_valid(o->w, info.overflow_body)
                          ? ls_body_user_data(o->w, info.overflow_body)
                          : 0;
-        printf("step %u: overflow %u (first: body %u, human %llu bone %llu, max_pen %.4f)\n",
-               index, info.overflow_count, info.overflow_body.index1,
+        printf("step %u: overflow %u (first: body %u, human %llu bone %llu, max_pen %.4f)\n", index,
+               info.overflow_count, info.overflow_body.index1,
                (unsigned long long)(u ? (u - 1) / 16 : 0),
                (unsigned long long)(u ? (u - 1) % 16 : 99), dfx(info.max_penetration));
     }
