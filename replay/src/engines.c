@@ -160,7 +160,7 @@ size_t ls_replay_fingerprint_refusal(const char *recorded, const char *expected,
         buf[0] = '\0';
         return 0;
     }
-    char here[128];
+    char here[256]; // room for the longest description (no truncation warning at -O3)
     describe(expected, true, here, sizeof here);
     const lsr_release *rec = release_of(recorded), *cur = release_of(expected);
     char advice[64] = "";

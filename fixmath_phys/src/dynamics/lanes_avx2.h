@@ -85,8 +85,8 @@ AVX2 V nar_impl(W x, V r, V c, __m128i sh, __m128i sh31, __m128i shl, V *chk)
 
 AVX2 V nar_(W x, int s, V *chk)
 {
-    const V r = _mm256_set1_epi64x((int64_t)1 << (s - 1));
-    const V c = _mm256_set1_epi64x(((int64_t)1 << (s - 1)) + ((int64_t)1 << (30 + s)));
+    const V r = _mm256_set1_epi64x((long long)((int64_t)1 << (s - 1)));
+    const V c = _mm256_set1_epi64x((long long)(((int64_t)1 << (s - 1)) + ((int64_t)1 << (30 + s))));
     return nar_impl(x, r, c, _mm_cvtsi32_si128(s), _mm_cvtsi32_si128(31 + s),
                     _mm_cvtsi32_si128(32 - s), chk);
 }
