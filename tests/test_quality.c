@@ -40,7 +40,6 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,39 +63,34 @@ static bool strict_quality(void)
     return s != NULL && *s != '\0' && strcmp(s, "0") != 0;
 }
 
-// A goal of the issue: fails the test when missed, unless it is a known gap
-// (then remembered for gap_verdict) and LS_QUALITY_STRICT is not set.
-static void goal(goal_kind kind, bool met, const char *fmt, ...)
+// What was missed, or a tripwire crossed: one verdict (kind GOAL fails the
+// test; KNOWN_GAP is remembered for gap_verdict unless LS_QUALITY_STRICT is
+// set; a tripwire always fails).
+static void verdict(goal_kind kind, bool tripwire, const char *msg)
 {
-    if (met) {
-        return;
-    }
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (kind == GOAL || strict_quality()) {
+    if (tripwire) {
+        cr_expect(false, "regression past a known gap's tripwire: %s", msg);
+    } else if (kind == GOAL || strict_quality()) {
         cr_expect(false, "%s", msg);
-        return;
+    } else {
+        size_t used = strlen(gap_text);
+        snprintf(gap_text + used, sizeof gap_text - used, "%s%s", used ? "; " : "", msg);
     }
-    size_t used = strlen(gap_text);
-    snprintf(gap_text + used, sizeof gap_text - used, "%s%s", used ? "; " : "", msg);
 }
 
-// A regression tripwire of a known gap: always a failure when crossed.
-static void tripwire(bool held, const char *fmt, ...)
-{
-    if (held) {
-        return;
-    }
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cr_expect(false, "regression past a known gap's tripwire: %s", msg);
-}
+#define CHECK(kind, is_tripwire, ok, ...)                                                          \
+    do {                                                                                           \
+        if (!(ok)) {                                                                               \
+            char msg_[512];                                                                        \
+            snprintf(msg_, sizeof msg_, __VA_ARGS__);                                              \
+            verdict((kind), (is_tripwire), msg_);                                                  \
+        }                                                                                          \
+    } while (0)
+
+/// A goal of the issue (see verdict).
+#define goal(kind, met, ...) CHECK(kind, false, met, __VA_ARGS__)
+/// A regression tripwire of a known gap: always a failure when crossed.
+#define tripwire(held, ...) CHECK(GOAL, true, held, __VA_ARGS__)
 
 // End of a test: a known gap whose goal was missed is reported as skipped,
 // with what was measured.
