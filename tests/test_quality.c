@@ -385,6 +385,11 @@ Test(quality, pyramid_of_40_layers_keeps_its_top_box_within_1_cm_and_drops_no_mo
 // Solver v3 with 8 sub-steps, on a loaded two-core machine.
 Test(quality, pyramid_of_100_layers_keeps_its_top_box_within_1_cm_and_drops_no_more_than_box3d)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    // A long suite runs once, in `make test`, never again under the sanitizers
+    // (5050 boxes for 200 ticks take minutes there).
+    cr_skip_test("5050 boxes: run by make test, not under the sanitizers");
+#endif
     // Known gap: at 8 sub-steps the top drifts 5 mm in x and 1.4 cm in z
     // (the goal was met narrowly, 9.2 mm, before contacts were packed by
     // point count: the drift is chaotic at this size).
