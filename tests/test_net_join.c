@@ -11,6 +11,8 @@
 #include "ls/net_relay.h"
 #include "ls/net_spectator.h"
 
+#include "net_trace.h"
+
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +162,7 @@ typedef struct sim {
     ls_relay *relay;
     uint32_t session;
     ls_session_def sdef;
+    net_trace trace; // every datagram sent (tests/net_trace.h)
     uint32_t n, nv;
     ls_peer *peer[MAXP];
     game g[MAXP];
@@ -193,6 +196,7 @@ static ls_net_addr addr_of(int dest)
 
 static void enqueue(sim *s, int dest, const ls_net_addr *from, const uint8_t *data, size_t len)
 {
+    net_trace_put(&s->trace, s->now, dest, data, len);
     uint64_t when[2];
     uint32_t copies = ls_net_fault_apply(&s->fault, s->now, when);
     for (uint32_t c = 0; c < copies; c++) {
@@ -321,6 +325,7 @@ static void sim_init(sim *s, uint32_t n, uint32_t nv, const ls_session_def *sd,
 
 static void sim_free(sim *s)
 {
+    net_trace_check(&s->trace);
     for (uint32_t i = 0; i < s->n; i++) {
         ls_peer_destroy(s->peer[i]);
     }

@@ -4,15 +4,31 @@
 // replay window) before anything in them is used; every datagram sent is sealed
 // with the slot's key.
 //
-// Rollback mode wraps the rollback core (net/src/rollback.c): one core frame
-// per clock tick (a frame that waits on the prediction window or is skipped by
-// time sync is lost, so a peer held back falls in step with the others); remote
-// inputs go into the core as the relay fans them out; our own inputs are made
-// by the core (through local_input) and kept here until the relay holds them;
-// only final checksums (confirmed ticks, corrections done) go to the relay, so
-// prediction never shows up as a desync. Time sync uses the relay's ACK, which
-// says how far each slot's inputs have reached at the relay at one instant: our
-// lead is our input frontier there minus the slowest live slot's.
+// One input path for both modes: the rollback core (net/src/rollback.c) holds
+// every slot's inputs, the empty inputs of departures and outages, and the
+// checksums; lockstep is the core at max_prediction 0 (it simulates a tick only
+// once every input of it is known, and never saves or loads a state). Why one
+// path: gaps, departures, rejoins and late joins are then decided once, by the
+// core's frontier rules, and a fix to them is made in one place. The modes
+// differ only in what drives the ticks:
+//
+// - Lockstep (§17.6): the peer makes its own inputs as its clock reaches them,
+//   up to `max_lead` ticks beyond what it simulated, adds them to the core and
+//   simulates as far as the known inputs allow (no tick is ever lost; time sync
+//   moves the clock's origin).
+// - Rollback (§24): one core frame per clock tick (a frame that waits on the
+//   prediction window or is skipped by time sync is lost, so a peer held back
+//   falls in step with the others); our own inputs are made by the core
+//   (through local_input). Time sync uses the relay's ACK, which says how far
+//   each slot's inputs have reached at the relay at one instant: our lead is our
+//   input frontier there minus the slowest live slot's.
+//
+// In both, remote inputs go into the core as the relay fans them out; our own
+// inputs are kept here until the relay holds them; only final checksums
+// (confirmed ticks, corrections done) go to the relay, so prediction never shows
+// up as a desync. A slot that timed out may come back (§17.10): its empty inputs
+// are confirmed tick by tick (relay ACKs, then the REJOINED tick), never
+// open-ended, so no peer simulates or predicts across its return tick.
 #include "ls/net_peer.h"
 
 #include "auth.h"
@@ -38,25 +54,23 @@ struct ls_peer {
     bool ack_dirty;
     uint32_t produced;                    // our inputs exist for ticks below delay + produced
     uint32_t own_acked;                   // the relay holds our inputs below this tick
-    uint32_t have[LS_NET_MAX_SLOTS];      // we hold slot k's inputs below this tick
+    uint32_t have[LS_NET_MAX_SLOTS];      // we hold slot k's inputs below this tick (ACK)
     bool gone[LS_NET_MAX_SLOTS];          // slot k is disconnected ...
     uint32_t gone_tick[LS_NET_MAX_SLOTS]; // ... from this tick on
-    uint32_t simulated;                   // ticks advanced
+    uint32_t back_tick[LS_NET_MAX_SLOTS]; // slot k's last outage ended at this tick (REJOINED)
     uint32_t csum_acked;                  // the relay holds our checksums below this tick
-    uint8_t *inputs;                      // [slot][W][isz]
-    uint64_t csum[W];
+    uint8_t *own;                         // [W][isz] our inputs, until the relay holds them
+    uint64_t csum[W];                     // final checksums below csum_final, by tick % W
     uint64_t last_csum;
-    ls_rollback *rb;      // rollback mode: the core (from WELCOME on)
+    ls_rollback *rb;      // the core: every slot's inputs, the game's ticks (from WELCOME on)
+    uint32_t csum_final;  // final checksums below this are in csum[]
     uint64_t frames_done; // rollback mode: clock frames run
-    uint32_t csum_final;  // rollback mode: final checksums below this are in csum[]
     bool catching_up;     // rollback mode, after a rejoin: extra frames until present = clock
-    // Rollback mode, a slot timed out (it may come back, SPEC.md §24.8): its empty inputs
-    // are confirmed up to empty_to (relay ACKs, then the REJOINED tick) and added to the
-    // core below empty_next so far (the core refuses what is beyond its input window).
+    // A slot timed out (it may come back, SPEC.md §17.10, §24.8): its empty inputs are
+    // confirmed up to empty_to (relay ACKs, then the REJOINED tick) and added to the core
+    // below empty_next so far (the core refuses what is beyond its input window).
     bool soft[LS_NET_MAX_SLOTS];
     uint32_t empty_next[LS_NET_MAX_SLOTS], empty_to[LS_NET_MAX_SLOTS];
-    // Rejoin (SPEC.md §17.10): slot k's inputs of [gap_from, gap_to) are empty (an outage).
-    uint32_t gap_from[LS_NET_MAX_SLOTS], gap_to[LS_NET_MAX_SLOTS];
     uint64_t rj_since, last_state_ack; // REJOINING since; last STATE_ACK sent
     uint32_t rj_tick;                  // our inputs count again from here (relay's notice) ...
     bool rj_known;                     // ... once known
@@ -164,7 +178,7 @@ void ls_peer_destroy(ls_peer *p)
     if (!p) {
         return;
     }
-    free(p->inputs);
+    free(p->own);
     free(p->sbuf);
     free(p->up);
     ls_rollback_destroy(p->rb);
@@ -212,9 +226,10 @@ static void send_rejoin(ls_peer *p, uint64_t now)
     p->last_join = now;
 }
 
-static uint8_t *slot_input(ls_peer *p, uint32_t k, uint32_t t)
+// Our own input of tick t (kept until the relay acknowledges it).
+static uint8_t *own_input(ls_peer *p, uint32_t t)
 {
-    return p->inputs + ((size_t)k * W + t % W) * p->isz;
+    return p->own + (size_t)(t % W) * p->isz;
 }
 
 static uint32_t batch_cap(uint32_t input_size)
@@ -223,15 +238,15 @@ static uint32_t batch_cap(uint32_t input_size)
     return n < LS_NET_MAX_BATCH ? n : LS_NET_MAX_BATCH;
 }
 
-// ---- rollback mode: the core's callbacks (the core's user is the peer) ----
+// ---- the core's callbacks (the core's user is the peer) ----
 
-// The core asks for our input of tick delay + produced (once per tick, in order):
+// Rollback mode: the core asks for our input of tick delay + produced (once per tick, in order):
 // the game writes it, and it is kept here until the relay acknowledges it.
 static void rb_local_input(void *user, uint32_t tick, uint8_t *out, uint32_t input_size)
 {
     ls_peer *p = user;
     p->def.cb.local_input(p->def.cb.user, tick, out, input_size);
-    memcpy(slot_input(p, p->def.slot, tick), out, input_size);
+    memcpy(own_input(p, tick), out, input_size);
     p->produced = tick + 1 - p->delay;
     p->have[p->def.slot] = tick + 1;
 }
@@ -286,21 +301,24 @@ static void rb_event(void *user, const ls_rollback_event *rev)
     emit(p, &ev);
 }
 
+// Lockstep is the core at max_prediction 0 with no local slot: the peer adds its
+// own inputs as its clock makes them, the core never saves, loads or skips.
 static bool create_core(ls_peer *p)
 {
+    bool rollback = p->def.mode == LS_PEER_ROLLBACK;
     ls_rollback_def d = ls_default_rollback_def();
     d.slots = p->slots;
     d.input_size = p->isz;
-    d.local_slot = p->def.slot;
+    d.local_slot = rollback ? p->def.slot : LS_ROLLBACK_NO_SLOT;
     d.input_delay = p->delay;
-    d.max_prediction = p->def.max_prediction;
+    d.max_prediction = rollback ? p->def.max_prediction : 0;
     d.resim_budget = p->def.resim_budget;
     d.ticks = p->ticks;
-    d.time_sync_threshold = p->def.time_sync_threshold;
+    d.time_sync_threshold = rollback ? p->def.time_sync_threshold : 0;
     d.cb.user = p;
     d.cb.local_input = rb_local_input;
-    d.cb.save = rb_save;
-    d.cb.load = rb_load;
+    d.cb.save = p->def.cb.save ? rb_save : NULL;
+    d.cb.load = p->def.cb.load ? rb_load : NULL;
     d.cb.advance = rb_advance;
     d.cb.predict = p->def.cb.predict ? rb_predict : NULL;
     d.cb.on_event = rb_event;
@@ -334,8 +352,8 @@ static void on_welcome(ls_peer *p, const ls_net_msg *m, uint64_t now)
     if (p->state != LS_PEER_JOINING || p->def.slot >= m->u.welcome.slots) {
         return;
     }
-    p->inputs = calloc((size_t)m->u.welcome.slots * W, m->u.welcome.input_size);
-    if (!p->inputs) {
+    p->own = calloc(W, m->u.welcome.input_size);
+    if (!p->own) {
         return; // stay JOINING; the next WELCOME retries
     }
     p->welcome = *m;
@@ -348,9 +366,9 @@ static void on_welcome(ls_peer *p, const ls_net_msg *m, uint64_t now)
     for (uint32_t k = 0; k < p->slots; k++) {
         p->have[k] = p->delay;
     }
-    if (p->def.mode == LS_PEER_ROLLBACK && !create_core(p)) {
-        free(p->inputs);
-        p->inputs = NULL;
+    if (!create_core(p)) {
+        free(p->own);
+        p->own = NULL;
         return; // stay JOINING; the next WELCOME retries
     }
     p->origin = now;
@@ -366,32 +384,23 @@ static void on_input(ls_peer *p, const ls_net_msg *m)
         p->st.dropped++;
         return;
     }
-    if (p->rb) {
-        // Rollback: into the core, which compares them with what it predicted.
-        for (uint32_t i = 0; i < m->u.input.count; i++) {
-            uint32_t t = m->u.input.first_tick + i;
-            p->st.duplicates += t < p->have[k];
-            if (ls_rollback_add_input(p->rb, k, t, m->u.input.data + (size_t)i * p->isz) ==
-                LS_ERR_OUT_OF_RANGE) {
-                break; // beyond the input window: the relay sends it again
-            }
-        }
-        p->have[k] = rb_have(p, k);
-        p->ack_dirty = true;
-        return;
-    }
+    // Into the core (rollback: which compares them with what it predicted). A slot gone
+    // for good in the core (lockstep outage, departure) still has its rows counted as
+    // held, in order, since the relay sends them to a peer that has not seen its notice
+    // (the empties of an outage, then the player's inputs from its return tick).
+    bool gone = p->gone[k] && !p->soft[k];
+    uint32_t held = p->have[k];
     for (uint32_t i = 0; i < m->u.input.count; i++) {
         uint32_t t = m->u.input.first_tick + i;
-        if (t < p->have[k]) {
-            p->st.duplicates++;
-            continue;
+        p->st.duplicates += t < p->have[k];
+        if (ls_rollback_add_input(p->rb, k, t, m->u.input.data + (size_t)i * p->isz) ==
+            LS_ERR_OUT_OF_RANGE) {
+            break; // beyond the input window: the relay sends it again
         }
-        if (t > p->have[k] || t >= p->simulated + W) {
-            break;
-        }
-        memcpy(slot_input(p, k, t), m->u.input.data + (size_t)i * p->isz, p->isz);
-        p->have[k] = t + 1;
+        held += gone && t == held && t < ls_rollback_present(p->rb) + W;
     }
+    uint32_t f = rb_have(p, k);
+    p->have[k] = gone && held > f ? held : f;
     p->ack_dirty = true;
 }
 
@@ -404,10 +413,9 @@ static void on_ack(ls_peer *p, const ls_net_msg *m)
     uint32_t mine = m->u.ack.input_next[p->def.slot], own_end = p->delay + p->produced;
     mine = mine < own_end ? mine : own_end;
     p->own_acked = mine > p->own_acked ? mine : p->own_acked;
-    uint32_t done = p->rb ? p->csum_final : p->simulated;
-    uint32_t c = m->u.ack.checksum_next < done ? m->u.ack.checksum_next : done;
+    uint32_t c = m->u.ack.checksum_next < p->csum_final ? m->u.ack.checksum_next : p->csum_final;
     p->csum_acked = c > p->csum_acked ? c : p->csum_acked;
-    if (p->rb) {
+    if (p->def.mode == LS_PEER_ROLLBACK) {
         // Time sync: every slot's input frontier at the relay at one instant.
         int64_t slowest = INT64_MAX;
         for (uint32_t k = 0; k < p->slots; k++) {
@@ -421,21 +429,21 @@ static void on_ack(ls_peer *p, const ls_net_msg *m)
             ahead = ahead > 100000 ? 100000 : ahead < -100000 ? -100000 : ahead;
             ls_rollback_set_frames_ahead(p->rb, (int32_t)ahead);
         }
-        // A timed-out slot k: while this ACK shows it gone (same outage: its input_next is
-        // the disconnect tick we know), the relay's future return tick R is at least every
-        // other slot's input_next here (SPEC.md §24.8), so k's empties are confirmed below.
-        for (uint32_t k = 0; k < p->slots; k++) {
-            if (!p->soft[k] || !p->gone[k] || !(m->u.ack.disconnected >> k & 1u) ||
-                m->u.ack.input_next[k] != p->gone_tick[k]) {
-                continue;
-            }
-            for (uint32_t j = 0; j < p->slots; j++) {
-                if (j != k && m->u.ack.input_next[j] > p->empty_to[k]) {
-                    p->empty_to[k] = m->u.ack.input_next[j];
-                }
-            }
-            rb_fill_empty(p, k);
+    }
+    // A timed-out slot k: while this ACK shows it gone (same outage: its input_next is
+    // the disconnect tick we know), the relay's future return tick R is at least every
+    // other slot's input_next here (SPEC.md §17.10), so k's empties are confirmed below.
+    for (uint32_t k = 0; k < p->slots; k++) {
+        if (!p->soft[k] || !p->gone[k] || !(m->u.ack.disconnected >> k & 1u) ||
+            m->u.ack.input_next[k] != p->gone_tick[k]) {
+            continue;
         }
+        for (uint32_t j = 0; j < p->slots; j++) {
+            if (j != k && m->u.ack.input_next[j] > p->empty_to[k]) {
+                p->empty_to[k] = m->u.ack.input_next[j];
+            }
+        }
+        rb_fill_empty(p, k);
     }
 }
 
@@ -495,36 +503,36 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
         // Slot k is back from tick R: empty inputs in [gone_tick, R). A peer that never
         // saw it go gets those empties from the relay as ordinary inputs.
         uint32_t R = m->u.disconnect.tick;
-        if (!p->gone[k] || R < p->gone_tick[k] || (p->rb && !p->soft[k])) {
+        if (!p->gone[k] || R < p->gone_tick[k]) {
             return;
         }
-        if (p->rb) { // rollback: the empties of [d, R) are confirmed, the player's inputs follow
+        if (p->soft[k]) { // the empties of [d, R) are confirmed, the player's inputs follow
             p->empty_to[k] = R > p->empty_to[k] ? R : p->empty_to[k];
             p->soft[k] = false;
+            rb_fill_empty(p, k);
+        } else if (ls_rollback_reconnect(p->rb, k, R) != LS_OK) {
+            return;
         }
         p->gone[k] = false;
-        p->gap_from[k] = p->gone_tick[k];
-        p->gap_to[k] = R;
-        if (p->rb) {
-            rb_fill_empty(p, k);
-        } else if (p->have[k] >= p->gone_tick[k] && p->have[k] < R) {
-            p->have[k] = R;
-        }
+        p->back_tick[k] = R;
+        p->have[k] = rb_have(p, k);
         ls_peer_event ev = {LS_PEER_EV_REJOINED, k, R, 0, 0, 0, 0, 0};
         emit(p, &ev);
         return;
     }
-    if (p->gone[k] || m->u.disconnect.tick < p->have[k] || m->u.disconnect.tick < p->gap_to[k]) {
+    if (p->gone[k] || m->u.disconnect.tick < p->have[k] || m->u.disconnect.tick < p->back_tick[k]) {
         return; // known already, a tick before inputs we hold, or a stale notice of an outage
     }           // slot k came back from (cannot be otherwise: ignore)
     p->gone[k] = true;
     p->gone_tick[k] = m->u.disconnect.tick;
-    if (p->rb && m->u.disconnect.reason == LS_NET_TIMEOUT) {
+    if (m->u.disconnect.reason == LS_NET_TIMEOUT && p->def.mode == LS_PEER_ROLLBACK) {
         // It may come back: its empty inputs are confirmed tick by tick (relay ACKs, the
         // REJOINED tick), never open-ended, so no peer predicts across its return tick.
+        // Lockstep predicts nothing: the slot's inputs are empty from d on at once, and
+        // its REJOINED notice reopens them from R (ls_rollback_reconnect).
         p->soft[k] = true;
         p->empty_next[k] = p->empty_to[k] = m->u.disconnect.tick;
-    } else if (p->rb) {
+    } else {
         ls_rollback_disconnect(p->rb, k, m->u.disconnect.tick);
         p->have[k] = rb_have(p, k);
     }
@@ -533,7 +541,7 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
     emit(p, &ev);
 }
 
-// ---- rejoin (lockstep; SPEC.md §17.10) ----
+// ---- rejoin and late join (SPEC.md §17.10, §24.8) ----
 
 static void send_state_ack(ls_peer *p, uint64_t now)
 {
@@ -564,45 +572,38 @@ static void rejoin_finish(ls_peer *p, uint64_t now)
         send_state_ack(p, now);
         return;
     }
-    for (uint32_t k = 0; k < p->slots; k++) { // the relay re-announces who is gone
+    // The core starts from the snapshot: our own inputs of [T, R) are the empty input,
+    // the others' arrive from T on (the relay re-announces who is gone: we forget).
+    ls_rollback_reset(p->rb, T);
+    for (uint32_t k = 0; k < p->slots; k++) {
         p->have[k] = T > p->delay ? T : p->delay;
-        p->gone[k] = false;
-        p->gap_from[k] = p->gap_to[k] = 0;
+        p->gone[k] = p->soft[k] = false;
+        p->back_tick[k] = 0;
+        p->empty_next[k] = p->empty_to[k] = 0;
     }
+    // Rollback: the core produces our input for present + D first, so when T + D > R our
+    // inputs of [R, T + D) are the empty input too (sent to the relay as ours). Lockstep
+    // produces from R on as its clock, set so that R - D is due now, reaches them.
     uint32_t me = p->def.slot;
-    p->gap_from[me] = T;
-    p->gap_to[me] = R;
-    p->have[me] = R;
-    p->produced = R - p->delay;
+    bool rollback = p->def.mode == LS_PEER_ROLLBACK;
+    uint32_t own_to = rollback && T + p->delay > R ? T + p->delay : R;
+    p->back_tick[me] = R;
+    p->empty_next[me] = T > p->delay ? T : p->delay;
+    p->empty_to[me] = own_to;
+    rb_fill_empty(p, me);
+    for (uint32_t t = R; t < own_to; t++) {
+        memset(own_input(p, t), 0, p->isz);
+    }
+    p->produced = own_to - p->delay;
+    p->have[me] = own_to;
     p->own_acked = R;
-    p->simulated = T;
+    p->csum_final = T;
     p->csum_acked = R; // the relay does not await our checksums below R
     p->origin = now - (uint64_t)(R - p->delay) * 1000000u / p->rate;
-    if (p->rb) {
-        // Rollback (SPEC.md §24.8): the core starts from the snapshot; our own inputs of
-        // [T, R) are the empty input, the others' arrive from T on; extra frames catch up
-        // to the clock (R - D) faster than real time.
-        ls_rollback_reset(p->rb, T);
-        for (uint32_t k = 0; k < p->slots; k++) {
-            p->soft[k] = false;
-            p->empty_next[k] = p->empty_to[k] = 0;
-            p->have[k] = T > p->delay ? T : p->delay;
-        }
-        // The core produces our input for present + D first: when T + D > R, our inputs
-        // of [R, T + D) are the empty input too (sent to the relay as ours).
-        uint32_t own_to = T + p->delay > R ? T + p->delay : R;
-        p->empty_next[me] = T > p->delay ? T : p->delay;
-        p->empty_to[me] = own_to;
-        rb_fill_empty(p, me);
-        for (uint32_t t = R; t < own_to; t++) {
-            memset(slot_input(p, me, t), 0, p->isz);
-        }
-        p->produced = own_to - p->delay;
-        p->have[me] = own_to;
-        p->csum_final = T;
-        p->frames_done = R - p->delay;
-        p->catching_up = true;
-    }
+    // Rollback: extra frames catch up to the clock (R - D) faster than real time (lockstep
+    // simulates as fast as the inputs arrive).
+    p->frames_done = R - p->delay;
+    p->catching_up = rollback;
     p->state = LS_PEER_RUNNING;
     p->st.rejoins++;
     p->st.snapshot_tick = T;
@@ -638,8 +639,10 @@ static void on_chunk(ls_peer *p, const ls_net_msg *m, uint64_t now)
 }
 
 // The relay asks for our state of `tick` (STATE_ACK, total 0) or acknowledges our
-// upload. Lockstep: we have the state of tick T only while simulated == T (the
-// others wait there for the rejoiner), saved once through the save callback.
+// upload. Rollback: the core's saved state of a final tick (S_R, the others wait
+// within W of R), copied as it is. Otherwise (lockstep, or a state the core no
+// longer holds) we have the state of tick T only while the present is T and final
+// (the others wait there for the rejoiner), saved once through the save callback.
 static void on_upload_ack(ls_peer *p, const ls_net_msg *m)
 {
     const uint32_t tick = m->u.state_ack.tick;
@@ -650,17 +653,14 @@ static void on_upload_ack(ls_peer *p, const ls_net_msg *m)
         size_t cap = 64u << 10, n = 0;
         uint8_t *b = NULL;
         const uint8_t *saved = NULL;
-        if (p->rb && ls_rollback_saved_state(p->rb, tick, &saved, &n)) {
-            // Rollback: the core's saved state of a final tick (S_R, the others wait
-            // within W of R), copied as it is.
+        if (ls_rollback_saved_state(p->rb, tick, &saved, &n)) {
             b = n && n <= LS_NET_STATE_MAX ? malloc(n) : NULL;
             if (!b) {
                 return;
             }
             memcpy(b, saved, n);
             cap = n;
-        } else if (p->rb ? ls_rollback_present(p->rb) != tick || ls_rollback_final(p->rb) < tick
-                         : p->simulated != tick) {
+        } else if (ls_rollback_present(p->rb) != tick || ls_rollback_final(p->rb) < tick) {
             return;
         }
         for (int tries = 0; tries < 2 && !saved; tries++) {
@@ -872,8 +872,10 @@ void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now)
     }
 }
 
-// Time sync: if the other peers' inputs run ahead of ours, our clock is late
-// (we joined later); move its origin back one tick so we catch up gradually.
+// ---- the ticks: lockstep (SPEC.md §17.6) and rollback (§24) ----
+
+// Lockstep time sync: if the other peers' inputs run ahead of ours, our clock is
+// late (we joined later); move its origin back one tick so we catch up gradually.
 static void time_sync(ls_peer *p)
 {
     uint32_t next = p->delay + p->produced, frontier = UINT32_MAX;
@@ -885,75 +887,70 @@ static void time_sync(ls_peer *p)
     // Only when we could produce more now: a peer held back by its lead bound
     // is waiting for inputs, not late, and must not run its clock away.
     if (frontier != UINT32_MAX && frontier > next + 1 &&
-        p->produced < p->simulated + p->def.max_lead) {
+        p->produced < ls_rollback_present(p->rb) + p->def.max_lead) {
         p->origin -= 1000000u / p->rate;
         p->st.clock_shifts++;
     }
 }
 
+// Lockstep: our inputs as the clock reaches them, within the lead bound and the
+// rings of what the relay has not acknowledged; into the core like anyone's.
 static bool produce(ls_peer *p, uint64_t now)
 {
     uint64_t clock = now > p->origin ? (now - p->origin) * p->rate / 1000000u : 0;
+    uint32_t simulated = ls_rollback_present(p->rb);
     bool any = false;
     for (;;) {
         uint32_t t = p->delay + p->produced;
         if ((p->ticks && t >= p->ticks) || p->produced > clock ||
-            p->produced >= p->simulated + p->def.max_lead || t >= p->own_acked + W ||
-            t >= p->simulated + W) {
+            p->produced >= simulated + p->def.max_lead || t >= p->own_acked + W ||
+            t >= simulated + W) {
             return any;
         }
-        uint8_t *buf = slot_input(p, p->def.slot, t);
+        uint8_t *buf = own_input(p, t);
         memset(buf, 0, p->isz);
         p->def.cb.local_input(p->def.cb.user, t, buf, p->isz);
+        if (ls_rollback_add_input(p->rb, p->def.slot, t, buf) != LS_OK) {
+            return any; // cannot be (t is inside the core's window): produce it again later
+        }
         p->produced++;
         p->have[p->def.slot] = t + 1;
         any = true;
     }
 }
 
-static bool in_gap(const ls_peer *p, uint32_t k, uint32_t t)
-{
-    return t >= p->gap_from[k] && t < p->gap_to[k];
-}
-
-static bool known(const ls_peer *p, uint32_t k, uint32_t t)
-{
-    return t < p->delay || (p->gone[k] && t >= p->gone_tick[k]) || in_gap(p, k, t) ||
-           t < p->have[k];
-}
-
+// Lockstep: simulate every tick whose inputs are all known (the core at
+// max_prediction 0), up to the ring of checksums the relay has not acknowledged.
 static bool advance(ls_peer *p)
 {
     bool any = false;
-    uint8_t row[LS_NET_MAX_SLOTS * LS_NET_MAX_INPUT_SIZE];
-    while ((!p->ticks || p->simulated < p->ticks) && p->simulated < p->csum_acked + W) {
-        uint32_t t = p->simulated;
-        for (uint32_t k = 0; k < p->slots; k++) {
-            if (!known(p, k, t)) {
-                p->st.stalls++;
-                return any;
-            }
-            uint8_t *dst = row + (size_t)k * p->isz;
-            if (t < p->delay || (p->gone[k] && t >= p->gone_tick[k]) || in_gap(p, k, t)) {
-                memset(dst, 0, p->isz); // the defined empty input
-            } else {
-                memcpy(dst, slot_input(p, k, t), p->isz);
-            }
+    for (;;) {
+        uint32_t t = ls_rollback_present(p->rb);
+        if ((p->ticks && t >= p->ticks) || t >= p->csum_acked + W) {
+            return any;
         }
-        uint64_t c = p->def.cb.advance(p->def.cb.user, t, row, p->slots, p->isz);
-        p->csum[t % W] = c;
-        p->last_csum = c;
-        p->simulated = t + 1;
+        if (ls_rollback_confirmed(p->rb) <= t) {
+            p->st.stalls++;
+            return any;
+        }
+        ls_rollback_advance(p->rb);
         any = true;
     }
-    return any;
+}
+
+static bool lockstep_frames(ls_peer *p, uint64_t now)
+{
+    time_sync(p);
+    bool new_input = produce(p, now);
+    advance(p);
+    return produce(p, now) || new_input; // advancing may have lifted the lead bound
 }
 
 // Rollback mode: one core frame per clock tick due. Our unacknowledged inputs
 // and checksums live in W-tick rings, so frames also stop (and are lost, like
 // waiting ones) while the relay is that far behind in acknowledging them.
-// Returns whether new inputs were produced; sets *new_csum for new final checksums.
-static bool rollback_frames(ls_peer *p, uint64_t now, bool *new_csum)
+// Returns whether new inputs were produced.
+static bool rollback_frames(ls_peer *p, uint64_t now)
 {
     uint64_t clock = now > p->origin ? (now - p->origin) * p->rate / 1000000u : 0;
     uint32_t produced = p->produced;
@@ -975,14 +972,22 @@ static bool rollback_frames(ls_peer *p, uint64_t now, bool *new_csum)
         ls_rollback_advance(p->rb);
         p->frames_done++;
     }
+    return p->produced != produced;
+}
+
+// The core's new final checksums (confirmed ticks, corrections done) into our ring
+// for the relay. Returns whether there were any.
+static bool collect_checksums(ls_peer *p)
+{
+    bool any = false;
     for (uint32_t f = ls_rollback_final(p->rb); p->csum_final < f; p->csum_final++) {
         uint64_t c = 0;
         ls_rollback_checksum(p->rb, p->csum_final, &c);
         p->csum[p->csum_final % W] = c;
         p->last_csum = c;
-        *new_csum = true;
+        any = true;
     }
-    return p->produced != produced;
+    return any;
 }
 
 // force: send our last input again even if acknowledged (the relay answers every INPUT
@@ -1000,7 +1005,7 @@ static void send_inputs(ls_peer *p, uint64_t now, bool force)
     n = n < cap ? n : cap;
     uint8_t data[LS_NET_MAX_DATAGRAM];
     for (uint32_t i = 0; i < n; i++) {
-        memcpy(data + (size_t)i * p->isz, slot_input(p, p->def.slot, from + i), p->isz);
+        memcpy(data + (size_t)i * p->isz, own_input(p, from + i), p->isz);
     }
     ls_net_msg m;
     memset(&m, 0, sizeof m);
@@ -1015,7 +1020,7 @@ static void send_inputs(ls_peer *p, uint64_t now, bool force)
 
 static void send_checksums(ls_peer *p, uint64_t now)
 {
-    uint32_t from = p->csum_acked, to = p->rb ? p->csum_final : p->simulated;
+    uint32_t from = p->csum_acked, to = p->csum_final;
     if (from >= to) {
         return;
     }
@@ -1052,7 +1057,7 @@ static void send_ack(ls_peer *p, uint64_t now)
 
 static void check_finished(ls_peer *p)
 {
-    uint32_t done = p->rb ? p->csum_final : p->simulated;
+    uint32_t done = p->csum_final;
     if (p->state == LS_PEER_RUNNING && p->ticks && done >= p->ticks && p->csum_acked >= p->ticks &&
         p->own_acked >= p->ticks) {
         p->state = LS_PEER_FINISHED;
@@ -1077,22 +1082,16 @@ void ls_peer_poll(ls_peer *p, uint64_t now)
     if (p->state != LS_PEER_RUNNING) {
         return;
     }
-    bool new_input, new_csum = false;
-    if (p->rb) {
-        for (uint32_t k = 0; k < p->slots; k++) {
-            if (p->empty_next[k] < p->empty_to[k]) {
-                rb_fill_empty(p, k);
-            }
+    for (uint32_t k = 0; k < p->slots; k++) {
+        if (p->empty_next[k] < p->empty_to[k]) {
+            rb_fill_empty(p, k);
         }
-        new_input = rollback_frames(p, now, &new_csum);
-    } else {
-        time_sync(p);
-        new_input = produce(p, now);
-        new_csum = advance(p);
-        new_input |= produce(p, now); // advancing may have lifted the lead bound
     }
+    bool new_input =
+        p->def.mode == LS_PEER_ROLLBACK ? rollback_frames(p, now) : lockstep_frames(p, now);
+    bool new_csum = collect_checksums(p);
     bool resend = now - p->last_input_send >= p->def.resend_us, soft = false;
-    for (uint32_t k = 0; p->rb && k < p->slots; k++) {
+    for (uint32_t k = 0; k < p->slots; k++) {
         soft |= p->soft[k] && p->gone[k];
     }
     if (new_input || resend) {
@@ -1144,7 +1143,7 @@ ls_peer_state ls_peer_state_get(const ls_peer *p)
 
 uint32_t ls_peer_ticks(const ls_peer *p)
 {
-    return p->rb ? ls_rollback_present(p->rb) : p->simulated;
+    return p->rb ? ls_rollback_present(p->rb) : 0;
 }
 
 uint64_t ls_peer_last_checksum(const ls_peer *p)
@@ -1160,7 +1159,7 @@ ls_net_msg ls_peer_welcome(const ls_peer *p)
 ls_peer_stats ls_peer_stats_get(const ls_peer *p)
 {
     ls_peer_stats st = p->st;
-    if (p->rb) {
+    if (p->rb && p->def.mode == LS_PEER_ROLLBACK) {
         ls_rollback_stats r = ls_rollback_stats_get(p->rb);
         st.frames = r.frames;
         st.rollbacks = r.rollbacks;

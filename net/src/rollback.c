@@ -56,7 +56,8 @@ struct ls_rollback {
     uint32_t frontier[LS_ROLLBACK_MAX_SLOTS]; // first unknown tick (NONE: all known)
     bool gone[LS_ROLLBACK_MAX_SLOTS];
     uint32_t gone_tick[LS_ROLLBACK_MAX_SLOTS];
-    state_cell *cells; // [window]
+    uint32_t gap_from[LS_ROLLBACK_MAX_SLOTS], gap_to[LS_ROLLBACK_MAX_SLOTS]; // an outage
+    state_cell *cells;                                                       // [window]
     uint64_t csum[RING];
     uint32_t csum_tag[RING];
     uint32_t present; // next tick to simulate for the first time
@@ -220,7 +221,8 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 
 static bool is_empty_tick(const ls_rollback *rb, uint32_t k, uint32_t t)
 {
-    return t < rb->delay || (rb->gone[k] && t >= rb->gone_tick[k]);
+    return t < rb->delay || (rb->gone[k] && t >= rb->gone_tick[k]) ||
+           (t >= rb->gap_from[k] && t < rb->gap_to[k]);
 }
 
 // The known input of slot k at tick t, or NULL (unknown, or too old to be held).
@@ -333,7 +335,15 @@ ls_result ls_rollback_add_input(ls_rollback *rb, uint32_t k, uint32_t t, const u
         return LS_ERR_INVALID_ARGUMENT;
     }
     if (is_empty_tick(rb, k, t)) {
-        rb->st.duplicates++; // defined as empty: nothing to learn
+        // Defined as empty: nothing to learn. A disconnected slot's inputs are still kept
+        // (inside the window): they count again if it comes back (ls_rollback_reconnect).
+        if (rb->gone[k] && t >= rb->gone_tick[k] && t != NONE &&
+            !(rb->def.ticks && t >= rb->def.ticks) && t - oldest_needed(rb) < RING) {
+            size_t i = at(k, t);
+            memcpy(rb->in + i * rb->isz, input, rb->isz);
+            rb->in_tag[i] = t + 1;
+        }
+        rb->st.duplicates++;
         return LS_OK;
     }
     if ((rb->def.ticks && t >= rb->def.ticks) || t == NONE) {
@@ -377,6 +387,28 @@ void ls_rollback_disconnect(ls_rollback *rb, uint32_t k, uint32_t d)
         check_used(rb, k, t, zero_input);
     }
     advance_frontier(rb, k);
+}
+
+ls_result ls_rollback_reconnect(ls_rollback *rb, uint32_t k, uint32_t r)
+{
+    if (k >= rb->slots || !rb->gone[k] || r < rb->gone_tick[k] || r == NONE) {
+        return LS_ERR_INVALID_ARGUMENT;
+    }
+    // The empties of [d, r) were known since the disconnect; from r the slot's frontier
+    // is open again (nothing at or beyond d was stored while it was gone).
+    rb->gap_from[k] = rb->gone_tick[k];
+    rb->gap_to[k] = r;
+    rb->gone[k] = false;
+    rb->gone_tick[k] = 0;
+    rb->frontier[k] = r;
+    const uint8_t *before = r > 0 ? known_input(rb, k, r - 1) : NULL;
+    if (before) {
+        memcpy(rb->last[k], before, rb->isz);
+    } else {
+        memset(rb->last[k], 0, sizeof rb->last[k]);
+    }
+    advance_frontier(rb, k);
+    return LS_OK;
 }
 
 static bool save_state(ls_rollback *rb, uint32_t t)
@@ -666,7 +698,7 @@ void ls_rollback_reset(ls_rollback *rb, uint32_t tick)
     for (uint32_t k = 0; k < rb->slots; k++) {
         rb->frontier[k] = tick > rb->delay ? tick : rb->delay;
         rb->gone[k] = false;
-        rb->gone_tick[k] = 0;
+        rb->gone_tick[k] = rb->gap_from[k] = rb->gap_to[k] = 0;
         memset(rb->last[k], 0, sizeof rb->last[k]);
     }
     rb->present = rb->valid = rb->final_ = tick;
