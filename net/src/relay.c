@@ -8,116 +8,23 @@
 // are hints bounded by what was really sent: the relay keeps re-sending every
 // input a peer has not confirmed, so no single datagram can stop a match.
 //
-// Spectators (SPEC.md §17.10) have their own keys (role spectator, header slot =
-// spectator index). Each final tick becomes a row (present mask, every slot's
-// input, agreed checksum) in a ring of def.history rows; spectators get rows
-// from what they acknowledged, a bounded number in flight, and nothing they send
-// but SPECTATE, ACK, STATE_ACK, PING, PONG and DISCONNECT is acted on (anything
-// else from a spectator key, or a player header sealed with one, is a refused
-// takeover). The relay never waits for a spectator: one whose next row left the
-// ring gets the host's snapshot of a confirmed tick (LS_RELAY_EV_STATE_NEEDED,
-// ls_relay_session_put_state) in STATE_CHUNKs, or is dropped.
+// This file owns the relay and its sessions (creation, credentials, the public
+// getters), the players' match (JOIN and cookies, inputs and their fan-out and
+// re-sending, ACKs, checksums, final ticks and desyncs, disconnects, pings:
+// SPEC.md §17.3-§17.9; finalize also writes the spectators' history rows), and the
+// one receive dispatch and poll loop. That loop hands two concerns to files of
+// their own, because each is a protocol with its own messages and timers layered
+// on the players' one: relay_rejoin.c, a slot that comes back (§17.10 "Reconnect
+// and late players"), and relay_spectator.c, those who watch (§17.10). The layout
+// they share and the functions called across files (named ls_relay_*_) are in
+// relay_internal.h.
 #include "ls/net_relay.h"
 
-#include "auth.h"
-#include "outbox.h"
-#include "ratelimit.h"
+#include "relay_internal.h"
 
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define W          LS_NET_WINDOW
-#define EVENTS_MAX 1024u
-// Rows a spectator may have unacknowledged; rows per CONFIRMED datagram are batch-capped.
-#define SPEC_INFLIGHT 128u
-
-typedef struct spec_st {
-    uint8_t key[LS_NET_KEY_SIZE];
-    uint64_t tx_seq;
-    ls_net_replay rx;
-    bool bound, dropped;
-    ls_net_addr addr;
-    uint32_t next;      // the spectator holds rows below this (its ACK)
-    uint32_t sent_next; // rows below this were sent at least once
-    bool xfer;          // receiving the session's snapshot
-    bool waiting;       // behind the history, waiting for a snapshot since wait_since
-    uint64_t wait_since;
-    uint32_t xfer_tick;              // tick of the snapshot being sent
-    uint32_t state_next, state_sent; // snapshot bytes acknowledged / sent
-    uint64_t last_heard, last_sent, last_ping;
-    uint32_t ping_seq;
-    ls_relay_peer_stats st;
-} spec_st;
-
-typedef struct slot_st {
-    uint8_t key[LS_NET_KEY_SIZE]; // the slot's secret (its credential)
-    uint64_t tx_seq;              // sequence number of the last datagram sent to the slot
-    ls_net_replay rx;             // sequence numbers received from the slot
-    bool bound, gone;
-    ls_net_addr addr;
-    uint32_t gone_tick;
-    uint8_t reason;
-    uint32_t input_next; // relay holds this slot's inputs below this tick
-    uint32_t csum_next;  // relay holds this slot's checksums below this tick
-    // What the peer holds of slot s, from its ACKs, never beyond sent_next: peer_has is the
-    // highest claim (new inputs are fanned out from there), peer_said the claim of the
-    // ACK that arrived last (the re-send timer starts there, so one wrong ACK is undone by
-    // the next right one). Genuine ACKs only grow, so the two differ only on reordering.
-    uint32_t peer_has[LS_NET_MAX_SLOTS];
-    uint32_t peer_said[LS_NET_MAX_SLOTS];
-    uint32_t sent_next[LS_NET_MAX_SLOTS]; // the relay sent the peer slot s's inputs below this
-    uint16_t peer_knows_gone;             // slots the peer acknowledged as gone
-    uint64_t last_heard, last_ping, last_notice;
-    uint64_t last_sent[LS_NET_MAX_SLOTS]; // last INPUT of slot s sent to this peer
-    uint32_t ping_seq;
-    bool ack_due; // an ACK is owed; sent once per poll, however many packets arrived
-    // Rejoin (SPEC.md §17.10): inputs of [gap_from, gap_to) are empty (the outage);
-    // checksums below csum_from are not awaited; while xfer the slot loads a snapshot.
-    uint64_t gone_at;
-    uint32_t gap_from, gap_to, csum_from;
-    bool xfer, xfer_ok; // receiving a snapshot / xfer_tick's snapshot is being sent
-    uint64_t wait_since, last_state;
-    uint32_t xfer_tick, state_next, state_sent;
-    ls_relay_peer_stats st;
-} slot_st;
-
-typedef struct session_st {
-    bool used, done;
-    ls_session_def def;
-    uint64_t created;
-    slot_st slot[LS_NET_MAX_SLOTS];
-    uint8_t *inputs; // [slot][W][input_size]
-    uint64_t *csum;  // [slot][W]
-    uint32_t final_next;
-    uint64_t now; // time of the latest receive or poll (for events raised inside finalize)
-    ls_relay_recorder rec;
-    spec_st spec[LS_NET_MAX_SLOTS];
-    uint8_t *hist;     // [def.history][row]: final ticks for spectators
-    uint32_t row_size; // LS_NET_CONFIRMED_ROW(slots, input_size)
-    uint8_t *snap;     // [def.state_max]: the late spectators' snapshot
-    uint32_t snap_tick, snap_len;
-    uint8_t snap_hash[LS_NET_STATE_HASH_SIZE];
-    bool snap_ready;
-    uint64_t snap_asked; // time of the last LS_RELAY_EV_STATE_NEEDED (0: never)
-    // A connected player's upload of its state of up_tick (for rejoiners, SPEC.md §17.10).
-    uint8_t *up; // [def.state_max], with rejoin_ms
-    uint32_t up_slot, up_tick, up_total, up_next;
-    uint8_t up_hash[LS_NET_STATE_HASH_SIZE];
-    uint64_t up_asked; // time of the last request (0: never)
-} session_st;
-
-struct ls_relay {
-    ls_relay_def def;
-    session_st *sessions;
-    uint32_t session_count;
-    uint8_t secret[crypto_shorthash_KEYBYTES]; // cookie key
-    ls_net_outbox out;
-    ls_relay_event events[EVENTS_MAX];
-    uint32_t ev_head, ev_count;
-    ls_net_ratelimit limit;
-    ls_relay_stats st;
-};
 
 ls_relay_def ls_default_relay_def(void)
 {
@@ -290,8 +197,6 @@ ls_result ls_relay_session_spectator_credential(const ls_relay *r, uint32_t id, 
     return LS_OK;
 }
 
-static uint32_t hist_base(const session_st *s);
-
 ls_result ls_relay_session_put_state(ls_relay *r, uint32_t id, uint32_t tick, const uint8_t *data,
                                      size_t len)
 {
@@ -302,7 +207,7 @@ ls_result ls_relay_session_put_state(ls_relay *r, uint32_t id, uint32_t tick, co
     if (len > s->def.state_max) {
         return LS_ERR_CAPACITY;
     }
-    if (!data || len < 1 || tick > s->final_next || tick < hist_base(s)) {
+    if (!data || len < 1 || tick > s->final_next || tick < ls_relay_hist_base_(s)) {
         return LS_ERR_INVALID_ARGUMENT;
     }
     memcpy(s->snap, data, len);
@@ -355,7 +260,7 @@ uint32_t ls_relay_session_final_ticks(const ls_relay *r, uint32_t id)
     return s ? s->final_next : 0;
 }
 
-static void emit(ls_relay *r, const ls_relay_event *ev)
+void ls_relay_emit_(ls_relay *r, const ls_relay_event *ev)
 {
     if (r->ev_count == EVENTS_MAX) { // drop the oldest: events are for logs, state is in stats
         r->ev_head = (r->ev_head + 1) % EVENTS_MAX;
@@ -366,8 +271,8 @@ static void emit(ls_relay *r, const ls_relay_event *ev)
 }
 
 // Seal m with the recipient slot's key (header slot = recipient) and queue it to addr.
-static bool seal_to(ls_relay *r, slot_st *p, uint32_t to, const ls_net_addr *addr, ls_net_msg *m,
-                    size_t *len)
+bool ls_relay_seal_to_(ls_relay *r, slot_st *p, uint32_t to, const ls_net_addr *addr, ls_net_msg *m,
+                       size_t *len)
 {
     m->h.role = LS_NET_ROLE_PLAYER;
     m->h.slot = (uint8_t)to;
@@ -375,11 +280,11 @@ static bool seal_to(ls_relay *r, slot_st *p, uint32_t to, const ls_net_addr *add
     return ls_net_outbox_push(&r->out, addr, m, p->key, LS_NET_TO_PEER, len);
 }
 
-static void send_to(ls_relay *r, session_st *s, uint32_t to, ls_net_msg *m)
+void ls_relay_send_to_(ls_relay *r, session_st *s, uint32_t to, ls_net_msg *m)
 {
     slot_st *p = &s->slot[to];
     size_t len = 0;
-    if (seal_to(r, p, to, &p->addr, m, &len)) {
+    if (ls_relay_seal_to_(r, p, to, &p->addr, m, &len)) {
         r->st.packets_out++;
         r->st.bytes_out += len;
         p->st.packets_out++;
@@ -389,7 +294,7 @@ static void send_to(ls_relay *r, session_st *s, uint32_t to, ls_net_msg *m)
     }
 }
 
-static void header(ls_net_msg *m, uint8_t type, uint32_t session)
+void ls_relay_header_(ls_net_msg *m, uint8_t type, uint32_t session)
 {
     memset(m, 0, sizeof *m);
     m->h.type = type;
@@ -452,13 +357,13 @@ static void send_inputs(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uin
         memcpy(data + (size_t)i * s->def.input_size, input_at(s, k, from + i), s->def.input_size);
     }
     ls_net_msg m;
-    header(&m, LS_NET_INPUT, id);
+    ls_relay_header_(&m, LS_NET_INPUT, id);
     m.u.input.first_tick = from;
     m.u.input.count = (uint16_t)n;
     m.u.input.input_size = (uint8_t)s->def.input_size;
     m.u.input.slot = (uint8_t)k;
     m.u.input.data = data;
-    send_to(r, s, j, &m);
+    ls_relay_send_to_(r, s, j, &m);
     p->last_sent[k] = now;
     if (from + n > p->sent_next[k]) {
         p->sent_next[k] = from + n;
@@ -468,7 +373,7 @@ static void send_inputs(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uin
 static void send_ack(ls_relay *r, session_st *s, uint32_t id, uint32_t j)
 {
     ls_net_msg m;
-    header(&m, LS_NET_ACK, id);
+    ls_relay_header_(&m, LS_NET_ACK, id);
     m.u.ack.checksum_next = s->slot[j].csum_next;
     m.u.ack.count = (uint8_t)s->def.slots;
     for (uint32_t k = 0; k < s->def.slots; k++) {
@@ -477,30 +382,30 @@ static void send_ack(ls_relay *r, session_st *s, uint32_t id, uint32_t j)
             m.u.ack.disconnected |= (uint16_t)(1u << k);
         }
     }
-    send_to(r, s, j, &m);
+    ls_relay_send_to_(r, s, j, &m);
 }
 
 static void send_notice(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint32_t k)
 {
     ls_net_msg m;
-    header(&m, LS_NET_DISCONNECT, id);
+    ls_relay_header_(&m, LS_NET_DISCONNECT, id);
     m.u.disconnect.tick = s->slot[k].gone_tick;
     m.u.disconnect.reason = s->slot[k].reason;
     m.u.disconnect.slot = (uint8_t)k;
-    send_to(r, s, j, &m);
+    ls_relay_send_to_(r, s, j, &m);
 }
 
 static void send_welcome(ls_relay *r, session_st *s, uint32_t id, uint32_t j)
 {
     ls_net_msg m;
-    header(&m, LS_NET_WELCOME, id);
+    ls_relay_header_(&m, LS_NET_WELCOME, id);
     m.u.welcome.slots = (uint8_t)s->def.slots;
     m.u.welcome.input_size = (uint8_t)s->def.input_size;
     m.u.welcome.delay = (uint8_t)s->def.delay;
     m.u.welcome.tick_rate = (uint16_t)s->def.tick_rate;
     m.u.welcome.ticks = s->def.ticks;
     m.u.welcome.timeout_ms = s->def.timeout_ms;
-    send_to(r, s, j, &m);
+    ls_relay_send_to_(r, s, j, &m);
 }
 
 static void end_session(ls_relay *r, session_st *s, uint32_t id)
@@ -510,7 +415,7 @@ static void end_session(ls_relay *r, session_st *s, uint32_t id)
         s->rec.end(s->rec.user, id, s->final_next);
     }
     ls_relay_event ev = {LS_RELAY_EV_SESSION_DONE, id, 0, s->final_next, 0, 0, 0, 0};
-    emit(r, &ev);
+    ls_relay_emit_(r, &ev);
 }
 
 // The agreed checksum of a tick: the value most slots reported; a tie goes to
@@ -540,21 +445,18 @@ static void desync(ls_relay *r, session_st *s, uint32_t id, uint32_t t, uint16_t
 {
     r->st.desyncs++;
     ls_relay_event ev = {LS_RELAY_EV_DESYNC, id, 0, t, mask, 0, agreed, got};
-    emit(r, &ev);
+    ls_relay_emit_(r, &ev);
     for (uint32_t j = 0; j < s->def.slots; j++) {
         if (s->slot[j].bound && !s->slot[j].gone) {
             ls_net_msg m;
-            header(&m, LS_NET_DESYNC, id);
+            ls_relay_header_(&m, LS_NET_DESYNC, id);
             m.u.desync.tick = t;
             m.u.desync.slots = mask;
             m.u.desync.expected = agreed;
-            send_to(r, s, j, &m);
+            ls_relay_send_to_(r, s, j, &m);
         }
     }
 }
-
-static void disconnect(ls_relay *r, session_st *s, uint32_t id, uint32_t k, uint8_t reason,
-                       uint64_t now);
 
 // Make every tick final whose inputs are all known and whose checksums every
 // connected slot has reported; compare them and hand the tick to the recorder.
@@ -583,7 +485,7 @@ static void finalize(ls_relay *r, session_st *s, uint32_t id)
                 if (p->input_next - t >= W / 2) {
                     // Every input of t has long been out, it keeps playing, but it does
                     // not vouch for its state: without this one peer stalls the session.
-                    disconnect(r, s, id, k, LS_NET_KICKED, s->now);
+                    ls_relay_disconnect_(r, s, id, k, LS_NET_KICKED, s->now);
                 }
                 return; // wait for this slot's checksum
             }
@@ -632,8 +534,8 @@ static void finalize(ls_relay *r, session_st *s, uint32_t id)
     }
 }
 
-static void disconnect(ls_relay *r, session_st *s, uint32_t id, uint32_t k, uint8_t reason,
-                       uint64_t now)
+void ls_relay_disconnect_(ls_relay *r, session_st *s, uint32_t id, uint32_t k, uint8_t reason,
+                          uint64_t now)
 {
     slot_st *p = &s->slot[k];
     if (p->gone) {
@@ -648,7 +550,7 @@ static void disconnect(ls_relay *r, session_st *s, uint32_t id, uint32_t k, uint
     p->st.disconnect_tick = p->gone_tick;
     p->st.reason = reason;
     ls_relay_event ev = {LS_RELAY_EV_DISCONNECTED, id, k, p->gone_tick, 0, reason, 0, 0};
-    emit(r, &ev);
+    ls_relay_emit_(r, &ev);
     for (uint32_t j = 0; j < s->def.slots; j++) {
         if (s->slot[j].bound && (j == k || !s->slot[j].gone)) {
             send_notice(r, s, id, j, k);
@@ -659,8 +561,8 @@ static void disconnect(ls_relay *r, session_st *s, uint32_t id, uint32_t k, uint
 }
 
 // SipHash-2-4 under the relay's secret of (address, session, slot, time bucket).
-static uint64_t cookie_for(const ls_relay *r, const ls_net_addr *a, uint32_t id, uint32_t slot,
-                           uint64_t bucket)
+uint64_t ls_relay_cookie_for_(const ls_relay *r, const ls_net_addr *a, uint32_t id, uint32_t slot,
+                              uint64_t bucket)
 {
     uint8_t msg[32], out[crypto_shorthash_BYTES];
     msg[0] = a->family;
@@ -684,17 +586,18 @@ static void on_join(ls_relay *r, session_st *s, uint32_t id, const ls_net_addr *
         return;
     }
     uint64_t bucket = now / r->def.cookie_period_us;
-    bool ok = m->u.cookie != 0 &&
-              (m->u.cookie == cookie_for(r, from, id, m->h.slot, bucket) ||
-               (bucket > 0 && m->u.cookie == cookie_for(r, from, id, m->h.slot, bucket - 1)));
+    bool ok =
+        m->u.cookie != 0 &&
+        (m->u.cookie == ls_relay_cookie_for_(r, from, id, m->h.slot, bucket) ||
+         (bucket > 0 && m->u.cookie == ls_relay_cookie_for_(r, from, id, m->h.slot, bucket - 1)));
     if (!ok) {
         // Unverified source: answer with a CHALLENGE, smaller than the padded JOIN,
         // to the claimed address only (no amplification).
         ls_net_msg c;
-        header(&c, LS_NET_CHALLENGE, id);
-        c.u.cookie = cookie_for(r, from, id, m->h.slot, bucket);
+        ls_relay_header_(&c, LS_NET_CHALLENGE, id);
+        c.u.cookie = ls_relay_cookie_for_(r, from, id, m->h.slot, bucket);
         size_t len = 0;
-        if (seal_to(r, p, m->h.slot, from, &c, &len)) {
+        if (ls_relay_seal_to_(r, p, m->h.slot, from, &c, &len)) {
             r->st.packets_out++;
             r->st.bytes_out += len;
         }
@@ -707,262 +610,8 @@ static void on_join(ls_relay *r, session_st *s, uint32_t id, const ls_net_addr *
     p->st.joined = true;
     p->st.addr = *from;
     ls_relay_event ev = {LS_RELAY_EV_JOINED, id, m->h.slot, 0, 0, 0, 0, 0};
-    emit(r, &ev);
+    ls_relay_emit_(r, &ev);
     send_welcome(r, s, id, m->h.slot);
-}
-
-// ---- rejoin (SPEC.md §17.10): a slot disconnected by timeout comes back ----
-
-// Tell peer j that slot k is back: DISCONNECT(slot k, reason REJOINED, tick = its return tick).
-static void send_rejoined(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint32_t k)
-{
-    ls_net_msg m;
-    header(&m, LS_NET_DISCONNECT, id);
-    m.u.disconnect.tick = s->slot[k].gap_to;
-    m.u.disconnect.reason = LS_NET_REJOINED;
-    m.u.disconnect.slot = (uint8_t)k;
-    send_to(r, s, j, &m);
-}
-
-// The first tick a rejoiner's snapshot may have: its inputs from there on must all
-// still be in the relay's rings, and its own inputs below it must not matter.
-static uint32_t rejoin_floor(const session_st *s, uint32_t j)
-{
-    const slot_st *p = &s->slot[j];
-    uint32_t f = p->gap_to > W ? p->gap_to - W : 0;
-    f = f > p->gap_from ? f : p->gap_from;
-    return f > s->def.delay ? f : s->def.delay;
-}
-
-static void on_rejoin(ls_relay *r, session_st *s, uint32_t id, const ls_net_addr *from,
-                      const ls_net_msg *m, uint64_t now)
-{
-    uint32_t k = m->h.slot;
-    slot_st *p = &s->slot[k];
-    if (!p->gone && p->bound && p->xfer && ls_net_addr_equal(&p->addr, from)) {
-        p->last_heard = now; // a repeat: our answer was lost
-        send_rejoined(r, s, id, k, k);
-        return;
-    }
-    if (!p->gone || p->reason != LS_NET_TIMEOUT || !s->def.rejoin_ms || !s->snap || s->done ||
-        now - p->gone_at > (uint64_t)s->def.rejoin_ms * 1000) {
-        r->st.rejoin_refused++;
-        p->st.drops++;
-        if (p->gone && now - p->last_notice >= r->def.resend_us) {
-            ls_net_msg n; // you are out (smaller than the padded REJOIN: no amplification)
-            header(&n, LS_NET_DISCONNECT, id);
-            n.u.disconnect.tick = p->gone_tick;
-            n.u.disconnect.reason = p->reason;
-            n.u.disconnect.slot = (uint8_t)k;
-            size_t len = 0;
-            if (seal_to(r, p, k, from, &n, &len)) {
-                r->st.packets_out++;
-                r->st.bytes_out += len;
-            }
-            p->last_notice = now;
-        }
-        return;
-    }
-    uint64_t bucket = now / r->def.cookie_period_us;
-    bool ok =
-        m->u.cookie != 0 && (m->u.cookie == cookie_for(r, from, id, k, bucket) ||
-                             (bucket > 0 && m->u.cookie == cookie_for(r, from, id, k, bucket - 1)));
-    if (!ok) {
-        ls_net_msg c;
-        header(&c, LS_NET_CHALLENGE, id);
-        c.u.cookie = cookie_for(r, from, id, k, bucket);
-        size_t len = 0;
-        if (seal_to(r, p, k, from, &c, &len)) {
-            r->st.packets_out++;
-            r->st.bytes_out += len;
-        }
-        r->st.challenges++;
-        return;
-    }
-    // Back from tick R: above every tick it was fanned out as gone for (no peer can
-    // have simulated R: every live slot's inputs stop below R) and every final tick.
-    uint32_t R = p->gone_tick > s->final_next ? p->gone_tick : s->final_next;
-    for (uint32_t j = 0; j < s->def.slots; j++) {
-        // Gone slots too (their input_next is their disconnect tick): then R is at least
-        // every other slot's input_next in any ACK sent while k was gone, which is what
-        // lets rollback peers confirm k's empty inputs up to there (SPEC.md §24.8).
-        if (j != k && s->slot[j].input_next > R) {
-            R = s->slot[j].input_next;
-        }
-    }
-    p->gone = false;
-    p->gap_from = p->gone_tick;
-    p->gap_to = R;
-    p->input_next = R;
-    p->csum_next = R;
-    p->csum_from = R;
-    p->bound = true;
-    p->addr = *from;
-    p->last_heard = now;
-    p->xfer = true;
-    p->xfer_ok = false;
-    p->wait_since = now;
-    p->peer_knows_gone = 0;
-    p->ack_due = false;
-    uint32_t f = rejoin_floor(s, k);
-    for (uint32_t j = 0; j < s->def.slots; j++) { // holds the others' rings until it loads
-        p->peer_has[j] = p->peer_said[j] = p->sent_next[j] = f;
-    }
-    p->st.joined = true;
-    p->st.disconnected = false;
-    p->st.addr = *from;
-    p->st.rejoins++;
-    p->st.rejoin_tick = R;
-    r->st.rejoins++;
-    ls_relay_event ev = {LS_RELAY_EV_REJOINED, id, k, R, 0, 0, 0, 0};
-    emit(r, &ev);
-    for (uint32_t j = 0; j < s->def.slots; j++) {
-        if (s->slot[j].bound && !s->slot[j].gone) {
-            send_rejoined(r, s, id, j, k);
-            s->slot[j].last_notice = now;
-        }
-    }
-}
-
-// No usable snapshot for rejoiner j: once every tick below its return tick R is
-// final (the others wait at R, with the state of R), ask the lowest connected slot
-// for its state of R (STATE_ACK, total 0), every 250 ms, a next slot each time.
-static void ask_upload(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint64_t now)
-{
-    slot_st *p = &s->slot[j];
-    if (!s->up || s->final_next < p->gap_to || (s->up_asked && now - s->up_asked < 250000)) {
-        return;
-    }
-    for (uint32_t i = 1; i <= s->def.slots; i++) {
-        uint32_t u = (s->up_slot + i) % s->def.slots;
-        const slot_st *q = &s->slot[u];
-        if (u != j && q->bound && !q->gone && !q->xfer) {
-            s->up_slot = u;
-            s->up_tick = p->gap_to;
-            s->up_total = s->up_next = 0;
-            s->up_asked = now;
-            ls_net_msg m;
-            header(&m, LS_NET_STATE_ACK, id);
-            m.u.state_ack.tick = s->up_tick;
-            send_to(r, s, u, &m);
-            return;
-        }
-    }
-}
-
-// A chunk of the state we asked slot k for: keep the in-order bytes, acknowledge;
-// once whole and its hash checks, it is the session's snapshot (a final tick's).
-static void on_state_chunk(ls_relay *r, session_st *s, uint32_t id, uint32_t k, const ls_net_msg *m)
-{
-    slot_st *p = &s->slot[k];
-    if (!s->up || !s->up_asked || k != s->up_slot || m->u.state.tick != s->up_tick ||
-        m->u.state.total > s->def.state_max || m->u.state.tick > s->final_next) {
-        p->st.drops++;
-        return;
-    }
-    if (s->up_total != m->u.state.total ||
-        memcmp(s->up_hash, m->u.state.hash, LS_NET_STATE_HASH_SIZE) != 0) {
-        s->up_total = m->u.state.total; // (re)start
-        s->up_next = 0;
-        memcpy(s->up_hash, m->u.state.hash, LS_NET_STATE_HASH_SIZE);
-    }
-    if (m->u.state.offset == s->up_next && s->up_next < s->up_total) {
-        memcpy(s->up + s->up_next, m->u.state.data, m->u.state.len);
-        s->up_next += m->u.state.len;
-        if (s->up_next == s->up_total) {
-            uint8_t h[LS_NET_STATE_HASH_SIZE];
-            crypto_generichash(h, sizeof h, s->up, s->up_total, NULL, 0);
-            if (memcmp(h, s->up_hash, sizeof h) == 0 && s->snap) {
-                memcpy(s->snap, s->up, s->up_total);
-                memcpy(s->snap_hash, h, sizeof h);
-                s->snap_len = s->up_total;
-                s->snap_tick = s->up_tick;
-                s->snap_ready = true;
-            } else {
-                s->up_next = 0; // corrupt upload: take it again
-            }
-        }
-    }
-    ls_net_msg a;
-    header(&a, LS_NET_STATE_ACK, id);
-    a.u.state_ack.tick = s->up_tick;
-    a.u.state_ack.total = s->up_total;
-    a.u.state_ack.next = s->up_next;
-    send_to(r, s, k, &a);
-}
-
-// A rejoining slot: send it the snapshot (a usable one: a final tick at or above
-// rejoin_floor), else ask the host for one (at most every 250 ms); with none within
-// timeout_ms it is disconnected again, at its return tick.
-static void peer_state(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint64_t now)
-{
-    slot_st *p = &s->slot[j];
-    bool usable = s->snap_ready && s->snap_tick >= rejoin_floor(s, j) &&
-                  s->snap_tick <= s->final_next && s->snap_tick <= p->gap_to;
-    if (p->xfer_ok && (!usable || p->xfer_tick != s->snap_tick)) {
-        p->xfer_ok = false; // the snapshot was replaced: start over
-    }
-    if (!p->xfer_ok) {
-        if (usable) {
-            p->xfer_ok = true;
-            p->xfer_tick = s->snap_tick;
-            p->state_next = p->state_sent = 0;
-            p->last_state = 0;
-        } else {
-            if (now - p->wait_since > (uint64_t)s->def.timeout_ms * 1000) {
-                disconnect(r, s, id, j, LS_NET_KICKED, now);
-                return;
-            }
-            if (!s->snap_asked || now - s->snap_asked >= 250000) {
-                s->snap_asked = now;
-                ls_relay_event ev = {LS_RELAY_EV_STATE_NEEDED, id, j, s->final_next, 0, 0, 0, 0};
-                emit(r, &ev);
-            }
-            ask_upload(r, s, id, j, now);
-            return;
-        }
-    }
-    if (p->state_next < p->state_sent && now - p->last_state >= r->def.resend_us) {
-        p->state_sent = p->state_next;
-    }
-    uint32_t window = 16u * LS_NET_STATE_CHUNK_MAX;
-    uint32_t limit = s->snap_len - p->state_next > window ? p->state_next + window : s->snap_len;
-    while (p->state_sent < limit) {
-        uint32_t n = limit - p->state_sent;
-        n = n < LS_NET_STATE_CHUNK_MAX ? n : LS_NET_STATE_CHUNK_MAX;
-        ls_net_msg m;
-        header(&m, LS_NET_STATE_CHUNK, id);
-        m.u.state.tick = s->snap_tick;
-        m.u.state.total = s->snap_len;
-        m.u.state.offset = p->state_sent;
-        m.u.state.len = (uint16_t)n;
-        memcpy(m.u.state.hash, s->snap_hash, LS_NET_STATE_HASH_SIZE);
-        m.u.state.data = s->snap + p->state_sent;
-        send_to(r, s, j, &m);
-        p->state_sent += n;
-        p->last_state = now;
-    }
-}
-
-// The rejoiner's STATE_ACK: once it holds every byte, it gets every slot's inputs
-// from the snapshot's tick on (the normal re-send from peer_said).
-static void on_state_ack(session_st *s, uint32_t j, const ls_net_msg *m)
-{
-    slot_st *p = &s->slot[j];
-    if (!p->xfer || !p->xfer_ok || m->u.state_ack.tick != p->xfer_tick ||
-        m->u.state_ack.tick != s->snap_tick || m->u.state_ack.total != s->snap_len) {
-        return;
-    }
-    uint32_t said = m->u.state_ack.next < p->state_sent ? m->u.state_ack.next : p->state_sent;
-    p->state_next = said > p->state_next ? said : p->state_next;
-    if (p->state_next == s->snap_len) {
-        p->xfer = false;
-        for (uint32_t k = 0; k < s->def.slots; k++) {
-            p->peer_has[k] = p->peer_said[k] = p->sent_next[k] = p->xfer_tick;
-            p->last_sent[k] = 0;
-        }
-        p->last_notice = 0;
-    }
 }
 
 static void on_input(ls_relay *r, session_st *s, uint32_t id, uint32_t k, const ls_net_msg *m,
@@ -1082,358 +731,29 @@ static void dispatch(ls_relay *r, session_st *s, uint32_t id, const ls_net_msg *
             p->st.drops++;
             break;
         }
-        disconnect(r, s, id, k, LS_NET_LEFT, now);
+        ls_relay_disconnect_(r, s, id, k, LS_NET_LEFT, now);
         break;
     case LS_NET_PING: {
         ls_net_msg pong;
-        header(&pong, LS_NET_PONG, id);
+        ls_relay_header_(&pong, LS_NET_PONG, id);
         pong.u.ping = m->u.ping;
-        send_to(r, s, k, &pong);
+        ls_relay_send_to_(r, s, k, &pong);
         break;
     }
     case LS_NET_PONG:
         on_pong(p, m, now);
         break;
     case LS_NET_STATE_ACK:
-        on_state_ack(s, k, m);
+        ls_relay_on_state_ack_(s, k, m);
         break;
     case LS_NET_STATE_CHUNK:
-        on_state_chunk(r, s, id, k, m);
+        ls_relay_on_state_chunk_(r, s, id, k, m);
         break;
     default:
         r->st.malformed++;
         p->st.drops++;
         break;
     }
-}
-
-// ---- spectators ----
-
-static void spec_send(ls_relay *r, session_st *s, uint32_t index, const ls_net_addr *to,
-                      ls_net_msg *m)
-{
-    spec_st *v = &s->spec[index];
-    m->h.role = LS_NET_ROLE_SPECTATOR;
-    m->h.slot = (uint8_t)index;
-    m->h.seq = ++v->tx_seq;
-    size_t len = 0;
-    if (ls_net_outbox_push(&r->out, to, m, v->key, LS_NET_TO_PEER, &len)) {
-        r->st.packets_out++;
-        r->st.bytes_out += len;
-        v->st.packets_out++;
-        v->st.bytes_out += len;
-    } else {
-        r->st.outbox_dropped++;
-    }
-}
-
-// The oldest final tick the history still holds.
-static uint32_t hist_base(const session_st *s)
-{
-    return s->final_next > s->def.history ? s->final_next - s->def.history : 0;
-}
-
-static void spec_drop(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint8_t reason,
-                      bool tell)
-{
-    spec_st *v = &s->spec[index];
-    if (v->dropped || !v->bound) {
-        return;
-    }
-    if (tell) {
-        ls_net_msg m;
-        header(&m, LS_NET_DISCONNECT, id);
-        m.u.disconnect.tick = v->next;
-        m.u.disconnect.reason = reason;
-        m.u.disconnect.slot = (uint8_t)index;
-        spec_send(r, s, index, &v->addr, &m);
-    }
-    v->dropped = true;
-    v->st.disconnected = true;
-    v->st.disconnect_tick = v->next;
-    v->st.reason = reason;
-    r->st.spectators_dropped++;
-    ls_relay_event ev = {LS_RELAY_EV_SPECTATOR_DROPPED, id, index, v->next, 0, reason, 0, 0};
-    emit(r, &ev);
-}
-
-// Send final rows [from, to) in CONFIRMED datagrams.
-static void spec_rows(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint32_t from,
-                      uint32_t to, uint64_t now)
-{
-    spec_st *v = &s->spec[index];
-    uint32_t cap = (LS_NET_MAX_DATAGRAM - LS_NET_OVERHEAD - 8) / s->row_size;
-    cap = cap < LS_NET_MAX_BATCH ? cap : LS_NET_MAX_BATCH;
-    while (from < to) {
-        uint32_t n = to - from < cap ? to - from : cap;
-        uint8_t rows[LS_NET_MAX_DATAGRAM];
-        for (uint32_t i = 0; i < n; i++) {
-            memcpy(rows + (size_t)i * s->row_size,
-                   s->hist + (size_t)((from + i) % s->def.history) * s->row_size, s->row_size);
-        }
-        ls_net_msg m;
-        header(&m, LS_NET_CONFIRMED, id);
-        m.u.confirmed.first_tick = from;
-        m.u.confirmed.count = (uint16_t)n;
-        m.u.confirmed.slots = (uint8_t)s->def.slots;
-        m.u.confirmed.input_size = (uint8_t)s->def.input_size;
-        m.u.confirmed.rows = rows;
-        spec_send(r, s, index, &v->addr, &m);
-        from += n;
-    }
-    v->sent_next = to > v->sent_next ? to : v->sent_next;
-    v->last_sent = now;
-}
-
-static void spec_send_rows(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now);
-
-// Snapshot chunks to a late spectator: up to 16 chunks beyond its acknowledgement,
-// re-sent from there when it has been silent about them for resend_us.
-static void spec_state(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now)
-{
-    spec_st *v = &s->spec[index];
-    if (v->xfer_tick != s->snap_tick) { // a newer snapshot replaced it: start over
-        v->xfer_tick = s->snap_tick;
-        v->state_next = v->state_sent = 0;
-    }
-    if (v->state_next < v->state_sent && now - v->last_sent >= r->def.resend_us) {
-        v->state_sent = v->state_next;
-    }
-    uint32_t window = 16u * LS_NET_STATE_CHUNK_MAX;
-    uint32_t limit = s->snap_len - v->state_next > window ? v->state_next + window : s->snap_len;
-    while (v->state_sent < limit) {
-        uint32_t n = limit - v->state_sent;
-        n = n < LS_NET_STATE_CHUNK_MAX ? n : LS_NET_STATE_CHUNK_MAX;
-        ls_net_msg m;
-        header(&m, LS_NET_STATE_CHUNK, id);
-        m.u.state.tick = s->snap_tick;
-        m.u.state.total = s->snap_len;
-        m.u.state.offset = v->state_sent;
-        m.u.state.len = (uint16_t)n;
-        memcpy(m.u.state.hash, s->snap_hash, LS_NET_STATE_HASH_SIZE);
-        m.u.state.data = s->snap + v->state_sent;
-        spec_send(r, s, index, &v->addr, &m);
-        v->state_sent += n;
-        v->last_sent = now;
-    }
-}
-
-// A spectator behind the history: send it the snapshot if there is a usable one,
-// else ask the host for one (LS_RELAY_EV_STATE_NEEDED, at most every 250 ms); drop
-// it when there is no snapshot store or none came within timeout_ms. False if dropped.
-static bool spec_behind(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now)
-{
-    spec_st *v = &s->spec[index];
-    if (s->snap_ready && s->snap_tick >= hist_base(s)) {
-        v->xfer = true;
-        v->waiting = false;
-        v->xfer_tick = s->snap_tick;
-        v->state_next = v->state_sent = 0;
-        v->last_sent = 0;
-        return true;
-    }
-    if (!v->waiting) {
-        v->waiting = true;
-        v->wait_since = now;
-    }
-    if (!s->snap || now - v->wait_since > (uint64_t)s->def.timeout_ms * 1000) {
-        spec_drop(r, s, id, index, LS_NET_KICKED, true); // the match does not wait
-        return false;
-    }
-    if (!s->snap_asked || now - s->snap_asked >= 250000) {
-        s->snap_asked = now;
-        ls_relay_event ev = {LS_RELAY_EV_STATE_NEEDED, id, index, s->final_next, 0, 0, 0, 0};
-        emit(r, &ev);
-    }
-    return true;
-}
-
-// Spectator timers: drop the silent or hopelessly late, re-send from the ACK,
-// send new rows (a bounded number in flight) or the snapshot, ping.
-static void poll_spectator(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now)
-{
-    spec_st *v = &s->spec[index];
-    if (now >= v->last_heard && now - v->last_heard > (uint64_t)s->def.timeout_ms * 1000) {
-        spec_drop(r, s, id, index, LS_NET_TIMEOUT, false);
-        return;
-    }
-    if (!v->xfer && v->next < hist_base(s) && !spec_behind(r, s, id, index, now)) {
-        return;
-    }
-    if (v->xfer) {
-        spec_state(r, s, id, index, now);
-    } else if (!v->waiting) {
-        spec_send_rows(r, s, id, index, now);
-    }
-    if (now - v->last_ping >= r->def.ping_interval_us) {
-        ls_net_msg m;
-        header(&m, LS_NET_PING, id);
-        m.u.ping.time = now;
-        m.u.ping.seq = ++v->ping_seq;
-        spec_send(r, s, index, &v->addr, &m);
-        v->last_ping = now;
-    }
-}
-
-static void spec_send_rows(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now)
-{
-    spec_st *v = &s->spec[index];
-    uint32_t limit =
-        v->next + SPEC_INFLIGHT < s->final_next ? v->next + SPEC_INFLIGHT : s->final_next;
-    if (v->sent_next < v->next) {
-        v->sent_next = v->next;
-    }
-    if (v->next < v->sent_next && now - v->last_sent >= r->def.resend_us) {
-        spec_rows(r, s, id, index, v->next, v->sent_next < limit ? v->sent_next : limit, now);
-    }
-    if (v->sent_next < limit) {
-        spec_rows(r, s, id, index, v->sent_next, limit, now);
-    }
-}
-
-static void on_spectate(ls_relay *r, session_st *s, uint32_t id, uint32_t index,
-                        const ls_net_addr *from, const ls_net_msg *m, uint64_t now)
-{
-    spec_st *v = &s->spec[index];
-    if (v->bound && !v->dropped && ls_net_addr_equal(&v->addr, from)) {
-        v->last_heard = now;
-    } else {
-        uint64_t bucket = now / r->def.cookie_period_us;
-        uint32_t tag = 0x80u | index; // spectator cookies differ from slot cookies
-        bool ok = m->u.cookie != 0 &&
-                  (m->u.cookie == cookie_for(r, from, id, tag, bucket) ||
-                   (bucket > 0 && m->u.cookie == cookie_for(r, from, id, tag, bucket - 1)));
-        if (!ok) {
-            ls_net_msg c;
-            header(&c, LS_NET_CHALLENGE, id);
-            c.u.cookie = cookie_for(r, from, id, tag, bucket);
-            spec_send(r, s, index, from, &c);
-            r->st.challenges++;
-            return;
-        }
-        // A (re)join: watch from where it left off, or from tick 0.
-        v->bound = true;
-        v->dropped = false;
-        v->addr = *from;
-        v->last_heard = now;
-        v->last_sent = 0;
-        v->sent_next = v->next;
-        v->st.joined = true;
-        v->st.disconnected = false;
-        v->st.addr = *from;
-        ls_relay_event ev = {LS_RELAY_EV_SPECTATOR_JOINED, id, index, v->next, 0, 0, 0, 0};
-        emit(r, &ev);
-    }
-    ls_net_msg w;
-    header(&w, LS_NET_WELCOME, id);
-    w.u.welcome.slots = (uint8_t)s->def.slots;
-    w.u.welcome.input_size = (uint8_t)s->def.input_size;
-    w.u.welcome.delay = (uint8_t)s->def.delay;
-    w.u.welcome.tick_rate = (uint16_t)s->def.tick_rate;
-    w.u.welcome.ticks = s->def.ticks;
-    w.u.welcome.timeout_ms = s->def.timeout_ms;
-    spec_send(r, s, index, from, &w);
-}
-
-static void on_spectator_datagram(ls_relay *r, session_st *s, const ls_net_header *h,
-                                  const ls_net_addr *from, const uint8_t *data, size_t len,
-                                  uint64_t now)
-{
-    if (h->slot >= s->def.spectators) {
-        r->st.malformed++;
-        return;
-    }
-    uint32_t id = h->session, index = h->slot;
-    spec_st *v = &s->spec[index];
-    if (!ls_net_auth_verify(data, len, v->key, LS_NET_TO_RELAY)) {
-        r->st.bad_mac++;
-        v->st.drops++;
-        return;
-    }
-    ls_net_fresh fresh = ls_net_replay_check(&v->rx, h->seq);
-    if (fresh != LS_NET_FRESH) {
-        r->st.replayed += fresh == LS_NET_REPLAYED;
-        r->st.stale += fresh == LS_NET_STALE;
-        v->st.drops++;
-        return;
-    }
-    ls_net_replay_accept(&v->rx, h->seq);
-    ls_net_msg m;
-    if (ls_net_decode(data, len, &m, NULL) != LS_OK) {
-        r->st.malformed++;
-        v->st.drops++;
-        return;
-    }
-    if (m.h.type == LS_NET_SPECTATE) {
-        on_spectate(r, s, id, index, from, &m, now);
-        return;
-    }
-    if (m.h.type != LS_NET_ACK && m.h.type != LS_NET_PING && m.h.type != LS_NET_PONG &&
-        m.h.type != LS_NET_DISCONNECT && m.h.type != LS_NET_STATE_ACK) {
-        r->st.spectator_refused++; // INPUT, CHECKSUM, JOIN, REJOIN, STATE_*: it acts for nobody
-        v->st.drops++;
-        return;
-    }
-    if (!v->bound || v->dropped || !ls_net_addr_equal(&v->addr, from)) {
-        r->st.unverified++;
-        v->st.drops++;
-        return;
-    }
-    v->last_heard = now;
-    v->st.packets_in++;
-    v->st.bytes_in += len;
-    switch (m.h.type) {
-    case LS_NET_ACK: { // input_next[0]: the spectator holds every row below it
-        uint32_t said = m.u.ack.input_next[0];
-        said = said < v->sent_next ? said : v->sent_next;
-        v->next = said > v->next ? said : v->next;
-        v->st.input_next = v->next;
-        break;
-    }
-    case LS_NET_PING: {
-        ls_net_msg pong;
-        header(&pong, LS_NET_PONG, id);
-        pong.u.ping = m.u.ping;
-        spec_send(r, s, index, &v->addr, &pong);
-        break;
-    }
-    case LS_NET_PONG:
-        if (m.u.ping.time <= now && now - m.u.ping.time < 60000000u) {
-            uint32_t rtt = (uint32_t)(now - m.u.ping.time);
-            v->st.rtt_us = v->st.rtt_us ? (uint32_t)(((uint64_t)v->st.rtt_us * 7 + rtt) / 8) : rtt;
-        }
-        break;
-    case LS_NET_DISCONNECT:
-        spec_drop(r, s, id, index, LS_NET_LEFT, false);
-        break;
-    case LS_NET_STATE_ACK: // how much of the snapshot it holds
-        if (v->xfer && m.u.state_ack.tick == v->xfer_tick && m.u.state_ack.tick == s->snap_tick &&
-            m.u.state_ack.total == s->snap_len) {
-            uint32_t said = m.u.state_ack.next < v->state_sent ? m.u.state_ack.next : v->state_sent;
-            v->state_next = said > v->state_next ? said : v->state_next;
-            if (v->state_next == s->snap_len) { // loaded: rows from the snapshot's tick on
-                v->xfer = false;
-                v->next = v->sent_next = s->snap_tick;
-                v->st.input_next = v->next;
-                v->last_sent = 0;
-            }
-        }
-        break;
-    default:
-        break;
-    }
-}
-
-// A player header whose tag fails: was it sealed with one of the session's
-// spectator keys (a spectator trying to act as a player)? Only on this failure path.
-static bool sealed_by_spectator(const session_st *s, const uint8_t *data, size_t len)
-{
-    for (uint32_t i = 0; i < s->def.spectators; i++) {
-        if (ls_net_auth_verify(data, len, s->spec[i].key, LS_NET_TO_RELAY)) {
-            return true;
-        }
-    }
-    return false;
 }
 
 void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data, size_t len,
@@ -1460,7 +780,7 @@ void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data,
     }
     s->now = now;
     if (h.role == LS_NET_ROLE_SPECTATOR) {
-        on_spectator_datagram(r, s, &h, from, data, len, now);
+        ls_relay_on_spectator_datagram_(r, s, &h, from, data, len, now);
         return;
     }
     if (h.slot >= s->def.slots) {
@@ -1471,7 +791,7 @@ void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data,
     if (!ls_net_auth_verify(data, len, p->key, LS_NET_TO_RELAY)) {
         r->st.bad_mac++;
         p->st.drops++;
-        r->st.spectator_refused += sealed_by_spectator(s, data, len);
+        r->st.spectator_refused += ls_relay_sealed_by_spectator_(s, data, len);
         return;
     }
     ls_net_fresh fresh = ls_net_replay_check(&p->rx, h.seq);
@@ -1493,7 +813,7 @@ void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data,
         return;
     }
     if (m.h.type == LS_NET_REJOIN) {
-        on_rejoin(r, s, m.h.session, from, &m, now);
+        ls_relay_on_rejoin_(r, s, m.h.session, from, &m, now);
         return;
     }
     if (!p->bound || !ls_net_addr_equal(&p->addr, from)) {
@@ -1524,11 +844,11 @@ static void poll_peer(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint6
         p->ack_due = false;
     }
     if (now >= p->last_heard && now - p->last_heard > (uint64_t)s->def.timeout_ms * 1000) {
-        disconnect(r, s, id, j, LS_NET_TIMEOUT, now);
+        ls_relay_disconnect_(r, s, id, j, LS_NET_TIMEOUT, now);
         return;
     }
     if (p->xfer) { // rejoining: the snapshot first, then the inputs after it
-        peer_state(r, s, id, j, now);
+        ls_relay_peer_state_(r, s, id, j, now);
     }
     for (uint32_t k = 0; k < s->def.slots && !p->xfer; k++) {
         if (k != j && p->peer_said[k] < s->slot[k].input_next &&
@@ -1543,17 +863,17 @@ static void poll_peer(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint6
                 p->last_notice = now;
             } else if (k != j && !s->slot[k].gone && s->slot[k].gap_to &&
                        (p->peer_knows_gone & (1u << k))) {
-                send_rejoined(r, s, id, j, k); // it still thinks k is gone
+                ls_relay_send_rejoined_(r, s, id, j, k); // it still thinks k is gone
                 p->last_notice = now;
             }
         }
     }
     if (now - p->last_ping >= r->def.ping_interval_us) {
         ls_net_msg m;
-        header(&m, LS_NET_PING, id);
+        ls_relay_header_(&m, LS_NET_PING, id);
         m.u.ping.time = now;
         m.u.ping.seq = ++p->ping_seq;
-        send_to(r, s, j, &m);
+        ls_relay_send_to_(r, s, j, &m);
         p->last_ping = now;
     }
 }
@@ -1573,12 +893,12 @@ void ls_relay_poll(ls_relay *r, uint64_t now)
                 poll_peer(r, s, id, j, now);
             } else if (s->def.join_timeout_ms &&
                        now - s->created > (uint64_t)s->def.join_timeout_ms * 1000) {
-                disconnect(r, s, id, j, LS_NET_TIMEOUT, now);
+                ls_relay_disconnect_(r, s, id, j, LS_NET_TIMEOUT, now);
             }
         }
         for (uint32_t j = 0; j < s->def.spectators; j++) {
             if (s->spec[j].bound && !s->spec[j].dropped) {
-                poll_spectator(r, s, id, j, now);
+                ls_relay_poll_spectator_(r, s, id, j, now);
             }
         }
     }
