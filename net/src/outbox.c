@@ -64,6 +64,18 @@ bool ls_net_outbox_push(ls_net_outbox *o, const ls_net_addr *to, const ls_net_ms
     return true;
 }
 
+size_t ls_net_outbox_send(ls_net_outbox *o, const ls_net_addr *to, ls_net_msg *m, uint8_t role,
+                          uint32_t session, uint32_t slot, uint64_t *tx_seq, const uint8_t *key,
+                          uint8_t dir)
+{
+    m->h.role = role;
+    m->h.session = session;
+    m->h.slot = (uint8_t)slot;
+    m->h.seq = ++*tx_seq;
+    size_t len = 0;
+    return ls_net_outbox_push(o, to, m, key, dir, &len) ? len : 0;
+}
+
 bool ls_net_outbox_pop(ls_net_outbox *o, ls_net_datagram *out)
 {
     if (o->count == 0) {

@@ -33,6 +33,7 @@
 
 #include "auth.h"
 #include "outbox.h"
+#include "state_send.h"
 
 #include <sodium.h>
 #include <stdlib.h>
@@ -197,12 +198,9 @@ static void emit(ls_peer *p, const ls_peer_event *ev)
 static void send_msg(ls_peer *p, ls_net_msg *m, uint8_t type)
 {
     m->h.type = type;
-    m->h.role = LS_NET_ROLE_PLAYER;
-    m->h.session = p->def.session;
-    m->h.slot = (uint8_t)p->def.slot;
-    m->h.seq = ++p->tx_seq;
-    size_t len = 0;
-    if (ls_net_outbox_push(&p->out, &p->def.relay, m, p->def.key, LS_NET_TO_RELAY, &len)) {
+    size_t len = ls_net_outbox_send(&p->out, &p->def.relay, m, LS_NET_ROLE_PLAYER, p->def.session,
+                                    p->def.slot, &p->tx_seq, p->def.key, LS_NET_TO_RELAY);
+    if (len) {
         p->st.packets_out++;
         p->st.bytes_out += len;
     }
@@ -466,6 +464,9 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
             (p->st.rejoins && m->u.disconnect.tick < p->st.rejoin_tick)) {
             return; // notices of our timeout still in flight, or of the one we came back from
         }
+        if (p->state == LS_PEER_LEFT) {
+            return;
+        }
         if (p->state == LS_PEER_RUNNING && m->u.disconnect.reason == LS_NET_TIMEOUT &&
             p->def.rejoin && p->def.cb.load) {
             p->state = LS_PEER_REJOINING;
@@ -474,29 +475,12 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
             p->rj_since = now;
             p->s_total = p->s_next = 0;
             send_rejoin(p, now);
-            ls_peer_event ev = {LS_PEER_EV_DISCONNECTED,
-                                k,
-                                m->u.disconnect.tick,
-                                0,
-                                m->u.disconnect.reason,
-                                0,
-                                0,
-                                0};
-            emit(p, &ev);
-            return;
-        }
-        if (p->state != LS_PEER_LEFT) {
+        } else {
             p->state = LS_PEER_LEFT;
-            ls_peer_event ev = {LS_PEER_EV_DISCONNECTED,
-                                k,
-                                m->u.disconnect.tick,
-                                0,
-                                m->u.disconnect.reason,
-                                0,
-                                0,
-                                0};
-            emit(p, &ev);
         }
+        ls_peer_event ev = {
+            LS_PEER_EV_DISCONNECTED, k, m->u.disconnect.tick, 0, m->u.disconnect.reason, 0, 0, 0};
+        emit(p, &ev);
         return;
     }
     if (m->u.disconnect.reason == LS_NET_REJOINED) {
@@ -698,31 +682,19 @@ static void on_upload_ack(ls_peer *p, const ls_net_msg *m)
     }
 }
 
+static void send_chunk(void *user, ls_net_msg *m)
+{
+    send_msg(user, m, LS_NET_STATE_CHUNK);
+}
+
 static void send_upload(ls_peer *p, uint64_t now)
 {
     if (!p->up) {
         return;
     }
-    if (p->up_acked < p->up_sent && now - p->up_last >= p->def.resend_us) {
-        p->up_sent = p->up_acked;
-    }
-    uint32_t window = 16u * LS_NET_STATE_CHUNK_MAX;
-    uint32_t limit = p->up_total - p->up_acked > window ? p->up_acked + window : p->up_total;
-    while (p->up_sent < limit) {
-        uint32_t n = limit - p->up_sent;
-        n = n < LS_NET_STATE_CHUNK_MAX ? n : LS_NET_STATE_CHUNK_MAX;
-        ls_net_msg m;
-        memset(&m, 0, sizeof m);
-        m.u.state.tick = p->up_tick;
-        m.u.state.total = p->up_total;
-        m.u.state.offset = p->up_sent;
-        m.u.state.len = (uint16_t)n;
-        memcpy(m.u.state.hash, p->up_hash, LS_NET_STATE_HASH_SIZE);
-        m.u.state.data = p->up + p->up_sent;
-        send_msg(p, &m, LS_NET_STATE_CHUNK);
-        p->up_sent += n;
-        p->up_last = now;
-    }
+    ls_net_state_out out = {p->up_tick, p->up_total, p->up, p->up_hash};
+    ls_net_state_progress at = {&p->up_acked, &p->up_sent, &p->up_last};
+    ls_net_state_send_(&out, at, now, p->def.resend_us, send_chunk, p);
 }
 
 static void on_rejoining(ls_peer *p, const ls_net_msg *m, uint64_t now)

@@ -274,10 +274,9 @@ void ls_relay_emit_(ls_relay *r, const ls_relay_event *ev)
 bool ls_relay_seal_to_(ls_relay *r, slot_st *p, uint32_t to, const ls_net_addr *addr, ls_net_msg *m,
                        size_t *len)
 {
-    m->h.role = LS_NET_ROLE_PLAYER;
-    m->h.slot = (uint8_t)to;
-    m->h.seq = ++p->tx_seq;
-    return ls_net_outbox_push(&r->out, addr, m, p->key, LS_NET_TO_PEER, len);
+    *len = ls_net_outbox_send(&r->out, addr, m, LS_NET_ROLE_PLAYER, m->h.session, to, &p->tx_seq,
+                              p->key, LS_NET_TO_PEER);
+    return *len != 0;
 }
 
 void ls_relay_send_to_(ls_relay *r, session_st *s, uint32_t to, ls_net_msg *m)
@@ -395,7 +394,8 @@ static void send_notice(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uin
     ls_relay_send_to_(r, s, j, &m);
 }
 
-static void send_welcome(ls_relay *r, session_st *s, uint32_t id, uint32_t j)
+// The session's parameters, as every player and spectator is welcomed.
+ls_net_msg ls_relay_welcome_(const session_st *s, uint32_t id)
 {
     ls_net_msg m;
     ls_relay_header_(&m, LS_NET_WELCOME, id);
@@ -405,6 +405,12 @@ static void send_welcome(ls_relay *r, session_st *s, uint32_t id, uint32_t j)
     m.u.welcome.tick_rate = (uint16_t)s->def.tick_rate;
     m.u.welcome.ticks = s->def.ticks;
     m.u.welcome.timeout_ms = s->def.timeout_ms;
+    return m;
+}
+
+static void send_welcome(ls_relay *r, session_st *s, uint32_t id, uint32_t j)
+{
+    ls_net_msg m = ls_relay_welcome_(s, id);
     ls_relay_send_to_(r, s, j, &m);
 }
 

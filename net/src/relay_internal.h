@@ -113,6 +113,8 @@ bool ls_relay_seal_to_(ls_relay *r, slot_st *p, uint32_t to, const ls_net_addr *
                        size_t *len);
 void ls_relay_send_to_(ls_relay *r, session_st *s, uint32_t to, ls_net_msg *m);
 void ls_relay_header_(ls_net_msg *m, uint8_t type, uint32_t session);
+/// The WELCOME of session id (its parameters), for a player or a spectator.
+ls_net_msg ls_relay_welcome_(const session_st *s, uint32_t id);
 void ls_relay_disconnect_(ls_relay *r, session_st *s, uint32_t id, uint32_t k, uint8_t reason,
                           uint64_t now);
 uint64_t ls_relay_cookie_for_(const ls_relay *r, const ls_net_addr *a, uint32_t id, uint32_t slot,

@@ -14,6 +14,7 @@
 // poll while a slot loads (slot_st.xfer), and this file uses relay.c only through
 // the helpers of relay_internal.h.
 #include "relay_internal.h"
+#include "state_send.h"
 
 #include <sodium.h>
 #include <string.h>
@@ -197,6 +198,19 @@ void ls_relay_on_state_chunk_(ls_relay *r, session_st *s, uint32_t id, uint32_t 
     ls_relay_send_to_(r, s, k, &a);
 }
 
+typedef struct to_slot {
+    ls_relay *r;
+    session_st *s;
+    uint32_t id, j;
+} to_slot;
+
+static void chunk_to_slot(void *user, ls_net_msg *m)
+{
+    to_slot *t = user;
+    m->h.session = t->id;
+    ls_relay_send_to_(t->r, t->s, t->j, m);
+}
+
 // A rejoining slot: send it the snapshot (a usable one: a final tick at or above
 // rejoin_floor), else ask the host for one (at most every 250 ms); with none within
 // timeout_ms it is disconnected again, at its return tick.
@@ -228,26 +242,10 @@ void ls_relay_peer_state_(ls_relay *r, session_st *s, uint32_t id, uint32_t j, u
             return;
         }
     }
-    if (p->state_next < p->state_sent && now - p->last_state >= r->def.resend_us) {
-        p->state_sent = p->state_next;
-    }
-    uint32_t window = 16u * LS_NET_STATE_CHUNK_MAX;
-    uint32_t limit = s->snap_len - p->state_next > window ? p->state_next + window : s->snap_len;
-    while (p->state_sent < limit) {
-        uint32_t n = limit - p->state_sent;
-        n = n < LS_NET_STATE_CHUNK_MAX ? n : LS_NET_STATE_CHUNK_MAX;
-        ls_net_msg m;
-        ls_relay_header_(&m, LS_NET_STATE_CHUNK, id);
-        m.u.state.tick = s->snap_tick;
-        m.u.state.total = s->snap_len;
-        m.u.state.offset = p->state_sent;
-        m.u.state.len = (uint16_t)n;
-        memcpy(m.u.state.hash, s->snap_hash, LS_NET_STATE_HASH_SIZE);
-        m.u.state.data = s->snap + p->state_sent;
-        ls_relay_send_to_(r, s, j, &m);
-        p->state_sent += n;
-        p->last_state = now;
-    }
+    ls_net_state_out out = {s->snap_tick, s->snap_len, s->snap, s->snap_hash};
+    ls_net_state_progress at = {&p->state_next, &p->state_sent, &p->last_state};
+    to_slot to = {r, s, id, j};
+    ls_net_state_send_(&out, at, now, r->def.resend_us, chunk_to_slot, &to);
 }
 
 // The rejoiner's STATE_ACK: once it holds every byte, it gets every slot's inputs

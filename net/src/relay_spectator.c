@@ -17,6 +17,7 @@
 // the rows (finalize), hands this file every datagram with the spectator role and
 // polls each bound spectator; this file never touches a player's slot.
 #include "relay_internal.h"
+#include "state_send.h"
 
 #include <string.h>
 
@@ -27,11 +28,9 @@ static void spec_send(ls_relay *r, session_st *s, uint32_t index, const ls_net_a
                       ls_net_msg *m)
 {
     spec_st *v = &s->spec[index];
-    m->h.role = LS_NET_ROLE_SPECTATOR;
-    m->h.slot = (uint8_t)index;
-    m->h.seq = ++v->tx_seq;
-    size_t len = 0;
-    if (ls_net_outbox_push(&r->out, to, m, v->key, LS_NET_TO_PEER, &len)) {
+    size_t len = ls_net_outbox_send(&r->out, to, m, LS_NET_ROLE_SPECTATOR, m->h.session, index,
+                                    &v->tx_seq, v->key, LS_NET_TO_PEER);
+    if (len) {
         r->st.packets_out++;
         r->st.bytes_out += len;
         v->st.packets_out++;
@@ -101,6 +100,19 @@ static void spec_rows(ls_relay *r, session_st *s, uint32_t id, uint32_t index, u
 
 static void spec_send_rows(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now);
 
+typedef struct to_spectator {
+    ls_relay *r;
+    session_st *s;
+    uint32_t id, index;
+} to_spectator;
+
+static void chunk_to_spectator(void *user, ls_net_msg *m)
+{
+    to_spectator *t = user;
+    m->h.session = t->id;
+    spec_send(t->r, t->s, t->index, &t->s->spec[t->index].addr, m);
+}
+
 // Snapshot chunks to a late spectator: up to 16 chunks beyond its acknowledgement,
 // re-sent from there when it has been silent about them for resend_us.
 static void spec_state(ls_relay *r, session_st *s, uint32_t id, uint32_t index, uint64_t now)
@@ -110,26 +122,10 @@ static void spec_state(ls_relay *r, session_st *s, uint32_t id, uint32_t index, 
         v->xfer_tick = s->snap_tick;
         v->state_next = v->state_sent = 0;
     }
-    if (v->state_next < v->state_sent && now - v->last_sent >= r->def.resend_us) {
-        v->state_sent = v->state_next;
-    }
-    uint32_t window = 16u * LS_NET_STATE_CHUNK_MAX;
-    uint32_t limit = s->snap_len - v->state_next > window ? v->state_next + window : s->snap_len;
-    while (v->state_sent < limit) {
-        uint32_t n = limit - v->state_sent;
-        n = n < LS_NET_STATE_CHUNK_MAX ? n : LS_NET_STATE_CHUNK_MAX;
-        ls_net_msg m;
-        ls_relay_header_(&m, LS_NET_STATE_CHUNK, id);
-        m.u.state.tick = s->snap_tick;
-        m.u.state.total = s->snap_len;
-        m.u.state.offset = v->state_sent;
-        m.u.state.len = (uint16_t)n;
-        memcpy(m.u.state.hash, s->snap_hash, LS_NET_STATE_HASH_SIZE);
-        m.u.state.data = s->snap + v->state_sent;
-        spec_send(r, s, index, &v->addr, &m);
-        v->state_sent += n;
-        v->last_sent = now;
-    }
+    ls_net_state_out out = {s->snap_tick, s->snap_len, s->snap, s->snap_hash};
+    ls_net_state_progress at = {&v->state_next, &v->state_sent, &v->last_sent};
+    to_spectator to = {r, s, id, index};
+    ls_net_state_send_(&out, at, now, r->def.resend_us, chunk_to_spectator, &to);
 }
 
 // A spectator behind the history: send it the snapshot if there is a usable one,
@@ -239,14 +235,7 @@ static void on_spectate(ls_relay *r, session_st *s, uint32_t id, uint32_t index,
         ls_relay_event ev = {LS_RELAY_EV_SPECTATOR_JOINED, id, index, v->next, 0, 0, 0, 0};
         ls_relay_emit_(r, &ev);
     }
-    ls_net_msg w;
-    ls_relay_header_(&w, LS_NET_WELCOME, id);
-    w.u.welcome.slots = (uint8_t)s->def.slots;
-    w.u.welcome.input_size = (uint8_t)s->def.input_size;
-    w.u.welcome.delay = (uint8_t)s->def.delay;
-    w.u.welcome.tick_rate = (uint16_t)s->def.tick_rate;
-    w.u.welcome.ticks = s->def.ticks;
-    w.u.welcome.timeout_ms = s->def.timeout_ms;
+    ls_net_msg w = ls_relay_welcome_(s, id);
     spec_send(r, s, index, from, &w);
 }
 

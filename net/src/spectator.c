@@ -124,12 +124,10 @@ static void emit(ls_spectator *v, const ls_spectator_event *ev)
 
 static void send_msg(ls_spectator *v, ls_net_msg *m)
 {
-    m->h.role = LS_NET_ROLE_SPECTATOR;
-    m->h.session = v->def.session;
-    m->h.slot = (uint8_t)v->def.index;
-    m->h.seq = ++v->tx_seq;
-    size_t len = 0;
-    if (ls_net_outbox_push(&v->out, &v->def.relay, m, v->def.key, LS_NET_TO_RELAY, &len)) {
+    size_t len =
+        ls_net_outbox_send(&v->out, &v->def.relay, m, LS_NET_ROLE_SPECTATOR, v->def.session,
+                           v->def.index, &v->tx_seq, v->def.key, LS_NET_TO_RELAY);
+    if (len) {
         v->st.packets_out++;
         v->st.bytes_out += len;
     }
