@@ -24,7 +24,7 @@ LS_STATIC_ASSERT(crypto_aead_chacha20poly1305_ietf_NPUBBYTES == 12, "nonce size"
 
 #define LABEL "lockstep-credential 2"
 
-bool ls_net_auth_init(void)
+bool ls_net_auth_init_(void)
 {
     return sodium_init() >= 0;
 }
@@ -40,7 +40,7 @@ static void nonce_of(const uint8_t *datagram, ls_net_dir dir, uint8_t nonce[12])
     memcpy(nonce + 4, datagram + 12, 8);
 }
 
-void ls_net_auth_seal(uint8_t *datagram, size_t len, const uint8_t *key, ls_net_dir dir)
+void ls_net_auth_seal_(uint8_t *datagram, size_t len, const uint8_t *key, ls_net_dir dir)
 {
     uint8_t nonce[12], none[1] = {0};
     unsigned long long tag_len = 0;
@@ -50,7 +50,7 @@ void ls_net_auth_seal(uint8_t *datagram, size_t len, const uint8_t *key, ls_net_
                                                        len - LS_NET_TAG_SIZE, NULL, nonce, key);
 }
 
-bool ls_net_auth_verify(const uint8_t *datagram, size_t len, const uint8_t *key, ls_net_dir dir)
+bool ls_net_auth_verify_(const uint8_t *datagram, size_t len, const uint8_t *key, ls_net_dir dir)
 {
     uint8_t nonce[12], none[1] = {0};
     nonce_of(datagram, dir, nonce);
@@ -59,12 +59,12 @@ bool ls_net_auth_verify(const uint8_t *datagram, size_t len, const uint8_t *key,
                len - LS_NET_TAG_SIZE, nonce, key) == 0;
 }
 
-void ls_net_auth_new_key(uint8_t key[LS_NET_KEY_SIZE])
+void ls_net_auth_new_key_(uint8_t key[LS_NET_KEY_SIZE])
 {
     crypto_aead_chacha20poly1305_ietf_keygen(key);
 }
 
-void ls_net_auth_wipe(void *p, size_t n)
+void ls_net_auth_wipe_(void *p, size_t n)
 {
     sodium_memzero(p, n);
 }
@@ -73,11 +73,11 @@ ls_result ls_net_seal(uint8_t *datagram, size_t len, const uint8_t key[LS_NET_KE
                       ls_net_dir dir)
 {
     ls_net_header h;
-    if (!datagram || !key || !ls_net_auth_init() ||
+    if (!datagram || !key || !ls_net_auth_init_() ||
         ls_net_decode_header(datagram, len, &h, NULL) != LS_OK) {
         return LS_ERR_CORRUPT;
     }
-    ls_net_auth_seal(datagram, len, key, dir);
+    ls_net_auth_seal_(datagram, len, key, dir);
     return LS_OK;
 }
 
@@ -85,14 +85,14 @@ bool ls_net_verify(const uint8_t *datagram, size_t len, const uint8_t key[LS_NET
                    ls_net_dir dir)
 {
     ls_net_header h;
-    return datagram && key && ls_net_auth_init() &&
+    return datagram && key && ls_net_auth_init_() &&
            ls_net_decode_header(datagram, len, &h, NULL) == LS_OK &&
-           ls_net_auth_verify(datagram, len, key, dir);
+           ls_net_auth_verify_(datagram, len, key, dir);
 }
 
 // ---- replay window ----
 
-ls_net_fresh ls_net_replay_check(const ls_net_replay *w, uint64_t seq)
+ls_net_fresh ls_net_replay_check_(const ls_net_replay *w, uint64_t seq)
 {
     if (seq > w->newest) {
         return LS_NET_FRESH;
@@ -104,7 +104,7 @@ ls_net_fresh ls_net_replay_check(const ls_net_replay *w, uint64_t seq)
     return (w->seen[bit / 64] >> (bit % 64)) & 1u ? LS_NET_REPLAYED : LS_NET_FRESH;
 }
 
-void ls_net_replay_accept(ls_net_replay *w, uint64_t seq)
+void ls_net_replay_accept_(ls_net_replay *w, uint64_t seq)
 {
     if (seq > w->newest) {
         uint64_t ahead = seq - w->newest;
@@ -197,13 +197,13 @@ ls_result ls_net_credential_parse(const char *text, ls_net_credential *out, ls_e
         }
     }
     if (what) {
-        ls_net_auth_wipe(&c, sizeof c);
+        ls_net_auth_wipe_(&c, sizeof c);
         return ls_error_set(err, LS_ERR_PARSE, "not a credential: %s", what);
     }
     c.session = session;
     c.slot = (uint8_t)slot;
     *out = c;
-    ls_net_auth_wipe(&c, sizeof c);
+    ls_net_auth_wipe_(&c, sizeof c);
     ls_error_clear(err);
     return LS_OK;
 }
@@ -220,13 +220,13 @@ ls_result ls_net_credential_write(const char *path, const ls_net_credential *c, 
     if (fd < 0) {
         ls_error_set(err, LS_ERR_IO, "cannot create: %s", strerror(errno));
         ls_error_set_path(err, path);
-        ls_net_auth_wipe(text, sizeof text);
+        ls_net_auth_wipe_(text, sizeof text);
         return LS_ERR_IO;
     }
     bool ok = write(fd, text, n) == (ssize_t)n;
     int e = errno;
     ok = close(fd) == 0 && ok;
-    ls_net_auth_wipe(text, sizeof text);
+    ls_net_auth_wipe_(text, sizeof text);
     if (!ok) {
         ls_error_set(err, LS_ERR_IO, "cannot write: %s", strerror(e));
         ls_error_set_path(err, path);
@@ -253,7 +253,7 @@ ls_result ls_net_credential_read(const char *path, ls_net_credential *out, ls_er
                                           "not a credential: the file is too "
                                           "long for one")
                            : ls_net_credential_parse(text, out, err);
-    ls_net_auth_wipe(text, sizeof text);
+    ls_net_auth_wipe_(text, sizeof text);
     if (r != LS_OK) {
         ls_error_set_path(err, path);
     }
@@ -263,6 +263,6 @@ ls_result ls_net_credential_read(const char *path, ls_net_credential *out, ls_er
 void ls_net_credential_wipe(ls_net_credential *c)
 {
     if (c) {
-        ls_net_auth_wipe(c->key, sizeof c->key);
+        ls_net_auth_wipe_(c->key, sizeof c->key);
     }
 }

@@ -25,19 +25,19 @@ typedef enum ls_net_fresh {
 } ls_net_fresh;
 
 /// libsodium is ready (idempotent, thread-safe); false if it cannot start.
-bool ls_net_auth_init(void);
+bool ls_net_auth_init_(void);
 /// Tag of datagram[0, len - TAG) into datagram[len - TAG, len) (header already encoded).
-void ls_net_auth_seal(uint8_t *datagram, size_t len, const uint8_t *key, ls_net_dir dir);
+void ls_net_auth_seal_(uint8_t *datagram, size_t len, const uint8_t *key, ls_net_dir dir);
 /// Constant-time check of the tag; len >= LS_NET_OVERHEAD and the header decoded.
-bool ls_net_auth_verify(const uint8_t *datagram, size_t len, const uint8_t *key, ls_net_dir dir);
+bool ls_net_auth_verify_(const uint8_t *datagram, size_t len, const uint8_t *key, ls_net_dir dir);
 /// A fresh random key.
-void ls_net_auth_new_key(uint8_t key[LS_NET_KEY_SIZE]);
+void ls_net_auth_new_key_(uint8_t key[LS_NET_KEY_SIZE]);
 /// Zero secret bytes.
-void ls_net_auth_wipe(void *p, size_t n);
+void ls_net_auth_wipe_(void *p, size_t n);
 
 /// Classify seq (never changes the window).
-ls_net_fresh ls_net_replay_check(const ls_net_replay *w, uint64_t seq);
-/// Record seq as seen (after its tag verified and ls_net_replay_check said FRESH).
-void ls_net_replay_accept(ls_net_replay *w, uint64_t seq);
+ls_net_fresh ls_net_replay_check_(const ls_net_replay *w, uint64_t seq);
+/// Record seq as seen (after its tag verified and ls_net_replay_check_ said FRESH).
+void ls_net_replay_accept_(ls_net_replay *w, uint64_t seq);
 
 #endif

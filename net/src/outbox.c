@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ls_net_outbox_init(ls_net_outbox *o, uint32_t max)
+void ls_net_outbox_init_(ls_net_outbox *o, uint32_t max)
 {
     memset(o, 0, sizeof *o);
     o->max = max ? max : 4096;
 }
 
-void ls_net_outbox_free(ls_net_outbox *o)
+void ls_net_outbox_free_(ls_net_outbox *o)
 {
     free(o->items);
     memset(o, 0, sizeof *o);
@@ -42,8 +42,8 @@ static bool grow(ls_net_outbox *o)
     return true;
 }
 
-bool ls_net_outbox_push(ls_net_outbox *o, const ls_net_addr *to, const ls_net_msg *m,
-                        const uint8_t *key, uint8_t dir, size_t *len)
+bool ls_net_outbox_push_(ls_net_outbox *o, const ls_net_addr *to, const ls_net_msg *m,
+                         const uint8_t *key, uint8_t dir, size_t *len)
 {
     if (o->count == o->cap && !grow(o)) {
         o->dropped++;
@@ -55,7 +55,7 @@ bool ls_net_outbox_push(ls_net_outbox *o, const ls_net_addr *to, const ls_net_ms
         o->dropped++;
         return false;
     }
-    ls_net_auth_seal(d->data, d->len, key, (ls_net_dir)dir);
+    ls_net_auth_seal_(d->data, d->len, key, (ls_net_dir)dir);
     d->to = *to;
     o->count++;
     if (len) {
@@ -64,19 +64,19 @@ bool ls_net_outbox_push(ls_net_outbox *o, const ls_net_addr *to, const ls_net_ms
     return true;
 }
 
-size_t ls_net_outbox_send(ls_net_outbox *o, const ls_net_addr *to, ls_net_msg *m, uint8_t role,
-                          uint32_t session, uint32_t slot, uint64_t *tx_seq, const uint8_t *key,
-                          uint8_t dir)
+size_t ls_net_outbox_send_(ls_net_outbox *o, const ls_net_addr *to, ls_net_msg *m, uint8_t role,
+                           uint32_t session, uint32_t slot, uint64_t *tx_seq, const uint8_t *key,
+                           uint8_t dir)
 {
     m->h.role = role;
     m->h.session = session;
     m->h.slot = (uint8_t)slot;
     m->h.seq = ++*tx_seq;
     size_t len = 0;
-    return ls_net_outbox_push(o, to, m, key, dir, &len) ? len : 0;
+    return ls_net_outbox_push_(o, to, m, key, dir, &len) ? len : 0;
 }
 
-bool ls_net_outbox_pop(ls_net_outbox *o, ls_net_datagram *out)
+bool ls_net_outbox_pop_(ls_net_outbox *o, ls_net_datagram *out)
 {
     if (o->count == 0) {
         return false;

@@ -158,7 +158,7 @@ ls_peer *ls_peer_create(const ls_peer_def *def, ls_error *err)
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "%s", problem);
         return NULL;
     }
-    if (!ls_net_auth_init()) {
+    if (!ls_net_auth_init_()) {
         ls_error_set(err, LS_ERR_IO, "libsodium failed to initialise");
         return NULL;
     }
@@ -169,7 +169,7 @@ ls_peer *ls_peer_create(const ls_peer_def *def, ls_error *err)
     }
     p->def = *def;
     p->state = LS_PEER_JOINING;
-    ls_net_outbox_init(&p->out, 4096);
+    ls_net_outbox_init_(&p->out, 4096);
     ls_error_clear(err);
     return p;
 }
@@ -183,8 +183,8 @@ void ls_peer_destroy(ls_peer *p)
     free(p->sbuf);
     free(p->up);
     ls_rollback_destroy(p->rb);
-    ls_net_outbox_free(&p->out);
-    ls_net_auth_wipe(p->def.key, sizeof p->def.key);
+    ls_net_outbox_free_(&p->out);
+    ls_net_auth_wipe_(p->def.key, sizeof p->def.key);
     free(p);
 }
 
@@ -198,8 +198,8 @@ static void emit(ls_peer *p, const ls_peer_event *ev)
 static void send_msg(ls_peer *p, ls_net_msg *m, uint8_t type)
 {
     m->h.type = type;
-    size_t len = ls_net_outbox_send(&p->out, &p->def.relay, m, LS_NET_ROLE_PLAYER, p->def.session,
-                                    p->def.slot, &p->tx_seq, p->def.key, LS_NET_TO_RELAY);
+    size_t len = ls_net_outbox_send_(&p->out, &p->def.relay, m, LS_NET_ROLE_PLAYER, p->def.session,
+                                     p->def.slot, &p->tx_seq, p->def.key, LS_NET_TO_RELAY);
     if (len) {
         p->st.packets_out++;
         p->st.bytes_out += len;
@@ -756,17 +756,17 @@ static bool accept(ls_peer *p, const uint8_t *data, size_t len, ls_net_msg *m)
         p->st.malformed++;
         return false;
     }
-    if (!ls_net_auth_verify(data, len, p->def.key, LS_NET_TO_PEER)) {
+    if (!ls_net_auth_verify_(data, len, p->def.key, LS_NET_TO_PEER)) {
         p->st.bad_mac++;
         return false;
     }
-    ls_net_fresh fresh = ls_net_replay_check(&p->rx, h.seq);
+    ls_net_fresh fresh = ls_net_replay_check_(&p->rx, h.seq);
     if (fresh != LS_NET_FRESH) {
         p->st.replayed += fresh == LS_NET_REPLAYED;
         p->st.stale += fresh == LS_NET_STALE;
         return false;
     }
-    ls_net_replay_accept(&p->rx, h.seq);
+    ls_net_replay_accept_(&p->rx, h.seq);
     if (ls_net_decode(data, len, m, NULL) != LS_OK) {
         p->st.malformed++; // authentic but undecodable: a relay bug, never acted on
         return false;
@@ -1105,7 +1105,7 @@ void ls_peer_leave(ls_peer *p)
 
 bool ls_peer_next_datagram(ls_peer *p, ls_net_datagram *out)
 {
-    return ls_net_outbox_pop(&p->out, out);
+    return ls_net_outbox_pop_(&p->out, out);
 }
 
 ls_peer_state ls_peer_state_get(const ls_peer *p)

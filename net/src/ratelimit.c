@@ -8,8 +8,8 @@
 #define PROBE 8
 #define UNIT  1000000u
 
-ls_result ls_net_ratelimit_init(ls_net_ratelimit *l, uint32_t size, uint32_t rate_pps,
-                                uint32_t burst)
+ls_result ls_net_ratelimit_init_(ls_net_ratelimit *l, uint32_t size, uint32_t rate_pps,
+                                 uint32_t burst)
 {
     memset(l, 0, sizeof *l);
     l->b = calloc(size, sizeof *l->b);
@@ -22,7 +22,7 @@ ls_result ls_net_ratelimit_init(ls_net_ratelimit *l, uint32_t size, uint32_t rat
     return LS_OK;
 }
 
-void ls_net_ratelimit_free(ls_net_ratelimit *l)
+void ls_net_ratelimit_free_(ls_net_ratelimit *l)
 {
     free(l->b);
     memset(l, 0, sizeof *l);
@@ -39,7 +39,7 @@ static uint32_t hash_addr(const ls_net_addr *a)
     return h ^ a->family;
 }
 
-bool ls_net_ratelimit_allow(ls_net_ratelimit *l, const ls_net_addr *from, uint64_t now)
+bool ls_net_ratelimit_allow_(ls_net_ratelimit *l, const ls_net_addr *from, uint64_t now)
 {
     uint32_t start = hash_addr(from) % l->size;
     ls_net_bucket *b = NULL, *victim = NULL;

@@ -19,10 +19,10 @@ typedef struct ls_net_ratelimit {
     uint64_t rate_pps, burst;
 } ls_net_ratelimit;
 
-ls_result ls_net_ratelimit_init(ls_net_ratelimit *l, uint32_t size, uint32_t rate_pps,
-                                uint32_t burst);
-void ls_net_ratelimit_free(ls_net_ratelimit *l);
+ls_result ls_net_ratelimit_init_(ls_net_ratelimit *l, uint32_t size, uint32_t rate_pps,
+                                 uint32_t burst);
+void ls_net_ratelimit_free_(ls_net_ratelimit *l);
 /// True if one more packet from `from` at now_us is within its rate.
-bool ls_net_ratelimit_allow(ls_net_ratelimit *l, const ls_net_addr *from, uint64_t now_us);
+bool ls_net_ratelimit_allow_(ls_net_ratelimit *l, const ls_net_addr *from, uint64_t now_us);
 
 #endif

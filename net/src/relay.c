@@ -62,19 +62,19 @@ ls_relay *ls_relay_create(const ls_relay_def *def, ls_error *err)
     r->def = *def;
     r->sessions = calloc(def->max_sessions, sizeof *r->sessions);
     if (!r->sessions ||
-        ls_net_ratelimit_init(&r->limit, 1024, def->rate_limit_pps, def->rate_burst) != LS_OK) {
+        ls_net_ratelimit_init_(&r->limit, 1024, def->rate_limit_pps, def->rate_burst) != LS_OK) {
         ls_relay_destroy(r);
         ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory for %u sessions", def->max_sessions);
         return NULL;
     }
-    if (!ls_net_auth_init()) {
+    if (!ls_net_auth_init_()) {
         ls_relay_destroy(r);
         ls_error_set(err, LS_ERR_IO, "libsodium failed to initialise");
         return NULL;
     }
     crypto_shorthash_keygen(r->secret);
     ls_error_clear(err);
-    ls_net_outbox_init(&r->out, def->max_outbox);
+    ls_net_outbox_init_(&r->out, def->max_outbox);
     return r;
 }
 
@@ -90,14 +90,14 @@ void ls_relay_destroy(ls_relay *r)
         free(r->sessions[i].snap);
         free(r->sessions[i].up);
         for (uint32_t k = 0; k < LS_NET_MAX_SLOTS; k++) {
-            ls_net_auth_wipe(r->sessions[i].slot[k].key, LS_NET_KEY_SIZE);
-            ls_net_auth_wipe(r->sessions[i].spec[k].key, LS_NET_KEY_SIZE);
+            ls_net_auth_wipe_(r->sessions[i].slot[k].key, LS_NET_KEY_SIZE);
+            ls_net_auth_wipe_(r->sessions[i].spec[k].key, LS_NET_KEY_SIZE);
         }
     }
-    ls_net_auth_wipe(r->secret, sizeof r->secret);
+    ls_net_auth_wipe_(r->secret, sizeof r->secret);
     free(r->sessions);
-    ls_net_ratelimit_free(&r->limit);
-    ls_net_outbox_free(&r->out);
+    ls_net_ratelimit_free_(&r->limit);
+    ls_net_outbox_free_(&r->out);
     free(r);
 }
 
@@ -150,7 +150,7 @@ ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64
     s->created = now_us;
     for (uint32_t k = 0; k < def->slots; k++) {
         slot_st *p = &s->slot[k];
-        ls_net_auth_new_key(p->key);
+        ls_net_auth_new_key_(p->key);
         p->input_next = def->delay;
         for (uint32_t j = 0; j < LS_NET_MAX_SLOTS; j++) {
             p->peer_has[j] = def->delay;
@@ -159,7 +159,7 @@ ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64
         }
     }
     for (uint32_t k = 0; k < def->spectators; k++) {
-        ls_net_auth_new_key(s->spec[k].key);
+        ls_net_auth_new_key_(s->spec[k].key);
     }
     s->used = true;
     r->session_count++;
@@ -274,8 +274,8 @@ void ls_relay_emit_(ls_relay *r, const ls_relay_event *ev)
 bool ls_relay_seal_to_(ls_relay *r, slot_st *p, uint32_t to, const ls_net_addr *addr, ls_net_msg *m,
                        size_t *len)
 {
-    *len = ls_net_outbox_send(&r->out, addr, m, LS_NET_ROLE_PLAYER, m->h.session, to, &p->tx_seq,
-                              p->key, LS_NET_TO_PEER);
+    *len = ls_net_outbox_send_(&r->out, addr, m, LS_NET_ROLE_PLAYER, m->h.session, to, &p->tx_seq,
+                               p->key, LS_NET_TO_PEER);
     return *len != 0;
 }
 
@@ -767,7 +767,7 @@ void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data,
 {
     r->st.packets_in++;
     r->st.bytes_in += len;
-    if (!ls_net_ratelimit_allow(&r->limit, from, now)) {
+    if (!ls_net_ratelimit_allow_(&r->limit, from, now)) {
         r->st.rate_limited++;
         return;
     }
@@ -794,20 +794,20 @@ void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data,
         return;
     }
     slot_st *p = &s->slot[h.slot];
-    if (!ls_net_auth_verify(data, len, p->key, LS_NET_TO_RELAY)) {
+    if (!ls_net_auth_verify_(data, len, p->key, LS_NET_TO_RELAY)) {
         r->st.bad_mac++;
         p->st.drops++;
         r->st.spectator_refused += ls_relay_sealed_by_spectator_(s, data, len);
         return;
     }
-    ls_net_fresh fresh = ls_net_replay_check(&p->rx, h.seq);
+    ls_net_fresh fresh = ls_net_replay_check_(&p->rx, h.seq);
     if (fresh != LS_NET_FRESH) {
         r->st.replayed += fresh == LS_NET_REPLAYED;
         r->st.stale += fresh == LS_NET_STALE;
         p->st.drops++;
         return;
     }
-    ls_net_replay_accept(&p->rx, h.seq);
+    ls_net_replay_accept_(&p->rx, h.seq);
     ls_net_msg m;
     if (ls_net_decode(data, len, &m, NULL) != LS_OK) {
         r->st.malformed++; // authentic but undecodable: a peer bug, never acted on
@@ -912,7 +912,7 @@ void ls_relay_poll(ls_relay *r, uint64_t now)
 
 bool ls_relay_next_datagram(ls_relay *r, ls_net_datagram *out)
 {
-    return ls_net_outbox_pop(&r->out, out);
+    return ls_net_outbox_pop_(&r->out, out);
 }
 
 bool ls_relay_next_event(ls_relay *r, ls_relay_event *out)

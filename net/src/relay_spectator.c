@@ -28,8 +28,8 @@ static void spec_send(ls_relay *r, session_st *s, uint32_t index, const ls_net_a
                       ls_net_msg *m)
 {
     spec_st *v = &s->spec[index];
-    size_t len = ls_net_outbox_send(&r->out, to, m, LS_NET_ROLE_SPECTATOR, m->h.session, index,
-                                    &v->tx_seq, v->key, LS_NET_TO_PEER);
+    size_t len = ls_net_outbox_send_(&r->out, to, m, LS_NET_ROLE_SPECTATOR, m->h.session, index,
+                                     &v->tx_seq, v->key, LS_NET_TO_PEER);
     if (len) {
         r->st.packets_out++;
         r->st.bytes_out += len;
@@ -249,19 +249,19 @@ void ls_relay_on_spectator_datagram_(ls_relay *r, session_st *s, const ls_net_he
     }
     uint32_t id = h->session, index = h->slot;
     spec_st *v = &s->spec[index];
-    if (!ls_net_auth_verify(data, len, v->key, LS_NET_TO_RELAY)) {
+    if (!ls_net_auth_verify_(data, len, v->key, LS_NET_TO_RELAY)) {
         r->st.bad_mac++;
         v->st.drops++;
         return;
     }
-    ls_net_fresh fresh = ls_net_replay_check(&v->rx, h->seq);
+    ls_net_fresh fresh = ls_net_replay_check_(&v->rx, h->seq);
     if (fresh != LS_NET_FRESH) {
         r->st.replayed += fresh == LS_NET_REPLAYED;
         r->st.stale += fresh == LS_NET_STALE;
         v->st.drops++;
         return;
     }
-    ls_net_replay_accept(&v->rx, h->seq);
+    ls_net_replay_accept_(&v->rx, h->seq);
     ls_net_msg m;
     if (ls_net_decode(data, len, &m, NULL) != LS_OK) {
         r->st.malformed++;
@@ -333,7 +333,7 @@ void ls_relay_on_spectator_datagram_(ls_relay *r, session_st *s, const ls_net_he
 bool ls_relay_sealed_by_spectator_(const session_st *s, const uint8_t *data, size_t len)
 {
     for (uint32_t i = 0; i < s->def.spectators; i++) {
-        if (ls_net_auth_verify(data, len, s->spec[i].key, LS_NET_TO_RELAY)) {
+        if (ls_net_auth_verify_(data, len, s->spec[i].key, LS_NET_TO_RELAY)) {
             return true;
         }
     }

@@ -76,7 +76,7 @@ ls_spectator *ls_spectator_create(const ls_spectator_def *def, ls_error *err)
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "%s", problem);
         return NULL;
     }
-    if (!ls_net_auth_init()) {
+    if (!ls_net_auth_init_()) {
         ls_error_set(err, LS_ERR_IO, "libsodium failed to initialise");
         return NULL;
     }
@@ -97,7 +97,7 @@ ls_spectator *ls_spectator_create(const ls_spectator_def *def, ls_error *err)
     for (uint32_t i = 0; i < RING; i++) {
         v->held[i] = UINT32_MAX;
     }
-    ls_net_outbox_init(&v->out, 4096);
+    ls_net_outbox_init_(&v->out, 4096);
     v->last_join = UINT64_MAX; // send the first SPECTATE at the first poll
     ls_error_clear(err);
     return v;
@@ -108,8 +108,8 @@ void ls_spectator_destroy(ls_spectator *v)
     if (!v) {
         return;
     }
-    ls_net_auth_wipe(v->def.key, LS_NET_KEY_SIZE);
-    ls_net_outbox_free(&v->out);
+    ls_net_auth_wipe_(v->def.key, LS_NET_KEY_SIZE);
+    ls_net_outbox_free_(&v->out);
     free(v->rows);
     free(v->snap);
     free(v);
@@ -125,8 +125,8 @@ static void emit(ls_spectator *v, const ls_spectator_event *ev)
 static void send_msg(ls_spectator *v, ls_net_msg *m)
 {
     size_t len =
-        ls_net_outbox_send(&v->out, &v->def.relay, m, LS_NET_ROLE_SPECTATOR, v->def.session,
-                           v->def.index, &v->tx_seq, v->def.key, LS_NET_TO_RELAY);
+        ls_net_outbox_send_(&v->out, &v->def.relay, m, LS_NET_ROLE_SPECTATOR, v->def.session,
+                            v->def.index, &v->tx_seq, v->def.key, LS_NET_TO_RELAY);
     if (len) {
         v->st.packets_out++;
         v->st.bytes_out += len;
@@ -224,12 +224,12 @@ void ls_spectator_receive(ls_spectator *v, const uint8_t *data, size_t len, uint
     ls_net_header h;
     if (ls_net_decode_header(data, len, &h, NULL) != LS_OK || h.role != LS_NET_ROLE_SPECTATOR ||
         h.session != v->def.session || h.slot != v->def.index ||
-        !ls_net_auth_verify(data, len, v->def.key, LS_NET_TO_PEER) ||
-        ls_net_replay_check(&v->rx, h.seq) != LS_NET_FRESH) {
+        !ls_net_auth_verify_(data, len, v->def.key, LS_NET_TO_PEER) ||
+        ls_net_replay_check_(&v->rx, h.seq) != LS_NET_FRESH) {
         v->st.dropped++;
         return;
     }
-    ls_net_replay_accept(&v->rx, h.seq);
+    ls_net_replay_accept_(&v->rx, h.seq);
     ls_net_msg m;
     if (ls_net_decode(data, len, &m, NULL) != LS_OK) {
         v->st.dropped++;
@@ -360,7 +360,7 @@ void ls_spectator_poll(ls_spectator *v, uint64_t now)
 
 bool ls_spectator_next_datagram(ls_spectator *v, ls_net_datagram *out)
 {
-    return ls_net_outbox_pop(&v->out, out);
+    return ls_net_outbox_pop_(&v->out, out);
 }
 
 ls_spectator_state ls_spectator_state_get(const ls_spectator *v)

@@ -234,7 +234,7 @@ ls_result ls_replay_reader_check_signatures(const ls_replay_reader *r,
     crypto_generichash_init(&hash, NULL, 0, HASH_SIZE);
     uint64_t done = 0;
     for (uint32_t i = 0; i < r->nsignatures; i++) {
-        const lsr_signature *g = &r->signatures[i];
+        const ls_replay_signature_entry *g = &r->signatures[i];
         crypto_generichash_update(&hash, r->data + done, g->offset - done);
         done = g->offset;
         crypto_generichash_state copy = hash;

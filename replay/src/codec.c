@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool lsr_buf_reserve(lsr_buf *b, size_t n)
+bool ls_replay_buf_reserve_(ls_replay_buf *b, size_t n)
 {
     if (b->cap - b->len >= n) {
         return true;
@@ -27,7 +27,7 @@ bool lsr_buf_reserve(lsr_buf *b, size_t n)
     return true;
 }
 
-void lsr_buf_put(lsr_buf *b, const void *p, size_t n)
+void ls_replay_buf_put_(ls_replay_buf *b, const void *p, size_t n)
 {
     if (n) {
         memcpy(b->data + b->len, p, n);
@@ -35,7 +35,7 @@ void lsr_buf_put(lsr_buf *b, const void *p, size_t n)
     }
 }
 
-void lsr_buf_put_varint(lsr_buf *b, uint32_t v)
+void ls_replay_buf_put_varint_(ls_replay_buf *b, uint32_t v)
 {
     while (v >= 0x80) {
         b->data[b->len++] = (uint8_t)(v | 0x80);
@@ -44,14 +44,14 @@ void lsr_buf_put_varint(lsr_buf *b, uint32_t v)
     b->data[b->len++] = (uint8_t)v;
 }
 
-void lsr_buf_free(lsr_buf *b)
+void ls_replay_buf_free_(ls_replay_buf *b)
 {
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
 
-bool lsr_get_varint(const uint8_t *p, size_t len, size_t *pos, uint32_t *v)
+bool ls_replay_get_varint_(const uint8_t *p, size_t len, size_t *pos, uint32_t *v)
 {
     uint64_t acc = 0;
     for (unsigned i = 0; i < 5; i++) {
@@ -72,10 +72,11 @@ bool lsr_get_varint(const uint8_t *p, size_t len, size_t *pos, uint32_t *v)
     return false;
 }
 
-bool lsr_encode_frame_delta(lsr_buf *b, const uint8_t *prev, const uint8_t *cur, size_t n)
+bool ls_replay_encode_frame_delta_(ls_replay_buf *b, const uint8_t *prev, const uint8_t *cur,
+                                   size_t n)
 {
     size_t mask_len = (n + 7) / 8;
-    if (!lsr_buf_reserve(b, mask_len + n)) {
+    if (!ls_replay_buf_reserve_(b, mask_len + n)) {
         return false;
     }
     uint8_t *mask = b->data + b->len;
@@ -125,8 +126,8 @@ static bool apply_delta(const uint8_t *enc, size_t enc_len, size_t *pos, uint8_t
     return any;
 }
 
-bool lsr_decode_inputs(const uint8_t *enc, size_t enc_len, uint32_t count, size_t frame_size,
-                       uint8_t *frames, uint32_t *bad_tick, char *why, size_t why_size)
+bool ls_replay_decode_inputs_(const uint8_t *enc, size_t enc_len, uint32_t count, size_t frame_size,
+                              uint8_t *frames, uint32_t *bad_tick, char *why, size_t why_size)
 {
     size_t pos = 0;
     uint32_t done = 0;
@@ -134,7 +135,7 @@ bool lsr_decode_inputs(const uint8_t *enc, size_t enc_len, uint32_t count, size_
     while (done < count) {
         uint32_t v;
         *bad_tick = done;
-        if (!lsr_get_varint(enc, enc_len, &pos, &v)) {
+        if (!ls_replay_get_varint_(enc, enc_len, &pos, &v)) {
             snprintf(why, why_size, "bad or missing run token at input byte %zu", pos);
             return false;
         }
@@ -175,7 +176,7 @@ bool lsr_decode_inputs(const uint8_t *enc, size_t enc_len, uint32_t count, size_
 
 // Zero runs: items (varint literal length, literal bytes, varint zero-run
 // length) until n bytes are produced. A run of fewer than 3 zeros stays literal.
-bool lsr_zrle_encode(lsr_buf *b, const uint8_t *p, size_t n)
+bool ls_replay_zrle_encode_(ls_replay_buf *b, const uint8_t *p, size_t n)
 {
     size_t i = 0;
     while (i < n) {
@@ -198,24 +199,24 @@ bool lsr_zrle_encode(lsr_buf *b, const uint8_t *p, size_t n)
         while (zero < n && p[zero] == 0) {
             zero++;
         }
-        if (!lsr_buf_reserve(b, 10 + (lit - i))) {
+        if (!ls_replay_buf_reserve_(b, 10 + (lit - i))) {
             return false;
         }
-        lsr_buf_put_varint(b, (uint32_t)(lit - i));
-        lsr_buf_put(b, p + i, lit - i);
-        lsr_buf_put_varint(b, (uint32_t)(zero - lit));
+        ls_replay_buf_put_varint_(b, (uint32_t)(lit - i));
+        ls_replay_buf_put_(b, p + i, lit - i);
+        ls_replay_buf_put_varint_(b, (uint32_t)(zero - lit));
         i = zero;
     }
     return true;
 }
 
-bool lsr_zrle_decode(const uint8_t *enc, size_t enc_len, uint8_t *out, size_t n, char *why,
-                     size_t why_size)
+bool ls_replay_zrle_decode_(const uint8_t *enc, size_t enc_len, uint8_t *out, size_t n, char *why,
+                            size_t why_size)
 {
     size_t pos = 0, done = 0;
     while (done < n) {
         uint32_t lit, zero;
-        if (!lsr_get_varint(enc, enc_len, &pos, &lit)) {
+        if (!ls_replay_get_varint_(enc, enc_len, &pos, &lit)) {
             snprintf(why, why_size, "bad literal length at keyframe byte %zu", pos);
             return false;
         }
@@ -229,7 +230,7 @@ bool lsr_zrle_decode(const uint8_t *enc, size_t enc_len, uint8_t *out, size_t n,
         }
         pos += lit;
         done += lit;
-        if (!lsr_get_varint(enc, enc_len, &pos, &zero)) {
+        if (!ls_replay_get_varint_(enc, enc_len, &pos, &zero)) {
             snprintf(why, why_size, "bad zero-run length at keyframe byte %zu", pos);
             return false;
         }

@@ -34,7 +34,7 @@ void ls_replay_cursor_destroy(ls_replay_cursor *c)
 static ls_result load_chunk(ls_replay_cursor *c, uint32_t index)
 {
     const ls_replay_reader *r = c->r;
-    const lsr_chunk *k = &r->chunks[index];
+    const ls_replay_chunk_entry *k = &r->chunks[index];
     size_t need = (size_t)k->count * r->frame_size;
     if (need > c->cap) {
         uint8_t *p = realloc(c->frames, need);
@@ -48,8 +48,8 @@ static ls_result load_chunk(ls_replay_cursor *c, uint32_t index)
     uint32_t bad;
     char why[8];
     // The scan decoded this chunk already; failing here would mean memory corruption.
-    if (!lsr_decode_inputs(enc, k->enc_len, k->count, r->frame_size, c->frames, &bad, why,
-                           sizeof why)) {
+    if (!ls_replay_decode_inputs_(enc, k->enc_len, k->count, r->frame_size, c->frames, &bad, why,
+                                  sizeof why)) {
         c->chunk = -1;
         return LS_ERR_CORRUPT;
     }
@@ -65,9 +65,9 @@ ls_result ls_replay_cursor_read(ls_replay_cursor *c, uint32_t tick, const uint8_
     if (tick >= r->info.ticks) {
         return LS_ERR_NOT_FOUND;
     }
-    const lsr_chunk *k = c->chunk >= 0 ? &r->chunks[c->chunk] : NULL;
+    const ls_replay_chunk_entry *k = c->chunk >= 0 ? &r->chunks[c->chunk] : NULL;
     if (!k || tick < k->first || tick - k->first >= k->count) {
-        ls_result res = load_chunk(c, lsr_find_chunk(r, tick));
+        ls_result res = load_chunk(c, ls_replay_find_chunk_(r, tick));
         if (res != LS_OK) {
             return res;
         }

@@ -12,25 +12,25 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct lsr_release {
+typedef struct ls_replay_release {
     const char *fingerprint; // exactly what that release's builds wrote
     const char *version;     // "MAJOR.MINOR"
     const char *solver;      // its solver, in words
-} lsr_release;
+} ls_replay_release;
 
 // The fields every release so far shares (number format, libfixmath build, checksum).
 #define LSR_FP_BASE "fx=Q16.16;libfixmath=0~20220222,no-FIXMATH-defines;checksum=xxh3-64,SPEC-8+12;"
 
 // Every fingerprint a lockstep release wrote, oldest first (SPEC.md §16.8).
 // A change of ls_game_fingerprint adds a row here.
-static const lsr_release releases[] = {
+static const ls_replay_release releases[] = {
     // 0.1, and 0.2.0 before Solver v2: no physics tag yet.
     {LSR_FP_BASE "snapshot=LSSN-1;game=push-20N-v1", "0.1", "Solver v1"},
     {LSR_FP_BASE "snapshot=LSSN-3;physics=solver-v2;game=push-20N-v1", "0.2", "Solver v2"},
     {LSR_FP_BASE "snapshot=LSSN-6;physics=solver-v3;game=push-20N-v1", "0.3", "Solver v3"},
 };
 
-static const lsr_release *release_of(const char *fingerprint)
+static const ls_replay_release *release_of(const char *fingerprint)
 {
     for (size_t i = 0; fingerprint && i < sizeof releases / sizeof releases[0]; i++) {
         if (strcmp(releases[i].fingerprint, fingerprint) == 0) {
@@ -65,7 +65,7 @@ ls_replay_engine ls_replay_fingerprint_engine(const char *fingerprint)
 {
     ls_replay_engine e;
     memset(&e, 0, sizeof e);
-    const lsr_release *rel = release_of(fingerprint);
+    const ls_replay_release *rel = release_of(fingerprint);
     if (rel) {
         e.known = true;
         snprintf(e.version, sizeof e.version, "%s", rel->version);
@@ -162,7 +162,7 @@ size_t ls_replay_fingerprint_refusal(const char *recorded, const char *expected,
     }
     char here[256]; // room for the longest description (no truncation warning at -O3)
     describe(expected, true, here, sizeof here);
-    const lsr_release *rec = release_of(recorded), *cur = release_of(expected);
+    const ls_replay_release *rec = release_of(recorded), *cur = release_of(expected);
     char advice[64] = "";
     if (rec && (!cur || strcmp(rec->version, cur->version) != 0)) {
         snprintf(advice, sizeof advice, "; verify it with lockstep %s", rec->version);

@@ -151,17 +151,17 @@ static bool grow(void **list, uint32_t *cap, uint32_t n, size_t elem)
     return true;
 }
 
-typedef struct lsr_scan {
+typedef struct ls_replay_scan {
     uint64_t pos; // offset of the chunk being read
     uint32_t tag, len, first, count;
     const uint8_t *payload;
     uint8_t *scratch; // decoded inputs of one chunk
     size_t scratch_size;
-} lsr_scan;
+} ls_replay_scan;
 
 // "TICK chunk at byte 123 (ticks 60..119)", "KEYF chunk at byte 456 (keyframe
 // of tick 300)".
-static const char *describe(const lsr_scan *s, char *buf, size_t size)
+static const char *describe(const ls_replay_scan *s, char *buf, size_t size)
 {
     unsigned long long at = (unsigned long long)s->pos;
     if (s->tag == LSR_TAG_TICK) {
@@ -177,7 +177,7 @@ static const char *describe(const lsr_scan *s, char *buf, size_t size)
     return buf;
 }
 
-static bool scan_tick(ls_replay_reader *r, lsr_scan *s, ls_error *err)
+static bool scan_tick(ls_replay_reader *r, ls_replay_scan *s, ls_error *err)
 {
     ls_replay_info *in = &r->info;
     int64_t first = s->first;
@@ -207,8 +207,8 @@ static bool scan_tick(ls_replay_reader *r, lsr_scan *s, ls_error *err)
     }
     uint32_t bad = 0;
     char why[160];
-    if (!lsr_decode_inputs(s->payload + 4, enc, s->count, r->frame_size, s->scratch, &bad, why,
-                           sizeof why)) {
+    if (!ls_replay_decode_inputs_(s->payload + 4, enc, s->count, r->frame_size, s->scratch, &bad,
+                                  why, sizeof why)) {
         return set_err(err, LS_ERR_CORRUPT, s->pos, first + bad,
                        "inputs of tick %u (TICK chunk at byte %llu): %s", s->first + bad,
                        (unsigned long long)s->pos, why);
@@ -216,7 +216,7 @@ static bool scan_tick(ls_replay_reader *r, lsr_scan *s, ls_error *err)
     if (!grow((void **)&r->chunks, &r->cap_chunks, r->nchunks, sizeof *r->chunks)) {
         return set_err(err, LS_ERR_NO_MEMORY, s->pos, first, "out of memory");
     }
-    r->chunks[r->nchunks++] = (lsr_chunk){s->pos, s->first, s->count, enc};
+    r->chunks[r->nchunks++] = (ls_replay_chunk_entry){s->pos, s->first, s->count, enc};
     in->chunks++;
     in->ticks += s->count;
     in->input_bytes += enc;
@@ -225,7 +225,7 @@ static bool scan_tick(ls_replay_reader *r, lsr_scan *s, ls_error *err)
     return true;
 }
 
-static bool scan_keyframe(ls_replay_reader *r, lsr_scan *s, ls_error *err)
+static bool scan_keyframe(ls_replay_reader *r, ls_replay_scan *s, ls_error *err)
 {
     uint32_t t = r->info.ticks;
     bool order = r->nkeyframes == 0 || r->keyframes[r->nkeyframes - 1].tick < t;
@@ -253,7 +253,7 @@ static bool scan_keyframe(ls_replay_reader *r, lsr_scan *s, ls_error *err)
     bool ok = size >= 1 && size <= LS_REPLAY_MAX_KEYFRAME &&
               (encoding == LSR_KEYF_RAW ? s->len - 8 == size
                : encoding == LSR_KEYF_ZERO_RUNS || encoding == LSR_KEYF_DELTA_ZERO_RUNS
-                   ? lsr_zrle_decode(s->payload + 8, s->len - 8, NULL, size, why, sizeof why)
+                   ? ls_replay_zrle_decode_(s->payload + 8, s->len - 8, NULL, size, why, sizeof why)
                    : false);
     if (!ok) {
         return set_err(err, LS_ERR_CORRUPT, s->pos, t,
@@ -263,13 +263,14 @@ static bool scan_keyframe(ls_replay_reader *r, lsr_scan *s, ls_error *err)
     if (!grow((void **)&r->keyframes, &r->cap_keyframes, r->nkeyframes, sizeof *r->keyframes)) {
         return set_err(err, LS_ERR_NO_MEMORY, s->pos, t, "out of memory");
     }
-    r->keyframes[r->nkeyframes++] = (lsr_keyframe){s->pos, t, size, encoding, s->len - 8};
+    r->keyframes[r->nkeyframes++] =
+        (ls_replay_keyframe_entry){s->pos, t, size, encoding, s->len - 8};
     r->info.keyframes++;
     r->info.keyframe_bytes += LSR_CHUNK_HEADER + s->len;
     return true;
 }
 
-static bool index_matches(const ls_replay_reader *r, const lsr_scan *s)
+static bool index_matches(const ls_replay_reader *r, const ls_replay_scan *s)
 {
     const uint8_t *p = s->payload;
     if (s->len < 8 || s->first != 0 || s->count != r->info.ticks || ls_get_u32le(p) != r->nchunks ||
@@ -279,14 +280,14 @@ static bool index_matches(const ls_replay_reader *r, const lsr_scan *s)
     }
     p += 8;
     for (uint32_t i = 0; i < r->nchunks; i++, p += 16) {
-        const lsr_chunk *c = &r->chunks[i];
+        const ls_replay_chunk_entry *c = &r->chunks[i];
         if (ls_get_u64le(p) != c->offset || ls_get_u32le(p + 8) != c->first ||
             ls_get_u32le(p + 12) != c->count) {
             return false;
         }
     }
     for (uint32_t i = 0; i < r->nkeyframes; i++, p += 16) {
-        const lsr_keyframe *k = &r->keyframes[i];
+        const ls_replay_keyframe_entry *k = &r->keyframes[i];
         if (ls_get_u64le(p) != k->offset || ls_get_u32le(p + 8) != k->tick ||
             ls_get_u32le(p + 12) != k->size) {
             return false;
@@ -297,7 +298,7 @@ static bool index_matches(const ls_replay_reader *r, const lsr_scan *s)
 
 // A SIGN chunk names its own offset and the ticks before it; only a signed
 // file has them. The signature itself is checked by ls/replay_sign.h.
-static bool scan_signature(ls_replay_reader *r, lsr_scan *s, ls_error *err)
+static bool scan_signature(ls_replay_reader *r, ls_replay_scan *s, ls_error *err)
 {
     ls_replay_info *in = &r->info;
     char what[96];
@@ -311,7 +312,7 @@ static bool scan_signature(ls_replay_reader *r, lsr_scan *s, ls_error *err)
     if (!grow((void **)&r->signatures, &r->cap_signatures, r->nsignatures, sizeof *r->signatures)) {
         return set_err(err, LS_ERR_NO_MEMORY, s->pos, -1, "out of memory");
     }
-    lsr_signature *g = &r->signatures[r->nsignatures++];
+    ls_replay_signature_entry *g = &r->signatures[r->nsignatures++];
     g->offset = s->pos;
     g->ticks = in->ticks;
     memcpy(g->signature, s->payload + 8, LS_REPLAY_SIGNATURE_SIZE);
@@ -322,7 +323,7 @@ static bool scan_signature(ls_replay_reader *r, lsr_scan *s, ls_error *err)
 }
 
 // The index must agree with the chunks and be followed by exactly the trailer.
-static bool scan_index(ls_replay_reader *r, lsr_scan *s, ls_error *err)
+static bool scan_index(ls_replay_reader *r, ls_replay_scan *s, ls_error *err)
 {
     if (!index_matches(r, s)) {
         return set_err(err, LS_ERR_CORRUPT, s->pos, -1,
@@ -355,7 +356,7 @@ static bool scan_index(ls_replay_reader *r, lsr_scan *s, ls_error *err)
 
 // Reads the chunk header at s->pos. Returns 1 for a chunk, 0 when the file ends
 // (end_reason set), -1 on error.
-static int read_chunk(ls_replay_reader *r, lsr_scan *s, ls_error *err)
+static int read_chunk(ls_replay_reader *r, ls_replay_scan *s, ls_error *err)
 {
     ls_replay_info *in = &r->info;
     char what[96];
@@ -414,7 +415,7 @@ static int read_chunk(ls_replay_reader *r, lsr_scan *s, ls_error *err)
 
 static bool scan(ls_replay_reader *r, ls_error *err)
 {
-    lsr_scan s = {0};
+    ls_replay_scan s = {0};
     s.pos = r->header.header_size;
     bool ok = true;
     for (;;) {
@@ -565,7 +566,7 @@ uint32_t ls_replay_reader_ticks(const ls_replay_reader *r)
     return r->info.ticks;
 }
 
-uint32_t lsr_find_chunk(const ls_replay_reader *r, uint32_t tick)
+uint32_t ls_replay_find_chunk_(const ls_replay_reader *r, uint32_t tick)
 {
     uint32_t lo = 0, hi = r->nchunks; // first chunk with first > tick, minus one
     while (lo < hi) {
@@ -584,7 +585,7 @@ uint64_t ls_replay_reader_checksum(const ls_replay_reader *r, uint32_t tick)
     if (tick >= r->info.ticks) {
         return 0;
     }
-    const lsr_chunk *c = &r->chunks[lsr_find_chunk(r, tick)];
+    const ls_replay_chunk_entry *c = &r->chunks[ls_replay_find_chunk_(r, tick)];
     const uint8_t *sums = r->data + c->offset + LSR_CHUNK_HEADER + 4 + c->enc_len;
     return ls_get_u64le(sums + 8 * (size_t)(tick - c->first));
 }
@@ -600,7 +601,7 @@ ls_replay_keyframe_info ls_replay_reader_keyframe_info(const ls_replay_reader *r
     return k;
 }
 
-static bool decode_one(const ls_replay_reader *r, const lsr_keyframe *k, uint8_t *out)
+static bool decode_one(const ls_replay_reader *r, const ls_replay_keyframe_entry *k, uint8_t *out)
 {
     const uint8_t *src = r->data + k->offset + LSR_CHUNK_HEADER + 8;
     char why[8];
@@ -608,7 +609,7 @@ static bool decode_one(const ls_replay_reader *r, const lsr_keyframe *k, uint8_t
         memcpy(out, src, k->size);
         return true;
     }
-    return lsr_zrle_decode(src, k->data_len, out, k->size, why, sizeof why);
+    return ls_replay_zrle_decode_(src, k->data_len, out, k->size, why, sizeof why);
 }
 
 // A delta keyframe is the XOR of its decoded zero runs with the previous
@@ -634,7 +635,7 @@ ls_result ls_replay_reader_keyframe(const ls_replay_reader *r, uint32_t i, uint8
     uint8_t *base = calloc(1, most), *delta = malloc(most);
     bool ok = base && delta && decode_one(r, &r->keyframes[j], base);
     for (uint32_t m = j + 1; ok && m <= i; m++) {
-        const lsr_keyframe *k = &r->keyframes[m];
+        const ls_replay_keyframe_entry *k = &r->keyframes[m];
         size_t prev = r->keyframes[m - 1].size;
         ok = decode_one(r, k, delta);
         for (size_t x = 0; ok && x < k->size; x++) {

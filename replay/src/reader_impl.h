@@ -6,28 +6,28 @@
 #include "replay_format.h"
 
 /// A tick chunk found by the scan.
-typedef struct lsr_chunk {
+typedef struct ls_replay_chunk_entry {
     uint64_t offset;  ///< Offset of the chunk header.
     uint32_t first;   ///< First tick.
     uint32_t count;   ///< Ticks.
     uint32_t enc_len; ///< Bytes of encoded inputs (they start at offset + 36).
-} lsr_chunk;
+} ls_replay_chunk_entry;
 
 /// A keyframe chunk found by the scan.
-typedef struct lsr_keyframe {
+typedef struct ls_replay_keyframe_entry {
     uint64_t offset;   ///< Offset of the chunk header.
     uint32_t tick;     ///< State after this many ticks.
     uint32_t size;     ///< Decoded bytes.
     uint32_t encoding; ///< LSR_KEYF_RAW or LSR_KEYF_ZERO_RUNS.
     uint32_t data_len; ///< Encoded bytes (they start at offset + 40).
-} lsr_keyframe;
+} ls_replay_keyframe_entry;
 
 /// A signature chunk found by the scan.
-typedef struct lsr_signature {
+typedef struct ls_replay_signature_entry {
     uint64_t offset; ///< Offset of the SIGN chunk = bytes it covers.
     uint32_t ticks;  ///< Ticks recorded before it.
     uint8_t signature[LS_REPLAY_SIGNATURE_SIZE];
-} lsr_signature;
+} ls_replay_signature_entry;
 
 struct ls_replay_reader {
     uint8_t *data;
@@ -35,15 +35,15 @@ struct ls_replay_reader {
     ls_replay_header header;
     ls_replay_info info;
     size_t frame_size; ///< players * input_size
-    lsr_chunk *chunks;
+    ls_replay_chunk_entry *chunks;
     uint32_t nchunks, cap_chunks;
-    lsr_keyframe *keyframes;
+    ls_replay_keyframe_entry *keyframes;
     uint32_t nkeyframes, cap_keyframes;
-    lsr_signature *signatures;
+    ls_replay_signature_entry *signatures;
     uint32_t nsignatures, cap_signatures;
 };
 
 /// Index of the chunk holding `tick` (tick < ticks).
-uint32_t lsr_find_chunk(const ls_replay_reader *r, uint32_t tick);
+uint32_t ls_replay_find_chunk_(const ls_replay_reader *r, uint32_t tick);
 
 #endif

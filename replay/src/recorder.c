@@ -18,28 +18,28 @@
 #define LSR_HAVE_FSYNC 1
 #endif
 
-typedef struct lsr_index_entry {
+typedef struct ls_replay_index_entry {
     uint64_t offset;
     uint32_t tick;
     uint32_t count; // ticks (tick chunks) or decoded size (keyframes)
-} lsr_index_entry;
+} ls_replay_index_entry;
 
 struct ls_replay_recorder {
     FILE *f;
     ls_replay_recorder_def def;
     size_t frame_size;
-    uint8_t *prev;    // the previous frame of this chunk (zero at chunk start)
-    lsr_buf enc;      // encoded inputs of the pending chunk
-    lsr_buf sums;     // checksums of the pending chunk
-    lsr_buf out;      // the chunk being written
-    uint32_t pending; // ticks in the pending chunk
-    uint32_t run;     // repeats of prev not yet written as a token
-    uint32_t ticks;   // ticks appended
-    uint64_t bytes;   // bytes written
+    uint8_t *prev;      // the previous frame of this chunk (zero at chunk start)
+    ls_replay_buf enc;  // encoded inputs of the pending chunk
+    ls_replay_buf sums; // checksums of the pending chunk
+    ls_replay_buf out;  // the chunk being written
+    uint32_t pending;   // ticks in the pending chunk
+    uint32_t run;       // repeats of prev not yet written as a token
+    uint32_t ticks;     // ticks appended
+    uint64_t bytes;     // bytes written
     uint32_t last_keyframe;
-    lsr_buf prev_keyframe; // decoded bytes of the last keyframe (delta base)
-    uint32_t delta_chain;  // delta keyframes since the last whole one
-    lsr_index_entry *chunks, *keyframes;
+    ls_replay_buf prev_keyframe; // decoded bytes of the last keyframe (delta base)
+    uint32_t delta_chain;        // delta keyframes since the last whole one
+    ls_replay_index_entry *chunks, *keyframes;
     uint32_t nchunks, nkeyframes, cap_chunks, cap_keyframes;
     bool finished;
     bool failed;
@@ -145,9 +145,9 @@ static ls_result write_header(ls_replay_recorder *r)
     size_t flen = strlen(d->fingerprint);
     size_t key = d->signer ? LS_REPLAY_PUBLIC_KEY_SIZE : 0;
     size_t total = LSR_HEADER_FIXED + flen + d->scene_size + key + LSR_HEADER_TAIL;
-    lsr_buf *b = &r->out;
+    ls_replay_buf *b = &r->out;
     b->len = 0;
-    if (!lsr_buf_reserve(b, total)) {
+    if (!ls_replay_buf_reserve_(b, total)) {
         return fail(r, LS_ERR_NO_MEMORY, "out of memory for the header");
     }
     uint8_t *h = b->data;
@@ -167,10 +167,10 @@ static ls_result write_header(ls_replay_recorder *r)
     ls_put_u32le(h + 48, (uint32_t)flen);
     ls_put_u32le(h + 52, (uint32_t)d->scene_size);
     b->len = LSR_HEADER_FIXED;
-    lsr_buf_put(b, d->fingerprint, flen);
-    lsr_buf_put(b, d->scene, d->scene_size);
+    ls_replay_buf_put_(b, d->fingerprint, flen);
+    ls_replay_buf_put_(b, d->scene, d->scene_size);
     if (d->signer) {
-        lsr_buf_put(b, d->signer->public_key, LS_REPLAY_PUBLIC_KEY_SIZE);
+        ls_replay_buf_put_(b, d->signer->public_key, LS_REPLAY_PUBLIC_KEY_SIZE);
     }
     ls_put_u64le(b->data + b->len, ls_hash64(d->scene, d->scene_size));
     b->len += 8;
@@ -215,11 +215,12 @@ ls_replay_recorder *ls_replay_recorder_create(const char *path, const ls_replay_
     return NULL;
 }
 
-static bool index_add(lsr_index_entry **list, uint32_t *n, uint32_t *cap, lsr_index_entry e)
+static bool index_add(ls_replay_index_entry **list, uint32_t *n, uint32_t *cap,
+                      ls_replay_index_entry e)
 {
     if (*n == *cap) {
         uint32_t c = *cap ? *cap * 2 : 64;
-        lsr_index_entry *p = realloc(*list, c * sizeof *p);
+        ls_replay_index_entry *p = realloc(*list, c * sizeof *p);
         if (!p) {
             return false;
         }
@@ -232,7 +233,7 @@ static bool index_add(lsr_index_entry **list, uint32_t *n, uint32_t *cap, lsr_in
 
 // Assemble header + payload in r->out and write it in one call.
 static ls_result write_chunk(ls_replay_recorder *r, uint32_t tag, uint32_t first, uint32_t count,
-                             const lsr_buf *parts, int nparts)
+                             const ls_replay_buf *parts, int nparts)
 {
     size_t len = 0;
     for (int i = 0; i < nparts; i++) {
@@ -242,7 +243,7 @@ static ls_result write_chunk(ls_replay_recorder *r, uint32_t tag, uint32_t first
         return fail(r, LS_ERR_CAPACITY, "chunk payload of %zu bytes exceeds the limit", len);
     }
     r->out.len = 0;
-    if (!lsr_buf_reserve(&r->out, LSR_CHUNK_HEADER + len)) {
+    if (!ls_replay_buf_reserve_(&r->out, LSR_CHUNK_HEADER + len)) {
         return fail(r, LS_ERR_NO_MEMORY, "out of memory for a chunk");
     }
     uint8_t *h = r->out.data;
@@ -252,7 +253,7 @@ static ls_result write_chunk(ls_replay_recorder *r, uint32_t tag, uint32_t first
     ls_put_u32le(h + 12, count);
     r->out.len = LSR_CHUNK_HEADER;
     for (int i = 0; i < nparts; i++) {
-        lsr_buf_put(&r->out, parts[i].data, parts[i].len);
+        ls_replay_buf_put_(&r->out, parts[i].data, parts[i].len);
     }
     ls_put_u64le(h + 16, ls_hash64(h + LSR_CHUNK_HEADER, len));
     ls_put_u64le(h + 24, ls_hash64(h, 24));
@@ -273,7 +274,7 @@ static ls_result write_signature(ls_replay_recorder *r)
         r->failed = true;
         return fail(r, LS_ERR_IO, "the signer failed at byte %llu", (unsigned long long)r->bytes);
     }
-    lsr_buf part = {payload, sizeof payload, sizeof payload};
+    ls_replay_buf part = {payload, sizeof payload, sizeof payload};
     return write_chunk(r, LSR_TAG_SIGN, r->ticks, 0, &part, 1);
 }
 
@@ -283,16 +284,16 @@ static ls_result end_chunk(ls_replay_recorder *r)
         return LS_OK;
     }
     if (r->run) {
-        if (!lsr_buf_reserve(&r->enc, 5)) {
+        if (!ls_replay_buf_reserve_(&r->enc, 5)) {
             return fail(r, LS_ERR_NO_MEMORY, "out of memory");
         }
-        lsr_buf_put_varint(&r->enc, r->run << 1);
+        ls_replay_buf_put_varint_(&r->enc, r->run << 1);
     }
     uint8_t lenbuf[4];
     ls_put_u32le(lenbuf, (uint32_t)r->enc.len);
-    lsr_buf parts[3] = {{lenbuf, 4, 4}, r->enc, r->sums};
+    ls_replay_buf parts[3] = {{lenbuf, 4, 4}, r->enc, r->sums};
     uint32_t first = r->ticks - r->pending;
-    lsr_index_entry e = {r->bytes, first, r->pending};
+    ls_replay_index_entry e = {r->bytes, first, r->pending};
     ls_result res = write_chunk(r, LSR_TAG_TICK, first, r->pending, parts, 3);
     if (res == LS_OK && !index_add(&r->chunks, &r->nchunks, &r->cap_chunks, e)) {
         res = fail(r, LS_ERR_NO_MEMORY, "out of memory for the index");
@@ -331,17 +332,17 @@ ls_result ls_replay_recorder_append(ls_replay_recorder *r, const uint8_t *inputs
     if (memcmp(inputs, r->prev, r->frame_size) == 0) {
         r->run++; // held keys: the common case costs nothing until the run ends
     } else {
-        if (!lsr_buf_reserve(&r->enc, 5)) {
+        if (!ls_replay_buf_reserve_(&r->enc, 5)) {
             return fail(r, LS_ERR_NO_MEMORY, "out of memory");
         }
-        lsr_buf_put_varint(&r->enc, (r->run << 1) | 1u);
-        if (!lsr_encode_frame_delta(&r->enc, r->prev, inputs, r->frame_size)) {
+        ls_replay_buf_put_varint_(&r->enc, (r->run << 1) | 1u);
+        if (!ls_replay_encode_frame_delta_(&r->enc, r->prev, inputs, r->frame_size)) {
             return fail(r, LS_ERR_NO_MEMORY, "out of memory");
         }
         memcpy(r->prev, inputs, r->frame_size);
         r->run = 0;
     }
-    if (!lsr_buf_reserve(&r->sums, 8)) {
+    if (!ls_replay_buf_reserve_(&r->sums, 8)) {
         return fail(r, LS_ERR_NO_MEMORY, "out of memory");
     }
     ls_put_u64le(r->sums.data + r->sums.len, checksum);
@@ -361,27 +362,28 @@ bool ls_replay_recorder_keyframe_due(const ls_replay_recorder *r)
 // keyframe (most of a snapshot - static bodies, shapes, masses - does not
 // change between keyframes). Leaves the chosen encoded bytes in *z.
 static uint32_t encode_keyframe(ls_replay_recorder *r, const uint8_t *state, size_t size,
-                                lsr_buf *z, lsr_buf *x)
+                                ls_replay_buf *z, ls_replay_buf *x)
 {
     uint32_t encoding = LSR_KEYF_RAW;
-    if (lsr_zrle_encode(z, state, size) && z->len < size) {
+    if (ls_replay_zrle_encode_(z, state, size) && z->len < size) {
         encoding = LSR_KEYF_ZERO_RUNS;
     }
-    const lsr_buf *prev = &r->prev_keyframe;
-    if (prev->len == 0 || r->delta_chain >= LSR_RECORDER_DELTA_CHAIN || !lsr_buf_reserve(x, size)) {
+    const ls_replay_buf *prev = &r->prev_keyframe;
+    if (prev->len == 0 || r->delta_chain >= LSR_RECORDER_DELTA_CHAIN ||
+        !ls_replay_buf_reserve_(x, size)) {
         return encoding;
     }
     for (size_t i = 0; i < size; i++) {
         x->data[i] = (uint8_t)(state[i] ^ (i < prev->len ? prev->data[i] : 0));
     }
     x->len = size;
-    lsr_buf d = {0};
-    if (lsr_zrle_encode(&d, x->data, size) && d.len < (encoding ? z->len : size)) {
-        lsr_buf_free(z);
+    ls_replay_buf d = {0};
+    if (ls_replay_zrle_encode_(&d, x->data, size) && d.len < (encoding ? z->len : size)) {
+        ls_replay_buf_free_(z);
         *z = d;
         return LSR_KEYF_DELTA_ZERO_RUNS;
     }
-    lsr_buf_free(&d);
+    ls_replay_buf_free_(&d);
     return encoding;
 }
 
@@ -402,21 +404,21 @@ ls_result ls_replay_recorder_add_keyframe(ls_replay_recorder *r, const uint8_t *
         return res;
     }
     uint8_t head[8];
-    lsr_buf z = {0}, x = {0};
+    ls_replay_buf z = {0}, x = {0};
     uint32_t encoding = encode_keyframe(r, state, size, &z, &x);
     ls_put_u32le(head, (uint32_t)size);
     ls_put_u32le(head + 4, encoding);
-    lsr_buf parts[2] = {{head, 8, 8}, {(uint8_t *)(uintptr_t)state, size, size}};
+    ls_replay_buf parts[2] = {{head, 8, 8}, {(uint8_t *)(uintptr_t)state, size, size}};
     if (encoding != LSR_KEYF_RAW) {
         parts[1] = z;
     }
-    lsr_index_entry e = {r->bytes, r->ticks, (uint32_t)size};
+    ls_replay_index_entry e = {r->bytes, r->ticks, (uint32_t)size};
     res = write_chunk(r, LSR_TAG_KEYF, r->ticks, 0, parts, 2);
-    lsr_buf_free(&z);
-    lsr_buf_free(&x);
+    ls_replay_buf_free_(&z);
+    ls_replay_buf_free_(&x);
     r->prev_keyframe.len = 0;
-    if (res == LS_OK && lsr_buf_reserve(&r->prev_keyframe, size)) {
-        lsr_buf_put(&r->prev_keyframe, state, size);
+    if (res == LS_OK && ls_replay_buf_reserve_(&r->prev_keyframe, size)) {
+        ls_replay_buf_put_(&r->prev_keyframe, state, size);
         r->delta_chain = encoding == LSR_KEYF_DELTA_ZERO_RUNS ? r->delta_chain + 1 : 0;
     }
     if (res == LS_OK && !index_add(&r->keyframes, &r->nkeyframes, &r->cap_keyframes, e)) {
@@ -445,7 +447,7 @@ uint64_t ls_replay_recorder_bytes(const ls_replay_recorder *r)
     return r->bytes;
 }
 
-static void put_entries(lsr_buf *b, const lsr_index_entry *e, uint32_t n)
+static void put_entries(ls_replay_buf *b, const ls_replay_index_entry *e, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
         uint8_t *p = b->data + b->len;
@@ -462,8 +464,8 @@ ls_result ls_replay_recorder_finish(ls_replay_recorder *r)
     if (res != LS_OK || (res = end_chunk(r)) != LS_OK) {
         return res;
     }
-    lsr_buf idx = {0};
-    if (!lsr_buf_reserve(&idx, 8 + 16 * ((size_t)r->nchunks + r->nkeyframes))) {
+    ls_replay_buf idx = {0};
+    if (!ls_replay_buf_reserve_(&idx, 8 + 16 * ((size_t)r->nchunks + r->nkeyframes))) {
         return fail(r, LS_ERR_NO_MEMORY, "out of memory for the index");
     }
     ls_put_u32le(idx.data, r->nchunks);
@@ -473,7 +475,7 @@ ls_result ls_replay_recorder_finish(ls_replay_recorder *r)
     put_entries(&idx, r->keyframes, r->nkeyframes);
     uint64_t at = r->bytes;
     res = write_chunk(r, LSR_TAG_INDX, 0, r->ticks, &idx, 1);
-    lsr_buf_free(&idx);
+    ls_replay_buf_free_(&idx);
     if (res == LS_OK) {
         uint8_t trailer[LSR_TRAILER_SIZE];
         ls_put_u64le(trailer, at);
@@ -496,10 +498,10 @@ void ls_replay_recorder_destroy(ls_replay_recorder *r)
         fclose(r->f);
     }
     free(r->prev);
-    lsr_buf_free(&r->enc);
-    lsr_buf_free(&r->sums);
-    lsr_buf_free(&r->out);
-    lsr_buf_free(&r->prev_keyframe);
+    ls_replay_buf_free_(&r->enc);
+    ls_replay_buf_free_(&r->sums);
+    ls_replay_buf_free_(&r->out);
+    ls_replay_buf_free_(&r->prev_keyframe);
     free(r->chunks);
     free(r->keyframes);
     free(r);

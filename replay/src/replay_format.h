@@ -47,40 +47,41 @@
 #define LSR_RECORDER_DELTA_CHAIN 15u
 
 /// A growable byte buffer (recorder side).
-typedef struct lsr_buf {
+typedef struct ls_replay_buf {
     uint8_t *data;
     size_t len;
     size_t cap;
-} lsr_buf;
+} ls_replay_buf;
 
 /// Make room for n more bytes; false when out of memory.
-bool lsr_buf_reserve(lsr_buf *b, size_t n);
+bool ls_replay_buf_reserve_(ls_replay_buf *b, size_t n);
 /// Append n bytes (space must be reserved).
-void lsr_buf_put(lsr_buf *b, const void *p, size_t n);
+void ls_replay_buf_put_(ls_replay_buf *b, const void *p, size_t n);
 /// Append a LEB128 varint (space must be reserved: 5 bytes).
-void lsr_buf_put_varint(lsr_buf *b, uint32_t v);
+void ls_replay_buf_put_varint_(ls_replay_buf *b, uint32_t v);
 /// Free the buffer.
-void lsr_buf_free(lsr_buf *b);
+void ls_replay_buf_free_(ls_replay_buf *b);
 
 /// Read a LEB128 varint of at most 5 bytes (value < 2^32, minimal encoding) at
 /// *pos; false when malformed or past end.
-bool lsr_get_varint(const uint8_t *p, size_t len, size_t *pos, uint32_t *v);
+bool ls_replay_get_varint_(const uint8_t *p, size_t len, size_t *pos, uint32_t *v);
 
 /// Encode one changed frame into b: mask of ceil(n/8) bytes, then the nonzero
 /// XOR bytes in order. Reserves its own space; false when out of memory.
-bool lsr_encode_frame_delta(lsr_buf *b, const uint8_t *prev, const uint8_t *cur, size_t n);
+bool ls_replay_encode_frame_delta_(ls_replay_buf *b, const uint8_t *prev, const uint8_t *cur,
+                                   size_t n);
 
 /// Decode a chunk's input stream into frames (count * frame_size bytes; the
 /// frame before the first is all zero). On error returns false and writes the
 /// tick (relative to the chunk) and what is wrong into why.
-bool lsr_decode_inputs(const uint8_t *enc, size_t enc_len, uint32_t count, size_t frame_size,
-                       uint8_t *frames, uint32_t *bad_tick, char *why, size_t why_size);
+bool ls_replay_decode_inputs_(const uint8_t *enc, size_t enc_len, uint32_t count, size_t frame_size,
+                              uint8_t *frames, uint32_t *bad_tick, char *why, size_t why_size);
 
 /// Zero-run encoding of a keyframe into b (see SPEC). False when out of memory.
-bool lsr_zrle_encode(lsr_buf *b, const uint8_t *p, size_t n);
+bool ls_replay_zrle_encode_(ls_replay_buf *b, const uint8_t *p, size_t n);
 /// Decode zero runs into out (exactly n bytes; out may be NULL to only
 /// validate). On error returns false and writes why.
-bool lsr_zrle_decode(const uint8_t *enc, size_t enc_len, uint8_t *out, size_t n, char *why,
-                     size_t why_size);
+bool ls_replay_zrle_decode_(const uint8_t *enc, size_t enc_len, uint8_t *out, size_t n, char *why,
+                            size_t why_size);
 
 #endif

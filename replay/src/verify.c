@@ -50,7 +50,7 @@ static void *load_segment(const ls_replay_reader *r, const ls_replay_sim *sim, u
         }
         return s;
     }
-    const lsr_keyframe *k = &r->keyframes[seg - 1];
+    const ls_replay_keyframe_entry *k = &r->keyframes[seg - 1];
     uint8_t *buf = malloc(k->size);
     void *s = NULL;
     if (!buf || ls_replay_reader_keyframe(r, seg - 1, buf, k->size) != LS_OK) {
@@ -108,7 +108,7 @@ static bool check_keyframe_at(const ls_replay_reader *r, const ls_replay_sim *si
 static bool keyframe_is_state(const ls_replay_reader *r, const ls_replay_sim *sim, uint32_t seg,
                               const void *state, ls_replay_verify_result *res)
 {
-    const lsr_keyframe *k = &r->keyframes[seg - 1];
+    const ls_replay_keyframe_entry *k = &r->keyframes[seg - 1];
     size_t need = sim->save(sim->user, state, NULL, 0);
     uint8_t *kb = malloc(k->size ? k->size : 1), *sb = malloc(need ? need : 1);
     bool ok = false;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The shared library exports exactly the functions that the public headers
-# declare with LS_API: nothing internal leaks (ls_broadphase_*, lsr_*, ...),
+# declare with LS_API: nothing internal leaks (private cross-file functions end in `_`),
 # and every declared function is really there.
 # usage: check_exports.sh LIB.so HEADER...
 set -eu
