@@ -944,3 +944,643 @@ Test(conformance, credential_text_is_key_bytes_in_order)
     cr_assert(ls_net_verify(d.data, d.len, rc.key, LS_NET_TO_PEER));
     ls_relay_destroy(relay);
 }
+
+// ---- 10. the end of a match, the peer's clock, late players (SPEC §17.5, §17.8, §17.10) ----
+
+#define CN_SLOTS 6
+#define CN_TICKS 1024
+#define CN_CAP   32
+
+typedef struct cn_game {
+    uint64_t state;
+    uint32_t inputs;               // local_input calls: the inputs this peer produced
+    uint32_t gone_tick[CN_SLOTS];  // LS_PEER_EV_DISCONNECTED per slot (ours too); UINT32_MAX: none
+    uint8_t gone_reason[CN_SLOTS]; // ... its reason
+    uint32_t back_tick[CN_SLOTS];  // LS_PEER_EV_REJOINED per slot; UINT32_MAX: none
+} cn_game;
+
+static void cn_input(void *user, uint32_t tick, uint8_t *out, uint32_t n)
+{
+    cn_game *g = user;
+    (void)n;
+    g->inputs++;
+    out[0] = (uint8_t)(1u + tick % 7u); // never the empty input
+}
+
+static uint64_t cn_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
+                           uint32_t isz)
+{
+    cn_game *g = user;
+    g->state = ls_hash64(inputs, (size_t)slots * isz) ^ (g->state * 31u) ^ tick;
+    return g->state;
+}
+
+static size_t cn_save(void *user, uint32_t tick, uint8_t *buf, size_t cap)
+{
+    const cn_game *g = user;
+    (void)tick;
+    if (cap >= 8) {
+        ls_put_u64le(buf, g->state);
+    }
+    return 8;
+}
+
+static bool cn_load(void *user, uint32_t tick, const uint8_t *buf, size_t size)
+{
+    cn_game *g = user;
+    (void)tick;
+    if (size != 8) {
+        return false;
+    }
+    g->state = ls_get_u64le(buf);
+    return true;
+}
+
+static void cn_event(void *user, const ls_peer_event *ev)
+{
+    cn_game *g = user;
+    if (ev->type == LS_PEER_EV_DISCONNECTED && ev->slot < CN_SLOTS) {
+        g->gone_tick[ev->slot] = ev->tick;
+        g->gone_reason[ev->slot] = ev->reason;
+    } else if (ev->type == LS_PEER_EV_REJOINED && ev->slot < CN_SLOTS) {
+        g->back_tick[ev->slot] = ev->tick;
+    }
+}
+
+// One relay session on a lossless network with no latency and a fake clock in 1 ms
+// steps. Slot k is at port 20000 + k: an ls_peer, or driven by hand (cn_send) with
+// what the relay sends it captured (decoded after its tag verified).
+typedef struct cnet cnet;
+struct cnet {
+    ls_relay *relay;
+    uint32_t session;
+    ls_session_def sd;
+    uint64_t now, created;
+    ls_net_credential cred[CN_SLOTS];
+    ls_peer *peer[CN_SLOTS]; // NULL: a slot driven by hand
+    bool started[CN_SLOTS];  // polled and delivered to
+    bool muted[CN_SLOTS];    // what it sends is lost
+    cn_game g[CN_SLOTS];
+    uint64_t welcome_at[CN_SLOTS];    // when its WELCOME arrived (JOINING -> RUNNING)
+    uint64_t last_to_relay[CN_SLOTS]; // when the relay last received one of its datagrams
+    uint64_t seq[CN_SLOTS];           // hand-driven slots' sequence numbers
+    ls_net_msg cap[CN_CAP];           // relay -> hand-driven slots (since the last cn_send)
+    uint32_t cap_slot[CN_CAP], ncap;
+    void (*watch)(cnet *c, uint32_t slot, const ls_net_msg *m); // every datagram a peer sends
+    // Observations of the tests below.
+    uint32_t byes[CN_SLOTS];          // DISCONNECTs a peer sent ...
+    ls_net_msg bye[CN_SLOTS][4];      // ... the first four
+    uint64_t first_sent[2][CN_TICKS]; // when slot k's input of tick t was first sent
+    uint32_t own_sent_next[2], acks_checked;
+    uint8_t sent_types[CN_SLOTS][16]; // message types a peer sent, in first-use order
+    uint32_t ntypes[CN_SLOTS];
+    ls_peer_state trace[CN_SLOTS][8]; // a peer's states, in order
+    uint32_t ntrace[CN_SLOTS];
+};
+
+static ls_net_addr cn_addr(uint32_t slot)
+{
+    return conf_addr((uint16_t)(20000u + slot));
+}
+
+static void cn_init(cnet *c, const ls_session_def *sd)
+{
+    memset(c, 0, sizeof *c);
+    c->now = c->created = 1000000;
+    ls_relay_def rd = ls_default_relay_def();
+    c->relay = ls_relay_create(&rd, NULL);
+    cr_assert_not_null(c->relay);
+    c->sd = *sd;
+    cr_assert_leq(sd->slots, CN_SLOTS);
+    cr_assert_eq(ls_relay_session_create(c->relay, sd, c->now, &c->session), LS_OK);
+    for (uint32_t k = 0; k < sd->slots; k++) {
+        cr_assert_eq(ls_relay_session_credential(c->relay, c->session, k, &c->cred[k]), LS_OK);
+        for (uint32_t j = 0; j < CN_SLOTS; j++) {
+            c->g[k].gone_tick[j] = c->g[k].back_tick[j] = UINT32_MAX;
+        }
+    }
+}
+
+static void cn_add_peer(cnet *c, uint32_t k, ls_peer_mode mode, bool rejoin)
+{
+    ls_peer_def pd = ls_default_peer_def();
+    cr_assert_eq(ls_peer_def_set_credential(&pd, &c->cred[k]), LS_OK);
+    pd.relay = conf_addr(9000);
+    pd.mode = mode;
+    pd.rejoin = rejoin;
+    pd.cb.user = &c->g[k];
+    pd.cb.local_input = cn_input;
+    pd.cb.advance = cn_advance;
+    pd.cb.save = cn_save; // serves a rejoiner's snapshot (lockstep); rollback needs both
+    pd.cb.load = cn_load;
+    pd.cb.on_event = cn_event;
+    c->peer[k] = ls_peer_create(&pd, NULL);
+    cr_assert_not_null(c->peer[k]);
+    c->started[k] = true;
+}
+
+static void cn_free(cnet *c)
+{
+    for (uint32_t k = 0; k < CN_SLOTS; k++) {
+        ls_peer_destroy(c->peer[k]);
+    }
+    ls_relay_destroy(c->relay);
+}
+
+static void cn_trace(cnet *c, uint32_t k)
+{
+    ls_peer_state st = ls_peer_state_get(c->peer[k]);
+    if (c->ntrace[k] == 0 || c->trace[k][c->ntrace[k] - 1] != st) {
+        cr_assert_lt(c->ntrace[k], 8u);
+        c->trace[k][c->ntrace[k]++] = st;
+    }
+}
+
+// Everything the relay has to send: to the started peers, or captured.
+static void cn_relay_out(cnet *c)
+{
+    ls_net_datagram d;
+    while (ls_relay_next_datagram(c->relay, &d)) {
+        uint32_t k = d.to.port - 20000u;
+        cr_assert_lt(k, c->sd.slots);
+        if (c->peer[k]) {
+            if (c->started[k]) {
+                bool joining = ls_peer_state_get(c->peer[k]) == LS_PEER_JOINING;
+                ls_peer_receive(c->peer[k], d.data, d.len, c->now);
+                if (joining && ls_peer_state_get(c->peer[k]) == LS_PEER_RUNNING) {
+                    c->welcome_at[k] = c->now;
+                }
+                cn_trace(c, k);
+            }
+        } else if (c->ncap < CN_CAP) {
+            cr_assert(ls_net_verify(d.data, d.len, c->cred[k].key, LS_NET_TO_PEER));
+            cr_assert_eq(ls_net_decode(d.data, d.len, &c->cap[c->ncap], NULL), LS_OK);
+            c->cap_slot[c->ncap++] = k;
+        }
+    }
+}
+
+// Everything peer k has to send, to the relay (or lost while muted).
+static void cn_peer_out(cnet *c, uint32_t k)
+{
+    ls_net_datagram d;
+    ls_net_addr from = cn_addr(k);
+    while (ls_peer_next_datagram(c->peer[k], &d)) {
+        ls_net_msg m;
+        cr_assert_eq(ls_net_decode(d.data, d.len, &m, NULL), LS_OK);
+        bool seen = false;
+        for (uint32_t i = 0; i < c->ntypes[k]; i++) {
+            seen |= c->sent_types[k][i] == m.h.type;
+        }
+        if (!seen && c->ntypes[k] < 16) {
+            c->sent_types[k][c->ntypes[k]++] = m.h.type;
+        }
+        if (m.h.type == LS_NET_DISCONNECT && c->byes[k]++ < 4) {
+            c->bye[k][c->byes[k] - 1] = m;
+        }
+        if (c->watch) {
+            c->watch(c, k, &m);
+        }
+        if (!c->muted[k]) {
+            ls_relay_receive(c->relay, &from, d.data, d.len, c->now);
+            c->last_to_relay[k] = c->now;
+        }
+    }
+}
+
+static void cn_step(cnet *c)
+{
+    c->now += 1000;
+    ls_relay_poll(c->relay, c->now);
+    cn_relay_out(c);
+    for (uint32_t k = 0; k < c->sd.slots; k++) {
+        if (c->peer[k] && c->started[k]) {
+            ls_peer_poll(c->peer[k], c->now);
+            cn_trace(c, k);
+            cn_peer_out(c, k);
+        }
+    }
+}
+
+// Hand-driven slot k sends m (type, body set), sealed with its key; the relay's
+// answers (to slot k, any hand-driven slot) are captured afresh.
+static void cn_send(cnet *c, uint32_t k, uint8_t type, ls_net_msg *m)
+{
+    m->h.type = type;
+    m->h.role = LS_NET_ROLE_PLAYER;
+    m->h.session = c->session;
+    m->h.slot = (uint8_t)k;
+    m->h.seq = ++c->seq[k];
+    uint8_t buf[LS_NET_MAX_DATAGRAM];
+    size_t n = ls_net_encode(m, buf, sizeof buf);
+    cr_assert_gt(n, 0u);
+    cr_assert_eq(ls_net_seal(buf, n, c->cred[k].key, LS_NET_TO_RELAY), LS_OK);
+    c->ncap = 0;
+    ls_net_addr from = cn_addr(k);
+    ls_relay_receive(c->relay, &from, buf, n, c->now);
+    cn_relay_out(c);
+}
+
+// The captured message of that type the relay sent slot k (asserts there is one).
+static ls_net_msg cn_reply(const cnet *c, uint32_t k, uint8_t type)
+{
+    for (uint32_t i = 0; i < c->ncap; i++) {
+        if (c->cap_slot[i] == k && c->cap[i].h.type == type) {
+            return c->cap[i];
+        }
+    }
+    cr_assert_fail("the relay answered slot %u without a message of type %u", k, type);
+    ls_net_msg none;
+    memset(&none, 0, sizeof none);
+    return none;
+}
+
+static bool cn_replied(const cnet *c, uint32_t k, uint8_t type)
+{
+    for (uint32_t i = 0; i < c->ncap; i++) {
+        if (c->cap_slot[i] == k && c->cap[i].h.type == type) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static ls_relay_peer_stats cn_stats(const cnet *c, uint32_t k)
+{
+    return ls_relay_peer_stats_get(c->relay, c->session, k);
+}
+
+static bool cn_finished(const cnet *c, uint32_t first, uint32_t count)
+{
+    for (uint32_t k = first; k < first + count; k++) {
+        if (ls_peer_state_get(c->peer[k]) != LS_PEER_FINISHED) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// The three goodbyes ls_peer_leave sent: DISCONNECT(slot k, tick, LEFT), new numbers.
+static void cn_check_byes(const cnet *c, uint32_t k, uint32_t tick)
+{
+    cr_assert_eq(c->byes[k], 3u, "slot %u says goodbye three times (%u)", k, c->byes[k]);
+    for (uint32_t i = 0; i < 3; i++) {
+        const ls_net_msg *m = &c->bye[k][i];
+        cr_assert_eq(m->u.disconnect.reason, LS_NET_LEFT);
+        cr_assert_eq(m->u.disconnect.slot, k);
+        cr_assert_eq(m->u.disconnect.tick, tick, "slot %u: DISCONNECT tick %u, want %u", k,
+                     m->u.disconnect.tick, tick);
+        cr_assert_eq(m->h.seq, c->bye[k][0].h.seq + i, "each a new sequence number");
+    }
+}
+
+// SPEC §17.5, §17.7, §17.8: ls_peer_leave sends DISCONNECT(reason LEFT) three times
+// with tick = D + (inputs the peer produced), one past its last own input: D + N - D = N
+// after the last tick of an N-tick match. The relay disconnects the slot at its own
+// input_next (the body's tick is not used), ends the session when tick N - 1 is final,
+// and calls it idle once every slot is gone: by DISCONNECT, or timeout_ms of silence.
+Test(conformance, peer_leave_carries_next_unproduced_tick)
+{
+    enum { TICKS = 120, D = 4 };
+    ls_session_def sd = ls_default_session_def();
+    sd.slots = 3;
+    sd.ticks = TICKS;
+    sd.delay = D;
+    sd.spectators = 0;
+    cnet c;
+    cn_init(&c, &sd);
+    for (uint32_t k = 0; k < 3; k++) {
+        cn_add_peer(&c, k, LS_PEER_LOCKSTEP, false);
+    }
+    // 1. Mid-match: slot 2 loses everything it sends for 100 ms (its inputs run on
+    // past what the relay holds), then leaves.
+    for (int ms = 0; ms < 600; ms++) {
+        c.muted[2] = ms >= 500;
+        cn_step(&c);
+    }
+    uint32_t held = cn_stats(&c, 2).input_next;
+    cr_assert_eq(c.byes[2], 0u);
+    c.muted[2] = false;
+    ls_peer_leave(c.peer[2]);
+    cn_peer_out(&c, 2);
+    c.started[2] = false;
+    cr_assert_eq(ls_peer_state_get(c.peer[2]), LS_PEER_LEFT);
+    cn_check_byes(&c, 2, D + c.g[2].inputs);
+    cr_assert_gt(D + c.g[2].inputs, held, "it produced inputs the relay never got");
+    ls_relay_peer_stats st = cn_stats(&c, 2);
+    cr_assert(st.disconnected);
+    cr_assert_eq(st.reason, LS_NET_LEFT);
+    cr_assert_eq(st.disconnect_tick, held, "d is the relay's input_next, not the body's tick");
+    // 2. The others play to the end; the session is done exactly when tick N - 1 is final.
+    for (int ms = 0; ms < 20000 && !cn_finished(&c, 0, 2); ms++) {
+        cn_step(&c);
+        cr_assert_eq(ls_relay_session_done(c.relay, c.session),
+                     ls_relay_session_final_ticks(c.relay, c.session) == TICKS);
+    }
+    cr_assert(cn_finished(&c, 0, 2));
+    for (uint32_t k = 0; k < 2; k++) {
+        cr_assert_eq(c.g[k].gone_tick[2], held, "peer %u saw slot 2 gone from the relay's d", k);
+        cr_assert_eq(c.g[k].inputs, TICKS - D, "inputs of ticks D..N-1");
+        cr_assert_eq(c.byes[k], 0u, "finishing sends no DISCONNECT by itself");
+    }
+    cr_assert(ls_relay_session_done(c.relay, c.session));
+    cr_assert_not(ls_relay_session_idle(c.relay, c.session), "slots 0 and 1 are connected");
+    cr_assert_eq(ls_relay_stats_get(c.relay).desyncs, 0u);
+    // 3. Slot 0 leaves once FINISHED (as `lockstep bot` does): tick D + (N - D) = N.
+    ls_peer_leave(c.peer[0]);
+    cn_peer_out(&c, 0);
+    c.started[0] = false;
+    cn_check_byes(&c, 0, TICKS);
+    st = cn_stats(&c, 0);
+    cr_assert(st.disconnected);
+    cr_assert_eq(st.reason, LS_NET_LEFT);
+    cr_assert_eq(st.disconnect_tick, TICKS);
+    cr_assert_not(ls_relay_session_idle(c.relay, c.session), "slot 1 is connected");
+    // 4. Slot 1 finished and went silent without a goodbye: gone timeout_ms later (TIMEOUT).
+    c.started[1] = false;
+    uint64_t last = c.last_to_relay[1];
+    while (c.now < last + (uint64_t)sd.timeout_ms * 1000) {
+        cn_step(&c);
+    }
+    cr_assert_not(cn_stats(&c, 1).disconnected, "not at exactly timeout_ms of silence");
+    cr_assert_not(ls_relay_session_idle(c.relay, c.session));
+    cn_step(&c);
+    st = cn_stats(&c, 1);
+    cr_assert(st.disconnected);
+    cr_assert_eq(st.reason, LS_NET_TIMEOUT);
+    cr_assert_eq(st.disconnect_tick, TICKS);
+    cr_assert(ls_relay_session_idle(c.relay, c.session), "done and every slot gone");
+    cn_free(&c);
+}
+
+static void cn_watch_clock(cnet *c, uint32_t k, const ls_net_msg *m)
+{
+    uint32_t D = c->sd.delay;
+    if (m->h.type == LS_NET_INPUT) {
+        cr_assert_eq(m->u.input.slot, k);
+        uint32_t end = m->u.input.first_tick + m->u.input.count;
+        cr_assert_leq(end, D + c->g[k].inputs, "only produced inputs are sent");
+        for (uint32_t t = m->u.input.first_tick; t < end && t < CN_TICKS; t++) {
+            c->first_sent[k][t] = c->first_sent[k][t] ? c->first_sent[k][t] : c->now;
+        }
+        c->own_sent_next[k] = end > c->own_sent_next[k] ? end : c->own_sent_next[k];
+    } else if (m->h.type == LS_NET_ACK) {
+        uint32_t own = m->u.ack.input_next[k];
+        cr_assert_eq(own, D + c->g[k].inputs, "slot %u ACK: own input_next %u, D + produced %u", k,
+                     own, D + c->g[k].inputs);
+        cr_assert_eq(own, c->own_sent_next[k], "one past its last own input sent");
+        c->acks_checked++;
+    }
+}
+
+// Floor((now - welcome) x tick_rate / 10^6): the peer's clock (its origin never moved).
+static uint64_t cn_clock(const cnet *c, uint32_t k, uint64_t now)
+{
+    return (now - c->welcome_at[k]) * c->sd.tick_rate / 1000000u;
+}
+
+static void cn_clock_run(ls_peer_mode mode)
+{
+    enum { TICKS = 150, D = 4 };
+    ls_session_def sd = ls_default_session_def();
+    sd.slots = 2;
+    sd.ticks = TICKS;
+    sd.delay = D;
+    sd.tick_rate = 60; // 16666.67 us a tick: the clock is not a whole number of steps
+    sd.spectators = 0;
+    cnet c;
+    cn_init(&c, &sd);
+    cn_add_peer(&c, 0, mode, false);
+    cn_add_peer(&c, 1, mode, false);
+    c.watch = cn_watch_clock;
+    for (int ms = 0; ms < 20000 && !cn_finished(&c, 0, 2); ms++) {
+        cn_step(&c);
+    }
+    cr_assert(cn_finished(&c, 0, 2));
+    cr_assert_gt(c.acks_checked, 100u);
+    for (uint32_t k = 0; k < 2; k++) {
+        ls_peer_stats ps = ls_peer_stats_get(c.peer[k]);
+        // Nothing moved or skipped the clock (time sync), so it alone decides.
+        cr_assert_eq(ps.clock_shifts, 0u);
+        cr_assert_eq(ps.time_sync_skips, 0u);
+        cr_assert_eq(ps.waits, 0u);
+        uint64_t w = c.welcome_at[k];
+        cr_assert_gt(w, 0u);
+        cr_assert_eq(c.first_sent[k][D], w, "the input of tick D goes out with the WELCOME's poll");
+        for (uint32_t t = 0; D + t < TICKS; t++) {
+            uint64_t s = c.first_sent[k][D + t];
+            cr_assert_gt(s, 0u);
+            cr_assert_geq(cn_clock(&c, k, s), t, "slot %u: input of tick D + %u before clock %u", k,
+                          t, t);
+            cr_assert(s == w || cn_clock(&c, k, s - 1000) < t,
+                      "slot %u: input of tick D + %u at the first poll with clock >= %u", k, t, t);
+        }
+        cr_assert_eq(c.g[k].inputs, TICKS - D);
+    }
+    cr_assert_eq(ls_peer_last_checksum(c.peer[0]), ls_peer_last_checksum(c.peer[1]));
+    cn_free(&c);
+}
+
+// SPEC §17.5, §24.6: a peer's clock starts at 0 when WELCOME arrives (origin = that
+// instant) and reads floor((now - origin) x tick_rate / 10^6); the input of tick D + t
+// is produced (and sent) at the first poll where the clock reads t or more, never
+// before. In ACK, input_next[own slot] = D + (inputs produced) = one past the last
+// own input produced (and sent).
+Test(conformance, peer_clock_starts_at_welcome)
+{
+    cn_clock_run(LS_PEER_LOCKSTEP);
+    cn_clock_run(LS_PEER_ROLLBACK);
+}
+
+// SPEC §17.8, §17.10: a slot not joined join_timeout_ms after the session's creation
+// is disconnected (TIMEOUT, tick D) at the first poll after that. A late JOIN is
+// answered as any JOIN (CHALLENGE, then WELCOME) but the slot stays disconnected: its
+// INPUT is answered with its own DISCONNECT(D, TIMEOUT). A REJOIN (with or without a
+// JOIN before it) within rejoin_ms of the disconnect brings it back at R =
+// max(d, final ticks, every other slot's input_next); later, it is refused.
+Test(conformance, late_player_joins_or_rejoins)
+{
+    enum { D = 3 };
+    ls_session_def sd = ls_default_session_def();
+    sd.slots = 5;
+    sd.ticks = 0;
+    sd.delay = D;
+    sd.spectators = 0;
+    sd.join_timeout_ms = 1000;
+    sd.rejoin_ms = 2000;
+    cnet c;
+    cn_init(&c, &sd);
+    cn_add_peer(&c, 0, LS_PEER_LOCKSTEP, false); // slots 2, 3 and 4 are driven by hand
+    cn_add_peer(&c, 1, LS_PEER_LOCKSTEP, false);
+    while (c.now < c.created + (uint64_t)sd.join_timeout_ms * 1000) {
+        cn_step(&c);
+    }
+    for (uint32_t k = 2; k < 5; k++) {
+        cr_assert_not(cn_stats(&c, k).disconnected, "not at exactly join_timeout_ms");
+    }
+    cn_step(&c);
+    uint64_t gone_at = c.now;
+    for (uint32_t k = 0; k < 5; k++) {
+        ls_relay_peer_stats st = cn_stats(&c, k);
+        cr_assert_eq(st.disconnected, k >= 2, "slot %u", k);
+        if (k >= 2) {
+            cr_assert_eq(st.reason, LS_NET_TIMEOUT);
+            cr_assert_eq(st.disconnect_tick, D);
+            cr_assert_eq(c.g[0].gone_tick[k], D, "the players are told: slot %u gone from D", k);
+        }
+    }
+    for (int ms = 0; ms < 100; ms++) {
+        cn_step(&c);
+    }
+    // Slot 2 JOINs: CHALLENGE, then WELCOME, yet it stays disconnected.
+    ls_net_msg m;
+    memset(&m, 0, sizeof m);
+    cn_send(&c, 2, LS_NET_JOIN, &m);
+    uint64_t cookie = cn_reply(&c, 2, LS_NET_CHALLENGE).u.cookie;
+    memset(&m, 0, sizeof m);
+    m.u.cookie = cookie;
+    cn_send(&c, 2, LS_NET_JOIN, &m);
+    ls_net_msg w = cn_reply(&c, 2, LS_NET_WELCOME);
+    cr_assert_eq(w.u.welcome.slots, 5);
+    cr_assert_eq(w.u.welcome.delay, D);
+    ls_relay_peer_stats st = cn_stats(&c, 2);
+    cr_assert(st.joined, "the address is bound");
+    cr_assert(st.disconnected, "but the slot is still out");
+    uint8_t in = 1;
+    memset(&m, 0, sizeof m);
+    m.u.input.first_tick = D;
+    m.u.input.count = 1;
+    m.u.input.input_size = 1;
+    m.u.input.slot = 2;
+    m.u.input.data = &in;
+    cn_send(&c, 2, LS_NET_INPUT, &m);
+    ls_net_msg out = cn_reply(&c, 2, LS_NET_DISCONNECT);
+    cr_assert_eq(out.u.disconnect.slot, 2);
+    cr_assert_eq(out.u.disconnect.tick, D);
+    cr_assert_eq(out.u.disconnect.reason, LS_NET_TIMEOUT);
+    cr_assert_eq(cn_stats(&c, 2).input_next, D, "its input is not taken");
+    // It REJOINs (cookie handshake again): back from R.
+    uint32_t R = D > ls_relay_session_final_ticks(c.relay, c.session)
+                     ? D
+                     : ls_relay_session_final_ticks(c.relay, c.session);
+    for (uint32_t k = 0; k < 5; k++) {
+        R = k != 2 && cn_stats(&c, k).input_next > R ? cn_stats(&c, k).input_next : R;
+    }
+    cr_assert_gt(R, D);
+    memset(&m, 0, sizeof m);
+    cn_send(&c, 2, LS_NET_REJOIN, &m);
+    cookie = cn_reply(&c, 2, LS_NET_CHALLENGE).u.cookie;
+    memset(&m, 0, sizeof m);
+    m.u.cookie = cookie;
+    cn_send(&c, 2, LS_NET_REJOIN, &m);
+    out = cn_reply(&c, 2, LS_NET_DISCONNECT);
+    cr_assert_eq(out.u.disconnect.reason, LS_NET_REJOINED);
+    cr_assert_eq(out.u.disconnect.slot, 2);
+    cr_assert_eq(out.u.disconnect.tick, R);
+    st = cn_stats(&c, 2);
+    cr_assert_not(st.disconnected);
+    cr_assert_eq(st.rejoins, 1u);
+    cr_assert_eq(st.rejoin_tick, R);
+    // Slot 3 REJOINs without a JOIN, at the last instant of its window: accepted.
+    while (c.now < gone_at + (uint64_t)sd.rejoin_ms * 1000) {
+        cn_step(&c);
+    }
+    R = D > ls_relay_session_final_ticks(c.relay, c.session)
+            ? D
+            : ls_relay_session_final_ticks(c.relay, c.session);
+    for (uint32_t k = 0; k < 5; k++) {
+        R = k != 3 && cn_stats(&c, k).input_next > R ? cn_stats(&c, k).input_next : R;
+    }
+    memset(&m, 0, sizeof m);
+    cn_send(&c, 3, LS_NET_REJOIN, &m);
+    cookie = cn_reply(&c, 3, LS_NET_CHALLENGE).u.cookie;
+    memset(&m, 0, sizeof m);
+    m.u.cookie = cookie;
+    cn_send(&c, 3, LS_NET_REJOIN, &m);
+    out = cn_reply(&c, 3, LS_NET_DISCONNECT);
+    cr_assert_eq(out.u.disconnect.reason, LS_NET_REJOINED);
+    cr_assert_eq(out.u.disconnect.tick, R);
+    cr_assert_eq(cn_stats(&c, 3).rejoins, 1u);
+    // Slot 4, 1 ms later: refused, told it is out (no CHALLENGE), counted.
+    cn_step(&c);
+    memset(&m, 0, sizeof m);
+    cn_send(&c, 4, LS_NET_REJOIN, &m);
+    cr_assert_not(cn_replied(&c, 4, LS_NET_CHALLENGE));
+    out = cn_reply(&c, 4, LS_NET_DISCONNECT);
+    cr_assert_eq(out.u.disconnect.tick, D);
+    cr_assert_eq(out.u.disconnect.reason, LS_NET_TIMEOUT);
+    cr_assert_eq(ls_relay_stats_get(c.relay).rejoin_refused, 1u);
+    cr_assert_eq(ls_relay_stats_get(c.relay).rejoins, 2u);
+    cr_assert(cn_stats(&c, 4).disconnected);
+    cn_free(&c);
+}
+
+// One match of three slots, slot 2 starting 1500 ms after the others (the join timeout
+// is 1000 ms), with or without `rejoin`, played until the peers still in it finished.
+static void cn_late_run(cnet *c, bool rejoin)
+{
+    enum { TICKS = 600, D = 3 };
+    ls_session_def sd = ls_default_session_def();
+    sd.slots = 3;
+    sd.ticks = TICKS;
+    sd.delay = D;
+    sd.spectators = 0;
+    sd.join_timeout_ms = 1000;
+    cn_init(c, &sd);
+    for (uint32_t k = 0; k < 3; k++) {
+        cn_add_peer(c, k, LS_PEER_LOCKSTEP, rejoin);
+    }
+    uint32_t playing = rejoin ? 3 : 2;
+    int ms = 0;
+    for (; ms < 30000 && !cn_finished(c, 0, playing); ms++) {
+        c->started[2] = ms >= 1500;
+        cn_step(c);
+    }
+    cr_assert(cn_finished(c, 0, playing), "finished (%d ms)", ms);
+    cr_assert_eq(c->g[2].gone_tick[2], D, "slot 2 is told it is out from D");
+    cr_assert_eq(c->g[2].gone_reason[2], LS_NET_TIMEOUT);
+    cr_assert_eq(ls_peer_last_checksum(c->peer[1]), ls_peer_last_checksum(c->peer[0]));
+    cr_assert_eq(ls_relay_stats_get(c->relay).desyncs, 0u);
+    cr_assert_eq(ls_relay_stats_get(c->relay).rejoin_refused, 0u);
+}
+
+// SPEC §17.10: what a library peer (and `lockstep bot`) does when it comes after the
+// join timeout: JOIN, WELCOME (RUNNING: it sends its first INPUT), its own
+// DISCONNECT(D, TIMEOUT); with `rejoin` it then REJOINs, loads a snapshot and plays to
+// the end; without, it is LEFT and the others play on without it.
+Test(conformance, a_late_peer_joins_then_rejoins)
+{
+    cnet c;
+    cn_late_run(&c, true);
+    static const ls_peer_state late[] = {LS_PEER_JOINING, LS_PEER_RUNNING, LS_PEER_REJOINING,
+                                         LS_PEER_RUNNING, LS_PEER_FINISHED};
+    cr_assert_eq(c.ntrace[2], 5u);
+    cr_assert_arr_eq(c.trace[2], late, sizeof late);
+    cr_assert_geq(c.ntypes[2], 3u);
+    cr_assert_eq(c.sent_types[2][0], LS_NET_JOIN);
+    cr_assert_eq(c.sent_types[2][1], LS_NET_INPUT, "its first INPUT goes out with the WELCOME");
+    bool rejoin_after_input = false;
+    for (uint32_t i = 2; i < c.ntypes[2]; i++) {
+        rejoin_after_input |= c.sent_types[2][i] == LS_NET_REJOIN;
+    }
+    cr_assert(rejoin_after_input);
+    ls_relay_peer_stats st = cn_stats(&c, 2);
+    cr_assert_eq(st.rejoins, 1u);
+    cr_assert_eq(c.g[2].back_tick[2], st.rejoin_tick);
+    cr_assert_eq(c.g[0].back_tick[2], st.rejoin_tick);
+    cr_assert_eq(ls_peer_last_checksum(c.peer[2]), ls_peer_last_checksum(c.peer[0]));
+    cn_free(&c);
+
+    cn_late_run(&c, false);
+    static const ls_peer_state never[] = {LS_PEER_JOINING, LS_PEER_RUNNING, LS_PEER_LEFT};
+    cr_assert_eq(c.ntrace[2], 3u);
+    cr_assert_arr_eq(c.trace[2], never, sizeof never);
+    for (uint32_t i = 0; i < c.ntypes[2]; i++) {
+        cr_assert_neq(c.sent_types[2][i], LS_NET_REJOIN);
+    }
+    st = cn_stats(&c, 2);
+    cr_assert(st.disconnected);
+    cr_assert_eq(st.disconnect_tick, 3u);
+    cr_assert_eq(st.rejoins, 0u);
+    cn_free(&c);
+}
