@@ -748,6 +748,63 @@ Test(net_join, rollback_a_5s_outage_under_loss_reordering_and_duplicates)
     outage_run(&f, true, true);
 }
 
+// A rejoiner forgets who is gone and learns it again from the relay, whose notice
+// carries the departure tick d: below the snapshot tick T when a slot left before T.
+// Such a notice must still count (its inputs are empty from T on for the rejoiner),
+// or the rejoiner waits for that slot's input of T forever and stalls the match.
+static void rejoin_after_a_departure_run(bool rollback)
+{
+    next_rollback = rollback;
+    ls_session_def d = sdef(4, 1200);
+    d.spectators = 0;
+    sim s;
+    sim_init(&s, 4, 0, &d, NULL);
+    s.serve_state = true;
+    uint64_t ms = 0;
+    bool left = false;
+    for (; ms < 90000; ms++) {
+        if (!left && ls_peer_ticks(s.peer[3]) >= 33) {
+            ls_peer_leave(s.peer[3]); // slot 3 leaves for good at tick 33 or so
+            left = true;
+        }
+        s.muted[2] = ms >= 4000 && ms < 9000; // slot 2: 5 s of silence, then rejoins
+        sim_step(&s);
+        bool done = true;
+        for (uint32_t i = 0; i < 3; i++) {
+            done &= ls_peer_state_get(s.peer[i]) == LS_PEER_FINISHED;
+        }
+        if (done) {
+            break;
+        }
+    }
+    ls_relay_peer_stats r2 = ls_relay_peer_stats_get(s.relay, s.session, 2);
+    ls_relay_peer_stats r3 = ls_relay_peer_stats_get(s.relay, s.session, 3);
+    cr_assert_eq(r3.reason, LS_NET_LEFT);
+    cr_assert_eq(r2.rejoins, 1u);
+    cr_assert_lt(r3.disconnect_tick, ls_peer_stats_get(s.peer[2]).snapshot_tick,
+                 "slot 3 left before the snapshot's tick");
+    for (uint32_t i = 0; i < 3; i++) {
+        cr_assert_eq(ls_peer_state_get(s.peer[i]), LS_PEER_FINISHED, "peer %u finished (%u ticks)",
+                     i, ls_peer_ticks(s.peer[i]));
+        cr_assert_eq(ls_peer_last_checksum(s.peer[i]), ls_peer_last_checksum(s.peer[0]));
+        cr_assert_eq(ls_peer_stats_get(s.peer[i]).desyncs, 0u);
+    }
+    cr_assert_eq(s.g[2].gone_at[3], r3.disconnect_tick, "the rejoiner learnt slot 3 is gone");
+    cr_assert_eq(s.rec_ticks, d.ticks);
+    cr_assert_eq(ls_relay_stats_get(s.relay).desyncs, 0u);
+    sim_free(&s);
+}
+
+Test(net_join, a_rejoin_after_another_slot_left_before_the_snapshot_tick)
+{
+    rejoin_after_a_departure_run(false);
+}
+
+Test(net_join, rollback_a_rejoin_after_another_slot_left_before_the_snapshot_tick)
+{
+    rejoin_after_a_departure_run(true);
+}
+
 static void late_join_run(bool rollback)
 {
     next_rollback = rollback;

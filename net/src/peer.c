@@ -504,7 +504,13 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
         emit(p, &ev);
         return;
     }
-    if (p->gone[k] || m->u.disconnect.tick < p->have[k] || m->u.disconnect.tick < p->back_tick[k]) {
+    // After our rejoin from the snapshot of T we hold no input of k below max(T, D): the
+    // relay's re-announcement of a slot gone before T carries its departure tick d < T
+    // (its inputs are empty from T on for us; the core starts them at its frontier).
+    uint32_t reset_from = p->st.snapshot_tick > p->delay ? p->st.snapshot_tick : p->delay;
+    bool reannounced = p->st.rejoins && p->have[k] == reset_from;
+    if (p->gone[k] || (m->u.disconnect.tick < p->have[k] && !reannounced) ||
+        m->u.disconnect.tick < p->back_tick[k]) {
         return; // known already, a tick before inputs we hold, or a stale notice of an outage
     }           // slot k came back from (cannot be otherwise: ignore)
     p->gone[k] = true;
