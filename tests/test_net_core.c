@@ -28,6 +28,7 @@ typedef struct game {
     uint64_t sums[4096];  // checksum after each tick
     uint32_t ticks;
     uint32_t desync_events, first_desync;
+    uint32_t disputed_events, first_disputed;
     uint32_t disc_slot, disc_tick, disc_events;
 } game;
 
@@ -61,6 +62,9 @@ static uint64_t g_advance(void *user, uint32_t tick, const uint8_t *inputs, uint
 static void g_event(void *user, const ls_peer_event *ev)
 {
     game *g = user;
+    if (ev->type == LS_PEER_EV_DISPUTED && g->disputed_events++ == 0) {
+        g->first_disputed = ev->tick;
+    }
     if (ev->type == LS_PEER_EV_DESYNC && g->desync_events++ == 0) {
         g->first_desync = ev->tick;
     }
@@ -82,6 +86,11 @@ typedef struct packet {
 } packet;
 
 typedef struct recorded {
+    uint32_t claims_ticks[16]; // ticks whose claims the recorder got (first 16)
+    uint16_t claims_reported[16];
+    uint64_t claims[16][MAXP];
+    bool claims_disputed[16];
+    uint32_t nclaims;
     uint32_t ticks;
     uint8_t inputs[4096][MAXP];
     uint64_t sums[4096];
@@ -98,6 +107,7 @@ typedef struct sim {
     game g[MAXP];
     bool muted[MAXP];   // a muted peer is neither polled nor delivered to (crashed)
     int no_checksums;   // this peer's CHECKSUM datagrams are lost (-1: none)
+    int no_inputs;      // this peer's INPUT datagrams are lost (-1: none)
     uint64_t corrupted; // datagrams delivered with a flipped bit
     ls_net_fault fault;
     packet *q;
@@ -152,6 +162,21 @@ static void rec_tick(void *user, uint32_t session, uint32_t tick, const uint8_t 
     s->rec.ticks = tick + 1;
 }
 
+static void rec_claims(void *user, uint32_t session, uint32_t tick, uint16_t reported,
+                       const uint64_t *claims, bool disputed)
+{
+    sim *s = user;
+    (void)session;
+    cr_assert_eq(tick, s->rec.ticks, "claims come just before their tick");
+    if (s->rec.nclaims < 16) {
+        uint32_t i = s->rec.nclaims++;
+        s->rec.claims_ticks[i] = tick;
+        s->rec.claims_reported[i] = reported;
+        memcpy(s->rec.claims[i], claims, (size_t)s->sdef.slots * sizeof *claims);
+        s->rec.claims_disputed[i] = disputed;
+    }
+}
+
 static void rec_end(void *user, uint32_t session, uint32_t ticks)
 {
     sim *s = user;
@@ -176,7 +201,10 @@ static void drain(sim *s)
             ls_net_msg m;
             bool csum =
                 ls_net_decode(d.data, d.len, &m, NULL) == LS_OK && m.h.type == LS_NET_CHECKSUM;
-            if (!s->muted[i] && !(csum && (int)i == s->no_checksums)) {
+            bool input =
+                ls_net_decode(d.data, d.len, &m, NULL) == LS_OK && m.h.type == LS_NET_INPUT;
+            if (!s->muted[i] && !(csum && (int)i == s->no_checksums) &&
+                !(input && (int)i == s->no_inputs)) {
                 enqueue(s, -1, &pa, d.data, d.len);
             }
         }
@@ -194,12 +222,13 @@ static void sim_init(sim *s, uint32_t n, const ls_session_def *sd, const ls_net_
     memset(s, 0, sizeof *s);
     s->now = 1000000;
     s->no_checksums = -1;
+    s->no_inputs = -1;
     ls_relay_def rd = ls_default_relay_def();
     s->relay = ls_relay_create(&rd, NULL);
     cr_assert_not_null(s->relay);
     s->sdef = *sd;
     cr_assert_eq(ls_relay_session_create(s->relay, sd, s->now, &s->session), LS_OK);
-    ls_relay_recorder rec = {s, rec_tick, rec_end};
+    ls_relay_recorder rec = {s, rec_tick, rec_end, rec_claims};
     ls_relay_session_set_recorder(s->relay, s->session, &rec);
     ls_net_fault_def none = {0, 0, 0, 0, 0, 0, 0};
     ls_net_fault_init(&s->fault, fd ? fd : &none);
@@ -417,6 +446,83 @@ Test(net_core, a_silent_peer_is_disconnected_at_an_agreed_tick)
         cr_assert_eq(s.rec.inputs[t][3], 0, "slot 3 is empty from tick %u (at %u)", disc_tick, t);
     }
     cr_assert_neq(s.rec.inputs[disc_tick - 1][3], 0, "and had input just before");
+    sim_free(&s);
+}
+
+// Two players whose checksums differ: nothing tells who is wrong, so nobody is named
+// (a liar in slot 0 must not get slot 1 blamed by a tie rule); the recorder keeps both
+// claims, and re-simulation offline (`replay verify`) tells.
+Test(net_core, two_players_who_disagree_are_disputed_never_blamed)
+{
+    sim s;
+    ls_session_def d = sdef(2, 200, 3);
+    sim_init(&s, 2, &d, NULL);
+    s.g[0].perturb_tick = 37; // the liar is slot 0: the old tie rule blamed slot 1
+    run_until_finished(&s, 20000);
+    uint32_t disputed = 0;
+    for (uint32_t i = 0; i < s.nev; i++) {
+        cr_assert_neq(s.ev[i].type, LS_RELAY_EV_DESYNC, "nobody named (tick %u)", s.ev[i].tick);
+        if (s.ev[i].type == LS_RELAY_EV_DISPUTED && disputed++ == 0) {
+            cr_assert_eq(s.ev[i].tick, 37u);
+            cr_assert_eq(s.ev[i].slots, 3u, "both reported");
+        }
+    }
+    cr_assert_gt(disputed, 0u);
+    cr_assert_eq(ls_relay_stats_get(s.relay).disputes, disputed);
+    cr_assert_eq(ls_relay_stats_get(s.relay).desyncs, 0u);
+    for (uint32_t i = 0; i < 2; i++) {
+        cr_assert_eq(s.g[i].desync_events, 0u);
+        cr_assert_gt(s.g[i].disputed_events, 0u, "peer %u was told", i);
+        cr_assert_eq(s.g[i].first_disputed, 37u);
+        cr_assert_eq(ls_peer_stats_get(s.peer[i]).named, 0u);
+        cr_assert_eq(ls_peer_stats_get(s.peer[i]).disputes, s.g[i].disputed_events);
+    }
+    cr_assert_gt(s.rec.nclaims, 0u);
+    cr_assert_eq(s.rec.claims_ticks[0], 37u);
+    cr_assert_eq(s.rec.claims_reported[0], 3u);
+    cr_assert(s.rec.claims_disputed[0]);
+    cr_assert_eq(s.rec.claims[0][0], s.g[0].sums[37]);
+    cr_assert_eq(s.rec.claims[0][1], s.g[1].sums[37]);
+    sim_free(&s);
+}
+
+// A player whose last inputs are lost while its checksums arrive, then leaves: the
+// relay disconnects it at its own input_next d, below what it played. Its checksums of
+// ticks from d on were computed with inputs nobody else plays, so they count for nothing:
+// no desync, no blame, and every recorded checksum matches the recorded inputs.
+Test(net_core, a_player_that_leaves_after_losing_inputs_is_never_a_desync)
+{
+    sim s;
+    ls_session_def d = sdef(3, 300, 2);
+    sim_init(&s, 3, &d, NULL);
+    while (ls_peer_ticks(s.peer[1]) < 60) {
+        sim_step(&s);
+    }
+    s.no_inputs = 1;
+    for (int i = 0; i < 60; i++) {
+        sim_step(&s);
+    }
+    ls_peer_leave(s.peer[1]);
+    for (int i = 0; i < 20; i++) {
+        sim_step(&s);
+    }
+    s.muted[1] = true;
+    run_until_finished(&s, 20000);
+    uint32_t left = 0;
+    for (uint32_t i = 0; i < s.nev; i++) {
+        cr_assert(s.ev[i].type != LS_RELAY_EV_DESYNC && s.ev[i].type != LS_RELAY_EV_DISPUTED,
+                  "no verdict at tick %u", s.ev[i].tick);
+        if (s.ev[i].type == LS_RELAY_EV_DISCONNECTED && s.ev[i].slot == 1) {
+            left = s.ev[i].tick;
+        }
+    }
+    cr_assert_gt(left, 0u);
+    cr_assert_lt(left, s.g[1].ticks, "disconnected below what it played (%u < %u)", left,
+                 s.g[1].ticks);
+    for (uint32_t t = 0; t < 300; t++) {
+        cr_assert_eq(s.rec.sums[t], s.g[0].sums[t], "recorded tick %u", t);
+    }
+    cr_assert_eq(s.rec.nclaims, 0u);
     sim_free(&s);
 }
 

@@ -279,7 +279,7 @@ static void sim_init(sim *s, uint32_t n, uint32_t nv, const ls_session_def *sd,
     cr_assert_not_null(s->relay);
     s->sdef = *sd;
     cr_assert_eq(ls_relay_session_create(s->relay, sd, s->now, &s->session), LS_OK);
-    ls_relay_recorder rec = {s, rec_tick, NULL};
+    ls_relay_recorder rec = {s, rec_tick, NULL, NULL};
     ls_relay_session_set_recorder(s->relay, s->session, &rec);
     ls_net_fault_def none = {0, 0, 0, 0, 0, 0, 0};
     ls_net_fault_init(&s->fault, fd ? fd : &none);

@@ -1211,7 +1211,7 @@ static void rs_init(rsim *s, const rsim_opts *o)
     sd.input_size = o->arena ? 1 : 2;
     sd.tick_rate = 60;
     cr_assert_eq(ls_relay_session_create(s->relay, &sd, s->now, &s->session), LS_OK);
-    ls_relay_recorder rec = {s, rs_rec_tick, rs_rec_end};
+    ls_relay_recorder rec = {s, rs_rec_tick, rs_rec_end, NULL};
     ls_relay_session_set_recorder(s->relay, s->session, &rec);
     ls_net_fault_init(&s->fault, &o->fault);
     if (o->arena) {

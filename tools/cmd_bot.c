@@ -145,6 +145,11 @@ static void on_event(void *user, const ls_peer_event *ev)
         printf("bot %u: relay reports desync at tick %u (slots 0x%04x, majority %016llx)\n",
                g->slot, ev->tick, ev->slots, (unsigned long long)ev->expected);
         break;
+    case LS_PEER_EV_DISPUTED:
+        printf("bot %u: relay reports disputed checksums at tick %u (slots 0x%04x): no majority, "
+               "nobody named\n",
+               g->slot, ev->tick, ev->slots);
+        break;
     case LS_PEER_EV_DISCONNECTED:
         printf("bot %u: slot %u disconnected from tick %u (%s)\n", g->slot, ev->slot, ev->tick,
                ev->reason == LS_NET_LEFT      ? "left"

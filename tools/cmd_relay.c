@@ -326,6 +326,10 @@ static void log_event(const ls_relay_event *ev)
                ev->session, ev->tick, ev->slots, (unsigned long long)ev->expected,
                (unsigned long long)ev->got);
         break;
+    case LS_RELAY_EV_DISPUTED:
+        printf("event disputed session=%u tick=%u slots=0x%04x\n", ev->session, ev->tick,
+               ev->slots);
+        break;
     case LS_RELAY_EV_SESSION_DONE:
         printf("event session_done session=%u ticks=%u\n", ev->session, ev->tick);
         break;
@@ -441,7 +445,7 @@ static bool start_recording(relay_app *app, uint32_t id)
         app->signer[id - 1] = NULL;
         return false;
     }
-    ls_relay_recorder hook = {app, on_rec_tick, on_rec_end};
+    ls_relay_recorder hook = {app, on_rec_tick, on_rec_end, NULL};
     ls_relay_session_set_recorder(app->relay, id, &hook);
     return true;
 }

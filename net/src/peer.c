@@ -752,6 +752,28 @@ static void poll_rejoining(ls_peer *p, uint64_t now)
     }
 }
 
+// The relay's verdict on a tick whose checksums disagree (SPEC.md §17.7): a majority
+// named `slots`, or the tick is disputed (nobody named).
+static void on_desync(ls_peer *p, const ls_net_msg *m)
+{
+    bool disputed = m->u.desync.flags & LS_NET_DESYNC_DISPUTED;
+    if (disputed) {
+        p->st.disputes++;
+    } else if (p->st.desyncs++ == 0) {
+        p->st.first_desync = m->u.desync.tick;
+    }
+    p->st.named += !disputed && (m->u.desync.slots >> p->def.slot & 1u);
+    ls_peer_event ev = {disputed ? LS_PEER_EV_DISPUTED : LS_PEER_EV_DESYNC,
+                        0,
+                        m->u.desync.tick,
+                        m->u.desync.slots,
+                        0,
+                        m->u.desync.expected,
+                        0,
+                        0};
+    emit(p, &ev);
+}
+
 // Verify a datagram from the relay: header, session and slot, tag, replay window,
 // body, in that order; nothing in it is used before all pass. Each failure is counted.
 static bool accept(ls_peer *p, const uint8_t *data, size_t len, ls_net_msg *m)
@@ -813,20 +835,7 @@ void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now)
         on_ack(p, &m);
         break;
     case LS_NET_DESYNC:
-        if (p->st.desyncs++ == 0) {
-            p->st.first_desync = m.u.desync.tick;
-        }
-        {
-            ls_peer_event ev = {LS_PEER_EV_DESYNC,
-                                0,
-                                m.u.desync.tick,
-                                m.u.desync.slots,
-                                0,
-                                m.u.desync.expected,
-                                0,
-                                0};
-            emit(p, &ev);
-        }
+        on_desync(p, &m);
         break;
     case LS_NET_DISCONNECT:
         on_disconnect(p, &m, now);

@@ -426,10 +426,14 @@ static void end_session(ls_relay *r, session_st *s, uint32_t id)
 
 // The agreed checksum of a tick: the value most slots reported; a tie goes to
 // the value of the lowest slot among the tied (a total order, no hash order).
-static uint64_t majority(const uint64_t *v, const bool *have, uint32_t n)
+// The value reported by more slots than any other value, in *winner; false when the
+// top is tied (no majority: checksums alone cannot tell who is wrong). The lowest
+// reporting slot's value is in *winner then.
+static bool majority(const uint64_t *v, const bool *have, uint32_t n, uint64_t *winner)
 {
-    uint32_t best_count = 0;
-    uint64_t best = 0;
+    uint32_t best = 0;
+    bool tied = false;
+    *winner = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (!have[i]) {
             continue;
@@ -438,19 +442,30 @@ static uint64_t majority(const uint64_t *v, const bool *have, uint32_t n)
         for (uint32_t j = 0; j < n; j++) {
             c += have[j] && v[j] == v[i];
         }
-        if (c > best_count) {
-            best_count = c;
-            best = v[i];
+        if (c > best) {
+            best = c;
+            *winner = v[i];
+            tied = false;
+        } else if (c == best && v[i] != *winner) {
+            tied = true;
         }
     }
-    return best;
+    return !tied;
 }
 
+// Tell every live peer: a majority named `mask` (DESYNC), or the tick is disputed
+// (flags LS_NET_DESYNC_DISPUTED, mask = every reporting slot, expected 0).
 static void desync(ls_relay *r, session_st *s, uint32_t id, uint32_t t, uint16_t mask,
-                   uint64_t agreed, uint64_t got)
+                   bool disputed, uint64_t agreed, uint64_t got)
 {
-    r->st.desyncs++;
-    ls_relay_event ev = {LS_RELAY_EV_DESYNC, id, 0, t, mask, 0, agreed, got};
+    if (disputed) {
+        r->st.disputes++;
+        agreed = 0;
+    } else {
+        r->st.desyncs++;
+    }
+    ls_relay_event ev = {
+        disputed ? LS_RELAY_EV_DISPUTED : LS_RELAY_EV_DESYNC, id, 0, t, mask, 0, agreed, got};
     ls_relay_emit_(r, &ev);
     for (uint32_t j = 0; j < s->def.slots; j++) {
         if (s->slot[j].bound && !s->slot[j].gone) {
@@ -458,6 +473,7 @@ static void desync(ls_relay *r, session_st *s, uint32_t id, uint32_t t, uint16_t
             ls_relay_header_(&m, LS_NET_DESYNC, id);
             m.u.desync.tick = t;
             m.u.desync.slots = mask;
+            m.u.desync.flags = disputed ? LS_NET_DESYNC_DISPUTED : 0;
             m.u.desync.expected = agreed;
             ls_relay_send_to_(r, s, j, &m);
         }
@@ -495,7 +511,10 @@ static void finalize(ls_relay *r, session_st *s, uint32_t id)
                 }
                 return; // wait for this slot's checksum
             }
-            have[k] = p->csum_next > t && t >= p->csum_from;
+            // A slot's checksum counts for the ticks it played with its own inputs only:
+            // from its disconnect tick on everyone plays its empty input, so what it
+            // computed there (with its real inputs) says nothing about the others.
+            have[k] = p->csum_next > t && t >= p->csum_from && !(p->gone && t >= p->gone_tick);
             v[k] = have[k] ? s->csum[(size_t)k * W + t % W] : 0;
             nhave += have[k];
         }
@@ -505,16 +524,21 @@ static void finalize(ls_relay *r, session_st *s, uint32_t id)
             }
             return;
         }
-        uint64_t agreed = majority(v, have, n), got = 0;
-        uint16_t mask = 0;
+        uint64_t agreed = 0, got = 0;
+        bool disputed = !majority(v, have, n, &agreed);
+        uint16_t mask = 0, reported = 0;
         for (uint32_t k = 0; k < n; k++) {
+            reported |= (uint16_t)((have[k] ? 1u : 0u) << k);
             if (have[k] && v[k] != agreed) {
                 got = mask ? got : v[k];
                 mask |= (uint16_t)(1u << k);
             }
         }
         if (mask) {
-            desync(r, s, id, t, mask, agreed, got);
+            desync(r, s, id, t, disputed ? reported : mask, disputed, agreed, got);
+            if (s->rec.claims) {
+                s->rec.claims(s->rec.user, id, t, reported, v, disputed);
+            }
         }
         if (s->rec.tick) {
             uint8_t row[LS_NET_MAX_SLOTS * LS_NET_MAX_INPUT_SIZE];

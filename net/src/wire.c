@@ -238,7 +238,8 @@ static void io_body(cursor *c, ls_net_msg *m)
     case LS_NET_DESYNC:
         io_u32(c, &m->u.desync.tick, "desync tick");
         io_u16(c, &m->u.desync.slots, "desync slots");
-        io_zero(c, 2, "desync reserved bytes");
+        io_u16(c, &m->u.desync.flags, "desync flags");
+        want(c, m->u.desync.flags <= LS_NET_DESYNC_DISPUTED, "desync flags");
         io_u64(c, &m->u.desync.expected, "desync expected");
         break;
     case LS_NET_DISCONNECT:

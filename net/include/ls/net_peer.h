@@ -48,6 +48,9 @@ typedef enum ls_peer_event_type {
     LS_PEER_EV_STATE_ERROR = 8, ///< Rollback: save (`count` 0) or load (1) failed at `tick`;
                                 ///< rejoin: the snapshot of `tick` failed its hash (0) or load (1).
     LS_PEER_EV_REJOINED = 9, ///< Slot `slot` is back from `tick` on (ours: snapshot tick `count`).
+    /// The relay reports disagreeing checksums at `tick` with no majority (two players, or
+    /// a tie): nobody is named; `slots` = every slot that reported (SPEC.md §17.7).
+    LS_PEER_EV_DISPUTED = 10,
 } ls_peer_event_type;
 
 /// One peer event.
@@ -55,7 +58,7 @@ typedef struct ls_peer_event {
     ls_peer_event_type type; ///< What happened.
     uint32_t slot;           ///< DISCONNECTED: the slot.
     uint32_t tick;           ///< Tick concerned.
-    uint16_t slots;          ///< DESYNC: slots that disagree with the majority.
+    uint16_t slots;          ///< DESYNC: slots that disagree with the majority; DISPUTED: all.
     uint8_t reason;          ///< DISCONNECTED: ls_net_disconnect_reason.
     uint64_t expected;       ///< DESYNC: the majority checksum.
     uint32_t count;          ///< ROLLBACK: ticks re-simulated; STATE_ERROR: 0 save, 1 load.
@@ -116,8 +119,10 @@ typedef struct ls_peer_stats {
     uint64_t stale;        ///< Authentic datagrams older than the replay window.
     uint64_t duplicates;   ///< Inputs received again.
     uint64_t stalls;       ///< Polls that wanted to advance but lacked an input.
-    uint32_t desyncs;      ///< DESYNC notices received.
+    uint32_t desyncs;      ///< DESYNC notices received (a majority named `slots`).
     uint32_t first_desync; ///< Tick of the first one (valid if desyncs > 0).
+    uint32_t named;        ///< DESYNC notices that named this peer's slot.
+    uint32_t disputes;     ///< Disputed DESYNC notices (no majority: nobody named).
     uint32_t clock_shifts; ///< Lockstep time-sync corrections (catch-up ticks).
     uint64_t frames;       ///< Rollback: frames run (one per clock tick).
     uint64_t rollbacks;    ///< Rollback: corrections (state loads).

@@ -58,6 +58,10 @@ typedef enum ls_relay_event_type {
                                        ///< a confirmed tick >= `tick` (ls_relay_session_put_state);
                                        ///< `slot`: the spectator index, or the rejoining slot.
     LS_RELAY_EV_REJOINED = 8,          ///< Slot `slot` is back: its inputs count from `tick` on.
+    /// Checksums of `tick` disagree and no value has more reports than every other (two
+    /// players, or a tie): nobody is named. `slots` = every slot that reported; the
+    /// recorder gets every claim (`claims`), `replay verify` names who was wrong.
+    LS_RELAY_EV_DISPUTED = 9,
 } ls_relay_event_type;
 
 /// One relay event.
@@ -66,10 +70,10 @@ typedef struct ls_relay_event {
     uint32_t session;         ///< Session id.
     uint32_t slot;            ///< Slot concerned (JOINED, DISCONNECTED).
     uint32_t tick;            ///< Tick concerned.
-    uint16_t slots;           ///< DESYNC: disagreeing slots (bit per slot).
-    uint8_t reason;           ///< DISCONNECTED: ls_net_disconnect_reason.
-    uint64_t expected;        ///< DESYNC: the majority checksum.
-    uint64_t got;             ///< DESYNC: the checksum of the lowest disagreeing slot.
+    uint16_t slots;    ///< DESYNC: disagreeing slots (bit per slot); DISPUTED: reporting slots.
+    uint8_t reason;    ///< DISCONNECTED: ls_net_disconnect_reason.
+    uint64_t expected; ///< DESYNC: the majority checksum.
+    uint64_t got;      ///< DESYNC: the checksum of the lowest disagreeing slot.
 } ls_relay_event;
 
 /// Where final ticks go (the replay recorder plugs in here).
@@ -80,6 +84,12 @@ typedef struct ls_relay_recorder {
                  uint64_t checksum);
     /// The session ended after `ticks` final ticks.
     void (*end)(void *user, uint32_t session, uint32_t ticks);
+    /// Optional, called just before `tick` for a tick whose reported checksums disagree:
+    /// `reported` (bit per slot) slots reported claims[slot]; `disputed` when no value had
+    /// more reports than every other (the checksum given to `tick` is then the lowest
+    /// reporting slot's, and names nobody). NULL: claims are not recorded.
+    void (*claims)(void *user, uint32_t session, uint32_t tick, uint16_t reported,
+                   const uint64_t *claims, bool disputed);
 } ls_relay_recorder;
 
 /// Per-peer counters as the relay sees them (drops: every datagram naming the slot that
@@ -122,7 +132,8 @@ typedef struct ls_relay_stats {
     uint64_t rate_limited;   ///< Datagrams over the per-source rate.
     uint64_t challenges;     ///< CHALLENGEs sent.
     uint64_t outbox_dropped; ///< Datagrams dropped because the outbox was full.
-    uint32_t desyncs;        ///< Desynced ticks (all sessions).
+    uint32_t desyncs;        ///< Desynced ticks with a majority (all sessions).
+    uint32_t disputes;       ///< Desynced ticks without one: nobody named (all sessions).
     uint64_t spectator_refused;  ///< Takeover attempts: a spectator credential acting as a player.
     uint64_t spectators_dropped; ///< Spectators dropped (silent, or behind the history).
     uint64_t rejoins;            ///< REJOINs accepted.

@@ -45,6 +45,11 @@ LS_EXTERN_C_BEGIN
 /// Largest peer lead bound, ticks.
 #define LS_NET_MAX_LEAD 32
 
+/// DESYNC flag: no value was reported by more slots than every other (SPEC.md §17.7),
+/// so checksums alone name nobody; the recording keeps every claim (`replay verify` names
+/// who was wrong by re-simulation).
+#define LS_NET_DESYNC_DISPUTED 1u
+
 /// Message types (header byte 3). 11..15 serve spectators, late join and
 /// reconnect (SPEC.md §17.10).
 typedef enum ls_net_type {
@@ -149,8 +154,10 @@ typedef struct ls_net_msg {
         } checksum;              ///< CHECKSUM.
         struct {
             uint32_t tick;     ///< First tick whose checksums disagree.
-            uint16_t slots;    ///< Slots that disagree with the majority (bit per slot).
-            uint64_t expected; ///< The majority checksum.
+            uint16_t slots;    ///< Slots that disagree with the majority (bit per slot);
+                               ///< disputed: every slot that reported the tick.
+            uint16_t flags;    ///< LS_NET_DESYNC_DISPUTED or 0.
+            uint64_t expected; ///< The majority checksum (disputed: 0).
         } desync;              ///< DESYNC.
         struct {
             uint32_t tick;  ///< From this tick the slot's input is empty (relay -> peer).
