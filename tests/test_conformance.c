@@ -996,6 +996,13 @@ static bool cn_load(void *user, uint32_t tick, const uint8_t *buf, size_t size)
     return true;
 }
 
+static uint64_t cn_state_checksum(void *user, uint32_t tick)
+{
+    const cn_game *g = user;
+    (void)tick;
+    return g->state;
+}
+
 static void cn_event(void *user, const ls_peer_event *ev)
 {
     cn_game *g = user;
@@ -1073,6 +1080,7 @@ static void cn_add_peer(cnet *c, uint32_t k, ls_peer_mode mode, bool rejoin)
     pd.cb.advance = cn_advance;
     pd.cb.save = cn_save; // serves a rejoiner's snapshot (lockstep); rollback needs both
     pd.cb.load = cn_load;
+    pd.cb.state_checksum = cn_state_checksum;
     pd.cb.on_event = cn_event;
     c->peer[k] = ls_peer_create(&pd, NULL);
     cr_assert_not_null(c->peer[k]);

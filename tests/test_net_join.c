@@ -32,6 +32,8 @@ typedef struct game {
     // Switch ticks this peer saw, per slot (UINT32_MAX: none), and snapshots loaded.
     uint32_t gone_at[MAXP], back_at[MAXP];
     uint32_t loads, loaded_tick;
+    bool lie; // a modified client: the states it uploads for rejoiners are perturbed
+    uint32_t refused, refused_source; // snapshots this peer refused, and the last one's source
 } game;
 
 static void g_input(void *user, uint32_t tick, uint8_t *out, uint32_t n)
@@ -67,6 +69,9 @@ static void g_event(void *user, const ls_peer_event *ev)
         g->gone_at[ev->slot] = ev->tick;
     } else if (ev->type == LS_PEER_EV_REJOINED && ev->slot < MAXP) {
         g->back_at[ev->slot] = ev->tick;
+    } else if (ev->type == LS_PEER_EV_SNAPSHOT_REFUSED) {
+        g->refused++;
+        g->refused_source = ev->slot;
     }
 }
 
@@ -129,8 +134,15 @@ static size_t g_save(void *user, uint32_t tick, uint8_t *buf, size_t cap)
     if (cap < SNAP_SIZE) {
         return SNAP_SIZE;
     }
-    snap_fill(buf, g->state);
+    snap_fill(buf, g->state ^ (g->lie ? 0x5A5Au : 0u)); // valid-looking, but not the state
     return SNAP_SIZE;
+}
+
+static uint64_t g_state_checksum(void *user, uint32_t tick)
+{
+    const game *g = user;
+    (void)tick;
+    return g->state;
 }
 
 static uint64_t w_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
@@ -181,7 +193,9 @@ typedef struct sim {
     uint64_t rec_sums[MAXT];
     uint8_t rec_inputs[MAXT][MAXP]; // the recorded inputs (input size 1)
     uint32_t rec_ticks;
-    bool rollback; // peers in rollback mode (set before sim_init through sim_mode)
+    bool rollback;          // peers in rollback mode (set before sim_init through sim_mode)
+    ls_relay_event ev[256]; // the relay's events but STATE_NEEDED (first 256)
+    uint32_t nev;
 } sim;
 
 static bool next_rollback; // sim_init's mode for the next sim (tests run one at a time)
@@ -253,6 +267,9 @@ static void drain(sim *s)
     }
     ls_relay_event ev;
     while (ls_relay_next_event(s->relay, &ev)) {
+        if (ev.type != LS_RELAY_EV_STATE_NEEDED && s->nev < 256) {
+            s->ev[s->nev++] = ev;
+        }
         if (ev.type == LS_RELAY_EV_STATE_NEEDED) {
             s->state_requests++;
             // The host's answer: the state before tick T is the one after T - 1.
@@ -293,6 +310,7 @@ static void sim_init(sim *s, uint32_t n, uint32_t nv, const ls_session_def *sd,
         ls_peer_def pd = ls_default_peer_def();
         pd.rejoin = true;
         pd.cb.load = g_load;
+        pd.cb.state_checksum = g_state_checksum;
         pd.cb.save = g_save; // a bare relay asks a player for the rejoiner's snapshot
         pd.mode = s->rollback ? LS_PEER_ROLLBACK : LS_PEER_LOCKSTEP;
         pd.cb.on_event = g_event;
@@ -646,7 +664,8 @@ Test(net_join, put_state_checks_its_tick_and_size)
 
 // Every peer saw slot k leave at the relay's disconnect tick and come back at its
 // return tick; every player ends on the same checksums (the rejoiner from its snapshot on).
-static void check_rejoined(sim *s, uint32_t k)
+// refused: snapshots the rejoiner loaded and refused before the one that proved out.
+static void check_rejoined(sim *s, uint32_t k, uint32_t refused)
 {
     ls_relay_peer_stats rs = ls_relay_peer_stats_get(s->relay, s->session, k);
     cr_assert_eq(rs.rejoins, 1u);
@@ -666,7 +685,7 @@ static void check_rejoined(sim *s, uint32_t k)
     cr_assert_eq(ps.rejoins, 1u);
     cr_assert_eq(ps.rejoin_tick, rs.rejoin_tick);
     // Rollback peers also load states to correct predictions: count only the snapshot.
-    cr_assert(s->rollback ? s->g[k].loads >= 1u : s->g[k].loads == 1u);
+    cr_assert(s->rollback ? s->g[k].loads >= 1u : s->g[k].loads == 1u + refused);
     uint32_t t0 = s->rollback ? ps.snapshot_tick : s->g[k].loaded_tick;
     cr_assert_leq(t0, rs.rejoin_tick);
     for (uint32_t t = t0; t < s->sdef.ticks; t++) {
@@ -707,7 +726,7 @@ static void outage_run(const ls_net_fault_def *f, bool host_state, bool rollback
     ls_relay_peer_stats rs = ls_relay_peer_stats_get(s.relay, s.session, 2);
     cr_assert_eq(rs.reason, LS_NET_TIMEOUT);
     cr_assert_gt(rs.rejoin_tick, rs.disconnect_tick);
-    check_rejoined(&s, 2);
+    check_rejoined(&s, 2, 0);
     cr_log_info("outage match: %llu ms for 1500 ticks (25 s of play)", (unsigned long long)ms);
     sim_free(&s);
 }
@@ -805,6 +824,78 @@ Test(net_join, rollback_a_rejoin_after_another_slot_left_before_the_snapshot_tic
     rejoin_after_a_departure_run(true);
 }
 
+// A modified client uploads a valid-looking snapshot whose state is not the one every
+// honest peer agreed on. The rejoiner proves the loaded state against the agreed checksum
+// of the tick before it, refuses the lie and names the uploader; the relay asks another
+// player (3 players: the rejoin succeeds) or has none left (2 players: the rejoin fails,
+// the uploader named), never a silent divergence blamed on the honest rejoiner.
+static void poisoned_upload_run(uint32_t players, bool rollback)
+{
+    next_rollback = rollback;
+    ls_session_def d = sdef(players, 1500);
+    d.spectators = 0;
+    sim s;
+    sim_init(&s, players, 0, &d, NULL);
+    s.serve_state = false; // a bare relay: the snapshot comes from a player
+    // The rejoiner is the last slot; the liar is the player the relay asks first (it asks
+    // the slots in turn from slot 1).
+    uint32_t k = players - 1, liar = players > 2 ? 1 : 0;
+    s.g[liar].lie = true;
+    uint64_t ms = 0;
+    bool saw_rejoining = false;
+    for (; ms < 90000; ms++) {
+        s.muted[k] = ms >= 4000 && ms < 9000;
+        saw_rejoining |= ls_peer_state_get(s.peer[k]) == LS_PEER_REJOINING;
+        sim_step(&s);
+        bool done = true;
+        for (uint32_t i = 0; i < players; i++) {
+            ls_peer_state st = ls_peer_state_get(s.peer[i]);
+            done &= st == LS_PEER_FINISHED || (i == k && st == LS_PEER_LEFT);
+        }
+        if (done) {
+            break;
+        }
+    }
+    cr_assert(saw_rejoining);
+    cr_assert_geq(s.g[k].refused, 1u, "the rejoiner refused the lie");
+    cr_assert_eq(s.g[k].refused_source, liar, "and named its uploader");
+    uint32_t refused_events = 0;
+    for (uint32_t i = 0; i < s.nev; i++) {
+        if (s.ev[i].type == LS_RELAY_EV_SNAPSHOT_REFUSED) {
+            cr_assert_eq(s.ev[i].slot, liar, "the relay names the uploader");
+            cr_assert_eq(s.ev[i].slots, 1u << k, "refused by the rejoiner");
+            refused_events++;
+        }
+        cr_assert_neq(s.ev[i].type, LS_RELAY_EV_DESYNC, "nobody desynced (tick %u)", s.ev[i].tick);
+    }
+    cr_assert_geq(refused_events, 1u);
+    cr_assert_eq(ls_relay_stats_get(s.relay).snapshots_refused, refused_events);
+    for (uint32_t i = 0; i < players; i++) {
+        cr_assert_eq(ls_peer_stats_get(s.peer[i]).named, 0u, "peer %u never named", i);
+    }
+    if (players > 2) { // another player's snapshot proves out: the rejoin succeeds
+        check_rejoined(&s, k, s.g[k].refused);
+        cr_assert_eq(ls_peer_state_get(s.peer[k]), LS_PEER_FINISHED);
+    } else { // no other source: the rejoin fails, the rejoiner out for good
+        cr_assert_eq(ls_peer_state_get(s.peer[k]), LS_PEER_LEFT);
+        ls_relay_peer_stats rs = ls_relay_peer_stats_get(s.relay, s.session, k);
+        cr_assert_eq(rs.reason, LS_NET_KICKED);
+        cr_assert_eq(ls_peer_state_get(s.peer[0]), LS_PEER_FINISHED, "the match goes on");
+        cr_assert_eq(s.rec_ticks, d.ticks);
+    }
+    sim_free(&s);
+}
+
+Test(net_join, a_poisoned_upload_is_refused_and_another_player_serves_the_rejoiner)
+{
+    poisoned_upload_run(3, false);
+}
+
+Test(net_join, a_poisoned_upload_in_a_two_player_match_fails_the_rejoin_naming_the_uploader)
+{
+    poisoned_upload_run(2, false);
+}
+
 static void late_join_run(bool rollback)
 {
     next_rollback = rollback;
@@ -827,7 +918,7 @@ static void late_join_run(bool rollback)
     cr_assert_eq(rs.disconnect_tick, d.delay, "gone from the start");
     cr_assert_geq(rs.rejoin_tick, 600u);
     cr_assert_geq(ls_peer_stats_get(s.peer[2]).snapshot_tick, 600u - LS_NET_WINDOW);
-    check_rejoined(&s, 2);
+    check_rejoined(&s, 2, 0);
     sim_free(&s);
 }
 

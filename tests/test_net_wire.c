@@ -124,6 +124,12 @@ Test(net_wire, every_message_round_trips_exactly)
     m.u.desync.expected = 0x0102030405060708u;
     d = round_trip(&m, BODY(16), buf);
     cr_assert_eq(memcmp(&d.u.desync, &m.u.desync, sizeof d.u.desync), 0);
+    m.u.desync.flags = LS_NET_DESYNC_DISPUTED; // no majority (SPEC.md §17.7)
+    d = round_trip(&m, BODY(16), buf);
+    cr_assert_eq(d.u.desync.flags, LS_NET_DESYNC_DISPUTED);
+    m.u.desync.flags = 2;
+    cr_assert_eq(ls_net_encode(&m, buf, sizeof buf), 0u, "unknown desync flags");
+    m.u.desync.flags = 0;
 
     m = base(LS_NET_DISCONNECT);
     m.u.disconnect.tick = 99;
@@ -271,6 +277,32 @@ Test(net_wire, spectator_join_and_state_messages_round_trip)
     cr_assert_eq(d.u.state_ack.next, 2232u);
     m.u.state_ack.next = 5001;
     cr_assert_eq(ls_net_encode(&m, buf, sizeof buf), 0u);
+
+    // STATE_PROOF: tick, source, kind, reserved, checksum (SPEC.md §17.10).
+    m = base(LS_NET_STATE_PROOF);
+    m.u.proof.tick = 600;
+    m.u.proof.source = 3;
+    m.u.proof.kind = LS_NET_PROOF_REFUSED;
+    m.u.proof.checksum = 0x0123456789ABCDEFull;
+    d = round_trip(&m, BODY(16), buf);
+    cr_assert_eq(d.u.proof.tick, 600u);
+    cr_assert_eq(d.u.proof.source, 3u);
+    cr_assert_eq(d.u.proof.kind, LS_NET_PROOF_REFUSED);
+    cr_assert_eq(d.u.proof.checksum, 0x0123456789ABCDEFull);
+    m.u.proof.source = LS_NET_SOURCE_HOST;
+    d = round_trip(&m, BODY(16), buf);
+    cr_assert_eq(d.u.proof.source, LS_NET_SOURCE_HOST);
+    m.u.proof.source = LS_NET_MAX_SLOTS;
+    cr_assert_eq(ls_net_encode(&m, buf, sizeof buf), 0u, "a source is a slot or the host");
+    m.u.proof.source = 0;
+    m.u.proof.kind = LS_NET_PROOF_NONE + 1;
+    cr_assert_eq(ls_net_encode(&m, buf, sizeof buf), 0u, "kind");
+    m.u.proof.kind = LS_NET_PROOF_AGREED;
+    size_t proof_len = ls_net_encode(&m, buf, sizeof buf);
+    buf[LS_NET_HEADER_SIZE + 6] = 1; // reserved
+    ls_error where;
+    cr_assert_eq(ls_net_decode(buf, proof_len, &d, &where), LS_ERR_CORRUPT);
+    cr_assert_str_eq(where.field, "proof reserved bytes");
 
     uint8_t rows[64 * LS_NET_CONFIRMED_ROW(4, 1)];
     for (size_t i = 0; i < sizeof rows; i++) {

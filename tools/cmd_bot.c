@@ -169,6 +169,12 @@ static void on_event(void *user, const ls_peer_event *ev)
     case LS_PEER_EV_WAITING:
     case LS_PEER_EV_TIME_SYNC:
         break;
+    case LS_PEER_EV_SNAPSHOT_REFUSED:
+        printf("bot %u: refused the snapshot of tick %u from %s%u: its state is not the agreed "
+               "one\n",
+               g->slot, ev->tick, ev->slot == LS_NET_SOURCE_HOST ? "the relay's host " : "slot ",
+               ev->slot == LS_NET_SOURCE_HOST ? 0u : ev->slot);
+        break;
     case LS_PEER_EV_STATE_ERROR:
         printf("bot %u: the game's save/load failed at tick %u\n", g->slot, ev->tick);
         break;
@@ -603,6 +609,7 @@ int cmd_bot(int argc, char **argv)
     pd.max_prediction = (uint32_t)o.max_prediction;
     pd.cb.save = net_game_save;
     pd.cb.load = net_game_load;
+    pd.cb.state_checksum = net_game_state_checksum;
     pd.rejoin = true; // if the relay times us out, come back (when it allows rejoins)
     b.outage_tick = o.outage_tick;
     b.outage_ms = o.outage_ms;

@@ -330,6 +330,13 @@ static void log_event(const ls_relay_event *ev)
         printf("event disputed session=%u tick=%u slots=0x%04x\n", ev->session, ev->tick,
                ev->slots);
         break;
+    case LS_RELAY_EV_SNAPSHOT_REFUSED:
+        printf("event snapshot_refused session=%u tick=%u source=%s%u refused_by=0x%04x "
+               "agreed=%016llx got=%016llx\n",
+               ev->session, ev->tick, ev->slot == LS_NET_SOURCE_HOST ? "host" : "slot",
+               ev->slot == LS_NET_SOURCE_HOST ? 0u : ev->slot, ev->slots,
+               (unsigned long long)ev->expected, (unsigned long long)ev->got);
+        break;
     case LS_RELAY_EV_SESSION_DONE:
         printf("event session_done session=%u ticks=%u\n", ev->session, ev->tick);
         break;

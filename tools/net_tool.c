@@ -200,6 +200,13 @@ size_t net_game_save(void *user, uint32_t tick, uint8_t *buf, size_t cap)
     return buf && cap >= need ? ls_world_snapshot_save(g->world, buf, cap) : need;
 }
 
+uint64_t net_game_state_checksum(void *user, uint32_t tick)
+{
+    const net_game *g = user;
+    (void)tick;
+    return ls_world_checksum(g->world);
+}
+
 bool net_game_load(void *user, uint32_t tick, const uint8_t *buf, size_t size)
 {
     net_game *g = user;

@@ -58,6 +58,9 @@ uint64_t net_game_advance(void *user, uint32_t tick, const uint8_t *inputs, uint
 size_t net_game_save(void *user, uint32_t tick, uint8_t *buf, size_t cap);
 /// ls_peer load callback (rollback mode): restore a world snapshot.
 bool net_game_load(void *user, uint32_t tick, const uint8_t *buf, size_t size);
+/// ls_peer state_checksum callback (rejoin proof): the world checksum, which is what
+/// ls_game_tick returned for the tick before the state.
+uint64_t net_game_state_checksum(void *user, uint32_t tick);
 
 /// The game's summary for the bot's result line: "A-B" (goals of team 0 and team 1)
 /// in a soccer scene, "" otherwise.

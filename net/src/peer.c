@@ -78,6 +78,13 @@ struct ls_peer {
     uint8_t *sbuf;                     // the snapshot being received (in-order bytes)
     uint32_t s_tick, s_total, s_next;
     uint8_t s_hash[LS_NET_STATE_HASH_SIZE];
+    // The relay's proof of the snapshot of s_tick (STATE_PROOF), and a refusal of ours
+    // being repeated until a new transfer starts (SPEC.md §17.10).
+    bool proof_known, refusing;
+    uint8_t proof_kind, proof_source;
+    uint32_t proof_tick;
+    uint64_t proof_sum, refused_sum, last_refusal;
+    uint8_t refused_hash[LS_NET_STATE_HASH_SIZE];
     // Our upload of the state of up_tick, asked by the relay for a rejoiner.
     uint8_t *up;
     uint32_t up_tick, up_total, up_acked, up_sent;
@@ -128,6 +135,9 @@ static const char *peer_def_problem(const ls_peer_def *def)
     }
     if (def->mode == LS_PEER_ROLLBACK && (!def->cb.save || !def->cb.load)) {
         return "rollback mode needs the save and load callbacks";
+    }
+    if (def->rejoin && (!def->cb.load || !def->cb.state_checksum)) {
+        return "rejoin needs the load and state_checksum callbacks (a snapshot is proven)";
     }
     if (def->max_prediction > LS_ROLLBACK_MAX_PREDICTION) {
         return "max_prediction must be 0..LS_ROLLBACK_MAX_PREDICTION";
@@ -460,6 +470,13 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
             }
             return;
         }
+        if (p->state == LS_PEER_REJOINING && m->u.disconnect.reason == LS_NET_KICKED) {
+            p->state = LS_PEER_LEFT; // the rejoin failed (no snapshot proved out in time)
+            ls_peer_event ev = {
+                LS_PEER_EV_DISCONNECTED, k, m->u.disconnect.tick, 0, LS_NET_KICKED, 0, 0, 0};
+            emit(p, &ev);
+            return;
+        }
         if (p->state == LS_PEER_REJOINING ||
             (p->st.rejoins && m->u.disconnect.tick < p->st.rejoin_tick)) {
             return; // notices of our timeout still in flight, or of the one we came back from
@@ -468,7 +485,7 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
             return;
         }
         if (p->state == LS_PEER_RUNNING && m->u.disconnect.reason == LS_NET_TIMEOUT &&
-            p->def.rejoin && p->def.cb.load) {
+            p->def.rejoin) {
             p->state = LS_PEER_REJOINING;
             p->cookie = 0;
             p->rj_known = false;
@@ -544,12 +561,57 @@ static void send_state_ack(ls_peer *p, uint64_t now)
     p->last_state_ack = now;
 }
 
+static void rejoin_finish(ls_peer *p, uint64_t now);
+
+static void send_refusal(ls_peer *p, uint64_t now)
+{
+    ls_net_msg m;
+    memset(&m, 0, sizeof m);
+    m.u.proof.tick = p->s_tick;
+    m.u.proof.source = p->proof_source;
+    m.u.proof.kind = LS_NET_PROOF_REFUSED;
+    m.u.proof.checksum = p->refused_sum;
+    send_msg(p, &m, LS_NET_STATE_PROOF);
+    p->last_refusal = now;
+}
+
+// The loaded snapshot's state is not the agreed one (a lying uploader, SPEC.md §17.10):
+// say so, name its source, and wait for another (the transfer starts from byte 0).
+static void refuse_snapshot(ls_peer *p, uint64_t got, uint64_t now)
+{
+    ls_peer_event ev = {
+        LS_PEER_EV_SNAPSHOT_REFUSED, p->proof_source, p->s_tick, 0, 0, p->proof_sum, 0, 0};
+    emit(p, &ev);
+    p->st.snapshots_refused++;
+    p->refusing = true;
+    p->refused_sum = got;
+    memcpy(p->refused_hash, p->s_hash, LS_NET_STATE_HASH_SIZE);
+    send_refusal(p, now);
+    p->s_total = p->s_next = 0;
+    p->proof_known = false;
+}
+
+// The relay's proof of the snapshot of its tick (answer to our STATE_ACK of the whole).
+static void on_proof(ls_peer *p, const ls_net_msg *m, uint64_t now)
+{
+    if (m->u.proof.kind == LS_NET_PROOF_REFUSED || !p->s_total || m->u.proof.tick != p->s_tick) {
+        return;
+    }
+    p->proof_known = true;
+    p->proof_tick = m->u.proof.tick;
+    p->proof_kind = m->u.proof.kind;
+    p->proof_source = m->u.proof.source;
+    p->proof_sum = m->u.proof.checksum;
+    rejoin_finish(p, now);
+}
+
 // The snapshot is whole and our return tick R is known: check the hash, load it,
 // and play on from its tick T (our own inputs are empty up to R, sent from R on).
 static void rejoin_finish(ls_peer *p, uint64_t now)
 {
-    if (!p->rj_known || !p->s_total || p->s_next != p->s_total) {
-        return;
+    if (!p->rj_known || !p->s_total || p->s_next != p->s_total || !p->proof_known ||
+        p->proof_tick != p->s_tick) {
+        return; // the proof comes in answer to our STATE_ACK of the whole snapshot
     }
     uint8_t hash[LS_NET_STATE_HASH_SIZE];
     crypto_generichash(hash, sizeof hash, p->sbuf, p->s_total, NULL, 0);
@@ -559,8 +621,16 @@ static void rejoin_finish(ls_peer *p, uint64_t now)
         ls_peer_event ev = {LS_PEER_EV_STATE_ERROR, p->def.slot, T, 0, 0, 0, hash_ok ? 1u : 0u, 0};
         emit(p, &ev);
         p->s_next = 0; // fetch it again
+        p->proof_known = false;
         send_state_ack(p, now);
         return;
+    }
+    if (p->proof_kind == LS_NET_PROOF_AGREED) {
+        uint64_t c = p->def.cb.state_checksum(p->def.cb.user, T);
+        if (c != p->proof_sum) {
+            refuse_snapshot(p, c, now);
+            return;
+        }
     }
     // The core starts from the snapshot: our own inputs of [T, R) are the empty input,
     // the others' arrive from T on (the relay re-announces who is gone: we forget).
@@ -607,6 +677,9 @@ static void rejoin_finish(ls_peer *p, uint64_t now)
 
 static void on_chunk(ls_peer *p, const ls_net_msg *m, uint64_t now)
 {
+    if (p->refusing && memcmp(p->refused_hash, m->u.state.hash, LS_NET_STATE_HASH_SIZE) != 0) {
+        p->refusing = false; // another snapshot: the relay heard us
+    }
     const uint32_t total = m->u.state.total, off = m->u.state.offset, len = m->u.state.len;
     if (!p->sbuf || p->s_tick != m->u.state.tick || p->s_total != total ||
         memcmp(p->s_hash, m->u.state.hash, LS_NET_STATE_HASH_SIZE) != 0) {
@@ -618,6 +691,7 @@ static void on_chunk(ls_peer *p, const ls_net_msg *m, uint64_t now)
         p->s_tick = m->u.state.tick;
         p->s_total = total;
         p->s_next = 0;
+        p->proof_known = false;
         memcpy(p->s_hash, m->u.state.hash, LS_NET_STATE_HASH_SIZE);
     }
     if (off == p->s_next && off + len <= total) {
@@ -719,6 +793,9 @@ static void on_rejoining(ls_peer *p, const ls_net_msg *m, uint64_t now)
     case LS_NET_STATE_CHUNK:
         on_chunk(p, m, now);
         break;
+    case LS_NET_STATE_PROOF:
+        on_proof(p, m, now);
+        break;
     case LS_NET_PING: {
         ls_net_msg pong = *m;
         send_msg(p, &pong, LS_NET_PONG);
@@ -741,6 +818,9 @@ static void poll_rejoining(ls_peer *p, uint64_t now)
     }
     if (p->s_total && now - p->last_state_ack >= p->def.resend_us) {
         send_state_ack(p, now);
+    }
+    if (p->refusing && now - p->last_refusal >= p->def.resend_us) {
+        send_refusal(p, now);
     }
     if (now - p->last_ping >= p->def.ping_interval_us) {
         ls_net_msg m;

@@ -215,6 +215,7 @@ ls_result ls_relay_session_put_state(ls_relay *r, uint32_t id, uint32_t tick, co
     s->snap_tick = tick;
     crypto_generichash(s->snap_hash, sizeof s->snap_hash, s->snap, len, NULL, 0);
     s->snap_ready = true;
+    s->snap_source = LS_NET_SOURCE_HOST;
     return LS_OK;
 }
 
@@ -560,6 +561,9 @@ static void finalize(ls_relay *r, session_st *s, uint32_t id)
             ls_put_u16le(row, present);
             ls_put_u64le(row + 2 + (size_t)n * s->def.input_size, agreed);
         }
+        // A disputed tick proves nothing (its recorded checksum names nobody).
+        s->agreed[t % AGREED_RING] = agreed;
+        s->agreed_tag[t % AGREED_RING] = disputed ? 0 : t + 1;
         s->final_next = t + 1;
     }
 }
@@ -774,7 +778,10 @@ static void dispatch(ls_relay *r, session_st *s, uint32_t id, const ls_net_msg *
         on_pong(p, m, now);
         break;
     case LS_NET_STATE_ACK:
-        ls_relay_on_state_ack_(s, k, m);
+        ls_relay_on_state_ack_(r, s, id, k, m);
+        break;
+    case LS_NET_STATE_PROOF:
+        ls_relay_on_state_proof_(r, s, id, k, m, now);
         break;
     case LS_NET_STATE_CHUNK:
         ls_relay_on_state_chunk_(r, s, id, k, m);

@@ -17,8 +17,11 @@
 
 #include <sodium.h>
 
-#define W          LS_NET_WINDOW
-#define EVENTS_MAX 1024u
+#define W LS_NET_WINDOW
+// Final ticks whose agreed checksum is kept: a snapshot's tick is at least R - W and the
+// final ticks reach R at most, so T - 1 is among the last 2 W + 1.
+#define AGREED_RING (2u * LS_NET_WINDOW + 2u)
+#define EVENTS_MAX  1024u
 
 typedef struct spec_st {
     uint8_t key[LS_NET_KEY_SIZE];
@@ -67,6 +70,8 @@ typedef struct slot_st {
     bool xfer, xfer_ok; // receiving a snapshot / xfer_tick's snapshot is being sent
     uint64_t wait_since, last_state;
     uint32_t xfer_tick, state_next, state_sent;
+    uint8_t xfer_source; // who supplied xfer_tick's snapshot (a slot, LS_NET_SOURCE_HOST)
+    uint32_t refused;    // sources whose snapshot this rejoiner refused (bit 16: the host)
     ls_relay_peer_stats st;
 } slot_st;
 
@@ -87,7 +92,12 @@ typedef struct session_st {
     uint32_t snap_tick, snap_len;
     uint8_t snap_hash[LS_NET_STATE_HASH_SIZE];
     bool snap_ready;
+    uint8_t snap_source; // who supplied it: a slot (an upload) or LS_NET_SOURCE_HOST
     uint64_t snap_asked; // time of the last LS_RELAY_EV_STATE_NEEDED (0: never)
+    // Agreed checksums of the latest final ticks, by tick % AGREED_RING (tag: tick + 1):
+    // a rejoiner proves the snapshot of T against the one of T - 1 (SPEC.md §17.10).
+    uint64_t agreed[AGREED_RING];
+    uint32_t agreed_tag[AGREED_RING];
     // A connected player's upload of its state of up_tick (for rejoiners, SPEC.md §17.10).
     uint8_t *up; // [def.state_max], with rejoin_ms
     uint32_t up_slot, up_tick, up_total, up_next;
@@ -127,7 +137,10 @@ void ls_relay_on_rejoin_(ls_relay *r, session_st *s, uint32_t id, const ls_net_a
 void ls_relay_on_state_chunk_(ls_relay *r, session_st *s, uint32_t id, uint32_t k,
                               const ls_net_msg *m);
 void ls_relay_peer_state_(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint64_t now);
-void ls_relay_on_state_ack_(session_st *s, uint32_t j, const ls_net_msg *m);
+void ls_relay_on_state_ack_(ls_relay *r, session_st *s, uint32_t id, uint32_t j,
+                            const ls_net_msg *m);
+void ls_relay_on_state_proof_(ls_relay *r, session_st *s, uint32_t id, uint32_t j,
+                              const ls_net_msg *m, uint64_t now);
 
 // relay_spectator.c: the history, spectators' datagrams and timers.
 uint32_t ls_relay_hist_base_(const session_st *s);

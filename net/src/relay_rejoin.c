@@ -19,6 +19,12 @@
 #include <sodium.h>
 #include <string.h>
 
+// A snapshot source's bit in slot_st.refused: its slot, or bit 16 for the host.
+static uint32_t source_bit(uint8_t source)
+{
+    return source == LS_NET_SOURCE_HOST ? 1u << LS_NET_MAX_SLOTS : 1u << source;
+}
+
 // Tell peer j that slot k is back: DISCONNECT(slot k, reason REJOINED, tick = its return tick).
 void ls_relay_send_rejoined_(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint32_t k)
 {
@@ -107,6 +113,7 @@ void ls_relay_on_rejoin_(ls_relay *r, session_st *s, uint32_t id, const ls_net_a
     p->last_heard = now;
     p->xfer = true;
     p->xfer_ok = false;
+    p->refused = 0;
     p->wait_since = now;
     p->peer_knows_gone = 0;
     p->ack_due = false;
@@ -142,7 +149,7 @@ static void ask_upload(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint
     for (uint32_t i = 1; i <= s->def.slots; i++) {
         uint32_t u = (s->up_slot + i) % s->def.slots;
         const slot_st *q = &s->slot[u];
-        if (u != j && q->bound && !q->gone && !q->xfer) {
+        if (u != j && q->bound && !q->gone && !q->xfer && !(p->refused >> u & 1u)) {
             s->up_slot = u;
             s->up_tick = p->gap_to;
             s->up_total = s->up_next = 0;
@@ -185,6 +192,7 @@ void ls_relay_on_state_chunk_(ls_relay *r, session_st *s, uint32_t id, uint32_t 
                 s->snap_len = s->up_total;
                 s->snap_tick = s->up_tick;
                 s->snap_ready = true;
+                s->snap_source = (uint8_t)s->up_slot;
             } else {
                 s->up_next = 0; // corrupt upload: take it again
             }
@@ -218,7 +226,8 @@ void ls_relay_peer_state_(ls_relay *r, session_st *s, uint32_t id, uint32_t j, u
 {
     slot_st *p = &s->slot[j];
     bool usable = s->snap_ready && s->snap_tick >= rejoin_floor(s, j) &&
-                  s->snap_tick <= s->final_next && s->snap_tick <= p->gap_to;
+                  s->snap_tick <= s->final_next && s->snap_tick <= p->gap_to &&
+                  !(p->refused & source_bit(s->snap_source));
     if (p->xfer_ok && (!usable || p->xfer_tick != s->snap_tick)) {
         p->xfer_ok = false; // the snapshot was replaced: start over
     }
@@ -226,6 +235,7 @@ void ls_relay_peer_state_(ls_relay *r, session_st *s, uint32_t id, uint32_t j, u
         if (usable) {
             p->xfer_ok = true;
             p->xfer_tick = s->snap_tick;
+            p->xfer_source = s->snap_source;
             p->state_next = p->state_sent = 0;
             p->last_state = 0;
         } else {
@@ -248,23 +258,88 @@ void ls_relay_peer_state_(ls_relay *r, session_st *s, uint32_t id, uint32_t j, u
     ls_net_state_send_(&out, at, now, r->def.resend_us, chunk_to_slot, &to);
 }
 
+// The proof of the snapshot a rejoiner holds whole: the agreed checksum of the tick
+// before it (SPEC.md §17.10), or NONE when there is none to prove against (tick 0, a
+// disputed tick, or one no longer kept).
+static void send_proof(ls_relay *r, session_st *s, uint32_t id, uint32_t j)
+{
+    const slot_st *p = &s->slot[j];
+    uint32_t t = p->xfer_tick, i = (t - 1) % AGREED_RING;
+    ls_net_msg m;
+    ls_relay_header_(&m, LS_NET_STATE_PROOF, id);
+    m.u.proof.tick = t;
+    m.u.proof.source = p->xfer_source;
+    m.u.proof.kind = LS_NET_PROOF_NONE;
+    if (t > 0 && s->agreed_tag[i] == t) {
+        m.u.proof.kind = LS_NET_PROOF_AGREED;
+        m.u.proof.checksum = s->agreed[i];
+    }
+    ls_relay_send_to_(r, s, j, &m);
+}
+
 // The rejoiner's STATE_ACK: once it holds every byte, it gets every slot's inputs
-// from the snapshot's tick on (the normal re-send from peer_said).
-void ls_relay_on_state_ack_(session_st *s, uint32_t j, const ls_net_msg *m)
+// from the snapshot's tick on (the normal re-send from peer_said), and the proof; it
+// repeats that ACK until it has loaded the snapshot, so each repeat gets the proof again.
+void ls_relay_on_state_ack_(ls_relay *r, session_st *s, uint32_t id, uint32_t j,
+                            const ls_net_msg *m)
 {
     slot_st *p = &s->slot[j];
-    if (!p->xfer || !p->xfer_ok || m->u.state_ack.tick != p->xfer_tick ||
-        m->u.state_ack.tick != s->snap_tick || m->u.state_ack.total != s->snap_len) {
+    if (!p->xfer_ok || m->u.state_ack.tick != p->xfer_tick) {
         return;
     }
-    uint32_t said = m->u.state_ack.next < p->state_sent ? m->u.state_ack.next : p->state_sent;
-    p->state_next = said > p->state_next ? said : p->state_next;
-    if (p->state_next == s->snap_len) {
-        p->xfer = false;
-        for (uint32_t k = 0; k < s->def.slots; k++) {
-            p->peer_has[k] = p->peer_said[k] = p->sent_next[k] = p->xfer_tick;
-            p->last_sent[k] = 0;
+    if (p->xfer) {
+        if (m->u.state_ack.tick != s->snap_tick || m->u.state_ack.total != s->snap_len) {
+            return;
         }
-        p->last_notice = 0;
+        uint32_t said = m->u.state_ack.next < p->state_sent ? m->u.state_ack.next : p->state_sent;
+        p->state_next = said > p->state_next ? said : p->state_next;
+        if (p->state_next == s->snap_len) {
+            p->xfer = false;
+            for (uint32_t k = 0; k < s->def.slots; k++) {
+                p->peer_has[k] = p->peer_said[k] = p->sent_next[k] = p->xfer_tick;
+                p->last_sent[k] = 0;
+            }
+            p->last_notice = 0;
+        }
+    }
+    if (!p->xfer && m->u.state_ack.total && m->u.state_ack.next == m->u.state_ack.total) {
+        send_proof(r, s, id, j);
+    }
+}
+
+// The rejoiner refused the snapshot: its state does not prove out against the agreed
+// checksum. Never that source again for this rejoin; the session's snapshot is dropped
+// if it is that one (late spectators would get the same lie); the rejoiner loads again,
+// from another source, within a new timeout.
+void ls_relay_on_state_proof_(ls_relay *r, session_st *s, uint32_t id, uint32_t j,
+                              const ls_net_msg *m, uint64_t now)
+{
+    slot_st *p = &s->slot[j];
+    if (m->u.proof.kind != LS_NET_PROOF_REFUSED || !p->xfer_ok || p->xfer ||
+        m->u.proof.tick != p->xfer_tick || m->u.proof.source != p->xfer_source) {
+        p->st.drops++;
+        return;
+    }
+    uint32_t t = p->xfer_tick, i = (t - 1) % AGREED_RING;
+    p->refused |= source_bit(p->xfer_source);
+    ls_relay_event ev = {LS_RELAY_EV_SNAPSHOT_REFUSED,
+                         id,
+                         p->xfer_source,
+                         t,
+                         (uint16_t)(1u << j),
+                         0,
+                         t > 0 && s->agreed_tag[i] == t ? s->agreed[i] : 0,
+                         m->u.proof.checksum};
+    ls_relay_emit_(r, &ev);
+    r->st.snapshots_refused++;
+    if (s->snap_ready && s->snap_tick == t && s->snap_source == p->xfer_source) {
+        s->snap_ready = false;
+    }
+    p->xfer = true;
+    p->xfer_ok = false;
+    p->wait_since = now;
+    uint32_t f = rejoin_floor(s, j);
+    for (uint32_t k = 0; k < s->def.slots; k++) { // holds the others' rings until it loads
+        p->peer_has[k] = p->peer_said[k] = p->sent_next[k] = f;
     }
 }

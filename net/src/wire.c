@@ -280,6 +280,16 @@ static void io_body(cursor *c, ls_net_msg *m)
                  m->u.state_ack.next <= m->u.state_ack.total,
              "state_ack range");
         break;
+    case LS_NET_STATE_PROOF:
+        io_u32(c, &m->u.proof.tick, "proof tick");
+        io_u8(c, &m->u.proof.source, "proof source");
+        io_u8(c, &m->u.proof.kind, "proof kind");
+        io_zero(c, 2, "proof reserved bytes");
+        io_u64(c, &m->u.proof.checksum, "proof checksum");
+        want(c, m->u.proof.source < LS_NET_MAX_SLOTS || m->u.proof.source == LS_NET_SOURCE_HOST,
+             "proof source");
+        want(c, m->u.proof.kind <= LS_NET_PROOF_NONE, "proof kind");
+        break;
     case LS_NET_CONFIRMED:
         io_u32(c, &m->u.confirmed.first_tick, "confirmed first_tick");
         io_u16(c, &m->u.confirmed.count, "confirmed count");
@@ -307,10 +317,10 @@ static void io_body(cursor *c, ls_net_msg *m)
 
 const char *ls_net_type_name(uint8_t type)
 {
-    static const char *const names[] = {"?",          "JOIN",        "CHALLENGE", "WELCOME",
-                                        "INPUT",      "ACK",         "CHECKSUM",  "DESYNC",
-                                        "DISCONNECT", "PING",        "PONG",      "REJOIN",
-                                        "SPECTATE",   "STATE_CHUNK", "STATE_ACK", "CONFIRMED"};
+    static const char *const names[] = {
+        "?",        "JOIN",        "CHALLENGE",  "WELCOME",   "INPUT",      "ACK",
+        "CHECKSUM", "DESYNC",      "DISCONNECT", "PING",      "PONG",       "REJOIN",
+        "SPECTATE", "STATE_CHUNK", "STATE_ACK",  "CONFIRMED", "STATE_PROOF"};
     return type < sizeof names / sizeof names[0] ? names[type] : "?";
 }
 

@@ -51,6 +51,10 @@ typedef enum ls_peer_event_type {
     /// The relay reports disagreeing checksums at `tick` with no majority (two players, or
     /// a tie): nobody is named; `slots` = every slot that reported (SPEC.md §17.7).
     LS_PEER_EV_DISPUTED = 10,
+    /// Rejoin: the snapshot of `tick` did not prove out (its state's checksum is not the
+    /// agreed `expected`): refused; `slot` = who supplied it (LS_NET_SOURCE_HOST: the
+    /// relay's host). The relay tries another source or gives up (our slot is KICKED).
+    LS_PEER_EV_SNAPSHOT_REFUSED = 11,
 } ls_peer_event_type;
 
 /// One peer event.
@@ -82,6 +86,11 @@ typedef struct ls_peer_callbacks {
     /// Rollback mode (required there), and rejoin: restore the state saved for `tick` (rejoin:
     /// the snapshot of confirmed tick `tick`, the state before simulating it); false on failure.
     bool (*load)(void *user, uint32_t tick, const uint8_t *buf, size_t size);
+    /// Rejoin (required there): the checksum of the state the game holds, which is the
+    /// state at the start of `tick`, i.e. what `advance` returned for `tick` - 1. A
+    /// rejoiner proves a loaded snapshot with it against the agreed checksum the relay
+    /// sends, and refuses a snapshot that does not prove out (SPEC.md §17.10).
+    uint64_t (*state_checksum)(void *user, uint32_t tick);
     /// Rollback mode, optional: predict slot's input at tick (inout holds its last known input).
     void (*predict)(void *user, uint32_t slot, uint32_t tick, uint8_t *inout, uint32_t input_size);
 } ls_peer_callbacks;
@@ -101,7 +110,9 @@ typedef struct ls_peer_def {
     uint32_t resim_budget; ///< Rollback: re-simulated ticks per frame (0: no limit), default 0.
     uint32_t
         time_sync_threshold; ///< Rollback: frames ahead that make a frame skip (0: off), default 2.
-    bool rejoin; ///< Lockstep: when timed out, rejoin (REJOIN, load a snapshot), default false.
+    /// When timed out, rejoin (REJOIN, load a proven snapshot; needs cb.load and
+    /// cb.state_checksum), default false.
+    bool rejoin;
     ls_peer_callbacks cb; ///< The game.
 } ls_peer_def;
 
@@ -127,16 +138,17 @@ typedef struct ls_peer_stats {
     uint64_t frames;       ///< Rollback: frames run (one per clock tick).
     uint64_t rollbacks;    ///< Rollback: corrections (state loads).
     uint64_t resimulated;  ///< Rollback: ticks re-simulated (mean per frame: / frames).
-    uint32_t max_resim_frame; ///< Rollback: most ticks re-simulated in one frame.
-    uint32_t max_rollback;    ///< Rollback: longest rollback in ticks.
-    uint64_t predicted;       ///< Rollback: predicted inputs whose real value arrived ...
-    uint64_t predicted_hits;  ///< ... and were right (hit rate: predicted_hits / predicted).
-    uint64_t waits;           ///< Rollback: frames lost waiting on the prediction window.
-    uint64_t time_sync_skips; ///< Rollback: frames skipped by time sync (adjustments).
-    int32_t frames_ahead;     ///< Rollback: latest time-sync estimate of our lead.
-    uint32_t rejoins;         ///< Times we rejoined (snapshot loaded).
-    uint32_t snapshot_tick;   ///< Tick of the latest snapshot loaded on rejoin.
-    uint32_t rejoin_tick;     ///< Our inputs count again from this tick (latest rejoin).
+    uint32_t max_resim_frame;   ///< Rollback: most ticks re-simulated in one frame.
+    uint32_t max_rollback;      ///< Rollback: longest rollback in ticks.
+    uint64_t predicted;         ///< Rollback: predicted inputs whose real value arrived ...
+    uint64_t predicted_hits;    ///< ... and were right (hit rate: predicted_hits / predicted).
+    uint64_t waits;             ///< Rollback: frames lost waiting on the prediction window.
+    uint64_t time_sync_skips;   ///< Rollback: frames skipped by time sync (adjustments).
+    int32_t frames_ahead;       ///< Rollback: latest time-sync estimate of our lead.
+    uint32_t rejoins;           ///< Times we rejoined (snapshot loaded).
+    uint32_t snapshots_refused; ///< Rejoin snapshots that did not prove out (refused).
+    uint32_t snapshot_tick;     ///< Tick of the latest snapshot loaded on rejoin.
+    uint32_t rejoin_tick;       ///< Our inputs count again from this tick (latest rejoin).
 } ls_peer_stats;
 
 /// Opaque peer.

@@ -62,6 +62,11 @@ typedef enum ls_relay_event_type {
     /// players, or a tie): nobody is named. `slots` = every slot that reported; the
     /// recorder gets every claim (`claims`), `replay verify` names who was wrong.
     LS_RELAY_EV_DISPUTED = 9,
+    /// A rejoiner refused the snapshot of `tick`: its state's checksum (`got`) is not the
+    /// agreed checksum of `tick` - 1 (`expected`). `slot` = who supplied it (the uploader,
+    /// or LS_NET_SOURCE_HOST), `slots` = the rejoiner's bit. The relay asks another source;
+    /// with none left the rejoiner is disconnected again (KICKED) at its timeout.
+    LS_RELAY_EV_SNAPSHOT_REFUSED = 10,
 } ls_relay_event_type;
 
 /// One relay event.
@@ -134,6 +139,7 @@ typedef struct ls_relay_stats {
     uint64_t outbox_dropped; ///< Datagrams dropped because the outbox was full.
     uint32_t desyncs;        ///< Desynced ticks with a majority (all sessions).
     uint32_t disputes;       ///< Desynced ticks without one: nobody named (all sessions).
+    uint32_t snapshots_refused;  ///< Rejoin snapshots refused by their rejoiner (proof failed).
     uint64_t spectator_refused;  ///< Takeover attempts: a spectator credential acting as a player.
     uint64_t spectators_dropped; ///< Spectators dropped (silent, or behind the history).
     uint64_t rejoins;            ///< REJOINs accepted.

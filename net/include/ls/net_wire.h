@@ -68,12 +68,24 @@ typedef enum ls_net_type {
     LS_NET_STATE_CHUNK = 13, ///< either way: one chunk of a confirmed-tick snapshot.
     LS_NET_STATE_ACK = 14,   ///< either way: snapshot bytes held so far (total 0: a request).
     LS_NET_CONFIRMED = 15,   ///< relay -> spectator: final ticks, every slot's input + checksum.
+    LS_NET_STATE_PROOF = 16, ///< either way: a snapshot's proof (relay -> rejoiner: the agreed
+                             ///< checksum of the tick before it) or its refusal (rejoiner).
 } ls_net_type;
 
 /// Highest message type this version encodes and decodes.
-#define LS_NET_TYPE_LAST LS_NET_CONFIRMED
+#define LS_NET_TYPE_LAST LS_NET_STATE_PROOF
 /// Highest type number reserved for later versions.
-#define LS_NET_TYPE_RESERVED_LAST LS_NET_CONFIRMED
+#define LS_NET_TYPE_RESERVED_LAST LS_NET_STATE_PROOF
+
+/// STATE_PROOF kinds (SPEC.md §17.10).
+typedef enum ls_net_proof_kind {
+    LS_NET_PROOF_AGREED = 0,  ///< relay -> rejoiner: `checksum` = agreed checksum of tick - 1.
+    LS_NET_PROOF_REFUSED = 1, ///< rejoiner -> relay: the loaded state's checksum differs.
+    LS_NET_PROOF_NONE = 2,    ///< relay -> rejoiner: no agreed checksum to prove against.
+} ls_net_proof_kind;
+
+/// STATE_PROOF source: the snapshot came from the relay's host (ls_relay_session_put_state).
+#define LS_NET_SOURCE_HOST 0xFFu
 
 /// Who holds a credential (header byte 9, part of the nonce).
 typedef enum ls_net_role {
@@ -181,6 +193,12 @@ typedef struct ls_net_msg {
             uint32_t total; ///< Its size (0: a request for the sender's snapshot of `tick`).
             uint32_t next;  ///< The sender holds bytes [0, next) of it.
         } state_ack;        ///< STATE_ACK.
+        struct {
+            uint32_t tick;     ///< Snapshot tick T.
+            uint8_t source;    ///< Who supplied it: a slot, or LS_NET_SOURCE_HOST.
+            uint8_t kind;      ///< ls_net_proof_kind.
+            uint64_t checksum; ///< AGREED: of tick T - 1; REFUSED: the loaded state's.
+        } proof;               ///< STATE_PROOF.
         struct {
             uint32_t first_tick; ///< Tick of the first row.
             uint16_t count;      ///< Rows (1..LS_NET_MAX_BATCH).
