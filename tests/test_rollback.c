@@ -498,43 +498,6 @@ Test(rollback, a_disconnect_turns_predictions_into_empty_inputs)
     ls_rollback_destroy(rb);
 }
 
-// Lockstep (W = 0) keeps one outage per slot: empty from its disconnect tick d,
-// reopened at its return tick R (ls_rollback_reconnect); rows that arrived while
-// it was gone count from R on.
-Test(rollback, a_reconnect_reopens_a_slot_at_its_return_tick)
-{
-    game g;
-    ls_rollback *rb = hand_core(&g, 0, 0, 0);
-    for (uint32_t t = 0; t < 10; t++) {
-        add_remote_value(rb, t, 0x21);
-    }
-    ls_rollback_disconnect(rb, 1, 10);
-    cr_assert_eq(ls_rollback_reconnect(rb, 1, 9), LS_ERR_INVALID_ARGUMENT, "below d");
-    cr_assert_eq(ls_rollback_reconnect(rb, 0, 12), LS_ERR_INVALID_ARGUMENT, "not gone");
-    while (ls_rollback_present(rb) < 15) {
-        cr_assert_eq(ls_rollback_advance(rb), LS_ROLLBACK_ADVANCED);
-    }
-    cr_assert_eq(ls_rollback_advance(rb), LS_ROLLBACK_ADVANCED, "15: still empty, open-ended");
-    add_remote_value(rb, 16, 0x33); // the player's, before we know it is back: kept
-    add_remote_value(rb, 17, 0x33);
-    cr_assert_eq(ls_rollback_reconnect(rb, 1, 16), LS_OK);
-    cr_assert_eq(ls_rollback_frontier(rb, 1), 18, "the rows kept while gone count");
-    while (ls_rollback_present(rb) < 18) {
-        cr_assert_eq(ls_rollback_advance(rb), LS_ROLLBACK_ADVANCED);
-    }
-    cr_assert_eq(ls_rollback_advance(rb), LS_ROLLBACK_WAITING, "18: slot 1 is a player again");
-    uint64_t h = 0, c;
-    for (uint32_t t = 0; t < 18; t++) {
-        uint8_t row[2];
-        fill_input(7, 0, t, &row[0], 1);
-        row[1] = t < 10 ? 0x21 : t < 16 ? 0 : 0x33;
-        h = toy_step(h, t, row, 2, 1);
-        cr_assert(ls_rollback_checksum(rb, t, &c));
-        cr_assert_eq(c, h, "tick %u", t);
-    }
-    ls_rollback_destroy(rb);
-}
-
 static size_t failing_save(void *user, uint32_t tick, uint8_t *buf, size_t cap)
 {
     (void)user, (void)buf, (void)cap;

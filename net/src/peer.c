@@ -89,7 +89,7 @@ struct ls_peer {
     uint8_t *up;
     uint32_t up_tick, up_total, up_acked, up_sent;
     uint8_t up_hash[LS_NET_STATE_HASH_SIZE];
-    uint64_t up_last;
+    uint64_t up_last, up_heard; // last chunk sent; last word from the relay about it
     ls_net_outbox out;
     ls_peer_stats st;
 };
@@ -392,12 +392,7 @@ static void on_input(ls_peer *p, const ls_net_msg *m)
         p->st.dropped++;
         return;
     }
-    // Into the core (rollback: which compares them with what it predicted). A slot gone
-    // for good in the core (lockstep outage, departure) still has its rows counted as
-    // held, in order, since the relay sends them to a peer that has not seen its notice
-    // (the empties of an outage, then the player's inputs from its return tick).
-    bool gone = p->gone[k] && !p->soft[k];
-    uint32_t held = p->have[k];
+    // Into the core (rollback: which compares them with what it predicted).
     for (uint32_t i = 0; i < m->u.input.count; i++) {
         uint32_t t = m->u.input.first_tick + i;
         p->st.duplicates += t < p->have[k];
@@ -405,10 +400,8 @@ static void on_input(ls_peer *p, const ls_net_msg *m)
             LS_ERR_OUT_OF_RANGE) {
             break; // beyond the input window: the relay sends it again
         }
-        held += gone && t == held && t < ls_rollback_present(p->rb) + W;
     }
-    uint32_t f = rb_have(p, k);
-    p->have[k] = gone && held > f ? held : f;
+    p->have[k] = rb_have(p, k);
     p->ack_dirty = true;
 }
 
@@ -504,19 +497,15 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
         // Slot k is back from tick R: empty inputs in [gone_tick, R). A peer that never
         // saw it go gets those empties from the relay as ordinary inputs.
         uint32_t R = m->u.disconnect.tick;
-        if (!p->gone[k] || R < p->gone_tick[k]) {
+        if (!p->gone[k] || R < p->gone_tick[k] || !p->soft[k]) {
             return;
         }
-        if (p->soft[k]) { // the empties of [d, R) are confirmed, the player's inputs follow
-            p->empty_to[k] = R > p->empty_to[k] ? R : p->empty_to[k];
-            p->soft[k] = false;
-            rb_fill_empty(p, k);
-        } else if (ls_rollback_reconnect(p->rb, k, R) != LS_OK) {
-            return;
-        }
+        // The empties of [d, R) are confirmed, the player's inputs follow.
+        p->empty_to[k] = R > p->empty_to[k] ? R : p->empty_to[k];
+        p->soft[k] = false;
         p->gone[k] = false;
         p->back_tick[k] = R;
-        p->have[k] = rb_have(p, k);
+        rb_fill_empty(p, k);
         ls_peer_event ev = {LS_PEER_EV_REJOINED, k, R, 0, 0, 0, 0, 0};
         emit(p, &ev);
         return;
@@ -532,11 +521,10 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
     }           // slot k came back from (cannot be otherwise: ignore)
     p->gone[k] = true;
     p->gone_tick[k] = m->u.disconnect.tick;
-    if (m->u.disconnect.reason == LS_NET_TIMEOUT && p->def.mode == LS_PEER_ROLLBACK) {
+    if (m->u.disconnect.reason == LS_NET_TIMEOUT) {
         // It may come back: its empty inputs are confirmed tick by tick (relay ACKs, the
-        // REJOINED tick), never open-ended, so no peer predicts across its return tick.
-        // Lockstep predicts nothing: the slot's inputs are empty from d on at once, and
-        // its REJOINED notice reopens them from R (ls_rollback_reconnect).
+        // REJOINED tick), never open-ended, so no peer simulates (lockstep) or predicts
+        // (rollback) across its return tick R before it knows R.
         p->soft[k] = true;
         p->empty_next[k] = p->empty_to[k] = m->u.disconnect.tick;
     } else {
@@ -707,11 +695,17 @@ static void on_chunk(ls_peer *p, const ls_net_msg *m, uint64_t now)
 // within W of R), copied as it is. Otherwise (lockstep, or a state the core no
 // longer holds) we have the state of tick T only while the present is T and final
 // (the others wait there for the rejoiner), saved once through the save callback.
-static void on_upload_ack(ls_peer *p, const ls_net_msg *m)
+static void on_upload_ack(ls_peer *p, const ls_net_msg *m, uint64_t now)
 {
     const uint32_t tick = m->u.state_ack.tick;
     if (m->u.state_ack.total == 0) {
-        if (!p->def.cb.save || (p->up && p->up_tick == tick)) {
+        if (p->up && p->up_tick == tick) { // asked again: the relay starts over from byte 0
+            p->up_acked = p->up_sent = 0;
+            p->up_last = 0;
+            p->up_heard = now;
+            return;
+        }
+        if (!p->def.cb.save) {
             return;
         }
         size_t cap = 64u << 10, n = 0;
@@ -749,12 +743,16 @@ static void on_upload_ack(ls_peer *p, const ls_net_msg *m)
         p->up_total = (uint32_t)n;
         p->up_acked = p->up_sent = 0;
         p->up_last = 0;
+        p->up_heard = now;
         crypto_generichash(p->up_hash, sizeof p->up_hash, b, n, NULL, 0);
         return;
     }
     if (p->up && tick == p->up_tick && m->u.state_ack.total == p->up_total) {
+        // The relay's word on what it holds, even below what it said before: it keeps only
+        // in-order bytes and starts over when it asks again or takes a new uploader.
         uint32_t said = m->u.state_ack.next < p->up_sent ? m->u.state_ack.next : p->up_sent;
-        p->up_acked = said > p->up_acked ? said : p->up_acked;
+        p->up_acked = said;
+        p->up_heard = now;
         if (p->up_acked == p->up_total) {
             free(p->up);
             p->up = NULL;
@@ -770,6 +768,12 @@ static void send_chunk(void *user, ls_net_msg *m)
 static void send_upload(ls_peer *p, uint64_t now)
 {
     if (!p->up) {
+        return;
+    }
+    uint32_t timeout_ms = p->welcome.u.welcome.timeout_ms ? p->welcome.u.welcome.timeout_ms : 3000;
+    if (now - p->up_heard > (uint64_t)timeout_ms * 1000) {
+        free(p->up); // the relay has said nothing about it for a timeout: it took another
+        p->up = NULL;
         return;
     }
     ls_net_state_out out = {p->up_tick, p->up_total, p->up, p->up_hash};
@@ -921,7 +925,7 @@ void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now)
         on_disconnect(p, &m, now);
         break;
     case LS_NET_STATE_ACK:
-        on_upload_ack(p, &m);
+        on_upload_ack(p, &m, now);
         break;
     case LS_NET_PING: {
         ls_net_msg pong = m;

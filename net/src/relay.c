@@ -718,6 +718,9 @@ static void on_ack(session_st *s, uint32_t j, const ls_net_msg *m)
         p->st.drops++;
         return;
     }
+    if (p->xfer) {
+        return; // a rejoiner's ACKs before it loads are from before its rejoin: stale
+    }
     for (uint32_t k = 0; k < s->def.slots; k++) {
         if (k == j) {
             continue; // a peer is never sent its own inputs
@@ -727,6 +730,7 @@ static void on_ack(session_st *s, uint32_t j, const ls_net_msg *m)
         v = v < p->sent_next[k] ? v : p->sent_next[k];
         uint32_t held = q->input_next > W ? q->input_next - W : 0; // oldest tick in the ring
         held = held > s->def.delay ? held : s->def.delay;
+        held = held > p->said_floor ? held : p->said_floor; // a rejoiner holds nothing older
         v = v > held ? v : held;
         p->peer_said[k] = v;
         p->peer_has[k] = v > p->peer_has[k] ? v : p->peer_has[k];

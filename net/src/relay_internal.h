@@ -72,6 +72,7 @@ typedef struct slot_st {
     uint32_t xfer_tick, state_next, state_sent;
     uint8_t xfer_source; // who supplied xfer_tick's snapshot (a slot, LS_NET_SOURCE_HOST)
     uint32_t refused;    // sources whose snapshot this rejoiner refused (bit 16: the host)
+    uint32_t said_floor; // its ACK claims never count below this (its snapshot's tick)
     ls_relay_peer_stats st;
 } slot_st;
 
@@ -102,7 +103,8 @@ typedef struct session_st {
     uint8_t *up; // [def.state_max], with rejoin_ms
     uint32_t up_slot, up_tick, up_total, up_next;
     uint8_t up_hash[LS_NET_STATE_HASH_SIZE];
-    uint64_t up_asked; // time of the last request (0: never)
+    uint64_t up_asked;    // time of the last request (0: never)
+    uint64_t up_progress; // time the upload last moved (a request, or new in-order bytes)
 } session_st;
 
 struct ls_relay {

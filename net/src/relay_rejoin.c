@@ -51,8 +51,11 @@ void ls_relay_on_rejoin_(ls_relay *r, session_st *s, uint32_t id, const ls_net_a
 {
     uint32_t k = m->h.slot;
     slot_st *p = &s->slot[k];
-    if (!p->gone && p->bound && p->xfer && ls_net_addr_equal(&p->addr, from)) {
-        p->last_heard = now; // a repeat: our answer was lost
+    // A repeat: our answer (the REJOINED notice with R) was lost. The rejoiner repeats
+    // REJOIN until it has R, which may be after it already holds the whole snapshot (the
+    // transfer is over then, xfer false): answer for as long as it asks.
+    if (!p->gone && p->bound && p->st.rejoins && ls_net_addr_equal(&p->addr, from)) {
+        p->last_heard = now;
         ls_relay_send_rejoined_(r, s, id, k, k);
         return;
     }
@@ -102,6 +105,16 @@ void ls_relay_on_rejoin_(ls_relay *r, session_st *s, uint32_t id, const ls_net_a
             R = s->slot[j].input_next;
         }
     }
+    // A peer that acknowledged k as gone holds k's empty inputs as far as it confirmed
+    // them (SPEC.md §24.8), up to R at most, without a row from us: its claims up to R
+    // count (else its ACKs stay clamped at d, the window's base with them, and the others
+    // cannot reach R to upload the rejoiner's snapshot).
+    for (uint32_t j = 0; j < s->def.slots; j++) {
+        slot_st *q = &s->slot[j];
+        if (j != k && (q->peer_knows_gone >> k & 1u) && q->sent_next[k] < R) {
+            q->sent_next[k] = R;
+        }
+    }
     p->gone = false;
     p->gap_from = p->gone_tick;
     p->gap_to = R;
@@ -140,20 +153,50 @@ void ls_relay_on_rejoin_(ls_relay *r, session_st *s, uint32_t id, const ls_net_a
 // No usable snapshot for rejoiner j: once every tick below its return tick R is
 // final (the others wait at R, with the state of R), ask the lowest connected slot
 // for its state of R (STATE_ACK, total 0), every 250 ms, a next slot each time.
+// The uploader we turn away from: tell it to stop (its whole upload acknowledged), so an
+// abandoned uploader does not keep sending its snapshot into the void.
+static void stop_upload(ls_relay *r, session_st *s, uint32_t id)
+{
+    const slot_st *q = &s->slot[s->up_slot];
+    if (!s->up_asked || !s->up_total || !q->bound || q->gone) {
+        return; // nothing arrived from it (it stops on its own when it hears nothing)
+    }
+    ls_net_msg m;
+    ls_relay_header_(&m, LS_NET_STATE_ACK, id);
+    m.u.state_ack.tick = s->up_tick;
+    m.u.state_ack.total = m.u.state_ack.next = s->up_total;
+    ls_relay_send_to_(r, s, s->up_slot, &m);
+}
+
+// Ask a connected player for its state of the rejoiner's return tick R. The request is
+// repeated to the same player while its upload moves (new in-order bytes within the last
+// UPLOAD_STALL_US: under loss and jitter a 12 KB upload takes longer than one request
+// period), and moves on to the next player not refused only when it stalls; a request
+// restarts the upload from byte 0 on both sides.
+#define UPLOAD_STALL_US 500000u
 static void ask_upload(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint64_t now)
 {
     slot_st *p = &s->slot[j];
     if (!s->up || s->final_next < p->gap_to || (s->up_asked && now - s->up_asked < 250000)) {
         return;
     }
+    const slot_st *cur = &s->slot[s->up_slot];
+    bool same = s->up_asked && s->up_tick == p->gap_to && s->up_slot != j && cur->bound &&
+                !cur->gone && !cur->xfer && !(p->refused >> s->up_slot & 1u);
+    if (same && now - s->up_progress < UPLOAD_STALL_US) {
+        return; // it is coming
+    }
     for (uint32_t i = 1; i <= s->def.slots; i++) {
         uint32_t u = (s->up_slot + i) % s->def.slots;
         const slot_st *q = &s->slot[u];
         if (u != j && q->bound && !q->gone && !q->xfer && !(p->refused >> u & 1u)) {
+            if (u != s->up_slot) {
+                stop_upload(r, s, id);
+            }
             s->up_slot = u;
             s->up_tick = p->gap_to;
             s->up_total = s->up_next = 0;
-            s->up_asked = now;
+            s->up_asked = s->up_progress = now;
             ls_net_msg m;
             ls_relay_header_(&m, LS_NET_STATE_ACK, id);
             m.u.state_ack.tick = s->up_tick;
@@ -183,6 +226,7 @@ void ls_relay_on_state_chunk_(ls_relay *r, session_st *s, uint32_t id, uint32_t 
     if (m->u.state.offset == s->up_next && s->up_next < s->up_total) {
         memcpy(s->up + s->up_next, m->u.state.data, m->u.state.len);
         s->up_next += m->u.state.len;
+        s->up_progress = s->now;
         if (s->up_next == s->up_total) {
             uint8_t h[LS_NET_STATE_HASH_SIZE];
             crypto_generichash(h, sizeof h, s->up, s->up_total, NULL, 0);
@@ -300,6 +344,7 @@ void ls_relay_on_state_ack_(ls_relay *r, session_st *s, uint32_t id, uint32_t j,
                 p->last_sent[k] = 0;
             }
             p->last_notice = 0;
+            p->said_floor = p->xfer_tick; // a late ACK from before the load claims less
         }
     }
     if (!p->xfer && m->u.state_ack.total && m->u.state_ack.next == m->u.state_ack.total) {

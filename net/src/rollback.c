@@ -56,8 +56,7 @@ struct ls_rollback {
     uint32_t frontier[LS_ROLLBACK_MAX_SLOTS]; // first unknown tick (NONE: all known)
     bool gone[LS_ROLLBACK_MAX_SLOTS];
     uint32_t gone_tick[LS_ROLLBACK_MAX_SLOTS];
-    uint32_t gap_from[LS_ROLLBACK_MAX_SLOTS], gap_to[LS_ROLLBACK_MAX_SLOTS]; // an outage
-    state_cell *cells;                                                       // [window]
+    state_cell *cells; // [window]
     uint64_t csum[RING];
     uint32_t csum_tag[RING];
     uint32_t present; // next tick to simulate for the first time
@@ -221,8 +220,7 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 
 static bool is_empty_tick(const ls_rollback *rb, uint32_t k, uint32_t t)
 {
-    return t < rb->delay || (rb->gone[k] && t >= rb->gone_tick[k]) ||
-           (t >= rb->gap_from[k] && t < rb->gap_to[k]);
+    return t < rb->delay || (rb->gone[k] && t >= rb->gone_tick[k]);
 }
 
 // The known input of slot k at tick t, or NULL (unknown, or too old to be held).
@@ -324,7 +322,12 @@ static void check_used(ls_rollback *rb, uint32_t k, uint32_t t, const uint8_t *a
         rb->st.predicted++;
         rb->st.predicted_hits += same;
     }
-    if (!same && t < rb->valid && t < rb->pending) {
+    if (!same && rb->window == 0) {
+        // Without prediction nothing is simulated before it is known, so this is an
+        // input that contradicts a simulated tick (a driver that announced an input wrong):
+        // there is no state to correct from; counted, and left to the checksum comparison.
+        rb->st.conflicts++;
+    } else if (!same && t < rb->valid && t < rb->pending) {
         rb->pending = t;
     }
 }
@@ -335,15 +338,7 @@ ls_result ls_rollback_add_input(ls_rollback *rb, uint32_t k, uint32_t t, const u
         return LS_ERR_INVALID_ARGUMENT;
     }
     if (is_empty_tick(rb, k, t)) {
-        // Defined as empty: nothing to learn. A disconnected slot's inputs are still kept
-        // (inside the window): they count again if it comes back (ls_rollback_reconnect).
-        if (rb->gone[k] && t >= rb->gone_tick[k] && t != NONE &&
-            !(rb->def.ticks && t >= rb->def.ticks) && t - oldest_needed(rb) < RING) {
-            size_t i = at(k, t);
-            memcpy(rb->in + i * rb->isz, input, rb->isz);
-            rb->in_tag[i] = t + 1;
-        }
-        rb->st.duplicates++;
+        rb->st.duplicates++; // defined as empty: nothing to learn
         return LS_OK;
     }
     if ((rb->def.ticks && t >= rb->def.ticks) || t == NONE) {
@@ -389,32 +384,11 @@ void ls_rollback_disconnect(ls_rollback *rb, uint32_t k, uint32_t d)
     advance_frontier(rb, k);
 }
 
-ls_result ls_rollback_reconnect(ls_rollback *rb, uint32_t k, uint32_t r)
-{
-    if (k >= rb->slots || !rb->gone[k] || r < rb->gone_tick[k] || r == NONE) {
-        return LS_ERR_INVALID_ARGUMENT;
-    }
-    // The empties of [d, r) were known since the disconnect; from r the slot's frontier
-    // is open again (nothing at or beyond d was stored while it was gone).
-    rb->gap_from[k] = rb->gone_tick[k];
-    rb->gap_to[k] = r;
-    rb->gone[k] = false;
-    rb->gone_tick[k] = 0;
-    rb->frontier[k] = r;
-    const uint8_t *before = r > 0 ? known_input(rb, k, r - 1) : NULL;
-    if (before) {
-        memcpy(rb->last[k], before, rb->isz);
-    } else {
-        memset(rb->last[k], 0, sizeof rb->last[k]);
-    }
-    advance_frontier(rb, k);
-    return LS_OK;
-}
-
 static bool save_state(ls_rollback *rb, uint32_t t)
 {
-    state_cell *c = &rb->cells[t % rb->window];
-    for (int attempt = 0; attempt < 2; attempt++) {
+    // No cells without prediction (max_prediction 0): never called then, refused if it were.
+    state_cell *c = rb->window ? &rb->cells[t % rb->window] : NULL;
+    for (int attempt = 0; c && attempt < 2; attempt++) {
         size_t n = rb->def.cb.save(rb->def.cb.user, t, c->buf, c->cap);
         if (n == 0) {
             break;
@@ -432,7 +406,9 @@ static bool save_state(ls_rollback *rb, uint32_t t)
         c->buf = b;
         c->cap = cap;
     }
-    c->tag = 0;
+    if (c) {
+        c->tag = 0;
+    }
     rb->st.errors++;
     ls_rollback_event ev = {LS_ROLLBACK_EV_ERROR, 0, t, rb->present, 0, 0, 0, 0};
     emit(rb, &ev);
@@ -441,8 +417,8 @@ static bool save_state(ls_rollback *rb, uint32_t t)
 
 static bool load_state(ls_rollback *rb, uint32_t t)
 {
-    const state_cell *c = &rb->cells[t % rb->window];
-    if (c->tag == t + 1 && rb->def.cb.load(rb->def.cb.user, t, c->buf, c->len)) {
+    const state_cell *c = rb->window ? &rb->cells[t % rb->window] : NULL;
+    if (c && c->tag == t + 1 && rb->def.cb.load(rb->def.cb.user, t, c->buf, c->len)) {
         return true;
     }
     rb->st.errors++;
@@ -698,7 +674,7 @@ void ls_rollback_reset(ls_rollback *rb, uint32_t tick)
     for (uint32_t k = 0; k < rb->slots; k++) {
         rb->frontier[k] = tick > rb->delay ? tick : rb->delay;
         rb->gone[k] = false;
-        rb->gone_tick[k] = rb->gap_from[k] = rb->gap_to[k] = 0;
+        rb->gone_tick[k] = 0;
         memset(rb->last[k], 0, sizeof rb->last[k]);
     }
     rb->present = rb->valid = rb->final_ = tick;

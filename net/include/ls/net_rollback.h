@@ -148,14 +148,6 @@ LS_API ls_result ls_rollback_add_input(ls_rollback *rb, uint32_t slot, uint32_t 
 /// Slot is disconnected from tick on: its input is the empty input (confirmed) there.
 /// A second notice for the slot is ignored.
 LS_API void ls_rollback_disconnect(ls_rollback *rb, uint32_t slot, uint32_t tick);
-/// Slot, disconnected at d (ls_rollback_disconnect), plays again from tick >= d: its inputs
-/// of [d, tick) stay the empty input, those from `tick` on are expected again (add them
-/// with ls_rollback_add_input). Meant for max_prediction 0 (lockstep), where no tick at or
-/// beyond `tick` can have been simulated before the caller learns it; with prediction,
-/// confirm a returning slot's empty inputs one by one instead. One outage is kept per slot
-/// (a later one replaces it). LS_ERR_INVALID_ARGUMENT for a bad slot, a slot that is not
-/// disconnected or a tick below d.
-LS_API ls_result ls_rollback_reconnect(ls_rollback *rb, uint32_t slot, uint32_t tick);
 /// Start over from the state of confirmed tick `tick` (a snapshot the game has just loaded):
 /// every input, saved state and checksum is forgotten, present = tick, every slot's inputs
 /// are expected from max(tick, input_delay) on (add them with ls_rollback_add_input); the
