@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The `lockstep` command line (the tool next to this test binary): every
 // command's --help, the exit statuses (0 ok, 1 runtime error, 2 usage error,
-// 3 verification failure), one clear message per bad argument, --json checked
+// 3 verification failure, 4 partial), one clear message per bad argument, --json checked
 // by a strict JSON parser, progress lines only on a terminal, and installed
 // scenes found through $LOCKSTEP_DATA. Issue 17.
 #define _GNU_SOURCE
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -464,7 +465,9 @@ Test(cli, top_level_help_documents_the_exit_statuses_and_json)
     cr_assert(strstr(r.out, "1  runtime error"), "%s", r.out);
     cr_assert(strstr(r.out, "2  usage error"), "%s", r.out);
     cr_assert(strstr(r.out, "3  verification failure"), "%s", r.out);
+    cr_assert(strstr(r.out, "4  partial: replay verify"), "%s", r.out);
     cr_assert(strstr(r.out, "--json"), "%s", r.out);
+    cr_assert(strstr(r.out, "match, relay, bot, version"), "%s", r.out);
     run_free(&r);
     r = RUN("no-such-command");
     cr_assert_eq(r.status, 2);
@@ -1053,4 +1056,256 @@ Test(cli, match_outage_and_late_join_arguments_are_checked)
     r = RUN("match", "--peers", "3", "--outage", "5@300+1000");
     assert_usage_error(r, "--outage: slot 5 is out of range");
     run_free(&r);
+}
+
+// ---- relay and bot: --credentials checked first, --json summaries ----
+
+Test(cli, relay_credentials_dir_is_checked_before_listening)
+{
+    // Missing, a file, or already holding a credential: one line naming DIR, exit 1
+    // (an unusable path is a runtime error, as for --scene), and nothing on stdout:
+    // no `listening` line that a wrapper would take for a running relay.
+    char *missing = path_in_dir("no-such-dir");
+    run_result r = RUN("relay", "--credentials", missing);
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    cr_assert_str_empty(r.out, "%s", r.out);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "lockstep relay: --credentials "), "%s", r.err);
+    cr_assert_eq(count(r.err, "no-such-dir"), 1, "DIR once: %s", r.err);
+    cr_assert(strstr(r.err, "No such file or directory"), "%s", r.err);
+    run_free(&r);
+    char *file = path_in_dir("a-file");
+    FILE *f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+    r = RUN("relay", "--credentials", file);
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    cr_assert_str_empty(r.out, "%s", r.out);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "a-file: not a directory"), "%s", r.err);
+    run_free(&r);
+    char *full = path_in_dir("full");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && touch %s/session-1-slot-1.cred", full, full);
+    cr_assert_eq(system(cmd), 0);
+    r = RUN("relay", "--credentials", full, "--slots", "2");
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    cr_assert_str_empty(r.out, "%s", r.out);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "session-1-slot-1.cred already exists"), "%s", r.err);
+    run_free(&r);
+    if (geteuid() != 0) { // root may write anywhere
+        char *ro = path_in_dir("read-only");
+        snprintf(cmd, sizeof cmd, "mkdir -p %s && chmod 500 %s", ro, ro);
+        cr_assert_eq(system(cmd), 0);
+        r = RUN("relay", "--credentials", ro);
+        cr_assert_eq(r.status, 1, "%s", r.err);
+        cr_assert_str_empty(r.out, "%s", r.out);
+        cr_assert(strstr(r.err, "read-only: not writable"), "%s", r.err);
+        run_free(&r);
+    }
+    r = RUN("relay", "--help");
+    cr_assert(strstr(r.out, "--json"), "%s", r.out);
+    cr_assert(strstr(r.out, "DIR must exist and be writable"), "%s", r.out);
+    run_free(&r);
+    r = RUN("bot", "--help");
+    cr_assert(strstr(r.out, "--json"), "%s", r.out);
+    run_free(&r);
+}
+
+// Start the tool in the background, stdout and stderr to files in dir.
+static pid_t spawn_to(const char *out_name, const char *err_name, const char *const *args)
+{
+    char out[512], err[512];
+    snprintf(out, sizeof out, "%s/%s", dir, out_name);
+    snprintf(err, sizeof err, "%s/%s", dir, err_name);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (o < 0 || e < 0) {
+            _exit(126);
+        }
+        dup2(o, 1);
+        dup2(e, 2);
+        char *argv[64];
+        int n = 0;
+        argv[n++] = tool;
+        for (; args[n - 1] && n < 63; n++) {
+            argv[n] = (char *)(uintptr_t)args[n - 1];
+        }
+        argv[n] = NULL;
+        execv(tool, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+#define SPAWN(out, err, ...) spawn_to(out, err, (const char *const[]){__VA_ARGS__, NULL})
+
+static char *slurp(const char *name)
+{
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    append(&text, &len, &cap, "", 0);
+    FILE *f = fopen(path_in_dir(name), "rb");
+    if (f) {
+        char buf[4096];
+        size_t got;
+        while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
+            append(&text, &len, &cap, buf, got);
+        }
+        fclose(f);
+    }
+    return text;
+}
+
+static int wait_status(pid_t pid)
+{
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+// Wait (up to 10 s) for the relay's `ready` line in its log file; its address.
+static void wait_ready(const char *log_name, char *addr, size_t size)
+{
+    for (int i = 0; i < 1000; i++) {
+        char *log = slurp(log_name);
+        const char *l = strstr(log, "listening 127.0.0.1:");
+        unsigned port = 0;
+        if (l && strstr(log, "\nready\n") && sscanf(l, "listening 127.0.0.1:%u", &port) == 1) {
+            snprintf(addr, size, "127.0.0.1:%u", port);
+            free(log);
+            return;
+        }
+        free(log);
+        usleep(10000);
+    }
+    cr_assert_fail("the relay never printed ready");
+}
+
+// "final_checksum":"..." of a JSON summary.
+static void json_checksum(const char *json, char out[17])
+{
+    const char *p = strstr(json, "\"final_checksum\":\"");
+    cr_assert_not_null(p, "%s", json);
+    memcpy(out, p + 18, 16);
+    out[16] = '\0';
+}
+
+Test(cli, relay_and_bot_json_summaries_and_a_rejoiner_named_as_a_slot, .timeout = 60)
+{
+    // Relay --json: the line log on stderr, one summary object on stdout. Bot 1
+    // goes silent at tick 60 for 1.2 s, is timed out (0.5 s) and rejoins: the relay's
+    // state_needed event is about player slot 1, not a spectator (the session has
+    // spectator credentials 0 and 1, none of them used).
+    char scene[4200], addr[64];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
+    char *creds = path_in_dir("creds");
+    cr_assert_eq(mkdir(creds, 0700), 0);
+    pid_t relay =
+        SPAWN("relay.json", "relay.log", "relay", "--credentials", creds, "--slots", "2",
+              "--spectators", "2", "--ticks", "360", "--tick-rate", "120", "--timeout", "500",
+              "--rejoin-ms", "5000", "--exit-when-done", "--json", "--scene", scene);
+    wait_ready("relay.log", addr, sizeof addr);
+    char c0[600], c1[600];
+    snprintf(c0, sizeof c0, "%s/session-1-slot-0.cred", creds);
+    snprintf(c1, sizeof c1, "%s/session-1-slot-1.cred", creds);
+    pid_t b0 = SPAWN("b0.json", "b0.log", "bot", "--relay", addr, "--credential", c0, "--scene",
+                     scene, "--json");
+    pid_t b1 = SPAWN("b1.json", "b1.log", "bot", "--relay", addr, "--credential", c1, "--scene",
+                     scene, "--outage", "60:1200", "--json");
+    int s0 = wait_status(b0), s1 = wait_status(b1), sr = wait_status(relay);
+    char *rj = slurp("relay.json"), *rl = slurp("relay.log");
+    char *j0 = slurp("b0.json"), *j1 = slurp("b1.json"), *l1 = slurp("b1.log");
+    cr_assert_eq(s0, 0, "%s", j0);
+    cr_assert_eq(s1, 0, "%s\n%s", j1, l1);
+    cr_assert_eq(sr, 0, "%s", rl);
+    // The relay: its log on stderr, the summary alone on stdout.
+    cr_assert(json_valid(rj), "not valid JSON:\n%s", rj);
+    cr_assert(strstr(rl, "listening 127.0.0.1:") && strstr(rl, "\nready\n"), "%s", rl);
+    cr_assert(strstr(rl, "stats relay packets_in="), "%s", rl);
+    cr_assert(strstr(rl, "event state_needed session=1 slot=1 tick="), "%s", rl);
+    cr_assert_null(strstr(rl, "state_needed session=1 spectator="), "%s", rl);
+    static const char *const relay_keys[] = {
+        "\"sessions\":[{\"session\":1,\"ticks\":360,\"done\":true,\"desyncs\":0,"
+        "\"desync_events\":[],\"disconnects\":[",
+        "{\"slot\":1,\"tick\":60,\"reason\":\"timeout\"}",
+        "\"rejoins\":[{\"slot\":1,\"tick\":",
+        "\"peers\":[{\"slot\":0,\"joined\":true,",
+        "\"spectators\":[{\"index\":0,\"joined\":false,",
+        "\"replay\":null",
+        "\"relay\":{\"packets_in\":",
+        "\"bad_mac\":0,",
+        "\"rejoins\":1,",
+        "\"result\":\"ok\""};
+    for (size_t i = 0; i < sizeof relay_keys / sizeof relay_keys[0]; i++) {
+        cr_assert(strstr(rj, relay_keys[i]), "'%s' in %s", relay_keys[i], rj);
+    }
+    // The bots: one object each, the same final checksum, the rejoin seen by both.
+    cr_assert(json_valid(j0), "not valid JSON:\n%s", j0);
+    cr_assert(json_valid(j1), "not valid JSON:\n%s", j1);
+    cr_assert(strstr(j1, "{\"role\":\"player\",\"slot\":1,\"mode\":\"lockstep\","
+                         "\"status\":\"finished\",\"ticks\":360,"),
+              "%s", j1);
+    cr_assert(strstr(j1, "\"desyncs\":0,\"first_desync_tick\":null,\"desync_events\":[]"), "%s",
+              j1);
+    cr_assert(strstr(j1, "\"disconnects\":[{\"slot\":1,\"tick\":60,\"reason\":\"timeout\"}"), "%s",
+              j1);
+    cr_assert(strstr(j1, "\"rejoins\":[{\"slot\":1,\"tick\":"), "%s", j1);
+    cr_assert(strstr(j1, "\"stats\":{\"rtt_ms\":"), "%s", j1);
+    cr_assert(strstr(j1, "\"result\":\"ok\",\"reason\":null}"), "%s", j1);
+    cr_assert(strstr(j0, "\"rejoins\":[{\"slot\":1,\"tick\":"), "%s", j0);
+    cr_assert(strstr(j0, ",\"snapshot_tick\":null}"), "only the rejoiner loads one: %s", j0);
+    cr_assert(strstr(l1, "bot 1: rejoined, snapshot of tick "), "the log on stderr: %s", l1);
+    cr_assert(strstr(l1, "result slot=1 "), "%s", l1);
+    char k0[17], k1[17];
+    json_checksum(j0, k0);
+    json_checksum(j1, k1);
+    cr_assert_str_eq(k0, k1);
+    free(rj), free(rl), free(j0), free(j1), free(l1);
+}
+
+Test(cli, a_late_spectator_needing_state_is_named_as_a_spectator, .timeout = 60)
+{
+    // No --json: the relay's log stays on stdout. Spectator 1 joins at ~tick 180,
+    // past the 64-tick history: the relay asks for a snapshot for spectator 1 (it has
+    // no state to give, so the spectator is dropped) while player slot 1 plays on.
+    char scene[4200], addr[64];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
+    char *creds = path_in_dir("creds");
+    cr_assert_eq(mkdir(creds, 0700), 0);
+    pid_t relay =
+        SPAWN("relay.out", "relay.err", "relay", "--credentials", creds, "--slots", "2",
+              "--spectators", "2", "--history", "64", "--ticks", "300", "--tick-rate", "120",
+              "--timeout", "500", "--rejoin-ms", "5000", "--exit-when-done", "--scene", scene);
+    wait_ready("relay.out", addr, sizeof addr);
+    char c0[600], c1[600], v1[600];
+    snprintf(c0, sizeof c0, "%s/session-1-slot-0.cred", creds);
+    snprintf(c1, sizeof c1, "%s/session-1-slot-1.cred", creds);
+    snprintf(v1, sizeof v1, "%s/session-1-spectator-1.cred", creds);
+    pid_t b0 =
+        SPAWN("b0.out", "b0.err", "bot", "--relay", addr, "--credential", c0, "--scene", scene);
+    pid_t b1 =
+        SPAWN("b1.out", "b1.err", "bot", "--relay", addr, "--credential", c1, "--scene", scene);
+    pid_t v = SPAWN("v.json", "v.err", "bot", "--relay", addr, "--credential", v1, "--scene", scene,
+                    "--start-delay-ms", "1500", "--json");
+    int s0 = wait_status(b0), s1 = wait_status(b1), sv = wait_status(v), sr = wait_status(relay);
+    char *ro = slurp("relay.out"), *re = slurp("relay.err"), *vj = slurp("v.json");
+    cr_assert_eq(s0, 0);
+    cr_assert_eq(s1, 0);
+    cr_assert_eq(sr, 0, "%s", re);
+    cr_assert_str_empty(re, "%s", re);
+    cr_assert(strstr(ro, "event state_needed session=1 spectator=1 tick="), "%s", ro);
+    cr_assert_null(strstr(ro, "state_needed session=1 slot="), "%s", ro);
+    cr_assert(strstr(ro, "event spectator_dropped session=1 spectator=1 "), "%s", ro);
+    cr_assert_eq(sv, 1, "a dropped spectator did not finish: %s", vj);
+    cr_assert(json_valid(vj), "not valid JSON:\n%s", vj);
+    cr_assert(strstr(vj, "{\"role\":\"spectator\",\"index\":1,\"status\":\"dropped\","), "%s", vj);
+    cr_assert(strstr(vj, "\"mismatches\":0,\"mismatch_events\":[]"), "%s", vj);
+    cr_assert(strstr(vj, "\"result\":\"failed\",\"reason\":\"spectator 1 stopped at tick "), "%s",
+              vj);
+    free(ro), free(re), free(vj);
 }

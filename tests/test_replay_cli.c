@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `lockstep replay` end to end (the tool next to this test binary, built by
 // `make test`): record -> info -> verify, a tampered input's DESYNC report with
-// the body diff, identical reports with --jobs 1 and 2, a cut file, a flipped
-// byte and a foreign build fingerprint.
+// the body diff, identical reports with --jobs 1 and 2, a cut file (exit 4, or 1
+// with --strict), a flipped byte and a foreign build fingerprint.
 #define _POSIX_C_SOURCE 200809L
 #include "ls/replay.h"
 #include "test_tool.h"
@@ -125,13 +125,46 @@ Test(replay_cli, cut_and_flipped_files_are_reported_with_their_offsets)
              "printf '\\377' | dd of=flip.lsr bs=1 seek=3000 conv=notrunc 2>/dev/null",
              dir);
     cr_assert_eq(system(cmd), 0);
-    cr_assert_eq(run(&out, "replay verify cut.lsr"), 0, "%s", out);
+    // Every readable tick verifies, but the file is incomplete: exit 4 (partial).
+    cr_assert_eq(run(&out, "replay verify cut.lsr"), 4, "%s", out);
     // Where the cut falls depends on keyframe sizes (the physics): accept any chunk.
     unsigned ticks = 0;
     cr_assert_eq(sscanf(out, "verified %u ticks", &ticks), 1, "%s", out);
     cr_assert(ticks >= 100 && ticks < 400, "%s", out);
     cr_assert(strstr(out, "note: incomplete recording: file ends inside "), "%s", out);
     cr_assert(strstr(out, " at byte "), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify cut.lsr --jobs 2"), 4, "%s", out);
+    free(out);
+    // --strict: an incomplete file is an error (1), whatever its ticks say.
+    cr_assert_eq(run(&out, "replay verify cut.lsr --strict"), 1, "%s", out);
+    cr_assert_eq(strncmp(out, "ERROR: incomplete recording (--strict): file ends inside ", 57), 0,
+                 "%s", out);
+    cr_assert_null(strstr(out, "verified "), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify cut.lsr --json"), 4, "%s", out);
+    cr_assert(strstr(out, "\"complete\":false,"), "%s", out);
+    cr_assert(strstr(out, "\"result\":\"partial\",\"strict\":false,\"tick\":null"), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify cut.lsr --json --strict"), 1, "%s", out);
+    cr_assert(strstr(out, "\"result\":\"partial\",\"strict\":true,"), "%s", out);
+    free(out);
+    // A complete file is unaffected by --strict.
+    cr_assert_eq(run(&out, "replay verify m.lsr --strict"), 0, "%s", out);
+    cr_assert_str_eq(out, "verified 400 ticks\n");
+    free(out);
+    cr_assert_eq(run(&out, "replay verify m.lsr --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"result\":\"verified\",\"strict\":false,"), "%s", out);
+    free(out);
+    // A desync in the readable part of a cut file is still a desync (3), strict or not.
+    cr_assert_eq(run(&out, "replay tamper m.lsr t.lsr --tick 50 --player 1"), 0, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "cd %s && head -c 5000 t.lsr > tcut.lsr", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(run(&out, "replay verify tcut.lsr"), 3, "%s", out);
+    cr_assert_eq(strncmp(out, "DESYNC at tick 50", 17), 0, "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify tcut.lsr --strict"), 3, "%s", out);
     free(out);
     cr_assert_eq(run(&out, "replay info flip.lsr"), 1, "%s", out);
     cr_assert(strstr(out, "check code mismatch") && strstr(out, "at byte "), "%s", out);
@@ -304,10 +337,13 @@ Test(replay_cli, a_recorder_killed_mid_match_leaves_a_verifiable_prefix)
     cr_assert_eq(run(&out, "replay info killed.lsr"), 0, "%s", out);
     cr_assert(strstr(out, "INCOMPLETE"), "%s", out);
     free(out);
-    cr_assert_eq(run(&out, "replay verify killed.lsr --jobs 2"), 0, "%s", out);
+    cr_assert_eq(run(&out, "replay verify killed.lsr --jobs 2"), 4, "partial: %s", out);
     unsigned ticks = 0;
     cr_assert_eq(sscanf(out, "verified %u ticks", &ticks), 1, "%s", out);
     cr_assert_geq(ticks, 60u, "%s", out);
     cr_assert(strstr(out, "note: incomplete recording: "), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify killed.lsr --strict"), 1, "%s", out);
+    cr_assert(strstr(out, "ERROR: incomplete recording (--strict): "), "%s", out);
     free(out);
 }

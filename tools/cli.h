@@ -17,6 +17,8 @@ enum {
     CLI_EXIT_ERROR = 1,    ///< Runtime error: I/O, unreadable or invalid file, network failure.
     CLI_EXIT_USAGE = 2,    ///< Usage error: unknown option, missing or bad argument value.
     CLI_EXIT_MISMATCH = 3, ///< Verification failure: desync, difference, overflow.
+    CLI_EXIT_PARTIAL = 4,  ///< replay verify: every readable tick verified, but the file is
+                           ///< incomplete (truncated); --strict makes that CLI_EXIT_ERROR.
 };
 
 /// The exit-status table printed by `lockstep --help` (and shown in README.md).
@@ -27,7 +29,9 @@ enum {
     "  2  usage error: unknown option, missing or bad argument value\n"                            \
     "  3  verification failure: replay verify desync or keyframe mismatch, replay diff\n"          \
     "     found a difference, match desync or unequal checksums, bot saw a desync,\n"              \
-    "     fixed-point overflow (sim, fx)\n"
+    "     fixed-point overflow (sim, fx)\n"                                                        \
+    "  4  partial: replay verify checked every readable tick, but the recording is\n"              \
+    "     incomplete (cut short, no index); with --strict that is status 1 instead\n"
 
 /// One subcommand: name, one-line summary, usage text, entry point.
 typedef struct cli_command {

@@ -6,8 +6,10 @@
 // own body with a seeded script, reports checksums of confirmed ticks and
 // prints its final checksum and stats. Given a spectator credential it watches
 // instead: it simulates the relay's final ticks and checks the agreed checksums.
+// With --json the summary is one JSON object on stdout, the line log on stderr.
 #define _POSIX_C_SOURCE 200809L // nanosleep
 #include "cli.h"
+#include "json.h"
 #include "ls/net_peer.h"
 #include "ls/net_spectator.h"
 #include "ls/net_uv.h"
@@ -24,7 +26,8 @@ const cli_command cmd_bot_def = {
     "bot", "a lockstep peer: plays the scene through the relay, prints its final checksum",
     "--relay HOST:PORT (--credential FILE | --credential-fd N) [--scene FILE] [--seed S]\n"
     "       [--mode lockstep|rollback] [--max-prediction W] [--max-lead N] [--deadline S]\n"
-    "       [--relay-timeout S] [--perturb-tick T] [--outage TICK:MS] [fault options]\n\n"
+    "       [--relay-timeout S] [--perturb-tick T] [--outage TICK:MS] [--json]\n"
+    "       [fault options]\n\n"
     "  --relay HOST:PORT  the relay\n"
     "  --credential FILE  our slot's credential (session, slot, secret key), as written by\n"
     "                     `lockstep relay --credentials DIR`; we push the scene's player\n"
@@ -49,7 +52,14 @@ const cli_command cmd_bot_def = {
     "  --start-delay-ms MS join MS milliseconds after starting (a late spectator or player)\n"
     "  --outage TICK:MS   at tick TICK go silent (send and receive nothing) for MS ms, then\n"
     "                     come back; a lockstep bot timed out by the relay rejoins (REJOIN,\n"
-    "                     snapshot) when the relay allows it (relay --rejoin-ms)\n" NET_FAULT_USAGE
+    "                     snapshot) when the relay allows it (relay --rejoin-ms)\n"
+    "  --json             at exit, one JSON object on stdout (the `result` line and the\n"
+    "                     event lines go to stderr):\n"
+    "                     role, slot (or index), mode, status, ticks, final_checksum,\n"
+    "                     desyncs (desync_events: tick, slots_mask, expected), disconnects\n"
+    "                     (slot, tick, reason), rejoins (slot, tick, snapshot_tick), stats\n"
+    "                     (rtt_ms, packets, rollbacks, ...), result, reason; a spectator:\n"
+    "                     mismatches (mismatch_events)\n" NET_FAULT_USAGE
     "\nExit status 0 when the match finished, 3 when it finished but the relay reported a\n"
     "desync, 1 when the relay went silent, the deadline passed or we were disconnected.",
     cmd_bot};
@@ -65,6 +75,9 @@ typedef struct bot_app {
     uint64_t outage_ms, silent_until; ///< ... for outage_ms; silent while now < silent_until.
     bool outage_done;
     int signal; ///< SIGINT/SIGTERM that stopped us (0: none).
+    FILE *log;  ///< The line log: stdout, or stderr with --json.
+    bool json;
+    net_event_list desyncs, disconnects, rejoins; ///< For --json.
 } bot_app;
 
 static void pump(bot_app *b)
@@ -99,8 +112,8 @@ static void on_timer(void *user, uint64_t now)
         ls_peer_ticks(b->peer) >= (uint64_t)b->outage_tick) {
         b->outage_done = true;
         b->silent_until = now + b->outage_ms * 1000u;
-        printf("bot: outage at tick %u for %llu ms\n", ls_peer_ticks(b->peer),
-               (unsigned long long)b->outage_ms);
+        fprintf(b->log, "bot: outage at tick %u for %llu ms\n", ls_peer_ticks(b->peer),
+                (unsigned long long)b->outage_ms);
     }
     if (now < b->silent_until) {
         b->last_heard = now; // our own outage, not the relay's silence
@@ -137,13 +150,19 @@ static void on_signal(void *user, int signum)
 static void on_event(void *user, const ls_peer_event *ev)
 {
     net_game *g = user;
+    bot_app *b = g->owner;
+    FILE *f = b->log;
+    net_event_rec e = {ev->slot, ev->tick, 0, ev->slots, ev->reason, ev->expected, 0};
     switch (ev->type) {
     case LS_PEER_EV_WELCOME:
-        printf("bot %u: joined\n", g->slot);
+        fprintf(f, "bot %u: joined\n", g->slot);
         break;
     case LS_PEER_EV_DESYNC:
-        printf("bot %u: relay reports desync at tick %u (slots 0x%04x, majority %016llx)\n",
-               g->slot, ev->tick, ev->slots, (unsigned long long)ev->expected);
+        fprintf(f, "bot %u: relay reports desync at tick %u (slots 0x%04x, majority %016llx)\n",
+                g->slot, ev->tick, ev->slots, (unsigned long long)ev->expected);
+        if (b->json) {
+            net_event_list_add(&b->desyncs, &e);
+        }
         break;
     case LS_PEER_EV_DISPUTED:
         printf("bot %u: relay reports disputed checksums at tick %u (slots 0x%04x): no majority, "
@@ -151,17 +170,24 @@ static void on_event(void *user, const ls_peer_event *ev)
                g->slot, ev->tick, ev->slots);
         break;
     case LS_PEER_EV_DISCONNECTED:
-        printf("bot %u: slot %u disconnected from tick %u (%s)\n", g->slot, ev->slot, ev->tick,
-               ev->reason == LS_NET_LEFT      ? "left"
-               : ev->reason == LS_NET_TIMEOUT ? "timeout"
-                                              : "kicked");
+        fprintf(f, "bot %u: slot %u disconnected from tick %u (%s)\n", g->slot, ev->slot, ev->tick,
+                ev->reason == LS_NET_LEFT      ? "left"
+                : ev->reason == LS_NET_TIMEOUT ? "timeout"
+                                               : "kicked");
+        if (b->json) {
+            net_event_list_add(&b->disconnects, &e);
+        }
         break;
     case LS_PEER_EV_REJOINED:
         if (ev->slot == g->slot) {
-            printf("bot %u: rejoined, snapshot of tick %u, our inputs count from tick %u\n",
-                   g->slot, ev->count, ev->tick);
+            fprintf(f, "bot %u: rejoined, snapshot of tick %u, our inputs count from tick %u\n",
+                    g->slot, ev->count, ev->tick);
         } else {
-            printf("bot %u: slot %u is back from tick %u\n", g->slot, ev->slot, ev->tick);
+            fprintf(f, "bot %u: slot %u is back from tick %u\n", g->slot, ev->slot, ev->tick);
+        }
+        e.extra = ev->slot == g->slot ? ev->count : UINT32_MAX;
+        if (b->json) {
+            net_event_list_add(&b->rejoins, &e);
         }
         break;
     case LS_PEER_EV_FINISHED:
@@ -176,10 +202,10 @@ static void on_event(void *user, const ls_peer_event *ev)
                ev->slot == LS_NET_SOURCE_HOST ? 0u : ev->slot);
         break;
     case LS_PEER_EV_STATE_ERROR:
-        printf("bot %u: the game's save/load failed at tick %u\n", g->slot, ev->tick);
+        fprintf(f, "bot %u: the game's save/load failed at tick %u\n", g->slot, ev->tick);
         break;
     }
-    fflush(stdout);
+    fflush(f);
 }
 
 typedef struct bot_opts {
@@ -187,7 +213,7 @@ typedef struct bot_opts {
     uint64_t credential_fd, seed, max_lead, deadline, relay_timeout, max_prediction, start_delay;
     int64_t perturb, outage_tick;
     uint64_t outage_ms;
-    bool rollback;
+    bool rollback, json;
     ls_net_fault_def fault;
 } bot_opts;
 
@@ -219,6 +245,8 @@ static bool parse(int argc, char **argv, bot_opts *o)
         bool ok = true;
         uint64_t n;
         if (net_cli_fault_option("bot", argc, argv, &i, &o->fault, &ok)) {
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
         } else if (!v || !takes_value(a)) {
             if (takes_value(a)) {
                 cli_usage_error(&cmd_bot_def, "%s needs a value", a);
@@ -338,54 +366,159 @@ static void print_result(bot_app *b, uint32_t slot)
     ls_peer_state state = ls_peer_state_get(b->peer);
     char score[32]; // "A-B" for soccer scenes (printed last, parsed by key), "" otherwise
     net_game_summary(&b->game, score, sizeof score);
-    printf("result slot=%u ticks=%u checksum=%016llx desyncs=%u rtt_us=%u packets_out=%llu "
-           "bytes_out=%llu packets_in=%llu bytes_in=%llu duplicates=%llu stalls=%llu "
-           "clock_shifts=%u dropped=%llu bad_mac=%llu replayed=%llu stale=%llu malformed=%llu "
-           "fault_dropped=%llu fault_corrupted=%llu mode=%s frames=%llu rollbacks=%llu "
-           "resimulated=%llu resim_max=%u predicted=%llu predicted_hits=%llu waits=%llu "
-           "time_sync=%llu rejoins=%u snapshot_tick=%u rejoin_tick=%u state=%s%s%s\n",
-           slot, ls_peer_ticks(b->peer), (unsigned long long)ls_peer_last_checksum(b->peer),
-           st.desyncs, st.rtt_us, (unsigned long long)us.sent, (unsigned long long)us.sent_bytes,
-           (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
-           (unsigned long long)st.duplicates, (unsigned long long)st.stalls, st.clock_shifts,
-           (unsigned long long)st.dropped, (unsigned long long)st.bad_mac,
-           (unsigned long long)st.replayed, (unsigned long long)st.stale,
-           (unsigned long long)st.malformed, (unsigned long long)us.fault_dropped,
-           (unsigned long long)us.fault_corrupted, b->rollback ? "rollback" : "lockstep",
-           (unsigned long long)st.frames, (unsigned long long)st.rollbacks,
-           (unsigned long long)st.resimulated, st.max_resim_frame, (unsigned long long)st.predicted,
-           (unsigned long long)st.predicted_hits, (unsigned long long)st.waits,
-           (unsigned long long)st.time_sync_skips + st.clock_shifts, st.rejoins, st.snapshot_tick,
-           st.rejoin_tick,
-           b->timed_out                               ? "timeout"
-           : b->finished || state == LS_PEER_FINISHED ? "finished"
-           : state == LS_PEER_LEFT                    ? "disconnected"
-                                                      : "running",
-           score[0] ? " score=" : "", score);
-    fflush(stdout);
+    fprintf(b->log,
+            "result slot=%u ticks=%u checksum=%016llx desyncs=%u rtt_us=%u packets_out=%llu "
+            "bytes_out=%llu packets_in=%llu bytes_in=%llu duplicates=%llu stalls=%llu "
+            "clock_shifts=%u dropped=%llu bad_mac=%llu replayed=%llu stale=%llu malformed=%llu "
+            "fault_dropped=%llu fault_corrupted=%llu mode=%s frames=%llu rollbacks=%llu "
+            "resimulated=%llu resim_max=%u predicted=%llu predicted_hits=%llu waits=%llu "
+            "time_sync=%llu rejoins=%u snapshot_tick=%u rejoin_tick=%u state=%s%s%s\n",
+            slot, ls_peer_ticks(b->peer), (unsigned long long)ls_peer_last_checksum(b->peer),
+            st.desyncs, st.rtt_us, (unsigned long long)us.sent, (unsigned long long)us.sent_bytes,
+            (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
+            (unsigned long long)st.duplicates, (unsigned long long)st.stalls, st.clock_shifts,
+            (unsigned long long)st.dropped, (unsigned long long)st.bad_mac,
+            (unsigned long long)st.replayed, (unsigned long long)st.stale,
+            (unsigned long long)st.malformed, (unsigned long long)us.fault_dropped,
+            (unsigned long long)us.fault_corrupted, b->rollback ? "rollback" : "lockstep",
+            (unsigned long long)st.frames, (unsigned long long)st.rollbacks,
+            (unsigned long long)st.resimulated, st.max_resim_frame,
+            (unsigned long long)st.predicted, (unsigned long long)st.predicted_hits,
+            (unsigned long long)st.waits, (unsigned long long)st.time_sync_skips + st.clock_shifts,
+            st.rejoins, st.snapshot_tick, st.rejoin_tick,
+            b->timed_out                               ? "timeout"
+            : b->finished || state == LS_PEER_FINISHED ? "finished"
+            : state == LS_PEER_LEFT                    ? "disconnected"
+                                                       : "running",
+            score[0] ? " score=" : "", score);
+    fflush(b->log);
 }
 
-// Why the bot stopped, when it did not finish: one line on stderr.
-static void explain(const bot_app *b, const bot_opts *o)
+// Why the bot stopped, when it did not finish (or why it failed when it did).
+static void explain(const bot_app *b, const bot_opts *o, char *buf, size_t size)
 {
-    if (b->relay_silent && !b->heard) {
-        fprintf(stderr,
-                "lockstep bot: no answer from the relay at %s in %llu s (is it running? is the "
-                "credential this relay's? see --relay-timeout)\n",
-                o->relay, (unsigned long long)o->relay_timeout);
+    uint32_t desyncs = ls_peer_stats_get(b->peer).desyncs;
+    if (b->finished) {
+        snprintf(buf, size, "finished, but the relay reported %u desync%s", desyncs,
+                 desyncs == 1 ? "" : "s");
+    } else if (b->relay_silent && !b->heard) {
+        snprintf(buf, size,
+                 "no answer from the relay at %s in %llu s (is it running? is the credential "
+                 "this relay's? see --relay-timeout)",
+                 o->relay, (unsigned long long)o->relay_timeout);
     } else if (b->relay_silent) {
-        fprintf(stderr, "lockstep bot: the relay at %s went silent for %llu s at tick %u\n",
-                o->relay, (unsigned long long)o->relay_timeout, ls_peer_ticks(b->peer));
+        snprintf(buf, size, "the relay at %s went silent for %llu s at tick %u", o->relay,
+                 (unsigned long long)o->relay_timeout, ls_peer_ticks(b->peer));
     } else if (b->signal) {
-        fprintf(stderr, "lockstep bot: stopped by %s at tick %u\n",
-                b->signal == SIGINT ? "SIGINT" : "SIGTERM", ls_peer_ticks(b->peer));
+        snprintf(buf, size, "stopped by %s at tick %u", b->signal == SIGINT ? "SIGINT" : "SIGTERM",
+                 ls_peer_ticks(b->peer));
     } else if (b->timed_out) {
-        fprintf(stderr, "lockstep bot: gave up after %llu s (--deadline) at tick %u\n",
-                (unsigned long long)o->deadline, ls_peer_ticks(b->peer));
+        snprintf(buf, size, "gave up after %llu s (--deadline) at tick %u",
+                 (unsigned long long)o->deadline, ls_peer_ticks(b->peer));
     } else {
-        fprintf(stderr, "lockstep bot: disconnected at tick %u before the match finished\n",
-                ls_peer_ticks(b->peer));
+        snprintf(buf, size, "disconnected at tick %u before the match finished",
+                 ls_peer_ticks(b->peer));
     }
+}
+
+static const char *bot_state(const bot_app *b)
+{
+    ls_peer_state state = ls_peer_state_get(b->peer);
+    return b->timed_out                               ? "timeout"
+           : b->finished || state == LS_PEER_FINISHED ? "finished"
+           : state == LS_PEER_LEFT                    ? "disconnected"
+                                                      : "running";
+}
+
+// The kept events of a list as JSON objects (kind: the ls_peer_event_type they are).
+static void json_bot_events(json_out *j, const char *key, const net_event_list *l,
+                            ls_peer_event_type kind)
+{
+    json_key(j, key), json_array_begin(j);
+    for (uint32_t i = 0; i < l->n; i++) {
+        const net_event_rec *e = &l->v[i];
+        json_object_begin(j);
+        if (kind != LS_PEER_EV_DESYNC) {
+            json_key(j, "slot"), json_u64(j, e->slot);
+        }
+        json_key(j, "tick"), json_u64(j, e->tick);
+        if (kind == LS_PEER_EV_DESYNC) {
+            json_key(j, "slots_mask"), json_u64(j, e->slots);
+            json_key(j, "expected"), json_hex64(j, e->expected);
+        } else if (kind == LS_PEER_EV_DISCONNECTED) {
+            json_key(j, "reason"), json_str(j, net_reason_name(e->reason));
+        } else {
+            json_key(j, "snapshot_tick");
+            e->extra != UINT32_MAX ? json_u64(j, e->extra) : json_null(j);
+        }
+        json_object_end(j);
+    }
+    json_array_end(j);
+}
+
+// The --json summary of a player bot.
+static void print_json(bot_app *b, uint32_t slot, int status, const char *why)
+{
+    ls_peer_stats st = ls_peer_stats_get(b->peer);
+    ls_uv_stats us = ls_uv_stats_get(b->uv);
+    char score[32];
+    net_game_summary(&b->game, score, sizeof score);
+    json_out j;
+    json_init(&j, stdout);
+    json_object_begin(&j);
+    json_key(&j, "role"), json_str(&j, "player");
+    json_key(&j, "slot"), json_u64(&j, slot);
+    json_key(&j, "mode"), json_str(&j, b->rollback ? "rollback" : "lockstep");
+    json_key(&j, "status"), json_str(&j, bot_state(b));
+    json_key(&j, "ticks"), json_u64(&j, ls_peer_ticks(b->peer));
+    json_key(&j, "final_checksum"), json_hex64(&j, ls_peer_last_checksum(b->peer));
+    json_key(&j, "desyncs"), json_u64(&j, st.desyncs);
+    json_key(&j, "first_desync_tick");
+    st.desyncs ? json_u64(&j, st.first_desync) : json_null(&j);
+    json_bot_events(&j, "desync_events", &b->desyncs, LS_PEER_EV_DESYNC);
+    json_bot_events(&j, "disconnects", &b->disconnects, LS_PEER_EV_DISCONNECTED);
+    json_bot_events(&j, "rejoins", &b->rejoins, LS_PEER_EV_REJOINED);
+    json_key(&j, "events_omitted");
+    json_u64(&j, (b->desyncs.total - b->desyncs.n) + (b->disconnects.total - b->disconnects.n) +
+                     (b->rejoins.total - b->rejoins.n));
+    if (score[0]) {
+        json_key(&j, "score"), json_str(&j, score);
+    }
+    json_key(&j, "stats"), json_object_begin(&j);
+    json_key(&j, "rtt_ms"), json_double(&j, st.rtt_us / 1000.0, 3);
+    json_key(&j, "packets_out"), json_u64(&j, us.sent);
+    json_key(&j, "bytes_out"), json_u64(&j, us.sent_bytes);
+    json_key(&j, "packets_in"), json_u64(&j, st.packets_in);
+    json_key(&j, "bytes_in"), json_u64(&j, st.bytes_in);
+    json_key(&j, "duplicates"), json_u64(&j, st.duplicates);
+    json_key(&j, "stalls"), json_u64(&j, st.stalls);
+    json_key(&j, "clock_shifts"), json_u64(&j, st.clock_shifts);
+    json_key(&j, "dropped"), json_u64(&j, st.dropped);
+    json_key(&j, "malformed"), json_u64(&j, st.malformed);
+    json_key(&j, "bad_mac"), json_u64(&j, st.bad_mac);
+    json_key(&j, "replayed"), json_u64(&j, st.replayed);
+    json_key(&j, "stale"), json_u64(&j, st.stale);
+    json_key(&j, "fault_dropped"), json_u64(&j, us.fault_dropped);
+    json_key(&j, "fault_corrupted"), json_u64(&j, us.fault_corrupted);
+    json_key(&j, "frames"), json_u64(&j, st.frames);
+    json_key(&j, "rollbacks"), json_u64(&j, st.rollbacks);
+    json_key(&j, "resimulated"), json_u64(&j, st.resimulated);
+    json_key(&j, "resim_per_frame_max"), json_u64(&j, st.max_resim_frame);
+    json_key(&j, "predicted"), json_u64(&j, st.predicted);
+    json_key(&j, "predicted_hits"), json_u64(&j, st.predicted_hits);
+    json_key(&j, "waits"), json_u64(&j, st.waits);
+    json_key(&j, "time_sync_adjustments"), json_u64(&j, st.time_sync_skips + st.clock_shifts);
+    json_key(&j, "rejoins"), json_u64(&j, st.rejoins);
+    json_key(&j, "snapshot_tick");
+    st.rejoins ? json_u64(&j, st.snapshot_tick) : json_null(&j);
+    json_key(&j, "rejoin_tick");
+    st.rejoins ? json_u64(&j, st.rejoin_tick) : json_null(&j);
+    json_object_end(&j);
+    json_key(&j, "result"), json_str(&j, status == CLI_EXIT_OK ? "ok" : "failed");
+    json_key(&j, "reason");
+    why ? json_str(&j, why) : json_null(&j);
+    json_object_end(&j);
+    json_finish(&j);
 }
 
 // ---- spectator mode ----
@@ -399,6 +532,15 @@ typedef struct watch_app {
     bool timed_out, relay_silent, heard;
     int signal;
 } watch_app;
+
+/// What the spectator's event callback needs.
+typedef struct watch_ctx {
+    uint32_t index;
+    net_game *game;
+    FILE *log; ///< stdout, or stderr with --json.
+    bool json;
+    net_event_list mismatches; ///< For --json.
+} watch_ctx;
 
 static void watch_pump(watch_app *w)
 {
@@ -447,27 +589,26 @@ static void watch_signal(void *user, int signum)
     }
 }
 
-static void watch_event(void *user, const ls_spectator_event *ev)
+static void watch_event(watch_ctx *c, const ls_spectator_event *ev)
 {
-    const uint32_t *index = user;
+    FILE *f = c->log;
     if (ev->type == LS_SPECTATOR_EV_WELCOME) {
-        printf("spectator %u: watching\n", *index);
+        fprintf(f, "spectator %u: watching\n", c->index);
     } else if (ev->type == LS_SPECTATOR_EV_MISMATCH) {
-        printf("spectator %u: checksum of tick %u is %016llx, the players agreed on %016llx\n",
-               *index, ev->tick, (unsigned long long)ev->got, (unsigned long long)ev->expected);
+        fprintf(f, "spectator %u: checksum of tick %u is %016llx, the players agreed on %016llx\n",
+                c->index, ev->tick, (unsigned long long)ev->got, (unsigned long long)ev->expected);
+        if (c->json) {
+            net_event_rec e = {0, ev->tick, 0, 0, 0, ev->expected, ev->got};
+            net_event_list_add(&c->mismatches, &e);
+        }
     } else if (ev->type == LS_SPECTATOR_EV_PRESENCE) {
-        printf("spectator %u: from tick %u the slots present are 0x%04x\n", *index, ev->tick,
-               ev->present);
+        fprintf(f, "spectator %u: from tick %u the slots present are 0x%04x\n", c->index, ev->tick,
+                ev->present);
     } else if (ev->type == LS_SPECTATOR_EV_DROPPED) {
-        printf("spectator %u: dropped by the relay at tick %u (reason %u)\n", *index, ev->tick,
-               ev->reason);
+        fprintf(f, "spectator %u: dropped by the relay at tick %u (reason %u)\n", c->index,
+                ev->tick, ev->reason);
     }
 }
-
-typedef struct watch_ctx {
-    uint32_t index;
-    net_game *game;
-} watch_ctx;
 
 static uint64_t watch_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
                               uint32_t input_size)
@@ -478,8 +619,51 @@ static uint64_t watch_advance(void *user, uint32_t tick, const uint8_t *inputs, 
 
 static void watch_ctx_event(void *user, const ls_spectator_event *ev)
 {
-    watch_ctx *c = user;
-    watch_event(&c->index, ev);
+    watch_event(user, ev);
+}
+
+// The --json summary of a spectator.
+static void watch_json(const watch_app *w, const watch_ctx *c, const ls_spectator_stats *st,
+                       int status, const char *why)
+{
+    ls_uv_stats us = ls_uv_stats_get(w->uv);
+    ls_spectator_state state = ls_spectator_state_get(w->spec);
+    json_out j;
+    json_init(&j, stdout);
+    json_object_begin(&j);
+    json_key(&j, "role"), json_str(&j, "spectator");
+    json_key(&j, "index"), json_u64(&j, c->index);
+    json_key(&j, "status");
+    json_str(&j, state == LS_SPECTATOR_FINISHED  ? "finished"
+                 : state == LS_SPECTATOR_DROPPED ? "dropped"
+                 : w->timed_out                  ? "timeout"
+                                                 : "running");
+    json_key(&j, "ticks"), json_u64(&j, ls_spectator_ticks(w->spec));
+    json_key(&j, "final_checksum"), json_hex64(&j, ls_spectator_last_checksum(w->spec));
+    json_key(&j, "mismatches"), json_u64(&j, st->mismatches);
+    json_key(&j, "mismatch_events"), json_array_begin(&j);
+    for (uint32_t i = 0; i < c->mismatches.n; i++) {
+        json_object_begin(&j);
+        json_key(&j, "tick"), json_u64(&j, c->mismatches.v[i].tick);
+        json_key(&j, "expected"), json_hex64(&j, c->mismatches.v[i].expected);
+        json_key(&j, "got"), json_hex64(&j, c->mismatches.v[i].got);
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+    json_key(&j, "events_omitted"), json_u64(&j, c->mismatches.total - c->mismatches.n);
+    json_key(&j, "stats"), json_object_begin(&j);
+    json_key(&j, "packets_out"), json_u64(&j, us.sent);
+    json_key(&j, "packets_in"), json_u64(&j, st->packets_in);
+    json_key(&j, "bytes_in"), json_u64(&j, st->bytes_in);
+    json_key(&j, "duplicates"), json_u64(&j, st->duplicates);
+    json_key(&j, "dropped"), json_u64(&j, st->dropped);
+    json_key(&j, "snapshots"), json_u64(&j, st->snapshots);
+    json_object_end(&j);
+    json_key(&j, "result"), json_str(&j, status == CLI_EXIT_OK ? "ok" : "failed");
+    json_key(&j, "reason");
+    why ? json_str(&j, why) : json_null(&j);
+    json_object_end(&j);
+    json_finish(&j);
 }
 
 static int run_spectator(const bot_opts *o, ls_net_credential *cred, const char *scene,
@@ -497,7 +681,7 @@ static int run_spectator(const bot_opts *o, ls_net_credential *cred, const char 
         memset(vd.key, 0, sizeof vd.key);
         return CLI_EXIT_ERROR;
     }
-    watch_ctx ctx = {vd.index, &w.game};
+    watch_ctx ctx = {vd.index, &w.game, o->json ? stderr : stdout, o->json, {0}};
     vd.relay = *relay;
     vd.cb.user = &ctx;
     vd.cb.advance = watch_advance;
@@ -532,33 +716,43 @@ static int run_spectator(const bot_opts *o, ls_net_credential *cred, const char 
         ls_spectator_stats st = ls_spectator_stats_get(w.spec);
         ls_uv_stats us = ls_uv_stats_get(w.uv);
         ls_spectator_state state = ls_spectator_state_get(w.spec);
-        printf("result spectator=%u ticks=%u checksum=%016llx mismatches=%u packets_out=%llu "
-               "packets_in=%llu bytes_in=%llu duplicates=%llu dropped=%llu state=%s\n",
-               vd.index, ls_spectator_ticks(w.spec),
-               (unsigned long long)ls_spectator_last_checksum(w.spec), st.mismatches,
-               (unsigned long long)us.sent, (unsigned long long)st.packets_in,
-               (unsigned long long)st.bytes_in, (unsigned long long)st.duplicates,
-               (unsigned long long)st.dropped,
-               state == LS_SPECTATOR_FINISHED  ? "finished"
-               : state == LS_SPECTATOR_DROPPED ? "dropped"
-               : w.timed_out                   ? "timeout"
-                                               : "running");
-        fflush(stdout);
+        fprintf(ctx.log,
+                "result spectator=%u ticks=%u checksum=%016llx mismatches=%u packets_out=%llu "
+                "packets_in=%llu bytes_in=%llu duplicates=%llu dropped=%llu state=%s\n",
+                vd.index, ls_spectator_ticks(w.spec),
+                (unsigned long long)ls_spectator_last_checksum(w.spec), st.mismatches,
+                (unsigned long long)us.sent, (unsigned long long)st.packets_in,
+                (unsigned long long)st.bytes_in, (unsigned long long)st.duplicates,
+                (unsigned long long)st.dropped,
+                state == LS_SPECTATOR_FINISHED  ? "finished"
+                : state == LS_SPECTATOR_DROPPED ? "dropped"
+                : w.timed_out                   ? "timeout"
+                                                : "running");
+        fflush(ctx.log);
         status = state != LS_SPECTATOR_FINISHED ? CLI_EXIT_ERROR
                  : st.mismatches                ? CLI_EXIT_MISMATCH
                                                 : CLI_EXIT_OK;
+        char why[128] = "";
         if (state != LS_SPECTATOR_FINISHED) {
-            fprintf(stderr, "lockstep bot: spectator %u stopped at tick %u (%s)\n", vd.index,
-                    ls_spectator_ticks(w.spec),
-                    w.relay_silent ? "the relay went silent"
-                    : w.signal     ? "signal"
-                    : w.timed_out  ? "--deadline"
-                                   : "dropped by the relay");
+            snprintf(why, sizeof why, "spectator %u stopped at tick %u (%s)", vd.index,
+                     ls_spectator_ticks(w.spec),
+                     w.relay_silent ? "the relay went silent"
+                     : w.signal     ? "signal"
+                     : w.timed_out  ? "--deadline"
+                                    : "dropped by the relay");
+            fprintf(stderr, "lockstep bot: %s\n", why);
+        } else if (st.mismatches) {
+            snprintf(why, sizeof why, "%u tick%s did not end on the players' agreed checksum",
+                     st.mismatches, st.mismatches == 1 ? "" : "s");
+        }
+        if (o->json) {
+            watch_json(&w, &ctx, &st, status, why[0] ? why : NULL);
         }
     }
     ls_uv_destroy(w.uv);
     ls_spectator_destroy(w.spec);
     net_game_free(&w.game);
+    net_event_list_free(&ctx.mismatches);
     return status;
 }
 
@@ -603,6 +797,9 @@ int cmd_bot(int argc, char **argv)
         return CLI_EXIT_ERROR;
     }
     b.game.perturb_tick = o.perturb;
+    b.game.owner = &b;
+    b.log = o.json ? stderr : stdout;
+    b.json = o.json;
     pd.relay = b.relay;
     pd.max_lead = (uint32_t)o.max_lead;
     pd.mode = o.rollback ? LS_PEER_ROLLBACK : LS_PEER_LOCKSTEP;
@@ -646,19 +843,23 @@ int cmd_bot(int argc, char **argv)
         pump(&b);
         ls_uv_run(b.uv);
         print_result(&b, pd.slot);
-        if (!b.finished) {
-            explain(&b, &o);
-        } else if (ls_peer_stats_get(b.peer).desyncs) {
-            fprintf(stderr, "lockstep bot: finished, but the relay reported %u desync%s\n",
-                    ls_peer_stats_get(b.peer).desyncs,
-                    ls_peer_stats_get(b.peer).desyncs == 1 ? "" : "s");
-        }
         status = !b.finished                         ? CLI_EXIT_ERROR
                  : ls_peer_stats_get(b.peer).desyncs ? CLI_EXIT_MISMATCH
                                                      : CLI_EXIT_OK;
+        char why[256];
+        if (status != CLI_EXIT_OK) {
+            explain(&b, &o, why, sizeof why);
+            fprintf(stderr, "lockstep bot: %s\n", why);
+        }
+        if (o.json) {
+            print_json(&b, pd.slot, status, status != CLI_EXIT_OK ? why : NULL);
+        }
     }
     ls_uv_destroy(b.uv);
     ls_peer_destroy(b.peer);
     net_game_free(&b.game);
+    net_event_list_free(&b.desyncs);
+    net_event_list_free(&b.disconnects);
+    net_event_list_free(&b.rejoins);
     return status;
 }

@@ -2,19 +2,25 @@
 // `lockstep relay --bind 127.0.0.1:PORT`: the UDP relay. Creates sessions from
 // the command line, issues a credential (secret key) per slot, as files in a
 // private directory (--credentials DIR) or on stdout, relays inputs, checks
-// checksums, records each session as a replay, prints stats on SIGUSR1 and at exit.
+// checksums, records each session as a replay, prints stats on SIGUSR1 and at exit
+// (with --json, a JSON summary on stdout at exit and the line log on stderr).
+#define _POSIX_C_SOURCE 200809L // access, lstat
 #include "cli.h"
+#include "json.h"
 #include "ls/net_relay.h"
 #include "ls/net_uv.h"
 #include "ls/replay.h"
 #include "net_tool.h"
 #include "replay_glue.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const cli_command cmd_relay_def = {
     "relay", "run the UDP input relay (sessions, credentials, desync detection, recording)",
@@ -22,13 +28,15 @@ const cli_command cmd_relay_def = {
     "       [--input-size B] [--delay D] [--ticks N] [--timeout MS] [--join-timeout MS]\n"
     "       [--spectators N] [--history TICKS] [--rejoin-ms MS]\n"
     "       [--scene FILE --seed S --record PATH [--sign-key KEY]] [--exit-when-done]\n"
-    "       [fault options]\n\n"
+    "       [--json] [fault options]\n\n"
     "  --bind HOST:PORT  where to listen (default 127.0.0.1:0, an ephemeral port)\n"
     "  --credentials DIR write each slot's credential (its secret key) to\n"
     "                    DIR/session-ID-slot-K.cred, readable by you only, and print\n"
     "                    `credential SESSION SLOT PATH`; without it the relay prints\n"
     "                    `credential SESSION SLOT TEXT` (the whole credential) instead.\n"
-    "                    Give each player its own: `lockstep bot --credential PATH`\n"
+    "                    Give each player its own: `lockstep bot --credential PATH`.\n"
+    "                    DIR must exist and be writable (checked before listening), and\n"
+    "                    hold none of these files yet (they are never overwritten)\n"
     "  --sessions N      sessions to create (default 1)\n"
     "  --slots N         slots per session, 2..16 (default 4)\n"
     "  --tick-rate HZ    ticks per second (default 60)\n"
@@ -52,9 +60,19 @@ const cli_command cmd_relay_def = {
     "                    players check them with `replay verify FILE --pubkey KEY.pub`\n"
     "  --rate-limit PPS  datagrams per second allowed per source address\n"
     "                    (default max(2000, 16 x tick rate))\n"
-    "  --exit-when-done  exit once every session has ended and its peers are gone\n" NET_FAULT_USAGE
+    "  --exit-when-done  exit once every session has ended and its peers are gone\n"
+    "  --json            at exit, one JSON object on stdout: per session its final ticks,\n"
+    "                    desyncs (desync_events: tick, slots_mask, expected, got),\n"
+    "                    disputes (dispute_events: tick, slots_mask: no majority, nobody\n"
+    "                    named), snapshots_refused (source, tick, slots_mask, expected, got),\n"
+    "                    disconnects (slot, tick, reason), rejoins (slot, tick), peers[]\n"
+    "                    (per-slot counters), spectators[], replay; relay-wide counters\n"
+    "                    (relay: packets_in/out, malformed, bad_mac, rate_limited, ...).\n"
+    "                    The line log (listening, credential, ready, event, stats) then\n"
+    "                    goes to stderr\n" NET_FAULT_USAGE
     "\nSIGUSR1 prints stats; SIGINT/SIGTERM finish the recordings and exit (status 0).\n"
-    "Exit status 1 when the address cannot be bound or a file cannot be read.",
+    "Exit status 1 when the address cannot be bound, a file cannot be read or the\n"
+    "--credentials directory is missing, not a directory or not writable.",
     cmd_relay};
 
 #define MAX_SESSIONS 1024
@@ -66,9 +84,20 @@ typedef struct relay_opts {
     char scene_buf[4096];
     uint64_t sessions, seed, rate_limit;
     ls_session_def sd;
-    bool exit_when_done;
+    bool exit_when_done, json;
     ls_net_fault_def fault;
 } relay_opts;
+
+/// What the relay saw of one session: the event lists of the --json summary, and
+/// who may need a snapshot (for naming state_needed events).
+typedef struct session_log {
+    net_event_list desyncs, disputes, refusals, disconnects, rejoins;
+    uint32_t rejoined;     ///< Slots back by REJOIN and not disconnected since (bit per slot).
+    uint32_t watching;     ///< Spectators joined and not dropped since (bit per index).
+    uint32_t state_needed; ///< LS_RELAY_EV_STATE_NEEDED events.
+    bool recorded;         ///< The recording was finished ...
+    uint32_t replay_ticks; ///< ... with this many ticks.
+} session_log;
 
 typedef struct relay_app {
     relay_opts o;
@@ -83,6 +112,9 @@ typedef struct relay_app {
     uint32_t scene_tick_rate; ///< The embedded scene's tick rate (the recordings' header copy).
     uint64_t done_since;
     int status;
+    FILE *log;         ///< The line log: stdout, or stderr with --json.
+    session_log *sess; ///< One per session (o.sessions).
+    int signal;        ///< SIGINT/SIGTERM that stopped the relay (0: none).
 } relay_app;
 
 static const char *const value_options[] = {
@@ -147,6 +179,8 @@ static bool parse(int argc, char **argv, relay_opts *o)
         if (net_cli_fault_option("relay", argc, argv, &i, &o->fault, &ok)) {
         } else if (strcmp(a, "--exit-when-done") == 0) {
             o->exit_when_done = true;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
         } else if (!v || !takes_value(a)) {
             if (takes_value(a)) {
                 cli_usage_error(&cmd_relay_def, "%s needs a value", a);
@@ -224,36 +258,39 @@ static void print_stats(relay_app *app)
             if (p.joined) {
                 ls_net_addr_format(&p.addr, addr, sizeof addr);
             }
-            printf("stats session=%u slot=%u addr=%s rtt_us=%u rtt_min_us=%u rtt_max_us=%u "
-                   "packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu drops=%llu "
-                   "duplicates=%llu inputs=%u checksums=%u rejoins=%u rejoin_tick=%u "
-                   "disconnect_tick=%u%s\n",
-                   id, k, addr, p.rtt_us, p.rtt_min_us, p.rtt_max_us,
-                   (unsigned long long)p.packets_in, (unsigned long long)p.bytes_in,
-                   (unsigned long long)p.packets_out, (unsigned long long)p.bytes_out,
-                   (unsigned long long)p.drops, (unsigned long long)p.duplicates, p.input_next,
-                   p.checksum_next, p.rejoins, p.rejoin_tick, p.disconnect_tick,
-                   p.disconnected ? " disconnected" : "");
+            fprintf(app->log,
+                    "stats session=%u slot=%u addr=%s rtt_us=%u rtt_min_us=%u rtt_max_us=%u "
+                    "packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu drops=%llu "
+                    "duplicates=%llu inputs=%u checksums=%u rejoins=%u rejoin_tick=%u "
+                    "disconnect_tick=%u%s\n",
+                    id, k, addr, p.rtt_us, p.rtt_min_us, p.rtt_max_us,
+                    (unsigned long long)p.packets_in, (unsigned long long)p.bytes_in,
+                    (unsigned long long)p.packets_out, (unsigned long long)p.bytes_out,
+                    (unsigned long long)p.drops, (unsigned long long)p.duplicates, p.input_next,
+                    p.checksum_next, p.rejoins, p.rejoin_tick, p.disconnect_tick,
+                    p.disconnected ? " disconnected" : "");
         }
     }
-    printf("stats relay packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu "
-           "malformed=%llu truncated=%llu wrong_version=%llu bad_mac=%llu replayed=%llu "
-           "stale=%llu unverified=%llu no_session=%llu rate_limited=%llu "
-           "challenges=%llu outbox_dropped=%llu send_errors=%llu fault_dropped=%llu "
-           "fault_corrupted=%llu desyncs=%u spectator_refused=%llu spectators_dropped=%llu "
-           "rejoins=%llu rejoin_refused=%llu\n",
-           (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
-           (unsigned long long)st.packets_out, (unsigned long long)st.bytes_out,
-           (unsigned long long)st.malformed, (unsigned long long)st.truncated,
-           (unsigned long long)st.wrong_version, (unsigned long long)st.bad_mac,
-           (unsigned long long)st.replayed, (unsigned long long)st.stale,
-           (unsigned long long)st.unverified, (unsigned long long)st.no_session,
-           (unsigned long long)st.rate_limited, (unsigned long long)st.challenges,
-           (unsigned long long)st.outbox_dropped, (unsigned long long)us.send_errors,
-           (unsigned long long)us.fault_dropped, (unsigned long long)us.fault_corrupted, st.desyncs,
-           (unsigned long long)st.spectator_refused, (unsigned long long)st.spectators_dropped,
-           (unsigned long long)st.rejoins, (unsigned long long)st.rejoin_refused);
-    fflush(stdout);
+    fprintf(app->log,
+            "stats relay packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu "
+            "malformed=%llu truncated=%llu wrong_version=%llu bad_mac=%llu replayed=%llu "
+            "stale=%llu unverified=%llu no_session=%llu rate_limited=%llu "
+            "challenges=%llu outbox_dropped=%llu send_errors=%llu fault_dropped=%llu "
+            "fault_corrupted=%llu desyncs=%u spectator_refused=%llu spectators_dropped=%llu "
+            "rejoins=%llu rejoin_refused=%llu\n",
+            (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
+            (unsigned long long)st.packets_out, (unsigned long long)st.bytes_out,
+            (unsigned long long)st.malformed, (unsigned long long)st.truncated,
+            (unsigned long long)st.wrong_version, (unsigned long long)st.bad_mac,
+            (unsigned long long)st.replayed, (unsigned long long)st.stale,
+            (unsigned long long)st.unverified, (unsigned long long)st.no_session,
+            (unsigned long long)st.rate_limited, (unsigned long long)st.challenges,
+            (unsigned long long)st.outbox_dropped, (unsigned long long)us.send_errors,
+            (unsigned long long)us.fault_dropped, (unsigned long long)us.fault_corrupted,
+            st.desyncs, (unsigned long long)st.spectator_refused,
+            (unsigned long long)st.spectators_dropped, (unsigned long long)st.rejoins,
+            (unsigned long long)st.rejoin_refused);
+    fflush(app->log);
 }
 
 static void relay_recorder_error(const relay_app *app, uint32_t session, const char *what,
@@ -290,12 +327,14 @@ static void finish_recording(relay_app *app, uint32_t session)
         relay_recorder_error(app, session, "finishing", rec);
     }
     if (session == 1) {
-        printf("replay session=%u ticks=%u path=%s\n", session, ls_replay_recorder_ticks(rec),
-               app->o.record);
+        fprintf(app->log, "replay session=%u ticks=%u path=%s\n", session,
+                ls_replay_recorder_ticks(rec), app->o.record);
     } else {
-        printf("replay session=%u ticks=%u path=%s.%u\n", session, ls_replay_recorder_ticks(rec),
-               app->o.record, session);
+        fprintf(app->log, "replay session=%u ticks=%u path=%s.%u\n", session,
+                ls_replay_recorder_ticks(rec), app->o.record, session);
     }
+    app->sess[session - 1].recorded = true;
+    app->sess[session - 1].replay_ticks = ls_replay_recorder_ticks(rec);
     ls_replay_recorder_destroy(rec);
     app->rec[session - 1] = NULL;
     ls_replay_signer_destroy(app->signer[session - 1]);
@@ -308,58 +347,132 @@ static void on_rec_end(void *user, uint32_t session, uint32_t ticks)
     finish_recording(user, session);
 }
 
-static void log_event(const ls_relay_event *ev)
+// Keep what the --json summary reports, and who may need a snapshot.
+static void note_event(relay_app *app, const ls_relay_event *ev)
 {
+    session_log *l = &app->sess[ev->session - 1];
+    uint32_t bit = ev->slot < 32 ? 1u << ev->slot : 0;
+    net_event_rec e = {ev->slot, ev->tick, 0, ev->slots, ev->reason, ev->expected, ev->got};
     switch (ev->type) {
-    case LS_RELAY_EV_JOINED:
-        printf("event joined session=%u slot=%u\n", ev->session, ev->slot);
-        break;
     case LS_RELAY_EV_DISCONNECTED:
-        printf("event disconnected session=%u slot=%u tick=%u reason=%s\n", ev->session, ev->slot,
-               ev->tick,
-               ev->reason == LS_NET_LEFT      ? "left"
-               : ev->reason == LS_NET_TIMEOUT ? "timeout"
-                                              : "kicked");
-        break;
-    case LS_RELAY_EV_DESYNC:
-        printf("event desync session=%u tick=%u slots=0x%04x expected=%016llx got=%016llx\n",
-               ev->session, ev->tick, ev->slots, (unsigned long long)ev->expected,
-               (unsigned long long)ev->got);
-        break;
-    case LS_RELAY_EV_DISPUTED:
-        printf("event disputed session=%u tick=%u slots=0x%04x\n", ev->session, ev->tick,
-               ev->slots);
-        break;
-    case LS_RELAY_EV_SNAPSHOT_REFUSED:
-        printf("event snapshot_refused session=%u tick=%u source=%s%u refused_by=0x%04x "
-               "agreed=%016llx got=%016llx\n",
-               ev->session, ev->tick, ev->slot == LS_NET_SOURCE_HOST ? "host" : "slot",
-               ev->slot == LS_NET_SOURCE_HOST ? 0u : ev->slot, ev->slots,
-               (unsigned long long)ev->expected, (unsigned long long)ev->got);
-        break;
-    case LS_RELAY_EV_SESSION_DONE:
-        printf("event session_done session=%u ticks=%u\n", ev->session, ev->tick);
-        break;
-    case LS_RELAY_EV_SPECTATOR_JOINED:
-        printf("event spectator_joined session=%u spectator=%u tick=%u\n", ev->session, ev->slot,
-               ev->tick);
-        break;
-    case LS_RELAY_EV_SPECTATOR_DROPPED:
-        printf("event spectator_dropped session=%u spectator=%u tick=%u reason=%s\n", ev->session,
-               ev->slot, ev->tick,
-               ev->reason == LS_NET_LEFT      ? "left"
-               : ev->reason == LS_NET_TIMEOUT ? "timeout"
-                                              : "behind");
-        break;
-    case LS_RELAY_EV_STATE_NEEDED: // the CLI relay simulates nothing: it has no snapshot
-        printf("event state_needed session=%u spectator=%u tick=%u\n", ev->session, ev->slot,
-               ev->tick);
+        l->rejoined &= ~bit;
+        if (app->o.json) {
+            net_event_list_add(&l->disconnects, &e);
+        }
         break;
     case LS_RELAY_EV_REJOINED:
-        printf("event rejoined session=%u slot=%u tick=%u\n", ev->session, ev->slot, ev->tick);
+        l->rejoined |= bit;
+        if (app->o.json) {
+            net_event_list_add(&l->rejoins, &e);
+        }
+        break;
+    case LS_RELAY_EV_DESYNC:
+        if (app->o.json) {
+            net_event_list_add(&l->desyncs, &e);
+        }
+        break;
+    case LS_RELAY_EV_DISPUTED:
+        if (app->o.json) {
+            net_event_list_add(&l->disputes, &e);
+        }
+        break;
+    case LS_RELAY_EV_SNAPSHOT_REFUSED:
+        if (app->o.json) {
+            net_event_list_add(&l->refusals, &e);
+        }
+        break;
+    case LS_RELAY_EV_SPECTATOR_JOINED:
+        l->watching |= bit;
+        break;
+    case LS_RELAY_EV_SPECTATOR_DROPPED:
+        l->watching &= ~bit;
+        break;
+    case LS_RELAY_EV_STATE_NEEDED:
+        l->state_needed++;
+        break;
+    case LS_RELAY_EV_JOINED:
+    case LS_RELAY_EV_SESSION_DONE:
         break;
     }
-    fflush(stdout);
+}
+
+// LS_RELAY_EV_STATE_NEEDED names a spectator index or a rejoining player slot in
+// the same field (ls/net_relay.h). A rejoiner needs the state after its REJOINED
+// event and before it is disconnected again; a spectator between its JOINED and
+// DROPPED events. When exactly one of them fits (the event stream, or the
+// counters should an event have been lost) the line names it: "slot=N" or
+// "spectator=N"; when both or neither fit, "slot_or_spectator=N".
+static const char *state_needed_key(const relay_app *app, const ls_relay_event *ev)
+{
+    const session_log *l = &app->sess[ev->session - 1];
+    uint32_t bit = ev->slot < 32 ? 1u << ev->slot : 0;
+    ls_relay_peer_stats p = ls_relay_peer_stats_get(app->relay, ev->session, ev->slot);
+    ls_relay_peer_stats v = ls_relay_spectator_stats_get(app->relay, ev->session, ev->slot);
+    bool player = ev->slot < app->o.sd.slots &&
+                  ((l->rejoined & bit) || (p.rejoins && p.joined && !p.disconnected));
+    bool spectator =
+        ev->slot < app->o.sd.spectators && ((l->watching & bit) || (v.joined && !v.disconnected));
+    return player == spectator ? "slot_or_spectator" : player ? "slot" : "spectator";
+}
+
+static void log_event(relay_app *app, const ls_relay_event *ev)
+{
+    FILE *f = app->log;
+    if (ev->session < 1 || ev->session > app->o.sessions) {
+        return; // not one of ours (the relay numbers them 1..sessions)
+    }
+    note_event(app, ev);
+    switch (ev->type) {
+    case LS_RELAY_EV_JOINED:
+        fprintf(f, "event joined session=%u slot=%u\n", ev->session, ev->slot);
+        break;
+    case LS_RELAY_EV_DISCONNECTED:
+        fprintf(f, "event disconnected session=%u slot=%u tick=%u reason=%s\n", ev->session,
+                ev->slot, ev->tick,
+                ev->reason == LS_NET_LEFT      ? "left"
+                : ev->reason == LS_NET_TIMEOUT ? "timeout"
+                                               : "kicked");
+        break;
+    case LS_RELAY_EV_DESYNC:
+        fprintf(f, "event desync session=%u tick=%u slots=0x%04x expected=%016llx got=%016llx\n",
+                ev->session, ev->tick, ev->slots, (unsigned long long)ev->expected,
+                (unsigned long long)ev->got);
+        break;
+    case LS_RELAY_EV_DISPUTED:
+        fprintf(f, "event disputed session=%u tick=%u slots=0x%04x\n", ev->session, ev->tick,
+                ev->slots);
+        break;
+    case LS_RELAY_EV_SNAPSHOT_REFUSED:
+        fprintf(f,
+                "event snapshot_refused session=%u tick=%u source=%s%u refused_by=0x%04x "
+                "agreed=%016llx got=%016llx\n",
+                ev->session, ev->tick, ev->slot == LS_NET_SOURCE_HOST ? "host" : "slot",
+                ev->slot == LS_NET_SOURCE_HOST ? 0u : ev->slot, ev->slots,
+                (unsigned long long)ev->expected, (unsigned long long)ev->got);
+        break;
+    case LS_RELAY_EV_SESSION_DONE:
+        fprintf(f, "event session_done session=%u ticks=%u\n", ev->session, ev->tick);
+        break;
+    case LS_RELAY_EV_SPECTATOR_JOINED:
+        fprintf(f, "event spectator_joined session=%u spectator=%u tick=%u\n", ev->session,
+                ev->slot, ev->tick);
+        break;
+    case LS_RELAY_EV_SPECTATOR_DROPPED:
+        fprintf(f, "event spectator_dropped session=%u spectator=%u tick=%u reason=%s\n",
+                ev->session, ev->slot, ev->tick,
+                ev->reason == LS_NET_LEFT      ? "left"
+                : ev->reason == LS_NET_TIMEOUT ? "timeout"
+                                               : "behind");
+        break;
+    case LS_RELAY_EV_STATE_NEEDED: // the CLI relay simulates nothing: it has no snapshot
+        fprintf(f, "event state_needed session=%u %s=%u tick=%u\n", ev->session,
+                state_needed_key(app, ev), ev->slot, ev->tick);
+        break;
+    case LS_RELAY_EV_REJOINED:
+        fprintf(f, "event rejoined session=%u slot=%u tick=%u\n", ev->session, ev->slot, ev->tick);
+        break;
+    }
+    fflush(f);
 }
 
 static void pump(relay_app *app)
@@ -370,7 +483,7 @@ static void pump(relay_app *app)
     }
     ls_relay_event ev;
     while (ls_relay_next_event(app->relay, &ev)) {
-        log_event(&ev);
+        log_event(app, &ev);
     }
 }
 
@@ -415,7 +528,9 @@ static void on_signal(void *user, int signum)
         print_stats(app);
         return;
     }
-    printf("signal %s: finishing\n", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    fprintf(app->log, "signal %s: finishing\n", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    fflush(app->log);
+    app->signal = signum;
     ls_uv_stop(app->uv);
 }
 
@@ -476,23 +591,66 @@ static bool issue_credential(relay_app *app, uint32_t id, uint32_t k, bool spect
         ls_error err;
         ok = ls_net_credential_write(path, &cred, &err) == LS_OK;
         if (ok) {
-            printf("%s %u %u %s\n", label, id, k, path);
+            fprintf(app->log, "%s %u %u %s\n", label, id, k, path);
         } else {
             cli_print_error("lockstep relay: --credentials", &err);
         }
     } else {
         char text[LS_NET_CREDENTIAL_TEXT_SIZE];
         ls_net_credential_format(&cred, text, sizeof text);
-        printf("%s %u %u %s", label, id, k, text);
+        fprintf(app->log, "%s %u %u %s", label, id, k, text);
         sodium_memzero(text, sizeof text);
     }
     ls_net_credential_wipe(&cred);
     return ok;
 }
 
+// --credentials DIR, before anything is bound or printed: an existing, writable
+// directory that holds none of the files the relay is about to write. One line
+// naming DIR (and the file) when it is not.
+static bool check_credentials_dir(const relay_app *app)
+{
+    const char *dir = app->o.credentials;
+    struct stat st;
+    const char *why = NULL;
+    if (stat(dir, &st) != 0) {
+        why = strerror(errno);
+    } else if (!S_ISDIR(st.st_mode)) {
+        why = "not a directory";
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        why = errno == EACCES ? "not writable (Permission denied)" : strerror(errno);
+    }
+    if (why) {
+        fprintf(stderr,
+                "lockstep relay: --credentials %s: %s (it must be an existing directory you can "
+                "write to)\n",
+                dir, why);
+        return false;
+    }
+    for (uint32_t id = 1; id <= app->o.sessions; id++) {
+        for (uint32_t k = 0; k < app->o.sd.slots + app->o.sd.spectators; k++) {
+            bool spectator = k >= app->o.sd.slots;
+            char path[4096 + 64];
+            snprintf(path, sizeof path, "%s/session-%u-%s-%u.cred", dir, id,
+                     spectator ? "spectator" : "slot", spectator ? k - app->o.sd.slots : k);
+            if (lstat(path, &st) == 0) {
+                fprintf(stderr,
+                        "lockstep relay: --credentials %s: %s already exists (credentials are "
+                        "never overwritten: remove the old ones or use another directory)\n",
+                        dir, path);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 static bool setup(relay_app *app)
 {
     char msg[256];
+    if (app->o.credentials && !check_credentials_dir(app)) {
+        return false;
+    }
     if (app->o.record) {
         const char *scene =
             app->o.scene
@@ -524,7 +682,7 @@ static bool setup(relay_app *app)
             uint8_t pk[LS_REPLAY_PUBLIC_KEY_SIZE];
             ls_replay_key_public(app->sign_secret, pk);
             ls_replay_key_fingerprint(pk, name);
-            printf("signing recordings with %s\n", name);
+            fprintf(app->log, "signing recordings with %s\n", name);
         }
     }
     ls_relay_def rd = ls_default_relay_def();
@@ -554,7 +712,7 @@ static bool setup(relay_app *app)
         fprintf(stderr, "lockstep relay: --bind %s: %s\n", app->o.bind, msg);
         return false;
     }
-    printf("listening %s:%u\n", app->o.host, ls_uv_port(app->uv));
+    fprintf(app->log, "listening %s:%u\n", app->o.host, ls_uv_port(app->uv));
     uint64_t now = ls_uv_now_us(app->uv);
     for (uint32_t s = 0; s < app->o.sessions; s++) {
         uint32_t id;
@@ -577,9 +735,168 @@ static bool setup(relay_app *app)
             }
         }
     }
-    printf("ready\n");
-    fflush(stdout);
+    fprintf(app->log, "ready\n");
+    fflush(app->log);
     return true;
+}
+
+static void json_events(json_out *j, const char *key, const net_event_list *l,
+                        ls_relay_event_type t)
+{
+    json_key(j, key), json_array_begin(j);
+    for (uint32_t i = 0; i < l->n; i++) {
+        const net_event_rec *e = &l->v[i];
+        json_object_begin(j);
+        if (t == LS_RELAY_EV_SNAPSHOT_REFUSED) { // who supplied it (255: the host)
+            json_key(j, "source"), json_u64(j, e->slot);
+        } else if (t != LS_RELAY_EV_DESYNC && t != LS_RELAY_EV_DISPUTED) {
+            json_key(j, "slot"), json_u64(j, e->slot);
+        }
+        json_key(j, "tick"), json_u64(j, e->tick);
+        if (t == LS_RELAY_EV_DISCONNECTED) {
+            json_key(j, "reason"), json_str(j, net_reason_name(e->reason));
+        } else if (t == LS_RELAY_EV_DESYNC || t == LS_RELAY_EV_SNAPSHOT_REFUSED) {
+            json_key(j, "slots_mask"), json_u64(j, e->slots);
+            json_key(j, "expected"), json_hex64(j, e->expected);
+            json_key(j, "got"), json_hex64(j, e->got);
+        } else if (t == LS_RELAY_EV_DISPUTED) {
+            json_key(j, "slots_mask"), json_u64(j, e->slots);
+        }
+        json_object_end(j);
+    }
+    json_array_end(j);
+}
+
+static void json_peer(json_out *j, const ls_relay_peer_stats *p)
+{
+    char addr[64];
+    json_key(j, "joined"), json_bool(j, p->joined);
+    json_key(j, "disconnected"), json_bool(j, p->disconnected);
+    json_key(j, "addr");
+    if (p->joined) {
+        ls_net_addr_format(&p->addr, addr, sizeof addr);
+        json_str(j, addr);
+    } else {
+        json_null(j);
+    }
+    json_key(j, "rtt_ms"), json_double(j, p->rtt_us / 1000.0, 3);
+    json_key(j, "rtt_min_ms"), json_double(j, p->rtt_min_us / 1000.0, 3);
+    json_key(j, "rtt_max_ms"), json_double(j, p->rtt_max_us / 1000.0, 3);
+    json_key(j, "packets_in"), json_u64(j, p->packets_in);
+    json_key(j, "bytes_in"), json_u64(j, p->bytes_in);
+    json_key(j, "packets_out"), json_u64(j, p->packets_out);
+    json_key(j, "bytes_out"), json_u64(j, p->bytes_out);
+    json_key(j, "drops"), json_u64(j, p->drops);
+    json_key(j, "duplicates"), json_u64(j, p->duplicates);
+}
+
+// The --json summary: one object on stdout.
+static void print_json(relay_app *app)
+{
+    ls_relay_stats st = ls_relay_stats_get(app->relay);
+    ls_uv_stats us = ls_uv_stats_get(app->uv);
+    json_out j;
+    json_init(&j, stdout);
+    json_object_begin(&j);
+    char listen[96];
+    snprintf(listen, sizeof listen, "%s:%u", app->o.host, ls_uv_port(app->uv));
+    json_key(&j, "listen"), json_str(&j, listen);
+    json_key(&j, "stopped_by");
+    app->signal ? json_str(&j, app->signal == SIGINT ? "SIGINT" : "SIGTERM") : json_null(&j);
+    json_key(&j, "sessions"), json_array_begin(&j);
+    for (uint32_t id = 1; id <= app->o.sessions; id++) {
+        const session_log *l = &app->sess[id - 1];
+        json_object_begin(&j);
+        json_key(&j, "session"), json_u64(&j, id);
+        json_key(&j, "ticks"), json_u64(&j, ls_relay_session_final_ticks(app->relay, id));
+        json_key(&j, "done"), json_bool(&j, ls_relay_session_done(app->relay, id));
+        json_key(&j, "desyncs"), json_u64(&j, l->desyncs.total);
+        json_events(&j, "desync_events", &l->desyncs, LS_RELAY_EV_DESYNC);
+        json_key(&j, "disputes"), json_u64(&j, l->disputes.total);
+        json_events(&j, "dispute_events", &l->disputes, LS_RELAY_EV_DISPUTED);
+        json_events(&j, "snapshots_refused", &l->refusals, LS_RELAY_EV_SNAPSHOT_REFUSED);
+        json_events(&j, "disconnects", &l->disconnects, LS_RELAY_EV_DISCONNECTED);
+        json_events(&j, "rejoins", &l->rejoins, LS_RELAY_EV_REJOINED);
+        json_key(&j, "events_omitted");
+        json_u64(&j, (l->desyncs.total - l->desyncs.n) + (l->disputes.total - l->disputes.n) +
+                         (l->refusals.total - l->refusals.n) +
+                         (l->disconnects.total - l->disconnects.n) +
+                         (l->rejoins.total - l->rejoins.n));
+        json_key(&j, "state_needed"), json_u64(&j, l->state_needed);
+        json_key(&j, "peers"), json_array_begin(&j);
+        for (uint32_t k = 0; k < app->o.sd.slots; k++) {
+            ls_relay_peer_stats p = ls_relay_peer_stats_get(app->relay, id, k);
+            json_object_begin(&j);
+            json_key(&j, "slot"), json_u64(&j, k);
+            json_peer(&j, &p);
+            json_key(&j, "inputs"), json_u64(&j, p.input_next);
+            json_key(&j, "checksums"), json_u64(&j, p.checksum_next);
+            json_key(&j, "rejoins"), json_u64(&j, p.rejoins);
+            json_key(&j, "rejoin_tick");
+            p.rejoins ? json_u64(&j, p.rejoin_tick) : json_null(&j);
+            json_key(&j, "disconnect_tick");
+            p.disconnected ? json_u64(&j, p.disconnect_tick) : json_null(&j);
+            json_key(&j, "reason");
+            p.disconnected ? json_str(&j, net_reason_name(p.reason)) : json_null(&j);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_key(&j, "spectators"), json_array_begin(&j);
+        for (uint32_t k = 0; k < app->o.sd.spectators; k++) {
+            ls_relay_peer_stats v = ls_relay_spectator_stats_get(app->relay, id, k);
+            json_object_begin(&j);
+            json_key(&j, "index"), json_u64(&j, k);
+            json_peer(&j, &v);
+            json_key(&j, "ticks"), json_u64(&j, v.input_next);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_key(&j, "replay");
+        if (l->recorded) {
+            char path[4096 + 16];
+            if (id == 1) {
+                snprintf(path, sizeof path, "%s", app->o.record);
+            } else {
+                snprintf(path, sizeof path, "%s.%u", app->o.record, id);
+            }
+            json_object_begin(&j);
+            json_key(&j, "path"), json_str(&j, path);
+            json_key(&j, "ticks"), json_u64(&j, l->replay_ticks);
+            json_object_end(&j);
+        } else {
+            json_null(&j);
+        }
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+    json_key(&j, "relay"), json_object_begin(&j);
+    json_key(&j, "packets_in"), json_u64(&j, st.packets_in);
+    json_key(&j, "bytes_in"), json_u64(&j, st.bytes_in);
+    json_key(&j, "packets_out"), json_u64(&j, st.packets_out);
+    json_key(&j, "bytes_out"), json_u64(&j, st.bytes_out);
+    json_key(&j, "malformed"), json_u64(&j, st.malformed);
+    json_key(&j, "truncated"), json_u64(&j, st.truncated);
+    json_key(&j, "wrong_version"), json_u64(&j, st.wrong_version);
+    json_key(&j, "bad_mac"), json_u64(&j, st.bad_mac);
+    json_key(&j, "replayed"), json_u64(&j, st.replayed);
+    json_key(&j, "stale"), json_u64(&j, st.stale);
+    json_key(&j, "unverified"), json_u64(&j, st.unverified);
+    json_key(&j, "no_session"), json_u64(&j, st.no_session);
+    json_key(&j, "rate_limited"), json_u64(&j, st.rate_limited);
+    json_key(&j, "challenges"), json_u64(&j, st.challenges);
+    json_key(&j, "outbox_dropped"), json_u64(&j, st.outbox_dropped);
+    json_key(&j, "send_errors"), json_u64(&j, us.send_errors);
+    json_key(&j, "fault_dropped"), json_u64(&j, us.fault_dropped);
+    json_key(&j, "fault_corrupted"), json_u64(&j, us.fault_corrupted);
+    json_key(&j, "desyncs"), json_u64(&j, st.desyncs);
+    json_key(&j, "spectator_refused"), json_u64(&j, st.spectator_refused);
+    json_key(&j, "spectators_dropped"), json_u64(&j, st.spectators_dropped);
+    json_key(&j, "rejoins"), json_u64(&j, st.rejoins);
+    json_key(&j, "rejoin_refused"), json_u64(&j, st.rejoin_refused);
+    json_object_end(&j);
+    json_key(&j, "result"), json_str(&j, "ok");
+    json_object_end(&j);
+    json_finish(&j);
 }
 
 int cmd_relay(int argc, char **argv)
@@ -590,6 +907,12 @@ int cmd_relay(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
+    app.log = app.o.json ? stderr : stdout;
+    app.sess = calloc(app.o.sessions, sizeof *app.sess);
+    if (!app.sess) {
+        fprintf(stderr, "lockstep relay: out of memory\n");
+        return CLI_EXIT_ERROR;
+    }
     int status = CLI_EXIT_ERROR;
     if (setup(&app)) {
         ls_uv_run(app.uv);
@@ -599,11 +922,22 @@ int cmd_relay(int argc, char **argv)
             finish_recording(&app, id); // clean close on SIGINT/SIGTERM too
         }
         print_stats(&app);
+        if (app.o.json) {
+            print_json(&app);
+        }
         status = CLI_EXIT_OK;
     }
     ls_uv_destroy(app.uv);
     ls_relay_destroy(app.relay);
     free(app.scene_text);
     memset(app.sign_secret, 0, sizeof app.sign_secret);
+    for (uint32_t id = 1; id <= app.o.sessions; id++) {
+        net_event_list_free(&app.sess[id - 1].desyncs);
+        net_event_list_free(&app.sess[id - 1].disputes);
+        net_event_list_free(&app.sess[id - 1].refusals);
+        net_event_list_free(&app.sess[id - 1].disconnects);
+        net_event_list_free(&app.sess[id - 1].rejoins);
+    }
+    free(app.sess);
     return status;
 }

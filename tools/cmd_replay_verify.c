@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `lockstep replay verify FILE [--jobs N] [--stats] [--json]`: re-simulate a recording.
+// `lockstep replay verify FILE [--jobs N] [--strict] [--stats] [--json]`: re-simulate a
+// recording (exit 0 verified, 3 desync, 4 verified up to where an incomplete file ends).
 // One job re-simulates continuously from the scene; N jobs verify the segments
 // between keyframes on N threads. Both check the same ticks and keyframes, and
 // the first failure in tick order is reported, so the output is identical.
@@ -18,7 +19,8 @@
 
 const cli_command cmd_replay_verify_def = {
     "replay verify", "re-simulate a recording and check every tick's checksum and keyframe",
-    "FILE [--jobs N] [--pubkey KEY] [--max-memory MB] [--stats] [--json] [--no-progress]\n\n"
+    "FILE [--jobs N] [--pubkey KEY] [--max-memory MB] [--strict] [--stats] [--json]\n"
+    "       [--no-progress]\n\n"
     "  --jobs N        verify the segments between keyframes on N threads, 1..64 (default 1);\n"
     "                  the report is the same (every keyframe is proven equal to the\n"
     "                  re-simulated state)\n"
@@ -26,6 +28,8 @@ const cli_command cmd_replay_verify_def = {
     "                  keygen`, or 64 hex digits) and unmodified; a file cut by a crash\n"
     "                  is proven up to its last signature\n"
     "  --max-memory MB refuse a recording whose world needs more than MB MiB (default 256)\n"
+    "  --strict        an incomplete recording (cut short: no index and trailer) is an\n"
+    "                  error, exit 1, even when every readable tick verifies\n"
     "  --stats         print ticks/s and the real-time factor\n"
     "  --json          one JSON object: {\"result\", \"tick\", \"recorded\", \"computed\",\n"
     "                  \"bodies\", ...}\n"
@@ -33,7 +37,12 @@ const cli_command cmd_replay_verify_def = {
     "Prints `verified N ticks` (exit 0), or `DESYNC at tick T: ...` with a field-by-field\n"
     "diff of the first divergent bodies (exit 3); a file that cannot be read exits 1, and so\n"
     "does one recorded by another engine: the message names it and the release that\n"
-    "verifies it (--json: {\"result\": \"incompatible\", \"recorded_by\", ...}).",
+    "verifies it (--json: {\"result\": \"incompatible\", \"recorded_by\", ...}).\n"
+    "An incomplete recording (a recorder killed or a file cut short) whose readable ticks\n"
+    "all verify prints `verified N ticks` and `note: incomplete recording: ...` and exits 4\n"
+    "(partial; --json: \"result\": \"partial\"); with --strict it prints `ERROR: incomplete\n"
+    "recording (--strict): ...` and exits 1. A desync or an error in the readable part\n"
+    "wins (3, 1).",
     cmd_replay_verify};
 
 typedef struct verify_run {
@@ -299,17 +308,22 @@ static const char *result_name(ls_replay_failure f)
                                           : "error";
 }
 
-static int report(verify_run *v, json_out *j)
+// A file with no failure in its readable ticks is fully verified (0) when it is
+// complete, else partial (CLI_EXIT_PARTIAL), an error (1) with --strict.
+static int report(verify_run *v, bool strict, json_out *j)
 {
     const ls_replay_verify_result *f = first_failure(v);
     const ls_replay_info *in = ls_replay_reader_info(v->r);
     ls_replay_failure kind = f ? f->failure : LS_REPLAY_FAIL_NONE;
-    int status = !f ? CLI_EXIT_OK
+    bool partial = !f && !in->complete;
+    int status = partial ? (strict ? CLI_EXIT_ERROR : CLI_EXIT_PARTIAL)
+                 : !f    ? CLI_EXIT_OK
                  : kind == LS_REPLAY_FAIL_CHECKSUM || kind == LS_REPLAY_FAIL_KEYFRAME
                      ? CLI_EXIT_MISMATCH
                      : CLI_EXIT_ERROR;
     if (j) {
-        json_key(j, "result"), json_str(j, result_name(kind));
+        json_key(j, "result"), json_str(j, partial ? "partial" : result_name(kind));
+        json_key(j, "strict"), json_bool(j, strict);
         json_key(j, "tick");
         f ? json_u64(j, f->tick) : json_null(j);
         if (kind == LS_REPLAY_FAIL_CHECKSUM) {
@@ -324,9 +338,12 @@ static int report(verify_run *v, json_out *j)
         }
         return status;
     }
-    if (!f) {
+    if (partial && strict) {
+        printf("ERROR: incomplete recording (--strict): %s; those %u ticks verified\n",
+               in->end_reason, in->ticks);
+    } else if (!f) {
         printf("verified %u ticks\n", in->ticks);
-        if (!in->complete) {
+        if (partial) {
             printf("note: incomplete recording: %s\n", in->end_reason);
         }
     } else if (kind == LS_REPLAY_FAIL_CHECKSUM) {
@@ -392,9 +409,18 @@ static int signature_first(const char *path, const ls_replay_reader *r, const ch
     return status;
 }
 
-static int verify(const char *path, ls_replay_reader *r, uint32_t jobs, bool stats, bool progress,
-                  bool json, size_t max_memory, const char *pubkey)
+typedef struct verify_opts {
+    uint32_t jobs;
+    bool stats, progress, json, strict;
+    size_t max_memory;
+    const char *pubkey;
+} verify_opts;
+
+static int verify(const char *path, ls_replay_reader *r, const verify_opts *o)
 {
+    uint32_t jobs = o->jobs;
+    bool json = o->json;
+    const char *pubkey = o->pubkey;
     replay_glue g;
     ls_error err;
     // The signature first: a file that is not the signer's is not worth re-simulating.
@@ -411,7 +437,7 @@ static int verify(const char *path, ls_replay_reader *r, uint32_t jobs, bool sta
         cli_print_error(prefix, &err);
         return CLI_EXIT_ERROR;
     }
-    g.max_memory = max_memory;
+    g.max_memory = o->max_memory;
     verify_run v = {.r = r, .glue = &g, .segments = ls_replay_segment_count(r), .jobs = jobs};
     atomic_init(&v.first_failure_tick, UINT32_MAX);
     g.progress = count_ticks;
@@ -422,7 +448,7 @@ static int verify(const char *path, ls_replay_reader *r, uint32_t jobs, bool sta
     clock_t c0 = clock();
     if (!v.results) {
         fprintf(stderr, "lockstep replay verify: out of memory\n");
-    } else if (run_jobs(&v, progress)) {
+    } else if (run_jobs(&v, o->progress)) {
         double dt = now_seconds() - t0;
         double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC; // all threads
         const ls_replay_info *in = ls_replay_reader_info(r);
@@ -439,8 +465,8 @@ static int verify(const char *path, ls_replay_reader *r, uint32_t jobs, bool sta
         if (pubkey && jp) { // proven before re-simulating; here it goes into the JSON
             replay_cli_check_signature(&cmd_replay_verify_def, path, r, pubkey, jp);
         }
-        status = report(&v, jp);
-        if (stats) {
+        status = report(&v, o->strict, jp);
+        if (o->stats) {
             print_stats(r, jobs, dt, cpu, jp);
         }
         if (jp) {
@@ -463,30 +489,32 @@ int cmd_replay_verify(int argc, char **argv)
     const cli_command *cmd = &cmd_replay_verify_def;
     const char *path = NULL;
     uint64_t jobs = 1;
-    bool stats = false, progress = true, json = false;
-    size_t max_memory = (size_t)REPLAY_DEFAULT_MAX_MEMORY_MB << 20;
-    const char *pubkey = NULL;
+    verify_opts o = {
+        .jobs = 1, .progress = true, .max_memory = (size_t)REPLAY_DEFAULT_MAX_MEMORY_MB << 20};
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         if (cli_option(cmd, argc, argv, &i, "--jobs", &v)) {
             if (!v || !cli_parse_u64(cmd, "--jobs", v, 1, MAX_JOBS, &jobs)) {
                 return CLI_EXIT_USAGE;
             }
+            o.jobs = (uint32_t)jobs;
         } else if (cli_option(cmd, argc, argv, &i, "--max-memory", &v)) {
-            if (!v || !replay_cli_max_memory(cmd, v, &max_memory)) {
+            if (!v || !replay_cli_max_memory(cmd, v, &o.max_memory)) {
                 return CLI_EXIT_USAGE;
             }
         } else if (cli_option(cmd, argc, argv, &i, "--pubkey", &v)) {
             if (!v) {
                 return CLI_EXIT_USAGE;
             }
-            pubkey = v;
+            o.pubkey = v;
         } else if (strcmp(argv[i], "--stats") == 0) {
-            stats = true;
+            o.stats = true;
+        } else if (strcmp(argv[i], "--strict") == 0) {
+            o.strict = true;
         } else if (strcmp(argv[i], "--json") == 0) {
-            json = true;
+            o.json = true;
         } else if (strcmp(argv[i], "--no-progress") == 0) {
-            progress = false;
+            o.progress = false;
         } else if (argv[i][0] != '-' && !path) {
             path = argv[i];
         } else {
@@ -498,8 +526,8 @@ int cmd_replay_verify(int argc, char **argv)
     }
     ls_replay_reader *r = replay_cli_open(cmd, path);
     int status = CLI_EXIT_ERROR;
-    if (r && replay_cli_compatible(cmd, path, r, json)) {
-        status = verify(path, r, (uint32_t)jobs, stats, progress, json, max_memory, pubkey);
+    if (r && replay_cli_compatible(cmd, path, r, o.json)) {
+        status = verify(path, r, &o);
     }
     ls_replay_reader_destroy(r);
     return status;

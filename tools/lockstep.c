@@ -32,9 +32,10 @@ static void print_help(FILE *f)
         fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
     }
     fprintf(f, "  %-10s %s\n", "version", "print the library version");
-    fprintf(f, "\n--json (sim, replay info|verify|diff|dump, match, version) prints one JSON\n"
-               "document on stdout; errors always go to stderr. Progress lines appear on\n"
-               "stderr only when it is a terminal.\n\n" CLI_EXIT_HELP);
+    fprintf(f, "\n--json (sim, replay info|verify|diff|dump, match, relay, bot, version) prints\n"
+               "one JSON document on stdout (relay and bot: a summary at exit, their line log\n"
+               "then on stderr); errors always go to stderr. Progress lines appear on stderr\n"
+               "only when it is a terminal.\n\n" CLI_EXIT_HELP);
 }
 
 static int cmd_version(int argc, char **argv)

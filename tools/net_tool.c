@@ -213,3 +213,42 @@ bool net_game_load(void *user, uint32_t tick, const uint8_t *buf, size_t size)
     (void)tick;
     return ls_world_snapshot_restore(g->world, buf, size, NULL) == LS_OK;
 }
+
+const char *net_reason_name(uint8_t reason)
+{
+    switch (reason) {
+    case LS_NET_LEFT:
+        return "left";
+    case LS_NET_TIMEOUT:
+        return "timeout";
+    case LS_NET_KICKED:
+        return "kicked";
+    case LS_NET_REJOINED:
+        return "rejoined";
+    default:
+        return "unknown";
+    }
+}
+
+void net_event_list_add(net_event_list *l, const net_event_rec *e)
+{
+    l->total++;
+    if (l->n == NET_EVENTS_KEPT) {
+        return;
+    }
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 8;
+        net_event_rec *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            return;
+        }
+        l->v = v, l->cap = cap;
+    }
+    l->v[l->n++] = *e;
+}
+
+void net_event_list_free(net_event_list *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}

@@ -31,6 +31,32 @@ bool net_cli_fault_option(const char *cmd, int argc, char **argv, int *i, ls_net
 /// message "lockstep CMD: path: what" on error.
 char *net_read_file(const char *cmd, const char *path, size_t *size);
 
+/// "left", "timeout", "kicked", "rejoined" (ls_net_disconnect_reason), or "unknown".
+const char *net_reason_name(uint8_t reason);
+
+/// One network event kept for a --json summary (which fields mean something
+/// depends on the list it is in).
+typedef struct net_event_rec {
+    uint32_t slot, tick;
+    uint32_t extra;         ///< Bot rejoin: the snapshot tick.
+    uint16_t slots;         ///< Desync: the disagreeing slots (bit per slot).
+    uint8_t reason;         ///< Disconnect: ls_net_disconnect_reason.
+    uint64_t expected, got; ///< Desync: the majority checksum, the lowest disagreeing slot's.
+} net_event_rec;
+
+/// The first NET_EVENTS_KEPT events of a kind, and how many there were.
+typedef struct net_event_list {
+    net_event_rec *v;
+    uint32_t n, cap;
+    uint64_t total;
+} net_event_list;
+
+#define NET_EVENTS_KEPT 256
+
+/// Count e, and keep it if fewer than NET_EVENTS_KEPT are kept (out of memory: only counted).
+void net_event_list_add(net_event_list *l, const net_event_rec *e);
+void net_event_list_free(net_event_list *l);
+
 /// The bot's game: the scene's world, stepped with every slot's input.
 typedef struct net_game {
     ls_scene scene;                         ///< The arena.
@@ -38,6 +64,7 @@ typedef struct net_game {
     ls_input_script script;                 ///< Seeded pushes for this bot's slot (push game).
     ls_soccer_bot bot;                      ///< This slot's soccer bot (soccer scenes).
     uint32_t slot;                          ///< This bot's slot.
+    void *owner;                            ///< The command's own state (its event callback).
     int64_t perturb_tick;                   ///< Tick at which to diverge on purpose (-1: never).
     uint8_t row[LS_SCENE_MAX_PLAYERS * 64]; ///< Scratch for the script.
 } net_game;

@@ -573,7 +573,9 @@ static void kill_relay_mid_match(int sig, const char *tag)
     char *out;
     char *args[] = {tool, "replay", "verify", path, NULL};
     int rc = run_tool(args, &out);
-    cr_assert_eq(rc, 0, "the surviving ticks verify:\n%s", out);
+    // After SIGKILL the file has no index: every surviving tick verifies, exit 4 (partial).
+    cr_assert_eq(rc, sig == SIGKILL ? 4 : 0, "the surviving ticks verify:\n%s", out);
+    cr_assert_not_null(strstr(out, "verified "), "%s", out);
     free(out);
     unlink(path);
     unlink(creds[0]);
