@@ -1231,7 +1231,8 @@ Test(cli, relay_and_bot_json_summaries_and_a_rejoiner_named_as_a_slot, .timeout 
     cr_assert_null(strstr(rl, "state_needed session=1 spectator="), "%s", rl);
     static const char *const relay_keys[] = {
         "\"sessions\":[{\"session\":1,\"ticks\":360,\"done\":true,\"desyncs\":0,"
-        "\"desync_events\":[],\"disconnects\":[",
+        "\"desync_events\":[],\"disputes\":0,\"dispute_events\":[],"
+        "\"snapshots_refused\":[],\"disconnects\":[",
         "{\"slot\":1,\"tick\":60,\"reason\":\"timeout\"}",
         "\"rejoins\":[{\"slot\":1,\"tick\":",
         "\"peers\":[{\"slot\":0,\"joined\":true,",
