@@ -1251,8 +1251,9 @@ Test(cli, relay_and_bot_json_summaries_and_a_rejoiner_named_as_a_slot, .timeout 
     cr_assert(strstr(j1, "{\"role\":\"player\",\"slot\":1,\"mode\":\"lockstep\","
                          "\"status\":\"finished\",\"ticks\":360,"),
               "%s", j1);
-    cr_assert(strstr(j1, "\"desyncs\":0,\"first_desync_tick\":null,\"desync_events\":[]"), "%s",
-              j1);
+    cr_assert(strstr(j1, "\"desyncs\":0,\"first_desync_tick\":null,\"named\":0,\"disputes\":0,"
+                         "\"desync_events\":[]"),
+              "%s", j1);
     cr_assert(strstr(j1, "\"disconnects\":[{\"slot\":1,\"tick\":60,\"reason\":\"timeout\"}"), "%s",
               j1);
     cr_assert(strstr(j1, "\"rejoins\":[{\"slot\":1,\"tick\":"), "%s", j1);

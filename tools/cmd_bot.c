@@ -60,8 +60,11 @@ const cli_command cmd_bot_def = {
     "                     (slot, tick, reason), rejoins (slot, tick, snapshot_tick), stats\n"
     "                     (rtt_ms, packets, rollbacks, ...), result, reason; a spectator:\n"
     "                     mismatches (mismatch_events)\n" NET_FAULT_USAGE
-    "\nExit status 0 when the match finished, 3 when it finished but the relay reported a\n"
-    "desync, 1 when the relay went silent, the deadline passed or we were disconnected.",
+    "\nExit status 0 when the match finished and this bot was never named (other slots a\n"
+    "majority named are reported, not our failure), 3 when it finished but a majority named\n"
+    "this bot's slot or a tick it reported was disputed (no majority: `replay verify` names\n"
+    "who was wrong), 1 when the relay went silent, the deadline passed or we were\n"
+    "disconnected.",
     cmd_bot};
 
 typedef struct bot_app {
@@ -367,25 +370,27 @@ static void print_result(bot_app *b, uint32_t slot)
     char score[32]; // "A-B" for soccer scenes (printed last, parsed by key), "" otherwise
     net_game_summary(&b->game, score, sizeof score);
     fprintf(b->log,
-            "result slot=%u ticks=%u checksum=%016llx desyncs=%u rtt_us=%u packets_out=%llu "
+            "result slot=%u ticks=%u checksum=%016llx desyncs=%u named=%u disputes=%u rtt_us=%u "
+            "packets_out=%llu "
             "bytes_out=%llu packets_in=%llu bytes_in=%llu duplicates=%llu stalls=%llu "
             "clock_shifts=%u dropped=%llu bad_mac=%llu replayed=%llu stale=%llu malformed=%llu "
             "fault_dropped=%llu fault_corrupted=%llu mode=%s frames=%llu rollbacks=%llu "
             "resimulated=%llu resim_max=%u predicted=%llu predicted_hits=%llu waits=%llu "
             "time_sync=%llu rejoins=%u snapshot_tick=%u rejoin_tick=%u state=%s%s%s\n",
             slot, ls_peer_ticks(b->peer), (unsigned long long)ls_peer_last_checksum(b->peer),
-            st.desyncs, st.rtt_us, (unsigned long long)us.sent, (unsigned long long)us.sent_bytes,
-            (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
-            (unsigned long long)st.duplicates, (unsigned long long)st.stalls, st.clock_shifts,
-            (unsigned long long)st.dropped, (unsigned long long)st.bad_mac,
-            (unsigned long long)st.replayed, (unsigned long long)st.stale,
-            (unsigned long long)st.malformed, (unsigned long long)us.fault_dropped,
-            (unsigned long long)us.fault_corrupted, b->rollback ? "rollback" : "lockstep",
-            (unsigned long long)st.frames, (unsigned long long)st.rollbacks,
-            (unsigned long long)st.resimulated, st.max_resim_frame,
-            (unsigned long long)st.predicted, (unsigned long long)st.predicted_hits,
-            (unsigned long long)st.waits, (unsigned long long)st.time_sync_skips + st.clock_shifts,
-            st.rejoins, st.snapshot_tick, st.rejoin_tick,
+            st.desyncs, st.named, st.disputes, st.rtt_us, (unsigned long long)us.sent,
+            (unsigned long long)us.sent_bytes, (unsigned long long)st.packets_in,
+            (unsigned long long)st.bytes_in, (unsigned long long)st.duplicates,
+            (unsigned long long)st.stalls, st.clock_shifts, (unsigned long long)st.dropped,
+            (unsigned long long)st.bad_mac, (unsigned long long)st.replayed,
+            (unsigned long long)st.stale, (unsigned long long)st.malformed,
+            (unsigned long long)us.fault_dropped, (unsigned long long)us.fault_corrupted,
+            b->rollback ? "rollback" : "lockstep", (unsigned long long)st.frames,
+            (unsigned long long)st.rollbacks, (unsigned long long)st.resimulated,
+            st.max_resim_frame, (unsigned long long)st.predicted,
+            (unsigned long long)st.predicted_hits, (unsigned long long)st.waits,
+            (unsigned long long)st.time_sync_skips + st.clock_shifts, st.rejoins, st.snapshot_tick,
+            st.rejoin_tick,
             b->timed_out                               ? "timeout"
             : b->finished || state == LS_PEER_FINISHED ? "finished"
             : state == LS_PEER_LEFT                    ? "disconnected"
@@ -397,10 +402,15 @@ static void print_result(bot_app *b, uint32_t slot)
 // Why the bot stopped, when it did not finish (or why it failed when it did).
 static void explain(const bot_app *b, const bot_opts *o, char *buf, size_t size)
 {
-    uint32_t desyncs = ls_peer_stats_get(b->peer).desyncs;
-    if (b->finished) {
-        snprintf(buf, size, "finished, but the relay reported %u desync%s", desyncs,
-                 desyncs == 1 ? "" : "s");
+    ls_peer_stats st = ls_peer_stats_get(b->peer);
+    if (b->finished && st.named) {
+        snprintf(buf, size, "finished, but a majority named this slot as desynced %u time%s",
+                 st.named, st.named == 1 ? "" : "s");
+    } else if (b->finished) {
+        snprintf(buf, size,
+                 "finished, but %u tick%s this slot reported %s disputed (no majority: "
+                 "`replay verify` of the recording names who was wrong)",
+                 st.disputes, st.disputes == 1 ? "" : "s", st.disputes == 1 ? "was" : "were");
     } else if (b->relay_silent && !b->heard) {
         snprintf(buf, size,
                  "no answer from the relay at %s in %llu s (is it running? is the credential "
@@ -475,6 +485,8 @@ static void print_json(bot_app *b, uint32_t slot, int status, const char *why)
     json_key(&j, "desyncs"), json_u64(&j, st.desyncs);
     json_key(&j, "first_desync_tick");
     st.desyncs ? json_u64(&j, st.first_desync) : json_null(&j);
+    json_key(&j, "named"), json_u64(&j, st.named);
+    json_key(&j, "disputes"), json_u64(&j, st.disputes);
     json_bot_events(&j, "desync_events", &b->desyncs, LS_PEER_EV_DESYNC);
     json_bot_events(&j, "disconnects", &b->disconnects, LS_PEER_EV_DISCONNECTED);
     json_bot_events(&j, "rejoins", &b->rejoins, LS_PEER_EV_REJOINED);
@@ -843,9 +855,11 @@ int cmd_bot(int argc, char **argv)
         pump(&b);
         ls_uv_run(b.uv);
         print_result(&b, pd.slot);
-        status = !b.finished                         ? CLI_EXIT_ERROR
-                 : ls_peer_stats_get(b.peer).desyncs ? CLI_EXIT_MISMATCH
-                                                     : CLI_EXIT_OK;
+        // Only our own failure fails us: a slot a majority named, or a disputed tick.
+        ls_peer_stats fin = ls_peer_stats_get(b.peer);
+        status = !b.finished                 ? CLI_EXIT_ERROR
+                 : fin.named || fin.disputes ? CLI_EXIT_MISMATCH
+                                             : CLI_EXIT_OK;
         char why[256];
         if (status != CLI_EXIT_OK) {
             explain(&b, &o, why, sizeof why);

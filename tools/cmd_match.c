@@ -581,7 +581,9 @@ static void print_desyncs(const char *relay_out)
 typedef struct peer_row {
     char ticks[32], sum[32], rtt_peer[32], out[32], in[32], state[32], rtt_relay[32], drops[32];
     char bad_mac[32];
-    char score[32]; ///< Soccer: "A-B" from the bot's result line, or "".
+    char named[32];    ///< Times a majority named this bot's slot (it diverged).
+    char disputes[32]; ///< Disputed ticks it reported (no majority, nobody named).
+    char score[32];    ///< Soccer: "A-B" from the bot's result line, or "".
     char frames[32], rollbacks[32], resim[32], resim_max[32], predicted[32], hits[32], sync[32];
     char error[256]; ///< The bot's first "lockstep bot: ..." line (stderr), or "".
 } peer_row;
@@ -610,6 +612,8 @@ static void peer_fields(const proc *relay, const proc *bot, uint32_t k, peer_row
     field(bot->out, "result", NULL, "packets_in", r->in, sizeof r->in);
     field(bot->out, "result", NULL, "state", r->state, sizeof r->state);
     field(bot->out, "result", NULL, "bad_mac", r->bad_mac, sizeof r->bad_mac);
+    field(bot->out, "result", NULL, "named", r->named, sizeof r->named);
+    field(bot->out, "result", NULL, "disputes", r->disputes, sizeof r->disputes);
     field(bot->out, "result", NULL, "frames", r->frames, sizeof r->frames);
     field(bot->out, "result", NULL, "rollbacks", r->rollbacks, sizeof r->rollbacks);
     field(bot->out, "result", NULL, "resimulated", r->resim, sizeof r->resim);
@@ -754,16 +758,16 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
     field(relay->out, "stats relay", NULL, "packets_out", pout, sizeof pout);
     field(relay->out, "replay", NULL, "ticks", rticks, sizeof rticks);
     if (!o->json) {
-        printf("\n%-4s %-6s %-18s %-11s %-11s %-9s %-9s %-7s %s\n", "peer", "ticks",
-               "final checksum", "rtt(relay)", "rtt(peer)", "pkts out", "pkts in", "drops",
+        printf("\n%-4s %-6s %-18s %-11s %-11s %-9s %-9s %-7s %-6s %s\n", "peer", "ticks",
+               "final checksum", "rtt(relay)", "rtt(peer)", "pkts out", "pkts in", "drops", "named",
                "status");
         for (uint32_t k = 0; k < o->peers; k++) {
             const peer_row *r = &rows[k];
             char rr[32], rp[32];
             snprintf(rr, sizeof rr, "%.3f ms", strtod(r->rtt_relay, NULL) / 1000.0);
             snprintf(rp, sizeof rp, "%.3f ms", strtod(r->rtt_peer, NULL) / 1000.0);
-            printf("%-4u %-6s %-18s %-11s %-11s %-9s %-9s %-7s %s\n", k, r->ticks, r->sum, rr, rp,
-                   r->out, r->in, r->drops, r->state);
+            printf("%-4u %-6s %-18s %-11s %-11s %-9s %-9s %-7s %-6s %s\n", k, r->ticks, r->sum, rr,
+                   rp, r->out, r->in, r->drops, r->named, r->state);
         }
         for (uint32_t k = 0; k < o->peers; k++) {
             if (rows[k].error[0] && strcmp(rows[k].state, "finished") != 0) {
@@ -866,6 +870,8 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
                 json_double(&j, predicted > 0 ? strtod(r->hits, NULL) / predicted : 1.0, 4);
                 json_number_field(&j, "time_sync_adjustments", r->sync);
             }
+            json_number_field(&j, "named", r->named);
+            json_number_field(&j, "disputes", r->disputes);
             json_key(&j, "status");
             strcmp(r->state, "?") ? json_str(&j, r->state) : json_null(&j);
             json_key(&j, "message");

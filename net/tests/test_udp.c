@@ -480,6 +480,20 @@ Test(net_udp, a_perturbed_bot_is_named_by_the_relay_at_its_exact_tick, .timeout 
     cr_assert_eq(rc, 3, "a desynced match is a verification failure (exit 3):\n%s", out);
     cr_assert_not_null(strstr(out, "event desync session=1 tick=57 slots=0x0002"), "%s", out);
     cr_assert_null(strstr(out, "tick=56 slots"), "nothing before tick 57:\n%s", out);
+    // Only bot 1 was named (its own exit status 3); bots 0 and 2 finished clean (exit 0):
+    // the peer table's "named" column says so.
+    for (int k = 0; k < 3; k++) {
+        char row[16];
+        snprintf(row, sizeof row, "\n%d    120 ", k);
+        const char *line = strstr(out, row);
+        cr_assert_not_null(line, "peer %d row:\n%s", k, out);
+        char sum[32], rtt1[32], rtt2[32], u1[8], u2[8], po[32], pi[32], drops[32], named[32];
+        cr_assert_eq(sscanf(line, " %*d %*d %31s %31s %7s %31s %7s %31s %31s %31s %31s", sum, rtt1,
+                            u1, rtt2, u2, po, pi, drops, named),
+                     9, "%s", line);
+        cr_assert(k == 1 ? strtoul(named, NULL, 10) > 0 : strcmp(named, "0") == 0,
+                  "peer %d named %s times", k, named);
+    }
     free(out);
     unlink(path);
 }
