@@ -29,7 +29,7 @@ typedef struct game {
     uint32_t ticks;
     uint32_t desync_events, first_desync;
     uint32_t disputed_events, first_disputed;
-    uint32_t disc_slot, disc_tick, disc_events;
+    uint32_t disc_slot, disc_tick, disc_events; // the first DISCONNECTED event; how many
 } game;
 
 static void g_input(void *user, uint32_t tick, uint8_t *out, uint32_t n)
@@ -68,9 +68,8 @@ static void g_event(void *user, const ls_peer_event *ev)
     if (ev->type == LS_PEER_EV_DESYNC && g->desync_events++ == 0) {
         g->first_desync = ev->tick;
     }
-    if (ev->type == LS_PEER_EV_DISCONNECTED) {
-        g->disc_events++;
-        g->disc_slot = ev->slot;
+    if (ev->type == LS_PEER_EV_DISCONNECTED && g->disc_events++ == 0) {
+        g->disc_slot = ev->slot; // the first (the others' goodbyes at the end come later)
         g->disc_tick = ev->tick;
     }
 }
@@ -105,10 +104,14 @@ typedef struct sim {
     uint32_t n;
     ls_peer *peer[MAXP];
     game g[MAXP];
-    bool muted[MAXP];   // a muted peer is neither polled nor delivered to (crashed)
-    int no_checksums;   // this peer's CHECKSUM datagrams are lost (-1: none)
-    int no_inputs;      // this peer's INPUT datagrams are lost (-1: none)
-    uint64_t corrupted; // datagrams delivered with a flipped bit
+    bool muted[MAXP]; // a muted peer is neither polled nor delivered to (crashed)
+    int no_checksums; // this peer's CHECKSUM datagrams are lost (-1: none)
+    int no_inputs;    // this peer's INPUT datagrams are lost (-1: none)
+    int silent_acks;  // this peer's ACK datagrams are lost (-1: none)
+    int lying_acks;   // this peer's ACKs claim tick 0 for every slot, resealed (-1: none)
+    bool lose_byes;   // every DISCONNECT a peer sends is lost
+    ls_net_credential cred[MAXP]; // the slots' credentials (to reseal a lying ACK)
+    uint64_t corrupted;           // datagrams delivered with a flipped bit
     ls_net_fault fault;
     packet *q;
     size_t qlen, qcap;
@@ -199,12 +202,22 @@ static void drain(sim *s)
         while (ls_peer_next_datagram(s->peer[i], &d)) {
             cr_assert(ls_net_addr_equal(&d.to, &ra));
             ls_net_msg m;
-            bool csum =
-                ls_net_decode(d.data, d.len, &m, NULL) == LS_OK && m.h.type == LS_NET_CHECKSUM;
-            bool input =
-                ls_net_decode(d.data, d.len, &m, NULL) == LS_OK && m.h.type == LS_NET_INPUT;
-            if (!s->muted[i] && !(csum && (int)i == s->no_checksums) &&
-                !(input && (int)i == s->no_inputs)) {
+            uint8_t type = ls_net_decode(d.data, d.len, &m, NULL) == LS_OK ? m.h.type : 0;
+            bool lost = (type == LS_NET_CHECKSUM && (int)i == s->no_checksums) ||
+                        (type == LS_NET_INPUT && (int)i == s->no_inputs) ||
+                        (type == LS_NET_ACK && (int)i == s->silent_acks) ||
+                        (type == LS_NET_DISCONNECT && s->lose_byes);
+            if (type == LS_NET_ACK && (int)i == s->lying_acks) {
+                // A modified client: the same ACK (same sequence number), every other
+                // slot claimed at tick 0, sealed with the slot's own key (authentic).
+                for (uint32_t k = 0; k < m.u.ack.count; k++) {
+                    m.u.ack.input_next[k] = k == i ? m.u.ack.input_next[k] : 0;
+                }
+                size_t n = ls_net_encode(&m, d.data, sizeof d.data);
+                cr_assert_eq(n, d.len);
+                cr_assert_eq(ls_net_seal(d.data, n, s->cred[i].key, LS_NET_TO_RELAY), LS_OK);
+            }
+            if (!s->muted[i] && !lost) {
                 enqueue(s, -1, &pa, d.data, d.len);
             }
         }
@@ -223,6 +236,8 @@ static void sim_init(sim *s, uint32_t n, const ls_session_def *sd, const ls_net_
     s->now = 1000000;
     s->no_checksums = -1;
     s->no_inputs = -1;
+    s->silent_acks = -1;
+    s->lying_acks = -1;
     ls_relay_def rd = ls_default_relay_def();
     s->relay = ls_relay_create(&rd, NULL);
     cr_assert_not_null(s->relay);
@@ -237,9 +252,9 @@ static void sim_init(sim *s, uint32_t n, const ls_session_def *sd, const ls_net_
         s->g[i].slot = i;
         s->g[i].perturb_tick = -1;
         ls_peer_def pd = ls_default_peer_def();
-        ls_net_credential cred;
-        cr_assert_eq(ls_relay_session_credential(s->relay, s->session, i, &cred), LS_OK);
-        cr_assert_eq(ls_peer_def_set_credential(&pd, &cred), LS_OK);
+        ls_net_credential *cred = &s->cred[i];
+        cr_assert_eq(ls_relay_session_credential(s->relay, s->session, i, cred), LS_OK);
+        cr_assert_eq(ls_peer_def_set_credential(&pd, cred), LS_OK);
         pd.relay = relay_addr();
         pd.cb.user = &s->g[i];
         pd.cb.local_input = g_input;
@@ -306,6 +321,16 @@ static void run_until_finished(sim *s, uint64_t max_ms)
 {
     for (uint64_t ms = 0; ms < max_ms && !all_finished(s); ms++) {
         sim_step(s);
+    }
+    for (uint32_t i = 0; getenv("ZZ") && i < s->n; i++) {
+        ls_relay_peer_stats rs = ls_relay_peer_stats_get(s->relay, s->session, i);
+        ls_peer_stats ps = ls_peer_stats_get(s->peer[i]);
+        fprintf(stderr,
+                "peer %u state %d ticks %u | relay: in %u csum %u disc %d reason %d tick %u | peer "
+                "in %llu out %llu\n",
+                i, ls_peer_state_get(s->peer[i]), ls_peer_ticks(s->peer[i]), rs.input_next,
+                rs.checksum_next, rs.disconnected, rs.reason, rs.disconnect_tick,
+                (unsigned long long)ps.packets_in, (unsigned long long)ps.packets_out);
     }
     cr_assert(all_finished(s), "every peer finished within %llu ms of fake time",
               (unsigned long long)max_ms);
@@ -1028,5 +1053,255 @@ Test(net_core, a_forged_ack_in_a_lossy_match_freezes_nothing)
     run_until_finished(&s, 60000);
     assert_agreement(&s, 400);
     cr_assert_eq(ls_relay_stats_get(s.relay).desyncs, 0u);
+    sim_free(&s);
+}
+
+// ---- acknowledgements that do not keep up (SPEC.md §17.5, §17.8) ----
+
+// What a match with one misbehaving peer looked like to the honest ones.
+typedef struct dropped_run {
+    ls_relay_event ev;      // the relay's DISCONNECTED event of the bad slot
+    uint64_t at;            // when it came
+    uint64_t longest_stall; // longest time an honest peer's tick count did not move (us)
+} dropped_run;
+
+// Play to the end with peer `bad` misbehaving (the caller set how); once the relay
+// disconnects it, it is muted (the others finish without it).
+static dropped_run run_until_dropped(sim *s, uint32_t bad)
+{
+    dropped_run out;
+    memset(&out, 0, sizeof out);
+    uint32_t ticks[MAXP];
+    uint64_t moved[MAXP];
+    for (uint32_t i = 0; i < s->n; i++) {
+        ticks[i] = ls_peer_ticks(s->peer[i]);
+        moved[i] = s->now;
+    }
+    for (int ms = 0; ms < 60000 && !all_finished(s); ms++) {
+        sim_step(s);
+        for (uint32_t e = 0; e < s->nev && !out.at; e++) {
+            if (s->ev[e].type == LS_RELAY_EV_DISCONNECTED && s->ev[e].slot == bad) {
+                out.ev = s->ev[e];
+                out.at = s->now;
+                s->muted[bad] = true;
+            }
+        }
+        for (uint32_t i = 0; i < s->n; i++) {
+            if (i == bad || ls_peer_state_get(s->peer[i]) != LS_PEER_RUNNING) {
+                continue;
+            }
+            if (ls_peer_ticks(s->peer[i]) != ticks[i]) {
+                ticks[i] = ls_peer_ticks(s->peer[i]);
+                moved[i] = s->now;
+            } else if (s->now - moved[i] > out.longest_stall) {
+                out.longest_stall = s->now - moved[i];
+            }
+        }
+    }
+    cr_assert(all_finished(s), "the honest peers finished (peer 0 at tick %u, %u events)",
+              ls_peer_ticks(s->peer[0]), s->nev);
+    for (int i = 0; i < 200; i++) {
+        sim_step(s);
+    }
+    return out;
+}
+
+// The others finished on the recording's checksums; the bad slot is empty from its d on
+// and every honest peer was told so, at d; the relay named it KICKED with the slots
+// whose inputs it left unacknowledged.
+static void assert_dropped(const sim *s, const dropped_run *run, uint32_t bad, uint32_t ticks)
+{
+    cr_assert_eq(run->ev.type, LS_RELAY_EV_DISCONNECTED, "the relay disconnected slot %u", bad);
+    cr_assert_eq(run->ev.reason, LS_NET_KICKED);
+    uint16_t others = (uint16_t)(((1u << s->n) - 1u) & ~(1u << bad));
+    cr_assert_neq(run->ev.slots, 0, "the event names the slots it left unacknowledged");
+    cr_assert_eq(run->ev.slots & ~others, 0, "only other slots (mask %x)", run->ev.slots);
+    uint32_t d = run->ev.tick;
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (i != bad) {
+            cr_assert_eq(s->g[i].disc_slot, bad);
+            cr_assert_eq(s->g[i].disc_tick, d, "peer %u agrees on the tick", i);
+        }
+    }
+    assert_agreement(s, ticks);
+    for (uint32_t t = d; t < ticks; t++) {
+        cr_assert_eq(s->rec.inputs[t][bad], 0, "slot %u is empty from tick %u (at %u)", bad, d, t);
+    }
+    cr_assert_neq(s->rec.inputs[d - 1][bad], 0, "and had input just before");
+    cr_assert_eq(ls_relay_stats_get(s->relay).desyncs, 0u);
+}
+
+// A modified client that acknowledges tick 0 of every slot in every ACK (authentic:
+// sealed with its own key). The relay clamps the claim to the oldest tick its ring holds,
+// input_next - 256, and the ring cannot slide past a live peer's claim: every slot's next
+// input is refused, and without a rule nobody ever moves again (no event, no kick). Its
+// acknowledgements stay below the first non-final tick: timeout_ms later it is kicked.
+Test(net_core, a_peer_that_always_acks_tick_0_is_dropped_and_the_match_goes_on)
+{
+    sim s;
+    ls_session_def d = sdef(4, 600, 3);
+    d.timeout_ms = 1000;
+    sim_init(&s, 4, &d, NULL);
+    run_until_ticks(&s, 300);
+    uint64_t began = s.now;
+    uint32_t from = ls_peer_ticks(s.peer[2]);
+    s.lying_acks = 2;
+    dropped_run run = run_until_dropped(&s, 2);
+    cr_log_info("lying ACKs from tick %u: kicked %llu us later at tick %u, others frozen %llu us",
+                from, (unsigned long long)(run.at - began), run.ev.tick,
+                (unsigned long long)run.longest_stall);
+    assert_dropped(&s, &run, 2, 600);
+    uint64_t after = run.at - began;
+    cr_assert(after > 1000000u && after < 1100000u, "kicked %llu ms after it began lying",
+              (unsigned long long)after / 1000);
+    cr_assert_lt(run.longest_stall, 1100000u, "the others were frozen %llu ms",
+                 (unsigned long long)run.longest_stall / 1000);
+    cr_assert_gt(run.longest_stall, 900000u, "(the window did freeze them: %llu ms)",
+                 (unsigned long long)run.longest_stall / 1000);
+    sim_free(&s);
+}
+
+// A client that stops acknowledging (its ACKs never arrive) but keeps sending inputs,
+// checksums and pings: its claims stay where they were while the match moves on, the
+// relay sends it at most one batch (64 ticks) beyond them, so it soon stops simulating
+// and everyone waits for its checksums and inputs, for ever (it is heard from: no
+// timeout, no event). It is kicked timeout_ms after the first non-final tick passed its
+// claims, about when it would have stalled.
+Test(net_core, a_peer_that_stops_acknowledging_is_dropped_and_the_match_goes_on)
+{
+    sim s;
+    ls_session_def d = sdef(4, 600, 3);
+    d.timeout_ms = 1000;
+    sim_init(&s, 4, &d, NULL);
+    run_until_ticks(&s, 100);
+    uint64_t began = s.now;
+    s.silent_acks = 1;
+    dropped_run run = run_until_dropped(&s, 1);
+    cr_log_info("no ACKs from tick 100: kicked %llu us later at tick %u, longest wait %llu us",
+                (unsigned long long)(run.at - began), run.ev.tick,
+                (unsigned long long)run.longest_stall);
+    assert_dropped(&s, &run, 1, 600);
+    uint64_t after = run.at - began;
+    cr_assert(after > 1000000u && after < 1100000u, "kicked %llu ms after its last ACK",
+              (unsigned long long)after / 1000);
+    cr_assert_lt(run.longest_stall, 100000u, "the others never waited (%llu ms)",
+                 (unsigned long long)run.longest_stall / 1000);
+    sim_free(&s);
+}
+
+// ---- the end of a match (SPEC.md §17.8) ----
+
+// Play until every peer is FINISHED, none calling ls_peer_leave, then 5 s more (the
+// game keeps polling its finished peer). Returns the relay's datagrams of each type
+// after the last FINISHED, and when (us after it) the relay sent its last one and the
+// session became idle.
+typedef struct after_finish {
+    uint64_t types[16];
+    uint64_t last_sent, idle; // UINT64_MAX: never
+} after_finish;
+
+static after_finish finish_without_leave(sim *s)
+{
+    for (int ms = 0; ms < 60000 && !all_finished(s); ms++) {
+        sim_step(s);
+    }
+    cr_assert(all_finished(s));
+    after_finish out;
+    memset(&out, 0, sizeof out);
+    out.last_sent = 0;
+    out.idle = UINT64_MAX;
+    uint64_t t0 = s->now;
+    for (int ms = 0; ms < 5000; ms++) {
+        s->now += 1000;
+        for (size_t i = 0; i < s->qlen;) { // sim_step, with the relay's datagrams counted
+            if (s->q[i].at > s->now) {
+                i++;
+                continue;
+            }
+            packet p = s->q[i];
+            s->q[i] = s->q[--s->qlen];
+            if (p.dest < 0) {
+                ls_relay_receive(s->relay, &p.from, p.data, p.len, s->now);
+            } else {
+                ls_peer_receive(s->peer[p.dest], p.data, p.len, s->now);
+            }
+        }
+        ls_relay_poll(s->relay, s->now);
+        for (uint32_t i = 0; i < s->n; i++) {
+            ls_peer_poll(s->peer[i], s->now);
+        }
+        ls_net_datagram d;
+        ls_net_addr ra = relay_addr();
+        while (ls_relay_next_datagram(s->relay, &d)) {
+            out.types[d.data[3] & 15]++;
+            out.last_sent = s->now - t0;
+            enqueue(s, d.to.port - 20000, &ra, d.data, d.len);
+        }
+        for (uint32_t i = 0; i < s->n; i++) {
+            ls_net_addr pa = peer_addr((int)i);
+            while (ls_peer_next_datagram(s->peer[i], &d)) {
+                cr_assert_neq(d.data[3], LS_NET_DISCONNECT, "a finished peer said goodbye once");
+                enqueue(s, -1, &pa, d.data, d.len);
+            }
+        }
+        if (out.idle == UINT64_MAX && ls_relay_session_idle(s->relay, s->session)) {
+            out.idle = s->now - t0;
+        }
+    }
+    drain(s);
+    return out;
+}
+
+// A game that never calls ls_peer_leave: its peer says goodbye as it becomes FINISHED
+// (DISCONNECT LEFT, tick N, three times), so the relay releases every slot at once: the
+// session is idle as soon as the last goodbye arrives and the relay sends nothing more.
+// Under 10 % loss, 5 ms jitter. Were every goodbye lost, the relay would still send a
+// finished peer nothing unasked (no re-sends, no pings: it reported every checksum), so
+// it falls silent and is released timeout_ms after its last datagram (second match).
+Test(net_core, finished_peers_release_the_session_without_leave)
+{
+    sim s;
+    ls_session_def d = sdef(4, 300, 3);
+    ls_net_fault_def f = {100000, 0, 0, 2000, 5000, 13, 0};
+    sim_init(&s, 4, &d, &f);
+    after_finish a = finish_without_leave(&s);
+    cr_assert_lt(a.idle, 50000u, "idle %llu ms after the last peer finished",
+                 (unsigned long long)a.idle / 1000);
+    cr_log_info("goodbyes: relay's last datagram %llu us, idle %llu us after the last FINISHED",
+                (unsigned long long)a.last_sent, (unsigned long long)a.idle);
+    cr_assert_leq(a.last_sent, a.idle, "nothing sent once idle (last at %llu ms)",
+                  (unsigned long long)a.last_sent / 1000);
+    for (uint32_t k = 0; k < 4; k++) {
+        ls_relay_peer_stats ps = ls_relay_peer_stats_get(s.relay, s.session, k);
+        cr_assert_eq(ps.reason, LS_NET_LEFT, "slot %u left", k);
+        cr_assert_eq(ps.disconnect_tick, 300u);
+        cr_assert_eq(ls_peer_state_get(s.peer[k]), LS_PEER_FINISHED, "and is FINISHED");
+    }
+    assert_agreement(&s, 300);
+    sim_free(&s);
+
+    d.timeout_ms = 1000;
+    sim_init(&s, 4, &d, &f);
+    s.lose_byes = true;
+    a = finish_without_leave(&s);
+    cr_assert_eq(a.types[LS_NET_INPUT] + a.types[LS_NET_PING], 0u,
+                 "no re-sends or pings after the last FINISHED (%llu %llu)",
+                 (unsigned long long)a.types[LS_NET_INPUT],
+                 (unsigned long long)a.types[LS_NET_PING]);
+    // Each timeout's notice, once to each slot still connected and to itself: 4 + 3 + 2 + 1,
+    // never re-sent (a finished peer sends no ACK to confirm it).
+    cr_assert_leq(a.types[LS_NET_DISCONNECT], 10u, "%llu notices",
+                  (unsigned long long)a.types[LS_NET_DISCONNECT]);
+    cr_assert(a.idle > 900000u && a.idle <= 1001000u, "idle %llu ms after the last FINISHED",
+              (unsigned long long)a.idle / 1000);
+    cr_log_info("goodbyes lost: relay's last datagram %llu us, idle %llu us after the last "
+                "FINISHED",
+                (unsigned long long)a.last_sent, (unsigned long long)a.idle);
+    for (uint32_t k = 0; k < 4; k++) {
+        ls_relay_peer_stats ps = ls_relay_peer_stats_get(s.relay, s.session, k);
+        cr_assert_eq(ps.reason, LS_NET_TIMEOUT, "slot %u timed out", k);
+        cr_assert_eq(ps.disconnect_tick, 300u);
+    }
+    assert_agreement(&s, 300);
     sim_free(&s);
 }

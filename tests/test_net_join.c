@@ -31,6 +31,7 @@ typedef struct game {
     uint32_t ticks;
     // Switch ticks this peer saw, per slot (UINT32_MAX: none), and snapshots loaded.
     uint32_t gone_at[MAXP], back_at[MAXP];
+    uint32_t match_ticks; // departures from here on are finished slots' goodbyes
     uint32_t loads, loaded_tick;
     bool lie; // a modified client: the states it uploads for rejoiners are perturbed
     uint32_t refused, refused_source; // snapshots this peer refused, and the last one's source
@@ -65,7 +66,7 @@ static bool g_load(void *user, uint32_t tick, const uint8_t *data, size_t len);
 static void g_event(void *user, const ls_peer_event *ev)
 {
     game *g = user;
-    if (ev->type == LS_PEER_EV_DISCONNECTED && ev->slot < MAXP) {
+    if (ev->type == LS_PEER_EV_DISCONNECTED && ev->slot < MAXP && ev->tick < g->match_ticks) {
         g->gone_at[ev->slot] = ev->tick;
     } else if (ev->type == LS_PEER_EV_REJOINED && ev->slot < MAXP) {
         g->back_at[ev->slot] = ev->tick;
@@ -186,6 +187,10 @@ typedef struct sim {
     bool serve_state;       // answer LS_RELAY_EV_STATE_NEEDED from peer 0's states
     bool muted[MAXP];       // a peer in an outage: nothing it sends or is sent arrives
     uint32_t state_requests;
+    // The relay's last DISCONNECTED event of each slot before the end of the match (a
+    // finished slot's goodbye, at the match length, comes after): tick and reason.
+    uint32_t gone_tick[MAXP];
+    uint8_t gone_reason[MAXP];
     ls_net_fault fault;
     packet *q;
     size_t qlen, qcap;
@@ -271,6 +276,10 @@ static void drain(sim *s)
         if (ev.type != LS_RELAY_EV_STATE_NEEDED && s->nev < 256) {
             s->ev[s->nev++] = ev;
         }
+        if (ev.type == LS_RELAY_EV_DISCONNECTED && ev.slot < MAXP && ev.tick < s->sdef.ticks) {
+            s->gone_tick[ev.slot] = ev.tick;
+            s->gone_reason[ev.slot] = ev.reason;
+        }
         if (ev.type == LS_RELAY_EV_STATE_NEEDED) {
             s->state_requests++;
             // The host's answer: the state before tick T is the one after T - 1.
@@ -307,6 +316,7 @@ static void sim_init(sim *s, uint32_t n, uint32_t nv, const ls_session_def *sd,
         s->g[i].slot = i;
         for (uint32_t k = 0; k < MAXP; k++) {
             s->g[i].gone_at[k] = s->g[i].back_at[k] = UINT32_MAX;
+            s->g[i].match_ticks = sd->ticks;
         }
         ls_peer_def pd = ls_default_peer_def();
         pd.rejoin = true;
@@ -592,7 +602,8 @@ Test(net_join, a_spectator_credential_cannot_act_as_a_player)
     st = ls_relay_stats_get(s.relay);
     cr_assert_eq(st.spectator_refused, 8u);
     cr_assert_eq(st.bad_mac, 4u);
-    // Nothing of it reached the match: it ends in agreement, nobody disconnected.
+    // Nothing of it reached the match: it ends in agreement, nobody disconnected before
+    // the end.
     run_players(&s, 30000);
     for (int i = 0; i < 300; i++) {
         sim_step(&s);
@@ -603,8 +614,11 @@ Test(net_join, a_spectator_credential_cannot_act_as_a_player)
         cr_assert_eq(s.g[1].sums[t], s.rec_sums[t]);
         cr_assert_eq(s.w[0].g.sums[t], s.rec_sums[t]);
     }
-    cr_assert_not(ls_relay_peer_stats_get(s.relay, s.session, 0).disconnected);
-    cr_assert_not(ls_relay_peer_stats_get(s.relay, s.session, 1).disconnected);
+    for (uint32_t k = 0; k < 2; k++) { // but by its own goodbye as it finished
+        ls_relay_peer_stats ps = ls_relay_peer_stats_get(s.relay, s.session, k);
+        cr_assert_eq(ps.reason, LS_NET_LEFT);
+        cr_assert_eq(ps.disconnect_tick, 300u);
+    }
     sim_free(&s);
 }
 
@@ -675,7 +689,7 @@ static void check_rejoined(sim *s, uint32_t k, uint32_t refused)
     cr_assert_eq(ls_relay_stats_get(s->relay).rejoins, 1u);
     for (uint32_t i = 0; i < s->n; i++) {
         if (i != k) {
-            cr_assert_eq(s->g[i].gone_at[k], rs.disconnect_tick, "peer %u saw %u leave at %u", i, k,
+            cr_assert_eq(s->g[i].gone_at[k], s->gone_tick[k], "peer %u saw %u leave at %u", i, k,
                          s->g[i].gone_at[k]);
             cr_assert_eq(s->g[i].back_at[k], rs.rejoin_tick, "peer %u saw %u back at %u", i, k,
                          s->g[i].back_at[k]);
@@ -706,7 +720,7 @@ static void check_rejoined(sim *s, uint32_t k, uint32_t refused)
     }
     cr_assert_eq(ref.state, ls_peer_last_checksum(s->peer[k]));
     cr_log_info("%s: slot %u: gone at tick %u, back at %u, snapshot of tick %u",
-                s->rollback ? "rollback" : "lockstep", k, rs.disconnect_tick, rs.rejoin_tick, t0);
+                s->rollback ? "rollback" : "lockstep", k, s->gone_tick[k], rs.rejoin_tick, t0);
 }
 
 static void outage_run(const ls_net_fault_def *f, bool host_state, bool rollback)
@@ -727,8 +741,8 @@ static void outage_run(const ls_net_fault_def *f, bool host_state, bool rollback
     cr_assert(players_finished(&s), "finished (%llu ms)", (unsigned long long)ms);
     cr_assert(saw_rejoining);
     ls_relay_peer_stats rs = ls_relay_peer_stats_get(s.relay, s.session, 2);
-    cr_assert_eq(rs.reason, LS_NET_TIMEOUT);
-    cr_assert_gt(rs.rejoin_tick, rs.disconnect_tick);
+    cr_assert_eq(s.gone_reason[2], LS_NET_TIMEOUT);
+    cr_assert_gt(rs.rejoin_tick, s.gone_tick[2]);
     check_rejoined(&s, 2, 0);
     cr_log_info("outage match: %llu ms for 1500 ticks (25 s of play)", (unsigned long long)ms);
     sim_free(&s);
@@ -918,7 +932,7 @@ static void late_join_run(bool rollback)
     }
     cr_assert(players_finished(&s), "finished (%llu ms)", (unsigned long long)ms);
     ls_relay_peer_stats rs = ls_relay_peer_stats_get(s.relay, s.session, 2);
-    cr_assert_eq(rs.disconnect_tick, d.delay, "gone from the start");
+    cr_assert_eq(s.gone_tick[2], d.delay, "gone from the start");
     cr_assert_geq(rs.rejoin_tick, 600u);
     cr_assert_geq(ls_peer_stats_get(s.peer[2]).snapshot_tick, 600u - LS_NET_WINDOW);
     check_rejoined(&s, 2, 0);

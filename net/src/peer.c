@@ -474,8 +474,8 @@ static void on_disconnect(ls_peer *p, const ls_net_msg *m, uint64_t now)
             (p->st.rejoins && m->u.disconnect.tick < p->st.rejoin_tick)) {
             return; // notices of our timeout still in flight, or of the one we came back from
         }
-        if (p->state == LS_PEER_LEFT) {
-            return;
+        if (p->state == LS_PEER_LEFT || p->state == LS_PEER_FINISHED) {
+            return; // FINISHED: the relay's answer to our goodbye
         }
         if (p->state == LS_PEER_RUNNING && m->u.disconnect.reason == LS_NET_TIMEOUT &&
             p->def.rejoin) {
@@ -1126,12 +1126,29 @@ static void send_ack(ls_peer *p, uint64_t now)
     p->ack_dirty = false;
 }
 
+// DISCONNECT(slot = ours, LEFT, tick = one past our last own input), three times: nothing
+// acknowledges a goodbye (SPEC.md §17.8).
+static void say_goodbye(ls_peer *p)
+{
+    for (int i = 0; i < 3; i++) {
+        ls_net_msg m;
+        memset(&m, 0, sizeof m);
+        m.u.disconnect.tick = p->delay + p->produced;
+        m.u.disconnect.reason = LS_NET_LEFT;
+        m.u.disconnect.slot = (uint8_t)p->def.slot;
+        send_msg(p, &m, LS_NET_DISCONNECT);
+    }
+}
+
+// Finished (SPEC.md §17.8): the relay holds everything of ours and we hold everything of
+// the match, so we say goodbye at once; the relay releases the slot without ls_peer_leave.
 static void check_finished(ls_peer *p)
 {
     uint32_t done = p->csum_final;
     if (p->state == LS_PEER_RUNNING && p->ticks && done >= p->ticks && p->csum_acked >= p->ticks &&
         p->own_acked >= p->ticks) {
         p->state = LS_PEER_FINISHED;
+        say_goodbye(p);
         ls_peer_event ev = {LS_PEER_EV_FINISHED, p->def.slot, done, 0, 0, 0, 0, 0};
         emit(p, &ev);
     }
@@ -1188,17 +1205,10 @@ void ls_peer_poll(ls_peer *p, uint64_t now)
 
 void ls_peer_leave(ls_peer *p)
 {
-    if (p->state == LS_PEER_LEFT) {
-        return;
+    if (p->state == LS_PEER_LEFT || p->state == LS_PEER_FINISHED) {
+        return; // a finished peer said goodbye as it finished
     }
-    for (int i = 0; i < 3; i++) { // no ack for goodbye: send it redundantly
-        ls_net_msg m;
-        memset(&m, 0, sizeof m);
-        m.u.disconnect.tick = p->delay + p->produced;
-        m.u.disconnect.reason = LS_NET_LEFT;
-        m.u.disconnect.slot = (uint8_t)p->def.slot;
-        send_msg(p, &m, LS_NET_DISCONNECT);
-    }
+    say_goodbye(p);
     p->state = LS_PEER_LEFT;
 }
 

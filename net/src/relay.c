@@ -6,7 +6,9 @@
 // under its slot's key, its sequence number is fresh in the slot's replay window
 // and (but for JOIN) it comes from the slot's verified address. Acknowledgements
 // are hints bounded by what was really sent: the relay keeps re-sending every
-// input a peer has not confirmed, so no single datagram can stop a match.
+// input a peer has not confirmed, so no single datagram can stop a match; and a
+// peer whose acknowledgements stay behind the final ticks (they hold the ring for
+// everyone) is kicked after timeout_ms, so no peer's claims can either.
 //
 // This file owns the relay and its sessions (creation, credentials, the public
 // getters), the players' match (JOIN and cookies, inputs and their fan-out and
@@ -583,7 +585,7 @@ void ls_relay_disconnect_(ls_relay *r, session_st *s, uint32_t id, uint32_t k, u
     p->st.disconnected = true;
     p->st.disconnect_tick = p->gone_tick;
     p->st.reason = reason;
-    ls_relay_event ev = {LS_RELAY_EV_DISCONNECTED, id, k, p->gone_tick, 0, reason, 0, 0};
+    ls_relay_event ev = {LS_RELAY_EV_DISCONNECTED, id, k, p->gone_tick, p->unacked, reason, 0, 0};
     ls_relay_emit_(r, &ev);
     for (uint32_t j = 0; j < s->def.slots; j++) {
         if (s->slot[j].bound && (j == k || !s->slot[j].gone)) {
@@ -877,6 +879,48 @@ void ls_relay_receive(ls_relay *r, const ls_net_addr *from, const uint8_t *data,
     dispatch(r, s, m.h.session, &m, now);
 }
 
+// Slot j reported its checksums of every tick of the match (not merely the empty ones
+// of a rejoin at the end), so it simulated them all: it holds every input and has seen
+// every departure (SPEC.md §17.8 "End of a match"). It needs no more than answers.
+static bool complete(const session_st *s, const slot_st *p)
+{
+    return s->def.ticks && p->csum_next >= s->def.ticks && p->csum_from < s->def.ticks;
+}
+
+// Acknowledgements must keep up (SPEC.md §17.5): a peer's claim of another slot's inputs
+// below the first non-final tick is stale (it simulated those ticks, or they could not be
+// final), and it holds the ring back for everyone. Kicked once that lasted timeout_ms.
+static bool kick_if_stale(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint64_t now)
+{
+    slot_st *p = &s->slot[j];
+    uint16_t behind = 0;
+    for (uint32_t k = 0; k < s->def.slots && !p->xfer && !complete(s, p); k++) {
+        const slot_st *q = &s->slot[k];
+        uint32_t has = p->peer_said[k] < p->peer_has[k] ? p->peer_said[k] : p->peer_has[k];
+        if (k != j && has < s->final_next && !(q->gone && has >= q->gone_tick)) {
+            behind |= (uint16_t)(1u << k);
+        }
+    }
+    if (!behind) {
+        p->stale = false;
+        return false;
+    }
+    // Only a peer that keeps talking is kicked: one gone quiet (for half the timeout) is
+    // left to the timeout, which it may come back from (§17.10), and its clock starts
+    // again when it talks (it gets a whole timeout to catch up).
+    bool talking = now < p->last_heard || now - p->last_heard <= (uint64_t)s->def.timeout_ms * 500;
+    if (!p->stale || !talking) {
+        p->stale = true;
+        p->stale_since = now;
+    }
+    if (now < p->stale_since || now - p->stale_since <= (uint64_t)s->def.timeout_ms * 1000) {
+        return false;
+    }
+    p->unacked = behind;
+    ls_relay_disconnect_(r, s, id, j, LS_NET_KICKED, now);
+    return true;
+}
+
 static void poll_peer(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint64_t now)
 {
     slot_st *p = &s->slot[j];
@@ -887,6 +931,9 @@ static void poll_peer(ls_relay *r, session_st *s, uint32_t id, uint32_t j, uint6
     if (now >= p->last_heard && now - p->last_heard > (uint64_t)s->def.timeout_ms * 1000) {
         ls_relay_disconnect_(r, s, id, j, LS_NET_TIMEOUT, now);
         return;
+    }
+    if (kick_if_stale(r, s, id, j, now) || complete(s, p)) {
+        return; // a complete peer is only answered: it goes silent once it is FINISHED
     }
     if (p->xfer) { // rejoining: the snapshot first, then the inputs after it
         ls_relay_peer_state_(r, s, id, j, now);

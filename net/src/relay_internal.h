@@ -63,6 +63,12 @@ typedef struct slot_st {
     uint64_t last_sent[LS_NET_MAX_SLOTS]; // last INPUT of slot s sent to this peer
     uint32_t ping_seq;
     bool ack_due; // an ACK is owed; sent once per poll, however many packets arrived
+    // Acknowledgements that do not keep up (SPEC.md §17.5): since stale_since (while
+    // stale), some other slot's claim has stayed below the first non-final tick; unacked:
+    // those slots when that lasted timeout_ms (the DISCONNECTED event's `slots`).
+    bool stale;
+    uint64_t stale_since;
+    uint16_t unacked;
     // Rejoin (SPEC.md §17.10): inputs of [gap_from, gap_to) are empty (the outage);
     // checksums below csum_from are not awaited; while xfer the slot loads a snapshot.
     uint64_t gone_at;

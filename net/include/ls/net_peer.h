@@ -31,7 +31,11 @@ typedef enum ls_peer_mode {
 typedef enum ls_peer_state {
     LS_PEER_JOINING = 0,   ///< Sending JOIN until the relay welcomes us.
     LS_PEER_RUNNING = 1,   ///< In the match.
-    LS_PEER_FINISHED = 2,  ///< All ticks simulated and acknowledged by the relay.
+    LS_PEER_FINISHED = 2,  ///< All ticks simulated and acknowledged by the relay. The peer
+                           ///< said goodbye (DISCONNECT LEFT, three copies) as it finished
+                           ///< and sends nothing more: the relay releases the slot without
+                           ///< ls_peer_leave (SPEC.md §17.8). The other peers see it as
+                           ///< DISCONNECTED (LEFT) at the match length, past every tick.
     LS_PEER_LEFT = 3,      ///< Disconnected (left, or declared gone by the relay).
     LS_PEER_REJOINING = 4, ///< Timed out; rejoining (REJOIN, then a snapshot), def.rejoin.
 } ls_peer_state;
@@ -41,7 +45,8 @@ typedef enum ls_peer_event_type {
     LS_PEER_EV_WELCOME = 1,      ///< Joined; the session parameters are known.
     LS_PEER_EV_DESYNC = 2,       ///< The relay reports disagreeing checksums at `tick`.
     LS_PEER_EV_DISCONNECTED = 3, ///< Slot `slot` is gone from `tick` on (empty input).
-    LS_PEER_EV_FINISHED = 4,     ///< Every tick of the match is simulated and acknowledged.
+    LS_PEER_EV_FINISHED = 4,     ///< Every tick of the match is simulated and acknowledged
+                                 ///< (the goodbye is queued: drain the datagrams as usual).
     LS_PEER_EV_ROLLBACK = 5,     ///< Rollback: loaded `tick`'s state to re-simulate `count` ticks.
     LS_PEER_EV_WAITING = 6,     ///< Rollback: prediction window full, waiting for `slot` at `tick`.
     LS_PEER_EV_TIME_SYNC = 7,   ///< Rollback: skipped a frame, `frames_ahead` of the slowest slot.
@@ -167,7 +172,9 @@ LS_API void ls_peer_destroy(ls_peer *p);
 LS_API void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now_us);
 /// Run timers, produce local inputs, advance every tick whose inputs are known, send.
 LS_API void ls_peer_poll(ls_peer *p, uint64_t now_us);
-/// Say goodbye (sends DISCONNECT); the peer then stays LEFT.
+/// Say goodbye (sends DISCONNECT LEFT three times); the peer then stays LEFT. Not needed at
+/// the end of a match: a peer says goodbye by itself as it becomes FINISHED, and this call
+/// then sends nothing and it stays FINISHED.
 LS_API void ls_peer_leave(ls_peer *p);
 /// Pop the next datagram to send to the relay; false when none.
 LS_API bool ls_peer_next_datagram(ls_peer *p, ls_net_datagram *out);

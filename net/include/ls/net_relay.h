@@ -49,7 +49,10 @@ typedef struct ls_session_def {
 /// Kinds of relay events.
 typedef enum ls_relay_event_type {
     LS_RELAY_EV_JOINED = 1,       ///< A slot joined (or moved to a new address).
-    LS_RELAY_EV_DISCONNECTED = 2, ///< A slot is gone from `tick` on (reason).
+    LS_RELAY_EV_DISCONNECTED = 2, ///< A slot is gone from `tick` on (reason). KICKED with
+                                  ///< `slots` set: its acknowledgements of those slots'
+                                  ///< inputs stayed behind the first non-final tick for
+                                  ///< timeout_ms (SPEC.md §17.5: it held the window).
     LS_RELAY_EV_DESYNC = 3, ///< Checksums of `tick` disagree; `slots` disagree with the majority.
     LS_RELAY_EV_SESSION_DONE = 4,      ///< Every tick is final (`tick` = ticks recorded).
     LS_RELAY_EV_SPECTATOR_JOINED = 5,  ///< Spectator `slot` (its index) joined.
@@ -76,6 +79,8 @@ typedef struct ls_relay_event {
     uint32_t slot;            ///< Slot concerned (JOINED, DISCONNECTED).
     uint32_t tick;            ///< Tick concerned.
     uint16_t slots;    ///< DESYNC: disagreeing slots (bit per slot); DISPUTED: reporting slots.
+                       ///< DISCONNECTED: the slots whose inputs it left unacknowledged
+                       ///< (stale acknowledgements), else 0.
     uint8_t reason;    ///< DISCONNECTED: ls_net_disconnect_reason.
     uint64_t expected; ///< DESYNC: the majority checksum.
     uint64_t got;      ///< DESYNC: the checksum of the lowest disagreeing slot.
@@ -182,7 +187,9 @@ LS_API ls_result ls_relay_session_set_recorder(ls_relay *r, uint32_t id,
 /// True when session id has ended (all ticks final, or everyone gone).
 LS_API bool ls_relay_session_done(const ls_relay *r, uint32_t id);
 /// True when session id has ended, every slot is gone and every watching spectator
-/// acknowledged the last final tick (nothing more to serve).
+/// acknowledged the last final tick (nothing more to serve). A peer says goodbye as it
+/// becomes FINISHED, so this follows the last one by a round trip; a finished peer whose
+/// goodbye was lost is sent nothing more and is gone timeout_ms after its last datagram.
 LS_API bool ls_relay_session_idle(const ls_relay *r, uint32_t id);
 /// Ticks of session id that are final (recorded).
 LS_API uint32_t ls_relay_session_final_ticks(const ls_relay *r, uint32_t id);

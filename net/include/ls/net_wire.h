@@ -97,7 +97,9 @@ typedef enum ls_net_role {
 typedef enum ls_net_disconnect_reason {
     LS_NET_LEFT = 1,    ///< The peer said goodbye.
     LS_NET_TIMEOUT = 2, ///< The peer was silent for the session's timeout.
-    LS_NET_KICKED = 3,  ///< The peer sent inputs but stopped reporting checksums.
+    LS_NET_KICKED = 3,  ///< The peer played on without reporting checksums or with its
+                        ///< acknowledgements behind (SPEC.md §17.5, §17.8), or a rejoiner
+                        ///< got no snapshot in time (§17.10). It cannot come back.
     LS_NET_REJOINED =
         4, ///< DISCONNECT as a notice: the slot is back, its inputs count from `tick`.
 } ls_net_disconnect_reason;
