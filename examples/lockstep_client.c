@@ -5,6 +5,12 @@
 // network or the clock: the loop below feeds it datagrams and the time, and
 // sends what it produces. Every peer prints the same final checksum.
 //
+// Reconnect comes with the callbacks: a client that can save, load and checksum its
+// world (save / load / state_checksum below) rejoins by itself when the relay timed it
+// out (a network outage, or the process stopped for longer than the session's timeout):
+// ls_default_peer_def()'s `rejoin` is LS_PEER_REJOIN_AUTO. The relay must allow it
+// (`lockstep relay --rejoin-ms MS`).
+//
 //     cc lockstep_client.c $(pkg-config --cflags --libs lockstep) -o lockstep_client
 //     lockstep relay --slots 2 --ticks 300 --credentials .   # prints the port; one
 //                                                             # credential file per slot
@@ -15,6 +21,7 @@
 #include <ls/net_auth.h>
 #include <ls/net_peer.h>
 #include <ls/scene.h>
+#include <ls/world.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -51,13 +58,44 @@ static uint64_t advance(void *user, uint32_t tick, const uint8_t *inputs, uint32
     return ls_game_tick(g->world, &g->scene, inputs, slots, input_size);
 }
 
+// Rejoin (and serving a rejoiner's snapshot): the world's snapshot and checksum. The
+// checksum of the state at the start of `tick` is the one advance returned for tick - 1.
+static size_t save(void *user, uint32_t tick, uint8_t *buf, size_t cap)
+{
+    (void)tick;
+    game *g = user;
+    size_t need = ls_world_snapshot_size(g->world);
+    return buf && cap >= need ? ls_world_snapshot_save(g->world, buf, cap) : need;
+}
+
+static bool load(void *user, uint32_t tick, const uint8_t *buf, size_t size)
+{
+    (void)tick;
+    game *g = user;
+    return ls_world_snapshot_restore(g->world, buf, size, NULL) == LS_OK;
+}
+
+static uint64_t state_checksum(void *user, uint32_t tick)
+{
+    (void)tick;
+    const game *g = user;
+    return ls_world_checksum(g->world);
+}
+
 static void on_event(void *user, const ls_peer_event *ev)
 {
-    (void)user;
+    game *g = user;
     if (ev->type == LS_PEER_EV_DESYNC) {
         printf("desync at tick %u\n", ev->tick);
     } else if (ev->type == LS_PEER_EV_DISCONNECTED) {
         printf("slot %u left at tick %u\n", ev->slot, ev->tick);
+    } else if (ev->type == LS_PEER_EV_REJOINED) {
+        printf("slot %u is back from tick %u\n", ev->slot, ev->tick);
+    } else if (ev->type == LS_PEER_EV_INTERRUPTED) { // long before the relay's timeout
+        printf("%s interrupted (%u ms to the timeout)\n",
+               ev->slot == g->slot ? "network" : "player", ev->count);
+    } else if (ev->type == LS_PEER_EV_RESUMED) {
+        printf("slot %u resumed after %u ms\n", ev->slot, ev->count);
     }
 }
 
@@ -112,6 +150,9 @@ int main(int argc, char **argv)
     pd.cb.local_input = local_input;
     pd.cb.advance = advance;
     pd.cb.on_event = on_event;
+    pd.cb.save = save;
+    pd.cb.load = load;
+    pd.cb.state_checksum = state_checksum; // with load: this client rejoins (AUTO)
     ls_peer *peer = ls_peer_create(&pd, &err);
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     if (!peer || fd < 0) {
@@ -142,6 +183,14 @@ int main(int argc, char **argv)
     printf("slot %u: %s after %u ticks, checksum %016llx\n", g.slot,
            finished ? "finished" : "stopped", ls_peer_ticks(peer),
            (unsigned long long)ls_peer_last_checksum(peer));
+    ls_peer_stats st = ls_peer_stats_get(peer);
+    printf("network: rtt to the relay %u us, %u kbps in, %u kbps out, rejoins %s (%u)\n", st.rtt_us,
+           st.kbps_in, st.kbps_out, ls_peer_rejoins(peer) ? "on" : "off", st.rejoins);
+    for (uint32_t k = 0; k < ls_peer_welcome(peer).u.welcome.slots; k++) {
+        ls_peer_remote_stats r = ls_peer_remote_stats_get(peer, k);
+        printf("  slot %u: inputs below tick %u, %d frames behind us, %u interruptions\n", k,
+               r.frontier, r.frames_behind, r.interruptions);
+    }
     close(fd);
     ls_peer_destroy(peer);
     ls_world_destroy(g.world);

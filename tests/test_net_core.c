@@ -30,6 +30,11 @@ typedef struct game {
     uint32_t desync_events, first_desync;
     uint32_t disputed_events, first_disputed;
     uint32_t disc_slot, disc_tick, disc_events; // the first DISCONNECTED event; how many
+    // Network interruptions this peer reported per slot: counts, and the fake time of the
+    // latest (and of the latest DISCONNECTED).
+    const uint64_t *clock;
+    uint32_t intr[MAXP], resumed[MAXP], resumed_ms[MAXP];
+    uint64_t intr_us[MAXP], resumed_us[MAXP], disc_us;
 } game;
 
 static void g_input(void *user, uint32_t tick, uint8_t *out, uint32_t n)
@@ -71,6 +76,16 @@ static void g_event(void *user, const ls_peer_event *ev)
     if (ev->type == LS_PEER_EV_DISCONNECTED && g->disc_events++ == 0) {
         g->disc_slot = ev->slot; // the first (the others' goodbyes at the end come later)
         g->disc_tick = ev->tick;
+        g->disc_us = *g->clock;
+    }
+    if (ev->type == LS_PEER_EV_INTERRUPTED && ev->slot < MAXP) {
+        g->intr[ev->slot]++;
+        g->intr_us[ev->slot] = *g->clock;
+    }
+    if (ev->type == LS_PEER_EV_RESUMED && ev->slot < MAXP) {
+        g->resumed[ev->slot]++;
+        g->resumed_us[ev->slot] = *g->clock;
+        g->resumed_ms[ev->slot] = ev->count;
     }
 }
 
@@ -105,6 +120,7 @@ typedef struct sim {
     ls_peer *peer[MAXP];
     game g[MAXP];
     bool muted[MAXP]; // a muted peer is neither polled nor delivered to (crashed)
+    bool cut[MAXP];   // a cut link: the peer is polled, nothing reaches it or leaves it
     int no_checksums; // this peer's CHECKSUM datagrams are lost (-1: none)
     int no_inputs;    // this peer's INPUT datagrams are lost (-1: none)
     int silent_acks;  // this peer's ACK datagrams are lost (-1: none)
@@ -217,7 +233,7 @@ static void drain(sim *s)
                 cr_assert_eq(n, d.len);
                 cr_assert_eq(ls_net_seal(d.data, n, s->cred[i].key, LS_NET_TO_RELAY), LS_OK);
             }
-            if (!s->muted[i] && !lost) {
+            if (!s->muted[i] && !s->cut[i] && !lost) {
                 enqueue(s, -1, &pa, d.data, d.len);
             }
         }
@@ -251,6 +267,7 @@ static void sim_init(sim *s, uint32_t n, const ls_session_def *sd, const ls_net_
     for (uint32_t i = 0; i < n; i++) {
         s->g[i].slot = i;
         s->g[i].perturb_tick = -1;
+        s->g[i].clock = &s->now;
         ls_peer_def pd = ls_default_peer_def();
         ls_net_credential *cred = &s->cred[i];
         cr_assert_eq(ls_relay_session_credential(s->relay, s->session, i, cred), LS_OK);
@@ -293,7 +310,7 @@ static void sim_step(sim *s)
         s->q[best] = s->q[--s->qlen];
         if (p.dest < 0) {
             ls_relay_receive(s->relay, &p.from, p.data, p.len, s->now);
-        } else if (!s->muted[p.dest]) {
+        } else if (!s->muted[p.dest] && !s->cut[p.dest]) {
             ls_peer_receive(s->peer[p.dest], p.data, p.len, s->now);
         }
         drain(s);
@@ -1303,5 +1320,172 @@ Test(net_core, finished_peers_release_the_session_without_leave)
         cr_assert_eq(ps.disconnect_tick, 300u);
     }
     assert_agreement(&s, 300);
+    sim_free(&s);
+}
+
+// ---- the network watch (SPEC.md §17.9): interruptions, per-slot stats, rates ----
+
+// Step until the fake clock reads t (us).
+static void run_to(sim *s, uint64_t t)
+{
+    while (s->now < t) {
+        sim_step(s);
+    }
+}
+
+// GGRS-style NetworkInterrupted / NetworkResumed. Peer 2's link is cut for 1.5 s (below
+// the session's 3 s timeout), later for 5 s. The cut peer reports its own slot interrupted
+// interrupt_us (500 ms) after the relay went silent and resumed when it hears the relay
+// again; the others report slot 2 (the one they all wait for, never each other) 500..800
+// ms after its last input, resumed when its inputs come again. The second time the relay's
+// timeout disconnects it: INTERRUPTED came 2 s before, and the disconnect ends the
+// interruption (no RESUMED for it). Each event comes once per interruption.
+Test(net_core, interrupted_and_resumed_events_come_before_the_timeout)
+{
+    sim s;
+    ls_session_def d = sdef(3, 1500, 3);
+    sim_init(&s, 3, &d, NULL);
+    const uint64_t t0 = s.now, ms = 1000;
+    run_to(&s, t0 + 1000 * ms);
+    s.cut[2] = true;
+    run_to(&s, t0 + 2400 * ms); // 1.4 s into the cut: everyone was told, nobody is gone
+    cr_assert_eq(s.g[2].intr[2], 1u, "the cut peer: its own link");
+    cr_assert_geq(s.g[2].intr_us[2], t0 + 1450 * ms);
+    cr_assert_leq(s.g[2].intr_us[2], t0 + 1500 * ms);
+    ls_peer_stats st = ls_peer_stats_get(s.peer[2]);
+    cr_assert(st.interrupted);
+    cr_assert_eq(st.interruptions, 1u);
+    cr_assert(ls_peer_remote_stats_get(s.peer[2], 2).interrupted);
+    for (uint32_t i = 0; i < 3; i++) {
+        cr_assert_eq(s.g[i].intr[0] + s.g[i].intr[1], 0u, "peer %u named nobody else", i);
+        cr_assert_eq(s.g[i].disc_events, 0u);
+        if (i == 2) {
+            continue;
+        }
+        cr_assert_eq(s.g[i].intr[2], 1u, "peer %u: slot 2 interrupted", i);
+        cr_assert_geq(s.g[i].intr_us[2], t0 + 1500 * ms);
+        cr_assert_leq(s.g[i].intr_us[2], t0 + 1800 * ms, "peer %u: at %llu ms", i,
+                      (unsigned long long)((s.g[i].intr_us[2] - t0) / ms));
+        ls_peer_remote_stats r = ls_peer_remote_stats_get(s.peer[i], 2);
+        cr_assert(r.interrupted);
+        cr_assert_eq(r.interruptions, 1u);
+        cr_assert_geq(r.since_input_us, 1300 * ms);
+        cr_assert_not(r.gone);
+        cr_assert_leq(r.frames_behind, 3, "lockstep waits for it: at most the input delay");
+        cr_assert_not(ls_peer_remote_stats_get(s.peer[i], 1 - i).interrupted);
+        cr_assert_not(ls_peer_stats_get(s.peer[i]).interrupted, "peer %u hears the relay", i);
+    }
+    run_to(&s, t0 + 2500 * ms);
+    s.cut[2] = false;
+    run_to(&s, t0 + 2700 * ms);
+    cr_assert_eq(s.g[2].resumed[2], 1u);
+    cr_assert_geq(s.g[2].resumed_us[2], t0 + 2500 * ms);
+    cr_assert_leq(s.g[2].resumed_us[2], t0 + 2510 * ms);
+    cr_assert_geq(s.g[2].resumed_ms[2], 1500u, "its length: %u ms", s.g[2].resumed_ms[2]);
+    cr_assert_leq(s.g[2].resumed_ms[2], 1530u);
+    cr_assert_not(ls_peer_stats_get(s.peer[2]).interrupted);
+    for (uint32_t i = 0; i < 2; i++) {
+        cr_assert_eq(s.g[i].resumed[2], 1u, "peer %u: slot 2 resumed", i);
+        cr_assert_geq(s.g[i].resumed_us[2], t0 + 2500 * ms);
+        cr_assert_leq(s.g[i].resumed_us[2], t0 + 2600 * ms);
+        cr_assert_not(ls_peer_remote_stats_get(s.peer[i], 2).interrupted);
+    }
+    // A cut longer than the timeout.
+    run_to(&s, t0 + 6000 * ms);
+    s.cut[2] = true;
+    run_to(&s, t0 + 11000 * ms);
+    for (uint32_t i = 0; i < 2; i++) {
+        cr_assert_eq(s.g[i].intr[2], 2u);
+        cr_assert_geq(s.g[i].intr_us[2], t0 + 6500 * ms);
+        cr_assert_leq(s.g[i].intr_us[2], t0 + 6800 * ms);
+        cr_assert_eq(s.g[i].disc_events, 1u);
+        cr_assert_eq(s.g[i].disc_slot, 2u);
+        cr_assert_gt(s.g[i].disc_us, s.g[i].intr_us[2] + 2000 * ms, "told 2 s before the timeout");
+        cr_assert_eq(s.g[i].resumed[2], 1u, "the disconnect ended it: no RESUMED");
+        ls_peer_remote_stats r = ls_peer_remote_stats_get(s.peer[i], 2);
+        cr_assert(r.gone);
+        cr_assert_not(r.interrupted);
+        cr_assert_eq(r.reason, LS_NET_TIMEOUT);
+        cr_assert_eq(r.gone_tick, s.g[i].disc_tick);
+        cr_assert_eq(r.interruptions, 2u);
+        cr_assert_eq(s.g[i].intr[0] + s.g[i].intr[1], 0u);
+    }
+    cr_assert_eq(s.g[2].intr[2], 2u);
+    cr_assert_eq(s.g[2].resumed[2], 1u);
+    cr_assert_not(ls_peer_rejoins(s.peer[2]), "no load/state_checksum: it does not rejoin");
+    s.cut[2] = false;
+    run_to(&s, t0 + 11100 * ms);
+    cr_assert_eq(s.g[2].resumed[2], 2u, "it hears the relay again ...");
+    cr_assert_eq(s.g[2].disc_events, 1u, "... which says it is gone");
+    cr_assert_leq(s.g[2].resumed_us[2], s.g[2].disc_us);
+    cr_assert_eq(ls_peer_state_get(s.peer[2]), LS_PEER_LEFT);
+    s.muted[2] = true;
+    run_until_finished(&s, 60000);
+    assert_agreement(&s, 1500);
+    sim_free(&s);
+}
+
+// Per-slot stats (frontier, the relay's frontier, frames behind, the age of the last
+// input), the traffic rates (a mean over about the last second), the outbox and the
+// unacknowledged inputs, in a match with 10 % loss and 20..30 ms of one-way delay: no
+// interruption is ever reported there.
+Test(net_core, per_slot_stats_traffic_rates_and_the_send_queue)
+{
+    sim s;
+    ls_session_def d = sdef(3, 600, 3);
+    ls_net_fault_def f = {.loss_ppm = 100000, .delay_us = 20000, .jitter_us = 10000, .seed = 5};
+    sim_init(&s, 3, &d, &f);
+    cr_assert_eq(ls_peer_remote_stats_get(s.peer[0], 0).frontier, 0u, "nothing before WELCOME");
+    ls_peer_poll(s.peer[0], s.now); // JOIN waits in the outbox until the transport takes it
+    cr_assert_eq(ls_peer_stats_get(s.peer[0]).send_queue, 1u);
+    drain(&s);
+    cr_assert_eq(ls_peer_stats_get(s.peer[0]).send_queue, 0u);
+    const uint64_t t0 = s.now, ms = 1000;
+    run_to(&s, t0 + 4000 * ms);
+    ls_peer_stats a = ls_peer_stats_get(s.peer[0]);
+    run_to(&s, t0 + 5000 * ms);
+    ls_peer_stats b = ls_peer_stats_get(s.peer[0]);
+    uint64_t in = (b.bytes_in - a.bytes_in) * 8 / 1000,
+             out = (b.bytes_out - a.bytes_out) * 8 / 1000;
+    cr_log_info("peer 0: %u kbps in (%llu over the last second), %u kbps out (%llu), rtt %u us",
+                b.kbps_in, (unsigned long long)in, b.kbps_out, (unsigned long long)out, b.rtt_us);
+    cr_assert_gt(in, 0u);
+    cr_assert(b.kbps_in * 10 >= in * 8 && b.kbps_in * 10 <= in * 12, "kbps_in %u", b.kbps_in);
+    cr_assert(b.kbps_out * 10 >= out * 8 && b.kbps_out * 10 <= out * 12, "kbps_out %u", b.kbps_out);
+    cr_assert_geq(b.rtt_us, 40000u);
+    cr_assert_leq(b.rtt_us, 60000u);
+    cr_assert_eq(b.send_queue, 0u, "the simulated transport takes everything");
+    cr_assert_leq(b.unacked_inputs, 10u);
+    uint32_t ticks = ls_peer_ticks(s.peer[0]);
+    for (uint32_t k = 0; k < 3; k++) {
+        ls_peer_remote_stats r = ls_peer_remote_stats_get(s.peer[0], k);
+        cr_assert_gt(r.frontier, 250u, "slot %u: %u", k, r.frontier);
+        cr_assert_eq(r.frames_behind, (int32_t)ticks - ((int32_t)r.frontier - 3));
+        cr_assert_leq(r.frames_behind, 3);
+        cr_assert_geq(r.frames_behind, -8 - 1, "within the lead bound");
+        cr_assert_lt(r.since_input_us, 300 * ms, "slot %u: %llu us", k,
+                     (unsigned long long)r.since_input_us);
+        cr_assert_not(r.interrupted);
+        cr_assert_not(r.gone);
+        cr_assert_eq(r.reason, 0);
+        cr_assert_eq(r.rejoins, 0u);
+        if (k == 0) { // ours: what the relay acknowledged
+            cr_assert_eq(r.frontier - r.relay_frontier, b.unacked_inputs);
+        } else {
+            cr_assert_gt(r.relay_frontier + 16, r.frontier);
+            cr_assert_lt(r.relay_frontier, r.frontier + 16);
+        }
+    }
+    cr_assert_eq(ls_peer_remote_stats_get(s.peer[0], 3).frontier, 0u, "not a slot");
+    run_until_finished(&s, 60000);
+    for (uint32_t i = 0; i < 3; i++) {
+        ls_peer_stats st = ls_peer_stats_get(s.peer[i]);
+        cr_assert_eq(st.interruptions, 0u);
+        cr_assert_eq(st.unacked_inputs, 0u);
+        for (uint32_t k = 0; k < 3; k++) {
+            cr_assert_eq(s.g[i].intr[k], 0u, "peer %u: no interruption of slot %u", i, k);
+        }
+    }
+    assert_agreement(&s, 600);
     sim_free(&s);
 }

@@ -35,6 +35,11 @@ typedef struct game {
     uint32_t loads, loaded_tick;
     bool lie; // a modified client: the states it uploads for rejoiners are perturbed
     uint32_t refused, refused_source; // snapshots this peer refused, and the last one's source
+    // Network interruptions this peer reported per slot (count, fake time of the latest),
+    // and when it saw each slot disconnect.
+    const uint64_t *clock;
+    uint32_t interrupted[MAXP], resumed[MAXP];
+    uint64_t interrupted_us[MAXP], gone_us[MAXP];
 } game;
 
 static void g_input(void *user, uint32_t tick, uint8_t *out, uint32_t n)
@@ -68,6 +73,12 @@ static void g_event(void *user, const ls_peer_event *ev)
     game *g = user;
     if (ev->type == LS_PEER_EV_DISCONNECTED && ev->slot < MAXP && ev->tick < g->match_ticks) {
         g->gone_at[ev->slot] = ev->tick;
+        g->gone_us[ev->slot] = *g->clock;
+    } else if (ev->type == LS_PEER_EV_INTERRUPTED && ev->slot < MAXP) {
+        g->interrupted[ev->slot]++;
+        g->interrupted_us[ev->slot] = *g->clock;
+    } else if (ev->type == LS_PEER_EV_RESUMED && ev->slot < MAXP) {
+        g->resumed[ev->slot]++;
     } else if (ev->type == LS_PEER_EV_REJOINED && ev->slot < MAXP) {
         g->back_at[ev->slot] = ev->tick;
     } else if (ev->type == LS_PEER_EV_SNAPSHOT_REFUSED) {
@@ -186,6 +197,8 @@ typedef struct sim {
     bool spec_no_ack[MAXV]; // receives everything, everything it sends is lost
     bool serve_state;       // answer LS_RELAY_EV_STATE_NEEDED from peer 0's states
     bool muted[MAXP];       // a peer in an outage: nothing it sends or is sent arrives
+    bool frozen[MAXP];      // a game that stopped calling its peer: not polled, nothing delivered
+                            // (datagrams to it wait, as in a socket's buffer)
     uint32_t state_requests;
     // The relay's last DISCONNECTED event of each slot before the end of the match (a
     // finished slot's goodbye, at the match length, comes after): tick and reason.
@@ -314,12 +327,14 @@ static void sim_init(sim *s, uint32_t n, uint32_t nv, const ls_session_def *sd,
     s->nv = nv;
     for (uint32_t i = 0; i < n; i++) {
         s->g[i].slot = i;
+        s->g[i].clock = &s->now;
         for (uint32_t k = 0; k < MAXP; k++) {
             s->g[i].gone_at[k] = s->g[i].back_at[k] = UINT32_MAX;
             s->g[i].match_ticks = sd->ticks;
         }
+        // No rejoin setting: the default (LS_PEER_REJOIN_AUTO) rejoins since the game
+        // gives load and state_checksum.
         ls_peer_def pd = ls_default_peer_def();
-        pd.rejoin = true;
         pd.cb.load = g_load;
         pd.cb.state_checksum = g_state_checksum;
         pd.cb.save = g_save; // a bare relay asks a player for the rejoiner's snapshot
@@ -373,7 +388,8 @@ static void sim_step(sim *s)
     for (;;) {
         size_t best = SIZE_MAX;
         for (size_t i = 0; i < s->qlen; i++) {
-            if (s->q[i].at <= s->now && (best == SIZE_MAX || s->q[i].at < s->q[best].at)) {
+            bool held = s->q[i].dest >= 0 && s->q[i].dest < 100 && s->frozen[s->q[i].dest];
+            if (s->q[i].at <= s->now && !held && (best == SIZE_MAX || s->q[i].at < s->q[best].at)) {
                 best = i;
             }
         }
@@ -395,7 +411,9 @@ static void sim_step(sim *s)
     }
     ls_relay_poll(s->relay, s->now);
     for (uint32_t i = 0; i < s->n; i++) {
-        ls_peer_poll(s->peer[i], s->now);
+        if (!s->frozen[i]) {
+            ls_peer_poll(s->peer[i], s->now);
+        }
     }
     for (uint32_t i = 0; i < s->nv; i++) {
         if (s->spec_started[i] && !s->spec_muted[i]) {
@@ -1124,4 +1142,121 @@ Test(net_join, soak_reconnect_under_the_full_fault_mix_both_modes, .timeout = 60
 Test(net_join, soak_late_join_under_the_full_fault_mix_both_modes, .timeout = 600)
 {
     soak_loop(true);
+}
+
+// ---- rejoin from the API: the default peer (ls_peer_rejoin, SPEC.md §17.10 "Peer side") ----
+
+Test(net_join, rejoin_is_the_default_when_the_game_can_load_and_prove_a_snapshot)
+{
+    game g;
+    memset(&g, 0, sizeof g);
+    ls_peer_def pd = ls_default_peer_def();
+    cr_assert_eq(pd.rejoin, LS_PEER_REJOIN_AUTO);
+    memset(pd.key, 7, sizeof pd.key);
+    pd.cb.user = &g;
+    pd.cb.local_input = g_input;
+    pd.cb.advance = g_advance;
+    ls_error err;
+    // Without load and state_checksum: created, leaves when timed out (as before).
+    ls_peer *p = ls_peer_create(&pd, &err);
+    cr_assert_not_null(p, "%s", err.message);
+    cr_assert_not(ls_peer_rejoins(p));
+    ls_peer_destroy(p);
+    // A rollback game has save and load; without state_checksum it cannot prove a snapshot.
+    pd.mode = LS_PEER_ROLLBACK;
+    pd.cb.save = g_save;
+    pd.cb.load = g_load;
+    p = ls_peer_create(&pd, &err);
+    cr_assert_not_null(p, "%s", err.message);
+    cr_assert_not(ls_peer_rejoins(p));
+    ls_peer_destroy(p);
+    // With it: rejoins, with no setting at all.
+    pd.cb.state_checksum = g_state_checksum;
+    p = ls_peer_create(&pd, &err);
+    cr_assert_not_null(p, "%s", err.message);
+    cr_assert(ls_peer_rejoins(p));
+    ls_peer_destroy(p);
+    // OFF (the old `false`) never rejoins; ON (the old `true`) insists on the callbacks.
+    pd.rejoin = false;
+    p = ls_peer_create(&pd, &err);
+    cr_assert_not(ls_peer_rejoins(p));
+    ls_peer_destroy(p);
+    pd.rejoin = true;
+    cr_assert_eq(pd.rejoin, LS_PEER_REJOIN_ON);
+    p = ls_peer_create(&pd, &err);
+    cr_assert(ls_peer_rejoins(p));
+    ls_peer_destroy(p);
+    pd.cb.state_checksum = NULL;
+    cr_assert_null(ls_peer_create(&pd, &err), "ON without state_checksum is refused");
+    cr_assert(strstr(err.message, "state_checksum") != NULL, "%s", err.message);
+    pd.rejoin = (ls_peer_rejoin)3;
+    cr_assert_null(ls_peer_create(&pd, &err));
+    cr_assert(strstr(err.message, "LS_PEER_REJOIN_AUTO") != NULL, "%s", err.message);
+}
+
+// A game's peer made from ls_default_peer_def() and the game's callbacks only (load and
+// state_checksum among them, no rejoin setting) whose game stops calling it for 4 s
+// (neither ls_peer_poll nor ls_peer_receive: a stall longer than the session's 3 s
+// timeout) comes back by itself, like `lockstep bot` after `--outage`, and ends on the
+// same checksums. The others were told before the timeout (INTERRUPTED, then
+// DISCONNECTED, no RESUMED); the frozen peer itself saw no silence.
+static void frozen_run(bool rollback)
+{
+    next_rollback = rollback;
+    ls_session_def d = sdef(3, 1500);
+    d.spectators = 0;
+    sim s;
+    sim_init(&s, 3, 0, &d, NULL);
+    s.serve_state = false; // a bare relay: a connected default peer uploads the snapshot
+    cr_assert(ls_peer_rejoins(s.peer[2]));
+    const uint64_t from = 4000, to = 8000; // fake ms
+    uint64_t ms = 0, frozen_at = 0;
+    bool saw_rejoining = false;
+    for (; ms < 90000 && !players_finished(&s); ms++) {
+        s.frozen[2] = ms >= from && ms < to;
+        frozen_at = ms == from ? s.now : frozen_at;
+        saw_rejoining |= ls_peer_state_get(s.peer[2]) == LS_PEER_REJOINING;
+        sim_step(&s);
+    }
+    cr_assert(players_finished(&s), "finished (%llu ms)", (unsigned long long)ms);
+    cr_assert(saw_rejoining);
+    cr_assert_eq(s.gone_reason[2], LS_NET_TIMEOUT, "timed out (the stats end on its goodbye)");
+    ls_relay_peer_stats rs = ls_relay_peer_stats_get(s.relay, s.session, 2);
+    check_rejoined(&s, 2, 0);
+    for (uint32_t i = 0; i < 2; i++) {
+        const game *g = &s.g[i];
+        cr_assert_eq(g->interrupted[2], 1u, "peer %u: slot 2 interrupted once", i);
+        cr_assert_geq(g->interrupted_us[2], frozen_at + 500000);
+        cr_assert_leq(g->interrupted_us[2], frozen_at + 800000, "peer %u: %llu us after", i,
+                      (unsigned long long)(g->interrupted_us[2] - frozen_at));
+        cr_assert_gt(g->gone_us[2], g->interrupted_us[2] + 2000000, "well before the timeout");
+        cr_assert_eq(g->resumed[2], 0u, "the disconnect ended the interruption");
+        cr_assert_eq(g->interrupted[i], 0u);
+        cr_assert_eq(g->interrupted[1 - i], 0u, "nobody else was named");
+        ls_peer_remote_stats r = ls_peer_remote_stats_get(s.peer[i], 2);
+        cr_assert_eq(r.interruptions, 1u);
+        cr_assert_not(r.interrupted);
+        // The outage is over; what the stats keep last is its goodbye at the end (a finished
+        // peer says goodbye, SPEC.md §17.8), if that came before this peer finished.
+        cr_assert(!r.gone || (r.reason == LS_NET_LEFT && r.gone_tick == s.sdef.ticks),
+                  "peer %u: slot 2 gone %d reason %u at %u", i, r.gone, r.reason, r.gone_tick);
+        cr_assert_eq(r.rejoins, 1u);
+        cr_assert_eq(r.rejoin_tick, rs.rejoin_tick);
+    }
+    ls_peer_stats st = ls_peer_stats_get(s.peer[2]);
+    cr_assert_eq(st.interruptions, 0u, "a frozen game's peer never saw its link silent");
+    cr_assert_eq(ls_peer_remote_stats_get(s.peer[2], 2).rejoins, 1u);
+    cr_log_info("%s: frozen 4 s, slot 2 gone at %u, back at %u", rollback ? "rollback" : "lockstep",
+                rs.disconnect_tick, rs.rejoin_tick);
+    sim_free(&s);
+}
+
+Test(net_join, a_default_peer_not_polled_for_4s_rejoins_by_itself)
+{
+    frozen_run(false);
+}
+
+Test(net_join, rollback_a_default_peer_not_polled_for_4s_rejoins_by_itself)
+{
+    frozen_run(true);
 }

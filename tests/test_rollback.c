@@ -1043,9 +1043,18 @@ typedef struct rsim {
     uint32_t relay_desyncs, first_relay_desync;
 } rsim;
 
+// Set by a test: every advance through a peer checks ls_peer_predicted against
+// ls_peer_confirmed_input (rs_probe_tick, below).
+static rsim *rs_probe;
+static void rs_probe_tick(rsim *s, const game *g, uint32_t tick, const uint8_t *inputs,
+                          uint32_t slots, uint32_t isz);
+
 static uint64_t p_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
                           uint32_t isz)
 {
+    if (rs_probe) {
+        rs_probe_tick(rs_probe, user, tick, inputs, slots, isz);
+    }
     return g_advance(user, tick, inputs, slots, isz, 0);
 }
 
@@ -1513,5 +1522,82 @@ Test(rollback, a_crashed_peer_is_disconnected_at_a_tick_every_rollback_peer_agre
             cr_assert_eq(ls_peer_last_checksum(s.peer[i]), ref.sums[o.ticks - 1]);
         }
     }
+    rs_free(&s);
+}
+
+// ---- the predicted mask and confirmed inputs through the peer (SPEC.md §24.6) ----
+
+static uint64_t probe_predicted[MAXP], probe_confirmed[MAXP];
+
+// Inside advance: bit k of ls_peer_predicted is set exactly when slot k's input of the tick
+// is not confirmed yet (ls_peer_confirmed_input says no); a clear bit's input is the
+// confirmed one, which is the input the slot's player made. Our own input is never a
+// prediction; a lockstep peer never predicts.
+static void rs_probe_tick(rsim *s, const game *g, uint32_t tick, const uint8_t *inputs,
+                          uint32_t slots, uint32_t isz)
+{
+    ls_peer *p = s->peer[g->slot];
+    uint32_t mask = ls_peer_predicted(p);
+    cr_assert_eq(mask >> g->slot & 1u, 0u, "peer %u tick %u: our input is known", g->slot, tick);
+    cr_assert_eq(mask >> slots, 0u);
+    if (mask) {
+        cr_assert_geq(tick, ls_peer_confirmed(p), "a predicted tick is not confirmed");
+    }
+    for (uint32_t k = 0; k < slots; k++) {
+        uint8_t got[MAXIN], want[MAXIN];
+        bool known = ls_peer_confirmed_input(p, k, tick, got);
+        if (mask >> k & 1u) {
+            cr_assert_not(known, "peer %u tick %u slot %u: predicted, not confirmed", g->slot, tick,
+                          k);
+            probe_predicted[g->slot]++;
+            continue;
+        }
+        cr_assert(known, "peer %u tick %u slot %u: not predicted, so confirmed", g->slot, tick, k);
+        cr_assert_eq(memcmp(got, inputs + (size_t)k * isz, isz), 0, "the input advance got");
+        if (tick < s->delay) {
+            memset(want, 0, isz);
+        } else {
+            fill_input(g->seed, k, tick, want, isz);
+        }
+        cr_assert_eq(memcmp(got, want, isz), 0, "peer %u tick %u slot %u: the player's", g->slot,
+                     tick, k);
+        probe_confirmed[g->slot]++;
+    }
+}
+
+Test(rollback, the_predicted_mask_and_confirmed_inputs_through_the_peer, .timeout = 60)
+{
+    rsim_opts o = rs_lossy(3, 400, 1, 131);
+    o.lockstep[2] = true; // a lockstep peer in the same match: its mask is always 0
+    static reference ref;
+    make_reference(&ref, false, o.seed, o.n, 2, o.delay, o.ticks, NULL);
+    static rsim s;
+    rs_init(&s, &o);
+    uint8_t buf[MAXIN];
+    cr_assert_not(ls_peer_confirmed_input(s.peer[0], 0, 0, buf), "nothing before WELCOME");
+    cr_assert_eq(ls_peer_confirmed(s.peer[0]), 0u);
+    rs_probe = &s;
+    rs_run(&s, 60000);
+    rs_probe = NULL;
+    rs_expect_reference(&s, &ref, "probed");
+    for (uint32_t i = 0; i < 3; i++) {
+        cr_log_info("peer %u (%s): %llu predicted and %llu confirmed inputs simulated", i,
+                    i == 2 ? "lockstep" : "rollback", (unsigned long long)probe_predicted[i],
+                    (unsigned long long)probe_confirmed[i]);
+        cr_assert_eq(ls_peer_confirmed(s.peer[i]), 400u);
+        // The last LS_ROLLBACK_INPUT_WINDOW ticks' inputs are kept: the recorded ones.
+        for (uint32_t t = 400 - 200; t < 400; t++) {
+            for (uint32_t k = 0; k < 3; k++) {
+                cr_assert(ls_peer_confirmed_input(s.peer[i], k, t, buf), "peer %u %u/%u", i, t, k);
+                cr_assert_eq(memcmp(buf, s.rec_inputs[t] + k * 2, 2), 0);
+            }
+        }
+        cr_assert_not(ls_peer_confirmed_input(s.peer[i], 0, 100, buf), "too old");
+        cr_assert_not(ls_peer_confirmed_input(s.peer[i], 0, 400, buf), "beyond the match");
+        cr_assert_not(ls_peer_confirmed_input(s.peer[i], 3, 399, buf), "not a slot");
+    }
+    cr_assert_gt(probe_predicted[0] + probe_predicted[1], 0u, "the rollback peers predicted");
+    cr_assert_eq(probe_predicted[2], 0u, "lockstep never predicts");
+    cr_assert_eq(probe_confirmed[2], 400u * 3u);
     rs_free(&s);
 }

@@ -197,6 +197,8 @@ static void on_event(void *user, const ls_peer_event *ev)
     case LS_PEER_EV_ROLLBACK:
     case LS_PEER_EV_WAITING:
     case LS_PEER_EV_TIME_SYNC:
+    case LS_PEER_EV_INTERRUPTED: // counted in the peer's stats
+    case LS_PEER_EV_RESUMED:
         break;
     case LS_PEER_EV_SNAPSHOT_REFUSED:
         printf("bot %u: refused the snapshot of tick %u from %s%u: its state is not the agreed "

@@ -39,7 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define W LS_NET_WINDOW
+#define W            LS_NET_WINDOW
+#define RATE_SAMPLES 10 // traffic samples, one per 100 ms: the rates average the last second
 
 struct ls_peer {
     ls_peer_def def;
@@ -92,6 +93,26 @@ struct ls_peer {
     uint64_t up_last, up_heard; // last chunk sent; last word from the relay about it
     ls_net_outbox out;
     ls_peer_stats st;
+    // The network watch (SPEC.md §17.9): interruptions, per-slot timing and traffic rates.
+    uint64_t heard_at, cut_at, last_poll;    // last datagram from the relay; INTERRUPTED at
+    uint64_t linked_at;                      // our link came back (RESUMED of our slot) at
+    bool watching;                           // the per-slot timers below run (RUNNING)
+    uint64_t input_at[LS_NET_MAX_SLOTS];     // slot k's frontier last moved (or watch start)
+    uint64_t waited_at[LS_NET_MAX_SLOTS];    // since then (or later) everyone waits for slot k
+    bool low[LS_NET_MAX_SLOTS];              // slot k had the lowest frontier at the last poll
+    bool armed[LS_NET_MAX_SLOTS];            // slot k sent inputs since the watch (re)started
+    uint64_t quiet_at[LS_NET_MAX_SLOTS];     // slot k INTERRUPTED at (while quiet[k])
+    uint32_t seen_have[LS_NET_MAX_SLOTS];    // have[k] at the previous poll
+    bool seen_gone[LS_NET_MAX_SLOTS];        // gone[k] at the previous poll
+    bool quiet[LS_NET_MAX_SLOTS];            // slot k INTERRUPTED, not yet RESUMED
+    uint32_t relay_has[LS_NET_MAX_SLOTS];    // the relay's input_next[k] (its ACKs, highest)
+    uint32_t quiet_count[LS_NET_MAX_SLOTS];  // INTERRUPTED events per slot
+    uint8_t gone_reason[LS_NET_MAX_SLOTS];   // latest DISCONNECTED of slot k: reason ...
+    uint32_t gone_at_tick[LS_NET_MAX_SLOTS]; // ... and tick
+    uint32_t back_count[LS_NET_MAX_SLOTS];   // REJOINED events per slot
+    uint64_t rate_t[RATE_SAMPLES], rate_in[RATE_SAMPLES], rate_out[RATE_SAMPLES];
+    uint32_t rate_at, rate_n;
+    uint32_t predicted; // the predicted mask of the tick being (or last) simulated
 };
 
 ls_result ls_peer_def_set_credential(ls_peer_def *def, const ls_net_credential *cred)
@@ -115,9 +136,11 @@ ls_peer_def ls_default_peer_def(void)
     d.resend_us = 20000;
     d.join_retry_us = 200000;
     d.ping_interval_us = 250000;
+    d.interrupt_us = 500000;
     d.max_prediction = 8;
     d.resim_budget = 0;
     d.time_sync_threshold = 2;
+    d.rejoin = LS_PEER_REJOIN_AUTO;
     return d;
 }
 
@@ -136,7 +159,10 @@ static const char *peer_def_problem(const ls_peer_def *def)
     if (def->mode == LS_PEER_ROLLBACK && (!def->cb.save || !def->cb.load)) {
         return "rollback mode needs the save and load callbacks";
     }
-    if (def->rejoin && (!def->cb.load || !def->cb.state_checksum)) {
+    if ((unsigned)def->rejoin > LS_PEER_REJOIN_AUTO) {
+        return "rejoin must be LS_PEER_REJOIN_OFF, LS_PEER_REJOIN_ON or LS_PEER_REJOIN_AUTO";
+    }
+    if (def->rejoin == LS_PEER_REJOIN_ON && (!def->cb.load || !def->cb.state_checksum)) {
         return "rejoin needs the load and state_checksum callbacks (a snapshot is proven)";
     }
     if (def->max_prediction > LS_ROLLBACK_MAX_PREDICTION) {
@@ -178,6 +204,10 @@ ls_peer *ls_peer_create(const ls_peer_def *def, ls_error *err)
         return NULL;
     }
     p->def = *def;
+    if (def->rejoin == LS_PEER_REJOIN_AUTO) { // resolved once: the peer sees ON or OFF only
+        bool can = def->cb.load && def->cb.state_checksum;
+        p->def.rejoin = can ? LS_PEER_REJOIN_ON : LS_PEER_REJOIN_OFF;
+    }
     p->state = LS_PEER_JOINING;
     ls_net_outbox_init_(&p->out, 4096);
     ls_error_clear(err);
@@ -198,8 +228,11 @@ void ls_peer_destroy(ls_peer *p)
     free(p);
 }
 
+static void watch_event(ls_peer *p, const ls_peer_event *ev);
+
 static void emit(ls_peer *p, const ls_peer_event *ev)
 {
+    watch_event(p, ev);
     if (p->def.cb.on_event) {
         p->def.cb.on_event(p->def.cb.user, ev);
     }
@@ -275,7 +308,7 @@ static uint64_t rb_advance(void *user, uint32_t tick, const uint8_t *inputs, uin
                            uint32_t input_size, uint32_t predicted)
 {
     ls_peer *p = user;
-    (void)predicted;
+    p->predicted = predicted;
     return p->def.cb.advance(p->def.cb.user, tick, inputs, slots, input_size);
 }
 
@@ -355,6 +388,179 @@ static void rb_fill_empty(ls_peer *p, uint32_t k)
     p->have[k] = rb_have(p, k);
 }
 
+// ---- the network watch (SPEC.md §17.9): interruptions, per-slot timing, traffic rates ----
+//
+// Nothing here sends a datagram: it reads what the peer already does and tells the game.
+// Our link: no authentic datagram from the relay for interrupt_us (the relay pings us every
+// 250 ms and answers our pings) is an interruption of our own slot. Another slot: through a
+// relay no peer hears another directly, so a slot is interrupted when its inputs stop for
+// interrupt_us *while the relay keeps talking to us* (a datagram from the relay after that
+// much of its silence, counted from our own link's last return) and its input frontier has
+// been the lowest of every live slot, ours included, all that time: a live peer that waits
+// for someone (lockstep lead bound, rollback window) has produced inputs beyond the
+// frontier of the one it waits for, so only the slot everyone waits for is named, never
+// the ones merely held up by it (when that one leaves, theirs move again at once). A slot
+// is watched once it has sent an input (one that never joined is not "interrupted": the
+// relay's join timeout disconnects it).
+
+static uint64_t since(uint64_t now, uint64_t t)
+{
+    return now > t ? now - t : 0;
+}
+
+static uint64_t timeout_us(const ls_peer *p)
+{
+    uint32_t ms = p->welcome.u.welcome.timeout_ms ? p->welcome.u.welcome.timeout_ms : 3000;
+    return (uint64_t)ms * 1000;
+}
+
+static void watch_emit(ls_peer *p, ls_peer_event_type type, uint32_t slot, uint64_t count_us)
+{
+    uint32_t tick = slot == p->def.slot ? ls_peer_ticks(p) : p->have[slot];
+    uint64_t ms = count_us / 1000;
+    ls_peer_event ev = {type, slot, tick, 0, 0, 0, ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms, 0};
+    emit(p, &ev);
+}
+
+// Every event the peer emits passes here: what the per-slot stats keep of it.
+static void watch_event(ls_peer *p, const ls_peer_event *ev)
+{
+    if (ev->slot >= LS_NET_MAX_SLOTS) {
+        return;
+    }
+    if (ev->type == LS_PEER_EV_DISCONNECTED) {
+        p->gone_reason[ev->slot] = ev->reason;
+        p->gone_at_tick[ev->slot] = ev->tick;
+        p->quiet[ev->slot] = false; // the interruption ends with the disconnect (no RESUMED)
+    } else if (ev->type == LS_PEER_EV_REJOINED) {
+        p->back_count[ev->slot]++;
+    }
+}
+
+// An authentic datagram from the relay (ls_peer_receive): our link works.
+static void watch_heard(ls_peer *p, uint64_t now)
+{
+    p->heard_at = now;
+    if (p->st.interrupted) {
+        p->st.interrupted = false;
+        p->linked_at = now; // the others' silence while we heard nothing says nothing
+        watch_emit(p, LS_PEER_EV_RESUMED, p->def.slot, since(now, p->cut_at));
+    }
+}
+
+// The relay's ACK: how far it holds every slot's inputs.
+static void watch_ack(ls_peer *p, const ls_net_msg *m)
+{
+    for (uint32_t k = 0; k < p->slots; k++) {
+        if (m->u.ack.input_next[k] > p->relay_has[k]) {
+            p->relay_has[k] = m->u.ack.input_next[k];
+        }
+    }
+}
+
+static uint32_t kbps(uint64_t bytes, uint64_t us)
+{
+    uint64_t v = bytes / us * 8000u + bytes % us * 8000u / us;
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+// A sample of the byte counters every 100 ms; the rates are over the last RATE_SAMPLES.
+static void watch_rates(ls_peer *p, uint64_t now)
+{
+    uint32_t last = (p->rate_at + RATE_SAMPLES - 1) % RATE_SAMPLES;
+    if (p->rate_n && since(now, p->rate_t[last]) < 100000) {
+        return;
+    }
+    if (p->rate_n) {
+        uint32_t old = p->rate_n < RATE_SAMPLES ? 0 : p->rate_at;
+        uint64_t dt = since(now, p->rate_t[old]);
+        if (dt) {
+            p->st.kbps_in = kbps(p->st.bytes_in - p->rate_in[old], dt);
+            p->st.kbps_out = kbps(p->st.bytes_out - p->rate_out[old], dt);
+        }
+    }
+    p->rate_t[p->rate_at] = now;
+    p->rate_in[p->rate_at] = p->st.bytes_in;
+    p->rate_out[p->rate_at] = p->st.bytes_out;
+    p->rate_at = (p->rate_at + 1) % RATE_SAMPLES;
+    p->rate_n += p->rate_n < RATE_SAMPLES;
+}
+
+// Every poll after WELCOME: our link, then (while running and the link works) each slot.
+static void watch_poll(ls_peer *p, uint64_t now)
+{
+    p->last_poll = now;
+    watch_rates(p, now);
+    const uint32_t me = p->def.slot;
+    const uint64_t iv = p->def.interrupt_us;
+    bool running = p->state == LS_PEER_RUNNING;
+    if (!running && p->state != LS_PEER_REJOINING) { // finished or left: nothing to tell
+        p->watching = p->st.interrupted = false;
+        memset(p->quiet, 0, sizeof p->quiet);
+        return;
+    }
+    if (iv && !p->st.interrupted && since(now, p->heard_at) >= iv) {
+        p->st.interrupted = true;
+        p->st.interruptions++;
+        p->cut_at = p->heard_at;
+        uint64_t silent = since(now, p->heard_at), limit = timeout_us(p);
+        watch_emit(p, LS_PEER_EV_INTERRUPTED, me, silent < limit ? limit - silent : 0);
+    }
+    if (!running) {
+        p->watching = false; // rejoining: the timers start again once we play
+        return;
+    }
+    if (!p->watching) {
+        p->watching = true;
+        for (uint32_t k = 0; k < p->slots; k++) {
+            p->input_at[k] = p->waited_at[k] = now;
+            p->seen_have[k] = p->have[k];
+            p->seen_gone[k] = p->gone[k];
+            p->low[k] = p->armed[k] = false;
+        }
+    }
+    uint32_t low = UINT32_MAX; // the lowest input frontier of a live slot, ours included
+    bool moved[LS_NET_MAX_SLOTS];
+    for (uint32_t k = 0; k < p->slots; k++) {
+        moved[k] = p->have[k] > p->seen_have[k];
+        if (moved[k] || p->gone[k] != p->seen_gone[k]) {
+            p->input_at[k] = now; // new inputs, or a departure or return: its clock restarts
+        }
+        p->armed[k] = (p->armed[k] || moved[k]) && p->gone[k] == p->seen_gone[k];
+        p->seen_have[k] = p->have[k];
+        p->seen_gone[k] = p->gone[k];
+        if (!p->gone[k] && p->have[k] < low) {
+            low = p->have[k];
+        }
+    }
+    for (uint32_t k = 0; k < p->slots; k++) {
+        bool done = p->ticks && p->have[k] >= p->ticks, was_low = p->low[k];
+        p->low[k] = !p->gone[k] && p->have[k] == low;
+        if (p->low[k] && (!was_low || moved[k])) {
+            p->waited_at[k] = now; // its silence counts from here
+        }
+        if (k == me || p->gone[k]) {
+            continue;
+        }
+        if (p->quiet[k]) {
+            if (moved[k] || done) {
+                p->quiet[k] = false;
+                watch_emit(p, LS_PEER_EV_RESUMED, k, since(now, p->quiet_at[k]));
+            }
+            continue;
+        }
+        uint64_t from = p->waited_at[k] > p->linked_at ? p->waited_at[k] : p->linked_at;
+        if (iv && !p->st.interrupted && !done && p->armed[k] && p->low[k] &&
+            p->heard_at >= from + iv) {
+            p->quiet[k] = true;
+            p->quiet_at[k] = p->waited_at[k];
+            p->quiet_count[k]++;
+            uint64_t silent = since(now, p->input_at[k]), limit = timeout_us(p);
+            watch_emit(p, LS_PEER_EV_INTERRUPTED, k, silent < limit ? limit - silent : 0);
+        }
+    }
+}
+
 static void on_welcome(ls_peer *p, const ls_net_msg *m, uint64_t now)
 {
     if (p->state != LS_PEER_JOINING || p->def.slot >= m->u.welcome.slots) {
@@ -411,6 +617,7 @@ static void on_ack(ls_peer *p, const ls_net_msg *m)
         p->st.dropped++;
         return;
     }
+    watch_ack(p, m);
     uint32_t mine = m->u.ack.input_next[p->def.slot], own_end = p->delay + p->produced;
     mine = mine < own_end ? mine : own_end;
     p->own_acked = mine > p->own_acked ? mine : p->own_acked;
@@ -895,6 +1102,7 @@ void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now)
     }
     p->st.packets_in++;
     p->st.bytes_in += len;
+    watch_heard(p, now);
     if (p->state == LS_PEER_JOINING) {
         if (m.h.type == LS_NET_CHALLENGE) {
             p->cookie = m.u.cookie;
@@ -1163,6 +1371,7 @@ void ls_peer_poll(ls_peer *p, uint64_t now)
         }
         return;
     }
+    watch_poll(p, now);
     if (p->state == LS_PEER_REJOINING) {
         poll_rejoining(p, now);
         return;
@@ -1253,5 +1462,61 @@ ls_peer_stats ls_peer_stats_get(const ls_peer *p)
         st.time_sync_skips = r.time_sync_skips;
         st.frames_ahead = r.frames_ahead;
     }
+    st.send_queue = p->out.count;
+    uint32_t own_end = p->delay + p->produced;
+    st.unacked_inputs = p->rb && own_end > p->own_acked ? own_end - p->own_acked : 0;
     return st;
+}
+
+ls_peer_remote_stats ls_peer_remote_stats_get(const ls_peer *p, uint32_t slot)
+{
+    ls_peer_remote_stats r;
+    memset(&r, 0, sizeof r);
+    if (!p->rb || slot >= p->slots) {
+        return r;
+    }
+    const bool mine = slot == p->def.slot;
+    r.frontier = p->have[slot];
+    r.relay_frontier = mine ? p->own_acked : p->relay_has[slot];
+    int64_t behind =
+        (int64_t)ls_rollback_present(p->rb) - ((int64_t)p->have[slot] - (int64_t)p->delay);
+    r.frames_behind = (int32_t)(behind < INT32_MIN   ? INT32_MIN
+                                : behind > INT32_MAX ? INT32_MAX
+                                                     : behind);
+    r.since_input_us = p->watching ? since(p->last_poll, p->input_at[slot]) : 0;
+    r.interrupted = mine ? p->st.interrupted : p->quiet[slot];
+    r.gone = mine ? p->state == LS_PEER_LEFT || p->state == LS_PEER_REJOINING : p->gone[slot];
+    r.reason = p->gone_reason[slot];
+    r.gone_tick = p->gone_at_tick[slot];
+    r.rejoins = p->back_count[slot];
+    r.rejoin_tick = mine ? p->st.rejoin_tick : p->back_tick[slot];
+    r.interruptions = mine ? p->st.interruptions : p->quiet_count[slot];
+    return r;
+}
+
+bool ls_peer_rejoins(const ls_peer *p)
+{
+    return p->def.rejoin == LS_PEER_REJOIN_ON;
+}
+
+uint32_t ls_peer_predicted(const ls_peer *p)
+{
+    return p->predicted;
+}
+
+uint32_t ls_peer_confirmed(const ls_peer *p)
+{
+    if (!p->rb) {
+        return 0;
+    }
+    uint32_t c = ls_rollback_confirmed(p->rb);
+    return p->ticks && c > p->ticks ? p->ticks : c;
+}
+
+bool ls_peer_confirmed_input(const ls_peer *p, uint32_t slot, uint32_t tick, uint8_t *out)
+{
+    if (!p->rb || !out || slot >= p->slots || (p->ticks && tick >= p->ticks)) {
+        return false;
+    }
+    return ls_rollback_input(p->rb, slot, tick, out);
 }

@@ -37,8 +37,24 @@ typedef enum ls_peer_state {
                            ///< ls_peer_leave (SPEC.md §17.8). The other peers see it as
                            ///< DISCONNECTED (LEFT) at the match length, past every tick.
     LS_PEER_LEFT = 3,      ///< Disconnected (left, or declared gone by the relay).
-    LS_PEER_REJOINING = 4, ///< Timed out; rejoining (REJOIN, then a snapshot), def.rejoin.
+    LS_PEER_REJOINING = 4, ///< Timed out; rejoining (REJOIN, then a snapshot), see ls_peer_rejoin.
 } ls_peer_state;
+
+/// What a peer does when the relay times it out (silent for the session's timeout: a
+/// network outage, or a game that stopped calling ls_peer_poll / ls_peer_receive for
+/// that long), or when it joins after the session's join timeout (SPEC.md §17.10).
+/// Rejoining loads a snapshot of a confirmed tick and proves it against the agreed
+/// checksum, so it needs the `load` and `state_checksum` callbacks; with `save` the peer
+/// also serves snapshots to others. A peer that does not rejoin is LEFT for the rest of
+/// the match (its slot plays the empty input). `ls_peer_def.rejoin` was a bool: `false`
+/// is LS_PEER_REJOIN_OFF and `true` LS_PEER_REJOIN_ON, as before.
+typedef enum ls_peer_rejoin {
+    LS_PEER_REJOIN_OFF = 0, ///< Never rejoin: timed out means LEFT.
+    LS_PEER_REJOIN_ON = 1,  ///< Always; ls_peer_create refuses a definition without the callbacks.
+    /// The default: rejoin when cb.load and cb.state_checksum are both given, else as OFF
+    /// (ls_peer_rejoins tells which one a peer got).
+    LS_PEER_REJOIN_AUTO = 2,
+} ls_peer_rejoin;
 
 /// Kinds of peer events.
 typedef enum ls_peer_event_type {
@@ -60,18 +76,34 @@ typedef enum ls_peer_event_type {
     /// agreed `expected`): refused; `slot` = who supplied it (LS_NET_SOURCE_HOST: the
     /// relay's host). The relay tries another source or gives up (our slot is KICKED).
     LS_PEER_EV_SNAPSHOT_REFUSED = 11,
+    /// The network is interrupted, well before the relay's timeout would disconnect anyone
+    /// (`interrupt_us`, SPEC.md §17.9). `slot` = ours: nothing authentic came from the relay
+    /// for interrupt_us. `slot` = another: its inputs stopped for interrupt_us while the
+    /// relay kept talking to us and it is the slot everyone waits for (its input frontier
+    /// is the lowest). `tick`: the first tick of the slot's inputs we lack (ours: ticks
+    /// simulated); `count`: estimated milliseconds left before the relay's timeout
+    /// disconnects it (0: due). Once per interruption; it ends with RESUMED, or with
+    /// DISCONNECTED for that slot (then no RESUMED).
+    LS_PEER_EV_INTERRUPTED = 12,
+    /// The interruption of `slot` is over (ours: the relay is heard again; another: its
+    /// inputs arrive again); `tick` as for INTERRUPTED, `count`: the interruption's length
+    /// in milliseconds.
+    LS_PEER_EV_RESUMED = 13,
 } ls_peer_event_type;
 
 /// One peer event.
 typedef struct ls_peer_event {
     ls_peer_event_type type; ///< What happened.
-    uint32_t slot;           ///< DISCONNECTED: the slot.
+    uint32_t slot;           ///< DISCONNECTED, REJOINED, INTERRUPTED, RESUMED: the slot.
     uint32_t tick;           ///< Tick concerned.
     uint16_t slots;          ///< DESYNC: slots that disagree with the majority; DISPUTED: all.
     uint8_t reason;          ///< DISCONNECTED: ls_net_disconnect_reason.
     uint64_t expected;       ///< DESYNC: the majority checksum.
-    uint32_t count;          ///< ROLLBACK: ticks re-simulated; STATE_ERROR: 0 save, 1 load.
-    int32_t frames_ahead;    ///< TIME_SYNC: our lead that triggered the skip.
+    /// ROLLBACK: ticks re-simulated; STATE_ERROR: 0 save, 1 load; REJOINED (ours): the
+    /// snapshot's tick; INTERRUPTED: estimated ms left before the relay's timeout;
+    /// RESUMED: the interruption's length in ms.
+    uint32_t count;
+    int32_t frames_ahead; ///< TIME_SYNC: our lead that triggered the skip.
 } ls_peer_event;
 
 /// The game, driven by the peer.
@@ -80,7 +112,8 @@ typedef struct ls_peer_callbacks {
     /// Write this peer's input for `tick` (input_size bytes, zeroed beforehand).
     void (*local_input)(void *user, uint32_t tick, uint8_t *out, uint32_t input_size);
     /// Simulate `tick` with every slot's input (slot k at inputs + k * input_size);
-    /// return the checksum of the state after the tick.
+    /// return the checksum of the state after the tick. Rollback mode: some inputs may be
+    /// predictions (ls_peer_predicted tells which, from inside this callback).
     uint64_t (*advance)(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
                         uint32_t input_size);
     /// Optional: an event happened.
@@ -91,10 +124,12 @@ typedef struct ls_peer_callbacks {
     /// Rollback mode (required there), and rejoin: restore the state saved for `tick` (rejoin:
     /// the snapshot of confirmed tick `tick`, the state before simulating it); false on failure.
     bool (*load)(void *user, uint32_t tick, const uint8_t *buf, size_t size);
-    /// Rejoin (required there): the checksum of the state the game holds, which is the
-    /// state at the start of `tick`, i.e. what `advance` returned for `tick` - 1. A
-    /// rejoiner proves a loaded snapshot with it against the agreed checksum the relay
-    /// sends, and refuses a snapshot that does not prove out (SPEC.md §17.10).
+    /// Rejoin (required there; with `load` it makes the default LS_PEER_REJOIN_AUTO rejoin):
+    /// the checksum of the state the game holds, which is the state at the start of `tick`,
+    /// i.e. what `advance` returned for `tick` - 1 (usually the same function of the state
+    /// as `advance` returns). A rejoiner proves a loaded snapshot with it against the
+    /// agreed checksum the relay sends, and refuses a snapshot that does not prove out
+    /// (SPEC.md §17.10).
     uint64_t (*state_checksum)(void *user, uint32_t tick);
     /// Rollback mode, optional: predict slot's input at tick (inout holds its last known input).
     void (*predict)(void *user, uint32_t slot, uint32_t tick, uint8_t *inout, uint32_t input_size);
@@ -111,13 +146,18 @@ typedef struct ls_peer_def {
     uint32_t resend_us;           ///< Re-send unacknowledged data after this, default 20 ms.
     uint32_t join_retry_us;       ///< Re-send JOIN after this, default 200 ms.
     uint32_t ping_interval_us;    ///< Ping the relay this often, default 250 ms.
-    uint32_t max_prediction;      ///< Rollback: prediction window W (0..64), default 8.
-    uint32_t resim_budget; ///< Rollback: re-simulated ticks per frame (0: no limit), default 0.
+    /// LS_PEER_EV_INTERRUPTED after this much silence (of the relay, or of a slot's inputs),
+    /// default 500 ms (0: no such events). Keep it above the relay's ping interval (250 ms)
+    /// and ping_interval_us (PINGs and PONGs are what a quiet link carries) and below the
+    /// session's timeout (3 s by default).
+    uint32_t interrupt_us;
+    uint32_t max_prediction; ///< Rollback: prediction window W (0..64), default 8.
+    uint32_t resim_budget;   ///< Rollback: re-simulated ticks per frame (0: no limit), default 0.
     uint32_t
         time_sync_threshold; ///< Rollback: frames ahead that make a frame skip (0: off), default 2.
-    /// When timed out, rejoin (REJOIN, load a proven snapshot; needs cb.load and
-    /// cb.state_checksum), default false.
-    bool rejoin;
+    /// When timed out, rejoin (REJOIN, load a proven snapshot), default LS_PEER_REJOIN_AUTO:
+    /// whenever cb.load and cb.state_checksum are given (see ls_peer_rejoin).
+    ls_peer_rejoin rejoin;
     ls_peer_callbacks cb; ///< The game.
 } ls_peer_def;
 
@@ -154,7 +194,39 @@ typedef struct ls_peer_stats {
     uint32_t snapshots_refused; ///< Rejoin snapshots that did not prove out (refused).
     uint32_t snapshot_tick;     ///< Tick of the latest snapshot loaded on rejoin.
     uint32_t rejoin_tick;       ///< Our inputs count again from this tick (latest rejoin).
+    uint32_t kbps_in;  ///< Kilobits per second accepted (bytes_in), mean of about the last second.
+    uint32_t kbps_out; ///< Kilobits per second produced (bytes_out), mean of about the last second.
+    uint32_t send_queue;     ///< Datagrams produced and not yet taken by ls_peer_next_datagram.
+    uint32_t unacked_inputs; ///< Our inputs the relay has not acknowledged (re-sent until it does).
+    uint32_t interruptions;  ///< LS_PEER_EV_INTERRUPTED for our own slot (the relay went silent).
+    bool interrupted;        ///< Between such an INTERRUPTED and its RESUMED.
 } ls_peer_stats;
+
+/// One slot as this peer sees it (ls_peer_remote_stats_get). Through a relay a peer hears
+/// no other peer directly: its round trip to another peer is not measurable (rtt_us in
+/// ls_peer_stats is the round trip to the relay; a remote input's age adds the remote's
+/// own link, unknown, which frames_behind and since_input_us show together).
+typedef struct ls_peer_remote_stats {
+    uint32_t frontier; ///< We hold the slot's inputs below this tick (its first missing one).
+    /// The relay held the slot's inputs below this tick at its latest acknowledgement to us
+    /// (our own slot: the relay holds our inputs below it); the inputs between frontier and
+    /// relay_frontier are on their way from the relay to us.
+    uint32_t relay_frontier;
+    /// Frames the slot is behind us: our ticks simulated - (frontier - input delay), i.e. how
+    /// far its newest input trails our simulation (its own present, as far as we can know;
+    /// negative: ahead). GGRS's local_frames_behind with the opposite sign.
+    int32_t frames_behind;
+    /// Microseconds from the slot's last new input (our own: the last input we produced)
+    /// to the last ls_peer_poll (0 while we are not RUNNING).
+    uint64_t since_input_us;
+    bool interrupted;       ///< Between LS_PEER_EV_INTERRUPTED and RESUMED for the slot.
+    bool gone;              ///< Disconnected: its input is empty from gone_tick on.
+    uint8_t reason;         ///< ls_net_disconnect_reason of its latest disconnect (0: none).
+    uint32_t gone_tick;     ///< Tick of its latest disconnect (valid when reason != 0).
+    uint32_t rejoins;       ///< Times it came back (LS_PEER_EV_REJOINED).
+    uint32_t rejoin_tick;   ///< Its inputs count again from this tick (latest return).
+    uint32_t interruptions; ///< LS_PEER_EV_INTERRUPTED for the slot.
+} ls_peer_remote_stats;
 
 /// Opaque peer.
 typedef struct ls_peer ls_peer;
@@ -189,6 +261,25 @@ LS_API uint64_t ls_peer_last_checksum(const ls_peer *p);
 LS_API ls_net_msg ls_peer_welcome(const ls_peer *p);
 /// Counters.
 LS_API ls_peer_stats ls_peer_stats_get(const ls_peer *p);
+/// Slot `slot` (ours included) as this peer sees it; all zero before WELCOME and for a slot
+/// beyond the session's.
+LS_API ls_peer_remote_stats ls_peer_remote_stats_get(const ls_peer *p, uint32_t slot);
+/// Whether this peer rejoins when the relay times it out (ls_peer_rejoin: ON, or AUTO with
+/// cb.load and cb.state_checksum given).
+LS_API bool ls_peer_rejoins(const ls_peer *p);
+/// Inside the advance callback: bit k set when slot k's input for the tick being simulated
+/// is a prediction (rollback mode; its real input has not arrived), clear when it is
+/// confirmed (ls_peer_confirmed_input has it). Outside the callback: the mask the last
+/// call used (a tick simulated with predictions that all proved right is not simulated
+/// again). Lockstep: always 0.
+LS_API uint32_t ls_peer_predicted(const ls_peer *p);
+/// Every slot's input is confirmed (known for good) for every tick below this one.
+LS_API uint32_t ls_peer_confirmed(const ls_peer *p);
+/// Slot's confirmed input of `tick` into out (the session's input_size bytes): the input
+/// the relay delivered (ours: the one we produced), or the empty input where the slot is
+/// disconnected or below the input delay. false when it is not confirmed yet, the tick is
+/// too old (inputs are kept for LS_ROLLBACK_INPUT_WINDOW ticks) or the slot is not one.
+LS_API bool ls_peer_confirmed_input(const ls_peer *p, uint32_t slot, uint32_t tick, uint8_t *out);
 
 LS_EXTERN_C_END
 
