@@ -14,11 +14,15 @@ LDLIBS_TEST += -luv
 FUZZ_LIBS += -luv
 
 # Loopback tests with real UDP sockets (links the libuv transport; runs the
-# tool's relay/bot/match processes, so `make test` builds the tool first).
+# tool's relay/bot/match processes, so `make test` builds the tool first):
+# test_udp.c probes a relay thread (net/tests/udp_relay.h) with raw sockets and
+# runs the tool's processes; test_udp_peers.c plays in-process peers, honest and
+# modified, against it.
 NET_UDP_TEST := $(BUILD)/test_net_udp
+NET_UDP_OBJ := $(BUILD)/obj/net/tests/test_udp.o $(BUILD)/obj/net/tests/test_udp_peers.o
 TEST_BINS += $(NET_UDP_TEST)
-$(NET_UDP_TEST): $(BUILD)/obj/net/tests/test_udp.o $(LIB_A) $(TOOL)
-	$(CC) $(ALLFLAGS) -o $@ $(BUILD)/obj/net/tests/test_udp.o \
+$(NET_UDP_TEST): $(NET_UDP_OBJ) $(LIB_A) $(TOOL)
+	$(CC) $(ALLFLAGS) -o $@ $(NET_UDP_OBJ) \
 	  $(LIB_A) -lcriterion -lpthread -lm $(LIB_LIBS)
 
 # libFuzzer harness: decoder round trip + relay and peer state machines (fuzz/wire.c).

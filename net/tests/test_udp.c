@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
-// Loopback tests with real UDP sockets: the libuv relay in a thread probed by
-// plain POSIX sockets (keys, challenges, replays, no amplification, malformed
-// input, a v1 peer refused),
+// Loopback tests with real UDP sockets: the libuv relay in a thread (udp_relay.h)
+// probed by plain POSIX sockets (keys, challenges, replays, no amplification,
+// malformed input, a v1 peer refused),
 // and the `lockstep` tool's relay and bot processes end to end (clean, lossy,
 // a perturbed peer named at its tick, a relay killed with SIGKILL leaving a
-// readable replay). Functional outcomes only, generous timeouts, ephemeral ports.
+// readable replay). In-process peers, honest and modified: test_udp_peers.c.
+// Functional outcomes only, generous timeouts, ephemeral ports.
 #define _GNU_SOURCE
 #include "../../tests/test_tool.h"
 #include "ls/net_auth.h"
 #include "ls/net_relay.h"
 #include "ls/net_uv.h"
 #include "ls/replay.h"
+#include "udp_relay.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -25,84 +27,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-// ---- a relay on libuv in a thread ----
-
-typedef struct relay_thread {
-    ls_relay *relay;
-    ls_uv *uv;
-    uint32_t session;
-    uint16_t port;
-    atomic_bool stop;
-    pthread_t th;
-} relay_thread;
-
-static void rt_pump(relay_thread *t)
-{
-    ls_net_datagram d;
-    while (ls_relay_next_datagram(t->relay, &d)) {
-        ls_uv_send(t->uv, &d.to, d.data, d.len);
-    }
-    ls_relay_event ev;
-    while (ls_relay_next_event(t->relay, &ev)) {
-    }
-}
-
-static void rt_recv(void *user, const ls_net_addr *from, const uint8_t *data, size_t len,
-                    uint64_t now)
-{
-    relay_thread *t = user;
-    ls_relay_receive(t->relay, from, data, len, now);
-    rt_pump(t);
-}
-
-static void rt_timer(void *user, uint64_t now)
-{
-    relay_thread *t = user;
-    ls_relay_poll(t->relay, now);
-    rt_pump(t);
-    if (atomic_load(&t->stop)) {
-        ls_uv_stop(t->uv);
-    }
-}
-
-static void *rt_main(void *arg)
-{
-    relay_thread *t = arg;
-    ls_uv_run(t->uv);
-    return NULL;
-}
-
-static void rt_start(relay_thread *t)
-{
-    memset(t, 0, sizeof *t);
-    ls_relay_def rd = ls_default_relay_def();
-    t->relay = ls_relay_create(&rd, NULL);
-    cr_assert_not_null(t->relay);
-    ls_uv_def ud = ls_default_uv_def();
-    ud.bind_host = "127.0.0.1";
-    ud.user = t;
-    ud.on_recv = rt_recv;
-    ud.on_timer = rt_timer;
-    char msg[256];
-    t->uv = ls_uv_create(&ud, msg, sizeof msg);
-    cr_assert_not_null(t->uv, "%s", msg);
-    t->port = ls_uv_port(t->uv);
-    cr_assert_neq(t->port, 0);
-    ls_session_def sd = ls_default_session_def();
-    sd.slots = 2;
-    cr_assert_eq(ls_relay_session_create(t->relay, &sd, ls_uv_now_us(t->uv), &t->session), LS_OK);
-    atomic_store(&t->stop, false);
-    cr_assert_eq(pthread_create(&t->th, NULL, rt_main, t), 0);
-}
-
-static void rt_stop(relay_thread *t)
-{
-    atomic_store(&t->stop, true);
-    pthread_join(t->th, NULL);
-    ls_uv_destroy(t->uv);
-    ls_relay_destroy(t->relay);
-}
 
 static int udp_socket(void)
 {
@@ -222,16 +146,14 @@ Test(net_udp, wrong_tokens_garbage_and_short_joins_get_no_reply)
     cr_assert_gt(recv_reply(other, reply, sizeof reply), 0);
     close(other);
     close(fd);
-    atomic_store(&t.stop, true);
-    pthread_join(t.th, NULL);
+    rt_join(&t);
     ls_relay_stats st = ls_relay_stats_get(t.relay);
     cr_assert_eq(st.bad_mac, 1u);
     cr_assert_eq(st.truncated, 2u, "the short join and the 1-byte datagram");
     cr_assert_eq(st.malformed, 1u, "the oversized datagram");
     cr_assert_eq(st.wrong_version, 1u, "the v1 JOIN");
     cr_assert_eq(st.packets_out, 1u, "only the barrier's challenge");
-    ls_uv_destroy(t.uv);
-    ls_relay_destroy(t.relay);
+    rt_free(&t);
 }
 
 Test(net_udp, fault_injection_drops_exactly_as_seeded)
