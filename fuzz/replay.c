@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer harness for the replay reader: any bytes either open (possibly as
 // an incomplete recording) or give an error naming what and where; an opened
-// replay reads every tick, keyframe and checksum without fault, and verifies
-// (to its first failure) through a toy simulation.
+// replay reads every tick, keyframe, checksum and claim without fault, and
+// verifies (to its first failure) through a toy simulation.
 #include "ls/replay.h"
 #include "ls/checksum.h"
 
@@ -67,6 +67,19 @@ static void read_everything(const ls_replay_reader *r)
         acc += in[frame - 1];
     }
     ls_replay_cursor_destroy(c);
+    // Claims (format version 2): in tick order, each found again by its tick, and
+    // its recorded checksum is always a sound verdict.
+    int64_t prev = -1;
+    for (uint32_t i = 0; i < ls_replay_reader_claims_count(r); i++) {
+        ls_replay_claims a, b;
+        if (ls_replay_reader_claims_at(r, i, &a) != LS_OK || (int64_t)a.tick <= prev ||
+            a.tick >= ls_replay_reader_ticks(r) || a.reported == 0 ||
+            ls_replay_reader_claims(r, a.tick, &b) != LS_OK || memcmp(&a, &b, sizeof a) != 0 ||
+            !ls_replay_reader_judge(r, a.tick, ls_replay_reader_checksum(r, a.tick), NULL)) {
+            abort();
+        }
+        prev = a.tick;
+    }
     for (uint32_t i = 0; i < ls_replay_reader_info(r)->keyframes; i++) {
         ls_replay_keyframe_info k = ls_replay_reader_keyframe_info(r, i);
         if (k.size > (1u << 20)) {
@@ -126,6 +139,7 @@ static void one_input(const uint8_t *data, size_t size)
     ls_replay_verify_result res;
     for (uint32_t s = 0; s < ls_replay_segment_count(r); s++) {
         ls_replay_verify_segments(r, &sim, s, s + 1, false, &res);
+        ls_replay_verify_result_release(&res);
     }
     char why[LS_REPLAY_MESSAGE_MAX];
     if (ls_replay_first_difference(r, r, why, sizeof why) != -1) {

@@ -347,3 +347,67 @@ Test(replay_cli, a_recorder_killed_mid_match_leaves_a_verifiable_prefix)
     cr_assert(strstr(out, "ERROR: incomplete recording (--strict): "), "%s", out);
     free(out);
 }
+
+// Two players who disagree: the relay names nobody (a disputed tick), but its
+// recording keeps both claims (format 2), and `replay verify` re-simulates the
+// inputs and names the one who was wrong, offline. Bot 0 diverges on purpose
+// at tick 40 (`match --perturb 0:40`): from there every tick is disputed and the
+// recorded checksum is bot 0's (the lowest slot's) claim, yet the recording is
+// sound: verified, exit 0, with the verdicts.
+Test(replay_cli, verify_names_the_player_whose_claim_was_wrong, .timeout = 120)
+{
+    char args[4096 + 256], cwd[4096], *out, *out2;
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    snprintf(args, sizeof args,
+             "match --peers 2 --ticks 120 --tick-rate 600 --perturb 0:40 --replay d.lsr "
+             "--no-progress --scene %s/tools/scenes/arena.scene",
+             cwd);
+    cr_assert_eq(run(&out, args), 3, "the bots' final checksums differ: %s", out);
+    cr_assert(strstr(out, "verify result: OK"), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay info d.lsr"), 0, "%s", out);
+    cr_assert(strstr(out, "format       2 ("), "%s", out);
+    cr_assert(strstr(out, "claims       80 ticks (80 disputed) from tick 40, "), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify d.lsr"), 0, "a sound recording with verdicts: %s", out);
+    const char *head = "verified 120 ticks\n"
+                       "disputes: 80 ticks (80 disputed) from tick 40; wrong: player 0 (80 ticks)\n"
+                       "tick 40 (disputed): player 0 claimed ";
+    cr_assert_eq(strncmp(out, head, strlen(head)), 0, "%s", out);
+    // "player 0 claimed X, player 1 claimed Y; the inputs give Y: player 0 was wrong"
+    char x[17], y[17], truth[17];
+    cr_assert_eq(sscanf(out + strlen(head) - strlen("player 0 claimed "),
+                        "player 0 claimed %16[0-9a-f], player 1 claimed %16[0-9a-f]; the inputs "
+                        "give %16[0-9a-f]",
+                        x, y, truth),
+                 3, "%s", out);
+    cr_assert_str_eq(truth, y, "player 1 was right");
+    cr_assert_str_neq(x, y);
+    cr_assert(strstr(out, ": player 0 was wrong\ntick 41 (disputed): "), "%s", out);
+    cr_assert(strstr(out, "... and 70 more ticks with claims (--json lists every one)\n"), "%s",
+              out);
+    cr_assert_eq(run(&out2, "replay verify d.lsr --jobs 2"), 0, "%s", out2);
+    cr_assert_str_eq(out2, out);
+    free(out2);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify d.lsr --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"result\":\"verified\""), "%s", out);
+    cr_assert(strstr(out, "\"disputes\":[{\"tick\":40,\"disputed\":true,\"wrong\":[0],"), "%s",
+              out);
+    cr_assert(strstr(out, "\"wrong_players\":[{\"player\":0,\"ticks\":80,\"first_tick\":40}]"),
+              "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay dump d.lsr --from 40 --to 41"), 0, "%s", out);
+    cr_assert(strstr(out, " claims disputed 0:"), "%s", out);
+    free(out);
+    // A copy with an input changed before the dispute keeps the claims and fails
+    // at that tick, as any tampered recording.
+    cr_assert_eq(run(&out, "replay tamper d.lsr t.lsr --tick 10 --player 1"), 0, "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify t.lsr"), 3, "%s", out);
+    cr_assert_eq(strncmp(out, "DESYNC at tick 10: ", 19), 0, "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay info t.lsr"), 0, "%s", out);
+    cr_assert(strstr(out, "claims       80 ticks (80 disputed) from tick 40, "), "%s", out);
+    free(out);
+}

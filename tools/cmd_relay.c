@@ -317,6 +317,18 @@ static void on_rec_tick(void *user, uint32_t session, uint32_t tick, const uint8
     }
 }
 
+// The players' claims at a tick whose checksums disagreed (SPEC.md §17.7): kept in
+// the recording (§16.2 CLMS) so that `replay verify` names who was wrong.
+static void on_rec_claims(void *user, uint32_t session, uint32_t tick, uint16_t reported,
+                          const uint64_t *claims, bool disputed)
+{
+    relay_app *app = user;
+    ls_replay_recorder *rec = app->rec[session - 1];
+    if (rec && ls_replay_recorder_claims(rec, tick, reported, claims, disputed) != LS_OK) {
+        relay_recorder_error(app, session, "recording", rec);
+    }
+}
+
 static void finish_recording(relay_app *app, uint32_t session)
 {
     ls_replay_recorder *rec = app->rec[session - 1];
@@ -545,6 +557,7 @@ static bool start_recording(relay_app *app, uint32_t id)
     def.fingerprint = ls_game_fingerprint();
     def.scene = (const uint8_t *)app->scene_text;
     def.scene_size = app->scene_size;
+    def.claims = true; // format version 2: the claims of ticks whose checksums disagree
     char path[4096];
     if (id == 1) {
         snprintf(path, sizeof path, "%s", app->o.record);
@@ -567,7 +580,7 @@ static bool start_recording(relay_app *app, uint32_t id)
         app->signer[id - 1] = NULL;
         return false;
     }
-    ls_relay_recorder hook = {app, on_rec_tick, on_rec_end, NULL};
+    ls_relay_recorder hook = {app, on_rec_tick, on_rec_end, on_rec_claims};
     ls_relay_session_set_recorder(app->relay, id, &hook);
     return true;
 }

@@ -17,7 +17,9 @@ const cli_command cmd_replay_dump_def = {
     "FILE [--json] [--from T] [--to T]\n\n"
     "  --from T   first tick to print (default 0)\n"
     "  --to T     print ticks before T (default: all); T >= --from\n"
-    "  --json     one JSON object: header fields, ticks[], keyframes[]",
+    "  --json     one JSON object: header fields, ticks[], keyframes[]\n\n"
+    "A tick where the players' checksums disagreed (a relay's recording, format 2) also\n"
+    "lists every player's claim (--json: \"claims\": {\"disputed\", \"players\": [...]}).",
     cmd_replay_dump};
 
 const cli_command cmd_replay_diff_def = {
@@ -90,11 +92,20 @@ static void info_json(const char *path, const ls_replay_reader *r)
         json_u64(&j, ls_replay_reader_keyframe_info(r, i).tick);
     }
     json_array_end(&j);
+    ls_replay_claims first;
+    bool any = ls_replay_reader_claims_at(r, 0, &first) == LS_OK;
+    json_key(&j, "claims"), json_object_begin(&j);
+    json_key(&j, "ticks"), json_u64(&j, in->claim_ticks);
+    json_key(&j, "disputed"), json_u64(&j, in->disputed_ticks);
+    json_key(&j, "first_tick");
+    any ? json_u64(&j, first.tick) : json_null(&j);
+    json_object_end(&j);
     json_key(&j, "bytes"), json_object_begin(&j);
     json_key(&j, "inputs"), json_u64(&j, in->input_bytes);
     json_key(&j, "checksums"), json_u64(&j, in->checksum_bytes);
     json_key(&j, "keyframes"), json_u64(&j, in->keyframe_bytes);
     json_key(&j, "overhead"), json_u64(&j, in->overhead_bytes);
+    json_key(&j, "claims"), json_u64(&j, in->claim_bytes);
     json_object_end(&j);
     json_key(&j, "per_player_tick"), json_object_begin(&j);
     json_key(&j, "inputs"), json_double(&j, per_player_tick(in->input_bytes, h, in->ticks), 4);
@@ -165,6 +176,18 @@ int cmd_replay_info(int argc, char **argv)
     printf("ticks        %u at %u Hz (%.1f s) in %u chunks\n", in->ticks, h->tick_rate,
            (double)in->ticks / h->tick_rate, in->chunks);
     print_keyframes(r);
+    if (h->format_version >= LS_REPLAY_FORMAT_VERSION_CLAIMS) {
+        // What the players claimed where their checksums disagreed (SPEC.md §16.2 CLMS).
+        ls_replay_claims first;
+        if (ls_replay_reader_claims_at(r, 0, &first) == LS_OK) {
+            printf("claims       %u ticks (%u disputed) from tick %u, %llu bytes (replay verify "
+                   "names who was wrong)\n",
+                   in->claim_ticks, in->disputed_ticks, first.tick,
+                   (unsigned long long)in->claim_bytes);
+        } else {
+            printf("claims       none: the players' checksums always agreed\n");
+        }
+    }
     printf("bytes        inputs %llu, checksums %llu, keyframes %llu, header/framing %llu\n",
            (unsigned long long)in->input_bytes, (unsigned long long)in->checksum_bytes,
            (unsigned long long)in->keyframe_bytes, (unsigned long long)in->overhead_bytes);
@@ -180,7 +203,8 @@ static void dump_text(const ls_replay_reader *r, ls_replay_cursor *c, uint32_t f
 {
     const ls_replay_header *h = ls_replay_reader_header(r);
     size_t frame = (size_t)h->players * h->input_size;
-    printf("# tick inputs(hex, %u players x %u bytes) checksum\n", h->players, h->input_size);
+    printf("# tick inputs(hex, %u players x %u bytes) checksum%s\n", h->players, h->input_size,
+           ls_replay_reader_claims_count(r) ? " [claims disputed|majority PLAYER:CLAIM...]" : "");
     for (uint32_t t = from; t < to; t++) {
         const uint8_t *in;
         uint64_t sum;
@@ -189,7 +213,17 @@ static void dump_text(const ls_replay_reader *r, ls_replay_cursor *c, uint32_t f
         for (size_t i = 0; i < frame; i++) {
             printf("%s%02x", i && i % h->input_size == 0 ? "." : "", in[i]);
         }
-        printf(" %016llx\n", (unsigned long long)sum);
+        printf(" %016llx", (unsigned long long)sum);
+        ls_replay_claims cl;
+        if (ls_replay_reader_claims(r, t, &cl) == LS_OK) { // "claims disputed 0:X 1:Y"
+            printf(" claims %s", cl.disputed ? "disputed" : "majority");
+            for (uint32_t p = 0; p < LS_REPLAY_MAX_CLAIM_PLAYERS; p++) {
+                if (cl.reported >> p & 1u) {
+                    printf(" %u:%016llx", p, (unsigned long long)cl.claims[p]);
+                }
+            }
+        }
+        printf("\n");
     }
     for (uint32_t i = 0; i < ls_replay_reader_info(r)->keyframes; i++) {
         ls_replay_keyframe_info k = ls_replay_reader_keyframe_info(r, i);
@@ -218,7 +252,21 @@ static void dump_json(const ls_replay_reader *r, ls_replay_cursor *c, uint32_t f
         for (size_t i = 0; i < frame; i++) {
             printf("%02x", bytes[i]);
         }
-        printf("\",\"checksum\":\"%016llx\"}", (unsigned long long)sum);
+        printf("\",\"checksum\":\"%016llx\"", (unsigned long long)sum);
+        ls_replay_claims cl;
+        if (ls_replay_reader_claims(r, t, &cl) == LS_OK) {
+            printf(",\"claims\":{\"disputed\":%s,\"players\":[", cl.disputed ? "true" : "false");
+            const char *sep = "";
+            for (uint32_t p = 0; p < LS_REPLAY_MAX_CLAIM_PLAYERS; p++) {
+                if (cl.reported >> p & 1u) {
+                    printf("%s{\"player\":%u,\"claim\":\"%016llx\"}", sep, p,
+                           (unsigned long long)cl.claims[p]);
+                    sep = ",";
+                }
+            }
+            printf("]}");
+        }
+        printf("}");
     }
     printf("],\"keyframes\":[");
     for (uint32_t i = 0; i < in->keyframes; i++) {

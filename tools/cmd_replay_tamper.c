@@ -42,6 +42,10 @@ static ls_result rewrite(const ls_replay_reader *in, ls_replay_recorder *rec, ui
         const uint8_t *inputs;
         uint64_t sum;
         r = ls_replay_cursor_read(c, t, &inputs, &sum);
+        ls_replay_claims cl; // a relay's recording keeps its claims
+        if (r == LS_OK && ls_replay_reader_claims(in, t, &cl) == LS_OK) {
+            r = ls_replay_recorder_claims(rec, t, cl.reported, cl.claims, cl.disputed);
+        }
         if (r == LS_OK) {
             memcpy(buf, inputs, frame);
             buf[at] = t == tick ? (uint8_t)(buf[at] ^ x) : buf[at];

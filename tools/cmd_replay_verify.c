@@ -42,7 +42,13 @@ const cli_command cmd_replay_verify_def = {
     "all verify prints `verified N ticks` and `note: incomplete recording: ...` and exits 4\n"
     "(partial; --json: \"result\": \"partial\"); with --strict it prints `ERROR: incomplete\n"
     "recording (--strict): ...` and exits 1. A desync or an error in the readable part\n"
-    "wins (3, 1).",
+    "wins (3, 1).\n\n"
+    "A relay's recording keeps every player's claim at the ticks where their checksums\n"
+    "disagreed (format 2): re-simulation names who was wrong (`tick T (disputed): player 0\n"
+    "claimed X, player 1 claimed Y; the inputs give Y: player 0 was wrong`; --json:\n"
+    "\"disputes\": [{\"tick\", \"disputed\", \"wrong\": [players], ...}]). A recording whose\n"
+    "checksum at such a tick is a wrong claim still verifies (exit 0) when another player\n"
+    "claimed the truth; the verdicts are printed.",
     cmd_replay_verify};
 
 typedef struct verify_run {
@@ -300,6 +306,152 @@ static const ls_replay_verify_result *first_failure(const verify_run *v)
     return NULL;
 }
 
+// The verdicts of every verified tick with claims, in tick order: those of the
+// one job, or of each segment in order, up to the first failure (so that any
+// job count prints the same).
+static ls_replay_verdict *collect_verdicts(const verify_run *v, const ls_replay_verify_result *f,
+                                           uint32_t *count)
+{
+    uint32_t n = v->jobs == 1 ? 1 : v->segments, total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        total += v->results[i].verdict_count;
+    }
+    ls_replay_verdict *all = malloc((total ? total : 1) * sizeof *all);
+    *count = 0;
+    for (uint32_t i = 0; all && i < n; i++) {
+        for (uint32_t k = 0; k < v->results[i].verdict_count; k++) {
+            if (!f || v->results[i].verdicts[k].tick < f->tick) {
+                all[(*count)++] = v->results[i].verdicts[k];
+            }
+        }
+    }
+    return all;
+}
+
+// "player 0 was wrong", "players 1, 2 and 3 were wrong", "nobody was wrong".
+static void print_wrong(uint16_t wrong)
+{
+    uint32_t n = 0, k = 0;
+    for (uint32_t p = 0; p < 16; p++) {
+        n += wrong >> p & 1u;
+    }
+    if (n == 0) {
+        printf("nobody was wrong");
+        return;
+    }
+    printf("player%s ", n == 1 ? "" : "s");
+    for (uint32_t p = 0; p < 16; p++) {
+        if (wrong >> p & 1u) {
+            k++;
+            printf("%s%u", k == 1 ? "" : k == n ? " and " : ", ", p);
+        }
+    }
+    printf(" %s wrong", n == 1 ? "was" : "were");
+}
+
+#define VERDICT_LINES 10
+
+// What re-simulation says about the ticks whose claims disagreed (SPEC.md §16.9):
+// a summary line "disputes: N ticks (D disputed) from tick T; wrong: player P (K
+// ticks), ...", then the first VERDICT_LINES ticks one per line; with --json,
+// "disputes" (every tick) and "wrong_players".
+static void print_verdicts(const verify_run *v, const ls_replay_verify_result *f, json_out *j)
+{
+    uint32_t n;
+    ls_replay_verdict *all = collect_verdicts(v, f, &n);
+    uint32_t wrong_ticks[16] = {0}, first_wrong[16] = {0}, disputed = 0;
+    for (uint32_t i = 0; all && i < n; i++) {
+        disputed += all[i].disputed;
+        for (uint32_t p = 0; p < 16; p++) {
+            if ((all[i].wrong >> p & 1u) && wrong_ticks[p]++ == 0) {
+                first_wrong[p] = all[i].tick;
+            }
+        }
+    }
+    if (j) {
+        json_key(j, "disputes"), json_array_begin(j);
+        for (uint32_t i = 0; all && i < n; i++) {
+            const ls_replay_verdict *d = &all[i];
+            ls_replay_claims c;
+            ls_replay_reader_claims(v->r, d->tick, &c);
+            json_object_begin(j);
+            json_key(j, "tick"), json_u64(j, d->tick);
+            json_key(j, "disputed"), json_bool(j, d->disputed);
+            json_key(j, "wrong"), json_array_begin(j);
+            for (uint32_t p = 0; p < 16; p++) {
+                if (d->wrong >> p & 1u) {
+                    json_u64(j, p);
+                }
+            }
+            json_array_end(j);
+            json_key(j, "computed"), json_hex64(j, d->computed);
+            json_key(j, "recorded"), json_hex64(j, d->recorded);
+            json_key(j, "claims"), json_array_begin(j);
+            for (uint32_t p = 0; p < 16; p++) {
+                if (c.reported >> p & 1u) {
+                    json_object_begin(j);
+                    json_key(j, "player"), json_u64(j, p);
+                    json_key(j, "claim"), json_hex64(j, c.claims[p]);
+                    json_object_end(j);
+                }
+            }
+            json_array_end(j);
+            json_object_end(j);
+        }
+        json_array_end(j);
+        json_key(j, "wrong_players"), json_array_begin(j);
+        for (uint32_t p = 0; p < 16; p++) {
+            if (wrong_ticks[p]) {
+                json_object_begin(j);
+                json_key(j, "player"), json_u64(j, p);
+                json_key(j, "ticks"), json_u64(j, wrong_ticks[p]);
+                json_key(j, "first_tick"), json_u64(j, first_wrong[p]);
+                json_object_end(j);
+            }
+        }
+        json_array_end(j);
+        free(all);
+        return;
+    }
+    if (!all || n == 0) {
+        free(all);
+        return;
+    }
+    printf("disputes: %u tick%s (%u disputed) from tick %u; wrong:", n, n == 1 ? "" : "s", disputed,
+           all[0].tick);
+    bool any = false;
+    for (uint32_t p = 0; p < 16; p++) {
+        if (wrong_ticks[p]) {
+            printf("%s player %u (%u tick%s)", any ? "," : "", p, wrong_ticks[p],
+                   wrong_ticks[p] == 1 ? "" : "s");
+            any = true;
+        }
+    }
+    printf("%s\n", any ? "" : " nobody");
+    for (uint32_t i = 0; i < n && i < VERDICT_LINES; i++) {
+        const ls_replay_verdict *d = &all[i];
+        ls_replay_claims c;
+        ls_replay_reader_claims(v->r, d->tick, &c);
+        printf("tick %u (%s):", d->tick, d->disputed ? "disputed" : "majority");
+        bool first = true;
+        for (uint32_t p = 0; p < 16; p++) {
+            if (c.reported >> p & 1u) {
+                printf("%s player %u claimed %016llx", first ? "" : ",", p,
+                       (unsigned long long)c.claims[p]);
+                first = false;
+            }
+        }
+        printf("; the inputs give %016llx: ", (unsigned long long)d->computed);
+        print_wrong(d->wrong);
+        printf("\n");
+    }
+    if (n > VERDICT_LINES) {
+        printf("... and %u more tick%s with claims (--json lists every one)\n", n - VERDICT_LINES,
+               n - VERDICT_LINES == 1 ? "" : "s");
+    }
+    free(all);
+}
+
 static const char *result_name(ls_replay_failure f)
 {
     return f == LS_REPLAY_FAIL_NONE       ? "verified"
@@ -336,6 +488,7 @@ static int report(verify_run *v, bool strict, json_out *j)
         if (kind == LS_REPLAY_FAIL_CHECKSUM) {
             print_desync_diff(v, f->state, f->tick, f->recorded, j);
         }
+        print_verdicts(v, f, j);
         return status;
     }
     if (partial && strict) {
@@ -355,6 +508,7 @@ static int report(verify_run *v, bool strict, json_out *j)
     } else {
         printf("ERROR at tick %u: %s\n", f->tick, f->message);
     }
+    print_verdicts(v, f, NULL);
     return status;
 }
 
@@ -478,6 +632,7 @@ static int verify(const char *path, ls_replay_reader *r, const verify_opts *o)
         if (v.results[i].state) {
             ls_world_destroy(v.results[i].state);
         }
+        ls_replay_verify_result_release(&v.results[i]);
     }
     free(v.results);
     replay_glue_free(&g);

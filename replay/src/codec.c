@@ -250,3 +250,36 @@ bool ls_replay_zrle_decode_(const uint8_t *enc, size_t enc_len, uint8_t *out, si
     }
     return true;
 }
+
+// The relay's rule (SPEC.md §17.7): the value reported by more players than any
+// other is agreed; when several values tie for the most, the tick is disputed and
+// the lowest player holding a tied value gives the recorded checksum.
+bool ls_replay_claims_tied_(uint16_t reported, const uint64_t *claims, uint32_t players,
+                            uint64_t recorded, uint64_t *top, bool *ok)
+{
+    uint32_t best = 0, of_recorded = 0;
+    bool tied = false;
+    *top = 0;
+    for (uint32_t p = 0; p < players; p++) {
+        if (!(reported >> p & 1u)) {
+            continue;
+        }
+        uint32_t c = 0;
+        for (uint32_t q = 0; q < players; q++) {
+            c += (reported >> q & 1u) && claims[q] == claims[p];
+        }
+        of_recorded += claims[p] == recorded;
+        if (c > best) {
+            best = c;
+            *top = claims[p];
+            tied = false;
+        } else if (c == best && claims[p] != *top) {
+            tied = true;
+        }
+    }
+    if (ok) {
+        // Not tied: the one top value. Tied: any value with the top count.
+        *ok = of_recorded > 0 && of_recorded == best;
+    }
+    return tied;
+}

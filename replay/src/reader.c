@@ -63,9 +63,9 @@ static bool parse_header(ls_replay_reader *r, ls_error *err)
         return false;
     }
     h->format_version = ls_get_u16le(d + 8);
-    if (h->format_version != LS_REPLAY_FORMAT_VERSION) {
+    if (h->format_version < 1 || h->format_version > LS_REPLAY_FORMAT_VERSION) {
         return set_err(err, LS_ERR_INCOMPATIBLE, 8, -1,
-                       "format version %u at byte 8; this build reads version %u",
+                       "format version %u at byte 8; this build reads versions 1 to %u",
                        h->format_version, LS_REPLAY_FORMAT_VERSION);
     }
     if (header_truncated(r, LSR_HEADER_FIXED, err)) {
@@ -77,8 +77,8 @@ static bool parse_header(ls_replay_reader *r, ls_error *err)
     if ((flags & ~LSR_FLAG_SIGNED) != 0 || ls_get_u16le(d + 22) != 0) {
         unsigned at = (flags & ~LSR_FLAG_SIGNED) != 0 ? 10 : 22;
         return set_err(err, LS_ERR_CORRUPT, at, -1,
-                       "unknown header flags 0x%04x at byte %u (version 1 knows 0x0001 at byte "
-                       "10, 0 at byte 22)",
+                       "unknown header flags 0x%04x at byte %u (versions 1 and 2 know 0x0001 at "
+                       "byte 10, 0 at byte 22)",
                        ls_get_u16le(d + at), at);
     }
     h->is_signed = (flags & LSR_FLAG_SIGNED) != 0;
@@ -157,6 +157,11 @@ typedef struct ls_replay_scan {
     const uint8_t *payload;
     uint8_t *scratch; // decoded inputs of one chunk
     size_t scratch_size;
+    // A CLMS chunk read and checked, waiting for its TICK chunk (the next chunk).
+    bool clms_pending;
+    uint64_t clms_pos;
+    uint32_t clms_first, clms_count, clms_entries, clms_len;
+    const uint8_t *clms_payload;
 } ls_replay_scan;
 
 // "TICK chunk at byte 123 (ticks 60..119)", "KEYF chunk at byte 456 (keyframe
@@ -171,6 +176,9 @@ static const char *describe(const ls_replay_scan *s, char *buf, size_t size)
         snprintf(buf, size, "KEYF chunk at byte %llu (keyframe of tick %u)", at, s->first);
     } else if (s->tag == LSR_TAG_SIGN) {
         snprintf(buf, size, "SIGN chunk at byte %llu (after tick %u)", at, s->first);
+    } else if (s->tag == LSR_TAG_CLMS) {
+        snprintf(buf, size, "CLMS chunk at byte %llu (claims of ticks %u..%llu)", at, s->first,
+                 (unsigned long long)s->first + s->count - 1);
     } else {
         snprintf(buf, size, "INDX chunk at byte %llu (index)", at);
     }
@@ -270,12 +278,183 @@ static bool scan_keyframe(ls_replay_reader *r, ls_replay_scan *s, ls_error *err)
     return true;
 }
 
+static uint32_t popcount16(uint16_t m)
+{
+    uint32_t n = 0;
+    for (; m; m &= (uint16_t)(m - 1)) {
+        n++;
+    }
+    return n;
+}
+
+// One CLMS entry at p (n bytes left): tick, mask, flags and the claims by player.
+// False when it does not fit.
+static bool claims_entry(const uint8_t *p, size_t n, uint32_t players, uint32_t *tick,
+                         uint16_t *mask, uint16_t *flags, uint64_t *claims, size_t *size)
+{
+    if (n < LSR_CLMS_ENTRY) {
+        return false;
+    }
+    *tick = ls_get_u32le(p);
+    *mask = ls_get_u16le(p + 4);
+    *flags = ls_get_u16le(p + 6);
+    *size = LSR_CLMS_ENTRY + 8u * (size_t)popcount16(*mask);
+    if (n < *size) {
+        return false;
+    }
+    const uint8_t *v = p + LSR_CLMS_ENTRY;
+    for (uint32_t q = 0; q < LS_REPLAY_MAX_CLAIM_PLAYERS; q++) {
+        claims[q] = q < players && (*mask >> q & 1u) ? ls_get_u64le(v) : 0;
+        v += q < players && (*mask >> q & 1u) ? 8 : 0;
+    }
+    return true;
+}
+
+// A CLMS chunk (format version 2): the claims of some ticks of the TICK chunk
+// that must come next. Checked on its own here; kept with that chunk's
+// checksums (keep_claims).
+static bool scan_claims(ls_replay_reader *r, ls_replay_scan *s, ls_error *err)
+{
+    ls_replay_info *in = &r->info;
+    unsigned long long at = (unsigned long long)s->pos;
+    uint32_t players = r->header.players, v = r->header.format_version;
+    if (v < LS_REPLAY_FORMAT_VERSION_CLAIMS || players > LS_REPLAY_MAX_CLAIM_PLAYERS) {
+        return set_err(err, LS_ERR_CORRUPT, s->pos, in->ticks,
+                       "CLMS chunk at byte %llu: claims need format version 2 and at most 16 "
+                       "players; the file is version %u with %u players",
+                       at, v, players);
+    }
+    uint32_t n = s->len >= LSR_CLMS_HEAD ? ls_get_u32le(s->payload) : 0;
+    if (s->first != in->ticks || s->count < 1 || s->count > LS_REPLAY_MAX_CHUNK_TICKS || n < 1 ||
+        n > s->count) {
+        return set_err(err, LS_ERR_CORRUPT, s->pos, s->first,
+                       "CLMS chunk at byte %llu holds %u claimed ticks of ticks %u+%u; expected "
+                       "the next tick %u, 1..4096 ticks and 1 claimed tick or more, at most "
+                       "one per tick",
+                       at, n, s->first, s->count, in->ticks);
+    }
+    size_t pos = LSR_CLMS_HEAD;
+    uint64_t end = (uint64_t)s->first + s->count;
+    for (uint32_t i = 0, prev = 0; i < n; i++) {
+        uint32_t tick;
+        uint16_t mask, flags;
+        uint64_t claims[LS_REPLAY_MAX_CLAIM_PLAYERS], top;
+        size_t size;
+        if (!claims_entry(s->payload + pos, s->len - pos, players, &tick, &mask, &flags, claims,
+                          &size)) {
+            return set_err(err, LS_ERR_CORRUPT, s->pos, s->first,
+                           "CLMS chunk at byte %llu: claimed tick %u of %u ends past its "
+                           "%u-byte payload",
+                           at, i + 1, n, s->len);
+        }
+        const char *why = NULL;
+        if (tick < s->first || tick >= end || (i > 0 && tick <= prev)) {
+            why = "outside the chunk's ticks or not after the previous claimed tick";
+        } else if (mask == 0 || (players < 16 && mask >> players != 0)) {
+            why = "its reported mask names no player or one past the players";
+        } else if (flags & ~LSR_CLMS_DISPUTED) {
+            why = "unknown flags (bit 0, disputed, is the only one)";
+        } else if (ls_replay_claims_tied_(mask, claims, players, 0, &top, NULL) !=
+                   ((flags & LSR_CLMS_DISPUTED) != 0)) {
+            why = flags & LSR_CLMS_DISPUTED
+                      ? "marked disputed, but one value has more claims than every other"
+                      : "not marked disputed, but the most claimed values are tied";
+        }
+        if (why) {
+            return set_err(err, LS_ERR_CORRUPT, s->pos, tick,
+                           "claims of tick %u (CLMS chunk at byte %llu, mask 0x%04x, flags "
+                           "0x%04x): %s",
+                           tick, at, mask, flags, why);
+        }
+        pos += size;
+        prev = tick;
+    }
+    if (pos != s->len) {
+        return set_err(err, LS_ERR_CORRUPT, s->pos, s->first,
+                       "CLMS chunk at byte %llu: %zu bytes left after its %u claimed ticks", at,
+                       s->len - pos, n);
+    }
+    s->clms_pending = true;
+    s->clms_pos = s->pos;
+    s->clms_first = s->first;
+    s->clms_count = s->count;
+    s->clms_entries = n;
+    s->clms_len = s->len;
+    s->clms_payload = s->payload;
+    return true;
+}
+
+// The TICK chunk after a CLMS chunk is read: each claimed tick's recorded
+// checksum must be what its claims agree on (SPEC.md §16.2); then the claims
+// join the reader's table.
+static bool keep_claims(ls_replay_reader *r, ls_replay_scan *s, ls_error *err)
+{
+    ls_replay_info *in = &r->info;
+    uint32_t players = r->header.players;
+    const uint8_t *sums = s->payload + 4 + r->chunks[r->nchunks - 1].enc_len;
+    size_t pos = LSR_CLMS_HEAD;
+    for (uint32_t i = 0; i < s->clms_entries; i++) {
+        uint32_t tick;
+        uint16_t mask, flags;
+        uint64_t claims[LS_REPLAY_MAX_CLAIM_PLAYERS], top;
+        size_t size;
+        bool ok = false;
+        claims_entry(s->clms_payload + pos, s->clms_len - pos, players, &tick, &mask, &flags,
+                     claims, &size);
+        uint64_t recorded = ls_get_u64le(sums + 8 * (size_t)(tick - s->first));
+        ls_replay_claims_tied_(mask, claims, players, recorded, &top, &ok);
+        if (!ok) {
+            return set_err(err, LS_ERR_CORRUPT, s->pos, tick,
+                           "tick %u: the recorded checksum %016llx (TICK chunk at byte %llu) is "
+                           "not what its claims agree on (CLMS chunk at byte %llu)",
+                           tick, (unsigned long long)recorded, (unsigned long long)s->pos,
+                           (unsigned long long)s->clms_pos);
+        }
+        if (!grow((void **)&r->claims, &r->cap_claims, r->nclaims, sizeof *r->claims)) {
+            return set_err(err, LS_ERR_NO_MEMORY, s->clms_pos, tick, "out of memory");
+        }
+        r->claims[r->nclaims++] =
+            (ls_replay_claim_entry){tick, mask, (flags & LSR_CLMS_DISPUTED) != 0,
+                                    s->clms_pos + LSR_CHUNK_HEADER + pos + LSR_CLMS_ENTRY};
+        in->claim_ticks++;
+        in->disputed_ticks += (flags & LSR_CLMS_DISPUTED) != 0;
+        pos += size;
+    }
+    if (!grow((void **)&r->clms, &r->cap_clms, r->nclms, sizeof *r->clms)) {
+        return set_err(err, LS_ERR_NO_MEMORY, s->clms_pos, -1, "out of memory");
+    }
+    r->clms[r->nclms++] = (ls_replay_clms_entry){s->clms_pos, s->clms_first, s->clms_entries};
+    in->claim_bytes += LSR_CHUNK_HEADER + s->clms_len;
+    s->clms_pending = false;
+    return true;
+}
+
+// Only the TICK chunk of its ticks may follow a CLMS chunk.
+static bool follows_claims(const ls_replay_scan *s, ls_error *err)
+{
+    if (!s->clms_pending ||
+        (s->tag == LSR_TAG_TICK && s->first == s->clms_first && s->count == s->clms_count)) {
+        return true;
+    }
+    char what[96];
+    set_err(err, LS_ERR_CORRUPT, s->pos, s->clms_first,
+            "%s follows the CLMS chunk at byte %llu (claims of ticks %u..%llu); expected the "
+            "TICK chunk of those ticks",
+            describe(s, what, sizeof what), (unsigned long long)s->clms_pos, s->clms_first,
+            (unsigned long long)s->clms_first + s->clms_count - 1);
+    return false;
+}
+
 static bool index_matches(const ls_replay_reader *r, const ls_replay_scan *s)
 {
     const uint8_t *p = s->payload;
+    // Version 2 adds the claims table after the version-1 tables.
+    uint64_t claims = r->header.format_version >= LS_REPLAY_FORMAT_VERSION_CLAIMS
+                          ? LSR_INDX_CLAIMS_HEAD + 16ull * r->nclms
+                          : 0;
     if (s->len < 8 || s->first != 0 || s->count != r->info.ticks || ls_get_u32le(p) != r->nchunks ||
         ls_get_u32le(p + 4) != r->nkeyframes ||
-        s->len != 8 + 16ull * ((uint64_t)r->nchunks + r->nkeyframes)) {
+        s->len != 8 + 16ull * ((uint64_t)r->nchunks + r->nkeyframes) + claims) {
         return false;
     }
     p += 8;
@@ -290,6 +469,20 @@ static bool index_matches(const ls_replay_reader *r, const ls_replay_scan *s)
         const ls_replay_keyframe_entry *k = &r->keyframes[i];
         if (ls_get_u64le(p) != k->offset || ls_get_u32le(p + 8) != k->tick ||
             ls_get_u32le(p + 12) != k->size) {
+            return false;
+        }
+    }
+    if (claims == 0) {
+        return true;
+    }
+    if (ls_get_u32le(p) != r->nclms || ls_get_u32le(p + 4) != r->nclaims) {
+        return false;
+    }
+    p += LSR_INDX_CLAIMS_HEAD;
+    for (uint32_t i = 0; i < r->nclms; i++, p += 16) {
+        const ls_replay_clms_entry *c = &r->clms[i];
+        if (ls_get_u64le(p) != c->offset || ls_get_u32le(p + 8) != c->first ||
+            ls_get_u32le(p + 12) != c->entries) {
             return false;
         }
     }
@@ -388,7 +581,7 @@ static int read_chunk(ls_replay_reader *r, ls_replay_scan *s, ls_error *err)
     s->first = ls_get_u32le(h + 8);
     s->count = ls_get_u32le(h + 12);
     if ((s->tag != LSR_TAG_TICK && s->tag != LSR_TAG_KEYF && s->tag != LSR_TAG_INDX &&
-         s->tag != LSR_TAG_SIGN) ||
+         s->tag != LSR_TAG_SIGN && s->tag != LSR_TAG_CLMS) ||
         s->len > LSR_MAX_PAYLOAD) {
         set_err(err, LS_ERR_CORRUPT, s->pos, in->ticks,
                 "chunk at byte %llu: unknown tag 0x%08x or length %u over the limit", at, s->tag,
@@ -424,14 +617,33 @@ static bool scan(ls_replay_reader *r, ls_error *err)
             ok = c == 0;
             break;
         }
-        ok = s.tag == LSR_TAG_TICK   ? scan_tick(r, &s, err)
-             : s.tag == LSR_TAG_KEYF ? scan_keyframe(r, &s, err)
-             : s.tag == LSR_TAG_SIGN ? scan_signature(r, &s, err)
-                                     : scan_index(r, &s, err);
+        bool claimed = s.clms_pending;
+        ok = follows_claims(&s, err) &&
+             (s.tag == LSR_TAG_TICK ? scan_tick(r, &s, err) && (!claimed || keep_claims(r, &s, err))
+              : s.tag == LSR_TAG_KEYF ? scan_keyframe(r, &s, err)
+              : s.tag == LSR_TAG_SIGN ? scan_signature(r, &s, err)
+              : s.tag == LSR_TAG_CLMS ? scan_claims(r, &s, err)
+                                      : scan_index(r, &s, err));
         if (!ok || s.tag == LSR_TAG_INDX) {
             break;
         }
         s.pos += LSR_CHUNK_HEADER + s.len;
+    }
+    if (ok && s.clms_pending) {
+        // Claims whose ticks the file lost: the readable part ends before them.
+        ls_replay_info *in = &r->info;
+        char why[2 * LS_REPLAY_MESSAGE_MAX];
+        int n = snprintf(why, sizeof why,
+                         "%s; the CLMS chunk at byte %llu before it (claims of ticks %u..%llu) "
+                         "is not readable",
+                         in->end_reason, (unsigned long long)s.clms_pos, s.clms_first,
+                         (unsigned long long)s.clms_first + s.clms_count - 1);
+        size_t len = n < 0                               ? 0
+                     : (size_t)n < sizeof in->end_reason ? (size_t)n
+                                                         : sizeof in->end_reason - 1;
+        memcpy(in->end_reason, why, len);
+        in->end_reason[len] = '\0';
+        in->end_offset = s.clms_pos;
     }
     free(s.scratch);
     return ok;
@@ -523,6 +735,8 @@ void ls_replay_reader_destroy(ls_replay_reader *r)
         free(r->chunks);
         free(r->keyframes);
         free(r->signatures);
+        free(r->claims);
+        free(r->clms);
         free(r);
     }
 }
@@ -588,6 +802,78 @@ uint64_t ls_replay_reader_checksum(const ls_replay_reader *r, uint32_t tick)
     const ls_replay_chunk_entry *c = &r->chunks[ls_replay_find_chunk_(r, tick)];
     const uint8_t *sums = r->data + c->offset + LSR_CHUNK_HEADER + 4 + c->enc_len;
     return ls_get_u64le(sums + 8 * (size_t)(tick - c->first));
+}
+
+uint32_t ls_replay_reader_claims_count(const ls_replay_reader *r)
+{
+    return r->nclaims;
+}
+
+ls_result ls_replay_reader_claims_at(const ls_replay_reader *r, uint32_t i, ls_replay_claims *out)
+{
+    if (i >= r->nclaims) {
+        return LS_ERR_NOT_FOUND;
+    }
+    const ls_replay_claim_entry *e = &r->claims[i];
+    memset(out, 0, sizeof *out);
+    out->tick = e->tick;
+    out->reported = e->reported;
+    out->disputed = e->disputed;
+    const uint8_t *v = r->data + e->values_at;
+    for (uint32_t p = 0; p < LS_REPLAY_MAX_CLAIM_PLAYERS; p++) {
+        if (e->reported >> p & 1u) {
+            out->claims[p] = ls_get_u64le(v);
+            v += 8;
+        }
+    }
+    return LS_OK;
+}
+
+// Index of the claims of `tick`, or -1.
+static int64_t find_claims(const ls_replay_reader *r, uint32_t tick)
+{
+    uint32_t lo = 0, hi = r->nclaims;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->claims[mid].tick < tick) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < r->nclaims && r->claims[lo].tick == tick ? (int64_t)lo : -1;
+}
+
+ls_result ls_replay_reader_claims(const ls_replay_reader *r, uint32_t tick, ls_replay_claims *out)
+{
+    int64_t i = find_claims(r, tick);
+    return i < 0 ? LS_ERR_NOT_FOUND : ls_replay_reader_claims_at(r, (uint32_t)i, out);
+}
+
+bool ls_replay_reader_judge(const ls_replay_reader *r, uint32_t tick, uint64_t computed,
+                            ls_replay_verdict *out)
+{
+    ls_replay_verdict v;
+    memset(&v, 0, sizeof v);
+    v.tick = tick;
+    v.recorded = ls_replay_reader_checksum(r, tick);
+    v.computed = computed;
+    bool sound = v.recorded == computed;
+    ls_replay_claims c;
+    if (tick < r->info.ticks && ls_replay_reader_claims(r, tick, &c) == LS_OK) {
+        v.disputed = c.disputed;
+        v.reported = c.reported;
+        for (uint32_t p = 0; p < LS_REPLAY_MAX_CLAIM_PLAYERS; p++) {
+            if (c.reported >> p & 1u) {
+                sound |= c.claims[p] == computed;
+                v.wrong |= (uint16_t)((c.claims[p] != computed ? 1u : 0u) << p);
+            }
+        }
+    }
+    if (out) {
+        *out = v;
+    }
+    return sound;
 }
 
 ls_replay_keyframe_info ls_replay_reader_keyframe_info(const ls_replay_reader *r, uint32_t i)

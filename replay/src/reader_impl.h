@@ -29,6 +29,21 @@ typedef struct ls_replay_signature_entry {
     uint8_t signature[LS_REPLAY_SIGNATURE_SIZE];
 } ls_replay_signature_entry;
 
+/// A tick with claims (format version 2), found by the scan.
+typedef struct ls_replay_claim_entry {
+    uint32_t tick;      ///< The tick.
+    uint16_t reported;  ///< Bit per player that reported a claim.
+    bool disputed;      ///< Flags bit 0.
+    uint64_t values_at; ///< Offset of its first u64 claim in the file.
+} ls_replay_claim_entry;
+
+/// A CLMS chunk found by the scan (checked against the version-2 index).
+typedef struct ls_replay_clms_entry {
+    uint64_t offset;  ///< Offset of the chunk header.
+    uint32_t first;   ///< First tick (its TICK chunk's).
+    uint32_t entries; ///< Claimed ticks in it.
+} ls_replay_clms_entry;
+
 struct ls_replay_reader {
     uint8_t *data;
     size_t size;
@@ -41,6 +56,10 @@ struct ls_replay_reader {
     uint32_t nkeyframes, cap_keyframes;
     ls_replay_signature_entry *signatures;
     uint32_t nsignatures, cap_signatures;
+    ls_replay_claim_entry *claims; ///< Every readable claimed tick, in tick order.
+    uint32_t nclaims, cap_claims;
+    ls_replay_clms_entry *clms;
+    uint32_t nclms, cap_clms;
 };
 
 /// Index of the chunk holding `tick` (tick < ticks).

@@ -41,6 +41,17 @@ struct ls_replay_recorder {
     uint32_t delta_chain;        // delta keyframes since the last whole one
     ls_replay_index_entry *chunks, *keyframes;
     uint32_t nchunks, nkeyframes, cap_chunks, cap_keyframes;
+    // Claims (def.claims): those of the next tick, until its append checks its
+    // checksum against them; then encoded into the pending chunk's CLMS payload.
+    bool next_claimed;
+    uint16_t next_reported;
+    bool next_disputed;
+    uint64_t next_claims[LS_REPLAY_MAX_CLAIM_PLAYERS];
+    ls_replay_buf claims;        // CLMS entries of the pending chunk
+    uint32_t pending_claims;     // entries in claims
+    uint32_t claimed_ticks;      // claimed ticks written
+    ls_replay_index_entry *clms; // per CLMS chunk: offset, first tick, entries
+    uint32_t nclms, cap_clms;
     bool finished;
     bool failed;
     ls_error error; // the last failure (code LS_OK if none)
@@ -74,6 +85,7 @@ ls_replay_recorder_def ls_replay_recorder_def_like(const ls_replay_header *h)
     d.scene = h->scene;
     d.scene_size = h->scene_size;
     memcpy(d.engine_version, h->engine_version, sizeof d.engine_version);
+    d.claims = h->format_version >= LS_REPLAY_FORMAT_VERSION_CLAIMS;
     return d;
 }
 
@@ -114,6 +126,9 @@ static const char *check_def(const ls_replay_recorder_def *d)
     if (d->scene_size > LS_REPLAY_MAX_SCENE || (d->scene_size && !d->scene)) {
         return "scene must be at most 16 MiB";
     }
+    if (d->claims && d->players > LS_REPLAY_MAX_CLAIM_PLAYERS) {
+        return "a recording with claims has at most 16 players";
+    }
     return NULL;
 }
 
@@ -153,7 +168,9 @@ static ls_result write_header(ls_replay_recorder *r)
     uint8_t *h = b->data;
     memset(h, 0, LSR_HEADER_FIXED);
     memcpy(h, LSR_MAGIC, LSR_MAGIC_SIZE);
-    ls_put_u16le(h + 8, LS_REPLAY_FORMAT_VERSION);
+    // Version 2 only when claims may follow: every other recording stays version 1,
+    // byte for byte what earlier builds wrote.
+    ls_put_u16le(h + 8, d->claims ? LS_REPLAY_FORMAT_VERSION_CLAIMS : 1);
     ls_put_u16le(h + 10, d->signer ? LSR_FLAG_SIGNED : 0);
     ls_put_u32le(h + 12, (uint32_t)total);
     for (int i = 0; i < 3; i++) {
@@ -231,9 +248,9 @@ static bool index_add(ls_replay_index_entry **list, uint32_t *n, uint32_t *cap,
     return true;
 }
 
-// Assemble header + payload in r->out and write it in one call.
-static ls_result write_chunk(ls_replay_recorder *r, uint32_t tag, uint32_t first, uint32_t count,
-                             const ls_replay_buf *parts, int nparts)
+// Append a chunk (header + payload) to r->out.
+static ls_result assemble_chunk(ls_replay_recorder *r, uint32_t tag, uint32_t first, uint32_t count,
+                                const ls_replay_buf *parts, int nparts)
 {
     size_t len = 0;
     for (int i = 0; i < nparts; i++) {
@@ -242,22 +259,31 @@ static ls_result write_chunk(ls_replay_recorder *r, uint32_t tag, uint32_t first
     if (len > LSR_MAX_PAYLOAD) {
         return fail(r, LS_ERR_CAPACITY, "chunk payload of %zu bytes exceeds the limit", len);
     }
-    r->out.len = 0;
     if (!ls_replay_buf_reserve_(&r->out, LSR_CHUNK_HEADER + len)) {
         return fail(r, LS_ERR_NO_MEMORY, "out of memory for a chunk");
     }
-    uint8_t *h = r->out.data;
+    size_t at = r->out.len;
+    uint8_t *h = r->out.data + at;
     ls_put_u32le(h, tag);
     ls_put_u32le(h + 4, (uint32_t)len);
     ls_put_u32le(h + 8, first);
     ls_put_u32le(h + 12, count);
-    r->out.len = LSR_CHUNK_HEADER;
+    r->out.len += LSR_CHUNK_HEADER;
     for (int i = 0; i < nparts; i++) {
         ls_replay_buf_put_(&r->out, parts[i].data, parts[i].len);
     }
     ls_put_u64le(h + 16, ls_hash64(h + LSR_CHUNK_HEADER, len));
     ls_put_u64le(h + 24, ls_hash64(h, 24));
-    return write_all(r, r->out.data, r->out.len);
+    return LS_OK;
+}
+
+// Assemble header + payload in r->out and write it in one call.
+static ls_result write_chunk(ls_replay_recorder *r, uint32_t tag, uint32_t first, uint32_t count,
+                             const ls_replay_buf *parts, int nparts)
+{
+    r->out.len = 0;
+    ls_result res = assemble_chunk(r, tag, first, count, parts, nparts);
+    return res == LS_OK ? write_all(r, r->out.data, r->out.len) : res;
 }
 
 // A SIGN chunk over every byte written so far (SPEC.md §16.11): after each
@@ -289,14 +315,33 @@ static ls_result end_chunk(ls_replay_recorder *r)
         }
         ls_replay_buf_put_varint_(&r->enc, r->run << 1);
     }
-    uint8_t lenbuf[4];
+    uint8_t lenbuf[4], nbuf[4];
     ls_put_u32le(lenbuf, (uint32_t)r->enc.len);
+    ls_put_u32le(nbuf, r->pending_claims);
     ls_replay_buf parts[3] = {{lenbuf, 4, 4}, r->enc, r->sums};
+    ls_replay_buf cparts[2] = {{nbuf, 4, 4}, r->claims};
     uint32_t first = r->ticks - r->pending;
-    ls_replay_index_entry e = {r->bytes, first, r->pending};
-    ls_result res = write_chunk(r, LSR_TAG_TICK, first, r->pending, parts, 3);
+    // The chunk's claims go in a CLMS chunk right before it, in the same write:
+    // a crash keeps both or neither (or a prefix the reader reports).
+    r->out.len = 0;
+    ls_result res =
+        r->pending_claims ? assemble_chunk(r, LSR_TAG_CLMS, first, r->pending, cparts, 2) : LS_OK;
+    ls_replay_index_entry c = {r->bytes, first, r->pending_claims};
+    ls_replay_index_entry e = {r->bytes + r->out.len, first, r->pending};
+    if (res == LS_OK) {
+        res = assemble_chunk(r, LSR_TAG_TICK, first, r->pending, parts, 3);
+    }
+    if (res == LS_OK) {
+        res = write_all(r, r->out.data, r->out.len);
+    }
     if (res == LS_OK && !index_add(&r->chunks, &r->nchunks, &r->cap_chunks, e)) {
         res = fail(r, LS_ERR_NO_MEMORY, "out of memory for the index");
+    }
+    if (res == LS_OK && r->pending_claims && !index_add(&r->clms, &r->nclms, &r->cap_clms, c)) {
+        res = fail(r, LS_ERR_NO_MEMORY, "out of memory for the index");
+    }
+    if (res == LS_OK) {
+        r->claimed_ticks += r->pending_claims;
     }
     if (res == LS_OK) {
         res = write_signature(r);
@@ -305,6 +350,8 @@ static ls_result end_chunk(ls_replay_recorder *r)
     r->run = 0;
     r->enc.len = 0;
     r->sums.len = 0;
+    r->claims.len = 0;
+    r->pending_claims = 0;
     memset(r->prev, 0, r->frame_size);
     return res;
 }
@@ -320,6 +367,84 @@ static ls_result usable(ls_replay_recorder *r)
     return LS_OK;
 }
 
+ls_result ls_replay_recorder_claims(ls_replay_recorder *r, uint32_t tick, uint16_t reported,
+                                    const uint64_t *claims, bool disputed)
+{
+    ls_result res = usable(r);
+    if (res != LS_OK) {
+        return res;
+    }
+    uint32_t players = r->def.players;
+    if (!r->def.claims) {
+        return fail(r, LS_ERR_INVALID_ARGUMENT,
+                    "claims of tick %u: the recorder was created without def.claims", tick);
+    }
+    if (tick != r->ticks || r->next_claimed) {
+        return fail(r, LS_ERR_INVALID_ARGUMENT, "claims of tick %u: %s %u", tick,
+                    r->next_claimed ? "already recorded for tick" : "the next tick is", r->ticks);
+    }
+    if (reported == 0 || (players < 16 && reported >> players != 0)) {
+        return fail(r, LS_ERR_INVALID_ARGUMENT,
+                    "claims of tick %u: reported mask 0x%04x names no player or one past "
+                    "the %u players",
+                    tick, reported, players);
+    }
+    uint64_t top;
+    bool tied = ls_replay_claims_tied_(reported, claims, players, 0, &top, NULL);
+    if (tied != disputed) {
+        return fail(r, LS_ERR_INVALID_ARGUMENT, "claims of tick %u: disputed is %s, but %s", tick,
+                    disputed ? "true" : "false",
+                    tied ? "the most reported values are tied"
+                         : "one value has more reports than every other");
+    }
+    memset(r->next_claims, 0, sizeof r->next_claims);
+    for (uint32_t p = 0; p < players; p++) {
+        r->next_claims[p] = reported >> p & 1u ? claims[p] : 0;
+    }
+    r->next_reported = reported;
+    r->next_disputed = disputed;
+    r->next_claimed = true;
+    return LS_OK;
+}
+
+// Before the tick's append: its checksum must be what its claims agree on; room
+// for the claims in the pending chunk's CLMS payload is made now, so that
+// put_claims after the append cannot fail.
+static ls_result check_claims(ls_replay_recorder *r, uint64_t checksum)
+{
+    uint64_t top;
+    bool ok;
+    ls_replay_claims_tied_(r->next_reported, r->next_claims, r->def.players, checksum, &top, &ok);
+    if (!ok) {
+        return fail(r, LS_ERR_INVALID_ARGUMENT,
+                    "tick %u: checksum %016llx is not what its claims agree on (%s %016llx)",
+                    r->ticks, (unsigned long long)checksum,
+                    r->next_disputed ? "a tied value such as" : "the top value",
+                    (unsigned long long)top);
+    }
+    if (!ls_replay_buf_reserve_(&r->claims, LSR_CLMS_ENTRY + 8u * LS_REPLAY_MAX_CLAIM_PLAYERS)) {
+        return fail(r, LS_ERR_NO_MEMORY, "out of memory");
+    }
+    return LS_OK;
+}
+
+static void put_claims(ls_replay_recorder *r, uint32_t tick)
+{
+    uint8_t *e = r->claims.data + r->claims.len;
+    ls_put_u32le(e, tick);
+    ls_put_u16le(e + 4, r->next_reported);
+    ls_put_u16le(e + 6, r->next_disputed ? LSR_CLMS_DISPUTED : 0);
+    r->claims.len += LSR_CLMS_ENTRY;
+    for (uint32_t p = 0; p < r->def.players; p++) {
+        if (r->next_reported >> p & 1u) {
+            ls_put_u64le(r->claims.data + r->claims.len, r->next_claims[p]);
+            r->claims.len += 8;
+        }
+    }
+    r->pending_claims++;
+    r->next_claimed = false;
+}
+
 ls_result ls_replay_recorder_append(ls_replay_recorder *r, const uint8_t *inputs, uint64_t checksum)
 {
     ls_result res = usable(r);
@@ -328,6 +453,10 @@ ls_result ls_replay_recorder_append(ls_replay_recorder *r, const uint8_t *inputs
     }
     if (r->ticks == UINT32_MAX - 1) {
         return fail(r, LS_ERR_CAPACITY, "a replay holds at most 2^32-2 ticks");
+    }
+    bool claimed = r->next_claimed;
+    if (claimed && (res = check_claims(r, checksum)) != LS_OK) {
+        return res;
     }
     if (memcmp(inputs, r->prev, r->frame_size) == 0) {
         r->run++; // held keys: the common case costs nothing until the run ends
@@ -347,6 +476,9 @@ ls_result ls_replay_recorder_append(ls_replay_recorder *r, const uint8_t *inputs
     }
     ls_put_u64le(r->sums.data + r->sums.len, checksum);
     r->sums.len += 8;
+    if (claimed) {
+        put_claims(r, r->ticks);
+    }
     r->pending++;
     r->ticks++;
     return r->pending >= r->def.chunk_ticks ? end_chunk(r) : LS_OK;
@@ -465,7 +597,9 @@ ls_result ls_replay_recorder_finish(ls_replay_recorder *r)
         return res;
     }
     ls_replay_buf idx = {0};
-    if (!ls_replay_buf_reserve_(&idx, 8 + 16 * ((size_t)r->nchunks + r->nkeyframes))) {
+    size_t claims_table = r->def.claims ? LSR_INDX_CLAIMS_HEAD + 16 * (size_t)r->nclms : 0;
+    if (!ls_replay_buf_reserve_(&idx,
+                                8 + 16 * ((size_t)r->nchunks + r->nkeyframes) + claims_table)) {
         return fail(r, LS_ERR_NO_MEMORY, "out of memory for the index");
     }
     ls_put_u32le(idx.data, r->nchunks);
@@ -473,6 +607,12 @@ ls_result ls_replay_recorder_finish(ls_replay_recorder *r)
     idx.len = 8;
     put_entries(&idx, r->chunks, r->nchunks);
     put_entries(&idx, r->keyframes, r->nkeyframes);
+    if (r->def.claims) { // version 2: where the claims are, by tick
+        ls_put_u32le(idx.data + idx.len, r->nclms);
+        ls_put_u32le(idx.data + idx.len + 4, r->claimed_ticks);
+        idx.len += LSR_INDX_CLAIMS_HEAD;
+        put_entries(&idx, r->clms, r->nclms);
+    }
     uint64_t at = r->bytes;
     res = write_chunk(r, LSR_TAG_INDX, 0, r->ticks, &idx, 1);
     ls_replay_buf_free_(&idx);
@@ -502,8 +642,10 @@ void ls_replay_recorder_destroy(ls_replay_recorder *r)
     ls_replay_buf_free_(&r->sums);
     ls_replay_buf_free_(&r->out);
     ls_replay_buf_free_(&r->prev_keyframe);
+    ls_replay_buf_free_(&r->claims);
     free(r->chunks);
     free(r->keyframes);
+    free(r->clms);
     free(r);
 }
 

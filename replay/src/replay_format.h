@@ -32,6 +32,17 @@
 #define LSR_TAG_KEYF 0x4659454Bu ///< "KEYF"
 #define LSR_TAG_INDX 0x58444E49u ///< "INDX"
 #define LSR_TAG_SIGN 0x4E474953u ///< "SIGN"
+#define LSR_TAG_CLMS 0x534D4C43u ///< "CLMS" (format version 2)
+
+/// CLMS: u32 entry count, then per claimed tick u32 tick, u16 reported mask, u16 flags
+/// and a u64 claim per reported player.
+#define LSR_CLMS_HEAD  4u
+#define LSR_CLMS_ENTRY 8u
+/// CLMS entry flag: the tick was disputed (the top value was tied).
+#define LSR_CLMS_DISPUTED 1u
+/// INDX of version 2: after the version-1 tables, u32 CLMS chunks, u32 claimed ticks,
+/// then per CLMS chunk u64 offset, u32 first tick, u32 entries.
+#define LSR_INDX_CLAIMS_HEAD 8u
 
 /// Header flag: the file is signed; the header carries the Ed25519 public key.
 #define LSR_FLAG_SIGNED 1u
@@ -76,6 +87,13 @@ bool ls_replay_encode_frame_delta_(ls_replay_buf *b, const uint8_t *prev, const 
 /// tick (relative to the chunk) and what is wrong into why.
 bool ls_replay_decode_inputs_(const uint8_t *enc, size_t enc_len, uint32_t count, size_t frame_size,
                               uint8_t *frames, uint32_t *bad_tick, char *why, size_t why_size);
+
+/// The claims' verdict on themselves: true when the top value (most reports) is
+/// tied, i.e. the tick is disputed. *top gets the top value of the lowest player
+/// holding one (the relay's choice). `ok` (may be NULL) tells whether `recorded` is
+/// acceptable: the top value, or any tied top value when disputed.
+bool ls_replay_claims_tied_(uint16_t reported, const uint64_t *claims, uint32_t players,
+                            uint64_t recorded, uint64_t *top, bool *ok);
 
 /// Zero-run encoding of a keyframe into b (see SPEC). False when out of memory.
 bool ls_replay_zrle_encode_(ls_replay_buf *b, const uint8_t *p, size_t n);

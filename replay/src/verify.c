@@ -76,7 +76,7 @@ static bool keyframe_matches(const ls_replay_reader *r, const ls_replay_sim *sim
 {
     uint32_t t = r->keyframes[seg - 1].tick;
     uint64_t rec = ls_replay_reader_checksum(r, t - 1), got = sim->checksum(sim->user, state);
-    if (rec == got) {
+    if (ls_replay_reader_judge(r, t - 1, got, NULL)) { // the recorded checksum, or a claim
         return true;
     }
     res->recorded = rec;
@@ -162,11 +162,43 @@ static void report_progress(const ls_replay_sim *sim, uint32_t *since)
     *since = 0;
 }
 
+// Keep the verdict on a claimed tick. False when out of memory.
+static bool add_verdict(ls_replay_verify_result *res, uint32_t *cap, const ls_replay_verdict *v)
+{
+    if (res->verdict_count == *cap) {
+        uint32_t c = *cap ? *cap * 2 : 16;
+        ls_replay_verdict *p = realloc(res->verdicts, c * sizeof *p);
+        if (!p) {
+            return false;
+        }
+        res->verdicts = p;
+        *cap = c;
+    }
+    res->verdicts[res->verdict_count++] = *v;
+    return true;
+}
+
+// Index of the first claimed tick at or after `tick`.
+static uint32_t first_claim_from(const ls_replay_reader *r, uint32_t tick)
+{
+    uint32_t lo = 0, hi = r->nclaims;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->claims[mid].tick < tick) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 static ls_result run(const ls_replay_reader *r, const ls_replay_sim *sim, uint32_t first,
                      uint32_t end, void *state, ls_replay_cursor *cur, bool keep_state,
                      ls_replay_verify_result *res)
 {
     uint32_t next_seg = first + 1, since = 0, count = ls_replay_segment_count(r);
+    uint32_t claim = first_claim_from(r, res->first_tick), cap = 0;
     for (uint32_t t = res->first_tick; t < res->end_tick; t++) {
         const uint8_t *in;
         uint64_t rec;
@@ -174,7 +206,18 @@ static ls_result run(const ls_replay_reader *r, const ls_replay_sim *sim, uint32
             return failed(res, LS_REPLAY_FAIL_ERROR, LS_ERR_CORRUPT, t, "cannot read tick %u", t);
         }
         uint64_t got = sim->advance(sim->user, state, t, in);
-        if (got != rec) {
+        // At a tick with claims the truth may be a claim other than the recorded one
+        // (a disputed tick records one of the tied claims): the verdict names who
+        // was wrong, and the recording is sound as long as somebody was right.
+        bool claimed = claim < r->nclaims && r->claims[claim].tick == t;
+        ls_replay_verdict v;
+        if (claimed && ls_replay_reader_judge(r, t, got, &v)) {
+            claim++;
+            if (!add_verdict(res, &cap, &v)) {
+                report_progress(sim, &since);
+                return failed(res, LS_REPLAY_FAIL_ERROR, LS_ERR_NO_MEMORY, t, "out of memory");
+            }
+        } else if (got != rec) {
             res->recorded = rec;
             res->computed = got;
             res->state = keep_state ? state : NULL;
@@ -201,6 +244,15 @@ static ls_result run(const ls_replay_reader *r, const ls_replay_sim *sim, uint32
     }
     report_progress(sim, &since);
     return LS_OK;
+}
+
+void ls_replay_verify_result_release(ls_replay_verify_result *res)
+{
+    if (res) {
+        free(res->verdicts);
+        res->verdicts = NULL;
+        res->verdict_count = 0;
+    }
 }
 
 ls_result ls_replay_verify_segments(const ls_replay_reader *r, const ls_replay_sim *sim,

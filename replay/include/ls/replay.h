@@ -24,8 +24,14 @@
 //     ls_replay_recorder_finish(rec);  // last chunk + index + trailer: complete
 //     ls_replay_recorder_destroy(rec); // without finish: everything appended stays readable
 //
+// A relay that compares the players' checksums also records what each player
+// claimed at the ticks where they disagreed (def.claims, then
+// ls_replay_recorder_claims before that tick's append): such a file is format
+// version 2, and re-simulation names the players whose claim was wrong.
+//
 // Reading: ls_replay_reader_open (validates every chunk), then a cursor per
-// thread for inputs and checksums, ls_replay_reader_keyframe for snapshots.
+// thread for inputs and checksums, ls_replay_reader_keyframe for snapshots,
+// ls_replay_reader_claims for a tick's claims.
 // Verifying: ls_replay_verify_segments with an ls_replay_sim. A recorder is
 // used by one thread; a reader may be shared by any number of cursors/threads.
 #ifndef LS_REPLAY_H
@@ -35,8 +41,13 @@
 
 LS_EXTERN_C_BEGIN
 
-/// Current replay format version (SPEC.md "Replay files").
-#define LS_REPLAY_FORMAT_VERSION 1
+/// Newest replay format version (SPEC.md "Replay files"). This build reads versions 1
+/// and 2; the recorder writes 2 only for recordings with claims (def.claims), else 1.
+#define LS_REPLAY_FORMAT_VERSION 2
+/// The format version of recordings with claims (CLMS chunks).
+#define LS_REPLAY_FORMAT_VERSION_CLAIMS 2
+/// Most players in a recording with claims (the claim mask has 16 bits, like the relay's slots).
+#define LS_REPLAY_MAX_CLAIM_PLAYERS 16
 /// Longest build fingerprint, bytes (without NUL).
 #define LS_REPLAY_FINGERPRINT_MAX 255
 /// Most players in a replay.
@@ -81,6 +92,9 @@ typedef struct ls_replay_recorder_def {
     uint16_t engine_version[3];     ///< Engine major, minor, patch (default: this library's).
     bool fsync_chunks;              ///< fsync after every chunk (default false: fflush only).
     const ls_replay_signer *signer; ///< Sign after every chunk (NULL: unsigned, the default).
+    /// Record the players' claims (ls_replay_recorder_claims): the file is format version 2
+    /// and players must be at most LS_REPLAY_MAX_CLAIM_PLAYERS. Default false (version 1).
+    bool claims;
 } ls_replay_recorder_def;
 
 /// Opaque recorder writing one file.
@@ -96,6 +110,17 @@ ls_replay_recorder_create(const char *path, const ls_replay_recorder_def *def, l
 /// 64-bit checksum of the state after the tick. Writes a chunk when one is full.
 LS_API ls_result ls_replay_recorder_append(ls_replay_recorder *r, const uint8_t *inputs,
                                            uint64_t checksum);
+/// Record the claims of the tick the next ls_replay_recorder_append appends (`tick` must
+/// be ls_replay_recorder_ticks(r); at most once per tick; needs def.claims): player p
+/// reported the checksum claims[p] when bit p of `reported` is set (claims holds
+/// def.players values; the others are ignored). `disputed` says no value had more
+/// reports than every other and must agree with the claims. The checksum then
+/// appended must be what the claims agree on: the value more players claimed than any
+/// other, or for a disputed tick one of the values tied for the most (SPEC.md §16.2
+/// CLMS). LS_ERR_INVALID_ARGUMENT otherwise; the claims are written with their tick's
+/// chunk.
+LS_API ls_result ls_replay_recorder_claims(ls_replay_recorder *r, uint32_t tick, uint16_t reported,
+                                           const uint64_t *claims, bool disputed);
 /// True when a keyframe is expected now (ticks so far is a positive multiple of the interval).
 LS_API bool ls_replay_recorder_keyframe_due(const ls_replay_recorder *r);
 /// Record a keyframe: the opaque state after all ticks appended so far. Ends the
@@ -142,6 +167,9 @@ typedef struct ls_replay_info {
     uint32_t keyframes;                     ///< Keyframes.
     uint32_t signatures;                    ///< SIGN chunks (signed files).
     uint32_t signed_ticks;                  ///< Ticks before the last SIGN chunk.
+    uint32_t claim_ticks;                   ///< Readable ticks with claims (version 2).
+    uint32_t disputed_ticks;                ///< Of those, the disputed ones.
+    uint64_t claim_bytes;                   ///< Bytes of CLMS chunks (with chunk headers).
     uint64_t file_size;                     ///< Bytes in the file.
     uint64_t input_bytes;                   ///< Bytes of encoded inputs (all chunks).
     uint64_t checksum_bytes;                ///< Bytes of per-tick checksums.
@@ -176,8 +204,9 @@ LS_API void ls_replay_reader_destroy(ls_replay_reader *r);
 /// The header.
 LS_API const ls_replay_header *ls_replay_reader_header(const ls_replay_reader *r);
 /// Settings that write a file like the one `h` describes: the same tick rate,
-/// players, input size, keyframe interval, seed, fingerprint, scene and engine
-/// version (not a signer: a rewritten file is not the original signer's).
+/// players, input size, keyframe interval, seed, fingerprint, scene, engine
+/// version and format (claims for version 2; not a signer: a rewritten file is not
+/// the original signer's).
 /// The strings and scene point into h's reader.
 LS_API ls_replay_recorder_def ls_replay_recorder_def_like(const ls_replay_header *h);
 /// Sizes, counts and where the file ends.
@@ -231,6 +260,42 @@ LS_API ls_result ls_replay_reader_keyframe(const ls_replay_reader *r, uint32_t i
 LS_API int64_t ls_replay_reader_keyframe_at_or_before(const ls_replay_reader *r, uint32_t tick);
 /// Index of the first keyframe with tick >= `tick`, or -1 if none.
 LS_API int64_t ls_replay_reader_keyframe_at_or_after(const ls_replay_reader *r, uint32_t tick);
+
+/// What the players claimed the checksum of one tick was, when they disagreed
+/// (SPEC.md §16.2 CLMS).
+typedef struct ls_replay_claims {
+    uint32_t tick;     ///< The tick (a claim is the checksum of the state after it).
+    uint16_t reported; ///< Bit p: player p reported claims[p].
+    bool disputed;     ///< No value had more reports than every other: nobody was named.
+    uint64_t claims[LS_REPLAY_MAX_CLAIM_PLAYERS]; ///< Player p's claim (0 if it reported none).
+} ls_replay_claims;
+
+/// Re-simulation's verdict on one tick (SPEC.md §16.9).
+typedef struct ls_replay_verdict {
+    uint32_t tick;     ///< The tick.
+    bool disputed;     ///< The claims were tied (the relay named nobody).
+    uint16_t reported; ///< Players that reported a claim (bit per player).
+    uint16_t wrong;    ///< Players whose claim differs from the re-simulated checksum.
+    uint64_t recorded; ///< The recorded checksum.
+    uint64_t computed; ///< The re-simulated checksum: the truth the inputs give.
+} ls_replay_verdict;
+
+/// Readable ticks with claims.
+LS_API uint32_t ls_replay_reader_claims_count(const ls_replay_reader *r);
+/// The i-th tick with claims (0-based, in tick order) into *out; LS_ERR_NOT_FOUND past the end.
+LS_API ls_result ls_replay_reader_claims_at(const ls_replay_reader *r, uint32_t i,
+                                            ls_replay_claims *out);
+/// The claims of `tick` into *out; LS_ERR_NOT_FOUND when it has none (its players agreed,
+/// or the file is version 1).
+LS_API ls_result ls_replay_reader_claims(const ls_replay_reader *r, uint32_t tick,
+                                         ls_replay_claims *out);
+/// Judge tick `tick` given its re-simulated checksum `computed`: true when the recording
+/// is sound there, i.e. computed equals the recorded checksum or, at a tick with claims,
+/// one of the claims (a disputed tick records one of the tied claims, which may be the
+/// wrong one). *out (may be NULL) gets the verdict; `wrong` names the players whose claim
+/// differs (0 at a tick without claims).
+LS_API bool ls_replay_reader_judge(const ls_replay_reader *r, uint32_t tick, uint64_t computed,
+                                   ls_replay_verdict *out);
 
 /// Opaque cursor: decodes one chunk at a time; one per thread.
 typedef struct ls_replay_cursor ls_replay_cursor;
@@ -287,8 +352,16 @@ typedef struct ls_replay_verify_result {
     uint64_t computed;                   ///< Recomputed checksum.
     void *state;                         ///< On a checksum failure with keep_state: the
                                          ///< state after the failing tick (caller destroys).
+    ls_replay_verdict *verdicts;         ///< One per verified tick with claims, in tick
+                                         ///< order (NULL if none): free with
+                                         ///< ls_replay_verify_result_release.
+    uint32_t verdict_count;              ///< Entries in verdicts.
     char message[LS_REPLAY_MESSAGE_MAX]; ///< Human-readable description.
 } ls_replay_verify_result;
+
+/// Free what verification allocated in *res (the verdicts; not a kept state, which is
+/// the caller's). Safe on a zeroed or already released result.
+LS_API void ls_replay_verify_result_release(ls_replay_verify_result *res);
 
 /// Number of verification segments: one from the scene, one from each keyframe.
 LS_API uint32_t ls_replay_segment_count(const ls_replay_reader *r);
@@ -300,8 +373,11 @@ LS_API uint32_t ls_replay_segment_start(const ls_replay_reader *r, uint32_t i);
 /// way, including the one that starts segment `end`, byte-equal to the
 /// re-simulated state (sim->save). So verifying segments one by one on N threads
 /// proves every keyframe a segment starts from, and the first failure in tick
-/// order (ties: the lower segment) is exactly the one-job verdict. Returns
-/// result->code. With keep_state, a checksum failure hands the state to the caller.
+/// order (ties: the lower segment) is exactly the one-job verdict. At a tick with
+/// claims the re-simulated checksum may equal a claim instead of the recorded checksum
+/// (ls_replay_reader_judge); every such tick verified gets a verdict in
+/// result->verdicts (release it). Returns result->code. With keep_state, a checksum
+/// failure hands the state to the caller.
 LS_API ls_result ls_replay_verify_segments(const ls_replay_reader *r, const ls_replay_sim *sim,
                                            uint32_t first, uint32_t end, bool keep_state,
                                            ls_replay_verify_result *result);
