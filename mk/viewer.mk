@@ -7,7 +7,8 @@
 #   make viewer-serve  serve it on 127.0.0.1:$(VIEWER_PORT) for a person
 #   make viewer-test   headless Chromium: the arena replay verifies with the native
 #                      final checksum, a tampered copy reports its tick, a screenshot
-#                      shows the scene
+#                      shows the scene, a relay's recording of a 2-bot match where
+#                      bot 0 diverges shows its disputed ticks and the native verdicts
 #   make bench-viewer  re-simulation ticks/s in headless Chromium vs native (bench section)
 VIEWER_DIR   = $(BUILD)/viewer
 VIEWER_WASM  = $(VIEWER_DIR)/lockstep.wasm
@@ -61,16 +62,23 @@ viewer-serve: viewer
 	node tools/viewer/serve.mjs $(VIEWER_DIR) $(VIEWER_PORT)
 
 # Expected results come from the native tool: its `replay verify` lines and
-# the recording's last checksum.
+# the recording's last checksum. The disputed recording is made by a relay with
+# two bots, bot 0 diverging at tick 40 (`match --perturb`, exit 3: the bots'
+# final checksums differ; 120 ticks at 600 Hz, well under a second).
 viewer-test: deps-viewer viewer $(TOOL)
 	@set -e; d=$(VIEWER_DIR)/replays; \
 	$(TOOL) replay tamper $(VIEWER_REPLAY) $$d/tampered.lsr --tick 500 --player 1 >/dev/null; \
 	ok=$$($(TOOL) replay verify $(VIEWER_REPLAY) --no-progress | head -1); \
 	final=$$($(TOOL) replay dump $(VIEWER_REPLAY) --json | grep -o '"checksum":"[0-9a-f]*"' | tail -1 | cut -d'"' -f4); \
 	bad=$$($(TOOL) replay verify $$d/tampered.lsr --no-progress | head -1 || true); \
-	echo "viewer-test: native: '$$ok', final $$final; tampered: '$$bad'"; \
+	rm -f $$d/disputed.lsr; \
+	$(TOOL) match --peers 2 --ticks 120 --tick-rate 600 --perturb 0:40 --scene tools/scenes/arena.scene \
+	  --replay $$d/disputed.lsr --no-progress >/dev/null || test -s $$d/disputed.lsr; \
+	dok=$$($(TOOL) replay verify $$d/disputed.lsr --no-progress | sed -n 1p); \
+	dsum=$$($(TOOL) replay verify $$d/disputed.lsr --no-progress | sed -n 2p); \
+	echo "viewer-test: native: '$$ok', final $$final; tampered: '$$bad'; disputed: '$$dok', '$$dsum'"; \
 	node tools/viewer/test.mjs test $(VIEWER_DIR) replays/$(notdir $(VIEWER_REPLAY)) "$$ok" "$$final" \
-	  replays/tampered.lsr "$$bad" $(VIEWER_DIR)/screenshot.png
+	  replays/tampered.lsr "$$bad" $(VIEWER_DIR)/screenshot.png replays/disputed.lsr "$$dok" "$$dsum"
 
 $(VIEWER_BENCH_NATIVE): $(BUILD)/obj/tools/viewer/bench_native.o $(BUILD)/obj/tools/viewer/api.o \
   $(BUILD)/obj/tools/render/load.o $(LIB_A)

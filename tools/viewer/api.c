@@ -35,9 +35,14 @@ typedef struct vw_handle {
     uint64_t mismatch_recorded, mismatch_computed;
     uint32_t verified; // ticks checked in order from tick 0 without a gap
     bool verified_gap; // a seek broke the in-order chain
-    int32_t *bodies;   // VW_BODY_INTS per body
-    int32_t *shapes;   // VW_SHAPE_INTS per body
-    int32_t *parts;    // VW_PART_INTS per shape of every body, bodies in order
+    // Verdicts on the ticks with claims among those verified in order (SPEC.md §16.9).
+    uint32_t verdict_ticks, verdict_disputed;
+    int64_t verdict_first;    // first such tick, or -1
+    uint32_t wrong_ticks[16]; // per player: ticks whose claim re-simulation refutes
+    uint32_t first_wrong[16]; // per player: the first of them
+    int32_t *bodies;          // VW_BODY_INTS per body
+    int32_t *shapes;          // VW_SHAPE_INTS per body
+    int32_t *parts;           // VW_PART_INTS per shape of every body, bodies in order
     uint32_t part_count;
     int32_t **geometry;       // per distinct hull or mesh: VW_GEOMETRY_HEAD ints, then the data
     const void **geometry_of; // the hull or mesh each entry was made from
@@ -252,6 +257,7 @@ int32_t VW_EXPORT(vw_open_in)(int32_t h, const uint8_t *data, uint32_t size, con
     }
     v->open = true;
     v->mismatch_tick = -1;
+    v->verdict_first = -1;
     if (!export_parts(v)) {
         vw_close(h);
         strcpy(error_text, "out of memory");
@@ -315,7 +321,13 @@ static int32_t step(vw_handle *v)
         return 0;
     }
     if (v->src.is_replay) {
+        // A tick with claims is sound when the truth is the recorded checksum or
+        // any player's claim; the verdict names who was wrong.
+        ls_replay_verdict verdict = {0};
         bool ok = v->src.last_recorded == v->src.last_computed;
+        if (ls_replay_reader_claims_count(v->src.reader) > 0) {
+            ok = ls_replay_reader_judge(v->src.reader, t, v->src.last_computed, &verdict);
+        }
         if (!ok && (v->mismatch_tick < 0 || (int64_t)t < v->mismatch_tick)) {
             v->mismatch_tick = t;
             v->mismatch_recorded = v->src.last_recorded;
@@ -323,6 +335,15 @@ static int32_t step(vw_handle *v)
         }
         if (ok && !v->verified_gap && v->verified == t) {
             v->verified = t + 1;
+            if (verdict.reported) {
+                v->verdict_first = v->verdict_ticks++ == 0 ? (int64_t)t : v->verdict_first;
+                v->verdict_disputed += verdict.disputed;
+                for (uint32_t p = 0; p < 16; p++) {
+                    if ((verdict.wrong >> p & 1u) && v->wrong_ticks[p]++ == 0) {
+                        v->first_wrong[p] = t;
+                    }
+                }
+            }
         }
     }
     return 1;
@@ -397,6 +418,78 @@ uint32_t VW_EXPORT(vw_verified)(int32_t h)
 {
     vw_handle *v = get(h);
     return v ? v->verified : 0;
+}
+
+/// Ticks of the replay with claims (where the players' checksums disagreed).
+uint32_t VW_EXPORT(vw_claims_count)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v && v->src.is_replay ? ls_replay_reader_claims_count(v->src.reader) : 0;
+}
+
+/// The i-th tick with claims (tick order).
+uint32_t VW_EXPORT(vw_claims_tick)(int32_t h, uint32_t i)
+{
+    vw_handle *v = get(h);
+    ls_replay_claims c;
+    return v && v->src.is_replay && ls_replay_reader_claims_at(v->src.reader, i, &c) == LS_OK
+               ? c.tick
+               : 0;
+}
+
+/// The i-th tick with claims: reported mask | disputed << 16, or -1.
+int32_t VW_EXPORT(vw_claims_flags)(int32_t h, uint32_t i)
+{
+    vw_handle *v = get(h);
+    ls_replay_claims c;
+    if (!v || !v->src.is_replay || ls_replay_reader_claims_at(v->src.reader, i, &c) != LS_OK) {
+        return -1;
+    }
+    return (int32_t)c.reported | (int32_t)c.disputed << 16;
+}
+
+/// Player p's claim at the i-th tick with claims (0 if none).
+uint64_t VW_EXPORT(vw_claim)(int32_t h, uint32_t i, uint32_t p)
+{
+    vw_handle *v = get(h);
+    ls_replay_claims c;
+    if (!v || !v->src.is_replay || p >= LS_REPLAY_MAX_CLAIM_PLAYERS ||
+        ls_replay_reader_claims_at(v->src.reader, i, &c) != LS_OK) {
+        return 0;
+    }
+    return c.claims[p];
+}
+
+/// Ticks with claims among those verified in order, the disputed ones, the first (-1).
+uint32_t VW_EXPORT(vw_verdict_ticks)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->verdict_ticks : 0;
+}
+
+uint32_t VW_EXPORT(vw_verdict_disputed)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v ? v->verdict_disputed : 0;
+}
+
+int64_t VW_EXPORT(vw_verdict_first)(int32_t h)
+{
+    vw_handle *v = get(h);
+    return v && v->verdict_ticks ? v->verdict_first : -1;
+}
+
+/// Of those, the ticks whose claim by player p re-simulation refutes, and the first.
+uint32_t VW_EXPORT(vw_wrong_ticks)(int32_t h, uint32_t p)
+{
+    vw_handle *v = get(h);
+    return v && p < 16 ? v->wrong_ticks[p] : 0;
+}
+
+uint32_t VW_EXPORT(vw_first_wrong)(int32_t h, uint32_t p)
+{
+    vw_handle *v = get(h);
+    return v && p < 16 ? v->first_wrong[p] : 0;
 }
 
 uint32_t VW_EXPORT(vw_keyframes)(int32_t h)

@@ -233,6 +233,43 @@ export class Engine {
     };
   }
 
+  /**
+   * The ticks where the players' checksums disagreed (a relay's recording, format 2):
+   * [{ tick, disputed, players: [{ player, claim (hex) }] }] in tick order.
+   */
+  claims(h) {
+    const n = this.x.vw_claims_count(h) >>> 0;
+    const out = [];
+    for (let i = 0; i < n; i++) {
+      const flags = this.x.vw_claims_flags(h, i);
+      const players = [];
+      for (let p = 0; p < 16; p++) {
+        if ((flags >> p) & 1) players.push({ player: p, claim: hex64(this.x.vw_claim(h, i, p)) });
+      }
+      out.push({ tick: this.x.vw_claims_tick(h, i) >>> 0, disputed: ((flags >> 16) & 1) === 1, players });
+    }
+    return out;
+  }
+
+  /**
+   * What re-simulation says about the claimed ticks verified in order so far:
+   * { ticks, disputed, first (tick or null), wrong: [{ player, ticks, first }] }.
+   */
+  verdicts(h) {
+    const wrong = [];
+    for (let p = 0; p < 16; p++) {
+      const ticks = this.x.vw_wrong_ticks(h, p) >>> 0;
+      if (ticks) wrong.push({ player: p, ticks, first: this.x.vw_first_wrong(h, p) >>> 0 });
+    }
+    const first = this.x.vw_verdict_first(h);
+    return {
+      ticks: this.x.vw_verdict_ticks(h) >>> 0,
+      disputed: this.x.vw_verdict_disputed(h) >>> 0,
+      first: first < 0n ? null : Number(first),
+      wrong,
+    };
+  }
+
   keyframes(h) {
     const n = this.x.vw_keyframes(h);
     const out = [];

@@ -4,11 +4,16 @@
 // built viewer served on 127.0.0.1.
 //
 //   node test.mjs test ROOT REPLAY EXPECT_LINE EXPECT_FINAL TAMPERED EXPECT_TAMPERED SHOT.png
+//                 DISPUTED EXPECT_DISPUTED_LINE EXPECT_DISPUTES
 //     REPLAY must report EXPECT_LINE ("verified N ticks", as `lockstep replay
 //     verify` prints it) with final checksum EXPECT_FINAL; TAMPERED must report
 //     EXPECT_TAMPERED ("DESYNC at tick T: recorded X computed Y"); the screenshot
 //     (saved to SHOT.png) must show the scene; step, seek and picking must work;
 //     compound bodies, hulls and meshes (inline and OBJ) are built and listed.
+//     DISPUTED (a relay's recording with claims, format 2) must report
+//     EXPECT_DISPUTED_LINE and the tool's summary EXPECT_DISPUTES ("disputes: N
+//     ticks (D disputed) from tick T; wrong: player P (K ticks)"), mark the claimed
+//     ticks on the timeline from T, and list the claims of tick T as right or WRONG.
 //   node test.mjs bench ROOT REPLAY REPEATS
 //     prints "TICKS TICKS_PER_S FINAL" for re-simulating REPLAY in the page.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -160,7 +165,34 @@ async function shapesCheck(page, root) {
     /\n {2}sphere radius 0\.350 at/.test(info), `click on the compound lists its shapes: "${info.split('\n').slice(1, 4).join(' / ')}"`);
 }
 
-async function test([root, replay, expectLine, expectFinal, tampered, expectTampered, shot]) {
+// A relay's recording where bot 0 diverged: verified, with the tool's verdicts;
+// the timeline marks the claimed ticks; the HUD at the first one names the liar.
+async function claimsCheck(page, url, disputed, expectLine, expectDisputes) {
+  const v = await openAndVerify(page, url, disputed);
+  const header = await page.evaluate(() => document.getElementById('disputes').textContent);
+  console.log(`  ${disputed}: badge "${v.badge}", "${header}"`);
+  check(v.text === expectLine && v.badge === expectLine, `${disputed} reports "${expectLine}"`);
+  check(v.disputes === expectDisputes && header === expectDisputes, `${disputed} says "${expectDisputes}"`);
+  const first = Number((expectDisputes.match(/from tick (\d+)/) || [])[1]);
+  const wrong = Number((expectDisputes.match(/wrong: player (\d+)/) || [])[1]);
+  const marks = await page.evaluate(() =>
+    [...document.querySelectorAll('#marks .mark')].map((m) => ({ tick: Number(m.dataset.tick), count: Number(m.dataset.count), cls: m.className })));
+  check(marks.length > 0 && marks[0].tick === first && marks[0].cls === 'mark',
+    `timeline: ${marks.length} mark(s), the first at tick ${marks[0]?.tick} (${marks[0]?.count} ticks, ${marks[0]?.cls})`);
+  const hud = await page.evaluate((t) => {
+    window.__lockstep.seek(t + 1);
+    return document.getElementById('hud').textContent;
+  }, first);
+  const lines = hud.split('\n');
+  const liar = lines.find((l) => l.startsWith(`  player ${wrong} `)) ?? '';
+  const right = lines.filter((l) => / right$/.test(l));
+  check(lines.includes(`claims    tick ${first}, disputed`) && / WRONG$/.test(liar) && right.length === 1 &&
+    /a wrong claim/.test(hud) && !/MISMATCH/.test(hud),
+    `HUD at tick ${first + 1}: "${liar.trim()}", "${(right[0] ?? '').trim()}"`);
+}
+
+async function test([root, replay, expectLine, expectFinal, tampered, expectTampered, shot, disputed,
+  expectDisputedLine, expectDisputes]) {
   await withPage(root, async (page, url) => {
     const t0 = Date.now();
     const v = await openAndVerify(page, url, replay);
@@ -217,6 +249,9 @@ async function test([root, replay, expectLine, expectFinal, tampered, expectTamp
     const w = await openAndVerify(page, url, tampered);
     console.log(`  ${tampered}: badge "${w.badge}"`);
     check(w.text === expectTampered && w.badge === expectTampered, `${tampered} reports "${expectTampered}"`);
+    check(w.disputes === '', `${tampered}: no claims, no disputes line`);
+
+    await claimsCheck(page, url, disputed, expectDisputedLine, expectDisputes);
   });
   if (failures) {
     console.log(`viewer-test: ${failures} check(s) failed`);
@@ -235,10 +270,11 @@ async function bench([root, replay, repeats]) {
 }
 
 const [mode, ...args] = process.argv.slice(2);
-if (mode === 'test' && args.length === 7) await test(args);
+if (mode === 'test' && args.length === 10) await test(args);
 else if (mode === 'bench' && args.length === 3) await bench(args);
 else {
   console.error('usage: node test.mjs test ROOT REPLAY EXPECT_LINE EXPECT_FINAL TAMPERED EXPECT_TAMPERED SHOT.png\n' +
+    '         DISPUTED EXPECT_DISPUTED_LINE EXPECT_DISPUTES\n' +
     '       node test.mjs bench ROOT REPLAY REPEATS');
   process.exit(2);
 }

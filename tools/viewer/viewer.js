@@ -4,6 +4,10 @@
 // world with three.js. Handle 0 is what you watch (play, step, scrub through
 // keyframes); handle 1 verifies the whole recording from tick 0 in the
 // background, as `lockstep replay verify` does; handle 2 is for the bench.
+// A relay's recording keeps the players' claims where their checksums disagreed
+// (format 2): those ticks are marked on the timeline, the HUD lists the claims of
+// the current tick and which one re-simulation backs, and the header says who
+// was wrong (the `disputes:` line of `lockstep replay verify`).
 // URL parameters: ?replay=URL or ?scene=URL, &tick=N (start there), &play=1.
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
@@ -30,7 +34,9 @@ const state = {
   bodies: [], // { shape, object, material, ground, baseColor, fixed }
   geometries: new Map(), // geometry index -> THREE.BufferGeometry (hulls, meshes)
   selected: -1,
-  verify: { done: false, ok: false, verified: 0, text: 'no replay', final: null, mismatch: null },
+  claims: [], // [{ tick, disputed, players: [{ player, claim }] }]
+  claimAt: new Map(), // tick -> its entry of claims
+  verify: { done: false, ok: false, verified: 0, text: 'no replay', final: null, mismatch: null, disputes: '' },
   error: '',
 };
 
@@ -249,6 +255,44 @@ function setBadge() {
   badge.textContent = v.text;
   badge.className = !state.replay ? '' : v.done ? (v.ok ? 'ok' : 'bad') : 'busy';
   badge.title = v.final ? `final checksum ${v.final}` : '';
+  $('disputes').textContent = v.disputes || '';
+}
+
+// The tool's summary of the verdicts (tools/cmd_replay_verify.c), word for word:
+// "disputes: N ticks (D disputed) from tick T; wrong: player P (K ticks), ...".
+function disputesLine(d) {
+  if (!d.ticks) return '';
+  const s = (n) => (n === 1 ? '' : 's');
+  const wrong = d.wrong.map((w) => `player ${w.player} (${w.ticks} tick${s(w.ticks)})`).join(', ');
+  return `disputes: ${d.ticks} tick${s(d.ticks)} (${d.disputed} disputed) from tick ${d.first}; wrong: ${wrong || 'nobody'}`;
+}
+
+// One mark per run of consecutive claimed ticks of one kind, placed along the timeline.
+function drawMarks() {
+  const marks = $('marks');
+  marks.replaceChildren();
+  const n = Math.max(1, state.ticks);
+  let run = null;
+  const flush = () => {
+    if (!run) return;
+    const m = document.createElement('div');
+    m.className = run.disputed ? 'mark' : 'mark majority';
+    m.style.left = `${(run.first / n) * 100}%`;
+    m.style.width = `${((run.last - run.first + 1) / n) * 100}%`;
+    m.dataset.tick = String(run.first);
+    m.dataset.count = String(run.last - run.first + 1);
+    m.title = `ticks ${run.first}..${run.last}: ${run.disputed ? 'disputed' : 'a majority named someone'}`;
+    marks.appendChild(m);
+  };
+  for (const c of state.claims) {
+    if (run && c.tick === run.last + 1 && c.disputed === run.disputed) {
+      run.last = c.tick;
+    } else {
+      flush();
+      run = { first: c.tick, last: c.tick, disputed: c.disputed };
+    }
+  }
+  flush();
 }
 
 // Re-simulate the whole recording from tick 0 in handle VERIFY, a slice per
@@ -257,7 +301,7 @@ function startVerify(bytes) {
   const e = state.engine;
   e.open(VERIFY, bytes);
   const total = e.ticks(VERIFY);
-  state.verify = { done: false, ok: false, verified: 0, text: `verifying 0/${total} ticks`, final: null, mismatch: null };
+  state.verify = { done: false, ok: false, verified: 0, text: `verifying 0/${total} ticks`, final: null, mismatch: null, disputes: '' };
   const token = {};
   state.verifyToken = token;
   const slice = () => {
@@ -270,6 +314,7 @@ function startVerify(bytes) {
         state.verify = {
           done: true, ok: false, verified: e.verified(VERIFY), mismatch: m, final: null,
           text: `DESYNC at tick ${m.tick}: recorded ${m.recorded} computed ${m.computed}`,
+          disputes: disputesLine(e.verdicts(VERIFY)),
         };
         setBadge();
         return;
@@ -280,6 +325,7 @@ function startVerify(bytes) {
         state.verify = {
           done: true, ok: verified === total, verified, mismatch: null, final,
           text: verified === total ? `verified ${verified} ticks` : `stopped at tick ${e.tick(VERIFY)} of ${total}`,
+          disputes: disputesLine(e.verdicts(VERIFY)),
         };
         setBadge();
         return;
@@ -357,12 +403,15 @@ function load(bytes, name) {
   $('info').style.display = 'none';
   $('source').textContent = `${name} (${state.replay ? 'replay' : 'scene'}, ${e.bodyCount(VIEW)} bodies, ${state.ticks} ticks)`;
   $('timeline').max = String(state.ticks);
+  state.claims = state.replay ? e.claims(VIEW) : [];
+  state.claimAt = new Map(state.claims.map((c) => [c.tick, c]));
+  drawMarks();
   buildWorld();
   if (state.replay) {
     startVerify(bytes);
   } else {
     e.close(VERIFY);
-    state.verify = { done: true, ok: true, verified: 0, text: 'scene: nothing recorded to verify', final: null, mismatch: null };
+    state.verify = { done: true, ok: true, verified: 0, text: 'scene: nothing recorded to verify', final: null, mismatch: null, disputes: '' };
     setBadge();
   }
   refresh();
@@ -396,8 +445,18 @@ function refresh() {
   $('tick').textContent = `tick ${t} / ${state.ticks}`;
   let hud = `tick      ${t}\nchecksum  ${e.checksum(VIEW)}`;
   if (state.replay && t > 0) {
+    // The state after t ticks is the truth of tick t - 1: at a tick with claims,
+    // the recorded checksum may be a wrong claim (a disputed tick records the
+    // lowest player's), and each claim is right or wrong.
     const rec = e.recorded(VIEW, t - 1);
-    hud += `\nrecorded  ${rec}  ${rec === e.checksum(VIEW) ? 'match' : 'MISMATCH'}`;
+    const sum = e.checksum(VIEW);
+    const c = state.claimAt.get(t - 1);
+    const backed = c && c.players.some((p) => p.claim === sum);
+    hud += `\nrecorded  ${rec}  ${rec === sum ? 'match' : backed ? 'a wrong claim (see below)' : 'MISMATCH'}`;
+    if (c) {
+      hud += `\nclaims    tick ${c.tick}, ${c.disputed ? 'disputed' : 'majority'}`;
+      for (const p of c.players) hud += `\n  player ${p.player}  ${p.claim}  ${p.claim === sum ? 'right' : 'WRONG'}`;
+    }
   }
   const asleep = state.bodies.filter((b) => b.asleep).length;
   hud += `\nbodies    ${state.bodies.length} (${asleep} asleep)`;
