@@ -749,8 +749,10 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
     char refused[32], vdropped[32];
     field(relay->out, "stats relay", NULL, "spectator_refused", refused, sizeof refused);
     field(relay->out, "stats relay", NULL, "spectators_dropped", vdropped, sizeof vdropped);
-    char desyncs[32], malformed[32], pin[32], pout[32], rticks[32], bad_mac[32], replayed[32];
+    char desyncs[32], disputes[32], malformed[32], pin[32], pout[32], rticks[32], bad_mac[32],
+        replayed[32];
     field(relay->out, "stats relay", NULL, "desyncs", desyncs, sizeof desyncs);
+    field(relay->out, "stats relay", NULL, "disputes", disputes, sizeof disputes);
     field(relay->out, "stats relay", NULL, "malformed", malformed, sizeof malformed);
     field(relay->out, "stats relay", NULL, "bad_mac", bad_mac, sizeof bad_mac);
     field(relay->out, "stats relay", NULL, "replayed", replayed, sizeof replayed);
@@ -807,6 +809,11 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
         }
         printf("desyncs: %s\n", desyncs);
         print_desyncs(relay->out);
+        printf("disputes: %s%s\n", disputes,
+               strcmp(disputes, "0") && strcmp(disputes, "?")
+                   ? " (no majority: nobody named; `replay verify` of the recording names who "
+                     "was wrong)"
+                   : "");
         uint64_t peer_bad = 0;
         for (uint32_t k = 0; k < o->peers; k++) {
             peer_bad += strtoull(rows[k].bad_mac, NULL, 10);
@@ -825,7 +832,8 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
     }
     char *verify_out = NULL;
     int verify = run_verify(o->replay, o->json, &verify_out);
-    bool desynced = strcmp(desyncs, "0") != 0 && strcmp(desyncs, "?") != 0;
+    bool desynced = (strcmp(desyncs, "0") != 0 && strcmp(desyncs, "?") != 0) ||
+                    (strcmp(disputes, "0") != 0 && strcmp(disputes, "?") != 0);
     // A desync the relay saw, or unequal checksums of bots that all finished, is a
     // verification failure; a bot that did not finish is a runtime failure.
     int status = desynced                      ? CLI_EXIT_MISMATCH
@@ -837,7 +845,7 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
                  : verify == CLI_EXIT_MISMATCH ? CLI_EXIT_MISMATCH
                                                : CLI_EXIT_ERROR;
     const char *why = status == CLI_EXIT_OK ? NULL
-                      : desynced            ? "the relay reported a desync"
+                      : desynced            ? "the relay reported a desync (or a disputed tick)"
                       : !all_done           ? "a bot did not finish the match"
                       : !equal              ? "the final checksums differ"
                       : !spectators_ok      ? "a spectator did not end on the players' checksum"
@@ -901,6 +909,7 @@ static int summarize(const match_opts *o, proc *relay, proc *bots)
             json_key(&j, "rejoin_switch_ticks_agree"), json_bool(&j, rejoin_ok);
         }
         json_number_field(&j, "desyncs", desyncs);
+        json_number_field(&j, "disputes", disputes);
         json_desyncs(&j, relay->out);
         json_key(&j, "relay"), json_object_begin(&j);
         json_number_field(&j, "packets_in", pin);

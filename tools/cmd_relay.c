@@ -276,8 +276,8 @@ static void print_stats(relay_app *app)
             "malformed=%llu truncated=%llu wrong_version=%llu bad_mac=%llu replayed=%llu "
             "stale=%llu unverified=%llu no_session=%llu rate_limited=%llu "
             "challenges=%llu outbox_dropped=%llu send_errors=%llu fault_dropped=%llu "
-            "fault_corrupted=%llu desyncs=%u spectator_refused=%llu spectators_dropped=%llu "
-            "rejoins=%llu rejoin_refused=%llu\n",
+            "fault_corrupted=%llu desyncs=%u disputes=%u snapshots_refused=%u "
+            "spectator_refused=%llu spectators_dropped=%llu rejoins=%llu rejoin_refused=%llu\n",
             (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
             (unsigned long long)st.packets_out, (unsigned long long)st.bytes_out,
             (unsigned long long)st.malformed, (unsigned long long)st.truncated,
@@ -287,7 +287,7 @@ static void print_stats(relay_app *app)
             (unsigned long long)st.rate_limited, (unsigned long long)st.challenges,
             (unsigned long long)st.outbox_dropped, (unsigned long long)us.send_errors,
             (unsigned long long)us.fault_dropped, (unsigned long long)us.fault_corrupted,
-            st.desyncs, (unsigned long long)st.spectator_refused,
+            st.desyncs, st.disputes, st.snapshots_refused, (unsigned long long)st.spectator_refused,
             (unsigned long long)st.spectators_dropped, (unsigned long long)st.rejoins,
             (unsigned long long)st.rejoin_refused);
     fflush(app->log);
