@@ -20,48 +20,8 @@
 #define LIE_A   0x1111111111111111ull
 #define LIE_B   0x2222222222222222ull
 
-// The toy game of tests/test_replay.c: a hash chain over every tick's inputs.
-typedef struct toy {
-    uint64_t h;
-} toy;
-
-static uint64_t toy_step(uint64_t h, const uint8_t *inputs)
-{
-    return ls_hash64(inputs, PLAYERS) ^ (h * 0x9E3779B97F4A7C15ull);
-}
-
-static void *toy_load(void *user, const uint8_t *scene, size_t scene_size, const uint8_t *kf,
-                      size_t kf_size, ls_error *err)
-{
-    (void)user;
-    if (kf && kf_size != 8) {
-        ls_error_set(err, LS_ERR_CORRUPT, "keyframe of %zu bytes", kf_size);
-        return NULL;
-    }
-    toy *t = malloc(sizeof *t);
-    t->h = kf ? ls_get_u64le(kf) : ls_hash64(scene, scene_size);
-    return t;
-}
-
-static uint64_t toy_advance(void *user, void *state, uint32_t tick, const uint8_t *inputs)
-{
-    (void)user, (void)tick;
-    toy *t = state;
-    t->h = toy_step(t->h, inputs);
-    return t->h;
-}
-
-static uint64_t toy_checksum(void *user, const void *state)
-{
-    (void)user;
-    return ((const toy *)state)->h;
-}
-
-static void toy_destroy(void *user, void *state)
-{
-    (void)user;
-    free(state);
-}
+#define TOY_FRAME PLAYERS
+#include "replay_toy.h"
 
 static size_t toy_save(void *user, const void *state, uint8_t *buf, size_t size)
 {

@@ -8,6 +8,7 @@
 // loses its INPUT datagrams (a send filter on what its core produces) and leaves;
 // and an honest player goes silent for 4 s under 20 % loss and jitter and rejoins.
 // Functional outcomes only, generous deadlines, ephemeral ports.
+#include "../../tests/net_fake_game.h"
 #include "ls/checksum.h"
 #include "ls/net_peer.h"
 #include "udp_relay.h"
@@ -40,19 +41,14 @@ static void g_input(void *user, uint32_t tick, uint8_t *out, uint32_t n)
 {
     game *g = user;
     (void)n;
-    out[0] = (uint8_t)(1u + ((tick * 7u + g->slot * 3u) % 15u));
+    out[0] = fake_input(g->slot, tick);
 }
 
 static uint64_t g_advance(void *user, uint32_t tick, const uint8_t *inputs, uint32_t slots,
                           uint32_t isz)
 {
     game *g = user;
-    ls_hasher h;
-    ls_hasher_init(&h);
-    ls_hasher_put_u64(&h, g->state);
-    ls_hasher_put_u32(&h, tick);
-    ls_hasher_put_bytes(&h, inputs, (size_t)slots * isz);
-    g->state = ls_hasher_digest(&h);
+    g->state = fake_advance(g->state, tick, inputs, (size_t)slots * isz);
     if ((int64_t)tick == g->perturb_tick) {
         g->state ^= 1; // a silent local divergence: every later checksum differs too
     }

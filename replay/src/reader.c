@@ -829,8 +829,7 @@ ls_result ls_replay_reader_claims_at(const ls_replay_reader *r, uint32_t i, ls_r
     return LS_OK;
 }
 
-// Index of the claims of `tick`, or -1.
-static int64_t find_claims(const ls_replay_reader *r, uint32_t tick)
+uint32_t ls_replay_claims_from_(const ls_replay_reader *r, uint32_t tick)
 {
     uint32_t lo = 0, hi = r->nclaims;
     while (lo < hi) {
@@ -841,6 +840,13 @@ static int64_t find_claims(const ls_replay_reader *r, uint32_t tick)
             hi = mid;
         }
     }
+    return lo;
+}
+
+// Index of the claims of `tick`, or -1.
+static int64_t find_claims(const ls_replay_reader *r, uint32_t tick)
+{
+    uint32_t lo = ls_replay_claims_from_(r, tick);
     return lo < r->nclaims && r->claims[lo].tick == tick ? (int64_t)lo : -1;
 }
 

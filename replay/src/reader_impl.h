@@ -65,4 +65,8 @@ struct ls_replay_reader {
 /// Index of the chunk holding `tick` (tick < ticks).
 uint32_t ls_replay_find_chunk_(const ls_replay_reader *r, uint32_t tick);
 
+/// Index of the first claimed tick at or after `tick` (r->nclaims: none), by binary search
+/// over the claims, which are in tick order.
+uint32_t ls_replay_claims_from_(const ls_replay_reader *r, uint32_t tick);
+
 #endif

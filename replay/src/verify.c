@@ -178,27 +178,12 @@ static bool add_verdict(ls_replay_verify_result *res, uint32_t *cap, const ls_re
     return true;
 }
 
-// Index of the first claimed tick at or after `tick`.
-static uint32_t first_claim_from(const ls_replay_reader *r, uint32_t tick)
-{
-    uint32_t lo = 0, hi = r->nclaims;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (r->claims[mid].tick < tick) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
 static ls_result run(const ls_replay_reader *r, const ls_replay_sim *sim, uint32_t first,
                      uint32_t end, void *state, ls_replay_cursor *cur, bool keep_state,
                      ls_replay_verify_result *res)
 {
     uint32_t next_seg = first + 1, since = 0, count = ls_replay_segment_count(r);
-    uint32_t claim = first_claim_from(r, res->first_tick), cap = 0;
+    uint32_t claim = ls_replay_claims_from_(r, res->first_tick), cap = 0;
     for (uint32_t t = res->first_tick; t < res->end_tick; t++) {
         const uint8_t *in;
         uint64_t rec;
