@@ -77,7 +77,9 @@ static uint64_t relay_checksum(const uint64_t *v, uint16_t reported, bool *dispu
     uint32_t count[PLAYERS] = {0}, best = 0;
     for (uint32_t p = 0; p < PLAYERS; p++) {
         for (uint32_t q = 0; q < PLAYERS; q++) {
-            count[p] += (reported >> p & 1u) && (reported >> q & 1u) && v[p] == v[q];
+            if ((reported >> p & 1u) && (reported >> q & 1u) && v[p] == v[q]) {
+                count[p]++;
+            }
         }
         best = count[p] > best ? count[p] : best;
     }

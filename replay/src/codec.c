@@ -266,7 +266,7 @@ bool ls_replay_claims_tied_(uint16_t reported, const uint64_t *claims, uint32_t 
         }
         uint32_t c = 0;
         for (uint32_t q = 0; q < players; q++) {
-            c += (reported >> q & 1u) && claims[q] == claims[p];
+            c += (reported >> q & 1u) && claims[q] == claims[p] ? 1u : 0u;
         }
         of_recorded += claims[p] == recorded;
         if (c > best) {
