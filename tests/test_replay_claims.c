@@ -72,7 +72,7 @@ static uint64_t claim_of(const claim_case *c, uint32_t p, uint64_t truth)
 
 // The relay's rule, written out again here (SPEC.md §17.7): the value most
 // players claimed; on a tie, disputed, and the lowest player's among the tied.
-static uint64_t relay_checksum(const uint64_t *v, uint16_t reported, bool *disputed)
+static uint64_t relay_checksum(const uint64_t *v, uint32_t reported, bool *disputed)
 {
     uint32_t count[PLAYERS] = {0}, best = 0;
     for (uint32_t p = 0; p < PLAYERS; p++) {
