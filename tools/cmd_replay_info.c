@@ -218,7 +218,7 @@ static void dump_text(const ls_replay_reader *r, ls_replay_cursor *c, uint32_t f
         if (ls_replay_reader_claims(r, t, &cl) == LS_OK) { // "claims disputed 0:X 1:Y"
             printf(" claims %s", cl.disputed ? "disputed" : "majority");
             for (uint32_t p = 0; p < LS_REPLAY_MAX_CLAIM_PLAYERS; p++) {
-                if (cl.reported >> p & 1u) {
+                if ((uint32_t)cl.reported >> p & 1u) {
                     printf(" %u:%016llx", p, (unsigned long long)cl.claims[p]);
                 }
             }
@@ -258,7 +258,7 @@ static void dump_json(const ls_replay_reader *r, ls_replay_cursor *c, uint32_t f
             printf(",\"claims\":{\"disputed\":%s,\"players\":[", cl.disputed ? "true" : "false");
             const char *sep = "";
             for (uint32_t p = 0; p < LS_REPLAY_MAX_CLAIM_PLAYERS; p++) {
-                if (cl.reported >> p & 1u) {
+                if ((uint32_t)cl.reported >> p & 1u) {
                     printf("%s{\"player\":%u,\"claim\":\"%016llx\"}", sep, p,
                            (unsigned long long)cl.claims[p]);
                     sep = ",";

@@ -333,7 +333,7 @@ static void print_wrong(uint16_t wrong)
 {
     uint32_t n = 0, k = 0;
     for (uint32_t p = 0; p < 16; p++) {
-        n += wrong >> p & 1u;
+        n += ((uint32_t)wrong >> p & 1u);
     }
     if (n == 0) {
         printf("nobody was wrong");
@@ -341,7 +341,7 @@ static void print_wrong(uint16_t wrong)
     }
     printf("player%s ", n == 1 ? "" : "s");
     for (uint32_t p = 0; p < 16; p++) {
-        if (wrong >> p & 1u) {
+        if ((uint32_t)wrong >> p & 1u) {
             k++;
             printf("%s%u", k == 1 ? "" : k == n ? " and " : ", ", p);
         }
@@ -363,7 +363,7 @@ static void print_verdicts(const verify_run *v, const ls_replay_verify_result *f
     for (uint32_t i = 0; all && i < n; i++) {
         disputed += all[i].disputed;
         for (uint32_t p = 0; p < 16; p++) {
-            if ((all[i].wrong >> p & 1u) && wrong_ticks[p]++ == 0) {
+            if (((uint32_t)all[i].wrong >> p & 1u) && wrong_ticks[p]++ == 0) {
                 first_wrong[p] = all[i].tick;
             }
         }
@@ -388,7 +388,7 @@ static void print_verdicts(const verify_run *v, const ls_replay_verify_result *f
             json_key(j, "recorded"), json_hex64(j, d->recorded);
             json_key(j, "claims"), json_array_begin(j);
             for (uint32_t p = 0; p < 16; p++) {
-                if (c.reported >> p & 1u) {
+                if ((uint32_t)c.reported >> p & 1u) {
                     json_object_begin(j);
                     json_key(j, "player"), json_u64(j, p);
                     json_key(j, "claim"), json_hex64(j, c.claims[p]);
@@ -435,7 +435,7 @@ static void print_verdicts(const verify_run *v, const ls_replay_verify_result *f
         printf("tick %u (%s):", d->tick, d->disputed ? "disputed" : "majority");
         bool first = true;
         for (uint32_t p = 0; p < 16; p++) {
-            if (c.reported >> p & 1u) {
+            if ((uint32_t)c.reported >> p & 1u) {
                 printf("%s player %u claimed %016llx", first ? "" : ",", p,
                        (unsigned long long)c.claims[p]);
                 first = false;

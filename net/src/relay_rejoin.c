@@ -111,7 +111,7 @@ void ls_relay_on_rejoin_(ls_relay *r, session_st *s, uint32_t id, const ls_net_a
     // cannot reach R to upload the rejoiner's snapshot).
     for (uint32_t j = 0; j < s->def.slots; j++) {
         slot_st *q = &s->slot[j];
-        if (j != k && (q->peer_knows_gone >> k & 1u) && q->sent_next[k] < R) {
+        if (j != k && ((uint32_t)q->peer_knows_gone >> k & 1u) && q->sent_next[k] < R) {
             q->sent_next[k] = R;
         }
     }

@@ -405,7 +405,7 @@ Test(net_udp, a_perturbed_bot_is_named_by_the_relay_at_its_exact_tick, .timeout 
     // Only bot 1 was named (its own exit status 3); bots 0 and 2 finished clean (exit 0):
     // the peer table's "named" column says so.
     for (int k = 0; k < 3; k++) {
-        char row[16];
+        char row[32];
         snprintf(row, sizeof row, "\n%d    120 ", k);
         const char *line = strstr(out, row);
         cr_assert_not_null(line, "peer %d row:\n%s", k, out);

@@ -261,12 +261,12 @@ bool ls_replay_claims_tied_(uint16_t reported, const uint64_t *claims, uint32_t 
     bool tied = false;
     *top = 0;
     for (uint32_t p = 0; p < players; p++) {
-        if (!(reported >> p & 1u)) {
+        if (!((uint32_t)reported >> p & 1u)) {
             continue;
         }
         uint32_t c = 0;
         for (uint32_t q = 0; q < players; q++) {
-            c += (reported >> q & 1u) && claims[q] == claims[p] ? 1u : 0u;
+            c += ((uint32_t)reported >> q & 1u) && claims[q] == claims[p] ? 1u : 0u;
         }
         of_recorded += claims[p] == recorded;
         if (c > best) {

@@ -304,8 +304,8 @@ static bool claims_entry(const uint8_t *p, size_t n, uint32_t players, uint32_t 
     }
     const uint8_t *v = p + LSR_CLMS_ENTRY;
     for (uint32_t q = 0; q < LS_REPLAY_MAX_CLAIM_PLAYERS; q++) {
-        claims[q] = q < players && (*mask >> q & 1u) ? ls_get_u64le(v) : 0;
-        v += q < players && (*mask >> q & 1u) ? 8 : 0;
+        claims[q] = q < players && ((uint32_t)*mask >> q & 1u) ? ls_get_u64le(v) : 0;
+        v += q < players && ((uint32_t)*mask >> q & 1u) ? 8 : 0;
     }
     return true;
 }
@@ -870,7 +870,7 @@ bool ls_replay_reader_judge(const ls_replay_reader *r, uint32_t tick, uint64_t c
         v.disputed = c.disputed;
         v.reported = c.reported;
         for (uint32_t p = 0; p < LS_REPLAY_MAX_CLAIM_PLAYERS; p++) {
-            if (c.reported >> p & 1u) {
+            if ((uint32_t)c.reported >> p & 1u) {
                 sound |= c.claims[p] == computed;
                 v.wrong |= (uint16_t)((c.claims[p] != computed ? 1u : 0u) << p);
             }

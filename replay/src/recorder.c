@@ -399,7 +399,7 @@ ls_result ls_replay_recorder_claims(ls_replay_recorder *r, uint32_t tick, uint16
     }
     memset(r->next_claims, 0, sizeof r->next_claims);
     for (uint32_t p = 0; p < players; p++) {
-        r->next_claims[p] = reported >> p & 1u ? claims[p] : 0;
+        r->next_claims[p] = ((uint32_t)reported >> p & 1u) ? claims[p] : 0;
     }
     r->next_reported = reported;
     r->next_disputed = disputed;
@@ -436,7 +436,7 @@ static void put_claims(ls_replay_recorder *r, uint32_t tick)
     ls_put_u16le(e + 6, r->next_disputed ? LSR_CLMS_DISPUTED : 0);
     r->claims.len += LSR_CLMS_ENTRY;
     for (uint32_t p = 0; p < r->def.players; p++) {
-        if (r->next_reported >> p & 1u) {
+        if ((uint32_t)r->next_reported >> p & 1u) {
             ls_put_u64le(r->claims.data + r->claims.len, r->next_claims[p]);
             r->claims.len += 8;
         }
