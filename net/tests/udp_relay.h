@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // The loopback tests' relay (net/tests/test_udp*.c): the sans-IO relay on its own
 // libuv transport, run in a thread, on an ephemeral port of 127.0.0.1. It keeps the
-// first RT_MAX_EVENTS events, counts every event by type and records the final ticks
-// (inputs and agreed checksums). The relay thread writes those: read them after
-// rt_stop (or rt_join), never while it runs.
+// first RT_MAX_EVENTS events (and when each came), counts every event by type, records
+// the final ticks (inputs and agreed checksums), when the session first was idle, and
+// the datagrams it sent from an instant the test sets (rt_count_from). The relay thread
+// writes those: read them after rt_stop (or rt_join), never while it runs. Times are
+// ls_uv_now_us (uv_hrtime: the same clock on every thread and loop).
 #ifndef LS_NET_TESTS_UDP_RELAY_H
 #define LS_NET_TESTS_UDP_RELAY_H
 
@@ -19,6 +21,7 @@
 #define RT_MAX_EVENTS  512
 #define RT_MAX_TICKS   4096
 #define RT_EVENT_KINDS 16
+#define RT_MSG_KINDS   32
 
 typedef struct relay_thread {
     ls_relay *relay;
@@ -26,28 +29,50 @@ typedef struct relay_thread {
     uint32_t session;
     uint16_t port;
     atomic_bool stop;
+    _Atomic uint64_t count_from; // set by the test (rt_count_from): count sends from then on
     pthread_t th;
     uint32_t slots;
     ls_net_credential cred[LS_NET_MAX_SLOTS]; // every slot's, taken before the thread starts
     // Written by the relay thread:
     ls_relay_event ev[RT_MAX_EVENTS]; // the first RT_MAX_EVENTS events
+    uint64_t ev_at[RT_MAX_EVENTS];    // when each came
     uint32_t nev;
     uint32_t ev_count[RT_EVENT_KINDS]; // every event, by type
     uint64_t rec_sums[RT_MAX_TICKS];   // the recorder's final ticks: agreed checksums ...
     uint8_t rec_inputs[RT_MAX_TICKS][LS_NET_MAX_SLOTS]; // ... and inputs (input size 1)
     uint32_t rec_ticks;
     bool rec_ended;
+    uint64_t idle_at;                       // the first poll that found the session idle (0: never)
+    uint64_t last_sent_at;                  // the last datagram sent
+    uint32_t sent_after;                    // datagrams sent from count_from on ...
+    uint32_t sent_after_type[RT_MSG_KINDS]; // ... by message type
+    uint32_t sent_after_slot[LS_NET_MAX_SLOTS]; // ... by recipient (the header's slot)
 } relay_thread;
 
-static inline void rt_pump(relay_thread *t)
+// From the instant at (the test's thread), count every datagram the relay sends.
+static inline void rt_count_from(relay_thread *t, uint64_t at)
+{
+    atomic_store(&t->count_from, at);
+}
+
+static inline void rt_pump(relay_thread *t, uint64_t now)
 {
     ls_net_datagram d;
     while (ls_relay_next_datagram(t->relay, &d)) {
         ls_uv_send(t->uv, &d.to, d.data, d.len);
+        t->last_sent_at = now;
+        ls_net_header h;
+        if (now >= atomic_load(&t->count_from) &&
+            ls_net_decode_header(d.data, d.len, &h, NULL) == LS_OK) {
+            t->sent_after++;
+            t->sent_after_type[h.type % RT_MSG_KINDS]++;
+            t->sent_after_slot[h.slot % LS_NET_MAX_SLOTS]++;
+        }
     }
     ls_relay_event ev;
     while (ls_relay_next_event(t->relay, &ev)) {
         if (t->nev < RT_MAX_EVENTS) {
+            t->ev_at[t->nev] = now;
             t->ev[t->nev++] = ev;
         }
         if ((uint32_t)ev.type < RT_EVENT_KINDS) {
@@ -61,14 +86,17 @@ static inline void rt_recv(void *user, const ls_net_addr *from, const uint8_t *d
 {
     relay_thread *t = user;
     ls_relay_receive(t->relay, from, data, len, now);
-    rt_pump(t);
+    rt_pump(t, now);
 }
 
 static inline void rt_timer(void *user, uint64_t now)
 {
     relay_thread *t = user;
     ls_relay_poll(t->relay, now);
-    rt_pump(t);
+    rt_pump(t, now);
+    if (!t->idle_at && ls_relay_session_idle(t->relay, t->session)) {
+        t->idle_at = now;
+    }
     if (atomic_load(&t->stop)) {
         ls_uv_stop(t->uv);
     }
@@ -132,6 +160,7 @@ static inline void rt_start_with(relay_thread *t, const ls_session_def *sd,
         cr_assert_eq(ls_relay_session_credential(t->relay, t->session, k, &t->cred[k]), LS_OK);
     }
     atomic_store(&t->stop, false);
+    atomic_store(&t->count_from, UINT64_MAX);
     cr_assert_eq(pthread_create(&t->th, NULL, rt_main, t), 0);
 }
 
