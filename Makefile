@@ -187,7 +187,7 @@ install-lib: $(LIB_A) $(LIB_SO)
 install: install-lib $(TOOL)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(DATADIR)/scenes
 	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 tools/scenes/*.scene $(DESTDIR)$(DATADIR)/scenes/
+	install -m 644 tools/scenes/*.scene tools/scenes/*.obj $(DESTDIR)$(DATADIR)/scenes/
 
 clean:
 	rm -rf $(BUILD)

@@ -70,6 +70,9 @@ s1=$(sed -n 's/.*finished after 240 ticks, checksum //p' client1.out)
 echo "examples: lockstep_client x2 through the installed relay: 240 ticks, both checksums $s0"
 # The installed CLI finds its installed scenes from anywhere.
 "$stage/bin/lockstep" sim pyramid.scene --ticks 2 >sim.out || fail "installed sim: $(cat sim.out)"
+# Every file a shipped scene references is installed beside it (mesh_terrain: terrain.obj).
+"$stage/bin/lockstep" sim mesh_terrain.scene --ticks 2 >sim.out 2>&1 ||
+  fail "installed mesh_terrain (its .obj): $(cat sim.out)"
 "$stage/bin/lockstep" replay verify match.lsr --pubkey relay.pub >match.out ||
   fail "the relay's signed recording: $(cat match.out)"
 echo "examples: the relay's recording, signed and re-simulated: $(tr '\n' ' ' <match.out)"

@@ -14,6 +14,14 @@
 
 #include "ls/base.h"
 
+// Why this check: libfixmath ships no pkg-config file, so lockstep.pc cannot
+// require it; a build that lacks its headers gets this line instead of a bare
+// "file not found".
+#if defined(__has_include)
+#if !__has_include(<libfixmath/fix16.h>)
+#error "lockstep's headers need libfixmath's: install libfixmath-dev (Debian/Ubuntu)"
+#endif
+#endif
 #include <libfixmath/fix16.h>
 #include <stdbool.h>
 #include <stdint.h>
