@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,6 +168,90 @@ Test(behaviour, linear_momentum_is_conserved_in_free_collisions)
     }
     ls_world_destroy(w);
     ls_scene_free(&s);
+}
+
+// Kinetic energy (translation only: frictionless spheres never spin), joules.
+static double kinetic_energy(const ls_world *w)
+{
+    double e = 0;
+    for (uint32_t i = 0; i < ls_world_body_count(w); i++) {
+        ls_body_id id = ls_world_body_at(w, i);
+        ls_vec3 v = ls_body_linear_velocity(w, id);
+        double vx = to_m(v.x), vy = to_m(v.y), vz = to_m(v.z);
+        e += 0.5 * to_m(ls_body_mass(w, id)) * (vx * vx + vy * vy + vz * vz);
+    }
+    return e;
+}
+
+// A "gas" of 20 frictionless spheres with restitution 1 in a closed box, no gravity,
+// for 10 s: each bounce should keep its energy. Glancing contacts close slower than the
+// restitution threshold (default 1 m/s) and do not bounce, so the gas cools; the world
+// statement's `restitution_threshold` (SPEC.md §14) lets such a scene keep its energy.
+static double gas_energy_kept(const char *threshold)
+{
+    char text[4096];
+    int n = snprintf(text, sizeof text, "world gravity 0 0 0 ticks 600%s%s\n", threshold ? " " : "",
+                     threshold ? threshold : "");
+    static const char *const walls[] = {"1 0 0", "-1 0 0", "0 1 0", "0 -1 0", "0 0 1", "0 0 -1"};
+    for (int k = 0; k < 6; k++) {
+        n += snprintf(text + n, sizeof text - (size_t)n,
+                      "body static plane normal %s d -2 friction 0 restitution 1\n", walls[k]);
+    }
+    for (int i = 0; i < 20; i++) {
+        int x = i % 3, y = (i / 3) % 3, z = i / 9;
+        n +=
+            snprintf(text + n, sizeof text - (size_t)n,
+                     "body dynamic sphere radius 0.2 pos %d %d %d vel %d.%d %d.%d %d.%d friction 0 "
+                     "restitution 1 no_sleep\n",
+                     x - 1, y - 1, z - 1, (i * 7) % 5 - 2, (i * 3) % 10, (i * 5) % 5 - 2,
+                     (i * 9) % 10, (i * 3) % 5 - 2, (i * 11) % 10);
+    }
+    ls_scene s;
+    ls_world *w = world_from_text(text, &s);
+    double e0 = kinetic_energy(w);
+    cr_assert_gt(e0, 1.0);
+    for (int t = 0; t < 600; t++) {
+        ls_world_step(w);
+    }
+    double kept = kinetic_energy(w) / e0;
+    ls_world_destroy(w);
+    ls_scene_free(&s);
+    return kept;
+}
+
+Test(behaviour, a_gas_with_restitution_1_keeps_its_energy_with_a_small_threshold)
+{
+    // Measured (2026-11-29): 0.808 with the default, 0.943 with 0.05 m/s (0 gives the same):
+    // the rest is lost in the soft contact step itself (SPEC.md §11.2), not to the threshold.
+    double cooled = gas_energy_kept(NULL), kept = gas_energy_kept("restitution_threshold 0.05");
+    cr_log_info("gas of 20 spheres, restitution 1, 10 s: energy kept %.4f with the default "
+                "threshold (1 m/s), %.4f with 0.05 m/s",
+                cooled, kept);
+    cr_assert_lt(cooled, 0.85, "the default threshold cools the gas (%.4f)", cooled);
+    cr_assert_geq(kept, 0.93, "a small threshold keeps the energy (%.4f)", kept);
+}
+
+Test(scene, restitution_threshold_round_trips_and_is_checked)
+{
+    ls_scene s;
+    const char *text = "world gravity 0 0 0 restitution_threshold 0.05\n"
+                       "body dynamic sphere radius 1\n";
+    cr_assert_eq(ls_scene_parse(text, strlen(text), &s, NULL), LS_OK);
+    cr_assert_eq(s.world.restitution_threshold, LS_FX_INT(1) / 20 + 1, "0.05 rounds to nearest");
+    char out[4096];
+    ls_scene_write(&s, out, sizeof out);
+    cr_assert_not_null(strstr(out, " restitution_threshold 0.05"), "%s", out);
+    ls_scene_free(&s);
+    text = "world\nbody dynamic sphere radius 1\n";
+    cr_assert_eq(ls_scene_parse(text, strlen(text), &s, NULL), LS_OK);
+    ls_scene_write(&s, out, sizeof out);
+    cr_assert_null(strstr(out, "restitution_threshold"), "the default is not written: %s", out);
+    ls_scene_free(&s);
+    ls_error err;
+    text = "world restitution_threshold -1\n";
+    cr_assert_neq(ls_scene_parse(text, strlen(text), &s, &err), LS_OK);
+    cr_assert_not_null(strstr(err.message, "restitution_threshold"), "%s", err.message);
+    cr_assert_eq(err.line, 1u);
 }
 
 Test(behaviour, steps_after_warm_up_allocate_nothing)

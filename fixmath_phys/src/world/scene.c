@@ -182,6 +182,17 @@ static ls_result parse_world_prop(parser *ps, ls_scene *s, const char *key, cons
     if (strcmp(key, "max_shapes") == 0) {
         return read_uint(ps, key, 0, 1u << 22, &d->max_shapes);
     }
+    if (strcmp(key, "restitution_threshold") == 0) {
+        // Closing speed (m/s) below which nothing bounces (SPEC.md §11.2): 0 lets every
+        // contact with restitution bounce; 100 m/s is beyond every body's speed (§5).
+        const char *at = ps->p;
+        ls_result r = read_fx(ps, key, &d->restitution_threshold);
+        if (r == LS_OK &&
+            (d->restitution_threshold < 0 || d->restitution_threshold > LS_FX_INT(100))) {
+            return fail_at(ps, at, "out of range (0..100 m/s):", key);
+        }
+        return r;
+    }
     return fail_at(ps, where, "unknown world property", key);
 }
 

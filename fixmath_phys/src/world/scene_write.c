@@ -709,16 +709,19 @@ size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
     emit_vec3(&o, "gravity", d->gravity);
     snprintf(line, sizeof line,
              " tick_rate %u substeps %u iterations %u %u ticks %u seed %u max_bodies %u "
-             "max_contacts %u%s",
+             "max_contacts %u",
              d->tick_rate, d->substeps, d->velocity_iterations, d->position_iterations, s->ticks,
-             (unsigned)d->seed, d->max_bodies, d->max_contacts, d->max_shapes ? "" : "\n");
+             (unsigned)d->seed, d->max_bodies, d->max_contacts);
     emit(&o, line);
     if (d->max_shapes) {
-        snprintf(line, sizeof line, " max_shapes %u\n", d->max_shapes);
-    } else {
-        line[0] = '\0';
+        snprintf(line, sizeof line, " max_shapes %u", d->max_shapes);
+        emit(&o, line);
     }
-    emit(&o, line);
+    // Written only when it is not the default, so every other scene's text is unchanged.
+    if (d->restitution_threshold != ls_default_world_def().restitution_threshold) {
+        emit_fx(&o, "restitution_threshold", d->restitution_threshold);
+    }
+    emit(&o, "\n");
     for (uint32_t i = 0; i < s->body_count; i++) {
         emit_body(&o, &s->bodies[i], player_of(s, i), s->body_label ? s->body_label[i] : NULL);
     }
