@@ -173,7 +173,8 @@ FIXMATH_INCDIR := $(shell echo '\#include <libfixmath/fix16.h>' | $(CC) -E -x c 
 # libuv1-dev for the transport), not the CLI's libpng. `make install` adds the CLI and its scenes.
 .PHONY: install-lib
 install-lib: $(LIB_A) $(LIB_SO)
-	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/lib/cmake/lockstep
 	install -m 644 fixmath_phys/include/ls/*.h replay/include/ls/*.h net/include/ls/*.h \
 	  $(DESTDIR)$(PREFIX)/include/ls/
 	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
@@ -183,6 +184,11 @@ install-lib: $(LIB_A) $(LIB_SO)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LS_VERSION)|' -e 's|@REQUIRES_PRIVATE@|libsodium libuv|' \
 	  -e 's|@FIXMATH_CFLAGS@|$(if $(FIXMATH_INCDIR),-I$(FIXMATH_INCDIR))|' \
 	  tools/lockstep.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/lockstep.pc
+	sed -e 's|@SONAME@|$(LIB_SONAME)|g' tools/lockstep-config.cmake.in \
+	  > $(DESTDIR)$(PREFIX)/lib/cmake/lockstep/lockstep-config.cmake
+	sed -e 's|@VERSION@|$(LS_VERSION)|g' -e 's|@MAJOR@|$(LS_MAJOR)|g' \
+	  -e 's|@MINOR@|$(call LS_VERSION_PART,MINOR)|g' tools/lockstep-config-version.cmake.in \
+	  > $(DESTDIR)$(PREFIX)/lib/cmake/lockstep/lockstep-config-version.cmake
 
 install: install-lib $(TOOL)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(DATADIR)/scenes

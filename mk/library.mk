@@ -3,7 +3,7 @@
 # exports exactly the LS_API functions; the examples build from an installed
 # tree through pkg-config and run. `make test` runs all three (test-library).
 PUBLIC_HEADERS := $(sort $(wildcard fixmath_phys/include/ls/*.h replay/include/ls/*.h net/include/ls/*.h))
-DEPS_PKGS += g++ pkg-config
+DEPS_PKGS += g++ pkg-config cmake
 HDR_TEST_DIR := $(BUILD)/header-test
 CXX_HEADER_COMPILERS := g++ clang++
 CXX_HEADER_STDS := c++11 c++17

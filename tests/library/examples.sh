@@ -33,6 +33,34 @@ grep -q '^tick 180 checksum ' physics.out || fail "physics printed: $(cat physic
 ./physics_static | cmp -s - physics.out || fail "static and shared physics differ"
 echo "examples: physics (shared and static): $(tail -1 physics.out)"
 
+# CMake: find_package(lockstep 0.MINOR) from the staged prefix, the shared and the
+# static imported targets; and a newer minor is refused while the major is 0.
+if command -v cmake >/dev/null; then
+  minor=$(pkg-config --modversion lockstep | cut -d. -f1,2)
+  mkdir -p cmake_src cmake_build
+  cat >cmake_src/CMakeLists.txt <<CMAKE
+cmake_minimum_required(VERSION 3.13)
+project(lockstep_cmake_example C)
+find_package(lockstep $minor REQUIRED)
+add_executable(physics_cmake "$root/examples/physics.c")
+target_link_libraries(physics_cmake PRIVATE lockstep::lockstep)
+add_executable(physics_cmake_static "$root/examples/physics.c")
+target_link_libraries(physics_cmake_static PRIVATE lockstep::static)
+find_package(lockstep 0.999 QUIET)
+if(lockstep_FOUND)
+  message(FATAL_ERROR "a newer 0.x minor must not be found")
+endif()
+CMAKE
+  cmake -S cmake_src -B cmake_build -DCMAKE_PREFIX_PATH="$stage" >cmake.out 2>&1 ||
+    fail "cmake configure: $(cat cmake.out)"
+  cmake --build cmake_build >>cmake.out 2>&1 || fail "cmake build: $(cat cmake.out)"
+  ./cmake_build/physics_cmake | cmp -s - physics.out || fail "CMake-built physics differs"
+  ./cmake_build/physics_cmake_static | cmp -s - physics.out || fail "CMake static physics differs"
+  echo "examples: find_package(lockstep $minor): lockstep::lockstep and lockstep::static build physics"
+else
+  fail "cmake is not installed (make deps installs it)"
+fi
+
 ./replay_verify "$root/tools/crosscheck/arena.lsr" >verify.out || fail "replay_verify exited $?: $(cat verify.out)"
 grep -q '^verified 1200 ticks' verify.out || fail "replay_verify printed: $(cat verify.out)"
 "$stage/bin/lockstep" replay tamper "$root/tools/crosscheck/arena.lsr" tampered.lsr --tick 700 --player 1 >/dev/null
