@@ -187,7 +187,7 @@ static double kinetic_energy(const ls_world *w)
 // for 10 s: each bounce should keep its energy. Glancing contacts close slower than the
 // restitution threshold (default 1 m/s) and do not bounce, so the gas cools; the world
 // statement's `restitution_threshold` (SPEC.md §14) lets such a scene keep its energy.
-static double gas_energy_kept(const char *threshold)
+static double gas_energy_kept(const char *threshold, int seed)
 {
     char text[4096];
     int n = snprintf(text, sizeof text, "world gravity 0 0 0 ticks 600%s%s\n", threshold ? " " : "",
@@ -203,8 +203,9 @@ static double gas_energy_kept(const char *threshold)
             snprintf(text + n, sizeof text - (size_t)n,
                      "body dynamic sphere radius 0.2 pos %d %d %d vel %d.%d %d.%d %d.%d friction 0 "
                      "restitution 1 no_sleep\n",
-                     x - 1, y - 1, z - 1, (i * 7) % 5 - 2, (i * 3) % 10, (i * 5) % 5 - 2,
-                     (i * 9) % 10, (i * 3) % 5 - 2, (i * 11) % 10);
+                     x - 1, y - 1, z - 1, (i * 7 + seed) % 5 - 2, (i * 3 + seed) % 10,
+                     (i * 5 + 2 * seed) % 5 - 2, (i * 9 + seed) % 10, (i * 3 + 3 * seed) % 5 - 2,
+                     (i * 11 + seed) % 10);
     }
     ls_scene s;
     ls_world *w = world_from_text(text, &s);
@@ -221,14 +222,25 @@ static double gas_energy_kept(const char *threshold)
 
 Test(behaviour, a_gas_with_restitution_1_keeps_its_energy_with_a_small_threshold)
 {
-    // Measured (2026-11-29): 0.808 with the default, 0.943 with 0.05 m/s (0 gives the same):
-    // the rest is lost in the soft contact step itself (SPEC.md §11.2), not to the threshold.
-    double cooled = gas_energy_kept(NULL), kept = gas_energy_kept("restitution_threshold 0.05");
-    cr_log_info("gas of 20 spheres, restitution 1, 10 s: energy kept %.4f with the default "
-                "threshold (1 m/s), %.4f with 0.05 m/s",
-                cooled, kept);
-    cr_assert_lt(cooled, 0.85, "the default threshold cools the gas (%.4f)", cooled);
-    cr_assert_geq(kept, 0.93, "a small threshold keeps the energy (%.4f)", kept);
+    // Eight gases (different starting velocities): which contacts come glancing is
+    // chaotic, so one gas is a poor measure. Measured (2026-11-29, after the exact
+    // masses): kept 0.92..1.00 with 0.05 m/s (mean 0.963; 0 gives the same but for
+    // one gas), 0.54..0.88 with the default (mean 0.730). The rest is lost in the soft
+    // contact step itself (SPEC.md §11.2), not to the threshold.
+    double cooled = 0, kept = 0, worst = 1;
+    for (int seed = 0; seed < 8; seed++) {
+        double c = gas_energy_kept(NULL, seed),
+               k = gas_energy_kept("restitution_threshold 0.05", seed);
+        cr_log_info("gas %d of 20 spheres, restitution 1, 10 s: energy kept %.4f with the default "
+                    "threshold (1 m/s), %.4f with 0.05 m/s",
+                    seed, c, k);
+        cooled += c / 8;
+        kept += k / 8;
+        worst = fmin(worst, k);
+    }
+    cr_assert_lt(cooled, 0.85, "the default threshold cools the gases (mean %.4f)", cooled);
+    cr_assert_geq(kept, 0.95, "a small threshold keeps the energy (mean %.4f)", kept);
+    cr_assert_geq(worst, 0.90, "a small threshold keeps every gas's energy (worst %.4f)", worst);
 }
 
 Test(scene, restitution_threshold_round_trips_and_is_checked)

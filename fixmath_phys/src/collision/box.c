@@ -2,6 +2,7 @@
 // Box shape kind: half extents along the shape's local axes.
 #include "collide_internal.h"
 #include "hull.h"
+#include "mass_math.h"
 #include "shape_kind.h"
 
 static bool box_check(const ls_geom *g, ls_error *err)
@@ -22,22 +23,20 @@ static bool box_check(const ls_geom *g, ls_error *err)
 
 static bool box_mass(const ls_geom *g, ls_fx density, ls_shape_mass *out)
 {
-    int64_t x = g->half_extents.x, y = g->half_extents.y, z = g->half_extents.z;
-    int64_t x2 = ls_wide_mul(x, x), y2 = ls_wide_mul(y, y), z2 = ls_wide_mul(z, z);
-    int64_t volume = 8 * ls_wide_mul(ls_wide_mul(x, y), z);
-    out->mass = 0;
-    if (volume <= 0) {
+    // Half extents are positive (<= 2^22 raw): squares and x*y exact in Q32.32.
+    uint64_t x = (uint64_t)g->half_extents.x, y = (uint64_t)g->half_extents.y,
+             z = (uint64_t)g->half_extents.z;
+    int64_t volume = 8 * ls_mass_mul_shr(x * y, z, 16); // Q32.32, <= 2^53
+    uint64_t m48;
+    if (!ls_mass_of_volume(volume, density, &m48, &out->mass)) {
         return false;
     }
-    if (volume > (LS_SHAPE_MASS_MAX_RAW << 32) / density) {
-        out->mass = (volume >> 8) * (density >> 8); // too heavy: v*d/2^16, for the error
-        return false;
-    }
-    out->mass = ls_wide_mul(volume, density);
+    out->mass = ls_mass_q16(m48);
     out->center = ls_vec3_zero();
-    out->inertia[0] = ls_wide_mul(ls_wide_frac(y2 + z2, 1, 3), out->mass);
-    out->inertia[1] = ls_wide_mul(ls_wide_frac(x2 + z2, 1, 3), out->mass);
-    out->inertia[2] = ls_wide_mul(ls_wide_frac(x2 + y2, 1, 3), out->mass);
+    int64_t x2 = (int64_t)(x * x), y2 = (int64_t)(y * y), z2 = (int64_t)(z * z);
+    out->inertia[0] = ls_mass_inertia((y2 + z2 + 1) / 3, m48);
+    out->inertia[1] = ls_mass_inertia((x2 + z2 + 1) / 3, m48);
+    out->inertia[2] = ls_mass_inertia((x2 + y2 + 1) / 3, m48);
     out->inertia[3] = out->inertia[4] = out->inertia[5] = 0;
     return true;
 }

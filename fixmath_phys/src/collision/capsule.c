@@ -3,9 +3,8 @@
 // swept by a radius.
 #include "collide_internal.h"
 #include "hull.h"
+#include "mass_math.h"
 #include "shape_kind.h"
-
-#define PI_RAW INT64_C(205887)
 
 static bool capsule_check(const ls_geom *g, ls_error *err)
 {
@@ -20,32 +19,30 @@ static bool capsule_check(const ls_geom *g, ls_error *err)
     return true;
 }
 
-// A cylinder of half height h plus one sphere, mixed by volume fraction.
+// A cylinder of half height h plus one sphere (two hemispherical caps), each
+// with its exact mass (Q16.48) and its unit inertia about the capsule centre
+// (Q32.32): the cylinder r^2/2 about y, r^2/4 + h^2/3 about x and z; the caps
+// 2r^2/5 about y, 2r^2/5 + h^2 + 3hr/4 about x and z.
 static bool capsule_mass(const ls_geom *g, ls_fx density, ls_shape_mass *out)
 {
-    int64_t r = g->radius, r2 = ls_wide_mul(r, r);
-    int64_t h = g->half_height, h2 = ls_wide_mul(h, h);
-    int64_t vc = ls_wide_mul(ls_wide_mul(r2, 2 * h), PI_RAW);
-    int64_t vs = ls_wide_frac(ls_wide_mul(ls_wide_mul(r2, r), PI_RAW), 4, 3);
-    int64_t volume = vc + vs;
-    out->mass = 0;
-    if (volume <= 0) {
+    uint64_t r = (uint64_t)g->radius, h = (uint64_t)g->half_height; // >= 0, <= 2^22
+    uint64_t r2 = r * r, h2 = h * h, hr = h * r;                    // Q32.32, exact
+    uint64_t r2h = (uint64_t)ls_mass_mul_shr(r2, 2 * h, 16);        // Q32.32, <= 2^51
+    uint64_t r3 = (uint64_t)ls_mass_mul_shr(r2, r, 16);
+    int64_t vc = ls_mass_mul_shr(r2h, LS_MASS_PI_Q61, 61);
+    int64_t vs = ls_mass_mul_shr(r3, LS_MASS_FOUR_THIRDS_PI_Q60, 60);
+    uint64_t m48;
+    if (!ls_mass_of_volume(vc + vs, density, &m48, &out->mass)) {
         return false;
     }
-    if (volume > (LS_SHAPE_MASS_MAX_RAW << 32) / density) {
-        out->mass = (volume >> 8) * (density >> 8); // too heavy: v*d/2^16, for the error
-        return false;
-    }
-    int64_t cyl_y = ls_wide_frac(r2, 1, 2), sph_y = ls_wide_frac(r2, 2, 5);
-    int64_t cyl_x = ls_wide_frac(r2, 1, 4) + ls_wide_frac(h2, 1, 3);
-    int64_t sph_x = ls_wide_frac(r2, 2, 5) + h2 + ls_wide_frac(ls_wide_mul(h, r), 3, 4);
-    int64_t fc = (vc * 65536 + volume / 2) / volume; // Q16 fraction
-    int64_t unit_y = ls_wide_mul(cyl_y, fc) + ls_wide_mul(sph_y, 65536 - fc);
-    int64_t unit_x = ls_wide_mul(cyl_x, fc) + ls_wide_mul(sph_x, 65536 - fc);
-    out->mass = ls_wide_mul(volume, density);
+    uint64_t mc48 = (uint64_t)vc * (uint64_t)density, ms48 = m48 - mc48;
+    int64_t cyl_y = (int64_t)((r2 + 1) / 2), sph_y = (int64_t)((2 * r2 + 2) / 5);
+    int64_t cyl_x = (int64_t)((r2 + 2) / 4 + (h2 + 1) / 3);
+    int64_t sph_x = (int64_t)((2 * r2 + 2) / 5 + h2 + (3 * hr + 2) / 4);
+    out->mass = ls_mass_q16(m48);
     out->center = ls_vec3_zero();
-    out->inertia[0] = out->inertia[2] = ls_wide_mul(unit_x, out->mass);
-    out->inertia[1] = ls_wide_mul(unit_y, out->mass);
+    out->inertia[0] = out->inertia[2] = ls_mass_inertia(cyl_x, mc48) + ls_mass_inertia(sph_x, ms48);
+    out->inertia[1] = ls_mass_inertia(cyl_y, mc48) + ls_mass_inertia(sph_y, ms48);
     out->inertia[3] = out->inertia[4] = out->inertia[5] = 0;
     return true;
 }

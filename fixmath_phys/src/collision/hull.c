@@ -1015,8 +1015,9 @@ bool ls_hull_mass_props(const ls_hull *h, ls_fx density, ls_hull_mass *out)
     }
     // mass = rho * vol6 / 6 (raw: rho_raw * vol6 / (6 * 2^48)).
     int64_t mass = muldiv(vol6, (uint64_t)density, ls_i128_from_i64((int64_t)6 << 48));
-    // Inertia = rho * C / 120 with C in raw^5 (2^-80 m^5): rho_raw * C / (120 * 2^80).
-    ls_i128 den = {(uint64_t)120 << 16, 0};
+    // Inertia = rho * C / 120 with C in raw^5 (2^-80 m^5), in Q32.32:
+    // rho_raw * C / (120 * 2^64).
+    ls_i128 den = {120, 0};
     ls_i128 jxx = ls_i128_add(second[1], second[2]);
     ls_i128 jyy = ls_i128_add(second[0], second[2]);
     ls_i128 jzz = ls_i128_add(second[0], second[1]);
@@ -1027,9 +1028,11 @@ bool ls_hull_mass_props(const ls_hull *h, ls_fx density, ls_hull_mass *out)
     bool ok = mass > 0 && mass <= LS_FX_MAX;
     bool o = false;
     out->mass = ls_fx_sat64(mass, &o);
-    ls_fx *dst[6] = {&out->ixx, &out->iyy, &out->izz, &out->ixy, &out->ixz, &out->iyz};
+    int64_t *dst[6] = {&out->ixx, &out->iyy, &out->izz, &out->ixy, &out->ixz, &out->iyz};
     for (int k = 0; k < 6; k++) {
-        *dst[k] = ls_fx_sat64(in[k], &o);
+        // muldiv caps its quotient at 2^62: such an entry is out of range.
+        o = o || in[k] >= (INT64_C(1) << 62) || in[k] <= -(INT64_C(1) << 62);
+        *dst[k] = in[k];
     }
     return ok && !o;
 }

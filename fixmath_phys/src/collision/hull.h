@@ -39,12 +39,13 @@ struct ls_hull {
 /// Mass properties of a hull of uniform density about the shape's local
 /// origin: mass (kg), centre of mass, and the inertia tensor about the centre
 /// of mass (symmetric: xx, yy, zz, xy, xz, yz, kg m^2), from exact 64-bit
-/// sums over the faces' triangle fans. Returns false if the mass is out of
-/// the Q16.16 range (the caller reports it).
+/// sums over the faces' triangle fans, each rounded once: the mass in
+/// Q16.16, the tensor in Q32.32. Returns false if the mass is out of the
+/// Q16.16 range or a tensor entry beyond 2^62 (the caller reports it).
 typedef struct ls_hull_mass {
     ls_fx mass;
     ls_vec3 center;
-    ls_fx ixx, iyy, izz, ixy, ixz, iyz;
+    int64_t ixx, iyy, izz, ixy, ixz, iyz; ///< Q32.32
 } ls_hull_mass;
 bool ls_hull_mass_props(const ls_hull *h, ls_fx density, ls_hull_mass *out);
 

@@ -15,14 +15,15 @@
 typedef int (*ls_collide_fn)(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
                              const ls_xform *xb, ls_fx margin, ls_manifold *m);
 
-/// Mass properties of one shape of uniform density, wide Q16.16 (int64) so the
-/// range check sees values past Q16.16: mass (kg), centre of mass in the
-/// shape's frame, inertia about the centre of mass in the shape's frame
-/// (xx, yy, zz, xy, xz, yz; kg m^2).
+/// Mass properties of one shape of uniform density, held in int64 so the
+/// range check sees values past Q16.16: mass (kg, wide Q16.16, rounded once
+/// from its exact value), centre of mass in the shape's frame, inertia about
+/// the centre of mass in the shape's frame (xx, yy, zz, xy, xz, yz; kg m^2,
+/// Q32.32: a 1/1024 kg m^2 moment keeps 22 bits, SPEC.md §5.1).
 typedef struct ls_shape_mass {
     int64_t mass;
     ls_vec3 center;
-    int64_t inertia[6];
+    int64_t inertia[6]; ///< Q32.32
 } ls_shape_mass;
 
 /// One shape kind.
@@ -37,7 +38,7 @@ typedef struct ls_shape_kind {
     bool (*check)(const ls_geom *g, ls_error *err);
     /// Mass properties at this density; false when out of range (NULL: massless
     /// kind): out->mass is then 0 for a bad volume, else the shape's mass
-    /// (to ~1/256, for the message) above LS_SHAPE_MASS_MAX_RAW.
+    /// above LS_SHAPE_MASS_MAX_RAW.
     bool (*mass)(const ls_geom *g, ls_fx density, ls_shape_mass *out);
     /// Half the thinnest width of a dynamic shape (continuous collision
     /// treats a body as fast when it moves farther than this in a step).

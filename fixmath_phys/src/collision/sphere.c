@@ -2,9 +2,8 @@
 // Sphere shape kind: a radius about the shape origin.
 #include "collide_internal.h"
 #include "hull.h"
+#include "mass_math.h"
 #include "shape_kind.h"
-
-#define PI_RAW INT64_C(205887)
 
 static bool sphere_check(const ls_geom *g, ls_error *err)
 {
@@ -17,20 +16,17 @@ static bool sphere_check(const ls_geom *g, ls_error *err)
 
 static bool sphere_mass(const ls_geom *g, ls_fx density, ls_shape_mass *out)
 {
-    int64_t r = g->radius, r2 = ls_wide_mul(r, r);
-    int64_t volume = ls_wide_frac(ls_wide_mul(ls_wide_mul(r2, r), PI_RAW), 4, 3);
-    out->mass = 0;
-    if (volume <= 0) {
+    uint64_t r = (uint64_t)g->radius, r2 = r * r;                         // Q32.32, exact
+    uint64_t r3 = (uint64_t)ls_mass_mul_shr(r2, r, 16);                   // Q32.32, <= 2^50
+    int64_t volume = ls_mass_mul_shr(r3, LS_MASS_FOUR_THIRDS_PI_Q60, 60); // <= 2^53
+    uint64_t m48;
+    if (!ls_mass_of_volume(volume, density, &m48, &out->mass)) {
         return false;
     }
-    if (volume > (LS_SHAPE_MASS_MAX_RAW << 32) / density) {
-        out->mass = (volume >> 8) * (density >> 8); // too heavy: v*d/2^16, for the error
-        return false;
-    }
-    out->mass = ls_wide_mul(volume, density);
+    out->mass = ls_mass_q16(m48);
     out->center = ls_vec3_zero();
-    int64_t unit = ls_wide_frac(r2, 2, 5);
-    out->inertia[0] = out->inertia[1] = out->inertia[2] = ls_wide_mul(unit, out->mass);
+    int64_t unit = (int64_t)((2 * r2 + 2) / 5); // 2/5 r^2
+    out->inertia[0] = out->inertia[1] = out->inertia[2] = ls_mass_inertia(unit, m48);
     out->inertia[3] = out->inertia[4] = out->inertia[5] = 0;
     return true;
 }
