@@ -47,9 +47,9 @@ static golden goldens[] = {
     {"tower_struck", 0x0ebfe7e7186b422eull},
     {"trampoline", 0x06ccfae5273b5e19ull},
     {"two_ramps", 0x479e3d4277ca8660ull},
-    {"vehicle_flat", 0x4e857e3c64828775ull},
-    {"vehicle_pile", 0x34485114df0c842eull},
-    {"vehicle_ramp", 0xd948f1deb6f45ecbull},
+    {"vehicle_flat", 0xcabda29a6132d473ull},
+    {"vehicle_pile", 0x71bca3a85e04e17aull},
+    {"vehicle_ramp", 0x24d81edd71e6a2caull},
 };
 
 ParameterizedTestParameters(goldens, shipped_scene_ends_on_its_golden_checksum)

@@ -2,9 +2,9 @@
 // One tick of every vehicle (SPEC.md §26.3-26.6): wheel probes, suspension
 // springs with a hard stop, anti-roll bars, tyre friction and wheel spin.
 // Runs inside ls_world_step after the broad phase and before the contact
-// update, serially in vehicle slot order, wheel index order: the impulses it
-// applies to chassis and ground bodies are then integrated by the solver
-// together with the contacts.
+// update, serially in vehicle slot order, wheel index order: the forces it
+// adds to chassis and ground bodies are then integrated by the solver
+// together with gravity and the contacts.
 #include "vehicle_internal.h"
 
 /// Largest wheel spin speed, rad/s (airborne spin-up is clamped here).
@@ -63,6 +63,8 @@ static void step_vehicle(ls_world *w, ls_vehicle *v)
         pr[j - 1].force -= d;
     }
     ls_vec3 fwd0 = ls_mat3_mul_vec(b->xf.r, v->def.wheels[0].forward);
+    ls_fx forces[LS_VEHICLE_MAX_WHEELS], speed[LS_VEHICLE_MAX_WHEELS];
+    ls_vec3 fwd[LS_VEHICLE_MAX_WHEELS];
     for (uint32_t i = 0; i < n; i++) {
         const ls_wheel_def *wd = &v->def.wheels[i];
         ls_wheel_state *st = &v->wheels[i];
@@ -70,52 +72,62 @@ static void step_vehicle(ls_world *w, ls_vehicle *v)
         ls_fx steer = ls_fx_mul_chk(ls_fx_mul_chk(v->controls.steer, v->def.max_steer, &ovf),
                                     wd->steer_share, &ovf);
         ls_fx force = p->force < 0 ? 0 : ls_fx_sat64(p->force, &ovf); // never pulls
-        ls_fx comp = (ls_fx)(p->raw < 0 ? 0 : p->raw > wd->max_travel ? wd->max_travel : p->raw);
-        ls_vec3 fwd =
-            ls_vehicle_rotate_about_(ls_mat3_mul_vec(b->xf.r, wd->forward), p->axis, steer);
+        fwd[i] = ls_vehicle_rotate_about_(ls_mat3_mul_vec(b->xf.r, wd->forward), p->axis, steer);
         st->in_contact = p->hit;
         st->steer_angle = steer;
         st->ground.index1 = p->ground != UINT32_MAX ? p->ground + 1 : 0;
         st->ground.generation = p->ground != UINT32_MAX ? w->bodies[p->ground].generation : 0;
-        ls_fx long_speed = 0;
-        if (p->hit) {
-            ls_body *g = p->ground != UINT32_MAX ? &w->bodies[p->ground] : NULL;
-            ls_vec3 fs = ls_vec3_scale(p->axis, -force);
-            ls_vehicle_apply_force_(b, fs, p->point);
+        forces[i] = p->hit ? force : 0;
+        if (!p->hit) {
+            continue;
+        }
+        ls_body *g = p->ground != UINT32_MAX ? &w->bodies[p->ground] : NULL;
+        // The ground pushes along its normal: a massless wheel passes the
+        // whole ground force to the chassis, the spring only sets its size
+        // (a spring force along a pitched axis pushed a sliding car downhill
+        // by N sin(pitch): 3.5 % of its friction).
+        ls_vec3 fs = ls_vec3_scale(p->normal, force);
+        ls_vehicle_apply_force_(b, fs, p->point);
+        if (g) {
+            ls_vehicle_apply_force_(g, ls_vec3_neg(fs), p->point);
+            if (g->asleep) {
+                ls_body_wake_(g);
+            }
+        }
+        // Hard stop beyond max_travel: remove the point's velocity into
+        // the ground (gravity of this tick included) and push back a
+        // fifth of the excess per tick.
+        int64_t excess = p->raw - wd->max_travel;
+        if (excess > 0) {
+            ls_vec3 vp = ls_vehicle_point_velocity_(b, p->point);
             if (g) {
-                ls_vehicle_apply_force_(g, ls_vec3_neg(fs), p->point);
-                if (g->asleep) {
-                    ls_body_wake_(g);
-                }
+                vp = ls_vec3_sub(vp, ls_vehicle_point_velocity_(g, p->point));
             }
-            // Hard stop beyond max_travel: remove the point's velocity into
-            // the ground (gravity of this tick included) and push back a
-            // fifth of the excess per tick.
-            int64_t excess = p->raw - wd->max_travel;
-            if (excess > 0) {
-                ls_vec3 vp = ls_vehicle_point_velocity_(b, p->point);
-                if (g) {
-                    vp = ls_vec3_sub(vp, ls_vehicle_point_velocity_(g, p->point));
-                }
-                ls_fx into = ls_vec3_dot(vp, p->axis) +
-                             ls_fx_mul_chk(ls_vec3_dot(w->def.gravity, p->axis), dt, &ovf);
-                int64_t push = ((excess < LS_FX_ONE ? excess : LS_FX_ONE) * STOP_BETA) >> 16;
-                ls_fx target = into + ls_fx_div((ls_fx)push, dt);
-                if (target > 0) {
-                    ls_fx js = ls_fx_mul_chk(
-                        target, ls_vehicle_effective_mass_(b, p->point, p->axis), &ovf);
-                    ls_vehicle_apply_impulse_(b, ls_vec3_scale(p->axis, -js), p->point);
-                }
+            ls_fx into = ls_vec3_dot(vp, p->axis) +
+                         ls_fx_mul_chk(ls_vec3_dot(w->def.gravity, p->axis), dt, &ovf);
+            int64_t push = ((excess < LS_FX_ONE ? excess : LS_FX_ONE) * STOP_BETA) >> 16;
+            ls_fx target = into + ls_fx_div((ls_fx)push, dt);
+            if (target > 0) {
+                ls_fx js =
+                    ls_fx_mul_chk(target, ls_vehicle_effective_mass_(b, p->point, p->axis), &ovf);
+                ls_vehicle_apply_impulse_(b, ls_vec3_scale(p->axis, -js), p->point);
             }
-            long_speed = ls_vehicle_tyre_(w, v, i, b, p, force, fwd, st, &ovf);
+        }
+    }
+    ls_vehicle_tyres_(w, v, b, pr, forces, fwd, v->wheels, speed, &ovf);
+    for (uint32_t i = 0; i < n; i++) {
+        const ls_wheel_def *wd = &v->def.wheels[i];
+        ls_wheel_state *st = &v->wheels[i];
+        ls_wheel_probe_hit *p = &pr[i];
+        ls_fx comp = (ls_fx)(p->raw < 0 ? 0 : p->raw > wd->max_travel ? wd->max_travel : p->raw);
+        if (p->hit) {
             st->contact_point = p->point;
             st->contact_normal = p->normal;
-            st->spin_speed = ls_fx_clamp(ls_fx_div(long_speed, wd->radius), -SPIN_MAX, SPIN_MAX);
+            st->spin_speed = ls_fx_clamp(ls_fx_div(speed[i], wd->radius), -SPIN_MAX, SPIN_MAX);
         } else {
             st->contact_point = ls_vec3_zero();
             st->contact_normal = ls_vec3_zero();
             st->sliding = false;
-            force = 0;
             // Airborne: drive torque / inertia spins the wheel up, a decay of
             // half the speed per second (dt/2 per tick) spins it down.
             ls_fx torque = ls_fx_mul_chk(
@@ -132,7 +144,7 @@ static void step_vehicle(ls_world *w, ls_vehicle *v)
         }
         st->compression = p->hit ? comp : 0;
         st->suspension_speed = p->hit ? p->speed : 0;
-        st->suspension_force = force;
+        st->suspension_force = forces[i];
         st->spin_angle = wrap_angle(st->spin_angle + ls_fx_mul_chk(st->spin_speed, dt, &ovf));
         st->center =
             ls_vec3_add(p->mount, ls_vec3_scale(p->axis, wd->rest_length - st->compression));

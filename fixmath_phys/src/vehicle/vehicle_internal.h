@@ -40,15 +40,23 @@ ls_vec3 ls_vehicle_point_velocity_(const ls_body *b, ls_vec3 p);
 void ls_vehicle_apply_impulse_(ls_body *b, ls_vec3 j, ls_vec3 p);
 /// Force f on a dynamic body at world point p (into its accumulators).
 void ls_vehicle_apply_force_(ls_body *b, ls_vec3 f, ls_vec3 p);
+/// Velocity of body b at world point p at the end of this tick from gravity
+/// and its accumulated force and torque (SPEC.md §26.5).
+ls_vec3 ls_vehicle_point_velocity_next_(const ls_world *w, const ls_body *b, ls_vec3 p);
+/// Effective mass of chassis b against ground g (NULL: immovable) at point p
+/// along unit d (SPEC.md §26.5).
+ls_fx ls_vehicle_pair_effective_mass_(const ls_body *b, const ls_body *g, ls_vec3 p, ls_vec3 d);
 /// Effective mass of body b at point p along unit d.
 ls_fx ls_vehicle_effective_mass_(const ls_body *b, ls_vec3 p, ls_vec3 d);
 /// Probe wheel i of v on chassis b (SPEC.md §26.3).
 void ls_vehicle_probe_wheel_(const ls_world *w, const ls_vehicle *v, const ls_body *b, uint32_t i,
                              ls_wheel_probe_hit *pr);
-/// Apply wheel i's tyre impulse with normal force n_force and steered
-/// forward fwd (SPEC.md §26.5); returns the longitudinal contact speed.
-ls_fx ls_vehicle_tyre_(ls_world *w, const ls_vehicle *v, uint32_t i, ls_body *b,
-                       const ls_wheel_probe_hit *pr, ls_fx n_force, ls_vec3 fwd, ls_wheel_state *st,
+/// Tyre forces of every wheel in contact (`pr[i].hit`), with normal forces
+/// n_force[i] and steered forwards fwd[i], swept LS_TYRE_ITERATIONS times
+/// (SPEC.md §26.5); sets st[i].sliding and speed[i], the longitudinal contact
+/// speed for the wheel spin (0 airborne or locked).
+void ls_vehicle_tyres_(ls_world *w, const ls_vehicle *v, ls_body *b, const ls_wheel_probe_hit *pr,
+                       const ls_fx *n_force, const ls_vec3 *fwd, ls_wheel_state *st, ls_fx *speed,
                        bool *ovf);
 /// Rotate unit u about unit axis a (u perpendicular to a) by angle t.
 ls_vec3 ls_vehicle_rotate_about_(ls_vec3 u, ls_vec3 a, ls_fx t);
