@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Foundation shared by every module: version, result codes, assertions and
-// little-endian byte helpers. It lives under fixmath_phys/ only because the
-// project has no top-level include/; replay/ and net/ may include it.
+/// @file
+/// Foundation shared by every module: version, result codes, assertions and
+/// little-endian byte helpers. It lives under fixmath_phys/ only because the
+/// project has no top-level include/; replay/ and net/ may include it.
 #ifndef LS_BASE_H
 #define LS_BASE_H
 
@@ -26,6 +27,7 @@
 #define LS_EXTERN_C_END   }
 #else
 #define LS_EXTERN_C_BEGIN
+/// Closes what LS_EXTERN_C_BEGIN opened.
 #define LS_EXTERN_C_END
 #endif
 
@@ -52,8 +54,12 @@
 
 LS_EXTERN_C_BEGIN
 
+/// Major version: the shared library's SONAME (liblockstep.so.MAJOR). While it is 0,
+/// every minor version may break the API.
 #define LS_VERSION_MAJOR 0
+/// Minor version (the Makefile reads these three lines for the library's file names).
 #define LS_VERSION_MINOR 3
+/// Patch version.
 #define LS_VERSION_PATCH 0
 
 /// Result codes: LS_OK is zero, every error is negative.

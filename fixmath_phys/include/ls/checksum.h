@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The canonical 64-bit checksum: XXH3-64 (seed 0) over a canonical
-// little-endian encoding of values, fed field by field. Never hash raw structs:
-// padding and byte order would leak in. SPEC.md "Checksum" defines the bytes.
+/// @file
+/// The canonical 64-bit checksum: XXH3-64 (seed 0) over a canonical
+/// little-endian encoding of values, fed field by field. Never hash raw structs:
+/// padding and byte order would leak in. SPEC.md "Checksum" defines the bytes.
 #ifndef LS_CHECKSUM_H
 #define LS_CHECKSUM_H
 
@@ -10,6 +11,7 @@
 
 LS_EXTERN_C_BEGIN
 
+/// Canonical bytes an ls_hasher gathers before it feeds XXH3 (a size, not part of the hash).
 #define LS_HASHER_BUFFER 256
 
 /// Streaming checksum state. Initialise with ls_hasher_init; opaque otherwise.

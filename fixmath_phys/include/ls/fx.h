@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Q16.16 scalar arithmetic, inline and stateless.
-//
-// The number type is libfixmath's fix16_t; only its header is used, never its
-// compiled code. mul, div and sqrt round exactly as libfixmath 0~20220222
-// (Debian 12) does for every input whose result is representable, so values
-// computed here and by the library agree bit for bit (tests/test_fx.c proves it
-// against the linked library). Where they differ is overflow: libfixmath
-// returns 0x80000000, a value that is also the real number -32768.0; we saturate
-// to +-LS_FX_MAX (0x7FFFFFFF) and never produce 0x80000000, and the *_chk
-// variants also raise a caller-owned sticky flag. See SPEC.md "Numbers".
+/// @file
+/// Q16.16 scalar arithmetic, inline and stateless.
+///
+/// The number type is libfixmath's fix16_t; only its header is used, never its
+/// compiled code. mul, div and sqrt round exactly as libfixmath 0~20220222
+/// (Debian 12) does for every input whose result is representable, so values
+/// computed here and by the library agree bit for bit (tests/test_fx.c proves it
+/// against the linked library). Where they differ is overflow: libfixmath
+/// returns 0x80000000, a value that is also the real number -32768.0; we saturate
+/// to +-LS_FX_MAX (0x7FFFFFFF) and never produce 0x80000000, and the *_chk
+/// variants also raise a caller-owned sticky flag. See SPEC.md "Numbers".
 #ifndef LS_FX_H
 #define LS_FX_H
 

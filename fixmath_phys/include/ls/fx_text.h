@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Exact decimal text for Q16.16 values, integer-only (no strtod, no locale).
+/// @file
+/// Exact decimal text for Q16.16 values, integer-only (no strtod, no locale).
 #ifndef LS_FX_TEXT_H
 #define LS_FX_TEXT_H
 

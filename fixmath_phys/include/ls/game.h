@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The reference games (SPEC.md §15): how a tick's input bytes move the
-// players, the rules that run after the step, and the bots. The scene's
-// `game` statement picks the rules: the push game (§15.1, the default) or car
-// soccer (§15.2). The replay recorder, the crosscheck runner and the network
-// bots all play through ls_game_tick, so a match recorded anywhere
-// re-simulates everywhere.
+/// @file
+/// The reference games (SPEC.md §15): how a tick's input bytes move the
+/// players, the rules that run after the step, and the bots. The scene's
+/// `game` statement picks the rules: the push game (§15.1, the default) or car
+/// soccer (§15.2). The replay recorder, the crosscheck runner and the network
+/// bots all play through ls_game_tick, so a match recorded anywhere
+/// re-simulates everywhere.
 #ifndef LS_GAME_H
 #define LS_GAME_H
 

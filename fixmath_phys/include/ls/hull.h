@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Convex hulls: immutable shape data built once (from a point cloud or from
-// vertices and faces) and used by any number of shapes. A body that uses a
-// hull copies it into its world, so the caller may destroy its own at once.
-// Construction is exact integer arithmetic: the same hull on every target
-// (SPEC.md §20).
+/// @file
+/// Convex hulls: immutable shape data built once (from a point cloud or from
+/// vertices and faces) and used by any number of shapes. A body that uses a
+/// hull copies it into its world, so the caller may destroy its own at once.
+/// Construction is exact integer arithmetic: the same hull on every target
+/// (SPEC.md §20).
 #ifndef LS_HULL_H
 #define LS_HULL_H
 

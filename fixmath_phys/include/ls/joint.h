@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Joints between two bodies (SPEC.md §23): ball, hinge, fixed, prismatic,
-// distance and cone-twist, solved by the soft sub-stepped solver with the
-// contacts. Anchors and axes are given in world space at creation; angles are
-// radians, lengths metres, forces newtons, all Q16.16.
+/// @file
+/// Joints between two bodies (SPEC.md §23): ball, hinge, fixed, prismatic,
+/// distance and cone-twist, solved by the soft sub-stepped solver with the
+/// contacts. Anchors and axes are given in world space at creation; angles are
+/// radians, lengths metres, forces newtons, all Q16.16.
 #ifndef LS_JOINT_H
 #define LS_JOINT_H
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// 3x3 matrices of Q16.16 (rotations and inertia tensors), row-major.
+/// @file
+/// 3x3 matrices of Q16.16 (rotations and inertia tensors), row-major.
 #ifndef LS_MAT3_H
 #define LS_MAT3_H
 

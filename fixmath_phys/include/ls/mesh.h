@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Static triangle meshes (terrain, level geometry): immutable data with a
-// bounding-volume hierarchy built deterministically. Only static bodies may
-// carry a mesh shape. A body that uses a mesh copies it into its world, so the
-// caller may destroy its own at once (SPEC.md §21).
+/// @file
+/// Static triangle meshes (terrain, level geometry): immutable data with a
+/// bounding-volume hierarchy built deterministically. Only static bodies may
+/// carry a mesh shape. A body that uses a mesh copies it into its world, so the
+/// caller may destroy its own at once (SPEC.md §21).
 #ifndef LS_MESH_H
 #define LS_MESH_H
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Verlet particle systems (SPEC.md §25; Jakobsen, "Advanced Character
-// Physics"): particles with a position x and a previous position x* (the
-// velocity is implicit), relaxed constraints (sticks, min/max ranges, pins,
-// angle limits, breakable sticks) and builders for cloth, ropes, particle
-// ragdolls and particle rigid bodies. Everything is Q16.16 in SI units;
-// particles live in pools sized by ls_world_def (max_particle_systems,
-// max_particles, max_particle_constraints) and stepping never allocates.
+/// @file
+/// Verlet particle systems (SPEC.md §25; Jakobsen, "Advanced Character
+/// Physics"): particles with a position x and a previous position x* (the
+/// velocity is implicit), relaxed constraints (sticks, min/max ranges, pins,
+/// angle limits, breakable sticks) and builders for cloth, ropes, particle
+/// ragdolls and particle rigid bodies. Everything is Q16.16 in SI units;
+/// particles live in pools sized by ls_world_def (max_particle_systems,
+/// max_particles, max_particle_constraints) and stepping never allocates.
 #ifndef LS_PARTICLES_H
 #define LS_PARTICLES_H
 

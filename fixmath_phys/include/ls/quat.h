@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Unit quaternions of Q16.16 for orientation, inline. Products are accumulated
-// in 64 bits and rounded once per component.
+/// @file
+/// Unit quaternions of Q16.16 for orientation, inline. Products are accumulated
+/// in 64 bits and rounded once per component.
 #ifndef LS_QUAT_H
 #define LS_QUAT_H
 

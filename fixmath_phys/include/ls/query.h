@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
-// World queries: filtered ray casts, shape casts (a sphere, box, capsule or
-// hull swept along a line) and shape overlap tests against every shape kind,
-// meshes included. ls_world_ray_cast and ls_world_query_aabb (ls/world.h)
-// share their machinery. All are accelerated by a bounding-volume hierarchy
-// that the first query after a change rebuilds (SPEC.md §22 has
-// the rules); results never depend on it: the same world gives the same bits
-// on every platform, and ties go to the lower shape slot index.
-//
-// Threads: queries take a const world but may rebuild its query tree, so two
-// threads must not query the same world at once, nor query it while it steps.
-// Different worlds are independent. Queries never allocate.
+/// @file
+/// World queries: filtered ray casts, shape casts (a sphere, box, capsule or
+/// hull swept along a line) and shape overlap tests against every shape kind,
+/// meshes included. ls_world_ray_cast and ls_world_query_aabb (ls/world.h)
+/// share their machinery. All are accelerated by a bounding-volume hierarchy
+/// that the first query after a change rebuilds (SPEC.md §22 has
+/// the rules); results never depend on it: the same world gives the same bits
+/// on every platform, and ties go to the lower shape slot index.
+///
+/// Threads: queries take a const world but may rebuild its query tree, so two
+/// threads must not query the same world at once, nor query it while it steps.
+/// Different worlds are independent. Queries never allocate.
 #ifndef LS_QUERY_H
 #define LS_QUERY_H
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Deterministic pseudo-random numbers: PCG32 (XSH-RR, O'Neill 2014). The state
-// is two plain integers, so it can be copied into snapshots and compared.
+/// @file
+/// Deterministic pseudo-random numbers: PCG32 (XSH-RR, O'Neill 2014). The state
+/// is two plain integers, so it can be copied into snapshots and compared.
 #ifndef LS_RNG_H
 #define LS_RNG_H
 

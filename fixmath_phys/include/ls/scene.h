@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Text scene files (SPEC.md §14): a world line and one line per body, with
-// exact Q16.16 values (decimals or raw literals) and line:column errors.
+/// @file
+/// Text scene files (SPEC.md §14): a world line and one line per body, with
+/// exact Q16.16 values (decimals or raw literals) and line:column errors.
 #ifndef LS_SCENE_H
 #define LS_SCENE_H
 

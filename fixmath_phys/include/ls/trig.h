@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Stateless, integer-only trigonometry in Q16.16 radians.
-//
-// Replaces libfixmath's fix16_sin/cos/atan2/asin/acos, whose global caches make
-// results depend on call history and threads. Every function is a pure function
-// of its argument: table lookup with linear interpolation in Q2.30, rounded once
-// to Q16.16. Maximum error against the exact value of the Q16.16 input is stated
-// per function and asserted by tests/test_trig.c over a dense sweep.
+/// @file
+/// Stateless, integer-only trigonometry in Q16.16 radians.
+///
+/// Replaces libfixmath's fix16_sin/cos/atan2/asin/acos, whose global caches make
+/// results depend on call history and threads. Every function is a pure function
+/// of its argument: table lookup with linear interpolation in Q2.30, rounded once
+/// to Q16.16. Maximum error against the exact value of the Q16.16 input is stated
+/// per function and asserted by tests/test_trig.c over a dense sweep.
 #ifndef LS_TRIG_H
 #define LS_TRIG_H
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// 3-vectors of Q16.16, inline. Sums of products (dot, cross, lengths) are
-// accumulated exactly in 64 bits and rounded once, so they are both more
-// accurate than chained fix16_mul calls and independent of evaluation order.
+/// @file
+/// 3-vectors of Q16.16, inline. Sums of products (dot, cross, lengths) are
+/// accumulated exactly in 64 bits and rounded once, so they are both more
+/// accurate than chained fix16_mul calls and independent of evaluation order.
 #ifndef LS_VEC3_H
 #define LS_VEC3_H
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Ray-cast vehicles (SPEC.md §26; seed 004 §2.6): a dynamic chassis body and
-// 2..8 wheels, each a ray (or a sphere shape cast) along its suspension axis
-// with a spring and damper that never pull, per-wheel drive, brake and
-// steering shares, Coulomb tyre friction (static/dynamic), anti-roll bars and
-// wheel spin. Controls (throttle, brake, steer, handbrake) are Q16.16 values
-// set by the game from its inputs, never from a clock. Everything a vehicle
-// holds is in the snapshot and the checksum.
+/// @file
+/// Ray-cast vehicles (SPEC.md §26; seed 004 §2.6): a dynamic chassis body and
+/// 2..8 wheels, each a ray (or a sphere shape cast) along its suspension axis
+/// with a spring and damper that never pull, per-wheel drive, brake and
+/// steering shares, Coulomb tyre friction (static/dynamic), anti-roll bars and
+/// wheel spin. Controls (throttle, brake, steer, handbrake) are Q16.16 values
+/// set by the game from its inputs, never from a clock. Everything a vehicle
+/// holds is in the snapshot and the checksum.
 #ifndef LS_VEHICLE_H
 #define LS_VEHICLE_H
 

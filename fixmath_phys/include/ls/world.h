@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The physics world: bodies with one shape each, a fixed-tick step, events,
-// snapshots and the canonical checksum. All quantities are Q16.16 in SI units
-// (SPEC.md §5 gives the ranges, §11 the step pipeline).
+/// @file
+/// The physics world: bodies with one shape each, a fixed-tick step, events,
+/// snapshots and the canonical checksum. All quantities are Q16.16 in SI units
+/// (SPEC.md §5 gives the ranges, §11 the step pipeline).
 #ifndef LS_WORLD_H
 #define LS_WORLD_H
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-// Credentials and datagram authentication of wire v2 (SPEC.md §17.2, §17.3).
-// Each slot of a session has a secret 32-byte key known only to the relay and
-// that slot's peer; it travels inside a credential (a one-line text, usually a
-// file readable by its owner only) and never on the wire. Every datagram ends
-// with a 16-byte ChaCha20-Poly1305 tag over all its other bytes, under the
-// slot's key and a nonce made of the direction, role, slot and the sender's
-// 64-bit sequence number (libsodium). Receivers drop datagrams whose tag or
-// sequence number is wrong before acting on anything in them.
+/// @file
+/// Credentials and datagram authentication of wire v2 (SPEC.md §17.2, §17.3).
+/// Each slot of a session has a secret 32-byte key known only to the relay and
+/// that slot's peer; it travels inside a credential (a one-line text, usually a
+/// file readable by its owner only) and never on the wire. Every datagram ends
+/// with a 16-byte ChaCha20-Poly1305 tag over all its other bytes, under the
+/// slot's key and a nonce made of the direction, role, slot and the sender's
+/// 64-bit sequence number (libsodium). Receivers drop datagrams whose tag or
+/// sequence number is wrong before acting on anything in them.
 #ifndef LS_NET_AUTH_H
 #define LS_NET_AUTH_H
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Seeded fault injection for transports, tests and demos: loss, duplication,
-// reordering, delay, jitter and bit corruption. Sans-IO: it only decides when (and how many
-// times) a datagram is delivered; the caller holds the datagram until then.
+/// @file
+/// Seeded fault injection for transports, tests and demos: loss, duplication,
+/// reordering, delay, jitter and bit corruption. Sans-IO: it only decides when (and how many
+/// times) a datagram is delivered; the caller holds the datagram until then.
 #ifndef LS_NET_FAULT_H
 #define LS_NET_FAULT_H
 

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: MIT
-// A peer's sans-IO core. The game plugs in through callbacks (like GGPO):
-// local_input(tick) asks for this peer's input, advance(tick, inputs)
-// simulates one tick with every slot's input and returns the state checksum.
-// In lockstep mode a tick is advanced only when every slot's input for it is
-// known; inputs are sent D ticks ahead (input delay) and the peer paces itself
-// to stay within a bounded lead of what it has simulated. In rollback mode
-// (ls/net_rollback.h) the peer runs one frame per clock tick, predicts the
-// inputs it lacks, and when they arrive different it loads the state saved
-// for that tick (save/load callbacks) and re-simulates; only confirmed ticks'
-// checksums go to the relay. The core sends inputs with redundancy
-// (everything unacknowledged, every time), checksums, acks and pings. Every
-// datagram is sealed with the slot's secret key (from its credential,
-// ls/net_auth.h) and every received one is verified and checked against a
-// replay window before anything in it is used (SPEC.md §17.3).
+/// @file
+/// A peer's sans-IO core. The game plugs in through callbacks (like GGPO):
+/// local_input(tick) asks for this peer's input, advance(tick, inputs)
+/// simulates one tick with every slot's input and returns the state checksum.
+/// In lockstep mode a tick is advanced only when every slot's input for it is
+/// known; inputs are sent D ticks ahead (input delay) and the peer paces itself
+/// to stay within a bounded lead of what it has simulated. In rollback mode
+/// (ls/net_rollback.h) the peer runs one frame per clock tick, predicts the
+/// inputs it lacks, and when they arrive different it loads the state saved
+/// for that tick (save/load callbacks) and re-simulates; only confirmed ticks'
+/// checksums go to the relay. The core sends inputs with redundancy
+/// (everything unacknowledged, every time), checksums, acks and pings. Every
+/// datagram is sealed with the slot's secret key (from its credential,
+/// ls/net_auth.h) and every received one is verified and checked against a
+/// replay window before anything in it is used (SPEC.md §17.3).
 #ifndef LS_NET_PEER_H
 #define LS_NET_PEER_H
 

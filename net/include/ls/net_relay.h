@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
-// The relay's sans-IO core: feed it datagrams and the time, drain the datagrams
-// and events it produces. It issues a credential (secret key) per slot, joins
-// peers (authenticated JOIN + address cookie), drops every datagram whose tag,
-// sequence number or source is wrong before acting on it, fans every input out
-// to the other peers and re-sends what they have not acknowledged, keeps each
-// session's confirmed input stream, compares per-tick checksums, disconnects
-// silent peers at an announced tick and hands every final tick to a recorder.
-// Spectators (their own credentials, SPEC.md §17.10) receive the final ticks
-// (every slot's input and the agreed checksum) from a bounded history; the
-// relay never waits for them: one that falls out of the history gets the
-// host's snapshot of a confirmed tick (ls_relay_session_put_state) or is dropped.
-// No sockets, no clock, no allocation after session creation.
+/// @file
+/// The relay's sans-IO core: feed it datagrams and the time, drain the datagrams
+/// and events it produces. It issues a credential (secret key) per slot, joins
+/// peers (authenticated JOIN + address cookie), drops every datagram whose tag,
+/// sequence number or source is wrong before acting on it, fans every input out
+/// to the other peers and re-sends what they have not acknowledged, keeps each
+/// session's confirmed input stream, compares per-tick checksums, disconnects
+/// silent peers at an announced tick and hands every final tick to a recorder.
+/// Spectators (their own credentials, SPEC.md §17.10) receive the final ticks
+/// (every slot's input and the agreed checksum) from a bounded history; the
+/// relay never waits for them: one that falls out of the history gets the
+/// host's snapshot of a confirmed tick (ls_relay_session_put_state) or is dropped.
+/// No sockets, no clock, no allocation after session creation.
 #ifndef LS_NET_RELAY_H
 #define LS_NET_RELAY_H
 

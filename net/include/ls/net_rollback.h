@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
-// The rollback (prediction-correction) core, sans-IO and physics-agnostic
-// (SPEC.md "Rollback and SyncTest"). The game plugs in GGPO-style through
-// callbacks: save(tick) stores the state at the start of a tick, load(tick)
-// brings it back, advance(tick, inputs) simulates one tick and returns the
-// checksum of the state after it. Remote inputs are added as they arrive, in
-// any order; missing ones are predicted (repeat the last known input, or a
-// game-supplied predictor). When an input turns out to differ from what a
-// simulated tick used, the core loads the newest saved state at or before that
-// tick and re-simulates to the present with the corrected inputs. Checksums are
-// final (and compared with other peers') only for confirmed ticks, so
-// prediction never causes a false desync.
+/// @file
+/// The rollback (prediction-correction) core, sans-IO and physics-agnostic
+/// (SPEC.md "Rollback and SyncTest"). The game plugs in GGPO-style through
+/// callbacks: save(tick) stores the state at the start of a tick, load(tick)
+/// brings it back, advance(tick, inputs) simulates one tick and returns the
+/// checksum of the state after it. Remote inputs are added as they arrive, in
+/// any order; missing ones are predicted (repeat the last known input, or a
+/// game-supplied predictor). When an input turns out to differ from what a
+/// simulated tick used, the core loads the newest saved state at or before that
+/// tick and re-simulates to the present with the corrected inputs. Checksums are
+/// final (and compared with other peers') only for confirmed ticks, so
+/// prediction never causes a false desync.
 #ifndef LS_NET_ROLLBACK_H
 #define LS_NET_ROLLBACK_H
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// A spectator's sans-IO core (SPEC.md §17.10): it joins a session with a
-// spectator credential, receives the final ticks (every slot's input and the
-// agreed checksum) from the relay, simulates them through the game's advance
-// callback behind the players, as fast as they arrive (a spectator that joins
-// late catches up faster than real time), and checks its own checksum against
-// the agreed one at every tick. It holds no slot key and sends no inputs: it
-// can watch, never act. The relay never waits for it.
+/// @file
+/// A spectator's sans-IO core (SPEC.md §17.10): it joins a session with a
+/// spectator credential, receives the final ticks (every slot's input and the
+/// agreed checksum) from the relay, simulates them through the game's advance
+/// callback behind the players, as fast as they arrive (a spectator that joins
+/// late catches up faster than real time), and checks its own checksum against
+/// the agreed one at every tick. It holds no slot key and sends no inputs: it
+/// can watch, never act. The relay never waits for it.
 #ifndef LS_NET_SPECTATOR_H
 #define LS_NET_SPECTATOR_H
 

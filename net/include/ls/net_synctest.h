@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// SyncTest (as GGPO's and GGRS's): proves that a game's save/load/advance
-// callbacks are fit for rollback. Every tick is simulated, then the game is
-// rolled back k ticks (1..8 by default, cycling) and re-simulated; every
-// re-simulated tick's checksum must equal the first simulation's, and (by
-// default) the state saved after the re-simulation must be byte-identical to
-// the one saved the first time. A mismatch names the tick and k. Pure
-// callbacks, no I/O, no clock (SPEC.md "Rollback and SyncTest").
+/// @file
+/// SyncTest (as GGPO's and GGRS's): proves that a game's save/load/advance
+/// callbacks are fit for rollback. Every tick is simulated, then the game is
+/// rolled back k ticks (1..8 by default, cycling) and re-simulated; every
+/// re-simulated tick's checksum must equal the first simulation's, and (by
+/// default) the state saved after the re-simulation must be byte-identical to
+/// the one saved the first time. A mismatch names the tick and k. Pure
+/// callbacks, no I/O, no clock (SPEC.md "Rollback and SyncTest").
 #ifndef LS_NET_SYNCTEST_H
 #define LS_NET_SYNCTEST_H
 

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
-// The UDP transport on libuv, part of the library (SPEC.md §17.12): one socket,
-// a periodic poll timer on the loop clock, optional signal handling, and seeded
-// fault injection (ls/net_fault.h) on every send. It carries datagrams for the
-// sans-IO cores (ls/net_relay.h, ls/net_peer.h) and knows nothing of them: a
-// game hosts a relay or a peer by calling ls_relay_receive / ls_peer_receive
-// from on_recv, ls_*_poll from on_timer, and sending every datagram the core
-// produces with ls_uv_send. It runs on its own loop, or on the game's uv loop
-// (ls_uv_def.loop). libuv stays opaque here: only net/uv/transport_uv.c includes
-// <uv.h>. The cores remain usable without it, with the game's own sockets.
+/// @file
+/// The UDP transport on libuv, part of the library (SPEC.md §17.12): one socket,
+/// a periodic poll timer on the loop clock, optional signal handling, and seeded
+/// fault injection (ls/net_fault.h) on every send. It carries datagrams for the
+/// sans-IO cores (ls/net_relay.h, ls/net_peer.h) and knows nothing of them: a
+/// game hosts a relay or a peer by calling ls_relay_receive / ls_peer_receive
+/// from on_recv, ls_*_poll from on_timer, and sending every datagram the core
+/// produces with ls_uv_send. It runs on its own loop, or on the game's uv loop
+/// (ls_uv_def.loop). libuv stays opaque here: only net/uv/transport_uv.c includes
+/// <uv.h>. The cores remain usable without it, with the game's own sockets.
 #ifndef LS_NET_UV_H
 #define LS_NET_UV_H
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The relay wire protocol v2 (SPEC.md §17): every datagram is a 20-byte
-// little-endian header, one message body and a 16-byte authentication tag
-// (ls/net_auth.h seals and verifies it). The codec is pure and keyless: it
-// never allocates, every length is checked before use, and one field walk per
-// message serves both encoding and decoding, so the two cannot drift apart.
-// Inputs are opaque bytes stamped with a tick; nothing here knows about physics.
+/// @file
+/// The relay wire protocol v2 (SPEC.md §17): every datagram is a 20-byte
+/// little-endian header, one message body and a 16-byte authentication tag
+/// (ls/net_auth.h seals and verifies it). The codec is pure and keyless: it
+/// never allocates, every length is checked before use, and one field walk per
+/// message serves both encoding and decoding, so the two cannot drift apart.
+/// Inputs are opaque bytes stamped with a tick; nothing here knows about physics.
 #ifndef LS_NET_WIRE_H
 #define LS_NET_WIRE_H
 

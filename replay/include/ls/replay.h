@@ -1,39 +1,40 @@
 // SPDX-License-Identifier: MIT
-// Replays: self-contained, versioned, crash-safe match recordings (SPEC.md
-// "Replay files"). The module knows nothing about physics: the scene, each
-// tick's inputs and the keyframes (state snapshots) are opaque bytes, and the
-// verifier re-simulates through callbacks the caller supplies.
-//
-// Recording from a long-running process (e.g. the relay):
-//
-//     ls_replay_recorder_def def = ls_default_replay_recorder_def();
-//     def.tick_rate = 60;
-//     def.players = 4;
-//     def.input_size = 1;
-//     def.fingerprint = ls_game_fingerprint(); // what the bits depend on (ls/game.h)
-//     def.scene = scene_text;
-//     def.scene_size = scene_len;
-//     ls_error err;
-//     ls_replay_recorder *rec = ls_replay_recorder_create("match.lsr", &def, &err);
-//     // per agreed tick t (0, 1, ...): all players' inputs, player p's at
-//     // inputs + p * input_size, and the checksum of the state after tick t
-//     if (ls_replay_recorder_append(rec, inputs, checksum) != LS_OK)
-//         log(ls_replay_recorder_error(rec)->message);
-//     // optional, when ls_replay_recorder_keyframe_due(rec): add_keyframe(rec, snapshot, n)
-//     // a chunk is written (one fwrite + fflush) every def.chunk_ticks ticks
-//     ls_replay_recorder_finish(rec);  // last chunk + index + trailer: complete
-//     ls_replay_recorder_destroy(rec); // without finish: everything appended stays readable
-//
-// A relay that compares the players' checksums also records what each player
-// claimed at the ticks where they disagreed (def.claims, then
-// ls_replay_recorder_claims before that tick's append): such a file is format
-// version 2, and re-simulation names the players whose claim was wrong.
-//
-// Reading: ls_replay_reader_open (validates every chunk), then a cursor per
-// thread for inputs and checksums, ls_replay_reader_keyframe for snapshots,
-// ls_replay_reader_claims for a tick's claims.
-// Verifying: ls_replay_verify_segments with an ls_replay_sim. A recorder is
-// used by one thread; a reader may be shared by any number of cursors/threads.
+/// @file
+/// Replays: self-contained, versioned, crash-safe match recordings (SPEC.md
+/// "Replay files"). The module knows nothing about physics: the scene, each
+/// tick's inputs and the keyframes (state snapshots) are opaque bytes, and the
+/// verifier re-simulates through callbacks the caller supplies.
+///
+/// Recording from a long-running process (e.g. the relay):
+///
+///     ls_replay_recorder_def def = ls_default_replay_recorder_def();
+///     def.tick_rate = 60;
+///     def.players = 4;
+///     def.input_size = 1;
+///     def.fingerprint = ls_game_fingerprint(); // what the bits depend on (ls/game.h)
+///     def.scene = scene_text;
+///     def.scene_size = scene_len;
+///     ls_error err;
+///     ls_replay_recorder *rec = ls_replay_recorder_create("match.lsr", &def, &err);
+///     // per agreed tick t (0, 1, ...): all players' inputs, player p's at
+///     // inputs + p * input_size, and the checksum of the state after tick t
+///     if (ls_replay_recorder_append(rec, inputs, checksum) != LS_OK)
+///         log(ls_replay_recorder_error(rec)->message);
+///     // optional, when ls_replay_recorder_keyframe_due(rec): add_keyframe(rec, snapshot, n)
+///     // a chunk is written (one fwrite + fflush) every def.chunk_ticks ticks
+///     ls_replay_recorder_finish(rec);  // last chunk + index + trailer: complete
+///     ls_replay_recorder_destroy(rec); // without finish: everything appended stays readable
+///
+/// A relay that compares the players' checksums also records what each player
+/// claimed at the ticks where they disagreed (def.claims, then
+/// ls_replay_recorder_claims before that tick's append): such a file is format
+/// version 2, and re-simulation names the players whose claim was wrong.
+///
+/// Reading: ls_replay_reader_open (validates every chunk), then a cursor per
+/// thread for inputs and checksums, ls_replay_reader_keyframe for snapshots,
+/// ls_replay_reader_claims for a tick's claims.
+/// Verifying: ls_replay_verify_segments with an ls_replay_sim. A recorder is
+/// used by one thread; a reader may be shared by any number of cursors/threads.
 #ifndef LS_REPLAY_H
 #define LS_REPLAY_H
 

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: MIT
-// Signed recordings (SPEC.md §16.11): Ed25519 through libsodium. A signer
-// made here plugs into ls_replay_recorder_def.signer, so the recorder signs
-// every byte it has written after each chunk; a reader's signatures are
-// checked against the signer's public key. Keys live in files the caller
-// names; nothing is generated or stored behind its back.
-//
-//     uint8_t sk[LS_REPLAY_SECRET_KEY_SIZE];
-//     ls_replay_key_read("relay.key", sk, sizeof sk, &err);
-//     ls_replay_signer *s = ls_replay_signer_create(sk, &err);
-//     def.signer = s;                         // outlives the recorder
-//     ...
-//     ls_replay_signature_report rep;
-//     ls_replay_reader_check_signatures(reader, public_key, &rep, &err);
-//
-// Not part of the wasm and cross-compiled builds (the replay module itself
-// has no cryptography); link with libsodium (pkg-config does).
+/// @file
+/// Signed recordings (SPEC.md §16.11): Ed25519 through libsodium. A signer
+/// made here plugs into ls_replay_recorder_def.signer, so the recorder signs
+/// every byte it has written after each chunk; a reader's signatures are
+/// checked against the signer's public key. Keys live in files the caller
+/// names; nothing is generated or stored behind its back.
+///
+///     uint8_t sk[LS_REPLAY_SECRET_KEY_SIZE];
+///     ls_replay_key_read("relay.key", sk, sizeof sk, &err);
+///     ls_replay_signer *s = ls_replay_signer_create(sk, &err);
+///     def.signer = s;                         // outlives the recorder
+///     ...
+///     ls_replay_signature_report rep;
+///     ls_replay_reader_check_signatures(reader, public_key, &rep, &err);
+///
+/// Not part of the wasm and cross-compiled builds (the replay module itself
+/// has no cryptography); link with libsodium (pkg-config does).
 #ifndef LS_REPLAY_SIGN_H
 #define LS_REPLAY_SIGN_H
 
