@@ -22,6 +22,7 @@
 #include "ls/particles.h"
 #include "ls/quat.h"
 #include "ls/query.h"
+#include "ls/render_float.h"
 #include "ls/replay.h"
 #include "ls/replay_sign.h"
 #include "ls/rng.h"
@@ -78,6 +79,12 @@ int main()
     ls_relay_def reld = ls_default_relay_def();
     ls_hasher h;
     ls_hasher_init(&h);
+    float model[16]; // the body's pose as a renderer's column-major model matrix
+    ls_render_transformf(st.position, st.orientation, model);
+    if (model[13] != ls_render_float(st.position.y) || model[15] != 1.0f) {
+        std::printf("render_float: translation not in model[12..14]\n");
+        return 1;
+    }
     std::printf("c++%ld: y after 30 ticks %s, checksum %016llx, snapshot %zu bytes, "
                 "fingerprint %zu chars, defaults %u %u %u, %u joint, %s\n",
                 (long)__cplusplus, text, (unsigned long long)ls_world_checksum(w), snap.size(),
