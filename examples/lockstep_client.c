@@ -15,7 +15,12 @@
 //     lockstep relay --slots 2 --ticks 300 --credentials .   # prints the port; one
 //                                                             # credential file per slot
 //     ./lockstep_client 127.0.0.1 PORT session-1-slot-0.cred arena.scene &
-//     ./lockstep_client 127.0.0.1 PORT session-1-slot-1.cred arena.scene
+//     ./lockstep_client 127.0.0.1 PORT session-1-slot-1.cred arena.scene rollback
+//
+// A fifth argument `rollback` plays in rollback mode: the peer predicts the inputs it
+// lacks for up to max_prediction ticks and, when one arrives different, loads the state
+// saved at that tick (the same save / load callbacks) and re-simulates. Both modes play
+// in one match and end on the same checksum: only confirmed ticks are compared.
 #define _POSIX_C_SOURCE 200809L
 #include <ls/game.h>
 #include <ls/net_auth.h>
@@ -33,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+// [game]
 // The game the peer drives: a world, its scene and a scripted "player".
 typedef struct game {
     ls_scene scene;
@@ -57,8 +63,10 @@ static uint64_t advance(void *user, uint32_t tick, const uint8_t *inputs, uint32
     game *g = user;
     return ls_game_tick(g->world, &g->scene, inputs, slots, input_size);
 }
+// [game]
 
-// Rejoin (and serving a rejoiner's snapshot): the world's snapshot and checksum. The
+// [save_load]
+// Rollback, rejoin (and serving a rejoiner's snapshot): the world's snapshot and checksum. The
 // checksum of the state at the start of `tick` is the one advance returned for tick - 1.
 static size_t save(void *user, uint32_t tick, uint8_t *buf, size_t cap)
 {
@@ -81,6 +89,7 @@ static uint64_t state_checksum(void *user, uint32_t tick)
     const game *g = user;
     return ls_world_checksum(g->world);
 }
+// [save_load]
 
 static void on_event(void *user, const ls_peer_event *ev)
 {
@@ -108,8 +117,8 @@ static uint64_t now_us(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: lockstep_client RELAY_IP PORT CREDENTIAL_FILE SCENE\n");
+    if (argc != 5 && !(argc == 6 && strcmp(argv[5], "rollback") == 0)) {
+        fprintf(stderr, "usage: lockstep_client RELAY_IP PORT CREDENTIAL_FILE SCENE [rollback]\n");
         return 2;
     }
     // The slot's credential (session, slot, secret key): it never goes on the wire.
@@ -143,6 +152,7 @@ int main(int argc, char **argv)
     g.slot = pd.slot;
     ls_input_script_init(&g.script, 1, LS_SCENE_MAX_PLAYERS);
 
+    // [callbacks]
     pd.relay.family = 4;
     memcpy(pd.relay.ip, &relay.sin_addr, 4);
     pd.relay.port = ntohs(relay.sin_port);
@@ -153,6 +163,13 @@ int main(int argc, char **argv)
     pd.cb.save = save;
     pd.cb.load = load;
     pd.cb.state_checksum = state_checksum; // with load: this client rejoins (AUTO)
+    // [callbacks]
+    // [rollback_mode]
+    if (argc == 6) {
+        pd.mode = LS_PEER_ROLLBACK; // save and load are required in this mode
+        pd.max_prediction = 8;      // ticks simulated ahead on predicted inputs (0..64)
+    }
+    // [rollback_mode]
     ls_peer *peer = ls_peer_create(&pd, &err);
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     if (!peer || fd < 0) {
@@ -160,6 +177,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    // [loop]
     // The game's loop: wait up to 1 ms for a datagram, hand it to the peer, let
     // the peer advance and produce datagrams, send them. 60 s at most.
     uint64_t start = now_us();
@@ -179,6 +197,7 @@ int main(int argc, char **argv)
             sendto(fd, d.data, d.len, 0, (const struct sockaddr *)&relay, sizeof relay);
         }
     }
+    // [loop]
     bool finished = ls_peer_state_get(peer) == LS_PEER_FINISHED;
     printf("slot %u: %s after %u ticks, checksum %016llx\n", g.slot,
            finished ? "finished" : "stopped", ls_peer_ticks(peer),
@@ -186,6 +205,13 @@ int main(int argc, char **argv)
     ls_peer_stats st = ls_peer_stats_get(peer);
     printf("network: rtt to the relay %u us, %u kbps in, %u kbps out, rejoins %s (%u)\n", st.rtt_us,
            st.kbps_in, st.kbps_out, ls_peer_rejoins(peer) ? "on" : "off", st.rejoins);
+    if (pd.mode == LS_PEER_ROLLBACK) {
+        printf("rollback: %llu rollbacks, %llu ticks re-simulated in %llu frames, "
+               "%llu of %llu predictions right\n",
+               (unsigned long long)st.rollbacks, (unsigned long long)st.resimulated,
+               (unsigned long long)st.frames, (unsigned long long)st.predicted_hits,
+               (unsigned long long)st.predicted);
+    }
     for (uint32_t k = 0; k < ls_peer_welcome(peer).u.welcome.slots; k++) {
         ls_peer_remote_stats r = ls_peer_remote_stats_get(peer, k);
         printf("  slot %u: inputs below tick %u, %d frames behind us, %u interruptions\n", k,

@@ -2,8 +2,9 @@
 // The smallest physics program: a ground plane, a stack of three boxes, a
 // ball thrown at it, a compound body (a box with a pyramid-shaped convex hull
 // on top) dropped next to it and a door on a motorised hinge; 3 seconds at
-// 60 Hz, then where everything ended up and the checksum every machine
-// computes for that state.
+// 60 Hz, then where everything ended up, the ball's pose as a renderer's
+// float matrix, and the checksum every machine computes for that state.
+// (docs/guide/physics.md shows the parts between the `// [name]` marks.)
 //
 //     cc physics.c $(pkg-config --cflags --libs lockstep) -o physics
 #include <ls/world.h>
@@ -11,8 +12,10 @@
 #include <ls/fx_text.h>
 #include <ls/hull.h>
 #include <ls/joint.h>
+#include <ls/render_float.h>
 #include <stdio.h>
 
+// [add]
 static ls_body_id add(ls_world *w, ls_body_def *def)
 {
     ls_error err;
@@ -22,9 +25,11 @@ static ls_body_id add(ls_world *w, ls_body_def *def)
     }
     return id;
 }
+// [add]
 
 int main(void)
 {
+    // [world]
     ls_error err;
     ls_world_def wd = ls_default_world_def(); // 60 Hz, gravity -9.81 m/s^2
     ls_world *w = ls_world_create(&wd, &err);
@@ -32,7 +37,9 @@ int main(void)
         fprintf(stderr, "physics: %s\n", err.message);
         return 1;
     }
+    // [world]
 
+    // [bodies]
     ls_body_def ground = ls_default_body_def();
     ground.type = LS_BODY_STATIC;
     ground.shape.type = LS_SHAPE_PLANE;
@@ -54,6 +61,7 @@ int main(void)
     ball.position = ls_vec3_make(ls_fx_from_int(-4), ls_fx_from_int(2), 0);
     ball.linear_velocity = ls_vec3_make(ls_fx_from_int(12), ls_fx_from_int(2), 0);
     ls_body_id b = add(w, &ball);
+    // [bodies]
 
     // A compound body: a box and a hull pyramid 1 m above its origin. The
     // world keeps its own copy of the hull, so ours is freed at once.
@@ -109,6 +117,7 @@ int main(void)
         return 1;
     }
 
+    // [step]
     for (int t = 0; t < 180; t++) {
         ls_world_step(w);
     }
@@ -120,6 +129,7 @@ int main(void)
         printf("box %d at x %s y %s%s\n", i, x, y,
                ls_body_is_asleep(w, boxes[i]) ? " (asleep)" : "");
     }
+    // [step]
     char bx[LS_FX_TEXT_MAX];
     ls_fx_format(ls_body_position(w, b).x, bx);
     printf("ball at x %s\n", bx);
@@ -129,8 +139,18 @@ int main(void)
     char angle[LS_FX_TEXT_MAX];
     ls_fx_format(ls_joint_hinge_angle(w, hinge_id), angle);
     printf("door open %s rad (limit 1.5708)\n", angle);
+    // [render]
+    // What a renderer draws: the ball's pose as a float model matrix (column-major,
+    // translation in model[12..14]). Display only: nothing converts it back.
+    float model[16];
+    ls_render_transformf(ls_body_position(w, b), ls_body_orientation(w, b), model);
+    printf("ball model matrix translation %.3f %.3f %.3f\n", (double)model[12], (double)model[13],
+           (double)model[14]);
+    // [render]
+    // [checksum]
     printf("tick %u checksum %016llx\n", ls_world_tick(w),
            (unsigned long long)ls_world_checksum(w));
+    // [checksum]
     ls_world_destroy(w);
     return 0;
 }

@@ -4,6 +4,8 @@
 // compare each tick's checksum with the recorded one. Exit 0 when every tick
 // matches, 3 at the first divergent tick, 1 when the file cannot be used.
 //
+// (docs/guide/replay.md shows the parts between the `// [name]` marks.)
+//
 //     c++ -std=c++17 replay_verify.cpp $(pkg-config --cflags --libs lockstep) -o replay_verify
 #include <ls/game.h>
 #include <ls/replay.h>
@@ -59,6 +61,7 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "usage: replay_verify FILE.lsr\n");
         return 2;
     }
+    // [open]
     ls_error err;
     std::unique_ptr<ls_replay_reader, reader_free> reader(ls_replay_reader_open(argv[1], &err));
     if (!reader) {
@@ -81,6 +84,8 @@ int main(int argc, char **argv)
     if (!world || !cursor) {
         return fail(err);
     }
+    // [open]
+    // [loop]
     const uint32_t ticks = ls_replay_reader_ticks(reader.get());
     for (uint32_t t = 0; t < ticks; t++) {
         const uint8_t *inputs = nullptr;
@@ -97,6 +102,7 @@ int main(int argc, char **argv)
             return 3;
         }
     }
+    // [loop]
     std::printf("verified %u ticks, %u players, final checksum %016llx\n", ticks, h->players,
                 static_cast<unsigned long long>(ls_world_checksum(world.get())));
     return 0;

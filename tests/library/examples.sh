@@ -75,9 +75,12 @@ echo "examples: replay_verify (C++): $(cat verify.out); tampered copy: $(cat tam
 scene="$stage/share/lockstep/scenes/arena.scene"
 [ -f "$scene" ] || fail "scenes not installed under share/lockstep"
 # The relay records the match and signs the recording with a key made here.
+# (The lines between the two relay marks are shown in the guide docs/guide/relay.md.)
+# [relay]
 "$stage/bin/lockstep" keygen --out relay >/dev/null
 "$stage/bin/lockstep" relay --slots 2 --ticks 240 --exit-when-done --join-timeout 20000 \
   --record match.lsr --sign-key relay.key --credentials . >relay.out 2>&1 &
+# [relay]
 relay=$!
 i=0
 while ! grep -q '^ready' relay.out; do
@@ -89,20 +92,24 @@ c0file=$(sed -n 's/^credential 1 0 //p' relay.out)
 c1file=$(sed -n 's/^credential 1 1 //p' relay.out)
 ./lockstep_client 127.0.0.1 "$port" "$c0file" "$scene" >client0.out &
 c0=$!
-./lockstep_client 127.0.0.1 "$port" "$c1file" "$scene" >client1.out || true
+# Client 1 plays in rollback mode in the same match: same final checksum.
+./lockstep_client 127.0.0.1 "$port" "$c1file" "$scene" rollback >client1.out || true
 wait $c0 || true
 wait $relay || true
 s0=$(sed -n 's/.*finished after 240 ticks, checksum //p' client0.out)
 s1=$(sed -n 's/.*finished after 240 ticks, checksum //p' client1.out)
 [ -n "$s0" ] && [ "$s0" = "$s1" ] || fail "clients: $(cat client0.out client1.out)"
-echo "examples: lockstep_client x2 through the installed relay: 240 ticks, both checksums $s0"
+grep -q '^rollback: .* in 240 frames' client1.out || fail "client 1 not in rollback mode: $(cat client1.out)"
+echo "examples: lockstep_client x2 (lockstep and rollback) through the installed relay: 240 ticks, both checksums $s0"
 # The installed CLI finds its installed scenes from anywhere.
 "$stage/bin/lockstep" sim pyramid.scene --ticks 2 >sim.out || fail "installed sim: $(cat sim.out)"
 # Every file a shipped scene references is installed beside it (mesh_terrain: terrain.obj).
 "$stage/bin/lockstep" sim mesh_terrain.scene --ticks 2 >sim.out 2>&1 ||
   fail "installed mesh_terrain (its .obj): $(cat sim.out)"
+# [verify]
 "$stage/bin/lockstep" replay verify match.lsr --pubkey relay.pub >match.out ||
   fail "the relay's signed recording: $(cat match.out)"
+# [verify]
 echo "examples: the relay's recording, signed and re-simulated: $(tr '\n' ' ' <match.out)"
 # A library-only install needs none of the CLI's dependencies and installs no CLI.
 make -C "$root" --no-print-directory -s install-lib PREFIX="$build/stage-lib" BUILD="$1" >/dev/null
