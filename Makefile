@@ -37,13 +37,18 @@ LIB_SRC   := $(PHYS_SRC)
 TOOL_SRC  := $(wildcard tools/*.c)
 TEST_SRC  := $(wildcard tests/*.c)
 
-# Library version from ls/base.h; the SONAME carries the major version.
+# Library version from ls/base.h. The SONAME carries the ABI (SPEC.md §19.5):
+# liblockstep.so.0.MINOR while the major is 0 (every 0.x minor may break the
+# ABI, so a program linked against 0.3 must not load 0.4), liblockstep.so.MAJOR
+# from 1.0 on.
 LS_VERSION_PART = $(shell sed -n 's/^\#define LS_VERSION_$(1) //p' fixmath_phys/include/ls/base.h)
 LS_MAJOR   := $(call LS_VERSION_PART,MAJOR)
-LS_VERSION := $(LS_MAJOR).$(call LS_VERSION_PART,MINOR).$(call LS_VERSION_PART,PATCH)
+LS_MINOR   := $(call LS_VERSION_PART,MINOR)
+LS_VERSION := $(LS_MAJOR).$(LS_MINOR).$(call LS_VERSION_PART,PATCH)
+LS_ABI     := $(if $(filter 0,$(LS_MAJOR)),0.$(LS_MINOR),$(LS_MAJOR))
 LIB_A    := $(BUILD)/liblockstep.a
 LIB_SO   := $(BUILD)/liblockstep.so
-LIB_SONAME := liblockstep.so.$(LS_MAJOR)
+LIB_SONAME := liblockstep.so.$(LS_ABI)
 LIB_SO_REAL := $(BUILD)/liblockstep.so.$(LS_VERSION)
 TOOL     := $(BUILD)/lockstep
 TESTS    := $(BUILD)/test_all
@@ -82,16 +87,18 @@ $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-# liblockstep.so -> liblockstep.so.MAJOR -> liblockstep.so.MAJOR.MINOR.PATCH.
+# liblockstep.so -> liblockstep.so.0.MINOR (the SONAME) -> liblockstep.so.0.MINOR.PATCH.
 # --no-undefined: the library needs libc and libsodium (replay signatures)
 # alone: libfixmath is header-only here, xxhash is compiled in.
-$(LIB_SO): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--no-undefined -o $(LIB_SO_REAL) $^ $(LIB_LIBS)
+# The Makefile is a prerequisite: it names the SONAME, so a tree built before
+# the name changed relinks.
+$(LIB_SO): $(LIB_OBJ) Makefile
+	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--no-undefined $(LDFLAGS) -o $(LIB_SO_REAL) $(LIB_OBJ) $(LIB_LIBS)
 	ln -sf $(notdir $(LIB_SO_REAL)) $(BUILD)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $@
 
 $(TOOL): $(TOOL_OBJ) $(LIB_A)
-	$(CC) $(ALLFLAGS) -o $@ $(TOOL_OBJ) $(LIB_A) $(LDLIBS_TOOL)
+	$(CC) $(ALLFLAGS) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(LIB_A) $(LDLIBS_TOOL)
 
 # --wrap lets tests count the library's heap allocations (tests/alloc_count.h).
 TEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
@@ -191,7 +198,7 @@ install-lib: $(LIB_A) $(LIB_SO)
 	sed -e 's|@SONAME@|$(LIB_SONAME)|g' tools/lockstep-config.cmake.in \
 	  > $(DESTDIR)$(PREFIX)/lib/cmake/lockstep/lockstep-config.cmake
 	sed -e 's|@VERSION@|$(LS_VERSION)|g' -e 's|@MAJOR@|$(LS_MAJOR)|g' \
-	  -e 's|@MINOR@|$(call LS_VERSION_PART,MINOR)|g' tools/lockstep-config-version.cmake.in \
+	  -e 's|@MINOR@|$(LS_MINOR)|g' tools/lockstep-config-version.cmake.in \
 	  > $(DESTDIR)$(PREFIX)/lib/cmake/lockstep/lockstep-config-version.cmake
 
 install: install-lib $(TOOL)

@@ -25,9 +25,27 @@ cc -std=c11 -Wall -Wextra -Wpedantic -Werror $cflags "$root/examples/lockstep_cl
 c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror $cflags "$root/examples/replay_verify.cpp" $libs -o replay_verify
 # Static link from the same .pc.
 cc -std=c11 $cflags "$root/examples/physics.c" $(pkg-config --static --libs lockstep | sed 's/-llockstep/-l:liblockstep.a/') -o physics_static
-ldd ./physics | grep -q "liblockstep.so.0 => $stage/lib" || { echo "examples: physics does not use the installed liblockstep.so.0"; exit 1; }
-
 fail() { echo "examples: FAIL: $*"; exit 1; }
+
+# The SONAME carries the 0.x ABI (SPEC.md §19.5): liblockstep.so.0.MINOR, so a
+# program linked against 0.3 never loads 0.4. The installed links:
+# liblockstep.so -> liblockstep.so.0.MINOR -> liblockstep.so.0.MINOR.PATCH.
+version=$(pkg-config --modversion lockstep)
+case $version in
+0.*) soname=liblockstep.so.$(echo "$version" | cut -d. -f1,2) ;;
+*) soname=liblockstep.so.$(echo "$version" | cut -d. -f1) ;;
+esac
+check_soname() { # check_soname LIBDIR
+  got=$(readelf -d "$1/liblockstep.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+  [ "$got" = "$soname" ] || fail "$1/liblockstep.so.$version: SONAME '$got', expected $soname"
+  [ "$(readlink "$1/$soname")" = "liblockstep.so.$version" ] &&
+    [ "$(readlink "$1/liblockstep.so")" = "$soname" ] ||
+    fail "$1: links $(ls -l "$1"/liblockstep.so*)"
+}
+check_soname "$stage/lib"
+ldd ./physics | grep -q "$soname => $stage/lib" || fail "physics does not use the installed $soname: $(ldd ./physics)"
+readelf -d ./physics | grep -q "(NEEDED).*\[$soname\]" || fail "physics does not need $soname"
+echo "examples: SONAME $soname (readelf -d), links liblockstep.so -> $soname -> liblockstep.so.$version"
 ./physics >physics.out || fail "physics exited $?"
 grep -q '^tick 180 checksum ' physics.out || fail "physics printed: $(cat physics.out)"
 ./physics_static | cmp -s - physics.out || fail "static and shared physics differ"
@@ -115,5 +133,6 @@ echo "examples: the relay's recording, signed and re-simulated: $(tr '\n' ' ' <m
 make -C "$root" --no-print-directory -s install-lib PREFIX="$build/stage-lib" BUILD="$1" >/dev/null
 [ -f "$build/stage-lib/lib/pkgconfig/lockstep.pc" ] && [ ! -e "$build/stage-lib/bin" ] ||
   fail "install-lib installed $(ls "$build/stage-lib")"
-echo "examples: make install-lib: headers, liblockstep.a/.so.0, lockstep.pc, no CLI"
-echo "examples: 6 passed, 0 failed"
+check_soname "$build/stage-lib/lib"
+echo "examples: make install-lib: headers, liblockstep.a/$soname, lockstep.pc, no CLI"
+echo "examples: 7 passed, 0 failed"
