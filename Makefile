@@ -181,29 +181,41 @@ FIXMATH_INCDIR := $(shell echo '\#include <libfixmath/fix16.h>' | $(CC) -E -x c 
 
 # `make install-lib`: headers, static and shared library, lockstep.pc. Needs
 # only what the library needs (libfixmath-dev, libxxhash-dev, libsodium-dev,
-# libuv1-dev for the transport), not the CLI's libpng. `make install` adds the CLI and its scenes.
+# libuv1-dev for the transport), not the CLI's libpng. `make install` adds the CLI, its
+# manual page (tools/lockstep.1) and its scenes.
+# LIBDIR (default PREFIX/lib) must lie under PREFIX: the Debian packages use
+# /usr/lib/<multiarch triplet> (mk/deb.mk). lockstep.pc names it from
+# ${prefix} and the CMake package finds PREFIX from its own place, so a staged
+# or relocated tree works too.
+LIBDIR ?= $(PREFIX)/lib
+LIBDIR_REL = $(patsubst $(PREFIX)/%,%,$(LIBDIR))
+CMAKEDIR = $(LIBDIR)/cmake/lockstep
+# From CMAKEDIR up to PREFIX: one ".." per component of LIBDIR_REL/cmake/lockstep.
+CMAKE_TO_PREFIX = $(subst $(eval) ,/,$(foreach c,$(subst /, ,$(LIBDIR_REL)) cmake lockstep,..))
 .PHONY: install-lib
 install-lib: $(LIB_A) $(LIB_SO)
-	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/lib/cmake/lockstep
+	@case '$(LIBDIR)' in '$(PREFIX)'/?*) ;; *) echo "install: LIBDIR=$(LIBDIR) is not under PREFIX=$(PREFIX)"; exit 2;; esac
+	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(CMAKEDIR)
 	install -m 644 fixmath_phys/include/ls/*.h replay/include/ls/*.h net/include/ls/*.h \
 	  $(DESTDIR)$(PREFIX)/include/ls/
-	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIB_SO_REAL) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf $(notdir $(LIB_SO_REAL)) $(DESTDIR)$(PREFIX)/lib/$(LIB_SONAME)
-	ln -sf $(LIB_SONAME) $(DESTDIR)$(PREFIX)/lib/liblockstep.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LS_VERSION)|' -e 's|@REQUIRES_PRIVATE@|libsodium libuv|' \
-	  -e 's|@FIXMATH_CFLAGS@|$(if $(FIXMATH_INCDIR),-I$(FIXMATH_INCDIR))|' \
-	  tools/lockstep.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/lockstep.pc
-	sed -e 's|@SONAME@|$(LIB_SONAME)|g' tools/lockstep-config.cmake.in \
-	  > $(DESTDIR)$(PREFIX)/lib/cmake/lockstep/lockstep-config.cmake
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO_REAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(LIB_SO_REAL)) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/liblockstep.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR_REL@|$(LIBDIR_REL)|' -e 's|@VERSION@|$(LS_VERSION)|' \
+	  -e 's|@REQUIRES_PRIVATE@|libsodium libuv|' -e 's|@FIXMATH_CFLAGS@|$(if $(FIXMATH_INCDIR),-I$(FIXMATH_INCDIR))|' \
+	  tools/lockstep.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/lockstep.pc
+	sed -e 's|@SONAME@|$(LIB_SONAME)|g' -e 's|@LIBDIR_REL@|$(LIBDIR_REL)|g' \
+	  -e 's|@CMAKE_TO_PREFIX@|$(CMAKE_TO_PREFIX)|g' tools/lockstep-config.cmake.in \
+	  > $(DESTDIR)$(CMAKEDIR)/lockstep-config.cmake
 	sed -e 's|@VERSION@|$(LS_VERSION)|g' -e 's|@MAJOR@|$(LS_MAJOR)|g' \
 	  -e 's|@MINOR@|$(LS_MINOR)|g' tools/lockstep-config-version.cmake.in \
-	  > $(DESTDIR)$(PREFIX)/lib/cmake/lockstep/lockstep-config-version.cmake
+	  > $(DESTDIR)$(CMAKEDIR)/lockstep-config-version.cmake
 
 install: install-lib $(TOOL)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(DATADIR)/scenes
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(DATADIR)/scenes $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 tools/lockstep.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 tools/scenes/*.scene tools/scenes/*.obj $(DESTDIR)$(DATADIR)/scenes/
 
 clean:

@@ -9,7 +9,7 @@ CXX_HEADER_COMPILERS := g++ clang++
 CXX_HEADER_STDS := c++11 c++17
 
 .PHONY: test-library test-headers test-exports test-examples
-test-library: test-headers test-exports test-examples
+test-library: test-headers test-exports test-examples test-deb
 
 # C: one translation unit including every header, -std=c11 -pedantic.
 # C++: tests/library/all_headers.cpp with each compiler and standard, linked
