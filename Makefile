@@ -30,10 +30,14 @@ FUZZ_LIBS := -pthread
 # Sources. Module fragments in mk/*.mk append to these lists (LIB_SRC,
 # TOOL_SRC, INCLUDES, TEST_BINS, DEPS_PKGS, LDLIBS_TOOL, FUZZ_HARNESSES), so each
 # module owns its build rules and the top level stays short.
-PHYS_SRC  := $(wildcard fixmath_phys/src/*.c fixmath_phys/src/*/*.c)
+# world/data_dir.c (ls_data_dir: the install's PREFIX/share/lockstep) is the
+# native library's only: PHYS_SRC is also what the crosscheck and browser
+# builds compile, and they have no install.
+DATA_DIR_SRC := fixmath_phys/src/world/data_dir.c
+PHYS_SRC  := $(filter-out $(DATA_DIR_SRC),$(wildcard fixmath_phys/src/*.c fixmath_phys/src/*/*.c))
 # Private headers of the physics library (folders by concept: math, collision, dynamics, world).
 PHYS_H    := $(wildcard fixmath_phys/src/*/*.h)
-LIB_SRC   := $(PHYS_SRC)
+LIB_SRC   := $(PHYS_SRC) $(DATA_DIR_SRC)
 TOOL_SRC  := $(wildcard tools/*.c)
 TEST_SRC  := $(wildcard tests/*.c)
 
@@ -70,8 +74,9 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLFLAGS) $(INCLUDES) $(CPPFLAGS) -c $< -o $@
 
-# The tool finds installed scenes under $(PREFIX)/share/lockstep (tools/cli.h
-# cli_find_scene); the stamp rebuilds it when PREFIX changes.
+# The library's ls_data_dir() (ls/scene.h) is $(PREFIX)/share/lockstep; the
+# tool finds installed scenes there (tools/cli.h cli_find_scene). The stamp
+# rebuilds it when PREFIX changes.
 DATADIR := $(PREFIX)/share/lockstep
 PREFIX_STAMP := $(BUILD)/prefix.stamp
 $(PREFIX_STAMP): FORCE
@@ -79,9 +84,9 @@ $(PREFIX_STAMP): FORCE
 	@echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' > $@
 .PHONY: FORCE
 FORCE:
-# Only tools/cli.c uses it: an explicit prerequisite (a pattern rule cannot add one).
-$(BUILD)/obj/tools/cli.o: CPPFLAGS += -DLS_DATADIR='"$(DATADIR)"'
-$(BUILD)/obj/tools/cli.o: $(PREFIX_STAMP)
+# Only data_dir.c uses it: an explicit prerequisite (a pattern rule cannot add one).
+$(BUILD)/obj/$(DATA_DIR_SRC:.c=.o): CPPFLAGS += -DLS_DATADIR='"$(DATADIR)"'
+$(BUILD)/obj/$(DATA_DIR_SRC:.c=.o): $(PREFIX_STAMP)
 
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -49,5 +49,5 @@ deb:
 	@echo "deb: lintian: no error or warning"
 	@ls -1 $(DEBS)
 
-test-deb: deb $(TOOL)
+test-deb: deb $(LIB_A)
 	sh tests/library/deb.sh $(BUILD) $(DEBS)

@@ -1,7 +1,8 @@
 # The library as a user adopts it (issue 17): every public header compiles as
 # C11 and as C++11/17 with g++ and clang++ and links; the shared library
 # exports exactly the LS_API functions; the examples build from an installed
-# tree through pkg-config and run. `make test` runs all three (test-library).
+# tree through pkg-config and CMake and run; and the same from the Debian
+# packages (mk/deb.mk, test-deb). `make test` runs all four (test-library).
 PUBLIC_HEADERS := $(sort $(wildcard fixmath_phys/include/ls/*.h replay/include/ls/*.h net/include/ls/*.h))
 DEPS_PKGS += g++ pkg-config cmake
 HDR_TEST_DIR := $(BUILD)/header-test
@@ -9,7 +10,11 @@ CXX_HEADER_COMPILERS := g++ clang++
 CXX_HEADER_STDS := c++11 c++17
 
 .PHONY: test-library test-headers test-exports test-examples
-test-library: test-headers test-exports test-examples test-deb
+# test-examples last, alone: its `make install PREFIX=<stage>` rebuilds the
+# library with the stage's data directory (ls_data_dir) while the others link
+# or read it.
+test-library: test-headers test-exports test-deb
+	@$(MAKE) --no-print-directory test-examples
 
 # C: one translation unit including every header, -std=c11 -pedantic.
 # C++: tests/library/all_headers.cpp with each compiler and standard, linked

@@ -24,6 +24,7 @@
 #include "ls/checksum.h"
 #include "ls/net_auth.h"
 #include "ls/replay.h"
+#include "ls/scene.h"
 
 static char tool[4096];
 static char dir[256];
@@ -874,6 +875,37 @@ Test(cli, scenes_are_found_in_lockstep_data)
     r = run_in(dir, "LOCKSTEP_DATA=/nonexistent", (const char *const[]){"match", NULL});
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, "lockstep match: no --scene given"), "%s", r.err);
+    run_free(&r);
+}
+
+// ls_data_dir (ls/scene.h): what the CLI resolves scene names against, for
+// library users. $LOCKSTEP_DATA when set and not empty, else the prefix the
+// library was built for (tests/library/examples.sh and deb.sh check the
+// installed and packaged values).
+Test(cli, ls_data_dir_is_lockstep_data_else_the_install_prefix)
+{
+    cr_assert_eq(setenv("LOCKSTEP_DATA", "/some/where", 1), 0);
+    cr_assert_str_eq(ls_data_dir(), "/some/where");
+    cr_assert_eq(setenv("LOCKSTEP_DATA", "", 1), 0);
+    const char *built = ls_data_dir();
+    size_t n = strlen(built);
+    cr_assert(built[0] == '/' && n > 15 && strcmp(built + n - 15, "/share/lockstep") == 0, "%s",
+              built);
+    cr_assert_eq(unsetenv("LOCKSTEP_DATA"), 0);
+    cr_assert_str_eq(ls_data_dir(), built);
+    // The CLI finds its scenes in the same place.
+    char env[4200];
+    snprintf(env, sizeof env, "LOCKSTEP_DATA=%s/tools", root);
+    cr_assert_eq(setenv("LOCKSTEP_DATA", env + strlen("LOCKSTEP_DATA="), 1), 0);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/scenes/arena.scene", ls_data_dir());
+    ls_scene scene;
+    ls_error err;
+    cr_assert_eq(ls_scene_load(path, &scene, &err), LS_OK, "%s", err.message);
+    ls_scene_free(&scene);
+    run_result r =
+        run_in(dir, env, (const char *const[]){"sim", "arena.scene", "--ticks", "1", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
 }
 

@@ -11,10 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifndef LS_DATADIR
-#define LS_DATADIR "/usr/local/share/lockstep"
-#endif
-
 bool cli_wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -129,10 +125,10 @@ static bool is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// The library's (ls/scene.h): $LOCKSTEP_DATA, else the install's PREFIX/share/lockstep.
 static const char *data_dir(void)
 {
-    const char *data = getenv("LOCKSTEP_DATA");
-    return data && data[0] ? data : LS_DATADIR;
+    return ls_data_dir();
 }
 
 const char *cli_find_scene(const char *path, char *buf, size_t size)

@@ -68,6 +68,33 @@ LD_LIBRARY_PATH=$libdir ./physics_pc | cmp -s - physics.out || fail "packaged ph
 ./physics_pc_static | cmp -s - physics.out || fail "packaged static physics (pkg-config) differs from the tree's"
 echo "deb: pkg-config lockstep $version: $cflags $libs: physics (shared and static) as the tree's: $(tail -1 physics.out)"
 
+# The packaged library's data directory is the packaged scenes' /usr/share/lockstep
+# (LOCKSTEP_DATA moves it into the scratch root).
+cat >data_dir.c <<'C'
+#include <ls/scene.h>
+#include <stdio.h>
+int main(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/scenes/arena.scene", ls_data_dir());
+    ls_scene s;
+    ls_error err;
+    if (ls_scene_load(path, &s, &err) != LS_OK) {
+        printf("%s: %s\n", path, err.message);
+        return 1;
+    }
+    printf("%s %u bodies\n", ls_data_dir(), (unsigned)s.body_count);
+    ls_scene_free(&s);
+    return 0;
+}
+C
+cc -std=c11 -Wall -Wextra -Werror $cflags data_dir.c $libs -o data_dir
+(unset LOCKSTEP_DATA; LD_LIBRARY_PATH=$libdir ./data_dir) >data_dir.out || true
+case $(cat data_dir.out) in /usr/share/lockstep*) ;; *) fail "packaged ls_data_dir: $(cat data_dir.out)" ;; esac
+LOCKSTEP_DATA=$sysroot/usr/share/lockstep LD_LIBRARY_PATH=$libdir ./data_dir >data_dir.out ||
+  fail "data_dir: $(cat data_dir.out)"
+echo "deb: ls_data_dir() = /usr/share/lockstep; arena.scene loads from the packaged scenes"
+
 # CMake: find_package(lockstep 0.MINOR) from the scratch root.
 mkdir -p cmake_src cmake_build
 cat >cmake_src/CMakeLists.txt <<CMAKE
@@ -100,4 +127,4 @@ code=$?
 set -e
 [ $code = 1 ] && grep -q 'verify it with lockstep 0.2' old.out || fail "old recording: exit $code, $(cat old.out)"
 echo "deb: lockstep $version CLI: scenes, man page, arena.lsr verified, a 0.2 recording refused: 'verify it with lockstep 0.2'"
-echo "deb: 4 passed, 0 failed"
+echo "deb: 5 passed, 0 failed"

@@ -89,9 +89,32 @@ set -e
 [ $code = 3 ] && grep -q '^DESYNC at tick 700' tampered.out || fail "tampered: exit $code, $(cat tampered.out)"
 echo "examples: replay_verify (C++): $(cat verify.out); tampered copy: $(cat tampered.out)"
 
-# Two clients against the installed relay; the scene comes from the install.
+# Two clients against the installed relay; the scene comes from the install,
+# where the installed library's ls_data_dir() says (as the CLI finds it).
 scene="$stage/share/lockstep/scenes/arena.scene"
 [ -f "$scene" ] || fail "scenes not installed under share/lockstep"
+cat >data_dir.c <<'C'
+#include <ls/scene.h>
+#include <stdio.h>
+int main(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/scenes/arena.scene", ls_data_dir());
+    ls_scene s;
+    ls_error err;
+    if (ls_scene_load(path, &s, &err) != LS_OK) {
+        printf("%s: %s\n", path, err.message);
+        return 1;
+    }
+    printf("%s %u bodies\n", ls_data_dir(), (unsigned)s.body_count);
+    ls_scene_free(&s);
+    return 0;
+}
+C
+cc -std=c11 -Wall -Wextra -Werror $cflags data_dir.c $libs -o data_dir
+(unset LOCKSTEP_DATA; ./data_dir) >data_dir.out || fail "data_dir: $(cat data_dir.out)"
+[ "$(cat data_dir.out)" = "$stage/share/lockstep 17 bodies" ] || fail "ls_data_dir: $(cat data_dir.out)"
+echo "examples: ls_data_dir() = $stage/share/lockstep: arena.scene loads from it"
 # The relay records the match and signs the recording with a key made here.
 # (The lines between the two relay marks are shown in the guide docs/guide/relay.md.)
 # [relay]
@@ -135,4 +158,4 @@ make -C "$root" --no-print-directory -s install-lib PREFIX="$build/stage-lib" BU
   fail "install-lib installed $(ls "$build/stage-lib")"
 check_soname "$build/stage-lib/lib"
 echo "examples: make install-lib: headers, liblockstep.a/$soname, lockstep.pc, no CLI"
-echo "examples: 7 passed, 0 failed"
+echo "examples: 8 passed, 0 failed"

@@ -109,6 +109,20 @@ LS_API ls_result ls_scene_parse_in(const char *text, size_t len, const char *dir
 /// Read and parse a file. On error *err also names the path (I/O errors have line 0);
 /// a directory or an unreadable file is LS_ERR_IO.
 LS_API ls_result ls_scene_load(const char *path, ls_scene *out, ls_error *err);
+/// The installed data directory: the value of the environment variable
+/// LOCKSTEP_DATA when it is set and not empty, else PREFIX/share/lockstep of
+/// the install the library was built for (`make install PREFIX=/usr`, and the
+/// Debian packages: "/usr/share/lockstep"; default "/usr/local/share/lockstep").
+/// The scenes `make install` and the lockstep package install are in its
+/// `scenes/` directory, e.g. "/usr/share/lockstep/scenes/arena.scene" for
+/// ls_scene_load. Never NULL; the string is static or the environment's (valid
+/// until LOCKSTEP_DATA changes). Nothing is checked on disk.
+///
+/// Why: a program that uses the installed scenes finds them where the
+/// `lockstep` CLI does (the CLI resolves a scene name that is not a path to
+/// ls_data_dir()/scenes/NAME), with the same override, instead of hard-coding
+/// a prefix that differs between `make install` and the packages.
+LS_API const char *ls_data_dir(void);
 /// Free the bodies, shapes, hulls, meshes, labels, joints and particle statements of a
 /// parsed scene.
 LS_API void ls_scene_free(ls_scene *s);
