@@ -159,6 +159,9 @@ ls_vec3 ls_joint_quat_axis_(ls_quat q, int k);
 /// Apply impulse p at the anchors (a loses, b gains) and the pure angular
 /// impulse l (a loses, b gains), to the bodies that move.
 void ls_joint_apply_(ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb, ls_vec3 p, ls_vec3 l);
+/// ls_joint_apply_ with no linear impulse (ra, rb, p zero), the same bits
+/// without the zero products: the angular rows' impulse l (a loses, b gains).
+void ls_joint_apply_angular_(ls_world *w, const ls_joint *j, ls_vec3 l);
 /// (wb - wa) . d: relative angular speed about d.
 ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d);
 /// vb + wb x rb - va - wa x ra: relative velocity of the anchors.

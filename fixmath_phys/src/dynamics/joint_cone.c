@@ -50,8 +50,7 @@ static void warm_start(ls_world *w, ls_joint *j)
 
 static void apply_angular(ls_world *w, const ls_joint *j, ls_vec3 l)
 {
-    ls_vec3 zero = ls_vec3_zero();
-    ls_joint_apply_(w, j, zero, zero, zero, l);
+    ls_joint_apply_angular_(w, j, l);
 }
 
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)

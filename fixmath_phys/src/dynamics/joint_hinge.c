@@ -70,8 +70,7 @@ static void warm_start(ls_world *w, ls_joint *j)
 
 static void apply_axial(ls_world *w, const ls_joint *j, ls_vec3 axis, ls_fx impulse)
 {
-    ls_vec3 zero = ls_vec3_zero();
-    ls_joint_apply_(w, j, zero, zero, zero, ls_vec3_scale(axis, impulse));
+    ls_joint_apply_angular_(w, j, ls_vec3_scale(axis, impulse));
 }
 
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
@@ -118,9 +117,7 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
                                           ls_vec3_scale(j->angular_impulse, s.impulse_scale)));
     imp.z = 0;
     j->angular_impulse = ls_vec3_add(j->angular_impulse, imp);
-    ls_vec3 zero = ls_vec3_zero();
-    ls_joint_apply_(w, j, zero, zero, zero,
-                    ls_vec3_add(ls_vec3_scale(f.j0, imp.x), ls_vec3_scale(f.j1, imp.y)));
+    ls_joint_apply_angular_(w, j, ls_vec3_add(ls_vec3_scale(f.j0, imp.x), ls_vec3_scale(f.j1, imp.y)));
     ls_joint_point_solve_(w, j, ctx, use_bias);
 }
 
