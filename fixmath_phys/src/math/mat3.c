@@ -60,9 +60,17 @@ bool ls_mat3_inverse_spd(ls_mat3 m, ls_mat3 *out)
     if (den == 0) {
         return false;
     }
+    // A symmetric m (every caller's K) has a symmetric cofactor matrix, exactly:
+    // its lower triangle is the upper one mirrored, without three divisions.
+    bool symmetric =
+        m.row[0].y == m.row[1].x && m.row[0].z == m.row[2].x && m.row[1].z == m.row[2].y;
     ls_mat3 r;
     for (int i = 0; i < 3; i++) {
         for (int j = 0; j < 3; j++) {
+            if (symmetric && j < i) {
+                set(&r, i, j, get(&r, j, i));
+                continue;
+            }
             int64_t n = c[j][i] * ((int64_t)1 << 28);
             int64_t q = (n >= 0 ? n + den / 2 : n - den / 2) / den;
             // Undo the scaling: inverse(m) = inverse(m * 2^sh) * 2^sh.
