@@ -216,3 +216,49 @@ Test(fx, floor_ceil_abs_clamp_and_conversions)
     cr_assert_eq(ls_fx_from_ratio(1, 3), 21845);
     cr_assert_eq(ls_fx_from_ratio(-1, 60), -1092);
 }
+
+// The digit-by-digit definition of floor(sqrt(v)) (ls_isqrt64 until Solver
+// v3's rain work): the reference the table-and-Newton root must equal.
+static uint64_t isqrt_digits(uint64_t v)
+{
+    if (v == 0) {
+        return 0;
+    }
+    uint64_t bit = (uint64_t)1 << ((63 - __builtin_clzll(v)) & ~1);
+    uint64_t res = 0;
+    while (bit != 0) {
+        if (v >= res + bit) {
+            v -= res + bit;
+            res = (res >> 1) + bit;
+        } else {
+            res >>= 1;
+        }
+        bit >>= 2;
+    }
+    return res;
+}
+
+Test(fx, isqrt64_equals_the_digit_by_digit_root)
+{
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < 400000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t v = x >> (i % 64);
+        cr_assert_eq(ls_isqrt64(v), isqrt_digits(v), "v = %llu", (unsigned long long)v);
+        uint64_t r = isqrt_digits(v);
+        cr_assert_eq(ls_isqrt64(r * r), r);
+        if (r > 0) {
+            cr_assert_eq(ls_isqrt64(r * r - 1), r - 1);
+        }
+    }
+    const uint64_t edge[8] = {
+        0, 1, 2, 3, 4, UINT64_MAX, (uint64_t)1 << 62, ((uint64_t)1 << 62) - 1};
+    for (int i = 0; i < 8; i++) {
+        cr_assert_eq(ls_isqrt64(edge[i]), isqrt_digits(edge[i]));
+    }
+    for (uint64_t v = 0; v < 100000; v++) {
+        cr_assert_eq(ls_isqrt64(v), isqrt_digits(v), "v = %llu", (unsigned long long)v);
+    }
+}

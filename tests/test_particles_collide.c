@@ -709,28 +709,6 @@ Test(particles_collide, particle_body_rests_on_its_embedded_box)
     ls_world_destroy(w);
 }
 
-// The fast integer square root of the round-shape contacts equals ls_isqrt64.
-Test(particles_collide, fast_isqrt_is_exact)
-{
-    uint64_t x = 0x9E3779B97F4A7C15ull;
-    for (int i = 0; i < 200000; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        uint64_t v = x >> (i % 64);
-        cr_assert_eq(ls_pcollide_isqrt_(v), ls_isqrt64(v), "v = %llu", (unsigned long long)v);
-        uint64_t r = ls_isqrt64(v);
-        cr_assert_eq(ls_pcollide_isqrt_(r * r), r);
-        if (r > 0) {
-            cr_assert_eq(ls_pcollide_isqrt_(r * r - 1), r - 1);
-        }
-    }
-    const uint64_t edge[6] = {0, 1, 2, 3, UINT64_MAX, (uint64_t)1 << 62};
-    for (int i = 0; i < 6; i++) {
-        cr_assert_eq(ls_pcollide_isqrt_(edge[i]), ls_isqrt64(edge[i]));
-    }
-}
-
 // ------------------------------------------------------------ coupling
 
 static ls_body_id add_dynamic_box(ls_world *w, ls_vec3 at, ls_vec3 half, ls_fx density)

@@ -152,27 +152,9 @@ static inline ls_fx ls_fx_div_chk(ls_fx a, ls_fx b, bool *ovf)
     return ((a < 0) != (b < 0)) ? -(ls_fx)q : (ls_fx)q;
 }
 
-/// floor(sqrt(v)) of a 64-bit unsigned integer, exact, integer-only.
-static inline uint64_t ls_isqrt64(uint64_t v)
-{
-    if (v == 0) {
-        return 0;
-    }
-    // Digit-by-digit method starting at the highest set bit pair.
-    int top = 63 - __builtin_clzll(v);
-    uint64_t bit = (uint64_t)1 << (top & ~1);
-    uint64_t res = 0;
-    while (bit != 0) {
-        if (v >= res + bit) {
-            v -= res + bit;
-            res = (res >> 1) + bit;
-        } else {
-            res >>= 1;
-        }
-        bit >>= 2;
-    }
-    return res;
-}
+/// floor(sqrt(v)) of a 64-bit unsigned integer, exact, integer-only
+/// (math/isqrt.c: Newton's iteration from a table start).
+LS_API uint64_t ls_isqrt64(uint64_t v);
 
 /// One digit-by-digit square-root pass over 32-bit state: for each bit
 /// position consumes one root bit. Shared by the two passes of ls_fx_sqrt.

@@ -117,7 +117,8 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
                                           ls_vec3_scale(j->angular_impulse, s.impulse_scale)));
     imp.z = 0;
     j->angular_impulse = ls_vec3_add(j->angular_impulse, imp);
-    ls_joint_apply_angular_(w, j, ls_vec3_add(ls_vec3_scale(f.j0, imp.x), ls_vec3_scale(f.j1, imp.y)));
+    ls_joint_apply_angular_(w, j,
+                            ls_vec3_add(ls_vec3_scale(f.j0, imp.x), ls_vec3_scale(f.j1, imp.y)));
     ls_joint_point_solve_(w, j, ctx, use_bias);
 }
 

@@ -56,7 +56,7 @@ void ls_particles_friction_(ls_world *w, ls_particle_system *s)
         ls_vec3 corr = t;
         if (t2 > (uint64_t)limit * (uint64_t)limit) {
             // Shorten by the limit: t * limit / |t|, each component rounded to nearest.
-            uint64_t root = ls_pcollide_isqrt_(t2);
+            uint64_t root = ls_isqrt64(t2);
             int64_t len = (int64_t)(root + ((t2 - root * root) > root)); // |t| to nearest
             int64_t c[3] = {t.x, t.y, t.z};
             ls_fx r[3];

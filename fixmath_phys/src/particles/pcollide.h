@@ -174,8 +174,6 @@ bool ls_pcollide_activate_(ls_world *w, ls_pcontact *c);
 void ls_pcollide_find_pairs_(ls_world *w);
 /// Project the pairs that involve system slot si once (collide_pairs.c).
 void ls_pcollide_project_pairs_(ls_world *w, uint32_t si);
-/// floor(sqrt(v)) of a 64-bit integer, exact (collide_shapes.c).
-uint64_t ls_pcollide_isqrt_(uint64_t v);
 /// Body displacement over one tick at world point p (v + w x r) dt; zero for a
 /// body that does not move (coupling.c).
 ls_vec3 ls_pcollide_body_motion_(const ls_world *w, uint32_t body, ls_vec3 p);
