@@ -894,8 +894,13 @@ ls_fx ls_joint_linear_k_(const ls_joint *j, ls_vec3 ra_d, ls_vec3 rb, ls_vec3 d)
 
 void ls_joint_point_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
+    ls_joint_point_solve_at_(w, j, ls_joint_arm_a_(w, j), ls_joint_arm_b_(w, j), ctx, use_bias);
+}
+
+void ls_joint_point_solve_at_(ls_world *w, ls_joint *j, ls_vec3 ra, ls_vec3 rb,
+                              const ls_step_ctx *ctx, bool use_bias)
+{
     const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
-    ls_vec3 ra = ls_joint_arm_a_(w, j), rb = ls_joint_arm_b_(w, j);
     ls_vec3 rhs = ls_joint_anchor_velocity_(w, j, ra, rb);
     ls_softness s = ls_joint_rigid_(ctx, use_bias);
     if (use_bias) {

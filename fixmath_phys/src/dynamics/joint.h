@@ -19,6 +19,15 @@
 // (a chain's whipping end turns ~1 rad a tick) and the iteration overshoots
 // and diverges. The world inverse inertia stays the one of the tick's start,
 // as in the velocity updates, so K and the response it predicts agree.
+//
+// Geometry once per sub-step and pose: positions move between a sub-step's
+// biased solve and its relax pass only, so the warm start and the biased
+// solves see the same pose. Hinge and cone joints (rain's ragdolls, solved
+// one joint at a time) keep their lever arms, row directions and angles from
+// the warm start in scratch fields and the biased solves read them back
+// instead of recomputing them: the same integers, one evaluation of the
+// frames (quaternion products, normalisations, arc tangents) fewer per
+// sub-step. The relax pass, after the positions moved, computes its own.
 #ifndef LS_DYNAMICS_JOINT_H
 #define LS_DYNAMICS_JOINT_H
 
@@ -79,6 +88,9 @@ typedef struct ls_joint {
     ls_mat3 inv_i_b;         ///< (scratch)
     ls_mat3 angular_mass;    ///< (scratch) (Ia + Ib)^-1 of the 3 angular rows (fixed, prismatic)
     ls_softness spring;      ///< (scratch) spring coefficients for this sub-step length
+    ls_vec3 arm_a, arm_b;    ///< (scratch) lever arms at this sub-step's warm start
+    ls_vec3 dir[3];          ///< (scratch) the kind's row directions at the warm start
+    ls_fx err[3];            ///< (scratch) the kind's angles and errors at the warm start
 } ls_joint;
 
 /// One joint kind: scene keyword, what it uses, and its solver routines.
@@ -186,6 +198,9 @@ ls_fx ls_joint_linear_k_(const ls_joint *j, ls_vec3 ra_d, ls_vec3 rb, ls_vec3 d)
 /// solved with the inverse of its K at the current arms; accumulates into
 /// linear_impulse.
 void ls_joint_point_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
+/// ls_joint_point_solve_ at the given current lever arms ra, rb.
+void ls_joint_point_solve_at_(ls_world *w, ls_joint *j, ls_vec3 ra, ls_vec3 rb,
+                              const ls_step_ctx *ctx, bool use_bias);
 /// Inverse of the angular block's K = Ia + Ib.
 ls_mat3 ls_joint_angular_block_mass_(const ls_joint *j);
 /// The 3 angular rows keeping the two joint frames aligned (fixed, prismatic),

@@ -14,23 +14,28 @@
 #define MIN_SINE 66 // |a x b| below 0.001: no swing direction
 
 typedef struct cone {
-    ls_quat fa, fb;
     ls_vec3 n;   // swing direction (zero when undefined)
     ls_vec3 t;   // twist direction
     ls_fx swing; // theta
+    ls_fx twist; // twist angle (0 when the twist range is open)
 } cone;
+
+static bool twist_limited(const ls_joint *j)
+{
+    return j->lower > -LS_FX_PI || j->upper < LS_FX_PI;
+}
 
 static cone cone_of(const ls_world *w, const ls_joint *j)
 {
     cone c;
-    c.fa = ls_joint_frame_a_(w, j);
-    c.fb = ls_joint_frame_b_(w, j);
-    ls_vec3 a = ls_joint_quat_axis_(c.fa, 0), b = ls_joint_quat_axis_(c.fb, 0);
+    ls_quat fa = ls_joint_frame_a_(w, j), fb = ls_joint_frame_b_(w, j);
+    ls_vec3 a = ls_joint_quat_axis_(fa, 0), b = ls_joint_quat_axis_(fb, 0);
     ls_vec3 x = ls_vec3_cross(a, b);
     ls_fx sine = ls_vec3_len(x);
     c.swing = ls_fx_atan2(sine, ls_vec3_dot(a, b));
     c.n = sine >= MIN_SINE ? ls_vec3_normalize(x, ls_vec3_zero()) : ls_vec3_zero();
     c.t = ls_vec3_normalize(ls_vec3_add(a, b), a);
+    c.twist = twist_limited(j) ? ls_joint_twist_angle_(fa, fb) : 0;
     return c;
 }
 
@@ -41,11 +46,17 @@ static ls_vec3 angular_total(const ls_joint *j, const cone *c)
     return ls_vec3_add(l, ls_vec3_scale(c->t, ls_fx_sub(j->lower_impulse, j->upper_impulse)));
 }
 
+// The warm start's pose, kept for the biased solves (joint.h).
 static void warm_start(ls_world *w, ls_joint *j)
 {
     cone c = cone_of(w, j);
-    ls_joint_apply_(w, j, ls_joint_arm_a_(w, j), ls_joint_arm_b_(w, j), j->linear_impulse,
-                    angular_total(j, &c));
+    j->arm_a = ls_joint_arm_a_(w, j);
+    j->arm_b = ls_joint_arm_b_(w, j);
+    j->dir[0] = c.n;
+    j->dir[1] = c.t;
+    j->err[0] = c.swing;
+    j->err[1] = c.twist;
+    ls_joint_apply_(w, j, j->arm_a, j->arm_b, j->linear_impulse, angular_total(j, &c));
 }
 
 static void apply_angular(ls_world *w, const ls_joint *j, ls_vec3 l)
@@ -55,7 +66,20 @@ static void apply_angular(ls_world *w, const ls_joint *j, ls_vec3 l)
 
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
-    cone c = cone_of(w, j);
+    cone c;
+    ls_vec3 ra, rb;
+    if (use_bias) {
+        c.n = j->dir[0];
+        c.t = j->dir[1];
+        c.swing = j->err[0];
+        c.twist = j->err[1];
+        ra = j->arm_a;
+        rb = j->arm_b;
+    } else {
+        c = cone_of(w, j);
+        ra = ls_joint_arm_a_(w, j);
+        rb = ls_joint_arm_b_(w, j);
+    }
     if (c.n.x != 0 || c.n.y != 0 || c.n.z != 0) {
         ls_fx mass = ls_joint_inverse1_(ls_joint_angular_k_(j, c.n, c.n));
         ls_fx cdot = ls_fx_neg(ls_joint_angular_speed_(w, j, c.n));
@@ -63,19 +87,18 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
                                         &j->angular_impulse.x, ctx, use_bias);
         apply_angular(w, j, ls_vec3_scale(c.n, ls_fx_neg(imp)));
     }
-    if (j->lower > -LS_FX_PI || j->upper < LS_FX_PI) {
-        ls_fx twist = ls_joint_twist_angle_(c.fa, c.fb);
+    if (twist_limited(j)) {
         ls_fx mass = ls_joint_inverse1_(ls_joint_angular_k_(j, c.t, c.t));
         ls_fx cdot = ls_joint_angular_speed_(w, j, c.t);
-        ls_fx imp = ls_joint_limit_row_(ls_fx_sub(twist, j->lower), cdot, mass, &j->lower_impulse,
+        ls_fx imp = ls_joint_limit_row_(ls_fx_sub(c.twist, j->lower), cdot, mass, &j->lower_impulse,
                                         ctx, use_bias);
         apply_angular(w, j, ls_vec3_scale(c.t, imp));
         cdot = ls_fx_neg(ls_joint_angular_speed_(w, j, c.t));
-        imp = ls_joint_limit_row_(ls_fx_sub(j->upper, twist), cdot, mass, &j->upper_impulse, ctx,
+        imp = ls_joint_limit_row_(ls_fx_sub(j->upper, c.twist), cdot, mass, &j->upper_impulse, ctx,
                                   use_bias);
         apply_angular(w, j, ls_vec3_scale(c.t, ls_fx_neg(imp)));
     }
-    ls_joint_point_solve_(w, j, ctx, use_bias);
+    ls_joint_point_solve_at_(w, j, ra, rb, ctx, use_bias);
 }
 
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)

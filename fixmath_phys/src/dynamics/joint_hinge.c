@@ -13,23 +13,24 @@
 
 // The current axis and alignment directions.
 typedef struct frames {
-    ls_quat fa, fb;
     ls_vec3 axis;   // a's axis
     ls_vec3 j0, j1; // u x a, v x a
     ls_fx c0, c1;   // a . u, a . v
+    ls_fx angle;    // hinge angle (0 without limit and spring)
 } frames;
 
 static frames frames_of(const ls_world *w, const ls_joint *j)
 {
     frames f;
-    f.fa = ls_joint_frame_a_(w, j);
-    f.fb = ls_joint_frame_b_(w, j);
-    f.axis = ls_joint_quat_axis_(f.fa, 0);
-    ls_vec3 u = ls_joint_quat_axis_(f.fb, 1), v = ls_joint_quat_axis_(f.fb, 2);
+    ls_quat fa = ls_joint_frame_a_(w, j), fb = ls_joint_frame_b_(w, j);
+    f.axis = ls_joint_quat_axis_(fa, 0);
+    ls_vec3 u = ls_joint_quat_axis_(fb, 1), v = ls_joint_quat_axis_(fb, 2);
     f.j0 = ls_vec3_cross(u, f.axis);
     f.j1 = ls_vec3_cross(v, f.axis);
     f.c0 = ls_vec3_dot(f.axis, u);
     f.c1 = ls_vec3_dot(f.axis, v);
+    bool angled = j->flags & (LS_JOINT_F_LIMIT | LS_JOINT_F_SPRING);
+    f.angle = angled ? ls_joint_twist_angle_(fa, fb) : 0;
     return f;
 }
 
@@ -61,11 +62,19 @@ static ls_vec3 angular_total(const ls_joint *j, const frames *f)
     return ls_vec3_add(l, ls_vec3_scale(f->axis, axial_impulse(j)));
 }
 
+// The warm start's pose, kept for the biased solves (joint.h).
 static void warm_start(ls_world *w, ls_joint *j)
 {
     frames f = frames_of(w, j);
-    ls_joint_apply_(w, j, ls_joint_arm_a_(w, j), ls_joint_arm_b_(w, j), j->linear_impulse,
-                    angular_total(j, &f));
+    j->arm_a = ls_joint_arm_a_(w, j);
+    j->arm_b = ls_joint_arm_b_(w, j);
+    j->dir[0] = f.axis;
+    j->dir[1] = f.j0;
+    j->dir[2] = f.j1;
+    j->err[0] = f.c0;
+    j->err[1] = f.c1;
+    j->err[2] = f.angle;
+    ls_joint_apply_(w, j, j->arm_a, j->arm_b, j->linear_impulse, angular_total(j, &f));
 }
 
 static void apply_axial(ls_world *w, const ls_joint *j, ls_vec3 axis, ls_fx impulse)
@@ -75,9 +84,24 @@ static void apply_axial(ls_world *w, const ls_joint *j, ls_vec3 axis, ls_fx impu
 
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
-    frames f = frames_of(w, j);
+    frames f;
+    ls_vec3 ra, rb;
+    if (use_bias) {
+        f.axis = j->dir[0];
+        f.j0 = j->dir[1];
+        f.j1 = j->dir[2];
+        f.c0 = j->err[0];
+        f.c1 = j->err[1];
+        f.angle = j->err[2];
+        ra = j->arm_a;
+        rb = j->arm_b;
+    } else {
+        f = frames_of(w, j);
+        ra = ls_joint_arm_a_(w, j);
+        rb = ls_joint_arm_b_(w, j);
+    }
     bool limit = j->flags & LS_JOINT_F_LIMIT, spring = j->flags & LS_JOINT_F_SPRING;
-    ls_fx angle = limit || spring ? ls_joint_twist_angle_(f.fa, f.fb) : 0;
+    ls_fx angle = f.angle;
     ls_fx axial_mass = ls_joint_inverse1_(ls_joint_angular_k_(j, f.axis, f.axis));
     if (spring && j->spring_hertz > 0) {
         ls_fx cdot = ls_joint_angular_speed_(w, j, f.axis);
@@ -119,7 +143,7 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
     j->angular_impulse = ls_vec3_add(j->angular_impulse, imp);
     ls_joint_apply_angular_(w, j,
                             ls_vec3_add(ls_vec3_scale(f.j0, imp.x), ls_vec3_scale(f.j1, imp.y)));
-    ls_joint_point_solve_(w, j, ctx, use_bias);
+    ls_joint_point_solve_at_(w, j, ra, rb, ctx, use_bias);
 }
 
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
