@@ -261,4 +261,12 @@ Test(fx, isqrt64_equals_the_digit_by_digit_root)
     for (uint64_t v = 0; v < 100000; v++) {
         cr_assert_eq(ls_isqrt64(v), isqrt_digits(v), "v = %llu", (unsigned long long)v);
     }
+    // Around perfect squares over the whole range (the largest root is 2^32 - 1).
+    for (uint64_t r = 1; r < ((uint64_t)1 << 32); r += 999983) {
+        cr_assert_eq(ls_isqrt64(r * r), r);
+        cr_assert_eq(ls_isqrt64(r * r - 1), r - 1);
+        cr_assert_eq(ls_isqrt64(r * r + 2 * r), r);
+    }
+    cr_assert_eq(ls_isqrt64(0xFFFFFFFE00000001ull), 0xFFFFFFFFull);
+    cr_assert_eq(ls_isqrt64(0xFFFFFFFE00000000ull), 0xFFFFFFFEull);
 }
