@@ -8,8 +8,9 @@
 // rotation each sub-step, and the loop was the largest part of that cost.
 // Here a table gives a start above the root within 0.8 % and Newton's
 // integer iteration, which stays above the root, lands within a unit or two
-// of it after two divisions; products step it down onto the floor. tests/test_fx.c compares it with
-// the digit-by-digit definition on random and edge inputs.
+// of it after two divisions; products step it down onto the floor.
+// tests/test_fx.c compares it with the digit-by-digit definition on random
+// and edge inputs.
 #include "ls/fx.h"
 
 /// ceil(sqrt((i + 65) 2^24)) for i = 0..191: a start above sqrt(m) for m in
