@@ -194,8 +194,35 @@ ls_result ls_joint_destroy(ls_world *w, ls_joint_id id)
     return LS_OK;
 }
 
+// Joints of one body gathered from its list before falling back to a scan
+// of every slot.
+#define BODY_JOINTS_MAX 32
+
 void ls_joint_destroy_of_body_(ls_world *w, uint32_t body)
 {
+    // Why from the body's list, sorted: the joints must be freed in slot order
+    // (the free list decides the slots of later joints), and scanning every
+    // slot for each destroyed body cost rain (hundreds of ragdoll bodies
+    // destroyed in a tick among thousands of joints) more than its solve of
+    // a few joints. The list holds the same set; sorting restores the order.
+    uint32_t found[BODY_JOINTS_MAX], n = 0;
+    for (uint32_t k = w->body_joint_head[body]; k != UINT32_MAX; k = *next_link(w, k, body)) {
+        if (n == BODY_JOINTS_MAX) {
+            n = UINT32_MAX;
+            break;
+        }
+        uint32_t at = n++;
+        for (; at > 0 && found[at - 1] > k; at--) {
+            found[at] = found[at - 1];
+        }
+        found[at] = k;
+    }
+    if (n != UINT32_MAX) {
+        for (uint32_t q = 0; q < n; q++) {
+            free_joint(w, found[q]);
+        }
+        return;
+    }
     for (uint32_t k = 0; k < w->joint_high; k++) {
         const ls_joint *j = &w->joints[k];
         if (j->alive && (j->a == body || j->b == body)) {
@@ -742,11 +769,31 @@ ls_quat ls_joint_frame_b_(const ls_world *w, const ls_joint *j)
     return ls_quat_mul(w->bodies[j->b].q, j->frame_b);
 }
 
+// x as ls_fx_from_q32 returns x * 2^16: itself, but for the one value that
+// never occurs in a unit quaternion (-2^31 saturates to LS_FX_MIN).
+static ls_fx unit_term(ls_fx x)
+{
+    return x == INT32_MIN ? LS_FX_MIN : x;
+}
+
+// ls_quat_rotate(q, e_k) with its first cross product u x e_k written out:
+// each component is one product by 1 (exact: +-u_i) or none (0), so the
+// same bits without six multiplications and roundings.
 ls_vec3 ls_joint_quat_axis_(ls_quat q, int k)
 {
-    ls_vec3 e =
-        ls_vec3_make(k == 0 ? LS_FX_ONE : 0, k == 1 ? LS_FX_ONE : 0, k == 2 ? LS_FX_ONE : 0);
-    return ls_quat_rotate(q, e);
+    ls_vec3 u = ls_vec3_make(q.x, q.y, q.z), e, t;
+    if (k == 0) {
+        e = ls_vec3_make(LS_FX_ONE, 0, 0);
+        t = ls_vec3_make(0, unit_term(q.z), ls_fx_neg(q.y));
+    } else if (k == 1) {
+        e = ls_vec3_make(0, LS_FX_ONE, 0);
+        t = ls_vec3_make(ls_fx_neg(q.z), 0, unit_term(q.x));
+    } else {
+        e = ls_vec3_make(0, 0, LS_FX_ONE);
+        t = ls_vec3_make(unit_term(q.y), ls_fx_neg(q.x), 0);
+    }
+    t = ls_vec3_add(t, t);
+    return ls_vec3_add(ls_vec3_add(e, ls_vec3_scale(t, q.w)), ls_vec3_cross(u, t));
 }
 
 // The solver state of a joint's body (the identity state for a static body).
