@@ -170,7 +170,6 @@ static void random_fixture(ls_rng *r, fixture *f, int scale)
             continue;
         }
         g->contact[l] = l;
-        g->turn[l] = (uint32_t)rnd_range(r, 0, 3);
         points = points > (int)g->count[l] ? points : (int)g->count[l];
         ls_vec3 n =
             ls_vec3_normalize(ls_vec3_make(rnd_range(r, -65536, 65536), rnd_range(r, -65536, 65536),
@@ -220,8 +219,8 @@ static void random_fixture(ls_rng *r, fixture *f, int scale)
         for (uint32_t i = 0; i < g->count[l]; i++) {
             ls_contact_point_lanes *p = &g->p[i];
             for (int k = 0; k < 3; k++) {
-                p->ra[k][l] = rnd_range(r, -arm, arm);
-                p->rb[k][l] = rnd_range(r, -arm, arm);
+                p->sa[k][l] = rnd_range(r, -arm, arm);
+                p->sb[k][l] = rnd_range(r, -arm, arm);
                 p->ang_a[k][l] = rnd_range(r, -arm, arm);
                 p->ang_b[k][l] = rnd_range(r, -arm, arm);
                 p->iang_a[k][l] = g->a[l] ? rnd_range(r, -inv, inv) : 0;

@@ -105,6 +105,12 @@ static ls_proxy capsule_proxy(const ls_geom *g, ls_vec3 storage[8])
     return p;
 }
 
+static ls_vec3 capsule_core(const ls_geom *g, const ls_xform *xf, ls_vec3 p)
+{
+    ls_segment seg = ls_capsule_segment(g, xf);
+    return ls_segment_at(&seg, ls_segment_project(&seg, p));
+}
+
 const ls_shape_kind ls_capsule_kind = {
     .name = "capsule",
     .round = true,
@@ -112,6 +118,7 @@ const ls_shape_kind ls_capsule_kind = {
     .mass = capsule_mass,
     .thickness = capsule_thickness,
     .proxy = capsule_proxy,
+    .core = capsule_core,
     .aabb = capsule_aabb,
     .ray_cast = capsule_ray,
     .collide =

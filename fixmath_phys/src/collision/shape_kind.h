@@ -31,8 +31,8 @@ typedef struct ls_shape_kind {
     const char *name; ///< scene keyword
     bool static_only; ///< only static bodies may carry it (plane, mesh)
     bool needs_data;  ///< uses the world's geometry table (hull, mesh)
-    /// Round surface (sphere, capsule): a contact point slides over it as the
-    /// body turns, so within a tick the solver moves it with the centre only.
+    /// Round surface (sphere, capsule): a core (a point, a segment) swept by
+    /// `radius`; a contact point slides over the surface as the body turns.
     bool round;
     /// Creation and snapshot ranges; fills err (may be NULL) naming the field.
     bool (*check)(const ls_geom *g, ls_error *err);
@@ -46,6 +46,11 @@ typedef struct ls_shape_kind {
     /// The convex proxy (points in the shape's frame + radius) GJK, EPA and
     /// shape casts work on (gjk.h); NULL for kinds that are not convex.
     ls_proxy (*proxy)(const ls_geom *g, ls_vec3 storage[8]);
+    /// Round kinds: the point of the core closest to world point p (the shape
+    /// on xf). Contacts and the solver move a round shape's contact point with
+    /// this core point, which turns with the body, while the radius part
+    /// along the normal does not (SPEC.md §11 stage 3).
+    ls_vec3 (*core)(const ls_geom *g, const ls_xform *xf, ls_vec3 p);
     /// World AABB on transform xf grown by margin.
     ls_aabb (*aabb)(const ls_geom *g, const ls_xform *xf, ls_fx margin);
     /// Segment from -> to against the shape on xf: fraction and outward normal.

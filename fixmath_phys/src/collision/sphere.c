@@ -87,6 +87,12 @@ static ls_proxy sphere_proxy(const ls_geom *g, ls_vec3 storage[8])
     return p;
 }
 
+static ls_vec3 sphere_core(const ls_geom *g, const ls_xform *xf, ls_vec3 p)
+{
+    (void)p;
+    return ls_geom_center(g, xf);
+}
+
 const ls_shape_kind ls_sphere_kind = {
     .name = "sphere",
     .round = true,
@@ -94,6 +100,7 @@ const ls_shape_kind ls_sphere_kind = {
     .mass = sphere_mass,
     .thickness = sphere_thickness,
     .proxy = sphere_proxy,
+    .core = sphere_core,
     .aabb = sphere_aabb,
     .ray_cast = sphere_ray,
     .collide =

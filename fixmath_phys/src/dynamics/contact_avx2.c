@@ -142,9 +142,6 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     B a, b;
     gather(sw->states, g->a, &a, true);
     gather(sw->states, g->b, &b, true);
-    V turn = ld((const int32_t *)g->turn);
-    no_turn(&a, _mm256_cmpgt_epi32(_mm256_and_si256(turn, splat(1)), _mm256_setzero_si256()));
-    no_turn(&b, _mm256_cmpgt_epi32(_mm256_and_si256(turn, splat(2)), _mm256_setzero_si256()));
     N n;
     load_normal(g, &n);
     V na[3], nb[3];
@@ -176,10 +173,10 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     for (uint32_t k = 0; k < np; k++) {
         const uint32_t i = (sw->reverse ? first + np - k : first + k) % np;
         const ls_contact_point_lanes *p = &g->p[i];
-        W sep = subw(dot3p(pnb[0], pnb[1], pnb[2], prep(ld(p->rb[0])), prep(ld(p->rb[1])),
-                           prep(ld(p->rb[2]))),
-                     dot3p(pna[0], pna[1], pna[2], prep(ld(p->ra[0])), prep(ld(p->ra[1])),
-                           prep(ld(p->ra[2]))));
+        W sep = subw(dot3p(pnb[0], pnb[1], pnb[2], prep(ld(p->sb[0])), prep(ld(p->sb[1])),
+                           prep(ld(p->sb[2]))),
+                     dot3p(pna[0], pna[1], pna[2], prep(ld(p->sa[0])), prep(ld(p->sa[1])),
+                           prep(ld(p->sa[2]))));
         V s = chk32(_mm256_add_epi32(_mm256_add_epi32(ld(p->base), d0), NAR(sep, 16, chk)), &chk);
         V vn;
         if (mixed) {

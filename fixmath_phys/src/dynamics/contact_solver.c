@@ -17,6 +17,16 @@
 // rolling are solved in the relax pass only (without position bias), after
 // the normals, as Box3D does: the solve pass pushes bodies apart, the relax
 // pass settles what they do along the surface.
+//
+// Separation arms. A point's current separation follows, on each body, the
+// point's core point: the point itself, or for a round shape (sphere,
+// capsule) the closest point of its core (centre, segment), which turns with
+// the body while the radius along the normal does not. Why: carrying the
+// whole point lifts a rolling ball's touching point off the ground within a
+// tick; carrying none of the turn (the rule before) let a capsule seesawing
+// on the ground sink and raise its ends unseen within a tick, and the soft
+// push-out fed the rocking, so it never slept. The Jacobians keep the lever
+// arms to the touching point itself (ra, rb).
 #include "contact_solver.h"
 
 #include "../collision/shape_kind.h"
@@ -179,7 +189,6 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     g->b[lane] = ib;
     g->count[lane] = (uint32_t)c->m.count;
     g->contact[lane] = ci;
-    g->turn[lane] = c->turn;
     ls_vec3 t1 = c->tangent[0], t2 = c->tangent[1];
     ls_vec3 nv = c->m.normal;
     const int32_t n[3] = {nv.x, nv.y, nv.z};
@@ -212,12 +221,19 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
         ls_vec3 pt = c->m.points[i].point;
         ls_vec3 rav = ls_vec3_sub(pt, pa), rbv = ls_vec3_sub(pt, pb);
         const int32_t ra[3] = {rav.x, rav.y, rav.z}, rb[3] = {rbv.x, rbv.y, rbv.z};
-        SET3(p->ra, lane, ra);
-        SET3(p->rb, lane, rb);
+        // Separation arms: from each centre of mass to the point's core point
+        // (the point itself unless the shape is round), which turns with the
+        // body; the rest of a round shape's arm, its radius along the normal,
+        // does not (a rolling ball keeps touching with its bottom).
+        ls_vec3 sav = ls_vec3_sub(ls_contact_core_(w, c->shape_a, pt), pa);
+        ls_vec3 sbv = ls_vec3_sub(ls_contact_core_(w, c->shape_b, pt), pb);
+        const int32_t sa[3] = {sav.x, sav.y, sav.z}, sb[3] = {sbv.x, sbv.y, sbv.z};
+        SET3(p->sa, lane, sa);
+        SET3(p->sb, lane, sb);
         centre[0] += pt.x;
         centre[1] += pt.y;
         centre[2] += pt.z;
-        int64_t rel = ls_dot3(rb[0] - ra[0], rb[1] - ra[1], rb[2] - ra[2], n[0], n[1], n[2]);
+        int64_t rel = ls_dot3(sb[0] - sa[0], sb[1] - sa[1], sb[2] - sa[2], n[0], n[1], n[2]);
         p->base[lane] = ls_nar(-(int64_t)c->m.points[i].depth - ls_rnd(rel, 16), &ovf);
         int32_t anga[3], angb[3], ianga[3], iangb[3];
         cross16(ra, n, anga, &ovf);
@@ -366,7 +382,7 @@ typedef struct lane_body {
     int32_t v[3], w[3], dp[3], dq[4];
 } lane_body;
 
-static void load_body(const ls_solver_body *s, lane_body *b, bool turn)
+static void load_body(const ls_solver_body *s, lane_body *b)
 {
     b->v[0] = s->v.x;
     b->v[1] = s->v.y;
@@ -377,12 +393,10 @@ static void load_body(const ls_solver_body *s, lane_body *b, bool turn)
     b->dp[0] = s->dp.x;
     b->dp[1] = s->dp.y;
     b->dp[2] = s->dp.z;
-    // A round shape's touching point does not turn with it (a rolling ball
-    // touches with its bottom): its separation uses no rotation.
-    b->dq[0] = turn ? s->dq.x : 0;
-    b->dq[1] = turn ? s->dq.y : 0;
-    b->dq[2] = turn ? s->dq.z : 0;
-    b->dq[3] = turn ? s->dq.w : LS_FX_ONE;
+    b->dq[0] = s->dq.x;
+    b->dq[1] = s->dq.y;
+    b->dq[2] = s->dq.z;
+    b->dq[3] = s->dq.w;
 }
 
 static void save_body(ls_solver_body *s, const lane_body *b)
@@ -505,8 +519,8 @@ uint32_t ls_contact_warm_start_scalar_(const ls_contact_sweep *sw, ls_contact_la
         uint32_t ovf = 0;
         ls_solver_body *sa = &sw->states[g->a[l]], *sb = &sw->states[g->b[l]];
         lane_body a, b;
-        load_body(sa, &a, true);
-        load_body(sb, &b, true);
+        load_body(sa, &a);
+        load_body(sb, &b);
         for (uint32_t i = 0; i < g->count[l]; i++) {
             apply_normal(g, &g->p[i], l, &a, &b, g->p[i].impulse[l], &ovf);
         }
@@ -648,8 +662,8 @@ uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *
         uint32_t ovf = 0;
         ls_solver_body *sa = &sw->states[g->a[l]], *sb = &sw->states[g->b[l]];
         lane_body a, b;
-        load_body(sa, &a, (g->turn[l] & 1u) != 0);
-        load_body(sb, &b, (g->turn[l] & 2u) != 0);
+        load_body(sa, &a);
+        load_body(sb, &b);
         const int32_t n[3] = GET3(g->n, l);
         int32_t na[3], nb[3];
         rotate_conj(a.dq, n, na, &ovf);
@@ -669,8 +683,8 @@ uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *
                 continue; // the vector path solves it as an empty row
             }
             ls_contact_point_lanes *p = &g->p[i];
-            int64_t sep = ls_dot3(nb[0], nb[1], nb[2], p->rb[0][l], p->rb[1][l], p->rb[2][l]) -
-                          ls_dot3(na[0], na[1], na[2], p->ra[0][l], p->ra[1][l], p->ra[2][l]);
+            int64_t sep = ls_dot3(nb[0], nb[1], nb[2], p->sb[0][l], p->sb[1][l], p->sb[2][l]) -
+                          ls_dot3(na[0], na[1], na[2], p->sa[0][l], p->sa[1][l], p->sa[2][l]);
             int32_t s = ls_nar((int64_t)p->base[l] + d0 + ls_rnd(sep, 16), &ovf);
             int32_t vn = jacobi ? normal_speed(g, p, l, &a0, &b0, &ovf)
                                 : normal_speed(g, p, l, &a, &b, &ovf);
@@ -717,8 +731,8 @@ uint32_t ls_contact_restitution_scalar_(const ls_contact_sweep *sw, ls_contact_l
         uint32_t ovf = 0;
         ls_solver_body *sa = &sw->states[g->a[l]], *sb = &sw->states[g->b[l]];
         lane_body a, b;
-        load_body(sa, &a, true);
-        load_body(sb, &b, true);
+        load_body(sa, &a);
+        load_body(sb, &b);
         bool jacobi = g->jacobi[l] != 0;
         int32_t delta[LS_MANIFOLD_MAX] = {0, 0, 0, 0};
         const lane_body a0 = a, b0 = b;

@@ -28,8 +28,9 @@ typedef int32_t ls_lanes[LS_LANES];
 /// Point k of every manifold of a group (zero in lanes with fewer points).
 /// Fields are in the order the solve sweep reads them.
 typedef struct ls_contact_point_lanes {
-    ls_lanes base;         ///< separation minus n . (rb - ra), m
-    ls_lanes ra[3], rb[3]; ///< point relative to each centre of mass at the tick start, m
+    ls_lanes base;         ///< separation minus n . (sb - sa), m
+    ls_lanes sa[3], sb[3]; ///< separation arms: the point's core point (the point unless
+                           ///< the shape is round) from each centre of mass at the tick start, m
     ls_lanes ang_a[3];     ///< ra x n
     ls_lanes ang_b[3];     ///< rb x n
     ls_lanes mass;         ///< 1 / K_ii of the row (Gauss-Seidel) or the Jacobi mass, kg
@@ -51,7 +52,6 @@ typedef struct ls_contact_lanes {
     int32_t pad[LS_LANES - 2];
     // Per lane.
     uint32_t a[LS_LANES], b[LS_LANES]; ///< body states (0: the identity)
-    uint32_t turn[LS_LANES];           ///< bit 0: a's points turn with it, bit 1: b's
     uint32_t count[LS_LANES];          ///< points (0: empty lane)
     uint32_t jacobi[LS_LANES];         ///< ~0: an impact, normals Jacobi-style; 0: Gauss-Seidel
     ls_lanes n[3];                     ///< normal, from a to b, unit

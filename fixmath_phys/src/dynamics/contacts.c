@@ -204,20 +204,17 @@ static void tangent_basis(ls_vec3 n, ls_vec3 *t1, ls_vec3 *t2)
 static void set_anchors(const ls_world *w, ls_contact *c)
 {
     const ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
-    c->turn = ls_contact_turn_(w, c);
+    ls_vec3 n = c->m.normal;
     for (int i = 0; i < LS_MANIFOLD_MAX; i++) {
         bool used = i < c->m.count;
         ls_vec3 p = c->m.points[i].point;
-        // A round shape's touching point does not turn with it: its anchor
-        // is the world offset from the centre of mass, not a body point.
-        ls_vec3 da = ls_vec3_sub(p, a->p), db = ls_vec3_sub(p, b->p);
-        c->anchor_a[i] = !used            ? ls_vec3_zero()
-                         : (c->turn & 1u) ? ls_mat3_mul_tvec(a->xf.r, da)
-                                          : da;
-        c->anchor_b[i] = !used            ? ls_vec3_zero()
-                         : (c->turn & 2u) ? ls_mat3_mul_tvec(b->xf.r, db)
-                                          : db;
-        c->base_depth[i] = used ? c->m.points[i].depth : 0;
+        // The anchors are the points' core points in the body frames: a round
+        // shape's touching point does not turn with it, its core point does.
+        ls_vec3 ca = ls_contact_core_(w, c->shape_a, p), cb = ls_contact_core_(w, c->shape_b, p);
+        c->anchor_a[i] = used ? ls_mat3_mul_tvec(a->xf.r, ls_vec3_sub(ca, a->p)) : ls_vec3_zero();
+        c->anchor_b[i] = used ? ls_mat3_mul_tvec(b->xf.r, ls_vec3_sub(cb, b->p)) : ls_vec3_zero();
+        c->base_depth[i] =
+            used ? ls_fx_add(c->m.points[i].depth, ls_vec3_dot(n, ls_vec3_sub(cb, ca))) : 0;
     }
     c->pose_p[0] = a->p;
     c->pose_q[0] = a->q;
@@ -247,12 +244,15 @@ static void set_anchors(const ls_world *w, ls_contact *c)
     c->restitution = ls_fx_max(sa->restitution, sb->restitution);
 }
 
-uint32_t ls_contact_turn_(const ls_world *w, const ls_contact *c)
+ls_vec3 ls_contact_core_(const ls_world *w, uint32_t shape, ls_vec3 point)
 {
     // A round shape's touching point does not turn with it (a rolling ball
-    // touches with its bottom, not the material point that touched first).
-    return (ls_shape_kind_of(w->shapes[c->shape_a].geom.kind)->round ? 0u : 1u) |
-           (ls_shape_kind_of(w->shapes[c->shape_b].geom.kind)->round ? 0u : 2u);
+    // touches with its bottom, not the material point that touched first),
+    // but its core point does (a seesawing capsule's end cap rises and sinks
+    // with the end of its segment).
+    const ls_shape *s = &w->shapes[shape];
+    const ls_shape_kind *k = ls_shape_kind_of(s->geom.kind);
+    return k->round ? k->core(&s->geom, &s->xf, point) : point;
 }
 
 // True when body b turned little since orientation q0: its farthest point
@@ -295,14 +295,22 @@ static bool recycle(const ls_world *w, const ls_contact *old, ls_contact *c)
     // rolling capsule kept it rocking on the ground, never asleep).
     ls_fx margin = w->def.contact_margin;
     ls_vec3 n = c->m.normal;
+    const ls_shape *sa = &w->shapes[c->shape_a], *sb = &w->shapes[c->shape_b];
+    bool round_a = ls_shape_kind_of(sa->geom.kind)->round;
+    bool round_b = ls_shape_kind_of(sb->geom.kind)->round;
     for (int i = 0; i < c->m.count; i++) {
-        ls_vec3 oa = (c->turn & 1u) ? ls_mat3_mul_vec(a->xf.r, c->anchor_a[i]) : c->anchor_a[i];
-        ls_vec3 ob = (c->turn & 2u) ? ls_mat3_mul_vec(b->xf.r, c->anchor_b[i]) : c->anchor_b[i];
-        ls_vec3 pa = ls_vec3_add(a->p, oa), pb = ls_vec3_add(b->p, ob);
-        ls_fx depth = ls_fx_sub(c->base_depth[i], ls_vec3_dot(n, ls_vec3_sub(pb, pa)));
+        ls_vec3 ca = ls_vec3_add(a->p, ls_mat3_mul_vec(a->xf.r, c->anchor_a[i]));
+        ls_vec3 cb = ls_vec3_add(b->p, ls_mat3_mul_vec(b->xf.r, c->anchor_b[i]));
+        ls_fx depth = ls_fx_sub(c->base_depth[i], ls_vec3_dot(n, ls_vec3_sub(cb, ca)));
         if (depth <= ls_fx_neg(margin)) {
             return false; // a point left the margin: the routine decides again
         }
+        // A round shape's touching point: its core point moved out along the
+        // normal by the radius less half the depth (midway between the two
+        // surfaces, where the collide routines put it).
+        ls_fx hd = (ls_fx)(depth >> 1);
+        ls_vec3 pa = round_a ? ls_vec3_mad(ca, n, ls_fx_sub(sa->geom.radius, hd)) : ca;
+        ls_vec3 pb = round_b ? ls_vec3_mad(cb, n, ls_fx_sub(hd, sb->geom.radius)) : cb;
         c->m.points[i].point = ls_vec3_mid(pa, pb);
         c->m.points[i].depth = depth;
     }

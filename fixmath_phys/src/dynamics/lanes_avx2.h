@@ -172,15 +172,6 @@ AVX2 void gather(const ls_solver_body *states, const uint32_t *idx, B *b, bool m
     }
 }
 
-// A round shape's points do not turn with it: its rotation reads as the identity.
-AVX2 void no_turn(B *b, V turn_mask)
-{
-    for (int k = 0; k < 3; k++) {
-        b->dq[k] = _mm256_and_si256(b->dq[k], turn_mask);
-    }
-    b->dq[3] = _mm256_blendv_epi8(splat(LS_FX_ONE), b->dq[3], turn_mask);
-}
-
 // Velocities back to the writable bodies of eight lanes.
 AVX2 void scatter(ls_solver_body *states, const uint32_t *idx, const B *b)
 {

@@ -1206,7 +1206,6 @@ static const char *state_problem(ls_world *w, uint32_t *where)
         }
         ct->a = w->shapes[ct->shape_a].body;
         ct->b = w->shapes[ct->shape_b].body;
-        ct->turn = ls_contact_turn_(w, ct);
         const ls_geom *ga = &w->shapes[ct->shape_a].geom, *gb = &w->shapes[ct->shape_b].geom;
         uint32_t children = ga->mesh   ? ls_mesh_triangle_count(ga->mesh)
                             : gb->mesh ? ls_mesh_triangle_count(gb->mesh)

@@ -96,9 +96,10 @@ typedef struct ls_contact {
     ls_vec3 rolling_impulse;               ///< (state) rolling block, world frame, N m s
     // Recycling (contacts.c): where the manifold's points sit on each body and
     // where the bodies were when the narrow phase last computed it.
-    ls_vec3 anchor_a[LS_MANIFOLD_MAX]; ///< (state) point i in body a's frame, from its COM
-    ls_vec3 anchor_b[LS_MANIFOLD_MAX]; ///< (state) the same point in body b's frame
-    ls_fx base_depth[LS_MANIFOLD_MAX]; ///< (state) depth of point i when computed
+    ls_vec3 anchor_a[LS_MANIFOLD_MAX]; ///< (state) point i's core point (ls_contact_core_)
+                                       ///< in body a's frame, from its COM
+    ls_vec3 anchor_b[LS_MANIFOLD_MAX]; ///< (state) the same in body b's frame
+    ls_fx base_depth[LS_MANIFOLD_MAX]; ///< (state) depth + n . (core b - core a) when computed
     ls_vec3 pose_p[2];                 ///< (state) centres of mass of a, b when computed
     ls_quat pose_q[2];                 ///< (state) orientations of a, b when computed
     // Set with the manifold (contacts.c), kept while it is recycled.
@@ -106,7 +107,6 @@ typedef struct ls_contact {
     ls_fx lever[LS_MANIFOLD_MAX]; ///< (state) point i's distance from the points' mean
     ls_fx friction;               ///< (state) mixed coefficient sqrt(mu_a mu_b)
     ls_fx restitution;            ///< (state) mixed coefficient max(e_a, e_b)
-    uint32_t turn;                ///< (derived) bit 0: a's points turn with it, bit 1: b's
 } ls_contact;
 
 /// Narrow-phase result of one broad-phase pair, computed in parallel before
@@ -241,8 +241,9 @@ void ls_world_geometry_clear_(ls_world *w);
 ls_shape_id ls_world_shape_id_of_(const ls_world *w, uint32_t i);
 /// Wake a body (and reset its sleep timer).
 void ls_body_wake_(ls_body *b);
-/// The contact's turn bits (ls_contact.turn) from its shapes' kinds (contacts.c).
-uint32_t ls_contact_turn_(const ls_world *w, const ls_contact *c);
+/// The point that carries contact point `point` of shape slot `shape` with its
+/// body (contacts.c): a round kind's core point, else the point itself.
+ls_vec3 ls_contact_core_(const ls_world *w, uint32_t shape, ls_vec3 point);
 /// Narrow phase + persistent contact update for this step (contacts.c).
 void ls_world_update_contacts_(ls_world *w);
 /// Velocity and split-impulse solver over awake bodies (solver.c).
