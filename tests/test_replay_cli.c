@@ -175,6 +175,85 @@ Test(replay_cli, cut_and_flipped_files_are_reported_with_their_offsets)
 }
 
 // Rewrite a recording under another build fingerprint.
+// Count the pixels of a binary PPM (P6) in the columns [x0, x1) that are
+// magenta (mode 0: the highlight colour, shaded) or exactly (40, 40, 40)
+// (mode 1: the separator); sets *w and *h.
+static int ppm_count(const char *path, int x0, int x1, int mode, int *w, int *h)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    int maxval;
+    cr_assert_eq(fscanf(f, "P6 %d %d %d", w, h, &maxval), 3);
+    fgetc(f);
+    int count = 0;
+    for (int y = 0; y < *h; y++) {
+        for (int x = 0; x < *w; x++) {
+            int r = fgetc(f), g = fgetc(f), b = fgetc(f);
+            cr_assert_neq(b, EOF);
+            bool hit = mode ? r == 40 && g == 40 && b == 40 : r > 150 && b > 100 && g * 3 < r;
+            count += x >= x0 && x < x1 && hit;
+        }
+    }
+    fclose(f);
+    return count;
+}
+
+Test(replay_cli, diff_png_draws_both_recordings_with_the_diverged_body_highlighted)
+{
+    char *out, *out2, path[512];
+    record("m.lsr", "");
+    cr_assert_eq(run(&out, "replay tamper m.lsr t.lsr --tick 150 --player 1"), 0, "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay diff m.lsr t.lsr --png d.ppm --size 200x150 --camera top "
+                           "--ahead 30"),
+                 3, "%s", out);
+    // Player 1 is body 7 (1-based, file order) of the arena.
+    cr_assert(strstr(out, "wrote d.ppm (A | B after tick 180, 404x150, bodies differing: 1 = 7; "),
+              "%s", out);
+    snprintf(path, sizeof path, "%s/d.ppm", dir);
+    int w, h;
+    // The highlight colour (magenta) is on both sides, the separator between them.
+    cr_assert_gt(ppm_count(path, 0, 200, 0, &w, &h), 4, "no magenta in A's half");
+    cr_assert_gt(ppm_count(path, 204, 404, 0, &w, &h), 4, "no magenta in B's half");
+    cr_assert_eq(w, 404);
+    cr_assert_eq(h, 150);
+    cr_assert_eq(ppm_count(path, 200, 204, 1, &w, &h), 4 * 150, "the separator");
+    // Deterministic: the same picture again; --json adds a "picture" member.
+    cr_assert_eq(run(&out2, "replay diff m.lsr t.lsr --png d.ppm --size 200x150 --camera top "
+                            "--ahead 30"),
+                 3, "%s", out2);
+    cr_assert_str_eq(out2, out);
+    free(out2);
+    free(out);
+    cr_assert_eq(run(&out, "replay diff m.lsr t.lsr --json --png d.png"), 3, "%s", out);
+    cr_assert(strstr(out, "\"picture\":{\"path\":\"d.png\",\"tick\":150,"
+                          "\"differing_bodies\":[7],\"hash\":\""),
+              "%s", out);
+    free(out);
+    // Identical recordings: no picture, exit 0.
+    cr_assert_eq(run(&out, "replay diff m.lsr m.lsr --png same.png"), 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/same.png", dir);
+    cr_assert_eq(access(path, F_OK), -1, "nothing is drawn when the recordings agree");
+    // Usage errors.
+    static const char *const bad[][2] = {
+        {"--size 200x150", "--size needs --png FILE"},
+        {"--ahead 3", "--ahead needs --png FILE"},
+        {"--png d.jpg", "--png wants a file name ending in .png (or .ppm) (got 'd.jpg')"},
+        {"--png d.png --size 10x10", "--size wants WxH with 16..2048 each (got '10x10')"},
+        {"--png d.png --camera 1,2", "--camera wants auto, front, side, top or"},
+        {"--png d.png --ahead -1", "--ahead wants an integer 0..100000, got '-1'"},
+        {"--png", "--png needs a value"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "replay diff m.lsr t.lsr %s", bad[i][0]);
+        cr_assert_eq(run(&out, args), 2, "%s: %s", args, out);
+        cr_assert(strstr(out, bad[i][1]), "%s: %s", args, out);
+        free(out);
+    }
+}
+
 static void refingerprint(const char *from, const char *to, const char *fingerprint)
 {
     ls_error e;

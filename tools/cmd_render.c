@@ -578,8 +578,16 @@ typedef struct render_opts {
     bool ids, contacts;
 } render_opts;
 
-static bool render_one(rn_source *src, rn_canvas *c, const rn_camera *cam, float extent,
-                       const render_opts *o, const char *out, char *msg, size_t msg_size)
+bool rn_camera_for(const char *spec, const ls_scene *sc, float aspect, rn_camera *cam,
+                   float *extent)
+{
+    view_box vb = scene_bounds(sc);
+    *extent = vb.radius;
+    return make_camera(spec, &vb, aspect, cam);
+}
+
+bool rn_draw_source(rn_source *src, rn_canvas *c, const rn_camera *cam, float extent,
+                    const rn_draw_opts *o, char *msg, size_t msg_size)
 {
     uint32_t n = src->scene.body_count, total = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -600,33 +608,48 @@ static bool render_one(rn_source *src, rn_canvas *c, const rn_camera *cam, float
         for (uint32_t k = 0; k < bodies[i].shape_count; k++) {
             const rn_shape *s = &bodies[i].shapes[k];
             rn_draw_fn draw = rn_shape_drawer(s->def.type);
-            if (draw) {
-                rn_material m = body_material(src, i, &bodies[i], s->def.type);
-                draw(c, s, &m);
+            if (!draw) {
+                continue;
             }
+            rn_material m = body_material(src, i, &bodies[i], s->def.type);
+            if (o->highlight && o->highlight[i] && !is_ground(&bodies[i])) {
+                m.r = 1.0f, m.g = 0.10f, m.b = 0.78f; // magenta: no body has it otherwise
+            } else if (o->highlight && s->def.type != LS_SHAPE_PLANE &&
+                       s->def.type != LS_SHAPE_MESH) { // the others faded towards grey
+                m.r = m.r * 0.35f + 0.62f * 0.65f;
+                m.g = m.g * 0.35f + 0.62f * 0.65f;
+                m.b = m.b * 0.35f + 0.62f * 0.65f;
+            }
+            draw(c, s, &m);
         }
     }
     rn_canvas_resolve(c);
     if (o->contacts) {
         draw_contacts(c, bodies, n);
     }
-    if (o->ids) {
-        for (uint32_t i = 0; i < n; i++) {
-            float x, y;
-            if (!is_ground(&bodies[i]) && rn_project(c, bodies[i].pos, &x, &y)) {
-                rn_label(c, x, y, bodies[i].id);
-            }
+    for (uint32_t i = 0; i < n; i++) {
+        float x, y;
+        bool lit = o->highlight && o->highlight[i];
+        if ((o->ids || lit) && !is_ground(&bodies[i]) && rn_project(c, bodies[i].pos, &x, &y)) {
+            // A highlighted body's label goes above it, so that the body shows.
+            rn_label(c, x, lit ? y - 16.0f : y, bodies[i].id);
         }
     }
     free(bodies);
     free(shapes);
-    size_t len = strlen(out);
-    bool ppm = len >= 4 && strcmp(out + len - 4, ".ppm") == 0;
-    if (!(ppm ? rn_write_ppm(c, out, msg, msg_size) : rn_write_png(c, out, msg, msg_size))) {
+    return true;
+}
+
+static bool render_one(rn_source *src, rn_canvas *c, const rn_camera *cam, float extent,
+                       const render_opts *o, const char *out, char *msg, size_t msg_size)
+{
+    rn_draw_opts d = {o->ids, o->contacts, NULL};
+    if (!rn_draw_source(src, c, cam, extent, &d, msg, msg_size) ||
+        !rn_write_image(c, out, msg, msg_size)) {
         return false;
     }
     printf("wrote %s (%dx%d, tick %u, %u bodies, hash %016llx)\n", out, c->width, c->height,
-           src->tick, n, (unsigned long long)rn_canvas_hash(c));
+           src->tick, src->scene.body_count, (unsigned long long)rn_canvas_hash(c));
     return true;
 }
 

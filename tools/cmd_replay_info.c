@@ -24,8 +24,18 @@ const cli_command cmd_replay_dump_def = {
 
 const cli_command cmd_replay_diff_def = {
     "replay diff", "the first divergent tick (and bodies) between two recordings",
-    "A B [--json]\n\n"
-    "  --json   one JSON object: {\"different\", \"tick\", \"reason\", \"bodies\", ...}\n\n"
+    "A B [--json] [--png FILE [--size WxH] [--camera VIEW] [--ahead N]]\n\n"
+    "  --json          one JSON object: {\"different\", \"tick\", \"reason\", \"bodies\", ...}\n"
+    "  --png FILE      the desync picture: A (left) and B (right), each re-simulated from\n"
+    "                  its own inputs to the state after the first divergent tick, the\n"
+    "                  bodies that differ in magenta with their 1-based ids, the others\n"
+    "                  faded; the tick number top left (FILE.ppm: uncompressed PPM)\n"
+    "  --size WxH      each half, 16..2048 pixels each (default 480x360)\n"
+    "  --camera VIEW   auto (default), front, side, top or EX,EY,EZ,TX,TY,TZ[,FOV]\n"
+    "                  (as lockstep render)\n"
+    "  --ahead N       draw N ticks after the divergent one instead (0..100000)\n\n"
+    "Ticks are 0-based indexes: tick T is the T+1-th step, and its state is the one\n"
+    "after it. Nothing is drawn when the recordings agree.\n"
     "Exit status 3 when the recordings differ, 0 when their common ticks agree.",
     cmd_replay_diff};
 
@@ -399,8 +409,25 @@ int cmd_replay_diff(int argc, char **argv)
     const cli_command *cmd = &cmd_replay_diff_def;
     const char *files[2] = {NULL, NULL};
     bool json = false;
+    replay_picture_opts pic = {0};
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
+        const char **value = NULL;
+        const char *v = NULL;
+        if (cli_option(cmd, argc, argv, &i, "--png", &v)) {
+            value = &pic.png;
+        } else if (cli_option(cmd, argc, argv, &i, "--size", &v)) {
+            value = &pic.size;
+        } else if (cli_option(cmd, argc, argv, &i, "--camera", &v)) {
+            value = &pic.camera;
+        } else if (cli_option(cmd, argc, argv, &i, "--ahead", &v)) {
+            value = &pic.ahead;
+        }
+        if (value) {
+            if (!v) {
+                return CLI_EXIT_USAGE;
+            }
+            *value = v;
+        } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else if (argv[i][0] != '-' && !files[1]) {
             files[files[0] ? 1 : 0] = argv[i];
@@ -410,6 +437,9 @@ int cmd_replay_diff(int argc, char **argv)
     }
     if (!files[1]) {
         return cli_usage_error(cmd, "missing %s", files[0] ? "B" : "A and B");
+    }
+    if (!replay_picture_parse(cmd, &pic)) {
+        return CLI_EXIT_USAGE;
     }
     ls_replay_reader *a = replay_cli_open(cmd, files[0]);
     ls_replay_reader *b = a ? replay_cli_open(cmd, files[1]) : NULL;
@@ -428,6 +458,7 @@ int cmd_replay_diff(int argc, char **argv)
     bool same_engine = strcmp(fa, fb) == 0;
     bool bodies = t >= 0 && same_engine && strcmp(fa, ls_game_fingerprint()) == 0;
     json_out j;
+    int status = CLI_EXIT_OK;
     if (json) {
         json_init(&j, stdout);
         json_object_begin(&j);
@@ -449,6 +480,9 @@ int cmd_replay_diff(int argc, char **argv)
         if (bodies) {
             diff_bodies(a, b, (uint32_t)t, &j);
         }
+        if (pic.png && bodies) {
+            status = replay_picture_write("lockstep replay diff", files, (uint32_t)t, &pic, &j);
+        }
         json_object_end(&j);
         json_finish(&j);
     } else {
@@ -467,9 +501,19 @@ int cmd_replay_diff(int argc, char **argv)
             if (bodies) {
                 diff_bodies(a, b, (uint32_t)t, NULL);
             }
+            if (pic.png && bodies) {
+                status =
+                    replay_picture_write("lockstep replay diff", files, (uint32_t)t, &pic, NULL);
+            }
+        }
+        if (pic.png && t >= 0 && !bodies) {
+            printf("no picture: only recordings of this engine can be re-simulated\n");
         }
     }
     ls_replay_reader_destroy(a);
     ls_replay_reader_destroy(b);
+    if (status != CLI_EXIT_OK) {
+        return status;
+    }
     return t >= 0 ? CLI_EXIT_MISMATCH : CLI_EXIT_OK;
 }

@@ -72,6 +72,23 @@ bool replay_cli_compatible(const cli_command *cmd, const char *path, const ls_re
 /// "known", "version", "solver", "snapshot", "physics"} (null when unknown or absent).
 void replay_cli_json_engine(json_out *j, const char *fingerprint);
 
+/// `--png FILE [--size WxH] [--camera VIEW] [--ahead N]` of replay diff, as given
+/// (NULL: absent), and what replay_picture_parse makes of them.
+typedef struct replay_picture_opts {
+    const char *png, *size, *camera, *ahead; ///< The option values.
+    int width, height;                       ///< Each half, pixels (default 480x360).
+    uint32_t ticks_after;                    ///< --ahead: draw this many ticks later.
+} replay_picture_opts;
+
+/// Check the picture options (the others need --png); prints the usage error.
+bool replay_picture_parse(const cli_command *cmd, replay_picture_opts *o);
+/// Re-simulate both recordings from their own inputs to the state after tick
+/// `tick` (+ ticks_after) and write them side by side (A left, B right) with
+/// the bodies whose state differs in magenta and labelled with their ids. Prints
+/// `wrote FILE ...` (or adds a "picture" member to j). Returns a CLI_EXIT_* code.
+int replay_picture_write(const char *prog, const char *const paths[2], uint32_t tick,
+                         const replay_picture_opts *o, json_out *j);
+
 extern const cli_command cmd_replay_record_def;
 extern const cli_command cmd_replay_info_def;
 extern const cli_command cmd_replay_verify_def;

@@ -387,3 +387,10 @@ bool rn_write_ppm(const rn_canvas *c, const char *path, char *msg, size_t msg_si
     }
     return true;
 }
+
+bool rn_write_image(const rn_canvas *c, const char *path, char *msg, size_t msg_size)
+{
+    size_t len = strlen(path);
+    bool ppm = len >= 4 && strcmp(path + len - 4, ".ppm") == 0;
+    return ppm ? rn_write_ppm(c, path, msg, msg_size) : rn_write_png(c, path, msg, msg_size);
+}

@@ -115,6 +115,8 @@ bool rn_write_png(const rn_canvas *c, const char *path, char *msg, size_t msg_si
 
 /// Write c->rgb as a binary PPM (P6, no compression). False with msg on error.
 bool rn_write_ppm(const rn_canvas *c, const char *path, char *msg, size_t msg_size);
+/// rn_write_ppm for a path ending in .ppm, rn_write_png otherwise.
+bool rn_write_image(const rn_canvas *c, const char *path, char *msg, size_t msg_size);
 
 /// One shape at its world pose (ls_shape_get_transform): what a draw routine draws.
 typedef struct rn_shape {
@@ -144,5 +146,25 @@ const char *rn_shape_name(ls_shape_type type);
 rn_shape rn_shape_of(const ls_world *w, ls_body_id id, uint32_t k);
 /// Rotate a point of the shape's frame by its orientation and add its position.
 rn_vec rn_shape_point(const rn_shape *s, rn_vec local);
+
+// ------------------------------------------- whole frames (cmd_render.c)
+
+/// What rn_draw_source draws besides the bodies.
+typedef struct rn_draw_opts {
+    bool ids;              ///< Label every body (not ground) with its 1-based id.
+    bool contacts;         ///< Mark contact points.
+    const bool *highlight; ///< NULL, or per body (file order): drawn magenta and labelled,
+                           ///< the other bodies faded towards grey.
+} rn_draw_opts;
+
+/// The camera for `--camera spec` (auto, front, side, top or EX,EY,EZ,TX,TY,TZ[,FOV])
+/// framing the scene's initial bodies at the aspect ratio, and the scene's extent
+/// (for rn_canvas_begin). False if spec is not one of those.
+bool rn_camera_for(const char *spec, const ls_scene *sc, float aspect, rn_camera *cam,
+                   float *extent);
+/// Draw src's current state into c (cleared first) and resolve it into c->rgb.
+/// False with msg on error (out of memory).
+bool rn_draw_source(rn_source *src, rn_canvas *c, const rn_camera *cam, float extent,
+                    const rn_draw_opts *o, char *msg, size_t msg_size);
 
 #endif
