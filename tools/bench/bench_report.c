@@ -3,9 +3,12 @@
 // (`section,case,engine,metric,value,unit`) into
 //   physics FILE                 the side-by-side physics table with ratios;
 //   cloth FILE                   the cloth table (ours / Bullet btSoftBody);
-//   merge CSV SVG FILE...        tools/bench/results/latest.csv (machine rows,
-//                                physics aggregated, other sections verbatim)
-//                                and the SVG chart of the physics ratios.
+//   merge CSV FILE...            tools/bench/results/latest.csv (machine rows,
+//                                physics aggregated, other sections verbatim);
+//   charts CSV DIR               from latest.csv alone, the SVG ratio charts
+//                                DIR/physics_ratios.svg (ours / Bullet, ours / ODE)
+//                                and DIR/box3d_ratios.svg (ours / Box3D), 1 and 2
+//                                workers.
 #define _POSIX_C_SOURCE 200809L
 #include "bench_clock.h"
 
@@ -340,35 +343,82 @@ static void write_physics_rows(FILE *out, const physics *ph)
     }
 }
 
-// Grouped bar chart, one group per scene and one bar per peer: ours / peer ms
-// per tick on a log2 axis, so 2x slower and 2x faster are equally long bars
-// up or down from the parity line at 1.0.
-static double ratio_of(const physics *ph, int s, int e)
+// ---- charts (`bench_report charts LATEST.csv DIR`) --------------------------
+// Grouped bar charts drawn from latest.csv alone (never by re-running the
+// bench): one group per scene, one bar per ratio (ours / peer ms per tick or
+// step) on a log2 axis, so 2x slower and 2x faster are equally long bars up or
+// down from the parity line at 1.0. Hand-written SVG; the same CSV gives the
+// same bytes.
+
+#define MAX_SERIES 6
+
+typedef struct chart {
+    const char *title;                     // top line
+    char subtitle[512];                    // machine, date
+    int nscenes, nseries;                  // groups, bars per group
+    const char *scene[MAX_SCENES];         // group names
+    char label[MAX_SERIES][2 * FIELD + 8]; // legend: "ours / bullet (1 worker)"
+    const char *color[MAX_SERIES];         // one per series, fixed by its meaning
+    double ratio[MAX_SCENES][MAX_SERIES];  // 0: absent (the engine could not run it)
+} chart;
+
+// Rows `section,...,metric,...` of a CSV into ph (every value is one run).
+static int load_metric(const char *path, const char *section, const char *metric, physics *ph)
 {
-    int b = ours_base(ph);
-    double p = ms_of(ph, s, e), o = b >= 0 ? ms_of(ph, s, b) : 0;
-    return p > 0 && o > 0 ? o / p : 1;
+    memset(ph, 0, sizeof *ph);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return 1;
+    }
+    char line[1024];
+    row r;
+    while (fgets(line, sizeof line, f)) {
+        if (!parse_row(line, &r) || strcmp(r.f[0], section) != 0 || strcmp(r.f[3], metric) != 0) {
+            continue;
+        }
+        int sc = index_of(ph->scene, &ph->nscenes, MAX_SCENES, r.f[1]);
+        int e = index_of(ph->engine, &ph->nengines, MAX_ENGINES, r.f[2]);
+        if (sc >= 0 && e >= 0 && ph->c[sc][e].runs < MAX_RUNS) {
+            ph->c[sc][e].present = 1;
+            ph->c[sc][e].ms[ph->c[sc][e].runs++] = atof(r.f[4]);
+        }
+    }
+    fclose(f);
+    return 0;
 }
 
-static void write_svg(const char *path, const physics *ph, const char *subtitle)
+// Add the series ours_name / peer_name if both engines have a time somewhere.
+static void add_series(chart *c, const physics *ph, const char *ours_name, const char *peer_name,
+                       const char *label, const char *color)
+{
+    int o = engine_index(ph, ours_name), p = engine_index(ph, peer_name);
+    if (o < 0 || p < 0 || c->nseries == MAX_SERIES) {
+        return;
+    }
+    int k = c->nseries, any = 0;
+    snprintf(c->label[k], sizeof c->label[k], "%s", label);
+    c->color[k] = color;
+    for (int sc = 0; sc < ph->nscenes; sc++) {
+        double mo = ms_of(ph, sc, o), mp = ms_of(ph, sc, p);
+        c->ratio[sc][k] = mo > 0 && mp > 0 ? mo / mp : 0;
+        any |= c->ratio[sc][k] > 0;
+    }
+    c->nseries += any;
+}
+
+static void write_chart(const char *path, const chart *c)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
         perror(path);
         return;
     }
-    static const char *colors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2"};
-    const int W = 760, H = 460, left = 60, right = 20, top = 60, bottom = 100;
-    int peers[MAX_ENGINES], npeers = 0; // bars: ours (1 worker) / each peer
-    for (int e = 0; e < ph->nengines; e++) {
-        if (!is_ours(ph, e)) {
-            peers[npeers++] = e;
-        }
-    }
+    const int W = 820, H = 470, left = 60, right = 20, top = 60, bottom = 110;
     int k = 1; // axis spans 2^-k .. 2^k
-    for (int s = 0; s < ph->nscenes; s++) {
-        for (int i = 0; i < npeers; i++) {
-            while (fabs(log2(ratio_of(ph, s, peers[i]))) > k && k < 10) {
+    for (int s = 0; s < c->nscenes; s++) {
+        for (int i = 0; i < c->nseries; i++) {
+            while (c->ratio[s][i] > 0 && fabs(log2(c->ratio[s][i])) > k && k < 10) {
                 k++;
             }
         }
@@ -379,10 +429,9 @@ static void write_svg(const char *path, const physics *ph, const char *subtitle)
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             "font-family=\"sans-serif\" font-size=\"12\">\n"
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-            "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">Physics ms/tick, ours / "
-            "peer (log scale; below 1 = ours faster)</text>\n"
+            "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">%s</text>\n"
             "<text x=\"%d\" y=\"40\" fill=\"#555\">%s</text>\n",
-            W, H, left, left, subtitle);
+            W, H, left, c->title, left, c->subtitle);
     for (int i = -k; i <= k; i++) {
         double y = mid - i * unit;
         fprintf(f,
@@ -390,40 +439,134 @@ static void write_svg(const char *path, const physics *ph, const char *subtitle)
                 "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
                 left, W - right, y, y, left - 6, y + 4, pow(2, i));
     }
-    double group = ph->nscenes ? plot_w / ph->nscenes : plot_w;
-    double bar = npeers > 0 ? group * 0.7 / npeers : 0;
-    for (int s = 0; s < ph->nscenes; s++) {
-        double gx = left + s * group + group * 0.15;
-        for (int i = 0; i < npeers; i++) {
-            double r = ratio_of(ph, s, peers[i]), h = log2(r) * unit, x = gx + i * bar;
-            double y = h >= 0 ? mid - h : mid, ty = h >= 0 ? mid - h - 4 : mid - h + 14;
+    double group = c->nscenes ? plot_w / c->nscenes : plot_w;
+    double bar = c->nseries > 0 ? group * 0.8 / c->nseries : 0;
+    for (int s = 0; s < c->nscenes; s++) {
+        double gx = left + s * group + group * 0.1;
+        for (int i = 0; i < c->nseries; i++) {
+            double r = c->ratio[s][i], x = gx + i * bar;
+            if (r <= 0) {
+                fprintf(f,
+                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#999\">-"
+                        "</text>\n",
+                        x + (bar - 2) / 2, mid - 4);
+                continue;
+            }
+            double h = log2(r) * unit;
+            double y = h >= 0 ? mid - h : mid, ty = h >= 0 ? mid - h - 4 : mid - h + 12;
             fprintf(f,
-                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>"
-                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.2f</text>\n",
-                    x, y, bar - 4, fabs(h), colors[i % 5], x + (bar - 4) / 2, ty, r);
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+                    "<title>%s %s: %.2f</title></rect>\n"
+                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"%d\">%.2f"
+                    "</text>\n",
+                    x, y, bar - 2, fabs(h) < 0.5 ? 0.5 : fabs(h), c->color[i], c->scene[s],
+                    c->label[i], r, x + (bar - 2) / 2, ty, bar < 22 ? 8 : 10, r);
         }
         // More than 5 groups: every other name one line lower, so long names never touch.
-        double ly = top + plot_h + 18 + (ph->nscenes > 5 && s % 2 ? 15 : 0);
+        double ly = top + plot_h + 18 + (c->nscenes > 5 && s % 2 ? 15 : 0);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                left + s * group + group / 2, ly, ph->scene[s]);
+                left + s * group + group / 2, ly, c->scene[s]);
     }
     fprintf(f,
             "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#c00\" "
             "stroke-dasharray=\"6 4\"/><text x=\"%d\" y=\"%.1f\" fill=\"#c00\" "
             "text-anchor=\"end\">parity</text>\n",
             left, W - right, mid, mid, W - right, mid - 4);
-    for (int i = 0; i < npeers; i++) {
-        double x = left + i * 170;
+    for (int i = 0; i < c->nseries; i++) {
+        double x = left + (i % 3) * 250;
+        int y = H - 48 + (i / 3) * 18;
         fprintf(f,
                 "<rect x=\"%.1f\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-                "<text x=\"%.1f\" y=\"%d\">ours / %s</text>\n",
-                x, H - 32, colors[i % 5], x + 18, H - 22, ph->engine[peers[i]]);
+                "<text x=\"%.1f\" y=\"%d\">%s</text>\n",
+                x, y, c->color[i], x + 18, y + 10, c->label[i]);
     }
     fprintf(f, "</svg>\n");
     fclose(f);
 }
 
-static int merge(const char *out_csv, const char *out_svg, int nfiles, char **files)
+// The machine rows' cpu, cores and date as the charts' subtitle.
+static void machine_subtitle(const char *path, char *out, size_t size)
+{
+    char cpu[FIELD] = "?", date[FIELD] = "?", cores[FIELD] = "?", line[1024];
+    row r;
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        if (parse_row(line, &r) && strcmp(r.f[0], "machine") == 0) {
+            char *dst = strcmp(r.f[3], "cpu") == 0        ? cpu
+                        : strcmp(r.f[3], "date_utc") == 0 ? date
+                        : strcmp(r.f[3], "cores") == 0    ? cores
+                                                          : NULL;
+            if (dst) {
+                snprintf(dst, FIELD, "%s", r.f[4]);
+            }
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    snprintf(out, size, "%s, %s cores, %s; tools/bench/results/latest.csv", cpu, cores, date);
+}
+
+// physics_ratios.svg (section 1: ours / Bullet and ours / ODE, 1 and 2 workers)
+// and box3d_ratios.svg (section 9: ours / Box3D, 1 and 2 workers each) in dir,
+// each only when latest.csv has its section.
+static int charts(const char *csv, const char *dir)
+{
+    physics *ph = calloc(1, sizeof *ph);
+    chart *c = calloc(1, sizeof *c);
+    int written = 0;
+    char path[4096];
+    if (!ph || !c) {
+        return 1;
+    }
+    if (load_metric(csv, "physics", "ms_per_tick", ph) == 0 && ph->nscenes) {
+        c->title = "Physics ms/tick, ours / peer (log scale; below 1 = ours faster)";
+        machine_subtitle(csv, c->subtitle, sizeof c->subtitle);
+        add_series(c, ph, "ours", "bullet", "ours / Bullet (1 worker)", "#4e79a7");
+        add_series(c, ph, "ours_2w", "bullet", "ours 2 workers / Bullet", "#a0cbe8");
+        add_series(c, ph, "ours", "ode", "ours / ODE (1 worker)", "#f28e2b");
+        add_series(c, ph, "ours_2w", "ode", "ours 2 workers / ODE", "#ffbe7d");
+        c->nscenes = ph->nscenes;
+        for (int s = 0; s < ph->nscenes; s++) {
+            c->scene[s] = ph->scene[s];
+        }
+        snprintf(path, sizeof path, "%s/physics_ratios.svg", dir);
+        write_chart(path, c);
+        printf("  wrote %s\n", path);
+        written++;
+    }
+    memset(c, 0, sizeof *c);
+    if (load_metric(csv, "box3d", "ms_per_step", ph) == 0 && ph->nscenes) {
+        c->title = "Box3D's scenes, ms/step, ours / Box3D (log scale; below 1 = ours faster)";
+        machine_subtitle(csv, c->subtitle, sizeof c->subtitle);
+        add_series(c, ph, "ours", "box3d", "ours / Box3D (1 worker each)", "#59a14f");
+        add_series(c, ph, "ours_2w", "box3d_2w", "ours / Box3D (2 workers each)", "#8cd17d");
+        add_series(c, ph, "ours_default", "box3d", "ours, 8 sub-steps / Box3D (1 worker)",
+                   "#b07aa1");
+        // Scenes with a time of both: the quality-only rows have one engine pair.
+        for (int s = 0; s < ph->nscenes; s++) {
+            int any = 0;
+            for (int i = 0; i < c->nseries; i++) {
+                any |= c->ratio[s][i] > 0;
+            }
+            if (any) {
+                for (int i = 0; i < c->nseries; i++) {
+                    c->ratio[c->nscenes][i] = c->ratio[s][i];
+                }
+                c->scene[c->nscenes++] = ph->scene[s];
+            }
+        }
+        snprintf(path, sizeof path, "%s/box3d_ratios.svg", dir);
+        write_chart(path, c);
+        printf("  wrote %s\n", path);
+        written++;
+    }
+    free(ph);
+    free(c);
+    return written ? 0 : 1;
+}
+
+static int merge(const char *out_csv, int nfiles, char **files)
 {
     FILE *out = fopen(out_csv, "w");
     if (!out) {
@@ -431,17 +574,14 @@ static int merge(const char *out_csv, const char *out_svg, int nfiles, char **fi
         return 1;
     }
     fprintf(out, "section,case,engine,metric,value,unit\n");
-    int rows = 0, have_physics = 0;
+    int rows = 0;
     physics *ph = calloc(1, sizeof *ph);
-    char subtitle[512] = "";
-    char cpu[FIELD] = "?", date[FIELD] = "?", cores[FIELD] = "?";
     for (int i = 0; i < nfiles; i++) {
         const char *base = strrchr(files[i], '/');
         base = base ? base + 1 : files[i];
         if (strcmp(base, "bench-physics.csv") == 0) {
             if (load_physics(files[i], ph) == 0) {
                 write_physics_rows(out, ph);
-                have_physics = 1;
                 rows++;
             }
             continue;
@@ -459,26 +599,11 @@ static int merge(const char *out_csv, const char *out_svg, int nfiles, char **fi
             }
             fprintf(out, "%s,%s,%s,%s,%s,%s\n", r.f[0], r.f[1], r.f[2], r.f[3], r.f[4], r.f[5]);
             rows++;
-            if (strcmp(r.f[0], "machine") == 0) {
-                char *dst = strcmp(r.f[3], "cpu") == 0        ? cpu
-                            : strcmp(r.f[3], "date_utc") == 0 ? date
-                            : strcmp(r.f[3], "cores") == 0    ? cores
-                                                              : NULL;
-                if (dst) {
-                    snprintf(dst, FIELD, "%s", r.f[4]);
-                }
-            }
         }
         fclose(f);
     }
     fclose(out);
     printf("  wrote %s (%d sections' rows + machine description)\n", out_csv, nfiles - 1);
-    if (have_physics) {
-        snprintf(subtitle, sizeof subtitle, "%s, %s cores, %s; median of %d runs", cpu, cores, date,
-                 ph->c[0][0].runs);
-        write_svg(out_svg, ph, subtitle);
-        printf("  wrote %s\n", out_svg);
-    }
     free(ph);
     return rows ? 0 : 1;
 }
@@ -599,11 +724,15 @@ int main(int argc, char **argv)
         free(ph);
         return 0;
     }
-    if (argc >= 5 && strcmp(argv[1], "merge") == 0) {
-        return merge(argv[2], argv[3], argc - 4, argv + 4);
+    if (argc >= 4 && strcmp(argv[1], "merge") == 0) {
+        return merge(argv[2], argc - 3, argv + 3);
+    }
+    if (argc == 4 && strcmp(argv[1], "charts") == 0) {
+        return charts(argv[2], argv[3]);
     }
     fprintf(stderr, "usage: bench_report physics FILE.csv\n"
                     "       bench_report cloth FILE.csv\n"
-                    "       bench_report merge OUT.csv OUT.svg FILE.csv...\n");
+                    "       bench_report merge OUT.csv FILE.csv...\n"
+                    "       bench_report charts LATEST.csv DIR\n");
     return 2;
 }
