@@ -6,7 +6,8 @@
 #   make viewer        build into $(BUILD)/viewer/
 #   make viewer-serve  serve it on 127.0.0.1:$(VIEWER_PORT) for a person
 #   make viewer-test   headless Chromium: the arena replay verifies with the native
-#                      final checksum, a tampered copy reports its tick, a screenshot
+#                      final checksum, a tampered copy reports its tick (marked on the
+#                      timeline, the diverged body in magenta), a screenshot
 #                      shows the scene, a relay's recording of a 2-bot match where
 #                      bot 0 diverges shows its disputed ticks and the native verdicts
 #   make bench-viewer  re-simulation ticks/s in headless Chromium vs native (bench section)
@@ -71,14 +72,15 @@ viewer-test: deps-viewer viewer $(TOOL)
 	ok=$$($(TOOL) replay verify $(VIEWER_REPLAY) --no-progress | head -1); \
 	final=$$($(TOOL) replay dump $(VIEWER_REPLAY) --json | grep -o '"checksum":"[0-9a-f]*"' | tail -1 | cut -d'"' -f4); \
 	bad=$$($(TOOL) replay verify $$d/tampered.lsr --no-progress | head -1 || true); \
+	body=$$($(TOOL) replay verify $$d/tampered.lsr --json --no-progress | grep -o '"body":[0-9]*' | head -1 | cut -d: -f2 || true); \
 	rm -f $$d/disputed.lsr; \
 	$(TOOL) match --peers 2 --ticks 120 --tick-rate 600 --perturb 0:40 --scene tools/scenes/arena.scene \
 	  --replay $$d/disputed.lsr --no-progress >/dev/null || test -s $$d/disputed.lsr; \
 	dok=$$($(TOOL) replay verify $$d/disputed.lsr --no-progress | sed -n 1p); \
 	dsum=$$($(TOOL) replay verify $$d/disputed.lsr --no-progress | sed -n 2p); \
-	echo "viewer-test: native: '$$ok', final $$final; tampered: '$$bad'; disputed: '$$dok', '$$dsum'"; \
+	echo "viewer-test: native: '$$ok', final $$final; tampered: '$$bad', body $$body; disputed: '$$dok', '$$dsum'"; \
 	node tools/viewer/test.mjs test $(VIEWER_DIR) replays/$(notdir $(VIEWER_REPLAY)) "$$ok" "$$final" \
-	  replays/tampered.lsr "$$bad" $(VIEWER_DIR)/screenshot.png replays/disputed.lsr "$$dok" "$$dsum"
+	  replays/tampered.lsr "$$bad" $(VIEWER_DIR)/screenshot.png replays/disputed.lsr "$$dok" "$$dsum" "$$body"
 
 $(VIEWER_BENCH_NATIVE): $(BUILD)/obj/tools/viewer/bench_native.o $(BUILD)/obj/tools/viewer/api.o \
   $(BUILD)/obj/tools/render/load.o $(LIB_A)

@@ -4,7 +4,7 @@
 // built viewer served on 127.0.0.1.
 //
 //   node test.mjs test ROOT REPLAY EXPECT_LINE EXPECT_FINAL TAMPERED EXPECT_TAMPERED SHOT.png
-//                 DISPUTED EXPECT_DISPUTED_LINE EXPECT_DISPUTES
+//                 DISPUTED EXPECT_DISPUTED_LINE EXPECT_DISPUTES EXPECT_BODY
 //     REPLAY must report EXPECT_LINE ("verified N ticks", as `lockstep replay
 //     verify` prints it) with final checksum EXPECT_FINAL; TAMPERED must report
 //     EXPECT_TAMPERED ("DESYNC at tick T: recorded X computed Y"); the screenshot
@@ -14,6 +14,9 @@
 //     EXPECT_DISPUTED_LINE and the tool's summary EXPECT_DISPUTES ("disputes: N
 //     ticks (D disputed) from tick T; wrong: player P (K ticks)"), mark the claimed
 //     ticks on the timeline from T, and list the claims of tick T as right or WRONG.
+//     The tampered recording's divergent tick is marked on the timeline and
+//     EXPECT_BODY (the first divergent body of `replay verify --json`) is drawn
+//     in the desync colour.
 //   node test.mjs bench ROOT REPLAY REPEATS
 //     prints "TICKS TICKS_PER_S FINAL" for re-simulating REPLAY in the page.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -192,7 +195,7 @@ async function claimsCheck(page, url, disputed, expectLine, expectDisputes) {
 }
 
 async function test([root, replay, expectLine, expectFinal, tampered, expectTampered, shot, disputed,
-  expectDisputedLine, expectDisputes]) {
+  expectDisputedLine, expectDisputes, expectBody]) {
   await withPage(root, async (page, url) => {
     const t0 = Date.now();
     const v = await openAndVerify(page, url, replay);
@@ -206,12 +209,12 @@ async function test([root, replay, expectLine, expectFinal, tampered, expectTamp
       window.__lockstep.step();
       return document.getElementById('hud').textContent;
     });
-    check(/tick\s+2\n/.test(stepped) && /match/.test(stepped) && !/MISMATCH/.test(stepped), 'step: tick 2, checksum matches');
+    check(/ticks\s+2\n/.test(stepped) && /match/.test(stepped) && !/MISMATCH/.test(stepped), 'step: tick 2, checksum matches');
     const sought = await page.evaluate(() => {
       window.__lockstep.seek(650);
       return document.getElementById('hud').textContent;
     });
-    check(/tick\s+650\n/.test(sought) && / match/.test(sought), 'seek to tick 650 (through keyframe 600): checksum matches');
+    check(/ticks\s+650\n/.test(sought) && / match/.test(sought), 'seek to tick 650 (through keyframe 600): checksum matches');
 
     // Click the first sphere (the arena's middle row, in view at tick 650): the panel names it.
     const at = await page.evaluate(() => {
@@ -250,6 +253,31 @@ async function test([root, replay, expectLine, expectFinal, tampered, expectTamp
     console.log(`  ${tampered}: badge "${w.badge}"`);
     check(w.text === expectTampered && w.badge === expectTampered, `${tampered} reports "${expectTampered}"`);
     check(w.disputes === '', `${tampered}: no claims, no disputes line`);
+    // The divergent tick is marked on the timeline at the state after it, and
+    // the body the native verifier names first (EXPECT_BODY, 1-based) is drawn
+    // in the desync colour.
+    const bad = Number((expectTampered.match(/DESYNC at tick (\d+)/) || [])[1]);
+    const mark = await page.evaluate(() => {
+      const m = document.querySelector('#marks .mark.desync');
+      const l = window.__lockstep;
+      const ticks = l.state.ticks;
+      return m ? { tick: Number(m.dataset.tick), left: parseFloat(m.style.left), ticks } : null;
+    });
+    check(mark !== null && mark.tick === bad && Math.abs(mark.left - ((bad + 1) / mark.ticks) * 100) < 1e-6,
+      `timeline: the desync mark at tick ${mark?.tick} (${mark?.left?.toFixed(2)} % of the track: the state after it)`);
+    const lit = await page.evaluate((t) => {
+      const l = window.__lockstep;
+      l.seek(t + 1);
+      const b = l.state.bodies;
+      return {
+        diverged: l.verdict().diverged ?? [],
+        colour: b.map((x, i) => (x.material.color.getHex() === 0xff1ac7 ? i + 1 : 0)).filter((i) => i),
+        hud: document.getElementById('hud').textContent,
+      };
+    }, bad);
+    const body = Number(expectBody);
+    check(lit.diverged.includes(body) && lit.colour.includes(body) && lit.hud.includes(`desync    tick ${bad} (state at ${bad + 1})`),
+      `diverged bodies ${lit.diverged.join(', ')} (drawn in magenta: ${lit.colour.join(', ')}) include body ${body}, the verifier's first`);
 
     await claimsCheck(page, url, disputed, expectDisputedLine, expectDisputes);
   });
@@ -270,11 +298,11 @@ async function bench([root, replay, repeats]) {
 }
 
 const [mode, ...args] = process.argv.slice(2);
-if (mode === 'test' && args.length === 10) await test(args);
+if (mode === 'test' && args.length === 11) await test(args);
 else if (mode === 'bench' && args.length === 3) await bench(args);
 else {
   console.error('usage: node test.mjs test ROOT REPLAY EXPECT_LINE EXPECT_FINAL TAMPERED EXPECT_TAMPERED SHOT.png\n' +
-    '         DISPUTED EXPECT_DISPUTED_LINE EXPECT_DISPUTES\n' +
+    '         DISPUTED EXPECT_DISPUTED_LINE EXPECT_DISPUTES EXPECT_BODY\n' +
     '       node test.mjs bench ROOT REPLAY REPEATS');
   process.exit(2);
 }

@@ -8,12 +8,20 @@
 // (format 2): those ticks are marked on the timeline, the HUD lists the claims of
 // the current tick and which one re-simulation backs, and the header says who
 // was wrong (the `disputes:` line of `lockstep replay verify`).
-// URL parameters: ?replay=URL or ?scene=URL, &tick=N (start there), &play=1.
+// A recording that does not verify gets a magenta mark on the timeline at the
+// state after its first divergent tick, and the bodies whose state differs at
+// the next keyframe (re-simulated vs recorded) are drawn in magenta.
+// Tick numbers as in the CLI (SPEC.md §16.7): tick T is a 0-based index and its
+// state the one after it; the counter, the timeline and &tick=N count the ticks
+// run, so `DESYNC at tick T` is the state at &tick=T+1.
+// URL parameters: ?replay=URL or ?scene=URL, &tick=N (start at the state after
+// N ticks, as `lockstep render --tick N`), &play=1.
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
 import { Engine, hex64 } from './engine.js';
 
 const $ = (id) => document.getElementById(id);
+const DESYNC_COLOR = 0xff1ac7; // magenta, as `lockstep replay diff --png`
 const VIEW = 0;
 const VERIFY = 1;
 const BENCH = 2;
@@ -37,6 +45,8 @@ const state = {
   claims: [], // [{ tick, disputed, players: [{ player, claim }] }]
   claimAt: new Map(), // tick -> its entry of claims
   verify: { done: false, ok: false, verified: 0, text: 'no replay', final: null, mismatch: null, disputes: '' },
+  diverged: new Set(), // body indexes drawn in the desync colour
+  divergedAt: null, // the keyframe (ticks run) they were compared at
   error: '',
 };
 
@@ -243,6 +253,7 @@ function updatePoses() {
     b.asleep = asleep;
     b.material.color.copy(b.baseColor);
     if (asleep) b.material.color.lerp(SLATE, 0.55);
+    if (state.diverged.has(i)) b.material.color.setHex(DESYNC_COLOR);
     b.material.emissive.setHex(i === state.selected ? 0x444444 : 0x000000);
     if (b.ground !== b.material) b.ground.emissive.setHex(i === state.selected ? 0x333333 : 0x000000);
   });
@@ -293,6 +304,48 @@ function drawMarks() {
     }
   }
   flush();
+  const m = state.verify.mismatch;
+  if (m) { // at the state after the divergent tick: timeline value tick + 1
+    const d = document.createElement('div');
+    d.className = 'mark desync';
+    d.style.left = `${(Math.min(m.tick + 1, n) / n) * 100}%`;
+    d.dataset.tick = String(m.tick);
+    d.title = `DESYNC at tick ${m.tick} (the state at ${m.tick + 1} ticks)`;
+    marks.appendChild(d);
+  }
+}
+
+// After a desync at tick T in handle VERIFY: the bodies whose pose differs at
+// the first keyframe after T between the re-simulation (VERIFY, stepped on)
+// and the recording (the keyframe restored in handle BENCH). Sets
+// state.diverged (indexes) and state.divergedAt (the keyframe's ticks run).
+function findDiverged(bytes, tick) {
+  const e = state.engine;
+  state.diverged = new Set();
+  state.divergedAt = null;
+  const kf = e.keyframes(VERIFY).find((k) => k > tick);
+  if (kf === undefined) return;
+  while (e.tick(VERIFY) < kf) {
+    if (e.run(VERIFY, kf - e.tick(VERIFY)) === 0) return;
+  }
+  const a = e.poses(VERIFY);
+  const computed = a.data.slice();
+  try {
+    e.open(BENCH, bytes);
+    e.seek(BENCH, kf);
+    const recorded = e.poses(BENCH).data;
+    for (let i = 0; i * a.stride < computed.length; i++) {
+      for (let k = 0; k < a.stride; k++) {
+        if (computed[i * a.stride + k] !== recorded[i * a.stride + k]) {
+          state.diverged.add(i);
+          break;
+        }
+      }
+    }
+    state.divergedAt = kf;
+  } finally {
+    e.close(BENCH);
+  }
 }
 
 // Re-simulate the whole recording from tick 0 in handle VERIFY, a slice per
@@ -316,7 +369,16 @@ function startVerify(bytes) {
           text: `DESYNC at tick ${m.tick}: recorded ${m.recorded} computed ${m.computed}`,
           disputes: disputesLine(e.verdicts(VERIFY)),
         };
+        try {
+          findDiverged(bytes, m.tick);
+        } catch (err) {
+          showError(`desync: ${err.message}`);
+        }
+        state.verify.diverged = [...state.diverged].map((i) => i + 1);
+        state.verify.divergedAt = state.divergedAt;
+        drawMarks();
         setBadge();
+        refresh();
         return;
       }
       if (n < 64 || e.tick(VERIFY) >= total) {
@@ -405,6 +467,9 @@ function load(bytes, name) {
   $('timeline').max = String(state.ticks);
   state.claims = state.replay ? e.claims(VIEW) : [];
   state.claimAt = new Map(state.claims.map((c) => [c.tick, c]));
+  state.diverged = new Set();
+  state.divergedAt = null;
+  state.verify.mismatch = null;
   drawMarks();
   buildWorld();
   if (state.replay) {
@@ -442,8 +507,9 @@ function refresh() {
   const t = e.tick(VIEW);
   updatePoses();
   $('timeline').value = String(Math.min(t, state.ticks));
-  $('tick').textContent = `tick ${t} / ${state.ticks}`;
-  let hud = `tick      ${t}\nchecksum  ${e.checksum(VIEW)}`;
+  // Ticks run (the state after tick t - 1), as `verified N ticks` and `render --tick N`.
+  $('tick').textContent = `${t} / ${state.ticks} ticks`;
+  let hud = `ticks     ${t}\nchecksum  ${e.checksum(VIEW)}`;
   if (state.replay && t > 0) {
     // The state after t ticks is the truth of tick t - 1: at a tick with claims,
     // the recorded checksum may be a wrong claim (a disputed tick records the
@@ -457,6 +523,12 @@ function refresh() {
       hud += `\nclaims    tick ${c.tick}, ${c.disputed ? 'disputed' : 'majority'}`;
       for (const p of c.players) hud += `\n  player ${p.player}  ${p.claim}  ${p.claim === sum ? 'right' : 'WRONG'}`;
     }
+  }
+  const m = state.verify.mismatch;
+  if (m) {
+    const ids = [...state.diverged].map((i) => i + 1).join(', ');
+    hud += `\ndesync    tick ${m.tick} (state at ${m.tick + 1})`;
+    if (state.divergedAt !== null) hud += `\ndiverged  ${ids || 'none'} (at keyframe ${state.divergedAt})`;
   }
   const asleep = state.bodies.filter((b) => b.asleep).length;
   hud += `\nbodies    ${state.bodies.length} (${asleep} asleep)`;
