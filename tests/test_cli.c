@@ -1343,3 +1343,58 @@ Test(cli, a_late_spectator_needing_state_is_named_as_a_spectator, .timeout = 60)
               vj);
     free(ro), free(re), free(vj);
 }
+
+// ---- timeline: a simulated lossy rollback match drawn per frame ----
+
+Test(cli, timeline_draws_a_simulated_lossy_rollback_match_the_same_every_time)
+{
+    const char *svg = path_in_dir("t.svg"), *svg2 = path_in_dir("t2.svg");
+    const char *csv = path_in_dir("t.csv");
+    run_result r =
+        RUN("timeline", "--players", "3", "--ticks", "240", "--delay", "1", "--loss", "0.15",
+            "--delay-ms", "40", "--jitter", "30", "--fault-seed", "7", "--out", svg, "--csv", csv);
+    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "wrote ") && strstr(r.out, " rollbacks, ") &&
+                  strstr(r.out, " ticks re-simulated (most in one frame "),
+              "%s", r.out);
+    unsigned frames = 0;
+    cr_assert_eq(sscanf(strstr(r.out, "("), "(%u frames;", &frames), 1, "%s", r.out);
+    cr_assert_geq(frames, 240u, "one frame per tick at least: %s", r.out);
+    // The same arguments: the same bytes (a fake clock, seeded faults).
+    run_result r2 =
+        RUN("timeline", "--players", "3", "--ticks", "240", "--delay", "1", "--loss", "0.15",
+            "--delay-ms", "40", "--jitter", "30", "--fault-seed", "7", "--out", svg2);
+    cr_assert_eq(r2.status, 0, "%s", r2.err);
+    cr_assert_str_eq(r2.out + strlen("wrote ") + strlen(svg2),
+                     r.out + strlen("wrote ") + strlen(svg));
+    char *a = slurp("t.svg"), *b = slurp("t2.svg"), *c = slurp("t.csv");
+    cr_assert_str_eq(a, b, "the same picture twice");
+    cr_assert_eq(strncmp(a, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39), 0);
+    cr_assert(strstr(a, "ticks re-simulated per frame") &&
+                  strstr(a, "prediction misses per frame") && strstr(a, "RTT to the relay, ms") &&
+                  strstr(a, "</svg>\n"),
+              "%.300s", a);
+    cr_assert_eq(
+        strncmp(c, "frame,tick,resimulated,misses,time_sync_skips,frames_ahead,rtt_us\n", 66), 0,
+        "%.100s", c);
+    cr_assert_eq((unsigned)lines(c), frames + 1, "one row per frame");
+    // Lossy: something was re-simulated somewhere.
+    int resim = 0;
+    for (const char *l = strchr(c, '\n') + 1; *l; l = strchr(l, '\n') + 1) {
+        unsigned f, t, rs;
+        cr_assert_eq(sscanf(l, "%u,%u,%u,", &f, &t, &rs), 3);
+        resim += (int)rs;
+    }
+    cr_assert_gt(resim, 0, "15 %% loss and 40 ms: some rollbacks");
+    free(a), free(b), free(c);
+    run_free(&r);
+    run_free(&r2);
+    USAGE_ERROR("missing --out FILE.svg", "timeline");
+    USAGE_ERROR("--out wants a file name ending in .svg (got 'x.png')", "timeline", "--out",
+                "x.png");
+    USAGE_ERROR("--players wants an integer 2..4, got '9'", "timeline", "--players", "9", "--out",
+                "x.svg");
+    USAGE_ERROR("--ticks wants an integer 10..36000", "timeline", "--ticks", "5", "--out", "x.svg");
+    USAGE_ERROR("--loss wants a probability 0..1", "timeline", "--loss", "2", "--out", "x.svg");
+    USAGE_ERROR("--out needs a value", "timeline", "--out");
+}

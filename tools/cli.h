@@ -96,6 +96,7 @@ int cmd_relay(int argc, char **argv);
 int cmd_bot(int argc, char **argv);
 int cmd_match(int argc, char **argv);
 int cmd_render(int argc, char **argv);
+int cmd_timeline(int argc, char **argv);
 int cmd_keygen(int argc, char **argv);
 
 extern const cli_command cmd_fx_def;
@@ -106,6 +107,7 @@ extern const cli_command cmd_relay_def;
 extern const cli_command cmd_bot_def;
 extern const cli_command cmd_match_def;
 extern const cli_command cmd_render_def;
+extern const cli_command cmd_timeline_def;
 extern const cli_command cmd_keygen_def;
 
 #endif

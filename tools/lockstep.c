@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static const cli_command *const commands[] = {&cmd_sim_def,    &cmd_demo_def,   &cmd_fx_def,
-                                              &cmd_replay_def, &cmd_relay_def,  &cmd_bot_def,
-                                              &cmd_match_def,  &cmd_render_def, &cmd_keygen_def};
+static const cli_command *const commands[] = {
+    &cmd_sim_def, &cmd_demo_def,  &cmd_fx_def,     &cmd_replay_def,   &cmd_relay_def,
+    &cmd_bot_def, &cmd_match_def, &cmd_render_def, &cmd_timeline_def, &cmd_keygen_def};
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 static int cmd_version(int argc, char **argv);
