@@ -11,7 +11,11 @@ PICTURES_REPLAY := tools/crosscheck/arena.lsr
 .PHONY: pictures
 # One picture per interesting shipped scene, at a tick where something
 # happens, and four frames of the recorded 4-player arena match (re-simulated
-# from its inputs). The output is deterministic: rerunning rewrites the same bytes.
+# from its inputs), and the desync picture (the arena match against a copy with
+# one input byte changed: `lockstep replay diff --png`, the diverged body in
+# magenta), and the rollback timeline of a lossy 3-bot match simulated on a
+# fake clock (`lockstep timeline`: no sockets, no wall time). The output is
+# deterministic: rerunning rewrites the same bytes.
 pictures: $(TOOL)
 	@mkdir -p $(PICTURES_DIR)
 	$(TOOL) render tools/scenes/tower_struck.scene --tick 40 --ids --contacts --out $(PICTURES_DIR)/tower_struck.png
@@ -28,3 +32,9 @@ pictures: $(TOOL)
 	$(TOOL) render tools/scenes/falling_hinges.scene --tick 120 --out $(PICTURES_DIR)/falling_hinges.png
 	$(TOOL) render $(PICTURES_REPLAY) --frames 0:1200:400 --size 320x200 --camera 0,17,21,0,0,0 \
 	  --out $(PICTURES_DIR)/arena.png
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	$(TOOL) replay tamper $(PICTURES_REPLAY) $$d/tampered.lsr --tick 100 --player 2 >/dev/null && \
+	{ $(TOOL) replay diff $(PICTURES_REPLAY) $$d/tampered.lsr --png $(PICTURES_DIR)/desync.png \
+	  --ahead 150 --size 320x240 --camera top >$$d/out; s=$$?; tail -1 $$d/out; test $$s = 3; }
+	$(TOOL) timeline --players 3 --ticks 600 --delay 1 --loss 0.15 --delay-ms 40 --jitter 30 --fault-seed 7 \
+	  --out $(PICTURES_DIR)/rollback_timeline.svg
