@@ -254,6 +254,42 @@ Test(replay_cli, diff_png_draws_both_recordings_with_the_diverged_body_highlight
     }
 }
 
+Test(replay_cli, verify_png_draws_the_reconstructed_recorded_state_beside_the_computed_one)
+{
+    char *out, path[512];
+    record("m.lsr", "");
+    cr_assert_eq(run(&out, "replay tamper m.lsr t.lsr --tick 150 --player 1"), 0, "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify t.lsr --png v.ppm --size 100x80 --camera top"), 3, "%s",
+                 out);
+    cr_assert(strstr(out, "DESYNC at tick 150: "), "%s", out);
+    cr_assert(strstr(out, "wrote v.ppm (recorded | computed after tick 150, 204x80, bodies "
+                          "differing: 1 = 7; hash "),
+              "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/v.ppm", dir);
+    int w, h;
+    cr_assert_gt(ppm_count(path, 0, 100, 0, &w, &h), 0, "magenta in the recorded half");
+    cr_assert_gt(ppm_count(path, 104, 204, 0, &w, &h), 0, "magenta in the computed half");
+    cr_assert_eq(run(&out, "replay verify t.lsr --json --png v.png"), 3, "%s", out);
+    cr_assert(strstr(out, "\"picture\":{\"path\":\"v.png\",\"tick\":150,"
+                          "\"differing_bodies\":[7],"),
+              "%s", out);
+    free(out);
+    // A recording that verifies: no picture.
+    cr_assert_eq(run(&out, "replay verify m.lsr --png ok.png"), 0, "%s", out);
+    cr_assert_str_eq(out, "verified 400 ticks\n");
+    free(out);
+    snprintf(path, sizeof path, "%s/ok.png", dir);
+    cr_assert_eq(access(path, F_OK), -1);
+    cr_assert_eq(run(&out, "replay verify t.lsr --camera top"), 2, "%s", out);
+    cr_assert(strstr(out, "--camera needs --png FILE"), "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "replay verify t.lsr --png v.png --ahead 3"), 2, "%s", out);
+    cr_assert(strstr(out, "--ahead"), "%s", out);
+    free(out);
+}
+
 static void refingerprint(const char *from, const char *to, const char *fingerprint)
 {
     ls_error e;

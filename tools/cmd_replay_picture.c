@@ -93,16 +93,105 @@ static void blit(uint8_t *rgb, int stride, const rn_canvas *from, int x0)
     }
 }
 
+int replay_picture_worlds(const char *prog, const ls_scene *scene, ls_world *const w[2],
+                          uint32_t shown, const char *sides, const replay_picture_opts *o,
+                          json_out *j)
+{
+    char msg[512];
+    int status = CLI_EXIT_ERROR;
+    rn_canvas half[2] = {{0}, {0}};
+    bool *lit = NULL;
+    uint8_t *rgb = NULL;
+    const int gap = 4;
+    uint32_t n = scene->body_count;
+    if (ls_world_body_count(w[0]) != n || ls_world_body_count(w[1]) != n) {
+        fprintf(stderr, "%s: --png: the two states do not hold the scene's %u bodies\n", prog, n);
+        return CLI_EXIT_ERROR;
+    }
+    lit = calloc(n ? n : 1, sizeof *lit);
+    rgb = malloc((size_t)(2 * o->width + gap) * (size_t)o->height * 3);
+    if (!lit || !rgb || !rn_canvas_init(&half[0], o->width, o->height, 2) ||
+        !rn_canvas_init(&half[1], o->width, o->height, 2)) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        goto done;
+    }
+    uint32_t differing = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        lit[i] = body_differs(w[0], w[1], i);
+        differing += lit[i];
+    }
+    rn_camera cam;
+    float extent;
+    rn_camera_for(o->camera, scene, (float)o->width / (float)o->height, &cam, &extent);
+    rn_draw_opts d = {false, false, lit};
+    for (int k = 0; k < 2; k++) {
+        // What rn_draw_source reads of a source: the scene and the world.
+        rn_source src;
+        memset(&src, 0, sizeof src);
+        src.scene = *scene;
+        src.world = w[k];
+        src.tick = shown + 1;
+        if (!rn_draw_source(&src, &half[k], &cam, extent, &d, msg, sizeof msg)) {
+            fprintf(stderr, "%s: %s\n", prog, msg);
+            goto done;
+        }
+        rn_label(&half[k], 24.0f, 12.0f, shown);
+    }
+    memset(rgb, 40, (size_t)(2 * o->width + gap) * (size_t)o->height * 3);
+    blit(rgb, 2 * o->width + gap, &half[0], 0);
+    blit(rgb, 2 * o->width + gap, &half[1], o->width + gap);
+    rn_canvas out = {0};
+    out.width = 2 * o->width + gap, out.height = o->height, out.rgb = rgb;
+    if (!rn_write_image(&out, o->png, msg, sizeof msg)) {
+        fprintf(stderr, "%s: %s\n", prog, msg);
+        goto done;
+    }
+    if (j) {
+        json_key(j, "picture"), json_object_begin(j);
+        json_key(j, "path"), json_str(j, o->png);
+        json_key(j, "tick"), json_u64(j, shown);
+        json_key(j, "differing_bodies"), json_array_begin(j);
+        for (uint32_t i = 0; i < n; i++) {
+            if (lit[i]) {
+                json_u64(j, i + 1);
+            }
+        }
+        json_array_end(j);
+        json_key(j, "hash");
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)rn_canvas_hash(&out));
+        json_str(j, hex);
+        json_object_end(j);
+    } else {
+        printf("wrote %s (%s after tick %u, %dx%d, bodies differing: %u", o->png, sides, shown,
+               out.width, out.height, differing);
+        const char *sep = " =";
+        for (uint32_t i = 0; i < n; i++) {
+            if (lit[i]) {
+                printf("%s %u", sep, i + 1);
+                sep = ",";
+            }
+        }
+        printf("; hash %016llx)\n", (unsigned long long)rn_canvas_hash(&out));
+        if (differing == 0) {
+            printf("note: %s have the same bodies after tick %u\n", sides, shown);
+        }
+    }
+    status = CLI_EXIT_OK;
+done:
+    rn_canvas_free(&half[0]);
+    rn_canvas_free(&half[1]);
+    free(lit);
+    free(rgb);
+    return status;
+}
+
 int replay_picture_write(const char *prog, const char *const paths[2], uint32_t tick,
                          const replay_picture_opts *o, json_out *j)
 {
     char msg[512];
     rn_source src[2];
     int opened = 0, status = CLI_EXIT_ERROR;
-    rn_canvas half[2] = {{0}, {0}};
-    bool *lit = NULL;
-    uint8_t *rgb = NULL;
-    const int gap = 4;
     // The state after the divergent tick (index `tick`: tick + 1 ticks run), or later.
     uint32_t target = tick + 1 + o->ticks_after;
     for (; opened < 2; opened++) {
@@ -124,84 +213,14 @@ int replay_picture_write(const char *prog, const char *const paths[2], uint32_t 
             }
         }
     }
-    uint32_t n = src[0].scene.body_count;
-    if (n != src[1].scene.body_count || ls_world_body_count(src[0].world) != n ||
-        ls_world_body_count(src[1].world) != n) {
+    if (src[0].scene.body_count != src[1].scene.body_count) {
         fprintf(stderr, "%s: --png: A and B do not play the same scene (%u and %u bodies)\n", prog,
-                n, src[1].scene.body_count);
+                src[0].scene.body_count, src[1].scene.body_count);
         goto done;
     }
-    lit = calloc(n ? n : 1, sizeof *lit);
-    rgb = malloc((size_t)(2 * o->width + gap) * (size_t)o->height * 3);
-    if (!lit || !rgb || !rn_canvas_init(&half[0], o->width, o->height, 2) ||
-        !rn_canvas_init(&half[1], o->width, o->height, 2)) {
-        fprintf(stderr, "%s: out of memory\n", prog);
-        goto done;
-    }
-    uint32_t differing = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        lit[i] = body_differs(src[0].world, src[1].world, i);
-        differing += lit[i];
-    }
-    rn_camera cam;
-    float extent;
-    rn_camera_for(o->camera, &src[0].scene, (float)o->width / (float)o->height, &cam, &extent);
-    rn_draw_opts d = {false, false, lit};
-    for (int k = 0; k < 2; k++) {
-        if (!rn_draw_source(&src[k], &half[k], &cam, extent, &d, msg, sizeof msg)) {
-            fprintf(stderr, "%s: %s\n", prog, msg);
-            goto done;
-        }
-        rn_label(&half[k], 24.0f, 12.0f, tick + o->ticks_after);
-    }
-    memset(rgb, 40, (size_t)(2 * o->width + gap) * (size_t)o->height * 3);
-    blit(rgb, 2 * o->width + gap, &half[0], 0);
-    blit(rgb, 2 * o->width + gap, &half[1], o->width + gap);
-    rn_canvas out = {0};
-    out.width = 2 * o->width + gap, out.height = o->height, out.rgb = rgb;
-    if (!rn_write_image(&out, o->png, msg, sizeof msg)) {
-        fprintf(stderr, "%s: %s\n", prog, msg);
-        goto done;
-    }
-    if (j) {
-        json_key(j, "picture"), json_object_begin(j);
-        json_key(j, "path"), json_str(j, o->png);
-        json_key(j, "tick"), json_u64(j, tick + o->ticks_after);
-        json_key(j, "differing_bodies"), json_array_begin(j);
-        for (uint32_t i = 0; i < n; i++) {
-            if (lit[i]) {
-                json_u64(j, i + 1);
-            }
-        }
-        json_array_end(j);
-        json_key(j, "hash");
-        char hex[17];
-        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)rn_canvas_hash(&out));
-        json_str(j, hex);
-        json_object_end(j);
-    } else {
-        printf("wrote %s (A | B after tick %u, %dx%d, bodies differing: %u", o->png,
-               tick + o->ticks_after, out.width, out.height, differing);
-        const char *sep = " =";
-        for (uint32_t i = 0; i < n; i++) {
-            if (lit[i]) {
-                printf("%s %u", sep, i + 1);
-                sep = ",";
-            }
-        }
-        printf("; hash %016llx)\n", (unsigned long long)rn_canvas_hash(&out));
-        if (differing == 0) {
-            printf("note: re-simulated from their own inputs, A and B have the same bodies "
-                   "after tick %u\n",
-                   tick + o->ticks_after);
-        }
-    }
-    status = CLI_EXIT_OK;
+    ls_world *const w[2] = {src[0].world, src[1].world};
+    status = replay_picture_worlds(prog, &src[0].scene, w, target - 1, "A | B", o, j);
 done:
-    rn_canvas_free(&half[0]);
-    rn_canvas_free(&half[1]);
-    free(lit);
-    free(rgb);
     for (int k = 0; k < opened; k++) {
         rn_source_close(&src[k]);
     }

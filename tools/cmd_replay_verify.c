@@ -20,7 +20,7 @@
 const cli_command cmd_replay_verify_def = {
     "replay verify", "re-simulate a recording and check every tick's checksum and keyframe",
     "FILE [--jobs N] [--pubkey KEY] [--max-memory MB] [--strict] [--stats] [--json]\n"
-    "       [--no-progress]\n\n"
+    "       [--no-progress] [--png FILE [--size WxH] [--camera VIEW]]\n\n"
     "  --jobs N        verify the segments between keyframes on N threads, 1..64 (default 1);\n"
     "                  the report is the same (every keyframe is proven equal to the\n"
     "                  re-simulated state)\n"
@@ -33,7 +33,14 @@ const cli_command cmd_replay_verify_def = {
     "  --stats         print ticks/s and the real-time factor\n"
     "  --json          one JSON object: {\"result\", \"tick\", \"recorded\", \"computed\",\n"
     "                  \"bodies\", ...}\n"
-    "  --no-progress   no progress line (only drawn when stderr is a terminal)\n\n"
+    "  --no-progress   no progress line (only drawn when stderr is a terminal)\n"
+    "  --png FILE      at a desync whose recorded state can be reconstructed (one changed\n"
+    "                  input explains the recorded checksum), draw the state after the\n"
+    "                  tick: recorded (left) and re-simulated (right), the bodies that\n"
+    "                  differ in magenta with their ids (as `replay diff --png`);\n"
+    "                  otherwise say why there is no picture\n"
+    "  --size WxH      each half, 16..2048 pixels each (default 480x360)\n"
+    "  --camera VIEW   auto (default), front, side, top or EX,EY,EZ,TX,TY,TZ[,FOV]\n\n"
     "Prints `verified N ticks` (exit 0), or `DESYNC at tick T: ...` with a field-by-field\n"
     "diff of the first divergent bodies (exit 3); a file that cannot be read exits 1, and so\n"
     "does one recorded by another engine: the message names it and the release that\n"
@@ -61,6 +68,8 @@ typedef struct verify_run {
     atomic_uint first_failure_tick; // segments starting after it are skipped
     atomic_uint_fast64_t ticks_done;
     atomic_uint workers_done;
+    const replay_picture_opts *pic; // --png, or NULL
+    int pic_status;                 // CLI_EXIT_OK, or the picture's error
 } verify_run;
 
 static void count_ticks(void *ctx, uint32_t ticks)
@@ -216,6 +225,16 @@ static void print_desync_diff(verify_run *v, ls_world *computed, uint32_t tick, 
     ls_world *rec = computed ? reconstruct(v, tick, recorded, &player, &value, &file_value) : NULL;
     if (!rec) {
         print_body_diff(v, computed, tick, j);
+        if (v->pic) {
+            const char *why = "no picture: the recorded state at the desync tick cannot be "
+                              "reconstructed (no single input change explains it)";
+            if (j) {
+                json_key(j, "picture"), json_null(j);
+                json_key(j, "picture_note"), json_str(j, why);
+            } else {
+                printf("%s\n", why);
+            }
+        }
         return;
     }
     static const char *const labels[2] = {"recorded", "computed"};
@@ -236,6 +255,11 @@ static void print_desync_diff(verify_run *v, ls_world *computed, uint32_t tick, 
         if (replay_glue_diff(v->glue, rec, computed, labels, stdout) == 0) {
             printf("no body differs at tick %u (the divergence is outside body state)\n", tick);
         }
+    }
+    if (v->pic) {
+        ls_world *const w[2] = {rec, computed};
+        v->pic_status = replay_picture_worlds("lockstep replay verify", &v->glue->scene, w, tick,
+                                              "recorded | computed", v->pic, j);
     }
     ls_world_destroy(rec);
 }
@@ -568,6 +592,7 @@ typedef struct verify_opts {
     bool stats, progress, json, strict;
     size_t max_memory;
     const char *pubkey;
+    replay_picture_opts pic;
 } verify_opts;
 
 static int verify(const char *path, ls_replay_reader *r, const verify_opts *o)
@@ -592,7 +617,11 @@ static int verify(const char *path, ls_replay_reader *r, const verify_opts *o)
         return CLI_EXIT_ERROR;
     }
     g.max_memory = o->max_memory;
-    verify_run v = {.r = r, .glue = &g, .segments = ls_replay_segment_count(r), .jobs = jobs};
+    verify_run v = {.r = r,
+                    .glue = &g,
+                    .segments = ls_replay_segment_count(r),
+                    .jobs = jobs,
+                    .pic = o->pic.png ? &o->pic : NULL};
     atomic_init(&v.first_failure_tick, UINT32_MAX);
     g.progress = count_ticks;
     g.progress_ctx = &v;
@@ -620,6 +649,7 @@ static int verify(const char *path, ls_replay_reader *r, const verify_opts *o)
             replay_cli_check_signature(&cmd_replay_verify_def, path, r, pubkey, jp);
         }
         status = report(&v, o->strict, jp);
+        status = v.pic_status != CLI_EXIT_OK ? v.pic_status : status;
         if (o->stats) {
             print_stats(r, jobs, dt, cpu, jp);
         }
@@ -662,6 +692,16 @@ int cmd_replay_verify(int argc, char **argv)
                 return CLI_EXIT_USAGE;
             }
             o.pubkey = v;
+        } else if (cli_option(cmd, argc, argv, &i, "--png", &v) ||
+                   cli_option(cmd, argc, argv, &i, "--size", &v) ||
+                   cli_option(cmd, argc, argv, &i, "--camera", &v)) {
+            if (!v) {
+                return CLI_EXIT_USAGE;
+            }
+            const char *name = argv[i - 1];
+            *(strcmp(name, "--png") == 0    ? &o.pic.png
+              : strcmp(name, "--size") == 0 ? &o.pic.size
+                                            : &o.pic.camera) = v;
         } else if (strcmp(argv[i], "--stats") == 0) {
             o.stats = true;
         } else if (strcmp(argv[i], "--strict") == 0) {
@@ -678,6 +718,9 @@ int cmd_replay_verify(int argc, char **argv)
     }
     if (!path) {
         return cli_usage_error(cmd, "missing FILE");
+    }
+    if (!replay_picture_parse(cmd, &o.pic)) {
+        return CLI_EXIT_USAGE;
     }
     ls_replay_reader *r = replay_cli_open(cmd, path);
     int status = CLI_EXIT_ERROR;

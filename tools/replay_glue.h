@@ -88,6 +88,11 @@ bool replay_picture_parse(const cli_command *cmd, replay_picture_opts *o);
 /// `wrote FILE ...` (or adds a "picture" member to j). Returns a CLI_EXIT_* code.
 int replay_picture_write(const char *prog, const char *const paths[2], uint32_t tick,
                          const replay_picture_opts *o, json_out *j);
+/// The picture of two states of the scene after tick `shown`: w[0] left, w[1] right
+/// (`sides` names them in the printed line, e.g. "recorded | computed").
+int replay_picture_worlds(const char *prog, const ls_scene *scene, ls_world *const w[2],
+                          uint32_t shown, const char *sides, const replay_picture_opts *o,
+                          json_out *j);
 
 extern const cli_command cmd_replay_record_def;
 extern const cli_command cmd_replay_info_def;
