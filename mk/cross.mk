@@ -14,7 +14,8 @@ XC_DIR := tools/crosscheck
 DEPS_CROSS_PKGS := libc6-dev-i386 lib32gcc-12-dev \
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
   gcc-s390x-linux-gnu libc6-dev-s390x-cross \
-  qemu-user clang lld wasi-libc libclang-rt-14-dev-wasm32
+  qemu-user clang lld wasi-libc libclang-rt-14-dev-wasm32 \
+  gcc-mingw-w64-x86-64 wine64
 # libfixmath-dev of every architecture (Multi-Arch: same, static library only,
 # no dependencies): the exactness checker links each arch's oracle.
 DEPS_CROSS_ARCHS := i386 arm64 s390x
@@ -47,9 +48,11 @@ deps-cross:
 # Targets of the matrix. Per target: compiler, flags, link flags, how to run a
 # binary (prefix), the work budget of its runs (body-ticks per scene: a scene
 # of B bodies runs min(ticks, max(120, budget / B)) ticks; empty = every tick)
-# and the exactness checker's arguments (`skip:REASON` where no libfixmath).
+# and the exactness checker's arguments (`skip:REASON` where no libfixmath);
+# XC_PREREQ: what must exist before its binaries are built.
 XC_TARGETS := x86_64-gcc-O0 x86_64-gcc-O2 x86_64-gcc-O3-native x86_64-clang-O2 \
-  x86_64-clang-O3-fastmath i386-gcc-O2 aarch64-gcc-O2 s390x-gcc-O2 wasm32-clang-O2
+  x86_64-clang-O3-fastmath i386-gcc-O2 aarch64-gcc-O2 s390x-gcc-O2 wasm32-clang-O2 \
+  x86_64-w64-mingw32
 XC_GOLDEN_TARGET := x86_64-gcc-O2
 
 XC_CC.x86_64-gcc-O0 := gcc
@@ -96,6 +99,18 @@ XC_LDFLAGS.wasm32-clang-O2 := -Wl,--stack-first -Wl,-z,stack-size=1048576 \
   -Wl,--initial-memory=536870912 -Wl,--max-memory=536870912
 XC_EXEC.wasm32-clang-O2 := node --no-warnings $(XC_DIR)/wasi_run.mjs
 XC_EXACT.wasm32-clang-O2 := skip:no libfixmath build for wasm32 in Debian
+# Windows: Debian's mingw-w64 gcc (msvcrt; -std=c11 selects mingw-w64's C99
+# printf family), linked statically, run by Debian's wine64 with a prefix of
+# its own under $(XC_BUILD) and no display (tools/crosscheck/wine_run.sh).
+# mingw-w64 does not search /usr/include: the arch-independent headers the
+# engine takes from Debian (libfixmath's, xxhash.h) are linked into a folder of
+# their own rather than putting glibc's headers on the path.
+XC_CC.x86_64-w64-mingw32 := x86_64-w64-mingw32-gcc
+XC_CFLAGS.x86_64-w64-mingw32 := -O2 -isystem $(XC_BUILD)/x86_64-w64-mingw32/include
+XC_LDFLAGS.x86_64-w64-mingw32 := -static
+XC_PREREQ.x86_64-w64-mingw32 := $(XC_BUILD)/x86_64-w64-mingw32/include/xxhash.h
+XC_EXEC.x86_64-w64-mingw32 := WINEPREFIX=$(abspath $(XC_BUILD))/wine bash $(XC_DIR)/wine_run.sh
+XC_EXACT.x86_64-w64-mingw32 := skip:no libfixmath build for mingw-w64 in Debian
 
 # Descriptions for the matrix rows.
 XC_DESC.x86_64-gcc-O0 := x86-64 gcc -O0
@@ -107,6 +122,7 @@ XC_DESC.i386-gcc-O2 := i386 gcc -m32 -O2
 XC_DESC.aarch64-gcc-O2 := aarch64 gcc -O2, qemu-aarch64
 XC_DESC.s390x-gcc-O2 := s390x (big-endian) gcc -O2, qemu-s390x
 XC_DESC.wasm32-clang-O2 := wasm32-wasi clang -O2, node WASI
+XC_DESC.x86_64-w64-mingw32 := x86-64 Windows mingw-w64 gcc -O2, wine64
 
 XC_BASEFLAGS = -std=c11 $(WARN) -ffp-contract=off -Ifixmath_phys/include -Ireplay/include -Inet/include
 # The runner also reads replays (the `replay` job), so it links the replay reader.
@@ -142,9 +158,10 @@ XC_PAR ?= 2
 # Compiler command lines are shown with V=1.
 XC_Q := $(if $(filter 1,$(V)),,@)
 
-xc_bin = $(XC_BUILD)/$(1)/$(2)$(if $(findstring wasm32,$(1)),.wasm)
-# The worker pool links pthreads; wasm32-wasi has none (workers.c runs serially there).
-xc_threads = $(if $(findstring wasm32,$(1)),,-pthread)
+xc_bin = $(XC_BUILD)/$(1)/$(2)$(if $(findstring wasm32,$(1)),.wasm)$(if $(findstring mingw,$(1)),.exe)
+# The worker pool links pthreads; wasm32-wasi has none and Windows uses none
+# (workers.c runs serially there).
+xc_threads = $(if $(findstring wasm32,$(1))$(findstring mingw,$(1)),,-pthread)
 xc_run = $(XC_EXEC.$(1)) $(call xc_bin,$(1),xc_runner)
 xc_budget = $(if $(XC_BUDGET.$(1)),--budget $(XC_BUDGET.$(1)))
 xc_outs = $(foreach j,$(XC_JOBS),$(XC_BUILD)/out/$(1)/$(j).out) \
@@ -153,12 +170,12 @@ xc_outs = $(foreach j,$(XC_JOBS),$(XC_BUILD)/out/$(1)/$(j).out) \
 # A run's output file always gets written: the exit status goes in as its last
 # line and the matrix judges it, so one failing target does not hide the rest.
 define XC_TARGET_RULES
-$(call xc_bin,$(1),xc_runner): $(XC_DIR)/xc_runner.c $(XC_PHYS_DEPS)
+$(call xc_bin,$(1),xc_runner): $(XC_DIR)/xc_runner.c $(XC_PHYS_DEPS) | $(XC_PREREQ.$(1))
 	@mkdir -p $$(dir $$@)
 	@echo "crosscheck: build $$@"
 	$(XC_Q)$(XC_CC.$(1)) $(XC_BASEFLAGS) $(XC_CFLAGS.$(1)) -o $$@ $(XC_DIR)/xc_runner.c $(PHYS_SRC) $(XC_REPLAY_SRC) $(XC_SYNCTEST_SRC) $(XC_LDFLAGS.$(1)) $(call xc_threads,$(1))
 
-$(call xc_bin,$(1),xc_exact): $(XC_DIR)/xc_exact.c $(XC_PHYS_DEPS)
+$(call xc_bin,$(1),xc_exact): $(XC_DIR)/xc_exact.c $(XC_PHYS_DEPS) | $(XC_PREREQ.$(1))
 	@mkdir -p $$(dir $$@)
 	@echo "crosscheck: build $$@"
 	$(XC_Q)$(XC_CC.$(1)) $(XC_BASEFLAGS) $(XC_CFLAGS.$(1)) -o $$@ $(XC_DIR)/xc_exact.c $(XC_LDFLAGS.$(1)) -llibfixmath
@@ -212,6 +229,11 @@ $(XC_BUILD)/out/$(1)/exact.out: $(call xc_bin,$(1),xc_exact)
 	  echo "time $$$$(( ($$$$(date +%s%N) - s) / 1000000 )) ms" >> $$@.tmp; mv $$@.tmp $$@
 endef
 $(foreach t,$(XC_TARGETS),$(eval $(call XC_TARGET_RULES,$(t))))
+
+$(XC_BUILD)/x86_64-w64-mingw32/include/xxhash.h:
+	@mkdir -p $(dir $@)
+	ln -sfn /usr/include/libfixmath $(dir $@)libfixmath
+	ln -sfn /usr/include/xxhash.h $@
 
 XC_ALL_OUTS := $(foreach t,$(XC_TARGETS),$(call xc_outs,$(t)))
 XC_ROWS = $(foreach t,$(XC_TARGETS),'$(t)|$(XC_DESC.$(t))|$(if $(XC_BUDGET.$(t)),$(XC_BUDGET.$(t)),full)|$(XC_EXACT.$(t))')

@@ -45,8 +45,12 @@
 #define LS_ALIGNAS(n) _Alignas(n)
 #endif
 
-/// printf-style format checking where the compiler has it.
-#if defined(__GNUC__) || defined(__clang__)
+/// printf-style format checking where the compiler has it. On mingw-w64 plain
+/// `printf` means msvcrt's formats (no %zu, %llu); the library is C11, which
+/// selects mingw-w64's C99 printf family, so its formats are gnu_printf's.
+#if defined(__MINGW32__)
+#define LS_PRINTF(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
+#elif defined(__GNUC__) || defined(__clang__)
 #define LS_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else
 #define LS_PRINTF(fmt, args)
