@@ -16,6 +16,10 @@
 #if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>
 #define LSR_HAVE_FSYNC 1
+#elif defined(_WIN32)
+#include <io.h>
+#define fsync(fd) _commit(fd) // Windows' flush to disk (FlushFileBuffers)
+#define LSR_HAVE_FSYNC 1
 #endif
 
 typedef struct ls_replay_index_entry {
