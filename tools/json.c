@@ -4,8 +4,6 @@
 
 #include "ls/fx_text.h"
 
-#include <math.h>
-
 // Length of the valid UTF-8 sequence at s (1..4), or 0 if it is not one.
 static int utf8_length(const unsigned char *s)
 {
@@ -148,7 +146,9 @@ void json_i64(json_out *j, int64_t v)
 void json_double(json_out *j, double v, int decimals)
 {
     before_value(j);
-    if (isfinite(v)) {
+    // Finite: inf - inf and NaN - NaN are NaN. (mingw-w64's isfinite macro
+    // also expands a float branch, which -Wconversion flags.)
+    if (v - v == 0.0) {
         fprintf(j->f, "%.*f", decimals, v);
     } else {
         fputs("null", j->f);
