@@ -106,9 +106,10 @@ XC_EXACT.wasm32-clang-O2 := skip:no libfixmath build for wasm32 in Debian
 # engine takes from Debian (libfixmath's, xxhash.h) are linked into a folder of
 # their own rather than putting glibc's headers on the path.
 XC_CC.x86_64-w64-mingw32 := x86_64-w64-mingw32-gcc
-XC_CFLAGS.x86_64-w64-mingw32 := -O2 -isystem $(XC_BUILD)/x86_64-w64-mingw32/include
+XC_MINGW_INC := $(XC_BUILD)/x86_64-w64-mingw32/include
+XC_CFLAGS.x86_64-w64-mingw32 := -O2 -isystem $(XC_MINGW_INC)
 XC_LDFLAGS.x86_64-w64-mingw32 := -static
-XC_PREREQ.x86_64-w64-mingw32 := $(XC_BUILD)/x86_64-w64-mingw32/include/xxhash.h
+XC_PREREQ.x86_64-w64-mingw32 := $(XC_MINGW_INC)/xxhash.h
 XC_EXEC.x86_64-w64-mingw32 := WINEPREFIX=$(abspath $(XC_BUILD))/wine bash $(XC_DIR)/wine_run.sh
 XC_EXACT.x86_64-w64-mingw32 := skip:no libfixmath build for mingw-w64 in Debian
 
@@ -230,7 +231,8 @@ $(XC_BUILD)/out/$(1)/exact.out: $(call xc_bin,$(1),xc_exact)
 endef
 $(foreach t,$(XC_TARGETS),$(eval $(call XC_TARGET_RULES,$(t))))
 
-$(XC_BUILD)/x86_64-w64-mingw32/include/xxhash.h:
+# (also used by `make windows`, mk/windows.mk)
+$(XC_MINGW_INC)/xxhash.h:
 	@mkdir -p $(dir $@)
 	ln -sfn /usr/include/libfixmath $(dir $@)libfixmath
 	ln -sfn /usr/include/xxhash.h $@
