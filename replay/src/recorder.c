@@ -18,7 +18,7 @@
 #define LSR_HAVE_FSYNC 1
 #elif defined(_WIN32)
 #include <io.h>
-#define fsync(fd) _commit(fd) // Windows' flush to disk (FlushFileBuffers)
+#define fsync(fd)      _commit(fd) // Windows' flush to disk (FlushFileBuffers)
 #define LSR_HAVE_FSYNC 1
 #endif
 
