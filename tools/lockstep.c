@@ -10,22 +10,16 @@
 #include <stdio.h>
 #include <string.h>
 
-<<<<<<< HEAD
-static const cli_command *const commands[] = {
-    &cmd_sim_def, &cmd_demo_def,  &cmd_fx_def,     &cmd_replay_def,   &cmd_relay_def,
-    &cmd_bot_def, &cmd_match_def, &cmd_render_def, &cmd_timeline_def, &cmd_keygen_def};
-=======
 // LS_CLI_CORE: the commands that need the core library alone (the Windows
 // build, mk/windows.mk): no networking (libuv, libsodium), keys or PNG.
 #ifdef LS_CLI_CORE
 static const cli_command *const commands[] = {&cmd_sim_def, &cmd_demo_def, &cmd_fx_def,
                                               &cmd_replay_def};
 #else
-static const cli_command *const commands[] = {&cmd_sim_def,    &cmd_demo_def,   &cmd_fx_def,
-                                              &cmd_replay_def, &cmd_relay_def,  &cmd_bot_def,
-                                              &cmd_match_def,  &cmd_render_def, &cmd_keygen_def};
+static const cli_command *const commands[] = {
+    &cmd_sim_def, &cmd_demo_def,  &cmd_fx_def,     &cmd_replay_def,   &cmd_relay_def,
+    &cmd_bot_def, &cmd_match_def, &cmd_render_def, &cmd_timeline_def, &cmd_keygen_def};
 #endif
->>>>>>> 75cbf03 (make windows: liblockstep.a and lockstep.exe (sim, demo, fx, replay, version) with mingw-w64; replay/nosign for builds without libsodium; make windows-check runs them under wine64 (issue 33))
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 static int cmd_version(int argc, char **argv);
