@@ -16,7 +16,8 @@ WIN_FLAGS = -std=c11 $(WARN) -ffp-contract=off -isystem $(XC_MINGW_INC) \
   -Ifixmath_phys/include -Ireplay/include -Inet/include $(WIN_CFLAGS)
 WIN_LIB_SRC := $(PHYS_SRC) $(wildcard replay/src/*.c) replay/nosign/sign_none.c net/src/synctest.c
 WIN_TOOL_SRC := tools/lockstep.c tools/cli.c tools/json.c tools/progress.c tools/cmd_sim.c \
-  tools/cmd_demo.c tools/cmd_fx.c $(wildcard tools/cmd_replay*.c)
+  tools/cmd_demo.c tools/cmd_fx.c $(filter-out tools/cmd_replay_picture.c,$(wildcard tools/cmd_replay*.c)) \
+  tools/nopicture/replay_picture_none.c $(DATA_DIR_SRC)
 WIN_LIB := $(WIN_BUILD)/liblockstep.a
 WIN_TOOL := $(WIN_BUILD)/lockstep.exe
 WIN_LIB_OBJ := $(WIN_LIB_SRC:%.c=$(WIN_BUILD)/obj/%.o)
