@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file
-/// The physics world: bodies with one shape each, a fixed-tick step, events,
+/// The physics world: bodies of one or more shapes (compounds of up to
+/// LS_BODY_MAX_SHAPES), joints, vehicles and particles, a fixed-tick step, events,
 /// snapshots and the canonical checksum. All quantities are Q16.16 in SI units
 /// (SPEC.md §5 gives the ranges, §11 the step pipeline).
 #ifndef LS_WORLD_H
