@@ -50,6 +50,7 @@ static golden goldens[] = {
     {"vehicle_flat", 0xcabda29a6132d473ull},
     {"vehicle_pile", 0x9e554455d5910192ull},
     {"vehicle_ramp", 0x24d81edd71e6a2caull},
+    {"vehicle_slopes", 0x85aa0b8a45a06565ull},
 };
 
 ParameterizedTestParameters(goldens, shipped_scene_ends_on_its_golden_checksum)
