@@ -958,7 +958,7 @@ static const char *const SHIPPED[] = {
     "chain_50",       "falling_hinges",  "heavy_light",   "ragdolls",        "rope_bridge",
     "spinner",        "tower_imperfect", "cloth_drape",   "cloth_tear",      "flag",
     "ragdoll_stairs", "rope_swing",      "trampoline",    "vehicle_flat",    "vehicle_ramp",
-    "vehicle_pile",   "soccer",
+    "vehicle_pile",   "vehicle_slopes",  "soccer",
 };
 
 Test(shapes, snapshot_shipped_scenes_are_all_listed)
@@ -1034,6 +1034,7 @@ SNAPSHOT_TEST(trampoline, 0)
 SNAPSHOT_TEST(vehicle_flat, 0)
 SNAPSHOT_TEST(vehicle_ramp, 0)
 SNAPSHOT_TEST(vehicle_pile, 0)
+SNAPSHOT_TEST(vehicle_slopes, 0)
 SNAPSHOT_TEST(soccer, BIG_SCENE_LAST)
 
 Test(shapes, snapshot_every_shape_kind)

@@ -244,10 +244,10 @@ Test(vehicle_scene, errors_name_line_and_column)
 // same from the written text.
 Test(vehicle_scene, shipped_vehicle_scenes_round_trip)
 {
-    static const char *const names[] = {"tools/scenes/vehicle_flat.scene",
-                                        "tools/scenes/vehicle_ramp.scene",
-                                        "tools/scenes/vehicle_pile.scene"};
-    for (size_t n = 0; n < 3; n++) {
+    static const char *const names[] = {
+        "tools/scenes/vehicle_flat.scene", "tools/scenes/vehicle_ramp.scene",
+        "tools/scenes/vehicle_pile.scene", "tools/scenes/vehicle_slopes.scene"};
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
         ls_scene s, t;
         ls_error err;
         cr_assert_eq(ls_scene_load(names[n], &s, &err), LS_OK, "%s: %s", names[n], err.message);
