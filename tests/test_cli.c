@@ -405,6 +405,8 @@ static void record(const char *name)
     run_free(&r);
 }
 
+// A path in the test's directory, in a ring of 4 buffers: valid until the
+// fourth call after it (copy a path a test keeps while it polls files).
 static char *path_in_dir(const char *name)
 {
     static char buf[4][512];
@@ -1181,7 +1183,11 @@ static char *slurp(const char *name)
     char *text = NULL;
     size_t len = 0, cap = 0;
     append(&text, &len, &cap, "", 0);
-    FILE *f = fopen(path_in_dir(name), "rb");
+    // Its own buffer: path_in_dir's ring of 4 would be overwritten by a
+    // polling loop (wait_ready) while a test still holds one of its paths.
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
     if (f) {
         char buf[4096];
         size_t got;
@@ -1235,7 +1241,8 @@ Test(cli, relay_and_bot_json_summaries_and_a_rejoiner_named_as_a_slot, .timeout 
     // spectator credentials 0 and 1, none of them used).
     char scene[4200], addr[64];
     snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
-    char *creds = path_in_dir("creds");
+    char creds[512];
+    snprintf(creds, sizeof creds, "%s", path_in_dir("creds"));
     cr_assert_eq(mkdir(creds, 0700), 0);
     pid_t relay =
         SPAWN("relay.json", "relay.log", "relay", "--credentials", creds, "--slots", "2",
@@ -1252,7 +1259,9 @@ Test(cli, relay_and_bot_json_summaries_and_a_rejoiner_named_as_a_slot, .timeout 
     int s0 = wait_status(b0), s1 = wait_status(b1), sr = wait_status(relay);
     char *rj = slurp("relay.json"), *rl = slurp("relay.log");
     char *j0 = slurp("b0.json"), *j1 = slurp("b1.json"), *l1 = slurp("b1.log");
-    cr_assert_eq(s0, 0, "%s", j0);
+    char *l0 = slurp("b0.log");
+    cr_assert_eq(s0, 0, "%s\n%s\nrelay:\n%s", j0, l0, rl);
+    free(l0);
     cr_assert_eq(s1, 0, "%s\n%s", j1, l1);
     cr_assert_eq(sr, 0, "%s", rl);
     // The relay: its log on stderr, the summary alone on stdout.
@@ -1309,7 +1318,8 @@ Test(cli, a_late_spectator_needing_state_is_named_as_a_spectator, .timeout = 60)
     // no state to give, so the spectator is dropped) while player slot 1 plays on.
     char scene[4200], addr[64];
     snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
-    char *creds = path_in_dir("creds");
+    char creds[512];
+    snprintf(creds, sizeof creds, "%s", path_in_dir("creds"));
     cr_assert_eq(mkdir(creds, 0700), 0);
     pid_t relay =
         SPAWN("relay.out", "relay.err", "relay", "--credentials", creds, "--slots", "2",
@@ -1328,8 +1338,10 @@ Test(cli, a_late_spectator_needing_state_is_named_as_a_spectator, .timeout = 60)
                     "--start-delay-ms", "1500", "--json");
     int s0 = wait_status(b0), s1 = wait_status(b1), sv = wait_status(v), sr = wait_status(relay);
     char *ro = slurp("relay.out"), *re = slurp("relay.err"), *vj = slurp("v.json");
-    cr_assert_eq(s0, 0);
-    cr_assert_eq(s1, 0);
+    char *e0 = slurp("b0.err"), *e1 = slurp("b1.err");
+    cr_assert_eq(s0, 0, "%s\nrelay:\n%s%s", e0, ro, re);
+    cr_assert_eq(s1, 0, "%s\nrelay:\n%s%s", e1, ro, re);
+    free(e0), free(e1);
     cr_assert_eq(sr, 0, "%s", re);
     cr_assert_str_empty(re, "%s", re);
     cr_assert(strstr(ro, "event state_needed session=1 spectator=1 tick="), "%s", ro);
