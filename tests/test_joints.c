@@ -864,3 +864,91 @@ Test(joints, labels_survive_many_bodies_after_the_first_label)
     cr_assert_null(s.body_label[100]);
     ls_scene_free(&s);
 }
+
+// Sleep and stretch (SPEC.md §11 step 7): a body may not fall asleep while
+// one of its joints is held open by more than 2 slops (1 cm), as for a
+// contact deeper than that. A chain of `n` 0.5 m links (1 kg boxes, sleep
+// allowed) hangs from a static anchor by ball joints and ends in a cube of
+// `end_ratio` times a link's mass, all at rest in a vertical line (the
+// load opens the joints as the iterations spread it). Each tick the widest joint gap is measured
+// from the bodies' poses (each joint's two anchors); whenever the end is
+// asleep, that gap must be within the tolerance. A light end must also fall
+// asleep within 20 s (the test is not passed by never sleeping).
+static double widest_gap(ls_world *w, const ls_body_id *ids, int n, double top, double l)
+{
+    double at[3] = {0, top, 0}, worst = 0;
+    for (int i = 0; i <= n; i++) {
+        ls_vec3 p = ls_body_position(w, ids[i]);
+        ls_quat q = ls_body_orientation(w, ids[i]);
+        double h = i < n ? l / 2 : 0.25;
+        ls_vec3 up = ls_vec3_add(p, ls_quat_rotate(q, v3(0, h, 0)));
+        ls_vec3 down = ls_vec3_add(p, ls_quat_rotate(q, v3(0, -h, 0)));
+        double d[3] = {d_of(up.x) - at[0], d_of(up.y) - at[1], d_of(up.z) - at[2]};
+        worst = fmax(worst, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+        at[0] = d_of(down.x), at[1] = d_of(down.y), at[2] = d_of(down.z);
+    }
+    return worst;
+}
+
+static void chain_sleeps_only_closed(int n, double end_ratio, bool must_sleep)
+{
+    ls_world *w = new_world();
+    const double l = 0.5, top = n * l + 5;
+    ls_body_id prev = add_static(w, v3(0, top, 0));
+    ls_body_id ids[64];
+    cr_assert_lt(n, 64);
+    for (int i = 0; i <= n; i++) {
+        ls_body_def d = ls_default_body_def();
+        bool end = i == n;
+        d.shape.half_extents = end ? v3(0.25, 0.25, 0.25) : v3(0.05, l / 2, 0.05);
+        double volume = end ? 0.125 : 0.1 * l * 0.1;
+        d.shape.density = fx_of((end ? end_ratio : 1.0) / volume);
+        d.position = v3(0, end ? top - l * i - 0.25 : top - l * (i + 0.5), 0);
+        ls_error err;
+        ids[i] = ls_body_create(w, &d, &err);
+        cr_assert_neq(ids[i].index1, 0, "%s", err.message);
+        ls_joint_def jd = joint_def(LS_JOINT_BALL, prev, ids[i], v3(0, top - l * i, 0));
+        add_joint(w, &jd);
+        prev = ids[i];
+    }
+    int slept = -1, ticks = 1200;
+    double worst_awake = 0, worst_asleep = 0;
+    for (int t = 1; t <= ticks; t++) {
+        ls_world_step(w);
+        double gap = widest_gap(w, ids, n, top, l);
+        if (ls_body_is_asleep(w, ids[n])) {
+            worst_asleep = fmax(worst_asleep, gap);
+            slept = slept < 0 ? t : slept;
+        } else {
+            worst_awake = fmax(worst_awake, gap);
+        }
+    }
+    cr_log_info("chain of %d links, end %.0f:1: asleep at tick %d, widest gap asleep %.5f m, "
+                "awake %.5f m",
+                n, end_ratio, slept, worst_asleep, worst_awake);
+    fprintf(stderr,
+            "sleep/stretch: chain of %d links, end %.0f:1: asleep at tick %d, widest joint gap "
+            "while asleep %.5f m (tolerance 0.01), while awake %.5f m\n",
+            n, end_ratio, slept, worst_asleep, worst_awake);
+    // 2 slops, plus the rounding of the anchors' Q16.16 poses.
+    cr_assert_leq(worst_asleep, 0.0101, "asleep with a joint %.5f m open", worst_asleep);
+    if (must_sleep) {
+        cr_assert_gt(slept, 0, "a chain with a light end never fell asleep");
+    }
+    ls_world_destroy(w);
+}
+
+Test(joints, a_chain_holding_100_times_a_link_never_sleeps_stretched)
+{
+    chain_sleeps_only_closed(20, 100, false);
+}
+
+Test(joints, a_chain_holding_30_times_a_link_never_sleeps_stretched)
+{
+    chain_sleeps_only_closed(10, 30, false);
+}
+
+Test(joints, a_chain_with_a_light_end_closes_and_sleeps)
+{
+    chain_sleeps_only_closed(10, 1, true);
+}

@@ -102,6 +102,16 @@ void ls_world_sleep_islands_(ls_world *w)
             }
         }
     }
+    // The same for a joint held open beyond that depth (a heavy load on a
+    // chain the iterations have not yet pulled together): it must not freeze
+    // stretched.
+    for (uint32_t j = 0; j < w->joint_high; j++) {
+        const ls_joint *jt = &w->joints[j];
+        if (jt->alive && ls_joint_stretch_(w, jt) > deep) {
+            w->bodies[jt->a].sleep_timer = 0;
+            w->bodies[jt->b].sleep_timer = 0;
+        }
+    }
     build_islands(w);
     for (uint32_t i = 0; i < w->body_high; i++) {
         w->island_min_timer[i] = LS_FX_MAX;

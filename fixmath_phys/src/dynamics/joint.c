@@ -759,6 +759,19 @@ ls_vec3 ls_joint_arm_b_(const ls_world *w, const ls_joint *j)
     return ls_mat3_mul_vec(w->bodies[j->b].xf.r, j->local_b);
 }
 
+ls_fx ls_joint_point_stretch_(const ls_world *w, const ls_joint *j)
+{
+    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
+    return ls_vec3_len(ls_vec3_sub(ls_vec3_add(b->p, ls_joint_arm_b_(w, j)),
+                                   ls_vec3_add(a->p, ls_joint_arm_a_(w, j))));
+}
+
+ls_fx ls_joint_stretch_(const ls_world *w, const ls_joint *j)
+{
+    const ls_joint_kind *k = ls_joint_kind_of(j->type);
+    return k->stretch ? k->stretch(w, j) : ls_joint_point_stretch_(w, j);
+}
+
 ls_quat ls_joint_frame_a_(const ls_world *w, const ls_joint *j)
 {
     return ls_quat_mul(w->bodies[j->a].q, j->frame_a);

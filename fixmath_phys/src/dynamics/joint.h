@@ -108,8 +108,17 @@ typedef struct ls_joint_kind {
     void (*solve)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
     /// The impulse and angular impulse on b of the last sub-step, world frame.
     void (*reaction)(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular);
+    /// How far, in metres, the anchors are from where the joint holds them at
+    /// the bodies' current poses (the sleep test, SPEC.md §11 step 7). NULL:
+    /// the two anchors coincide (ls_joint_point_stretch_).
+    ls_fx (*stretch)(const ls_world *w, const ls_joint *j);
 } ls_joint_kind;
 
+/// The joint's positional error in metres (>= 0) at the bodies' current
+/// poses: its kind's stretch, or the anchors' distance.
+ls_fx ls_joint_stretch_(const ls_world *w, const ls_joint *j);
+/// The distance between the two anchors, m.
+ls_fx ls_joint_point_stretch_(const ls_world *w, const ls_joint *j);
 /// The entry of a kind, or NULL for a code that names none.
 const ls_joint_kind *ls_joint_kind_of(uint32_t type);
 /// The kind whose scene keyword is `name`, or LS_JOINT_KIND_COUNT.

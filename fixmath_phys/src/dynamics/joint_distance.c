@@ -104,6 +104,23 @@ static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_v
     *angular = ls_vec3_zero();
 }
 
+// A rod's error is |len - length|; a rope or spring is only stretched outside
+// [min, max] (between them, and for a soft rod, a spring is where its load
+// puts it).
+static ls_fx stretch(const ls_world *w, const ls_joint *j)
+{
+    ls_fx len = line_of(w, j).len;
+    if (rod(j)) {
+        return ls_fx_abs(ls_fx_sub(len, j->length));
+    }
+    if (j->lower == j->upper) {
+        return 0;
+    }
+    ls_fx below = ls_fx_sub(j->lower, len), above = ls_fx_sub(len, j->upper);
+    ls_fx e = below > above ? below : above;
+    return e > 0 ? e : 0;
+}
+
 const ls_joint_kind ls_joint_distance_kind = {
     .name = "distance",
     .has_spring = true,
@@ -111,4 +128,5 @@ const ls_joint_kind ls_joint_distance_kind = {
     .warm_start = warm_start,
     .solve = solve,
     .reaction = reaction,
+    .stretch = stretch,
 };

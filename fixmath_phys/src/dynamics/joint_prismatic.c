@@ -136,6 +136,20 @@ static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_v
     *angular = j->angular_impulse;
 }
 
+// Off the axis (the perpendicular part of the separation), plus how far the
+// translation lies outside an enabled limit.
+static ls_fx stretch(const ls_world *w, const ls_joint *j)
+{
+    geometry g = geometry_of(w, j);
+    ls_fx off = ls_vec3_len(ls_vec3_make(ls_vec3_dot(g.d, g.p1), ls_vec3_dot(g.d, g.p2), 0));
+    if (j->flags & LS_JOINT_F_LIMIT) {
+        ls_fx t = ls_vec3_dot(g.d, g.n);
+        ls_fx out = ls_fx_max(ls_fx_sub(j->lower, t), ls_fx_sub(t, j->upper));
+        off = ls_fx_add(off, ls_fx_max(out, 0));
+    }
+    return off;
+}
+
 const ls_joint_kind ls_joint_prismatic_kind = {
     .name = "prismatic",
     .needs_axis = true,
@@ -146,4 +160,5 @@ const ls_joint_kind ls_joint_prismatic_kind = {
     .warm_start = warm_start,
     .solve = solve,
     .reaction = reaction,
+    .stretch = stretch,
 };
