@@ -26,7 +26,7 @@ static golden goldens[] = {
     {"cloth_tear", 0xf57764d5b62d93c2ull},
     {"compound_stairs", 0xb2190e21dee8620cull},
     {"dominoes", 0x6da04442f538d1f1ull},
-    {"falling_hinges", 0x9df82cdb89a8e0fcull},
+    {"falling_hinges", 0xbc19ed5dc935bb22ull},
     {"flag", 0xf7635b1d79f44d36ull},
     {"heavy_light", 0x42b7d83e1802e8b8ull},
     {"hull_pile", 0x11ca122eafa572b3ull},

@@ -952,3 +952,87 @@ Test(joints, a_chain_with_a_light_end_closes_and_sleeps)
 {
     chain_sleeps_only_closed(10, 1, true);
 }
+
+// Springs (SPEC.md §23.1): a distance joint as a spring of `hertz` Hz and
+// damping ratio `zeta` between a static anchor and a 4.19 kg sphere (radius
+// 0.1 m, the joint at its centre, so the row's effective mass is the
+// sphere's mass m) in zero gravity, 1 m long, limits 0.5..1.5 m never
+// reached. The sphere starts at the rest length moving outward at v0 =
+// 0.5 m/s. Theory (omega = 2 pi hertz, k = m omega^2): x(t) = v0/omega_d
+// e^(-zeta omega t) sin(omega_d t), omega_d = omega sqrt(1 - zeta^2) (zeta <
+// 1), x(t) = v0 t e^(-omega t) (zeta = 1); energy 1/2 m v^2 + 1/2 k x^2
+// constant for zeta = 0. Measured against it every tick for `seconds`.
+static void spring_against_theory(double hertz, double zeta, double seconds, double *energy_min,
+                                  double *energy_max, double *worst_x, double *amp)
+{
+    ls_world_def wd = ls_default_world_def();
+    wd.gravity = ls_vec3_zero();
+    wd.max_bodies = 8;
+    ls_error err;
+    ls_world *w = ls_world_create(&wd, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    ls_body_id s = add_static(w, v3(0, 0, 0));
+    ls_body_id b = add_sphere(w, v3(1, 0, 0), 0.1, 1000);
+    ls_joint_def d = joint_def(LS_JOINT_DISTANCE, s, b, v3(0, 0, 0));
+    d.anchor_b = v3(1, 0, 0);
+    d.min_length = fx_of(0.5);
+    d.max_length = fx_of(1.5);
+    d.enable_spring = true;
+    d.spring_hertz = fx_of(hertz);
+    d.spring_damping_ratio = fx_of(zeta);
+    add_joint(w, &d);
+    const double v0 = 0.5, m = d_of(ls_body_mass(w, b)), omega = 2 * PI * hertz;
+    cr_assert_eq(ls_body_set_velocity(w, b, v3(v0, 0, 0), ls_vec3_zero()), LS_OK);
+    const double e0 = 0.5 * m * v0 * v0;
+    *energy_min = 1e9, *energy_max = 0, *worst_x = 0;
+    *amp = v0 / omega;
+    const int ticks = (int)(seconds * 60 + 0.5);
+    for (int t = 1; t <= ticks; t++) {
+        ls_world_step(w);
+        double time = t / 60.0, x = d_of(ls_body_position(w, b).x) - 1;
+        double v = d_of(ls_body_linear_velocity(w, b).x);
+        double e = (0.5 * m * v * v + 0.5 * m * omega * omega * x * x) / e0;
+        *energy_min = fmin(*energy_min, e), *energy_max = fmax(*energy_max, e);
+        double xa;
+        if (zeta < 1) {
+            double wd_ = omega * sqrt(1 - zeta * zeta);
+            xa = v0 / wd_ * exp(-zeta * omega * time) * sin(wd_ * time);
+        } else {
+            xa = v0 * time * exp(-omega * time);
+        }
+        *worst_x = fmax(*worst_x, fabs(x - xa));
+    }
+    ls_world_destroy(w);
+}
+
+Test(joints, an_undamped_spring_keeps_its_energy)
+{
+    const double hertz[] = {0.5, 2, 5, 10};
+    for (size_t i = 0; i < sizeof hertz / sizeof hertz[0]; i++) {
+        double lo, hi, worst, amp;
+        spring_against_theory(hertz[i], 0, 10, &lo, &hi, &worst, &amp);
+        fprintf(stderr,
+                "spring %.1f Hz, zeta 0: energy %.4f..%.4f of the start over 10 s; x off theory "
+                "by %.2f %% of the amplitude at most\n",
+                hertz[i], lo, hi, 100 * worst / amp);
+        cr_expect(lo >= 0.95 && hi <= 1.05, "%.1f Hz: energy %.4f..%.4f (limit 0.95..1.05)",
+                  hertz[i], lo, hi);
+        cr_expect(worst <= 0.05 * amp, "%.1f Hz: off theory by %.2f %% (limit 5 %%)", hertz[i],
+                  100 * worst / amp);
+    }
+}
+
+Test(joints, a_damped_spring_decays_as_theory)
+{
+    const double zeta[] = {0.1, 0.5, 1};
+    for (size_t i = 0; i < sizeof zeta / sizeof zeta[0]; i++) {
+        double lo, hi, worst, amp;
+        spring_against_theory(2, zeta[i], 3, &lo, &hi, &worst, &amp);
+        fprintf(stderr,
+                "spring 2 Hz, zeta %.1f: x off theory by %.2f %% of the undamped amplitude at "
+                "most over 3 s\n",
+                zeta[i], 100 * worst / amp);
+        cr_expect(worst <= 0.05 * amp, "zeta %.1f: off theory by %.2f %% (limit 5 %%)", zeta[i],
+                  100 * worst / amp);
+    }
+}

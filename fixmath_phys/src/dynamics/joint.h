@@ -88,6 +88,9 @@ typedef struct ls_joint {
     ls_mat3 inv_i_b;         ///< (scratch)
     ls_mat3 angular_mass;    ///< (scratch) (Ia + Ib)^-1 of the 3 angular rows (fixed, prismatic)
     ls_softness spring;      ///< (scratch) spring coefficients for this sub-step length
+                             ///< (explicit springs: omega^2 h / 2, damping mass/impulse scales)
+    bool spring_explicit;    ///< (scratch) stiffness applied explicitly (SPEC.md §23.1)
+    ls_fx spring_push;       ///< (scratch) the stiffness impulse of this sub-step
     ls_vec3 arm_a, arm_b;    ///< (scratch) lever arms at this sub-step's warm start
     ls_vec3 dir[3];          ///< (scratch) the kind's row directions at the warm start
     ls_fx err[3];            ///< (scratch) the kind's angles and errors at the warm start
@@ -226,8 +229,11 @@ ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb);
 /// accumulated `*acc` (kept >= 0). Speculative when c > 0.
 ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc, const ls_step_ctx *ctx,
                           bool use_bias);
-/// Spring row: returns the impulse to add to *acc (soft, toward c = 0).
-ls_fx ls_joint_spring_row_(const ls_joint *j, ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc);
+/// Spring row toward c = 0 (SPEC.md §23.1): returns the impulse to apply.
+/// Damping (or, for a spring too stiff for the sub-step, the whole soft
+/// row) accumulates in *acc; an explicit spring's stiffness impulse (half in
+/// each pass) is summed in j->spring_push.
+ls_fx ls_joint_spring_row_(ls_joint *j, ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc, bool use_bias);
 /// Motor row: returns the impulse to add to *acc (clamped to +-max_motor * h).
 ls_fx ls_joint_motor_row_(const ls_joint *j, ls_fx cdot, ls_fx mass, ls_fx *acc,
                           const ls_step_ctx *ctx);

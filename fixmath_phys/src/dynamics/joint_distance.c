@@ -81,8 +81,8 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
     }
     if ((j->flags & LS_JOINT_F_SPRING) && j->spring_hertz > 0) {
         ls_fx cdot = ls_joint_linear_speed_(w, j, l.ra, l.rb, l.n);
-        ls_fx imp =
-            ls_joint_spring_row_(j, ls_fx_sub(l.len, j->length), cdot, mass, &j->spring_impulse);
+        ls_fx imp = ls_joint_spring_row_(j, ls_fx_sub(l.len, j->length), cdot, mass,
+                                         &j->spring_impulse, use_bias);
         apply(w, j, &l, imp);
     }
     if (j->lower < j->upper) {
@@ -100,7 +100,8 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
 {
     line l = line_of(w, j);
-    *linear = ls_vec3_scale(l.n, total(j));
+    // Plus an explicit spring's stiffness impulse (not warm-started).
+    *linear = ls_vec3_scale(l.n, ls_fx_add(total(j), j->spring_push));
     *angular = ls_vec3_zero();
 }
 

@@ -105,7 +105,7 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
     ls_fx axial_mass = ls_joint_inverse1_(ls_joint_angular_k_(j, f.axis, f.axis));
     if (spring && j->spring_hertz > 0) {
         ls_fx cdot = ls_joint_angular_speed_(w, j, f.axis);
-        ls_fx imp = ls_joint_spring_row_(j, angle, cdot, axial_mass, &j->spring_impulse);
+        ls_fx imp = ls_joint_spring_row_(j, angle, cdot, axial_mass, &j->spring_impulse, use_bias);
         apply_axial(w, j, f.axis, imp);
     }
     if (j->flags & LS_JOINT_F_MOTOR) {
@@ -150,7 +150,8 @@ static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_v
 {
     frames f = frames_of(w, j);
     *linear = j->linear_impulse;
-    *angular = angular_total(j, &f);
+    // Plus an explicit spring's stiffness impulse (not warm-started).
+    *angular = ls_vec3_add(angular_total(j, &f), ls_vec3_scale(f.axis, j->spring_push));
 }
 
 const ls_joint_kind ls_joint_hinge_kind = {

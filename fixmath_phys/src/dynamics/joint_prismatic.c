@@ -91,7 +91,8 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
     ls_fx axial_mass = ls_joint_inverse1_(ls_joint_linear_k_(j, g.ra_d, g.rb, g.n));
     if ((j->flags & LS_JOINT_F_SPRING) && j->spring_hertz > 0) {
         ls_fx cdot = ls_joint_linear_speed_(w, j, g.ra_d, g.rb, g.n);
-        ls_fx imp = ls_joint_spring_row_(j, translation, cdot, axial_mass, &j->spring_impulse);
+        ls_fx imp =
+            ls_joint_spring_row_(j, translation, cdot, axial_mass, &j->spring_impulse, use_bias);
         apply_linear(w, j, &g, g.n, imp);
     }
     if (j->flags & LS_JOINT_F_MOTOR) {
@@ -132,7 +133,8 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
 {
     geometry g = geometry_of(w, j);
-    *linear = linear_total(j, &g);
+    // Plus an explicit spring's stiffness impulse (not warm-started).
+    *linear = ls_vec3_add(linear_total(j, &g), ls_vec3_scale(g.n, j->spring_push));
     *angular = j->angular_impulse;
 }
 
