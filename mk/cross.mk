@@ -243,6 +243,10 @@ XC_ROWS = $(foreach t,$(XC_TARGETS),'$(t)|$(XC_DESC.$(t))|$(if $(XC_BUDGET.$(t))
 crosscheck-build: $(foreach t,$(XC_TARGETS),$(call xc_bin,$(t),xc_runner) \
   $(if $(findstring skip:,$(XC_EXACT.$(t))),,$(call xc_bin,$(t),xc_exact)))
 
+# The matrix, with when, where and at which commit it was made, is also written
+# to $(XC_RESULTS): commit it, then `make readme` regenerates README's matrix.
+XC_RESULTS ?= $(XC_DIR)/results/latest.txt
+
 # Runs in a sub-make with $(XC_PAR) jobs and -k, so a target that fails to
 # build shows as failed cells next to the others (outputs are cached by make: a
 # target's runs are redone when its binary or a scene changes), then compares.
@@ -251,7 +255,7 @@ crosscheck:
 	$(MAKE) --no-print-directory -k -j$(XC_PAR) $(XC_ALL_OUTS); \
 	echo "crosscheck: runs took $$(( $$(date +%s) - start )) s"
 	@XC_BUILD=$(XC_BUILD) bash $(XC_DIR)/selftest.sh $(XC_GOLDEN_TARGET)
-	@XC_BUILD=$(XC_BUILD) XC_PAR=$(XC_PAR) XC_JOBS='$(XC_JOBS)' bash $(XC_DIR)/matrix.sh $(XC_ROWS)
+	@XC_BUILD=$(XC_BUILD) XC_PAR=$(XC_PAR) XC_JOBS='$(XC_JOBS)' XC_RESULTS=$(XC_RESULTS) bash $(XC_DIR)/matrix.sh $(XC_ROWS)
 
 # Regenerates the goldens from the golden target's full runs (and records the
 # replay jobs' matches anew with this engine: arena.lsr is byte-identical

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Print the crosscheck matrix (target x scene -> OK / first divergent tick) from
 # the runner outputs under $XC_BUILD/out and the goldens; exit 1 unless all OK.
+# With XC_RESULTS=FILE it also writes the matrix to FILE (see the end).
 # usage: XC_BUILD=dir XC_JOBS='job ...' matrix.sh 'ID|DESCRIPTION|BUDGET|EXACT' ...
 # (called by `make crosscheck`, mk/cross.mk).
 set -euo pipefail
@@ -75,19 +76,42 @@ for spec in "$@"; do
     rows+=("$row")
 done
 
-echo
-echo "crosscheck matrix: cells are OK N (N per-tick checksums equal to the golden),"
-echo "@T (first divergent tick T) or a reason; budget B: a scene of n bodies runs"
-echo "min(ticks, max(120, B/n)) ticks (full: every tick of the scene); run time:"
-echo "the target's runs added up (they run ${XC_PAR:-2} at a time)."
-echo
-echo "$header"
-echo "$rule"
-for r in "${rows[@]}"; do echo "$r"; done
-echo
-if [ $fails -eq 0 ]; then
-    echo "crosscheck: all $oks cells OK"
-else
-    echo "crosscheck: $fails of $((oks + fails)) cells FAILED (outputs in $out/TARGET/JOB.out)"
-    exit 1
+report() {
+    echo
+    echo "crosscheck matrix: cells are OK N (N per-tick checksums equal to the golden),"
+    echo "@T (first divergent tick T) or a reason; budget B: a scene of n bodies runs"
+    echo "min(ticks, max(120, B/n)) ticks (full: every tick of the scene); run time:"
+    echo "the target's runs added up (they run ${XC_PAR:-2} at a time)."
+    echo
+    echo "$header"
+    echo "$rule"
+    for r in "${rows[@]}"; do echo "$r"; done
+    echo
+    if [ $fails -eq 0 ]; then
+        echo "crosscheck: all $oks cells OK"
+    else
+        echo "crosscheck: $fails of $((oks + fails)) cells FAILED (outputs in $out/TARGET/JOB.out)"
+    fi
+}
+report
+# The results file (XC_RESULTS, set by `make crosscheck`): when, at which
+# commit, on what machine, then the same lines; README's matrix is generated
+# from it by `make readme` (tools/gen/readme.py). Written whatever the outcome.
+if [ -n "${XC_RESULTS:-}" ]; then
+    if commit=$(git rev-parse --short HEAD 2>/dev/null); then
+        git diff --quiet HEAD -- . ':!tools/crosscheck/results' ':!tools/bench/results' ||
+            commit="$commit + uncommitted changes"
+    else
+        commit=unknown
+    fi
+    mkdir -p "$(dirname "$XC_RESULTS")"
+    {
+        echo "# written by \`make crosscheck\` (tools/crosscheck/matrix.sh); README.md's matrix is generated from it by \`make readme\`"
+        echo "date_utc $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        echo "commit $commit"
+        echo "host $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'), $(nproc) cores"
+        report
+    } >"$XC_RESULTS"
+    echo "crosscheck: wrote $XC_RESULTS"
 fi
+[ $fails -eq 0 ] || exit 1
