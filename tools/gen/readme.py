@@ -17,10 +17,10 @@ Usage:
     tools/gen/readme.py [--check] [FILE ...]
 
 FILE defaults to README.md and tools/crosscheck/README.md; the source files
-are read from the repository this script is in, wherever it runs from. With --check nothing is
-written: every block that differs is printed as a diff naming its file and
-block, and the exit status is 1. Exit 2 on a bad marker or a missing source.
-Standard library only.
+are read from the repository this script is in, wherever it runs from. With
+--check nothing is written: every block that differs is printed as a diff
+naming its file and block, and the exit status is 1. Exit 2 on a bad marker
+or a missing source. Standard library only.
 """
 
 import csv
@@ -92,6 +92,7 @@ def bench_source_line(rows):
 
 
 def block_bench_physics():
+    """Section 1 of make bench: ms/tick and ratios per scene (latest.csv)."""
     rows = bench_rows()
     phys = [r for r in rows if r["section"] == "physics"]
     if not phys:
@@ -139,6 +140,7 @@ def block_bench_physics():
 
 
 def block_bench_sections():
+    """Sections 2-6 of make bench in one paragraph: fx, snapshot, replay, relay, viewer."""
     rows = bench_rows()
     out = []
 
@@ -161,10 +163,11 @@ def block_bench_sections():
             f"{save:.1f}× / {restore:.1f}× a memcpy of the same bytes (`make bench-snapshot`)."
         )
     jobs = [(n, fl("replay", f"arena_4p_jobs{n}", "ours", "x_real_time")) for n in (1, 2)]
-    jobs = [f"{x:.0f}× real time with {n} job" if n == 1 else f"{x:.0f}× with {n}" for n, x in jobs if x]
+    jobs = [f"{x:.0f}× " + ("real time with 1 job" if n == 1 else f"with {n}") for n, x in jobs if x]
     if jobs:
         out.append(
-            f"Replay verify of a 4-player arena match runs at {' and '.join(jobs)} (`make bench-replay`)."
+            f"Replay verify of a 4-player arena match runs at {' and '.join(jobs)} "
+            "(`make bench-replay`)."
         )
     relay = []
     for r in rows:
@@ -185,7 +188,9 @@ def block_bench_sections():
         )
     wasm = fl("viewer", "arena_4p_3600", "wasm_chromium", "ratio_to_native")
     if wasm:
-        out.append(f"The wasm viewer re-simulates at {wasm:.2f}× native speed (`make bench-viewer`).")
+        out.append(
+            f"The wasm viewer re-simulates at {wasm:.2f}× native speed (`make bench-viewer`)."
+        )
     if not out:
         raise SourceError(f"{BENCH_CSV}: no rows of sections 2-6")
     return bench_source_line(rows) + "\n\n" + " ".join(out)
@@ -218,6 +223,7 @@ def cross_results():
 
 
 def block_crosscheck_matrix():
+    """The whole matrix of make crosscheck (tools/crosscheck/results/latest.txt)."""
     source, table, _, _, status = cross_results()
     return "\n".join([source, ""] + table + ["", f"`{status}`"])
 
@@ -227,6 +233,7 @@ def is_scene(job):
 
 
 def block_crosscheck_summary():
+    """The matrix folded per target: scenes, special jobs, SyncTest, snapshots, fx."""
     source, _, head, rows, status = cross_results()
     col = {name: i for i, name in enumerate(head)}
     jobs = head[3:-2]
@@ -264,9 +271,10 @@ def block_crosscheck_summary():
 
 
 def block_exports():
-    """LS_API functions declared in the public headers, by the rule of
-    tests/library/check_exports.sh (which checks that the shared library
-    exports exactly these). Inline: the number alone."""
+    """Inline: how many LS_API functions the public headers declare.
+
+    The rule of tests/library/check_exports.sh, which checks in make test
+    that the shared library exports exactly these."""
     text = []
     for pattern in PUBLIC_HEADERS:
         for path in sorted(glob.glob(pattern)):
@@ -320,7 +328,9 @@ def main(argv):
     args = [a for a in argv if a != "--check"]
     if any(a in ("-h", "--help") for a in args):
         print(__doc__.strip())
-        print("\nBlocks: " + ", ".join(BLOCKS))
+        print("\nBlocks:")
+        for name, fn in BLOCKS.items():
+            print(f"    {name:20} {fn.__doc__.splitlines()[0]}")
         return 0
     bad = [a for a in args if a.startswith("-")]
     if bad:
@@ -350,7 +360,8 @@ def main(argv):
         for was, now in zip(MARKER.finditer(old), MARKER.finditer(new)):
             name = now.group(1)
             if was.group(0) != now.group(0):
-                print(f"readme-check: {path}: block '{name}' differs from its source (run `make readme`):")
+                print(f"readme-check: {path}: block '{name}' differs from its source", end="")
+                print(" (run `make readme`):")
                 sys.stdout.writelines(
                     difflib.unified_diff(
                         was.group(0).splitlines(True),
