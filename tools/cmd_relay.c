@@ -5,6 +5,7 @@
 // checksums, records each session as a replay, prints stats on SIGUSR1 and at exit
 // (with --json, a JSON summary on stdout at exit and the line log on stderr).
 #define _POSIX_C_SOURCE 200809L // access, lstat
+#include "agones.h"
 #include "cli.h"
 #include "json.h"
 #include "ls/net_relay.h"
@@ -115,6 +116,7 @@ typedef struct relay_app {
     FILE *log;         ///< The line log: stdout, or stderr with --json.
     session_log *sess; ///< One per session (o.sessions).
     int signal;        ///< SIGINT/SIGTERM that stopped the relay (0: none).
+    agones *agones;    ///< The Agones SDK gateway (AGONES_SDK_HTTP_PORT), or NULL.
 } relay_app;
 
 static const char *const value_options[] = {
@@ -437,6 +439,7 @@ static void log_event(relay_app *app, const ls_relay_event *ev)
     switch (ev->type) {
     case LS_RELAY_EV_JOINED:
         fprintf(f, "event joined session=%u slot=%u\n", ev->session, ev->slot);
+        agones_session_started(app->agones, ev->session);
         break;
     case LS_RELAY_EV_DISCONNECTED:
         fprintf(f, "event disconnected session=%u slot=%u tick=%u reason=%s\n", ev->session,
@@ -512,6 +515,7 @@ static void on_timer(void *user, uint64_t now)
     relay_app *app = user;
     ls_relay_poll(app->relay, now);
     pump(app);
+    agones_poll(app->agones);
     if (!app->o.exit_when_done) {
         return;
     }
@@ -928,6 +932,8 @@ int cmd_relay(int argc, char **argv)
     }
     int status = CLI_EXIT_ERROR;
     if (setup(&app)) {
+        app.agones = agones_from_env(app.log, stderr, (uint32_t)app.o.sessions);
+        agones_ready(app.agones);
         ls_uv_run(app.uv);
         ls_relay_poll(app.relay, ls_uv_now_us(app.uv));
         pump(&app);
@@ -938,8 +944,10 @@ int cmd_relay(int argc, char **argv)
         if (app.o.json) {
             print_json(&app);
         }
+        agones_shutdown(app.agones); // after the last match: the GameServer may go
         status = CLI_EXIT_OK;
     }
+    agones_destroy(app.agones);
     ls_uv_destroy(app.uv);
     ls_relay_destroy(app.relay);
     free(app.scene_text);
