@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ typedef enum standin_mode {
     ANSWER_500,     // an internal error
     ANSWER_CLOSE,   // closes the connection without a word
     ANSWER_GARBAGE, // "HTTP/1.1 2" and 1000 digits: no status line within any bound
+    ANSWER_NOTHING, // reads the request and keeps the connection open, silent
 } standin_mode;
 
 typedef struct standin {
@@ -139,6 +141,14 @@ static void standin_serve(standin *s, int c)
         break;
     case ANSWER_GARBAGE:
         (void)!send(c, garbage, sizeof garbage, MSG_NOSIGNAL);
+        break;
+    case ANSWER_NOTHING: // until the client gives up (or 3 s)
+        for (double until = now_s() + 3.0; now_s() < until && !atomic_load(&s->stop);) {
+            struct pollfd p = {c, POLLIN, 0};
+            if (poll(&p, 1, 20) > 0 && read(c, buf, sizeof buf) <= 0) {
+                break;
+            }
+        }
         break;
     }
 }
@@ -262,6 +272,7 @@ static void wait_ready(const char *log_name, char *addr, size_t size)
 
 typedef struct match_result {
     char *out, *err; // the relay's stdout (its line log) and stderr
+    double relay_s;  // from starting the relay to its exit
 } match_result;
 
 // A relay (gateway port agones_port) and two bots play `ticks` ticks at 120 Hz;
@@ -272,6 +283,7 @@ static match_result play(const char *agones_port, const char *ticks)
     snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
     snprintf(creds, sizeof creds, "%s/creds", dir);
     cr_assert_eq(mkdir(creds, 0700), 0);
+    double t0 = now_s();
     pid_t relay = spawn_to("relay.out", "relay.err", agones_port,
                            (const char *const[]){"relay", "--credentials", creds, "--slots", "2",
                                                  "--ticks", ticks, "--tick-rate", "120",
@@ -286,7 +298,7 @@ static match_result play(const char *agones_port, const char *ticks)
         "b1.out", "b1.err", NULL,
         (const char *const[]){"bot", "--relay", addr, "--credential", c1, "--scene", scene, NULL});
     int s0 = wait_status(b0), s1 = wait_status(b1), sr = wait_status(relay);
-    match_result r = {slurp("relay.out"), slurp("relay.err")};
+    match_result r = {slurp("relay.out"), slurp("relay.err"), now_s() - t0};
     char *e0 = slurp("b0.err"), *e1 = slurp("b1.err");
     cr_assert_eq(s0, 0, "bot 0: %s", e0);
     cr_assert_eq(s1, 0, "bot 1: %s", e1);
@@ -439,4 +451,60 @@ Test(agones, a_port_that_is_not_a_port_is_a_warning, .timeout = 60)
               "%s", r.err);
     cr_assert_null(strstr(r.out, "\nagones "), "%s", r.out);
     match_free(&r);
+}
+
+Test(agones, a_silent_gateway_costs_the_relay_at_most_3_s_at_exit, .timeout = 60)
+{
+    // Every request times out (1 s each): the match is played as usual and the
+    // exit gives up on Shutdown after AGONES_EXIT_MS (3 s).
+    standin s;
+    standin_start(&s, ANSWER_NOTHING);
+    char port[16];
+    snprintf(port, sizeof port, "%u", s.port);
+    match_result r = play(port, "60");
+    standin_stop(&s);
+    cr_assert(strstr(r.err, "lockstep relay: agones: POST /ready: no answer within 1000 ms ("),
+              "%s", r.err);
+    cr_assert(strstr(r.err, "lockstep relay: agones: exiting without Shutdown: the gateway did "
+                            "not answer within 3000 ms\n"),
+              "%s", r.err);
+    // 0.5 s of match, the relay's linger, 3 s for the gateway at most.
+    cr_assert_lt(r.relay_s, 10.0, "the relay took %.1f s", r.relay_s);
+    match_free(&r);
+}
+
+Test(agones, sigterm_still_says_shutdown, .timeout = 60)
+{
+    // No --exit-when-done: the relay runs until Kubernetes stops the pod (SIGTERM),
+    // and then tells Agones too.
+    standin s;
+    standin_start(&s, ANSWER_200);
+    char port[16], addr[64], creds[512];
+    snprintf(port, sizeof port, "%u", s.port);
+    snprintf(creds, sizeof creds, "%s/creds", dir);
+    cr_assert_eq(mkdir(creds, 0700), 0);
+    pid_t relay = spawn_to("relay.out", "relay.err", port,
+                           (const char *const[]){"relay", "--credentials", creds, "--slots", "2",
+                                                 "--join-timeout", "0", NULL});
+    wait_ready("relay.out", addr, sizeof addr);
+    bool pinged = false;
+    for (int i = 0; i < 500 && !pinged; i++) {
+        pthread_mutex_lock(&s.mu);
+        pinged = strstr(s.log, "POST /health {}\n") != NULL;
+        pthread_mutex_unlock(&s.mu);
+        usleep(10000);
+    }
+    cr_assert(pinged, "Health within 5 s: %s", s.log);
+    cr_assert_eq(kill(relay, SIGTERM), 0);
+    int st = wait_status(relay);
+    standin_stop(&s);
+    char *out = slurp("relay.out"), *err = slurp("relay.err");
+    cr_assert_eq(st, 0, "%s%s", out, err);
+    cr_assert(strstr(out, "signal SIGTERM: finishing\n"), "%s", out);
+    cr_assert(strstr(out, "\nagones shutdown\n"), "%s", out);
+    cr_assert_eq(line_index(s.log, "POST /ready {}", 0), 0, "%s", s.log);
+    cr_assert_eq(line_index(s.log, "POST /shutdown {}", 0), count_lines(s.log) - 1, "%s", s.log);
+    cr_assert_eq(line_index(s.log, "POST /allocate {}", 0), -1, "nobody joined: %s", s.log);
+    cr_assert_str_empty(err, "%s", err);
+    free(out), free(err);
 }

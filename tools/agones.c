@@ -205,7 +205,7 @@ static void fail(agones *a, const char *why, uint64_t now)
         return;
     }
     a->failed[k]++;
-    if (a->exiting && k != REQ_SHUTDOWN) { // only Shutdown is worth the wait at exit
+    if (a->exiting && k != REQ_SHUTDOWN) { // the one in flight at exit: no retry
         a->pending[k] = false;
         a->failed[k] = 0;
         fprintf(a->err, "lockstep relay: agones: %s %s: %s (not retried: the relay is exiting)\n",
@@ -456,10 +456,14 @@ void agones_shutdown(agones *a)
     if (!a) {
         return;
     }
-    // Ready and Health no longer matter; what the relay told before it exits does.
+    // Only Shutdown matters now: what is still queued (Ready, Health, Allocate,
+    // a label) is dropped, so that a slow gateway spends the exit budget on
+    // Shutdown. A request in flight finishes (within its deadline).
     a->exiting = true;
     a->health_on = false;
-    a->pending[REQ_READY] = a->pending[REQ_HEALTH] = false;
+    for (int k = 0; k < REQ_SHUTDOWN; k++) {
+        a->pending[k] = false;
+    }
     a->pending[REQ_SHUTDOWN] = true;
     uint64_t end = now_ms() + AGONES_EXIT_MS;
     while (busy(a)) {

@@ -56,8 +56,9 @@ void agones_session_started(agones *a, uint32_t session);
 /// Never blocks: call it from the relay's poll timer.
 void agones_poll(agones *a);
 
-/// At exit: stop the Health pings, finish the queued Allocate and label, then
-/// Shutdown (POST /shutdown). Blocks for at most AGONES_EXIT_MS.
+/// At exit: drop what is queued (Ready, Health, Allocate, a label), let the
+/// request in flight finish, then Shutdown (POST /shutdown, up to 3 tries).
+/// Blocks for at most AGONES_EXIT_MS.
 void agones_shutdown(agones *a);
 
 /// Close the socket (if any) and free the client.
