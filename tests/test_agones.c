@@ -109,16 +109,23 @@ static void standin_serve(standin *s, int c)
             break;
         }
     }
-    cr_assert_not_null(head_end, "a whole request head: %.200s", buf);
+    // No cr_assert in this thread: a request that is not one is recorded as
+    // "BAD ..." and the test's checks of the sequence fail on it.
     char method[16] = "", path[128] = "";
-    cr_assert_eq(sscanf(buf, "%15s %127s HTTP/1.1\r\n", method, path), 2, "%.200s", buf);
+    if (!head_end || sscanf(buf, "%15s %127s HTTP/1.1\r\n", method, path) != 2) {
+        snprintf(method, sizeof method, "BAD");
+        snprintf(path, sizeof path, "%.60s", buf);
+        head_end = NULL;
+    }
+    const char *body = head_end ? head_end + 4 : "";
+    body_len = strnlen(body, body_len); // what arrived of it
     bool json = false;
     for (char *h = strstr(buf, "\r\n"); h && h < head_end; h = strstr(h + 2, "\r\n")) {
         json |= strncasecmp(h + 2, "Content-Type: application/json\r\n", 32) == 0;
     }
     pthread_mutex_lock(&s->mu);
     int k = snprintf(s->log + s->log_len, sizeof s->log - s->log_len, "%s %s %.*s\n", method, path,
-                     (int)body_len, head_end + 4);
+                     (int)body_len, body);
     if (k > 0 && (size_t)k < sizeof s->log - s->log_len) {
         s->log_len += (size_t)k;
     }
