@@ -612,6 +612,42 @@ Test(net_core, a_slot_that_never_joins_times_out_and_the_match_goes_on)
     sim_free(&s);
 }
 
+Test(net_core, an_ended_session_kicks_every_slot_and_keeps_its_final_ticks)
+{
+    // An operator ends an open-ended match (the control API's DELETE): every slot is
+    // KICKED, the recorder's end runs once with the ticks final so far, SESSION_DONE
+    // follows, and the peers learn they are gone. Ending it again changes nothing.
+    sim s;
+    ls_session_def d = sdef(2, 0, 2);
+    sim_init(&s, 2, &d, NULL);
+    while (ls_peer_ticks(s.peer[0]) < 80 || ls_peer_ticks(s.peer[1]) < 80) {
+        sim_step(&s);
+    }
+    cr_assert_not(ls_relay_session_done(s.relay, s.session));
+    cr_assert_eq(ls_relay_session_end(s.relay, s.session, s.now), LS_OK);
+    drain(&s);
+    cr_assert(ls_relay_session_done(s.relay, s.session));
+    cr_assert(s.rec.ended);
+    uint32_t final_ticks = ls_relay_session_final_ticks(s.relay, s.session);
+    cr_assert_eq(s.rec.ticks, final_ticks);
+    cr_assert_geq(final_ticks, 70u, "the ticks played stay final (%u)", final_ticks);
+    uint32_t kicked = 0, done = 0;
+    for (uint32_t i = 0; i < s.nev; i++) {
+        kicked += s.ev[i].type == LS_RELAY_EV_DISCONNECTED && s.ev[i].reason == LS_NET_KICKED;
+        done += s.ev[i].type == LS_RELAY_EV_SESSION_DONE;
+    }
+    cr_assert_eq(kicked, 2u);
+    cr_assert_eq(done, 1u);
+    for (int i = 0; i < 200; i++) {
+        sim_step(&s);
+    }
+    cr_assert_eq(ls_peer_state_get(s.peer[0]), LS_PEER_LEFT);
+    cr_assert_eq(ls_peer_state_get(s.peer[1]), LS_PEER_LEFT);
+    cr_assert_eq(ls_relay_session_end(s.relay, s.session, s.now), LS_OK);
+    cr_assert_eq(ls_relay_session_end(s.relay, s.session + 1, s.now), LS_ERR_NOT_FOUND);
+    sim_free(&s);
+}
+
 // ---- handcrafted datagrams against the relay ----
 
 // A hand-driven sender: its credential and the sequence number of its last datagram.

@@ -596,6 +596,23 @@ void ls_relay_disconnect_(ls_relay *r, session_st *s, uint32_t id, uint32_t k, u
     finalize(r, s, id);
 }
 
+// Ending a session from outside (an operator): every slot still in it is
+// KICKED at its next input tick, which tells the others and ends the session
+// the way "everyone gone" does (final ticks kept, recorder ended, SESSION_DONE).
+ls_result ls_relay_session_end(ls_relay *r, uint32_t id, uint64_t now_us)
+{
+    session_st *s = r ? session_of(r, id) : NULL;
+    if (!s) {
+        return LS_ERR_NOT_FOUND;
+    }
+    s->now = now_us > s->now ? now_us : s->now;
+    for (uint32_t k = 0; k < s->def.slots && !s->done; k++) {
+        ls_relay_disconnect_(r, s, id, k, LS_NET_KICKED, s->now);
+    }
+    finalize(r, s, id);
+    return LS_OK;
+}
+
 // SipHash-2-4 under the relay's secret of (address, session, slot, time bucket).
 uint64_t ls_relay_cookie_for_(const ls_relay *r, const ls_net_addr *a, uint32_t id, uint32_t slot,
                               uint64_t bucket)

@@ -192,6 +192,12 @@ LS_API bool ls_relay_session_done(const ls_relay *r, uint32_t id);
 /// becomes FINISHED, so this follows the last one by a round trip; a finished peer whose
 /// goodbye was lost is sent nothing more and is gone timeout_ms after its last datagram.
 LS_API bool ls_relay_session_idle(const ls_relay *r, uint32_t id);
+/// End session id now (an operator's decision): every slot still in it is disconnected
+/// (LS_NET_KICKED, LS_RELAY_EV_DISCONNECTED each) at the tick it would send next, so the
+/// session ends as when everyone is gone: its final ticks stay final, the recorder's `end`
+/// runs and LS_RELAY_EV_SESSION_DONE follows. LS_OK also when it had ended already;
+/// LS_ERR_NOT_FOUND for no such session.
+LS_API ls_result ls_relay_session_end(ls_relay *r, uint32_t id, uint64_t now_us);
 /// Ticks of session id that are final (recorded).
 LS_API uint32_t ls_relay_session_final_ticks(const ls_relay *r, uint32_t id);
 /// Handle one received datagram from `from` at time now_us (never fails; bad input is counted).
