@@ -8,10 +8,12 @@
 #include "agones.h"
 #include "cli.h"
 #include "json.h"
+#include "ls/checksum.h"
 #include "ls/net_relay.h"
 #include "ls/net_uv.h"
 #include "ls/replay.h"
 #include "net_tool.h"
+#include "relay_api.h"
 #include "replay_glue.h"
 
 #include <errno.h>
@@ -29,6 +31,7 @@ const cli_command cmd_relay_def = {
     "       [--input-size B] [--delay D] [--ticks N] [--timeout MS] [--join-timeout MS]\n"
     "       [--spectators N] [--history TICKS] [--rejoin-ms MS]\n"
     "       [--scene FILE --seed S --record PATH [--sign-key KEY]] [--exit-when-done]\n"
+    "       [--api HOST:PORT [--api-token-file FILE] [--api-sessions N]] [--drain-seconds N]\n"
     "       [--json] [fault options]\n\n"
     "  --bind HOST:PORT  where to listen (default 127.0.0.1:0, an ephemeral port)\n"
     "  --credentials DIR write each slot's credential (its secret key) to\n"
@@ -38,7 +41,7 @@ const cli_command cmd_relay_def = {
     "                    Give each player its own: `lockstep bot --credential PATH`.\n"
     "                    DIR must exist and be writable (checked before listening), and\n"
     "                    hold none of these files yet (they are never overwritten)\n"
-    "  --sessions N      sessions to create (default 1)\n"
+    "  --sessions N      sessions to create (default 1; 0 with --api)\n"
     "  --slots N         slots per session, 2..16 (default 4)\n"
     "  --tick-rate HZ    ticks per second (default 60)\n"
     "  --input-size B    bytes per slot per tick, 1..64 (default 1)\n"
@@ -46,9 +49,8 @@ const cli_command cmd_relay_def = {
     "  --ticks N         match length, 0 = open-ended (default 0)\n"
     "  --timeout MS      silence that disconnects a peer (default 3000)\n"
     "  --join-timeout MS time for every slot to join, 0 = forever (default 30000)\n"
-    "  --spectators N    spectator credentials per session, 0..16 (default 0), written as\n"
-    "                    DIR/session-ID-spectator-I.cred (`spectator-credential S I PATH`);\n"
-    "                    `lockstep bot --credential PATH` then watches the match\n"
+    "  --spectators N    spectator credentials per session, 0..16 (default 0), as\n"
+    "                    DIR/session-ID-spectator-I.cred: `lockstep bot` watches with one\n"
     "  --history TICKS   final ticks kept for spectators, 64..65536 (default 1024): a\n"
     "                    spectator that falls further behind is dropped\n"
     "  --rejoin-ms MS    a slot disconnected by timeout may rejoin within MS (default 0:\n"
@@ -59,19 +61,19 @@ const cli_command cmd_relay_def = {
     "  --record PATH     record session 1 to PATH (session N to PATH.N), flushed per chunk\n"
     "  --sign-key KEY    sign the recordings with KEY (a .key file from `lockstep keygen`);\n"
     "                    players check them with `replay verify FILE --pubkey KEY.pub`\n"
-    "  --rate-limit PPS  datagrams per second allowed per source address\n"
-    "                    (default max(2000, 16 x tick rate))\n"
+    "  --rate-limit PPS  datagrams/s per source address (default max(2000, 16 x tick rate))\n"
     "  --exit-when-done  exit once every session has ended and its peers are gone\n"
-    "  --json            at exit, one JSON object on stdout: per session its final ticks,\n"
-    "                    desyncs (desync_events: tick, slots_mask, expected, got),\n"
-    "                    disputes (dispute_events: tick, slots_mask: no majority, nobody\n"
-    "                    named), snapshots_refused (source, tick, slots_mask, expected, got),\n"
-    "                    disconnects (slot, tick, reason), rejoins (slot, tick), peers[]\n"
-    "                    (per-slot counters), spectators[], replay; relay-wide counters\n"
-    "                    (relay: packets_in/out, malformed, bad_mac, rate_limited, ...).\n"
-    "                    The line log (listening, credential, ready, event, stats) then\n"
-    "                    goes to stderr\n" NET_FAULT_USAGE
-    "\nSIGUSR1 prints stats; SIGINT/SIGTERM finish the recordings and exit (status 0).\n"
+    "  --api HOST:PORT   serve the control API (HTTP, JSON: SPEC.md 17.13) there, port 0:\n"
+    "                    any; prints `api HOST:PORT`. Its token: the first line of\n"
+    "  --api-token-file F, else $LOCKSTEP_API_TOKEN (16..256 characters)\n"
+    "  --api-sessions N  sessions the API may create (default 256)\n"
+    "  --drain-seconds N SIGTERM drains: no new sessions, matches end (N s at most),\n"
+    "                    exit 0. Default 300 with --api, else 0 (SIGTERM stops at once)\n"
+    "  --json            at exit, one JSON summary on stdout: per session its ticks,\n"
+    "                    desync_events, dispute_events, snapshots_refused, disconnects,\n"
+    "                    rejoins, peers[], spectators[], replay; relay-wide counters;\n"
+    "                    the line log then goes to stderr\n" NET_FAULT_USAGE
+    "\nSIGUSR1 prints stats; SIGINT, SIGTERM (not draining) finish the recordings, exit 0.\n"
     "Exit status 1 when the address cannot be bound, a file cannot be read or the\n"
     "--credentials directory is missing, not a directory or not writable.",
     cmd_relay};
@@ -80,8 +82,11 @@ const cli_command cmd_relay_def = {
 
 typedef struct relay_opts {
     const char *bind, *scene, *record, *sign_key, *credentials;
-    char host[64];
-    uint16_t port;
+    const char *api, *api_token_file; ///< --api HOST:PORT; the token's file.
+    char host[64], api_host[64];
+    uint16_t port, api_port;
+    uint64_t api_sessions, drain_seconds;
+    bool sessions_given, drain_given;
     char scene_buf[4096];
     uint64_t sessions, seed, rate_limit;
     ls_session_def sd;
@@ -96,6 +101,8 @@ typedef struct session_log {
     uint32_t rejoined;     ///< Slots back by REJOIN and not disconnected since (bit per slot).
     uint32_t watching;     ///< Spectators joined and not dropped since (bit per index).
     uint32_t state_needed; ///< LS_RELAY_EV_STATE_NEEDED events.
+    ls_session_def sd;     ///< Its settings (the command line's, or an API request's).
+    uint64_t seed;         ///< The seed of its recording.
     bool recorded;         ///< The recording was finished ...
     uint32_t replay_ticks; ///< ... with this many ticks.
 } session_log;
@@ -114,17 +121,24 @@ typedef struct relay_app {
     uint64_t done_since;
     int status;
     FILE *log;         ///< The line log: stdout, or stderr with --json.
-    session_log *sess; ///< One per session (o.sessions).
-    int signal;        ///< SIGINT/SIGTERM that stopped the relay (0: none).
-    agones *agones;    ///< The Agones SDK gateway (AGONES_SDK_HTTP_PORT), or NULL.
+    session_log *sess; ///< One per session id (cap of them), count created.
+    uint32_t count, cap;
+    int signal;              ///< SIGINT/SIGTERM that stopped the relay (0: none).
+    relay_api *api;          ///< The control API (--api), or NULL.
+    bool draining;           ///< SIGTERM with --drain-seconds: no new sessions.
+    uint64_t drain_deadline; ///< Stop at this time even if matches still run.
+    agones *agones;          ///< The Agones SDK gateway (AGONES_SDK_HTTP_PORT), or NULL.
 } relay_app;
 
 static const char *const value_options[] = {
-    "--bind",        "--scene",      "--record",     "--seed",    "--rate-limit",
-    "--credentials", "--sign-key",   "--sessions",   "--slots",   "--tick-rate",
-    "--input-size",  "--delay",      "--ticks",      "--timeout", "--join-timeout",
-    "--loss",        "--dup",        "--reorder",    "--corrupt", "--delay-ms",
-    "--jitter",      "--fault-seed", "--spectators", "--history", "--rejoin-ms"};
+    "--bind",         "--scene",       "--record",         "--seed",
+    "--rate-limit",   "--credentials", "--sign-key",       "--sessions",
+    "--slots",        "--tick-rate",   "--input-size",     "--delay",
+    "--ticks",        "--timeout",     "--join-timeout",   "--loss",
+    "--dup",          "--reorder",     "--corrupt",        "--delay-ms",
+    "--jitter",       "--fault-seed",  "--spectators",     "--history",
+    "--rejoin-ms",    "--api",         "--api-token-file", "--api-sessions",
+    "--drain-seconds"};
 
 static bool takes_value(const char *a)
 {
@@ -132,11 +146,12 @@ static bool takes_value(const char *a)
 }
 
 // HOST:PORT with an IPv4 HOST and PORT 0..65535 (0: any free port).
-static bool parse_bind(const char *text, char *host, size_t host_size, uint16_t *port)
+static bool parse_bind(const char *opt, const char *text, char *host, size_t host_size,
+                       uint16_t *port)
 {
     const char *colon = strrchr(text, ':');
     if (!colon || colon == text) {
-        cli_usage_error(&cmd_relay_def, "--bind wants HOST:PORT (e.g. 127.0.0.1:7777), got '%s'",
+        cli_usage_error(&cmd_relay_def, "%s wants HOST:PORT (e.g. 127.0.0.1:7777), got '%s'", opt,
                         text);
         return false;
     }
@@ -144,9 +159,9 @@ static bool parse_bind(const char *text, char *host, size_t host_size, uint16_t 
     unsigned long p = strtoul(colon + 1, &end, 10);
     if (!colon[1] || colon[1] == '-' || colon[1] == '+' || *end != '\0' || p > 65535) {
         cli_usage_error(&cmd_relay_def,
-                        "--bind %s: the port must be 0..65535 (0: any free port), "
+                        "%s %s: the port must be 0..65535 (0: any free port), "
                         "got '%s'",
-                        text, colon + 1);
+                        opt, text, colon + 1);
         return false;
     }
     size_t n = (size_t)(colon - text);
@@ -154,7 +169,7 @@ static bool parse_bind(const char *text, char *host, size_t host_size, uint16_t 
     ls_net_addr addr;
     snprintf(probe, sizeof probe, "%.*s:1", (int)(n < 64 ? n : 64), text);
     if (n >= host_size || !ls_uv_parse_addr(probe, &addr)) {
-        cli_usage_error(&cmd_relay_def, "--bind %s: '%.*s' is not an IPv4 address", text,
+        cli_usage_error(&cmd_relay_def, "%s %s: '%.*s' is not an IPv4 address", opt, text,
                         (int)(n < 64 ? n : 64), text);
         return false;
     }
@@ -174,6 +189,7 @@ static bool parse(int argc, char **argv, relay_opts *o)
     o->sd.state_max = 0;  // it simulates nothing, so it has no snapshot for late spectators
     o->sd.rejoin_ms = 0;  // unless --rejoin-ms (players then upload the rejoiner's snapshot)
     o->fault.seed = 1;
+    o->api_sessions = 256;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t n = 0;
@@ -205,7 +221,17 @@ static bool parse(int argc, char **argv, relay_opts *o)
         } else if (strcmp(a, "--rate-limit") == 0) {
             ok = net_cli_u64("relay", a, v, 1, 10000000, &o->rate_limit), i++;
         } else if (strcmp(a, "--sessions") == 0) {
-            ok = net_cli_u64("relay", a, v, 1, MAX_SESSIONS, &o->sessions), i++;
+            ok = net_cli_u64("relay", a, v, 0, MAX_SESSIONS, &o->sessions), i++;
+            o->sessions_given = true;
+        } else if (strcmp(a, "--api") == 0) {
+            o->api = v, i++;
+        } else if (strcmp(a, "--api-token-file") == 0) {
+            o->api_token_file = v, i++;
+        } else if (strcmp(a, "--api-sessions") == 0) {
+            ok = net_cli_u64("relay", a, v, 1, MAX_SESSIONS, &o->api_sessions), i++;
+        } else if (strcmp(a, "--drain-seconds") == 0) {
+            ok = net_cli_u64("relay", a, v, 0, 86400, &o->drain_seconds), i++;
+            o->drain_given = true;
         } else if (strcmp(a, "--slots") == 0) {
             ok = net_cli_u64("relay", a, v, 2, LS_NET_MAX_SLOTS, &n), i++;
             o->sd.slots = (uint32_t)n;
@@ -246,15 +272,33 @@ static bool parse(int argc, char **argv, relay_opts *o)
         cli_usage_error(&cmd_relay_def, "--sign-key signs recordings: it needs --record PATH");
         return false;
     }
-    return parse_bind(o->bind, o->host, sizeof o->host, &o->port);
+    if (!o->api && (o->api_token_file || o->api_sessions != 256)) {
+        cli_usage_error(&cmd_relay_def, "--api-token-file and --api-sessions need --api HOST:PORT");
+        return false;
+    }
+    if (o->api) {
+        o->sessions = o->sessions_given ? o->sessions : 0;
+        o->drain_seconds = o->drain_given ? o->drain_seconds : 300;
+        if (o->sessions + o->api_sessions > MAX_SESSIONS) {
+            cli_usage_error(&cmd_relay_def, "--sessions plus --api-sessions is at most %d",
+                            MAX_SESSIONS);
+            return false;
+        }
+    } else if (o->sessions == 0) {
+        cli_usage_error(&cmd_relay_def,
+                        "--sessions 0 makes no session: only with --api, which makes them");
+        return false;
+    }
+    return parse_bind("--bind", o->bind, o->host, sizeof o->host, &o->port) &&
+           (!o->api || parse_bind("--api", o->api, o->api_host, sizeof o->api_host, &o->api_port));
 }
 
 static void print_stats(relay_app *app)
 {
     ls_relay_stats st = ls_relay_stats_get(app->relay);
     ls_uv_stats us = ls_uv_stats_get(app->uv);
-    for (uint32_t id = 1; id <= app->o.sessions; id++) {
-        for (uint32_t k = 0; k < app->o.sd.slots; k++) {
+    for (uint32_t id = 1; id <= app->count; id++) {
+        for (uint32_t k = 0; k < app->sess[id - 1].sd.slots; k++) {
             ls_relay_peer_stats p = ls_relay_peer_stats_get(app->relay, id, k);
             char addr[64] = "-";
             if (p.joined) {
@@ -337,9 +381,11 @@ static void finish_recording(relay_app *app, uint32_t session)
     if (!rec) {
         return;
     }
-    if (ls_replay_recorder_finish(rec) != LS_OK) {
+    bool ok = ls_replay_recorder_finish(rec) == LS_OK;
+    if (!ok) {
         relay_recorder_error(app, session, "finishing", rec);
     }
+    relay_api_recording_done(app->api, session, ls_replay_recorder_ticks(rec), ok);
     if (session == 1) {
         fprintf(app->log, "replay session=%u ticks=%u path=%s\n", session,
                 ls_replay_recorder_ticks(rec), app->o.record);
@@ -422,20 +468,21 @@ static const char *state_needed_key(const relay_app *app, const ls_relay_event *
     uint32_t bit = ev->slot < 32 ? 1u << ev->slot : 0;
     ls_relay_peer_stats p = ls_relay_peer_stats_get(app->relay, ev->session, ev->slot);
     ls_relay_peer_stats v = ls_relay_spectator_stats_get(app->relay, ev->session, ev->slot);
-    bool player = ev->slot < app->o.sd.slots &&
+    bool player = ev->slot < l->sd.slots &&
                   ((l->rejoined & bit) || (p.rejoins && p.joined && !p.disconnected));
     bool spectator =
-        ev->slot < app->o.sd.spectators && ((l->watching & bit) || (v.joined && !v.disconnected));
+        ev->slot < l->sd.spectators && ((l->watching & bit) || (v.joined && !v.disconnected));
     return player == spectator ? "slot_or_spectator" : player ? "slot" : "spectator";
 }
 
 static void log_event(relay_app *app, const ls_relay_event *ev)
 {
     FILE *f = app->log;
-    if (ev->session < 1 || ev->session > app->o.sessions) {
+    if (ev->session < 1 || ev->session > app->count) {
         return; // not one of ours (the relay numbers them 1..sessions)
     }
     note_event(app, ev);
+    relay_api_relay_event(app->api, ev);
     switch (ev->type) {
     case LS_RELAY_EV_JOINED:
         fprintf(f, "event joined session=%u slot=%u\n", ev->session, ev->slot);
@@ -516,11 +563,19 @@ static void on_timer(void *user, uint64_t now)
     ls_relay_poll(app->relay, now);
     pump(app);
     agones_poll(app->agones);
-    if (!app->o.exit_when_done) {
+    if (app->draining && now >= app->drain_deadline) {
+        fprintf(app->log, "drain: --drain-seconds %llu are over: finishing\n",
+                (unsigned long long)app->o.drain_seconds);
+        fflush(app->log);
+        ls_uv_stop(app->uv);
+        return;
+    }
+    // With --api, --exit-when-done waits for a first session.
+    if ((!app->o.exit_when_done && !app->draining) || (app->count == 0 && !app->draining)) {
         return;
     }
     bool done = true, idle = true;
-    for (uint32_t id = 1; id <= app->o.sessions; id++) {
+    for (uint32_t id = 1; id <= app->count; id++) {
         done &= ls_relay_session_done(app->relay, id);
         idle &= ls_relay_session_idle(app->relay, id);
     }
@@ -537,11 +592,51 @@ static void on_timer(void *user, uint64_t now)
     }
 }
 
+// SIGTERM with --drain-seconds (the default with --api): what an orchestrator sends
+// before it replaces the relay. Why not stop at once: the matches in progress would
+// end for their players with a network error and their recordings would stop
+// mid-match. Instead: no new sessions (/readyz and POST /v1/sessions answer 503, so a
+// matchmaker sends players elsewhere), sessions nobody joined yet are ended (there is
+// no match to finish, and their players would otherwise hold the drain until their
+// join timeout), the running matches play to their end, and the relay exits 0 once they
+// are done and their peers gone (as --exit-when-done), or when the time is up. SIGINT,
+// or a second SIGTERM, stops at once (recordings still finished and signed).
+static void start_drain(relay_app *app)
+{
+    uint64_t now = ls_uv_now_us(app->uv);
+    app->draining = true;
+    app->done_since = 0;
+    app->drain_deadline = now + app->o.drain_seconds * 1000000u;
+    relay_api_set_draining(app->api, true);
+    uint32_t running = 0;
+    for (uint32_t id = 1; id <= app->count; id++) {
+        bool joined = false;
+        for (uint32_t k = 0; k < app->sess[id - 1].sd.slots; k++) {
+            ls_relay_peer_stats p = ls_relay_peer_stats_get(app->relay, id, k);
+            joined |= p.joined || p.disconnected;
+        }
+        if (!joined) {
+            ls_relay_session_end(app->relay, id, now);
+        }
+        running += joined && !ls_relay_session_done(app->relay, id);
+    }
+    fprintf(app->log,
+            "signal SIGTERM: draining (no new sessions; %u running, up to %llu s; SIGINT or "
+            "SIGTERM again stops now)\n",
+            running, (unsigned long long)app->o.drain_seconds);
+    fflush(app->log);
+    pump(app);
+}
+
 static void on_signal(void *user, int signum)
 {
     relay_app *app = user;
     if (signum == SIGUSR1) {
         print_stats(app);
+        return;
+    }
+    if (signum == SIGTERM && app->o.drain_seconds && !app->draining) {
+        start_drain(app);
         return;
     }
     fprintf(app->log, "signal %s: finishing\n", signum == SIGINT ? "SIGINT" : "SIGTERM");
@@ -554,10 +649,10 @@ static bool start_recording(relay_app *app, uint32_t id)
 {
     ls_replay_recorder_def def = ls_default_replay_recorder_def();
     def.tick_rate = app->scene_tick_rate;
-    def.players = app->o.sd.slots;
-    def.input_size = app->o.sd.input_size;
+    def.players = app->sess[id - 1].sd.slots;
+    def.input_size = app->sess[id - 1].sd.input_size;
     def.keyframe_interval = 0; // the relay does not simulate: inputs and checksums only
-    def.seed = app->o.seed;
+    def.seed = app->sess[id - 1].seed;
     def.fingerprint = ls_game_fingerprint();
     def.scene = (const uint8_t *)app->scene_text;
     def.scene_size = app->scene_size;
@@ -662,6 +757,143 @@ static bool check_credentials_dir(const relay_app *app)
     return true;
 }
 
+// The path session id records to (--record PATH: session 1 to PATH, N to PATH.N),
+// NULL when the relay does not record.
+static const char *recording_path(const relay_app *app, uint32_t id, char *buf, size_t size)
+{
+    if (!app->o.record) {
+        return NULL;
+    }
+    if (id == 1) {
+        snprintf(buf, size, "%s", app->o.record);
+    } else {
+        snprintf(buf, size, "%s.%u", app->o.record, id);
+    }
+    return buf;
+}
+
+// ---- the control API's hooks (--api; tools/relay_api.c does the HTTP) ----
+
+// POST /v1/sessions, read and checked: a session as the command line makes one.
+static bool api_create(void *user, const relay_api_session_req *req, uint32_t *id, int *status,
+                       relay_api_error *err)
+{
+    relay_app *app = user;
+    *status = 503;
+    if (app->draining) {
+        return relay_api_fail(err, "relay", "draining: the relay accepts no new sessions");
+    }
+    if (app->count >= app->cap) {
+        return relay_api_fail(err, "relay",
+                              "full: the relay made all its %u sessions (--api-sessions; ids are "
+                              "never reused)",
+                              app->cap);
+    }
+    ls_result r = ls_relay_session_create(app->relay, &req->sd, ls_uv_now_us(app->uv), id);
+    if (r != LS_OK) {
+        *status = r == LS_ERR_INVALID_ARGUMENT ? 400 : 503;
+        return relay_api_fail(err, "body", "the relay refused the session: %s", ls_result_text(r));
+    }
+    app->count = *id;
+    session_log *l = &app->sess[*id - 1];
+    l->sd = req->sd;
+    l->seed = req->seed;
+    if (app->o.record && !start_recording(app, *id)) {
+        ls_relay_session_end(app->relay, *id, ls_uv_now_us(app->uv));
+        pump(app);
+        *status = 500;
+        return relay_api_fail(err, "recording", "cannot start the recording of session %u", *id);
+    }
+    char path[4096 + 16];
+    relay_api_session_added(app->api, *id, &req->sd, req->seed,
+                            recording_path(app, *id, path, sizeof path), true);
+    fprintf(app->log, "session %u created by the api slots=%u spectators=%u ticks=%u\n", *id,
+            req->sd.slots, req->sd.spectators, req->sd.ticks);
+    fflush(app->log);
+    return true;
+}
+
+static void api_pump(void *user)
+{
+    pump(user);
+}
+
+static uint64_t api_now(void *user)
+{
+    relay_app *app = user;
+    return ls_uv_now_us(app->uv);
+}
+
+// The operator's token: the first line of --api-token-file, else $LOCKSTEP_API_TOKEN;
+// never a command-line value (other users see a process's arguments in ps).
+static bool read_token(const relay_app *app, char *token, size_t size)
+{
+    const char *from = app->o.api_token_file;
+    if (from) {
+        FILE *f = fopen(from, "r");
+        if (!f) {
+            fprintf(stderr, "lockstep relay: --api-token-file %s: %s\n", from, strerror(errno));
+            return false;
+        }
+        if (!fgets(token, (int)size, f)) {
+            token[0] = '\0';
+        }
+        fclose(f);
+    } else if (getenv("LOCKSTEP_API_TOKEN")) {
+        snprintf(token, size, "%s", getenv("LOCKSTEP_API_TOKEN"));
+        from = "LOCKSTEP_API_TOKEN";
+    } else {
+        fprintf(stderr, "lockstep relay: --api needs the operator's token: --api-token-file FILE "
+                        "or the environment variable LOCKSTEP_API_TOKEN\n");
+        return false;
+    }
+    size_t n = strcspn(token, "\r\n");
+    token[n] = '\0';
+    bool ok = n >= 16 && n <= 256;
+    for (size_t i = 0; ok && i < n; i++) {
+        ok = token[i] > 0x20 && token[i] < 0x7f;
+    }
+    if (!ok) {
+        fprintf(stderr,
+                "lockstep relay: %s: the token must be 16..256 printable characters without "
+                "spaces (e.g. `head -c 24 /dev/urandom | base64`)\n",
+                from);
+    }
+    return ok;
+}
+
+static bool start_api(relay_app *app)
+{
+    char token[300], msg[256], relay_addr[96];
+    if (!read_token(app, token, sizeof token)) {
+        sodium_memzero(token, sizeof token);
+        return false;
+    }
+    snprintf(relay_addr, sizeof relay_addr, "%s:%u", app->o.host, ls_uv_port(app->uv));
+    relay_api_def d;
+    memset(&d, 0, sizeof d);
+    d.host = app->o.api_host;
+    d.port = app->o.api_port;
+    d.token = token;
+    d.relay_addr = relay_addr;
+    d.loop = ls_uv_loop(app->uv);
+    d.max_sessions = app->cap;
+    d.defaults = app->o.sd;
+    d.default_seed = app->o.seed;
+    d.has_scene = app->scene_text != NULL;
+    d.scene_hash = app->scene_text ? ls_hash64(app->scene_text, app->scene_size) : 0;
+    d.signing = app->signing;
+    d.host_fns = (relay_api_host){app, app->relay, api_create, api_pump, api_now};
+    app->api = relay_api_create(&d, msg, sizeof msg);
+    sodium_memzero(token, sizeof token);
+    if (!app->api) {
+        fprintf(stderr, "lockstep relay: --api %s: %s\n", app->o.api, msg);
+        return false;
+    }
+    fprintf(app->log, "api %s:%u\n", app->o.api_host, relay_api_port(app->api));
+    return true;
+}
+
 static bool setup(relay_app *app)
 {
     char msg[256];
@@ -703,7 +935,7 @@ static bool setup(relay_app *app)
         }
     }
     ls_relay_def rd = ls_default_relay_def();
-    rd.max_sessions = (uint32_t)app->o.sessions;
+    rd.max_sessions = app->cap;
     // A peer sends about 4 datagrams per tick (input, checksum, ack, ping): leave room.
     uint64_t rate = app->o.rate_limit ? app->o.rate_limit : 16u * app->o.sd.tick_rate;
     rd.rate_limit_pps =
@@ -731,6 +963,9 @@ static bool setup(relay_app *app)
     }
     fprintf(app->log, "listening %s:%u\n", app->o.host, ls_uv_port(app->uv));
     uint64_t now = ls_uv_now_us(app->uv);
+    if (app->o.api && !start_api(app)) {
+        return false;
+    }
     for (uint32_t s = 0; s < app->o.sessions; s++) {
         uint32_t id;
         ls_result r = ls_relay_session_create(app->relay, &app->o.sd, now, &id);
@@ -738,6 +973,9 @@ static bool setup(relay_app *app)
             fprintf(stderr, "lockstep relay: creating session %u: %s\n", s + 1, ls_result_text(r));
             return false;
         }
+        app->count = id;
+        app->sess[id - 1].sd = app->o.sd;
+        app->sess[id - 1].seed = app->o.seed;
         if (app->o.record && !start_recording(app, id)) {
             return false;
         }
@@ -751,6 +989,9 @@ static bool setup(relay_app *app)
                 return false;
             }
         }
+        char path[4096 + 16];
+        relay_api_session_added(app->api, id, &app->o.sd, app->o.seed,
+                                recording_path(app, id, path, sizeof path), false);
     }
     fprintf(app->log, "ready\n");
     fflush(app->log);
@@ -821,7 +1062,7 @@ static void print_json(relay_app *app)
     json_key(&j, "stopped_by");
     app->signal ? json_str(&j, app->signal == SIGINT ? "SIGINT" : "SIGTERM") : json_null(&j);
     json_key(&j, "sessions"), json_array_begin(&j);
-    for (uint32_t id = 1; id <= app->o.sessions; id++) {
+    for (uint32_t id = 1; id <= app->count; id++) {
         const session_log *l = &app->sess[id - 1];
         json_object_begin(&j);
         json_key(&j, "session"), json_u64(&j, id);
@@ -841,7 +1082,7 @@ static void print_json(relay_app *app)
                          (l->rejoins.total - l->rejoins.n));
         json_key(&j, "state_needed"), json_u64(&j, l->state_needed);
         json_key(&j, "peers"), json_array_begin(&j);
-        for (uint32_t k = 0; k < app->o.sd.slots; k++) {
+        for (uint32_t k = 0; k < l->sd.slots; k++) {
             ls_relay_peer_stats p = ls_relay_peer_stats_get(app->relay, id, k);
             json_object_begin(&j);
             json_key(&j, "slot"), json_u64(&j, k);
@@ -859,7 +1100,7 @@ static void print_json(relay_app *app)
         }
         json_array_end(&j);
         json_key(&j, "spectators"), json_array_begin(&j);
-        for (uint32_t k = 0; k < app->o.sd.spectators; k++) {
+        for (uint32_t k = 0; k < l->sd.spectators; k++) {
             ls_relay_peer_stats v = ls_relay_spectator_stats_get(app->relay, id, k);
             json_object_begin(&j);
             json_key(&j, "index"), json_u64(&j, k);
@@ -925,19 +1166,20 @@ int cmd_relay(int argc, char **argv)
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     app.log = app.o.json ? stderr : stdout;
-    app.sess = calloc(app.o.sessions, sizeof *app.sess);
+    app.cap = (uint32_t)(app.o.sessions + (app.o.api ? app.o.api_sessions : 0));
+    app.sess = calloc(app.cap, sizeof *app.sess);
     if (!app.sess) {
         fprintf(stderr, "lockstep relay: out of memory\n");
         return CLI_EXIT_ERROR;
     }
     int status = CLI_EXIT_ERROR;
     if (setup(&app)) {
-        app.agones = agones_from_env(app.log, stderr, (uint32_t)app.o.sessions);
+        app.agones = agones_from_env(app.log, stderr, app.cap); // API sessions too
         agones_ready(app.agones);
         ls_uv_run(app.uv);
         ls_relay_poll(app.relay, ls_uv_now_us(app.uv));
         pump(&app);
-        for (uint32_t id = 1; id <= app.o.sessions; id++) {
+        for (uint32_t id = 1; id <= app.count; id++) {
             finish_recording(&app, id); // clean close on SIGINT/SIGTERM too
         }
         print_stats(&app);
@@ -947,12 +1189,13 @@ int cmd_relay(int argc, char **argv)
         agones_shutdown(app.agones); // after the last match: the GameServer may go
         status = CLI_EXIT_OK;
     }
+    relay_api_destroy(app.api); // before the loop it watches on is closed
     agones_destroy(app.agones);
     ls_uv_destroy(app.uv);
     ls_relay_destroy(app.relay);
     free(app.scene_text);
     memset(app.sign_secret, 0, sizeof app.sign_secret);
-    for (uint32_t id = 1; id <= app.o.sessions; id++) {
+    for (uint32_t id = 1; id <= app.count; id++) {
         net_event_list_free(&app.sess[id - 1].desyncs);
         net_event_list_free(&app.sess[id - 1].disputes);
         net_event_list_free(&app.sess[id - 1].refusals);

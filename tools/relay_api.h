@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+// Private to the tool: the control API of `lockstep relay --api HOST:PORT`
+// (SPEC.md §17.13). An HTTP server (libmicrohttpd, linked into the `lockstep`
+// tool only, never into liblockstep) on the relay's own libuv loop: sessions
+// created, listed, inspected and ended; recordings fetched; match results as
+// long-polled events; /healthz and /readyz for orchestrators. Every route but
+// the two probes wants `Authorization: Bearer TOKEN`.
+//
+// The relay program (tools/cmd_relay.c) owns the relay core, the recordings and
+// the drain; it tells the API what happens (relay_api_session_added,
+// relay_api_relay_event, relay_api_recording_done, relay_api_set_draining) and
+// the API asks it to create sessions (relay_api_host.create).
+#ifndef LS_TOOLS_RELAY_API_H
+#define LS_TOOLS_RELAY_API_H
+
+#include "relay_api_json.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/// The API server.
+typedef struct relay_api relay_api;
+
+/// What the API needs of the relay program.
+typedef struct relay_api_host {
+    void *user;      ///< Passed to the callbacks.
+    ls_relay *relay; ///< The relay core (sessions, credentials, counters).
+    /// Create the session *req asks for (and its recording); *id its id. False with
+    /// *status (400, 409, 500, 503) and *err when it cannot.
+    bool (*create)(void *user, const relay_api_session_req *req, uint32_t *id, int *status,
+                   relay_api_error *err);
+    /// The core produced datagrams or events (a session was ended): send and log them.
+    void (*pump)(void *user);
+    /// The relay's clock, microseconds.
+    uint64_t (*now_us)(void *user);
+} relay_api_host;
+
+/// API settings.
+typedef struct relay_api_def {
+    const char *host;         ///< IPv4 address to listen on (127.0.0.1 unless asked).
+    uint16_t port;            ///< Port (0: any free one; relay_api_port says which).
+    const char *token;        ///< The operator's bearer token (hashed, then forgotten).
+    const char *relay_addr;   ///< The relay's UDP address, "a.b.c.d:port", for responses.
+    void *loop;               ///< The uv_loop_t* of the relay (ls_uv_loop).
+    uint32_t max_sessions;    ///< Session ids the relay can hand out (1..).
+    ls_session_def defaults;  ///< POST /v1/sessions fields not given (the command line's).
+    uint64_t default_seed;    ///< Seed of a session that names none (--seed).
+    uint64_t scene_hash;      ///< XXH3-64 of the recordings' scene (0 with has_scene) ...
+    bool has_scene;           ///< ... when the relay records.
+    bool signing;             ///< Recordings are signed.
+    uint32_t poll_timeout_ms; ///< Longest /v1/events wait (default 30000 when 0).
+    relay_api_host host_fns;  ///< The relay program.
+} relay_api_def;
+
+/// Start listening; NULL with msg filled on error (address in use, bad host).
+relay_api *relay_api_create(const relay_api_def *def, char *msg, size_t msg_size);
+/// The port it listens on.
+uint16_t relay_api_port(const relay_api *a);
+/// Close every connection and the listening socket (on the uv loop: before ls_uv_destroy).
+void relay_api_destroy(relay_api *a);
+
+/// Session id exists (made on the command line, or by host.create): its settings, the
+/// seed and path of its recording (NULL: not recorded), and who made it.
+void relay_api_session_added(relay_api *a, uint32_t id, const ls_session_def *sd, uint64_t seed,
+                             const char *recording, bool via_api);
+/// A relay event (every one the program pops): verdicts are kept per session, and
+/// LS_RELAY_EV_SESSION_DONE publishes the session's match_result event.
+void relay_api_relay_event(relay_api *a, const ls_relay_event *ev);
+/// Session id's recording was finished with `ticks` ticks (ok: without an error).
+void relay_api_recording_done(relay_api *a, uint32_t id, uint32_t ticks, bool ok);
+/// Draining (SIGTERM): /readyz answers 503 and POST /v1/sessions 503.
+void relay_api_set_draining(relay_api *a, bool draining);
+
+// ---- routes: the extension point (a /metrics route registers here) ----
+
+/// One request being answered.
+typedef struct relay_api_request relay_api_request;
+
+/// A route handler: answer with relay_api_respond / relay_api_respond_error.
+typedef void (*relay_api_route_fn)(relay_api *a, relay_api_request *rq);
+
+/// Register `method` `pattern` (segments; "*" matches one path segment, e.g.
+/// "/v1/sessions/*/recording"); `auth`: wants the bearer token. False when the
+/// table is full (16 routes beyond the built-in ones).
+bool relay_api_route_add(relay_api *a, const char *method, const char *pattern, bool auth,
+                         relay_api_route_fn fn);
+/// The request's path segment `i` (0-based: "/v1/sessions/7" has "v1", "sessions", "7").
+const char *relay_api_segment(const relay_api_request *rq, uint32_t i);
+/// Answer with `status` and a body (copied) of `content_type`.
+void relay_api_respond(relay_api_request *rq, unsigned status, const char *content_type,
+                       const char *body, size_t len);
+/// Answer with `status` and {"error": err->error, "where": err->where}.
+void relay_api_respond_error(relay_api_request *rq, unsigned status, const relay_api_error *err);
+
+#endif
