@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: MIT
+// The control API of `lockstep relay --api` (SPEC.md §17.13), end to end on
+// 127.0.0.1 with real sockets: the tool next to this binary runs the relay and
+// the bots; requests are written by hand over a TCP socket (no HTTP library).
+// A session made through the API is played by two bots with the credentials it
+// returned, its match result arrives on a long-polled /v1/events, its signed
+// recording is fetched and verified; SIGTERM drains a running match to its end;
+// every bad request gets its status and a reason naming where. Issue 30.
+#define _GNU_SOURCE
+#include "test_tool.h"
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TOKEN "test-token-0123456789abcdef"
+
+static char tool[4096];
+static char dir[256];
+static char root[4096];
+
+static void setup(void)
+{
+    test_find_tool(tool, sizeof tool);
+    cr_assert_not_null(getcwd(root, sizeof root)); // tests run from the repository root
+    snprintf(dir, sizeof dir, "/tmp/ls_test_relay_api_%ld", (long)getpid());
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void teardown(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(relay_api, .init = setup, .fini = teardown);
+
+static char *path_in_dir(const char *name)
+{
+    static char paths[8][512];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, sizeof paths[0], "%s/%s", dir, name);
+    return p;
+}
+
+static void write_file(const char *name, const char *text)
+{
+    FILE *f = fopen(path_in_dir(name), "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *slurp(const char *name)
+{
+    FILE *f = fopen(path_in_dir(name), "rb");
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+    cr_assert_not_null(text);
+    while (f) {
+        if (len + 4096 + 1 > cap) {
+            cap *= 2;
+            text = realloc(text, cap);
+            cr_assert_not_null(text);
+        }
+        size_t got = fread(text + len, 1, 4096, f);
+        if (got == 0) {
+            break;
+        }
+        len += got;
+    }
+    if (f) {
+        fclose(f);
+    }
+    text[len] = '\0';
+    return text;
+}
+
+// Start the tool in the background, stdout and stderr to files in dir; env
+// ("NAME=VALUE") or NULL.
+static pid_t spawn_env(const char *env, const char *out_name, const char *err_name,
+                       const char *const *args)
+{
+    char out[512], err[512];
+    snprintf(out, sizeof out, "%s/%s", dir, out_name);
+    snprintf(err, sizeof err, "%s/%s", dir, err_name);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (o < 0 || e < 0) {
+            _exit(126);
+        }
+        dup2(o, 1);
+        dup2(e, 2);
+        unsetenv("LOCKSTEP_API_TOKEN");
+        if (env) {
+            putenv((char *)(uintptr_t)env);
+        }
+        char *argv[64];
+        int n = 0;
+        argv[n++] = tool;
+        for (; args[n - 1] && n < 63; n++) {
+            argv[n] = (char *)(uintptr_t)args[n - 1];
+        }
+        argv[n] = NULL;
+        execv(tool, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+#define SPAWN(out, err, ...) spawn_env(NULL, out, err, (const char *const[]){__VA_ARGS__, NULL})
+#define SPAWN_ENV(env, out, err, ...)                                                              \
+    spawn_env(env, out, err, (const char *const[]){__VA_ARGS__, NULL})
+
+// The exit status of pid within `seconds` (killed and failed after).
+static int wait_status(pid_t pid, int seconds)
+{
+    for (int i = 0; i < seconds * 100; i++) {
+        int st;
+        pid_t got = waitpid(pid, &st, WNOHANG);
+        cr_assert_geq(got, 0);
+        if (got == pid) {
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    cr_assert_fail("pid %ld still ran after %d s", (long)pid, seconds);
+    return -1;
+}
+
+typedef struct relay_run {
+    pid_t pid;
+    char udp[64]; // "127.0.0.1:PORT"
+    uint16_t api; // the API's port
+} relay_run;
+
+// Wait (up to 10 s) for the relay's `api` and `ready` lines.
+static void wait_ready(relay_run *r, const char *log_name)
+{
+    for (int i = 0; i < 1000; i++) {
+        char *log = slurp(log_name);
+        const char *l = strstr(log, "listening 127.0.0.1:");
+        const char *a = strstr(log, "\napi 127.0.0.1:");
+        unsigned port = 0, api = 0;
+        if (l && a && strstr(log, "\nready\n") && sscanf(l, "listening 127.0.0.1:%u", &port) == 1 &&
+            sscanf(a, "\napi 127.0.0.1:%u", &api) == 1) {
+            snprintf(r->udp, sizeof r->udp, "127.0.0.1:%u", port);
+            r->api = (uint16_t)api;
+            free(log);
+            return;
+        }
+        free(log);
+        usleep(10000);
+    }
+    cr_assert_fail("the relay never printed api and ready");
+}
+
+// ---- a hand-written HTTP/1.1 client ----
+
+typedef struct reply {
+    int status;
+    char *head; // status line and headers
+    char *body; // NUL-terminated (binary bodies: len)
+    size_t len;
+} reply;
+
+static int connect_api(uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0, "%s", strerror(errno));
+    struct timeval tv = {40, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+static void send_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+        if (k <= 0) {
+            return; // the server answered early and closed: read what it said
+        }
+        p += k, n -= (size_t)k;
+    }
+}
+
+// Read the whole reply (the server closes: Connection: close).
+static reply read_reply(int fd)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    cr_assert_not_null(buf);
+    for (;;) {
+        if (len + 8192 + 1 > cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            cr_assert_not_null(buf);
+        }
+        ssize_t k = recv(fd, buf + len, 8192, 0);
+        if (k <= 0) {
+            break;
+        }
+        len += (size_t)k;
+    }
+    close(fd);
+    buf[len] = '\0';
+    reply r = {0, buf, NULL, 0};
+    char *end = strstr(buf, "\r\n\r\n");
+    cr_assert_not_null(end, "a whole HTTP reply: '%s'", buf);
+    *end = '\0';
+    r.body = end + 4;
+    r.len = len - (size_t)(r.body - buf);
+    cr_assert_eq(sscanf(buf, "HTTP/1.1 %d", &r.status), 1, "%s", buf);
+    return r;
+}
+
+// METHOD path with an optional bearer token and body.
+static reply http(uint16_t port, const char *method, const char *path, const char *token,
+                  const char *body)
+{
+    int fd = connect_api(port);
+    char head[1024];
+    int n = snprintf(head, sizeof head,
+                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n%s%s%s"
+                     "Content-Length: %zu\r\n\r\n",
+                     method, path, token ? "Authorization: Bearer " : "", token ? token : "",
+                     token ? "\r\n" : "", body ? strlen(body) : 0);
+    send_all(fd, head, (size_t)n);
+    if (body) {
+        send_all(fd, body, strlen(body));
+    }
+    return read_reply(fd);
+}
+
+static void reply_free(reply *r)
+{
+    free(r->head);
+}
+
+// The string value of "key":"..." after `from` in a JSON text (no escapes in it).
+static void json_string_at(const char *from, const char *key, char *out, size_t size)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":\"", key);
+    const char *p = strstr(from, pat);
+    cr_assert_not_null(p, "%s in %s", pat, from);
+    p += strlen(pat);
+    const char *q = strchr(p, '"');
+    cr_assert_not_null(q);
+    cr_assert_lt((size_t)(q - p), size);
+    memcpy(out, p, (size_t)(q - p));
+    out[q - p] = '\0';
+}
+
+// Write the credentials of a POST /v1/sessions reply to c0.cred, c1.cred, ...
+static void save_credentials(const char *json, uint32_t players)
+{
+    const char *p = strstr(json, "\"credentials\":[");
+    cr_assert_not_null(p, "%s", json);
+    for (uint32_t k = 0; k < players; k++) {
+        char text[256], name[32];
+        json_string_at(p, "credential", text, sizeof text);
+        strcat(text, "\n");
+        snprintf(name, sizeof name, "c%u.cred", k);
+        write_file(name, text);
+        p = strstr(p, "\"credential\":\"") + 14;
+    }
+}
+
+static pid_t start_bot(const relay_run *r, uint32_t k, const char *scene)
+{
+    char out[32], err[32];
+    snprintf(out, sizeof out, "b%u.out", k);
+    snprintf(err, sizeof err, "b%u.err", k);
+    char cred[32];
+    snprintf(cred, sizeof cred, "c%u.cred", k);
+    return SPAWN(out, err, "bot", "--relay", r->udp, "--credential", path_in_dir(cred), "--scene",
+                 scene);
+}
+
+// Run the tool to completion; its exit status and stdout+stderr in *out.
+static int run_tool_status(const char *const *args, char **out)
+{
+    pid_t pid = SPAWN("run.out", "run.err", args[0], args[1], args[2], args[3], args[4], args[5]);
+    int st = wait_status(pid, 30);
+    char *o = slurp("run.out"), *e = slurp("run.err");
+    *out = malloc(strlen(o) + strlen(e) + 1);
+    cr_assert_not_null(*out);
+    strcpy(*out, o);
+    strcat(*out, e);
+    free(o), free(e);
+    return st;
+}
+
+Test(relay_api, a_session_made_through_the_api_is_played_recorded_and_verified, .timeout = 60)
+{
+    char scene[4200];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
+    char *out;
+    int st = run_tool_status(
+        (const char *const[]){"keygen", "--out", path_in_dir("relay"), NULL, NULL, NULL}, &out);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    write_file("token", TOKEN "\n");
+    relay_run r;
+    r.pid = SPAWN("relay.out", "relay.err", "relay", "--api", "127.0.0.1:0", "--api-token-file",
+                  path_in_dir("token"), "--record", path_in_dir("m.lsr"), "--sign-key",
+                  path_in_dir("relay.key"), "--scene", scene);
+    wait_ready(&r, "relay.out");
+    // No session until one is asked for.
+    reply q = http(r.api, "GET", "/v1/sessions", TOKEN, NULL);
+    cr_assert_eq(q.status, 200, "%s", q.body);
+    cr_assert(strstr(q.body, "\"sessions\":[]"), "%s", q.body);
+    reply_free(&q);
+    q = http(r.api, "POST", "/v1/sessions", TOKEN,
+             "{\"players\":2,\"ticks\":240,\"tick_rate\":120,\"input_delay\":2,\"seed\":9}");
+    cr_assert_eq(q.status, 201, "%s", q.body);
+    cr_assert(strstr(q.body, "{\"session\":1,\"relay\":\"127.0.0.1:"), "%s", q.body);
+    cr_assert(strstr(q.body, "\"players\":2,"), "%s", q.body);
+    cr_assert(strstr(q.body, "\"signed\":true"), "%s", q.body);
+    cr_assert(strstr(q.body, "lockstep-credential 2 session=1 slot=1 role=player key="), "%s",
+              q.body);
+    save_credentials(q.body, 2);
+    reply_free(&q);
+    // Not finished yet: no recording to fetch.
+    q = http(r.api, "GET", "/v1/sessions/1/recording", TOKEN, NULL);
+    cr_assert_eq(q.status, 409, "%s", q.body);
+    cr_assert(strstr(q.body, "is finished when the session ends"), "%s", q.body);
+    reply_free(&q);
+    pid_t b0 = start_bot(&r, 0, scene), b1 = start_bot(&r, 1, scene);
+    // The long poll: session_created is event 1; the match result comes next.
+    q = http(r.api, "GET", "/v1/events?after=1&timeout=30", TOKEN, NULL);
+    cr_assert_eq(q.status, 200, "%s", q.body);
+    cr_assert(strstr(q.body, "{\"events\":[{\"seq\":2,\"type\":\"match_result\",\"session\":1,"
+                             "\"final_ticks\":240,\"ended_by\":\"ticks\",\"desyncs\":0,"),
+              "%s", q.body);
+    cr_assert(strstr(q.body, "\"finished\":true,\"ticks\":240,\"signed\":true"), "%s", q.body);
+    reply_free(&q);
+    cr_assert_eq(wait_status(b0, 30), 0);
+    cr_assert_eq(wait_status(b1, 30), 0);
+    q = http(r.api, "GET", "/v1/sessions/1", TOKEN, NULL);
+    cr_assert_eq(q.status, 200, "%s", q.body);
+    cr_assert(strstr(q.body, "\"state\":\"done\",\"created_by\":\"api\",\"final_ticks\":240,"),
+              "%s", q.body);
+    cr_assert(strstr(q.body, "\"peers\":[{\"slot\":0,\"joined\":true,"), "%s", q.body);
+    reply_free(&q);
+    // The recording, fetched and verified against the relay's public key.
+    q = http(r.api, "GET", "/v1/sessions/1/recording", TOKEN, NULL);
+    cr_assert_eq(q.status, 200, "%s", q.head);
+    cr_assert(strstr(q.head, "application/octet-stream"), "%s", q.head);
+    FILE *f = fopen(path_in_dir("fetched.lsr"), "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(q.body, 1, q.len, f), q.len);
+    fclose(f);
+    reply_free(&q);
+    st = run_tool_status((const char *const[]){"replay", "verify", path_in_dir("fetched.lsr"),
+                                               "--pubkey", path_in_dir("relay.pub"), NULL},
+                         &out);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "verified 240 ticks"), "%s", out);
+    free(out);
+    kill(r.pid, SIGINT);
+    cr_assert_eq(wait_status(r.pid, 10), 0);
+    char *log = slurp("relay.out");
+    cr_assert(strstr(log, "session 1 created by the api slots=2"), "%s", log);
+    free(log);
+}
+
+Test(relay_api, sigterm_drains_a_running_match_to_its_end, .timeout = 60)
+{
+    // SIGTERM mid-match: /readyz and POST answer 503, the match plays on to its last
+    // tick, the recording is finished whole, the relay exits 0. The token comes from
+    // the environment this time.
+    char scene[4200];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
+    relay_run r;
+    r.pid = SPAWN_ENV("LOCKSTEP_API_TOKEN=" TOKEN, "relay.out", "relay.err", "relay", "--api",
+                      "127.0.0.1:0", "--record", path_in_dir("d.lsr"), "--scene", scene,
+                      "--drain-seconds", "30");
+    wait_ready(&r, "relay.out");
+    reply q = http(r.api, "GET", "/readyz", NULL, NULL);
+    cr_assert_eq(q.status, 200, "%s", q.body);
+    reply_free(&q);
+    q = http(r.api, "POST", "/v1/sessions", TOKEN,
+             "{\"players\":2,\"ticks\":480,\"tick_rate\":120}");
+    cr_assert_eq(q.status, 201, "%s", q.body);
+    save_credentials(q.body, 2);
+    reply_free(&q);
+    // A second session nobody joins: the drain ends it at once.
+    q = http(r.api, "POST", "/v1/sessions", TOKEN, "{\"players\":2}");
+    cr_assert_eq(q.status, 201, "%s", q.body);
+    reply_free(&q);
+    pid_t b0 = start_bot(&r, 0, scene), b1 = start_bot(&r, 1, scene);
+    for (int i = 0; i < 1000; i++) { // until the match is well under way
+        q = http(r.api, "GET", "/v1/sessions/1", TOKEN, NULL);
+        unsigned ticks = 0;
+        const char *t = strstr(q.body, "\"final_ticks\":");
+        bool going = t && sscanf(t, "\"final_ticks\":%u", &ticks) == 1 && ticks >= 60;
+        reply_free(&q);
+        if (going) {
+            break;
+        }
+        usleep(10000);
+    }
+    kill(r.pid, SIGTERM);
+    usleep(100000);
+    q = http(r.api, "GET", "/readyz", NULL, NULL);
+    cr_assert_eq(q.status, 503, "%s", q.body);
+    cr_assert(strstr(q.body, "{\"error\":\"draining: "), "%s", q.body);
+    reply_free(&q);
+    q = http(r.api, "POST", "/v1/sessions", TOKEN, "{\"players\":2}");
+    cr_assert_eq(q.status, 503, "%s", q.body);
+    cr_assert(strstr(q.body, "\"where\":\"relay\""), "%s", q.body);
+    reply_free(&q);
+    cr_assert_eq(wait_status(b0, 30), 0);
+    cr_assert_eq(wait_status(b1, 30), 0);
+    cr_assert_eq(wait_status(r.pid, 30), 0, "the drained relay exits 0");
+    char *log = slurp("relay.out");
+    cr_assert(strstr(log, "signal SIGTERM: draining (no new sessions; 1 running"), "%s", log);
+    cr_assert(strstr(log, "event session_done session=1 ticks=480"), "%s", log);
+    cr_assert(strstr(log, "replay session=1 ticks=480 path="), "%s", log);
+    cr_assert(strstr(log, "event session_done session=2 ticks=0"), "%s", log);
+    free(log);
+    char *out;
+    int st = run_tool_status(
+        (const char *const[]){"replay", "verify", path_in_dir("d.lsr"), NULL, NULL, NULL}, &out);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "verified 480 ticks"), "%s", out);
+    free(out);
+}
+
+// status and the error text of a reply, then free it.
+static void expect(reply q, int status, const char *text)
+{
+    cr_assert_eq(q.status, status, "%d, wanted %d: %s", q.status, status, q.body);
+    cr_assert(strstr(q.body, text), "'%s' in %s", text, q.body);
+    reply_free(&q);
+}
+
+Test(relay_api, bad_requests_get_their_status_and_a_reason, .timeout = 30)
+{
+    write_file("token", TOKEN "\n");
+    relay_run r;
+    r.pid = SPAWN("relay.out", "relay.err", "relay", "--api", "127.0.0.1:0", "--api-token-file",
+                  path_in_dir("token"));
+    wait_ready(&r, "relay.out");
+    // The probes want no token; everything else does.
+    expect(http(r.api, "GET", "/healthz", NULL, NULL), 200, "{\"status\":\"ok\"}");
+    expect(http(r.api, "GET", "/v1/sessions", NULL, NULL), 401,
+           "{\"error\":\"missing token: send the header 'Authorization: Bearer TOKEN'\","
+           "\"where\":\"header Authorization\"}");
+    expect(http(r.api, "GET", "/v1/sessions", "not-the-token-at-all", NULL), 401,
+           "{\"error\":\"wrong token\",\"where\":\"header Authorization\"}");
+    expect(http(r.api, "GET", "/nowhere", NULL, NULL), 401, "missing token");
+    expect(http(r.api, "GET", "/nowhere", TOKEN, NULL), 404, "\"error\":\"no such route: /nowhere");
+    expect(http(r.api, "PUT", "/v1/sessions", TOKEN, NULL), 405,
+           "{\"error\":\"PUT is not allowed here (allowed: POST, GET)\",\"where\":\"method\"}");
+    expect(http(r.api, "GET", "/v1/sessions/99", TOKEN, NULL), 404,
+           "{\"error\":\"no session 99\",\"where\":\"path\"}");
+    expect(http(r.api, "DELETE", "/v1/sessions/x1", TOKEN, NULL), 404, "no session x1");
+    // Bodies: malformed JSON (the byte), a bad field (its name), unknown fields.
+    expect(http(r.api, "POST", "/v1/sessions", TOKEN, "{\"players\":2,}"), 400,
+           "{\"error\":\"a member name in quotes wanted, found '}'\",\"where\":\"byte 13\"}");
+    expect(http(r.api, "POST", "/v1/sessions", TOKEN, ""), 400, "the body is empty");
+    expect(http(r.api, "POST", "/v1/sessions", TOKEN, "{\"players\":99}"), 400,
+           "{\"error\":\"players (player slots) wants a whole number 2..16\","
+           "\"where\":\"field players\"}");
+    expect(http(r.api, "POST", "/v1/sessions", TOKEN, "{\"players\":2,\"mode\":\"rollback\"}"), 400,
+           "\"where\":\"field mode\"");
+    expect(http(r.api, "POST", "/v1/sessions", TOKEN, "{\"ticks\":60}"), 400,
+           "\"where\":\"field players\"");
+    expect(http(r.api, "POST", "/v1/sessions", TOKEN,
+                "{\"players\":2,\"scene_hash\":\"0123456789abcdef\"}"),
+           400, "this relay records no scene");
+    expect(http(r.api, "GET", "/v1/events?after=x", TOKEN, NULL), 400,
+           "{\"error\":\"after wants a whole number");
+    // Oversized: a Content-Length over 16 KiB is refused before the body is read ...
+    int fd = connect_api(r.api);
+    const char *big = "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                      "Authorization: Bearer " TOKEN "\r\nContent-Length: 20000\r\n\r\n";
+    send_all(fd, big, strlen(big));
+    expect(read_reply(fd), 413, "\"where\":\"body\"");
+    // ... and a chunked body that grows past it when it does.
+    fd = connect_api(r.api);
+    const char *chunked = "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                          "Authorization: Bearer " TOKEN "\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          "4e20\r\n";
+    send_all(fd, chunked, strlen(chunked));
+    static char filler[20000];
+    memset(filler, ' ', sizeof filler);
+    send_all(fd, filler, sizeof filler);
+    send_all(fd, "\r\n0\r\n\r\n", 7);
+    expect(read_reply(fd), 413, "the body is larger than 16384 bytes");
+    // A good session, ended by the operator; it was not recorded.
+    reply q = http(r.api, "POST", "/v1/sessions", TOKEN, "{\"players\":3,\"spectators\":1}");
+    cr_assert_eq(q.status, 201, "%s", q.body);
+    cr_assert(strstr(q.body, "\"spectator_credentials\":[{\"index\":0,\"credential\":"
+                             "\"lockstep-credential 2 session=1 slot=0 role=spectator key="),
+              "%s", q.body);
+    reply_free(&q);
+    expect(http(r.api, "GET", "/v1/sessions/1/recording", TOKEN, NULL), 404,
+           "session 1 is not recorded");
+    expect(http(r.api, "DELETE", "/v1/sessions/1", TOKEN, NULL), 200,
+           "\"state\":\"done\",\"created_by\":\"api\"");
+    expect(http(r.api, "GET", "/v1/events?after=1&timeout=0", TOKEN, NULL), 200,
+           "{\"seq\":2,\"type\":\"match_result\",\"session\":1,\"final_ticks\":0,"
+           "\"ended_by\":\"operator\"");
+    // Nothing new: a short long poll comes back empty.
+    expect(http(r.api, "GET", "/v1/events?after=2&timeout=1", TOKEN, NULL), 200,
+           "{\"events\":[],\"next\":2,");
+    kill(r.pid, SIGINT);
+    cr_assert_eq(wait_status(r.pid, 10), 0);
+}
+
+Test(relay_api, the_token_is_required_and_never_a_flag)
+{
+    // No token anywhere: exit 1 before listening. A short token is refused. The
+    // API's options without --api are usage errors.
+    pid_t p = SPAWN("a.out", "a.err", "relay", "--api", "127.0.0.1:0");
+    cr_assert_eq(wait_status(p, 10), 1);
+    char *err = slurp("a.err"), *out = slurp("a.out");
+    cr_assert(strstr(err, "--api needs the operator's token: --api-token-file FILE or the "
+                          "environment variable LOCKSTEP_API_TOKEN"),
+              "%s", err);
+    cr_assert_null(strstr(out, "ready"), "%s", out);
+    free(err), free(out);
+    write_file("short", "abc\n");
+    p = SPAWN("a.out", "a.err", "relay", "--api", "127.0.0.1:0", "--api-token-file",
+              path_in_dir("short"));
+    cr_assert_eq(wait_status(p, 10), 1);
+    err = slurp("a.err");
+    cr_assert(strstr(err, "the token must be 16..256 printable characters"), "%s", err);
+    free(err);
+    p = SPAWN("a.out", "a.err", "relay", "--api-token-file", path_in_dir("short"));
+    cr_assert_eq(wait_status(p, 10), 2);
+    err = slurp("a.err");
+    cr_assert(strstr(err, "--api-token-file and --api-sessions need --api HOST:PORT"), "%s", err);
+    free(err);
+    p = SPAWN("a.out", "a.err", "relay", "--api", "localhost:1");
+    cr_assert_eq(wait_status(p, 10), 2);
+    err = slurp("a.err");
+    cr_assert(strstr(err, "--api localhost:1: 'localhost' is not an IPv4 address"), "%s", err);
+    free(err);
+}
