@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `lockstep relay` under Agones (SPEC.md §17.13): with AGONES_SDK_HTTP_PORT set
+// `lockstep relay` under Agones (SPEC.md §17.14): with AGONES_SDK_HTTP_PORT set
 // the relay calls the SDK's REST gateway. The real gateway (the Agones SDK
 // sidecar) cannot run here, so a stand-in HTTP server on 127.0.0.1, in a thread
 // of this test, records every request (method, path, body) and answers 200, 500,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The Agones SDK client of `lockstep relay` (see agones.h, SPEC.md §17.13).
+// The Agones SDK client of `lockstep relay` (see agones.h, SPEC.md §17.14).
 #define _POSIX_C_SOURCE 200809L // clock_gettime, nanosleep, MSG_NOSIGNAL
 #include "agones.h"
 

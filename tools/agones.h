@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Private to the tool: the Agones lifecycle of `lockstep relay` (SPEC.md §17.13).
+// Private to the tool: the Agones lifecycle of `lockstep relay` (SPEC.md §17.14).
 // When AGONES_SDK_HTTP_PORT is set, the relay tells the Agones SDK sidecar's
 // local REST gateway (127.0.0.1:PORT) that it is Ready once its UDP socket is
 // bound and its sessions exist, sends Health every 2 s, Allocates itself and

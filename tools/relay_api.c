@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
@@ -297,7 +298,7 @@ static bool begin(relay_api *a, relay_api_request *rq, const char *url, const ch
                  "missing token: send the header 'Authorization: Bearer TOKEN'");
             return true;
         }
-        if (strncmp(h, "Bearer ", 7) != 0) {
+        if (strncasecmp(h, "Bearer ", 7) != 0) { // the scheme's name is case-insensitive
             fail(rq, MHD_HTTP_UNAUTHORIZED, "header Authorization",
                  "the Authorization header wants the Bearer scheme: 'Bearer TOKEN'");
             return true;
@@ -1043,7 +1044,7 @@ static void h_events(relay_api *a, relay_api_request *rq)
         return;
     }
     uint64_t last = a->next_seq - 1;
-    if (last <= after && wait_s > 0 && !rq->resumed && !a->draining) {
+    if (last <= after && wait_s > 0 && !rq->resumed) {
         // Nothing new yet: wait (suspended, no thread) for an event or the deadline.
         rq->deadline_ms = now_ms(a) + wait_s * 1000;
         rq->suspended = true;
