@@ -562,6 +562,16 @@ Test(relay_api, the_token_is_required_and_never_a_flag)
     err = slurp("a.err");
     cr_assert(strstr(err, "--api-token-file and --api-sessions need --api HOST:PORT"), "%s", err);
     free(err);
+    p = SPAWN("a.out", "a.err", "relay", "--help");
+    cr_assert_eq(wait_status(p, 10), 0);
+    out = slurp("a.out");
+    for (const char *const *f =
+             (const char *const[]){"--api HOST:PORT", "--api-token-file", "$LOCKSTEP_API_TOKEN",
+                                   "--api-sessions N", "--drain-seconds N", NULL};
+         *f; f++) {
+        cr_assert(strstr(out, *f), "%s in %s", *f, out);
+    }
+    free(out);
     p = SPAWN("a.out", "a.err", "relay", "--api", "localhost:1");
     cr_assert_eq(wait_status(p, 10), 2);
     err = slurp("a.err");

@@ -605,6 +605,7 @@ static void start_drain(relay_app *app)
 {
     uint64_t now = ls_uv_now_us(app->uv);
     app->draining = true;
+    app->signal = SIGTERM; // what --json reports as stopped_by
     app->done_since = 0;
     app->drain_deadline = now + app->o.drain_seconds * 1000000u;
     relay_api_set_draining(app->api, true);
