@@ -3,6 +3,8 @@
 # request bodies). libmicrohttpd is linked into the `lockstep` tool only, never
 # into liblockstep, and only relay_api.c includes <microhttpd.h>.
 DEPS_PKGS += libmicrohttpd-dev
+# The Prometheus server the /metrics test starts (tests/test_relay_api.c).
+DEPS_PKGS += prometheus
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 LDLIBS_TOOL += $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd)
 $(BUILD)/obj/tools/relay_api.o: CPPFLAGS += $(MHD_CFLAGS)

@@ -578,3 +578,151 @@ Test(relay_api, the_token_is_required_and_never_a_flag)
     cr_assert(strstr(err, "--api localhost:1: 'localhost' is not an IPv4 address"), "%s", err);
     free(err);
 }
+
+// ---- GET /metrics, scraped by a real Prometheus server ----
+
+// A free TCP port on 127.0.0.1 (bound, read, closed: free again right after).
+static uint16_t free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t n = sizeof a;
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &n), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+// The sample value of `line` ("name{labels} value") in a Prometheus text page.
+static double sample(const char *page, const char *line)
+{
+    const char *p = page;
+    size_t n = strlen(line);
+    while ((p = strstr(p, line)) != NULL) {
+        if ((p == page || p[-1] == '\n') && p[n] == ' ') {
+            return strtod(p + n + 1, NULL);
+        }
+        p += n;
+    }
+    cr_assert_fail("no sample %s in:\n%s", line, page);
+    return -1;
+}
+
+// A Prometheus instant query's single value (the string in "value":[t,"V"]), or -1.
+static double prom_query(uint16_t port, const char *query)
+{
+    char path[512];
+    snprintf(path, sizeof path, "/api/v1/query?query=%s", query);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1; // not listening yet
+    }
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char head[1024];
+    int k = snprintf(head, sizeof head,
+                     "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+    send_all(fd, head, (size_t)k);
+    reply q = read_reply(fd);
+    double v = -1;
+    const char *p = q.status == 200 ? strstr(q.body, "\"value\":[") : NULL;
+    if (p && (p = strchr(p, ',')) != NULL && p[1] == '"') {
+        v = strtod(p + 2, NULL);
+    }
+    reply_free(&q);
+    return v;
+}
+
+Test(relay_api, prometheus_scrapes_the_metrics_of_a_match, .timeout = 90)
+{
+    cr_assert_eq(access("/usr/bin/prometheus", X_OK), 0,
+                 "Prometheus is not installed (make deps installs Debian's prometheus)");
+    char scene[4200];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
+    write_file("token", TOKEN "\n");
+    relay_run r;
+    r.pid = SPAWN("relay.out", "relay.err", "relay", "--api", "127.0.0.1:0", "--api-token-file",
+                  path_in_dir("token"), "--record", path_in_dir("m.lsr"), "--scene", scene);
+    wait_ready(&r, "relay.out");
+    // The page wants the token, like every /v1 route.
+    reply q = http(r.api, "GET", "/metrics", NULL, NULL);
+    cr_assert_eq(q.status, 401, "%s", q.body);
+    reply_free(&q);
+    // Prometheus, scraping /metrics every second with the token.
+    uint16_t prom = free_port();
+    char cfg[2048];
+    snprintf(cfg, sizeof cfg,
+             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+             "scrape_configs:\n  - job_name: relay\n"
+             "    authorization:\n      credentials_file: %s\n"
+             "    static_configs:\n      - targets: ['127.0.0.1:%u']\n",
+             path_in_dir("token"), r.api);
+    write_file("prometheus.yml", cfg);
+    char cfg_arg[600], db_arg[600], web_arg[64];
+    snprintf(cfg_arg, sizeof cfg_arg, "--config.file=%s", path_in_dir("prometheus.yml"));
+    snprintf(db_arg, sizeof db_arg, "--storage.tsdb.path=%s", path_in_dir("tsdb"));
+    snprintf(web_arg, sizeof web_arg, "--web.listen-address=127.0.0.1:%u", prom);
+    pid_t pp = fork();
+    cr_assert_geq(pp, 0);
+    if (pp == 0) {
+        int o = open(path_in_dir("prometheus.log"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(o, 1);
+        dup2(o, 2);
+        execl("/usr/bin/prometheus", "prometheus", cfg_arg, db_arg, web_arg, (char *)NULL);
+        _exit(127);
+    }
+    // A match of two bots through a session made by the API.
+    q = http(r.api, "POST", "/v1/sessions", TOKEN,
+             "{\"players\":2,\"ticks\":240,\"tick_rate\":120,\"input_delay\":2}");
+    cr_assert_eq(q.status, 201, "%s", q.body);
+    save_credentials(q.body, 2);
+    reply_free(&q);
+    pid_t b0 = start_bot(&r, 0, scene), b1 = start_bot(&r, 1, scene);
+    cr_assert_eq(wait_status(b0, 30), 0);
+    cr_assert_eq(wait_status(b1, 30), 0);
+    // The page itself: the session done, datagrams both ways, no drops of a
+    // forged kind, the recording written, a histogram over every datagram.
+    q = http(r.api, "GET", "/metrics", TOKEN, NULL);
+    cr_assert_eq(q.status, 200, "%s", q.body);
+    cr_assert(strstr(q.head, "text/plain; version=0.0.4"), "%s", q.head);
+    const char *page = q.body;
+    cr_assert_eq(sample(page, "lockstep_relay_sessions{state=\"done\"}"), 1);
+    cr_assert_eq(sample(page, "lockstep_relay_sessions{state=\"running\"}"), 0);
+    double in = sample(page, "lockstep_relay_datagrams_received_total");
+    cr_assert_gt(in, 400, "two peers at 120 Hz for 2 s");
+    cr_assert_gt(sample(page, "lockstep_relay_datagrams_sent_total"), 400);
+    cr_assert_eq(sample(page, "lockstep_relay_datagrams_dropped_total{reason=\"bad_tag\"}"), 0);
+    cr_assert_eq(sample(page, "lockstep_relay_recordings_total{result=\"ok\"}"), 1);
+    cr_assert_eq(sample(page, "lockstep_relay_datagram_handling_seconds_count"), in,
+                 "every datagram received is timed");
+    cr_assert_eq(sample(page, "lockstep_relay_datagram_handling_seconds_bucket{le=\"+Inf\"}"), in);
+    cr_assert(strstr(page, "# TYPE lockstep_relay_datagram_handling_seconds histogram\n"), "%s",
+              page);
+    reply_free(&q);
+    // And back through Prometheus' own query API, once it has scraped (<= 30 s).
+    double done = -1, got = -1;
+    for (int i = 0; i < 300 && (done != 1 || got < in); i++) {
+        done = prom_query(prom, "lockstep_relay_sessions%7Bstate%3D%22done%22%7D");
+        got = prom_query(prom, "lockstep_relay_datagrams_received_total");
+        usleep(100000);
+    }
+    kill(pp, SIGTERM);
+    waitpid(pp, NULL, 0);
+    char *plog = slurp("prometheus.log");
+    cr_assert_eq(done, 1, "Prometheus never saw the finished session:\n%s", plog);
+    cr_assert_geq(got, in, "Prometheus: %.0f datagrams, the page %.0f:\n%s", got, in, plog);
+    free(plog);
+    kill(r.pid, SIGINT);
+    cr_assert_eq(wait_status(r.pid, 10), 0);
+}

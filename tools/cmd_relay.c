@@ -14,6 +14,7 @@
 #include "ls/replay.h"
 #include "net_tool.h"
 #include "relay_api.h"
+#include "relay_metrics.h"
 #include "replay_glue.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 const cli_command cmd_relay_def = {
@@ -553,8 +555,17 @@ static void on_recv(void *user, const ls_net_addr *from, const uint8_t *data, si
                     uint64_t now)
 {
     relay_app *app = user;
+    struct timespec t0, t1;
+    if (app->api) {
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+    }
     ls_relay_receive(app->relay, from, data, len, now);
     pump(app);
+    if (app->api) { // the latency the relay adds, for GET /metrics
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        int64_t ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
+        relay_api_observe_ns(app->api, ns > 0 ? (uint64_t)ns : 0);
+    }
 }
 
 static void on_timer(void *user, uint64_t now)
@@ -891,6 +902,7 @@ static bool start_api(relay_app *app)
         fprintf(stderr, "lockstep relay: --api %s: %s\n", app->o.api, msg);
         return false;
     }
+    relay_metrics_register(app->api);
     fprintf(app->log, "api %s:%u\n", app->o.api_host, relay_api_port(app->api));
     return true;
 }

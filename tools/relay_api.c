@@ -109,7 +109,12 @@ struct relay_api {
     uint64_t next_seq; ///< The next event's number (the first is 1).
     relay_api_request *waiters;
     bool draining;
+    uint64_t latency[RELAY_API_LATENCY_BUCKETS + 1];
+    uint64_t latency_count, latency_sum_ns;
 };
+
+const uint32_t relay_api_latency_bounds_us[RELAY_API_LATENCY_BUCKETS] = {10,  25,   50,   100,  250,
+                                                                         500, 1000, 2500, 10000};
 
 // ---- answering ----
 
@@ -668,6 +673,55 @@ void relay_api_recording_done(relay_api *a, uint32_t id, uint32_t ticks, bool ok
         a->sess[id - 1].recording_ok = ok;
         a->sess[id - 1].recording_ticks = ticks;
     }
+}
+
+void relay_api_totals_get(const relay_api *a, relay_api_totals *out)
+{
+    memset(out, 0, sizeof *out);
+    const ls_relay *r = a->def.host_fns.relay;
+    for (uint32_t id = 1; id <= a->def.max_sessions; id++) {
+        const api_session *s = &a->sess[id - 1];
+        if (!s->known) {
+            continue;
+        }
+        const char *st = state_of(a, id);
+        if (strcmp(st, "done") == 0) {
+            out->done++;
+        } else if (strcmp(st, "running") == 0) {
+            out->running++;
+            for (uint32_t k = 0; k < s->sd.slots; k++) {
+                out->peers += ls_relay_peer_stats_get(r, id, k).joined ? 1u : 0u;
+            }
+        } else {
+            out->waiting++;
+        }
+        if (s->recorded) {
+            *(s->recording_ok ? &out->recordings_ok : &out->recordings_failed) += 1;
+        }
+    }
+    out->draining = a->draining;
+    memcpy(out->latency, a->latency, sizeof out->latency);
+    out->latency_count = a->latency_count;
+    out->latency_sum_ns = a->latency_sum_ns;
+}
+
+const ls_relay *relay_api_relay(const relay_api *a)
+{
+    return a->def.host_fns.relay;
+}
+
+void relay_api_observe_ns(relay_api *a, uint64_t ns)
+{
+    if (!a) {
+        return;
+    }
+    uint32_t b = 0;
+    while (b < RELAY_API_LATENCY_BUCKETS && ns > (uint64_t)relay_api_latency_bounds_us[b] * 1000) {
+        b++;
+    }
+    a->latency[b]++;
+    a->latency_count++;
+    a->latency_sum_ns += ns;
 }
 
 void relay_api_set_draining(relay_api *a, bool draining)

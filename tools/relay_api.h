@@ -72,7 +72,35 @@ void relay_api_recording_done(relay_api *a, uint32_t id, uint32_t ticks, bool ok
 /// Draining (SIGTERM): /readyz answers 503 and POST /v1/sessions 503.
 void relay_api_set_draining(relay_api *a, bool draining);
 
-// ---- routes: the extension point (a /metrics route registers here) ----
+// ---- what the API knows, for /metrics (tools/relay_metrics.c) ----
+
+/// Upper bounds (microseconds) of the relay's datagram-handling histogram;
+/// a last bucket counts everything (+Inf).
+#define RELAY_API_LATENCY_BUCKETS 9
+extern const uint32_t relay_api_latency_bounds_us[RELAY_API_LATENCY_BUCKETS];
+
+/// Totals over the sessions the relay has made.
+typedef struct relay_api_totals {
+    uint32_t waiting, running, done; ///< Sessions by state (as GET /v1/sessions says).
+    uint32_t peers;                  ///< Player slots joined now (running sessions).
+    uint32_t recordings_ok;          ///< Recordings finished without an error.
+    uint32_t recordings_failed;      ///< Recordings that ended with an error.
+    bool draining;                   ///< SIGTERM: no new sessions.
+    /// Datagram handling, receive to the datagrams it produced sent: counts per
+    /// bucket (cumulative is the reader's job), the last is +Inf.
+    uint64_t latency[RELAY_API_LATENCY_BUCKETS + 1];
+    uint64_t latency_count;  ///< Observations.
+    uint64_t latency_sum_ns; ///< Their sum, nanoseconds.
+} relay_api_totals;
+
+/// The totals now.
+void relay_api_totals_get(const relay_api *a, relay_api_totals *out);
+/// The relay core the API serves.
+const ls_relay *relay_api_relay(const relay_api *a);
+/// One datagram handled in `ns` nanoseconds (receive, the core, the sends).
+void relay_api_observe_ns(relay_api *a, uint64_t ns);
+
+// ---- routes: the extension point (/metrics registers here) ----
 
 /// One request being answered.
 typedef struct relay_api_request relay_api_request;
