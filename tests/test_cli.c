@@ -1410,3 +1410,66 @@ Test(cli, timeline_draws_a_simulated_lossy_rollback_match_the_same_every_time)
     USAGE_ERROR("--loss wants a probability 0..1", "timeline", "--loss", "2", "--out", "x.svg");
     USAGE_ERROR("--out needs a value", "timeline", "--out");
 }
+
+// --log-json: every line of the relay's log is one JSON object with t_ms and
+// event, the event lines carry their session and slot as numbers, and the
+// text log's fields are all there (the same match as text: the same keys).
+Test(cli, relay_log_json_is_one_object_per_line_with_session_and_slot, .timeout = 60)
+{
+    char scene[4200], addr[64];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
+    char creds[512];
+    snprintf(creds, sizeof creds, "%s", path_in_dir("creds"));
+    cr_assert_eq(mkdir(creds, 0700), 0);
+    pid_t relay =
+        SPAWN("relay.log", "relay.err", "relay", "--credentials", creds, "--slots", "2", "--ticks",
+              "120", "--tick-rate", "120", "--exit-when-done", "--log-json", "--scene", scene);
+    // The ready line is {"t_ms":..,"event":"ready"}; the address is in "listening".
+    char *log = NULL;
+    unsigned port = 0;
+    for (int i = 0; i < 1000 && port == 0; i++) {
+        free(log);
+        log = slurp("relay.log");
+        const char *l = strstr(log, "\"event\":\"listening\",\"msg\":\"127.0.0.1:");
+        if (l && strstr(log, "\"event\":\"ready\"")) {
+            cr_assert_eq(sscanf(strstr(l, "127.0.0.1:"), "127.0.0.1:%u", &port), 1, "%s", log);
+        } else {
+            usleep(10000);
+        }
+    }
+    cr_assert_neq(port, 0u, "no listening/ready lines: %s", log);
+    free(log);
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", port);
+    char c0[600], c1[600];
+    snprintf(c0, sizeof c0, "%s/session-1-slot-0.cred", creds);
+    snprintf(c1, sizeof c1, "%s/session-1-slot-1.cred", creds);
+    pid_t b0 =
+        SPAWN("b0.out", "b0.err", "bot", "--relay", addr, "--credential", c0, "--scene", scene);
+    pid_t b1 =
+        SPAWN("b1.out", "b1.err", "bot", "--relay", addr, "--credential", c1, "--scene", scene);
+    cr_assert_eq(wait_status(b0), 0);
+    cr_assert_eq(wait_status(b1), 0);
+    cr_assert_eq(wait_status(relay), 0);
+    log = slurp("relay.log");
+    int lines = 0;
+    for (char *line = log, *next; *line; line = next) {
+        next = strchr(line, '\n');
+        cr_assert_not_null(next, "every line ends: %s", line);
+        *next++ = '\0';
+        cr_assert(json_valid(line), "not one JSON object: %s", line);
+        cr_assert(strncmp(line, "{\"t_ms\":", 8) == 0, "%s", line);
+        cr_assert(strstr(line, ",\"event\":\""), "%s", line);
+        lines++;
+    }
+    cr_assert_geq(lines, 8, "listening, credentials, ready, joins, done, stats");
+    free(log);
+    log = slurp("relay.log");
+    cr_assert(strstr(log, "\"event\":\"joined\",\"session\":1,\"slot\":0}"), "%s", log);
+    cr_assert(strstr(log, "\"event\":\"joined\",\"session\":1,\"slot\":1}"), "%s", log);
+    cr_assert(strstr(log, "\"event\":\"session_done\",\"session\":1,\"ticks\":120}"), "%s", log);
+    cr_assert(strstr(log, "\"event\":\"stats\",\"session\":1,\"slot\":0,\"addr\":\"127.0.0.1:"),
+              "%s", log);
+    cr_assert(strstr(log, "\"event\":\"stats\",\"packets_in\":"), "%s", log);
+    cr_assert(strstr(log, ",\"msg\":\"relay\"}"), "the stats relay line: %s", log);
+    free(log);
+}

@@ -8,6 +8,7 @@
 #include "agones.h"
 #include "cli.h"
 #include "json.h"
+#include "log_line.h"
 #include "ls/checksum.h"
 #include "ls/net_relay.h"
 #include "ls/net_uv.h"
@@ -34,15 +35,14 @@ const cli_command cmd_relay_def = {
     "       [--spectators N] [--history TICKS] [--rejoin-ms MS]\n"
     "       [--scene FILE --seed S --record PATH [--sign-key KEY]] [--exit-when-done]\n"
     "       [--api HOST:PORT [--api-token-file FILE] [--api-sessions N]] [--drain-seconds N]\n"
-    "       [--json] [fault options]\n\n"
+    "       [--json] [--log-json] [fault options]\n\n"
     "  --bind HOST:PORT  where to listen (default 127.0.0.1:0, an ephemeral port)\n"
     "  --credentials DIR write each slot's credential (its secret key) to\n"
-    "                    DIR/session-ID-slot-K.cred, readable by you only, and print\n"
-    "                    `credential SESSION SLOT PATH`; without it the relay prints\n"
-    "                    `credential SESSION SLOT TEXT` (the whole credential) instead.\n"
-    "                    Give each player its own: `lockstep bot --credential PATH`.\n"
-    "                    DIR must exist and be writable (checked before listening), and\n"
-    "                    hold none of these files yet (they are never overwritten)\n"
+    "                    DIR/session-ID-slot-K.cred (mode 0600, never overwritten:\n"
+    "                    DIR must exist and be writable) and print `credential SESSION\n"
+    "                    SLOT PATH`; without it the relay prints the whole credential\n"
+    "                    instead. Each player gets its own: `lockstep bot --credential\n"
+    "                    PATH`\n"
     "  --sessions N      sessions to create (default 1; 0 with --api)\n"
     "  --slots N         slots per session, 2..16 (default 4)\n"
     "  --tick-rate HZ    ticks per second (default 60)\n"
@@ -74,7 +74,9 @@ const cli_command cmd_relay_def = {
     "  --json            at exit, one JSON summary on stdout: per session its ticks,\n"
     "                    desync_events, dispute_events, snapshots_refused, disconnects,\n"
     "                    rejoins, peers[], spectators[], replay; relay-wide counters;\n"
-    "                    the line log then goes to stderr\n" NET_FAULT_USAGE
+    "                    the line log then goes to stderr\n"
+    "  --log-json        the line log as JSON lines: "
+    "{\"t_ms\",\"event\",key:value...}\n" NET_FAULT_USAGE
     "\nSIGUSR1 prints stats; SIGINT, SIGTERM (not draining) finish the recordings, exit 0.\n"
     "Exit status 1 when the address cannot be bound, a file cannot be read or the\n"
     "--credentials directory is missing, not a directory or not writable.",
@@ -92,7 +94,7 @@ typedef struct relay_opts {
     char scene_buf[4096];
     uint64_t sessions, seed, rate_limit;
     ls_session_def sd;
-    bool exit_when_done, json;
+    bool exit_when_done, json, log_json;
     ls_net_fault_def fault;
 } relay_opts;
 
@@ -123,6 +125,7 @@ typedef struct relay_app {
     uint64_t done_since;
     int status;
     FILE *log;         ///< The line log: stdout, or stderr with --json.
+    log_sink sink;     ///< The line log as text or (--log-json) JSON lines.
     session_log *sess; ///< One per session id (cap of them), count created.
     uint32_t count, cap;
     int signal;              ///< SIGINT/SIGTERM that stopped the relay (0: none).
@@ -199,6 +202,8 @@ static bool parse(int argc, char **argv, relay_opts *o)
         if (net_cli_fault_option("relay", argc, argv, &i, &o->fault, &ok)) {
         } else if (strcmp(a, "--exit-when-done") == 0) {
             o->exit_when_done = true;
+        } else if (strcmp(a, "--log-json") == 0) {
+            o->log_json = true;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (!v || !takes_value(a)) {
@@ -295,6 +300,12 @@ static bool parse(int argc, char **argv, relay_opts *o)
            (!o->api || parse_bind("--api", o->api, o->api_host, sizeof o->api_host, &o->api_port));
 }
 
+// The relay's clock for the log's t_ms (0 before the transport exists).
+static uint64_t log_now(const relay_app *app)
+{
+    return app->uv ? ls_uv_now_us(app->uv) : 0;
+}
+
 static void print_stats(relay_app *app)
 {
     ls_relay_stats st = ls_relay_stats_get(app->relay);
@@ -306,38 +317,38 @@ static void print_stats(relay_app *app)
             if (p.joined) {
                 ls_net_addr_format(&p.addr, addr, sizeof addr);
             }
-            fprintf(app->log,
-                    "stats session=%u slot=%u addr=%s rtt_us=%u rtt_min_us=%u rtt_max_us=%u "
-                    "packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu drops=%llu "
-                    "duplicates=%llu inputs=%u checksums=%u rejoins=%u rejoin_tick=%u "
-                    "disconnect_tick=%u%s\n",
-                    id, k, addr, p.rtt_us, p.rtt_min_us, p.rtt_max_us,
-                    (unsigned long long)p.packets_in, (unsigned long long)p.bytes_in,
-                    (unsigned long long)p.packets_out, (unsigned long long)p.bytes_out,
-                    (unsigned long long)p.drops, (unsigned long long)p.duplicates, p.input_next,
-                    p.checksum_next, p.rejoins, p.rejoin_tick, p.disconnect_tick,
-                    p.disconnected ? " disconnected" : "");
+            log_line(&app->sink, log_now(app),
+                     "stats session=%u slot=%u addr=%s rtt_us=%u rtt_min_us=%u rtt_max_us=%u "
+                     "packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu drops=%llu "
+                     "duplicates=%llu inputs=%u checksums=%u rejoins=%u rejoin_tick=%u "
+                     "disconnect_tick=%u%s\n",
+                     id, k, addr, p.rtt_us, p.rtt_min_us, p.rtt_max_us,
+                     (unsigned long long)p.packets_in, (unsigned long long)p.bytes_in,
+                     (unsigned long long)p.packets_out, (unsigned long long)p.bytes_out,
+                     (unsigned long long)p.drops, (unsigned long long)p.duplicates, p.input_next,
+                     p.checksum_next, p.rejoins, p.rejoin_tick, p.disconnect_tick,
+                     p.disconnected ? " disconnected" : "");
         }
     }
-    fprintf(app->log,
-            "stats relay packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu "
-            "malformed=%llu truncated=%llu wrong_version=%llu bad_mac=%llu replayed=%llu "
-            "stale=%llu unverified=%llu no_session=%llu rate_limited=%llu "
-            "challenges=%llu outbox_dropped=%llu send_errors=%llu fault_dropped=%llu "
-            "fault_corrupted=%llu desyncs=%u disputes=%u snapshots_refused=%u "
-            "spectator_refused=%llu spectators_dropped=%llu rejoins=%llu rejoin_refused=%llu\n",
-            (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
-            (unsigned long long)st.packets_out, (unsigned long long)st.bytes_out,
-            (unsigned long long)st.malformed, (unsigned long long)st.truncated,
-            (unsigned long long)st.wrong_version, (unsigned long long)st.bad_mac,
-            (unsigned long long)st.replayed, (unsigned long long)st.stale,
-            (unsigned long long)st.unverified, (unsigned long long)st.no_session,
-            (unsigned long long)st.rate_limited, (unsigned long long)st.challenges,
-            (unsigned long long)st.outbox_dropped, (unsigned long long)us.send_errors,
-            (unsigned long long)us.fault_dropped, (unsigned long long)us.fault_corrupted,
-            st.desyncs, st.disputes, st.snapshots_refused, (unsigned long long)st.spectator_refused,
-            (unsigned long long)st.spectators_dropped, (unsigned long long)st.rejoins,
-            (unsigned long long)st.rejoin_refused);
+    log_line(&app->sink, log_now(app),
+             "stats relay packets_in=%llu bytes_in=%llu packets_out=%llu bytes_out=%llu "
+             "malformed=%llu truncated=%llu wrong_version=%llu bad_mac=%llu replayed=%llu "
+             "stale=%llu unverified=%llu no_session=%llu rate_limited=%llu "
+             "challenges=%llu outbox_dropped=%llu send_errors=%llu fault_dropped=%llu "
+             "fault_corrupted=%llu desyncs=%u disputes=%u snapshots_refused=%u "
+             "spectator_refused=%llu spectators_dropped=%llu rejoins=%llu rejoin_refused=%llu\n",
+             (unsigned long long)st.packets_in, (unsigned long long)st.bytes_in,
+             (unsigned long long)st.packets_out, (unsigned long long)st.bytes_out,
+             (unsigned long long)st.malformed, (unsigned long long)st.truncated,
+             (unsigned long long)st.wrong_version, (unsigned long long)st.bad_mac,
+             (unsigned long long)st.replayed, (unsigned long long)st.stale,
+             (unsigned long long)st.unverified, (unsigned long long)st.no_session,
+             (unsigned long long)st.rate_limited, (unsigned long long)st.challenges,
+             (unsigned long long)st.outbox_dropped, (unsigned long long)us.send_errors,
+             (unsigned long long)us.fault_dropped, (unsigned long long)us.fault_corrupted,
+             st.desyncs, st.disputes, st.snapshots_refused,
+             (unsigned long long)st.spectator_refused, (unsigned long long)st.spectators_dropped,
+             (unsigned long long)st.rejoins, (unsigned long long)st.rejoin_refused);
     fflush(app->log);
 }
 
@@ -389,11 +400,11 @@ static void finish_recording(relay_app *app, uint32_t session)
     }
     relay_api_recording_done(app->api, session, ls_replay_recorder_ticks(rec), ok);
     if (session == 1) {
-        fprintf(app->log, "replay session=%u ticks=%u path=%s\n", session,
-                ls_replay_recorder_ticks(rec), app->o.record);
+        log_line(&app->sink, log_now(app), "replay session=%u ticks=%u path=%s\n", session,
+                 ls_replay_recorder_ticks(rec), app->o.record);
     } else {
-        fprintf(app->log, "replay session=%u ticks=%u path=%s.%u\n", session,
-                ls_replay_recorder_ticks(rec), app->o.record, session);
+        log_line(&app->sink, log_now(app), "replay session=%u ticks=%u path=%s.%u\n", session,
+                 ls_replay_recorder_ticks(rec), app->o.record, session);
     }
     app->sess[session - 1].recorded = true;
     app->sess[session - 1].replay_ticks = ls_replay_recorder_ticks(rec);
@@ -479,7 +490,6 @@ static const char *state_needed_key(const relay_app *app, const ls_relay_event *
 
 static void log_event(relay_app *app, const ls_relay_event *ev)
 {
-    FILE *f = app->log;
     if (ev->session < 1 || ev->session > app->count) {
         return; // not one of ours (the relay numbers them 1..sessions)
     }
@@ -487,56 +497,63 @@ static void log_event(relay_app *app, const ls_relay_event *ev)
     relay_api_relay_event(app->api, ev);
     switch (ev->type) {
     case LS_RELAY_EV_JOINED:
-        fprintf(f, "event joined session=%u slot=%u\n", ev->session, ev->slot);
+        log_line(&app->sink, log_now(app), "event joined session=%u slot=%u\n", ev->session,
+                 ev->slot);
         agones_session_started(app->agones, ev->session);
         break;
     case LS_RELAY_EV_DISCONNECTED:
-        fprintf(f, "event disconnected session=%u slot=%u tick=%u reason=%s\n", ev->session,
-                ev->slot, ev->tick,
-                ev->reason == LS_NET_LEFT      ? "left"
-                : ev->reason == LS_NET_TIMEOUT ? "timeout"
-                                               : "kicked");
+        log_line(&app->sink, log_now(app),
+                 "event disconnected session=%u slot=%u tick=%u reason=%s\n", ev->session, ev->slot,
+                 ev->tick,
+                 ev->reason == LS_NET_LEFT      ? "left"
+                 : ev->reason == LS_NET_TIMEOUT ? "timeout"
+                                                : "kicked");
         break;
     case LS_RELAY_EV_DESYNC:
-        fprintf(f, "event desync session=%u tick=%u slots=0x%04x expected=%016llx got=%016llx\n",
-                ev->session, ev->tick, ev->slots, (unsigned long long)ev->expected,
-                (unsigned long long)ev->got);
+        log_line(&app->sink, log_now(app),
+                 "event desync session=%u tick=%u slots=0x%04x expected=%016llx got=%016llx\n",
+                 ev->session, ev->tick, ev->slots, (unsigned long long)ev->expected,
+                 (unsigned long long)ev->got);
         break;
     case LS_RELAY_EV_DISPUTED:
-        fprintf(f, "event disputed session=%u tick=%u slots=0x%04x\n", ev->session, ev->tick,
-                ev->slots);
+        log_line(&app->sink, log_now(app), "event disputed session=%u tick=%u slots=0x%04x\n",
+                 ev->session, ev->tick, ev->slots);
         break;
     case LS_RELAY_EV_SNAPSHOT_REFUSED:
-        fprintf(f,
-                "event snapshot_refused session=%u tick=%u source=%s%u refused_by=0x%04x "
-                "agreed=%016llx got=%016llx\n",
-                ev->session, ev->tick, ev->slot == LS_NET_SOURCE_HOST ? "host" : "slot",
-                ev->slot == LS_NET_SOURCE_HOST ? 0u : ev->slot, ev->slots,
-                (unsigned long long)ev->expected, (unsigned long long)ev->got);
+        log_line(&app->sink, log_now(app),
+                 "event snapshot_refused session=%u tick=%u source=%s%u refused_by=0x%04x "
+                 "agreed=%016llx got=%016llx\n",
+                 ev->session, ev->tick, ev->slot == LS_NET_SOURCE_HOST ? "host" : "slot",
+                 ev->slot == LS_NET_SOURCE_HOST ? 0u : ev->slot, ev->slots,
+                 (unsigned long long)ev->expected, (unsigned long long)ev->got);
         break;
     case LS_RELAY_EV_SESSION_DONE:
-        fprintf(f, "event session_done session=%u ticks=%u\n", ev->session, ev->tick);
+        log_line(&app->sink, log_now(app), "event session_done session=%u ticks=%u\n", ev->session,
+                 ev->tick);
         break;
     case LS_RELAY_EV_SPECTATOR_JOINED:
-        fprintf(f, "event spectator_joined session=%u spectator=%u tick=%u\n", ev->session,
-                ev->slot, ev->tick);
+        log_line(&app->sink, log_now(app),
+                 "event spectator_joined session=%u spectator=%u tick=%u\n", ev->session, ev->slot,
+                 ev->tick);
         break;
     case LS_RELAY_EV_SPECTATOR_DROPPED:
-        fprintf(f, "event spectator_dropped session=%u spectator=%u tick=%u reason=%s\n",
-                ev->session, ev->slot, ev->tick,
-                ev->reason == LS_NET_LEFT      ? "left"
-                : ev->reason == LS_NET_TIMEOUT ? "timeout"
-                                               : "behind");
+        log_line(&app->sink, log_now(app),
+                 "event spectator_dropped session=%u spectator=%u tick=%u reason=%s\n", ev->session,
+                 ev->slot, ev->tick,
+                 ev->reason == LS_NET_LEFT      ? "left"
+                 : ev->reason == LS_NET_TIMEOUT ? "timeout"
+                                                : "behind");
         break;
     case LS_RELAY_EV_STATE_NEEDED: // the CLI relay simulates nothing: it has no snapshot
-        fprintf(f, "event state_needed session=%u %s=%u tick=%u\n", ev->session,
-                state_needed_key(app, ev), ev->slot, ev->tick);
+        log_line(&app->sink, log_now(app), "event state_needed session=%u %s=%u tick=%u\n",
+                 ev->session, state_needed_key(app, ev), ev->slot, ev->tick);
         break;
     case LS_RELAY_EV_REJOINED:
-        fprintf(f, "event rejoined session=%u slot=%u tick=%u\n", ev->session, ev->slot, ev->tick);
+        log_line(&app->sink, log_now(app), "event rejoined session=%u slot=%u tick=%u\n",
+                 ev->session, ev->slot, ev->tick);
         break;
     }
-    fflush(f);
+    fflush(app->log);
 }
 
 static void pump(relay_app *app)
@@ -575,8 +592,8 @@ static void on_timer(void *user, uint64_t now)
     pump(app);
     agones_poll(app->agones);
     if (app->draining && now >= app->drain_deadline) {
-        fprintf(app->log, "drain: --drain-seconds %llu are over: finishing\n",
-                (unsigned long long)app->o.drain_seconds);
+        log_line(&app->sink, log_now(app), "drain: --drain-seconds %llu are over: finishing\n",
+                 (unsigned long long)app->o.drain_seconds);
         fflush(app->log);
         ls_uv_stop(app->uv);
         return;
@@ -632,10 +649,10 @@ static void start_drain(relay_app *app)
         }
         running += joined && !ls_relay_session_done(app->relay, id);
     }
-    fprintf(app->log,
-            "signal SIGTERM: draining (no new sessions; %u running, up to %llu s; SIGINT or "
-            "SIGTERM again stops now)\n",
-            running, (unsigned long long)app->o.drain_seconds);
+    log_line(&app->sink, log_now(app),
+             "signal SIGTERM: draining (no new sessions; %u running, up to %llu s; SIGINT or "
+             "SIGTERM again stops now)\n",
+             running, (unsigned long long)app->o.drain_seconds);
     fflush(app->log);
     pump(app);
 }
@@ -651,7 +668,8 @@ static void on_signal(void *user, int signum)
         start_drain(app);
         return;
     }
-    fprintf(app->log, "signal %s: finishing\n", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    log_line(&app->sink, log_now(app), "signal %s: finishing\n",
+             signum == SIGINT ? "SIGINT" : "SIGTERM");
     fflush(app->log);
     app->signal = signum;
     ls_uv_stop(app->uv);
@@ -715,14 +733,14 @@ static bool issue_credential(relay_app *app, uint32_t id, uint32_t k, bool spect
         ls_error err;
         ok = ls_net_credential_write(path, &cred, &err) == LS_OK;
         if (ok) {
-            fprintf(app->log, "%s %u %u %s\n", label, id, k, path);
+            log_line(&app->sink, log_now(app), "%s %u %u %s\n", label, id, k, path);
         } else {
             cli_print_error("lockstep relay: --credentials", &err);
         }
     } else {
         char text[LS_NET_CREDENTIAL_TEXT_SIZE];
         ls_net_credential_format(&cred, text, sizeof text);
-        fprintf(app->log, "%s %u %u %s", label, id, k, text);
+        log_line(&app->sink, log_now(app), "%s %u %u %s", label, id, k, text);
         sodium_memzero(text, sizeof text);
     }
     ls_net_credential_wipe(&cred);
@@ -819,8 +837,9 @@ static bool api_create(void *user, const relay_api_session_req *req, uint32_t *i
     char path[4096 + 16];
     relay_api_session_added(app->api, *id, &req->sd, req->seed,
                             recording_path(app, *id, path, sizeof path), true);
-    fprintf(app->log, "session %u created by the api slots=%u spectators=%u ticks=%u\n", *id,
-            req->sd.slots, req->sd.spectators, req->sd.ticks);
+    log_line(&app->sink, log_now(app),
+             "session %u created by the api slots=%u spectators=%u ticks=%u\n", *id, req->sd.slots,
+             req->sd.spectators, req->sd.ticks);
     fflush(app->log);
     return true;
 }
@@ -903,7 +922,7 @@ static bool start_api(relay_app *app)
         return false;
     }
     relay_metrics_register(app->api);
-    fprintf(app->log, "api %s:%u\n", app->o.api_host, relay_api_port(app->api));
+    log_line(&app->sink, log_now(app), "api %s:%u\n", app->o.api_host, relay_api_port(app->api));
     return true;
 }
 
@@ -944,7 +963,7 @@ static bool setup(relay_app *app)
             uint8_t pk[LS_REPLAY_PUBLIC_KEY_SIZE];
             ls_replay_key_public(app->sign_secret, pk);
             ls_replay_key_fingerprint(pk, name);
-            fprintf(app->log, "signing recordings with %s\n", name);
+            log_line(&app->sink, log_now(app), "signing recordings with %s\n", name);
         }
     }
     ls_relay_def rd = ls_default_relay_def();
@@ -970,11 +989,12 @@ static bool setup(relay_app *app)
     ud.on_timer = on_timer;
     ud.on_signal = on_signal;
     app->uv = ls_uv_create(&ud, msg, sizeof msg);
+    app->sink.t0 = app->uv ? ls_uv_now_us(app->uv) : 0;
     if (!app->uv) {
         fprintf(stderr, "lockstep relay: --bind %s: %s\n", app->o.bind, msg);
         return false;
     }
-    fprintf(app->log, "listening %s:%u\n", app->o.host, ls_uv_port(app->uv));
+    log_line(&app->sink, log_now(app), "listening %s:%u\n", app->o.host, ls_uv_port(app->uv));
     uint64_t now = ls_uv_now_us(app->uv);
     if (app->o.api && !start_api(app)) {
         return false;
@@ -1006,7 +1026,7 @@ static bool setup(relay_app *app)
         relay_api_session_added(app->api, id, &app->o.sd, app->o.seed,
                                 recording_path(app, id, path, sizeof path), false);
     }
-    fprintf(app->log, "ready\n");
+    log_line(&app->sink, log_now(app), "ready\n");
     fflush(app->log);
     return true;
 }
@@ -1179,6 +1199,7 @@ int cmd_relay(int argc, char **argv)
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     app.log = app.o.json ? stderr : stdout;
+    app.sink = (log_sink){app.log, app.o.log_json, 0};
     app.cap = (uint32_t)(app.o.sessions + (app.o.api ? app.o.api_sessions : 0));
     app.sess = calloc(app.cap, sizeof *app.sess);
     if (!app.sess) {
