@@ -30,6 +30,8 @@
 // Order: impulses are summed per body in exact 64-bit sums, systems in slot
 // order, contacts in order, then friction by particle index; each touched
 // body gets its sum once (ascending body slot) and is woken.
+#include "../collision/collide.h"
+#include "../collision/shape_kind.h"
 #include "../world/query_tree.h"
 #include "pcollide.h"
 
@@ -182,6 +184,146 @@ static ls_fx wide_to_fx(int64_t v)
     return v > LS_FX_MAX ? LS_FX_MAX : v < LS_FX_MIN ? LS_FX_MIN : (ls_fx)v;
 }
 
+// Pinned particles (SPEC.md §25.6): an immovable particle cannot be pushed out
+// of a body, so the relaxation makes no contact for it and a body fell through
+// a cloth's pinned edge. Here the body is stopped instead. Found per system
+// (pinned_contacts): against each dynamic, awake shape whose sphere test with
+// the particle (radius r at x, ls_collide with margin m = min(|v_body| dt +
+// skin, 1 m): speculative, so a fast body is stopped before it gets in) finds
+// depth d along n (out of the shape, towards the particle), a contact at p =
+// x - n r with bias = min(max(d - slop, 0) / (4 dt), max_push) for d >= 0 (a
+// gentle push out) or d / dt for a gap (it may close, no more), appended to
+// the tick's contact list with count 0. Solved after every system's coupling
+// (solve_pinned): 8 Gauss-Seidel passes in list order over the body's velocity
+// with this tick's coupling impulses so far, each contact's accumulated
+// impulse kept >= 0: lambda += (v_p . n + bias) / W_b (W_b the body's inverse
+// mass at p along n), the change applied as -n at p. Why passes and
+// accumulation: a body touching a row of pinned particles at once would be
+// spun by a single pass (the first corner stopped alone). The body's pose is
+// not touched (the rigid solver moves it next tick). Systems without collision
+// (mask 0) and kinds made of children (meshes, static in practice) are skipped.
+#define PINNED_PASSES 8
+
+static void pinned_contacts(ls_world *w, struct ls_particle_collide *pc,
+                            const ls_particle_system *s)
+{
+    const ls_particle_store *ps = w->particles;
+    if (s->mask == 0) {
+        return;
+    }
+    ls_aabb box = {ls_vec3_make(LS_FX_MAX, LS_FX_MAX, LS_FX_MAX),
+                   ls_vec3_make(LS_FX_MIN, LS_FX_MIN, LS_FX_MIN)};
+    bool any = false;
+    for (uint32_t i = 0; i < s->count; i++) {
+        const ls_particle *p = &ps->p[s->first + i];
+        if (p->w == 0) {
+            ls_fx grow = ls_fx_add(p->radius, LS_FX_ONE); // the most a margin adds
+            ls_vec3 r = ls_vec3_make(grow, grow, grow);
+            box.min = ls_vec3_min(box.min, ls_vec3_sub(ps->x[s->first + i], r));
+            box.max = ls_vec3_max(box.max, ls_vec3_add(ps->x[s->first + i], r));
+            any = true;
+        }
+    }
+    if (!any) {
+        return;
+    }
+    ls_pcollide_gather_shapes_(w, s, box);
+    const ls_fx slop = w->def.linear_slop, top = w->def.max_push_velocity;
+    const ls_fx quarter_rate = ls_fx_div(LS_FX_ONE, ls_fx_mul(LS_FX_INT(4), w->dt));
+    for (uint32_t i = 0; i < s->count; i++) {
+        const ls_particle *p = &ps->p[s->first + i];
+        if (p->w != 0) {
+            continue;
+        }
+        const ls_vec3 x = ps->x[s->first + i];
+        ls_geom g;
+        memset(&g, 0, sizeof g);
+        g.kind = LS_SHAPE_SPHERE;
+        g.radius = p->radius;
+        ls_xform xf = {x, ls_quat_identity(), ls_mat3_identity()};
+        for (uint32_t k = 0; k < pc->shape_count; k++) {
+            const ls_shape *sh = &w->shapes[pc->shapes[k].slot];
+            uint32_t body = sh->body;
+            const ls_body *b = &w->bodies[body];
+            if (!dynamic(w, body) || b->asleep || ls_shape_kind_of(sh->geom.kind)->children) {
+                continue;
+            }
+            ls_fx margin = ls_fx_min(
+                ls_fx_add(ls_fx_mul(ls_vec3_len(b->linear_velocity), w->dt), LS_PCOLLIDE_SKIN),
+                LS_FX_ONE);
+            ls_fx reach = ls_fx_add(p->radius, margin);
+            ls_aabb pb = {ls_vec3_sub(x, ls_vec3_make(reach, reach, reach)),
+                          ls_vec3_add(x, ls_vec3_make(reach, reach, reach))};
+            ls_manifold m;
+            if (!ls_aabb_overlap(&pc->shapes[k].box, &pb) ||
+                ls_collide(&g, &xf, &sh->geom, &sh->xf, margin, &m) <= 0) {
+                continue;
+            }
+            ls_fx depth = m.points[0].depth;
+            for (int q = 1; q < m.count; q++) {
+                depth = ls_fx_max(depth, m.points[q].depth);
+            }
+            ls_vec3 n = ls_vec3_neg(m.normal);
+            ls_vec3 at = ls_vec3_sub(x, ls_vec3_scale(n, p->radius));
+            ls_fx wb = ls_pcollide_body_inv_mass_(w, body, at, n);
+            if (wb <= 0) {
+                continue;
+            }
+            ls_pcontact *c = ls_pcollide_push_(w, pc);
+            if (!c) {
+                return; // capacity_exceeded is set
+            }
+            c->n = n;
+            c->point = at;
+            c->body = body;
+            c->shape = pc->shapes[k].slot;
+            c->first = s->first + i;
+            c->count = 0; // pinned
+            c->inv_mass = wb;
+            c->push =
+                depth >= 0
+                    ? ls_fx_min(ls_fx_mul(ls_fx_max(ls_fx_sub(depth, slop), 0), quarter_rate), top)
+                    : ls_fx_div(depth, w->dt);
+            c->pen0 = 0; // the accumulated impulse
+        }
+    }
+}
+
+// The velocity of body's point p with this tick's coupling impulses so far.
+static ls_vec3 point_velocity(const ls_world *w, const struct ls_particle_collide *pc,
+                              uint32_t body, ls_vec3 p)
+{
+    const ls_body *b = &w->bodies[body];
+    ls_vec3 v = b->linear_velocity, om = b->angular_velocity;
+    if (pc->touched[body]) {
+        const ls_pimpulse *acc = &pc->impulse[body];
+        ls_vec3 lin =
+            ls_vec3_make(wide_to_fx(acc->lin[0]), wide_to_fx(acc->lin[1]), wide_to_fx(acc->lin[2]));
+        ls_vec3 ang =
+            ls_vec3_make(wide_to_fx(acc->ang[0]), wide_to_fx(acc->ang[1]), wide_to_fx(acc->ang[2]));
+        v = ls_vec3_mad(v, lin, b->inv_mass);
+        om = ls_vec3_add(om, ls_mat3_mul_vec(b->inv_inertia_world, ang));
+    }
+    return ls_vec3_add(v, ls_vec3_cross(om, ls_vec3_sub(p, b->p)));
+}
+
+static void solve_pinned(ls_world *w, struct ls_particle_collide *pc, uint32_t first)
+{
+    for (int pass = 0; pass < PINNED_PASSES; pass++) {
+        for (uint32_t k = first; k < pc->contact_count; k++) {
+            ls_pcontact *c = &pc->contacts[k];
+            ls_fx speed =
+                ls_fx_add(ls_vec3_dot(point_velocity(w, pc, c->body, c->point), c->n), c->push);
+            ls_fx old = c->pen0;
+            ls_fx now = ls_fx_max(ls_fx_add(old, ls_fx_div(speed, c->inv_mass)), 0);
+            if (now != old) {
+                c->pen0 = now;
+                add_impulse(pc, w, c->body, ls_vec3_scale(c->n, ls_fx_sub(old, now)), c->point);
+            }
+        }
+    }
+}
+
 void ls_particles_couple_(ls_world *w)
 {
     ls_particle_store *ps = w->particles;
@@ -205,6 +347,13 @@ void ls_particles_couple_(ls_world *w)
             }
         }
     }
+    uint32_t pinned = pc->contact_count;
+    for (uint32_t si = 0; si < ps->system_high; si++) {
+        if (ps->systems[si].alive) {
+            pinned_contacts(w, pc, &ps->systems[si]);
+        }
+    }
+    solve_pinned(w, pc, pinned);
     ls_query_sort_u32(pc->body_list, pc->body_count);
     for (uint32_t n = 0; n < pc->body_count; n++) {
         uint32_t bi = pc->body_list[n];
