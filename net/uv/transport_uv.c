@@ -4,10 +4,16 @@
 #define _GNU_SOURCE // libuv needs POSIX types (pthread_rwlock_t) under -std=c11
 #include "ls/net_uv.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
+
+#if defined(__linux__)
+#include <sys/socket.h>
+#define LS_UV_SENDMMSG 1
+#endif
 
 typedef struct delayed {
     uint64_t at;
@@ -31,10 +37,22 @@ struct ls_uv {
     uint16_t port;
     ls_uv_stats st;
     char *rbuf; // RBUF_SLOTS datagram slots of 64 KiB: libuv reads with recvmmsg
+    // Datagrams sent from inside our own callbacks wait here and leave together
+    // (one sendmmsg) when the callback batch ends; see ls_uv_send.
+    int batching; // > 0 while one of our callbacks runs
+    size_t out_len;
+    struct outgoing *out; // OUT_SLOTS
 };
 
 #define RBUF_SLOTS 16
 #define RBUF_SIZE  (RBUF_SLOTS * 65536)
+#define OUT_SLOTS  64 // datagrams per sendmmsg; a fuller queue is flushed at once
+
+typedef struct outgoing {
+    struct sockaddr_storage to;
+    size_t len;
+    uint8_t data[LS_NET_MAX_DATAGRAM];
+} outgoing;
 
 typedef struct send_req {
     uv_udp_send_t req;
@@ -89,31 +107,112 @@ static void on_sent(uv_udp_send_t *req, int status)
     free(req);
 }
 
-static void raw_send(ls_uv *t, const ls_net_addr *to, const uint8_t *data, size_t len)
+static void count_sent(ls_uv *t, int r, size_t len)
 {
-    struct sockaddr_storage ss;
-    to_sockaddr(to, &ss);
-    uv_buf_t b = uv_buf_init((char *)(uintptr_t)data, (unsigned)len);
-    int r = uv_udp_try_send(&t->udp, &b, 1, (const struct sockaddr *)&ss);
-    if (r == UV_EAGAIN || r == UV_ENOSYS) { // kernel buffer full: queue through libuv
-        send_req *q = malloc(sizeof *q);
-        if (q) {
-            memcpy(q->data, data, len);
-            b = uv_buf_init((char *)q->data, (unsigned)len);
-            r = uv_udp_send(&q->req, &t->udp, &b, 1, (const struct sockaddr *)&ss, on_sent);
-            if (r < 0) {
-                free(q);
-            }
-        } else {
-            r = UV_ENOMEM;
-        }
-    }
     if (r < 0) {
         t->st.send_errors++;
         return;
     }
     t->st.sent++;
     t->st.sent_bytes += len;
+}
+
+// Through libuv's own send queue: after EAGAIN (the kernel buffer is full), and
+// for everything after it while that queue is not empty, so the order holds.
+static int queued_send(ls_uv *t, const struct sockaddr_storage *ss, const uint8_t *data, size_t len)
+{
+    send_req *q = malloc(sizeof *q);
+    if (!q) {
+        return UV_ENOMEM;
+    }
+    memcpy(q->data, data, len);
+    uv_buf_t b = uv_buf_init((char *)q->data, (unsigned)len);
+    int r = uv_udp_send(&q->req, &t->udp, &b, 1, (const struct sockaddr *)ss, on_sent);
+    if (r < 0) {
+        free(q);
+    }
+    return r;
+}
+
+static void send_now(ls_uv *t, const struct sockaddr_storage *ss, const uint8_t *data, size_t len)
+{
+    uv_buf_t b = uv_buf_init((char *)(uintptr_t)data, (unsigned)len);
+    int r = uv_udp_try_send(&t->udp, &b, 1, (const struct sockaddr *)ss);
+    if (r == UV_EAGAIN || r == UV_ENOSYS) { // kernel buffer full: queue through libuv
+        r = queued_send(t, ss, data, len);
+    }
+    count_sent(t, r, len);
+}
+
+// Hand every waiting datagram to the kernel, in order: sendmmsg on Linux (one
+// system call for up to OUT_SLOTS datagrams instead of one each), else one
+// uv_udp_try_send each.
+static void flush_out(ls_uv *t)
+{
+    size_t i = 0;
+#if LS_UV_SENDMMSG
+    uv_os_fd_t fd;
+    if (t->udp.send_queue_count == 0 && uv_fileno((const uv_handle_t *)&t->udp, &fd) == 0) {
+        struct mmsghdr msgs[OUT_SLOTS];
+        struct iovec iov[OUT_SLOTS];
+        for (size_t k = 0; k < t->out_len; k++) {
+            outgoing *o = &t->out[k];
+            iov[k].iov_base = o->data;
+            iov[k].iov_len = o->len;
+            memset(&msgs[k], 0, sizeof msgs[k]);
+            msgs[k].msg_hdr.msg_name = &o->to;
+            msgs[k].msg_hdr.msg_namelen = o->to.ss_family == AF_INET6
+                                              ? (socklen_t)sizeof(struct sockaddr_in6)
+                                              : (socklen_t)sizeof(struct sockaddr_in);
+            msgs[k].msg_hdr.msg_iov = &iov[k];
+            msgs[k].msg_hdr.msg_iovlen = 1;
+        }
+        while (i < t->out_len) {
+            int n = sendmmsg(fd, msgs + i, (unsigned)(t->out_len - i), 0);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                break; // the rest through libuv's queue, below
+            }
+            if (n <= 0) { // this datagram is refused (as sendto would): count it, go on
+                t->st.send_errors++;
+                i++;
+                continue;
+            }
+            for (int k = 0; k < n; k++) {
+                count_sent(t, 0, t->out[i + (size_t)k].len);
+            }
+            i += (size_t)n;
+        }
+    }
+#endif
+    for (; i < t->out_len; i++) {
+        outgoing *o = &t->out[i];
+        if (t->udp.send_queue_count != 0) {
+            count_sent(t, queued_send(t, &o->to, o->data, o->len), o->len);
+        } else {
+            send_now(t, &o->to, o->data, o->len);
+        }
+    }
+    t->out_len = 0;
+}
+
+static void raw_send(ls_uv *t, const ls_net_addr *to, const uint8_t *data, size_t len)
+{
+    if (t->batching > 0 && t->out) { // inside our callback: leaves when it returns
+        if (t->out_len == OUT_SLOTS) {
+            flush_out(t);
+        }
+        outgoing *o = &t->out[t->out_len++];
+        to_sockaddr(to, &o->to);
+        o->len = len;
+        memcpy(o->data, data, len);
+        return;
+    }
+    struct sockaddr_storage ss;
+    to_sockaddr(to, &ss);
+    send_now(t, &ss, data, len);
 }
 
 static void hold(ls_uv *t, uint64_t at, const ls_net_addr *to, const uint8_t *data, size_t len)
@@ -188,26 +287,37 @@ static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struc
                     unsigned flags)
 {
     ls_uv *t = h->data;
-    (void)flags; // UV_UDP_MMSG_CHUNK/FREE: the buffer is ours and reused, nothing to free
-    if (nread <= 0 || !addr) {
-        return;
+    // The buffer is ours and reused: UV_UDP_MMSG_FREE has nothing to free. It
+    // ends a recvmmsg batch: whatever the batch made us send leaves then, in
+    // one sendmmsg. A call without UV_UDP_MMSG_CHUNK (FREE, a plain recvmsg, an
+    // empty read) ends a batch too.
+    if (nread > 0 && addr) {
+        ls_net_addr from;
+        if (from_sockaddr(addr, &from)) {
+            t->st.received++;
+            t->st.recv_bytes += (uint64_t)nread;
+            t->batching++;
+            t->def.on_recv(t->def.user, &from, (const uint8_t *)buf->base, (size_t)nread,
+                           ls_uv_now_us(t));
+            t->batching--;
+        }
     }
-    ls_net_addr from;
-    if (!from_sockaddr(addr, &from)) {
-        return;
+    if (!(flags & UV_UDP_MMSG_CHUNK) && t->batching == 0 && t->out_len) {
+        flush_out(t);
     }
-    t->st.received++;
-    t->st.recv_bytes += (uint64_t)nread;
-    t->def.on_recv(t->def.user, &from, (const uint8_t *)buf->base, (size_t)nread, ls_uv_now_us(t));
 }
 
 static void on_timer(uv_timer_t *h)
 {
     ls_uv *t = h->data;
     uint64_t now = ls_uv_now_us(t);
+    t->batching++;
     flush_held(t, now);
     if (t->def.on_timer) {
         t->def.on_timer(t->def.user, now);
+    }
+    if (--t->batching == 0 && t->out_len) {
+        flush_out(t);
     }
 }
 
@@ -306,7 +416,10 @@ ls_uv *ls_uv_create(const ls_uv_def *def, char *msg, size_t size)
     t->def = *def;
     ls_net_fault_init(&t->fault, &def->fault);
     t->rbuf = malloc(RBUF_SIZE);
-    if (!t->rbuf) {
+    t->out = malloc(OUT_SLOTS * sizeof *t->out);
+    if (!t->rbuf || !t->out) {
+        free(t->rbuf);
+        free(t->out);
         free(t);
         say(msg, size, "transport: out of memory");
         return NULL;
@@ -334,6 +447,7 @@ static void release(ls_uv *t)
 {
     free(t->held);
     free(t->rbuf);
+    free(t->out);
     free(t);
 }
 
@@ -350,6 +464,9 @@ void ls_uv_destroy(ls_uv *t)
 {
     if (!t) {
         return;
+    }
+    if (t->out_len) { // destroyed from inside one of our callbacks
+        flush_out(t);
     }
     t->closing = 2 + (t->signals_on ? 3 : 0);
     uv_close((uv_handle_t *)&t->udp, close_cb);

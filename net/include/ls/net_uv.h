@@ -69,7 +69,11 @@ LS_API uint16_t ls_uv_port(const ls_uv *t);
 LS_API void *ls_uv_loop(const ls_uv *t);
 /// Monotonic time, microseconds.
 LS_API uint64_t ls_uv_now_us(const ls_uv *t);
-/// Send (through the fault injector).
+/// Send (through the fault injector). Called from inside one of this transport's
+/// callbacks (on_recv, on_timer), the datagram waits and leaves with the others
+/// sent in the same batch (every datagram of one recvmmsg batch, or one timer
+/// callback) in one sendmmsg when the batch ends, in the order sent; called
+/// anywhere else, at once. Either way the bytes are the same.
 LS_API void ls_uv_send(ls_uv *t, const ls_net_addr *to, const uint8_t *data, size_t len);
 /// Run the loop (its own or the game's) until ls_uv_stop. Returns 0.
 LS_API int ls_uv_run(ls_uv *t);
