@@ -11,6 +11,13 @@
 // server (recvmmsg/sendmmsg, no protocol) serves the same sockets at the same
 // rate; its round trip (client -> echo -> client) has the same two hops, so
 // relay p50/p99 minus echo p50/p99 is the latency the relay adds.
+//
+// Sessions per core (issue 30): the relay (and the echo) run pinned to CPU 0,
+// the load generator (this process) to CPU 1. A ramp over S finds the largest S
+// at which the relay's added p99 stays under 1 ms, measuring the relay's CPU
+// time over each window (clock_getcpuclockid of the child), hence its CPU per
+// session; the generator's own CPU is measured too, so a ramp stopped by the
+// generator (its core full, the offered rate not sent) says so.
 // Tools may use floating point for reporting.
 #define _GNU_SOURCE
 #include "ls/net_auth.h"
@@ -20,6 +27,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +49,55 @@ static uint64_t now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+// Pin the calling process to one CPU (0: the server under test, 1: the load
+// generator), so the relay's CPU share is a share of one core. Skipped on a
+// single-CPU machine.
+static void pin_to(int cpu)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+        return;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((size_t)cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+}
+
+// CPU seconds used so far by process pid (its clock_getcpuclockid clock).
+static double cpu_seconds_of(pid_t pid)
+{
+    clockid_t id;
+    struct timespec ts;
+    if (clock_getcpuclockid(pid, &id) != 0 || clock_gettime(id, &ts) != 0) {
+        return 0.0;
+    }
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+// Seconds process pid (its main thread) spent runnable but waiting for a CPU
+// (/proc/PID/schedstat, second field): time other processes took from it.
+static double wait_seconds_of(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/schedstat", (int)pid);
+    FILE *f = fopen(path, "r");
+    unsigned long long run = 0, wait = 0;
+    if (f) {
+        if (fscanf(f, "%llu %llu", &run, &wait) != 2) {
+            wait = 0;
+        }
+        fclose(f);
+    }
+    return (double)wait / 1e9;
+}
+
+static double self_cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int make_socket(void)
@@ -102,8 +159,7 @@ static uint32_t pct(samples *s, unsigned p)
 
 static void echo_server(int fd)
 {
-    int fl = 0;
-    (void)fl;
+    pin_to(0);
     struct mmsghdr msgs[BATCH];
     struct iovec iov[BATCH];
     struct sockaddr_in addrs[BATCH];
@@ -130,18 +186,15 @@ static void echo_server(int fd)
 }
 
 typedef struct result {
-    double pps_in, pps_out, cpu_pct;
+    double pps_in, pps_out;
+    double cpu_pct;      // the server's CPU over the measured window, % of one core
+    double gen_pct;      // the load generator's (this process), % of one core
+    double offered;      // datagrams/s the generator should send
+    double wait_pct;     // the server waited for its CPU (taken by others), % of the window
+    double gen_wait_pct; // the generator waited for its CPU, % of the window
     uint32_t p50, p99;
     size_t samples;
 } result;
-
-static double child_cpu_seconds(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_CHILDREN, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
 
 static result run_echo(uint32_t peers, double seconds)
 {
@@ -153,7 +206,6 @@ static result run_echo(uint32_t peers, double seconds)
     socklen_t al = sizeof a;
     getsockname(srv, (struct sockaddr *)&a, &al);
     uint16_t port = ntohs(a.sin_port);
-    double cpu0 = child_cpu_seconds();
     pid_t pid = fork();
     if (pid == 0) {
         echo_server(srv);
@@ -168,6 +220,8 @@ static result run_echo(uint32_t peers, double seconds)
         epoll_ctl(ep, EPOLL_CTL_ADD, fd[i], &ev);
     }
     samples s = {0};
+    double cpu0 = cpu_seconds_of(pid), gen0 = self_cpu_seconds();
+    double wait0 = wait_seconds_of(pid), gwait0 = wait_seconds_of(getpid());
     uint64_t start = now_us(), end = start + (uint64_t)(seconds * 1e6);
     uint64_t sent = 0, got = 0, *next = malloc(peers * sizeof *next);
     for (uint32_t i = 0; i < peers; i++) {
@@ -200,11 +254,16 @@ static result run_echo(uint32_t peers, double seconds)
     }
     close(ep);
     free(next);
+    double el = (double)(now_us() - start) / 1e6;
+    double cpu = cpu_seconds_of(pid) - cpu0, gen = self_cpu_seconds() - gen0;
+    double wait = wait_seconds_of(pid) - wait0, gwait = wait_seconds_of(getpid()) - gwait0;
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    double el = (double)(now_us() - start) / 1e6;
-    result r = {(double)sent / el, (double)got / el, 100.0 * (child_cpu_seconds() - cpu0) / el,
-                pct(&s, 50),       pct(&s, 99),      s.n};
+    result r = {(double)sent / el,    (double)got / el,
+                100.0 * cpu / el,     100.0 * gen / el,
+                (double)peers * RATE, 100.0 * wait / el,
+                100.0 * gwait / el,   pct(&s, 50),
+                pct(&s, 99),          s.n};
     for (uint32_t i = 0; i < peers; i++) {
         close(fd[i]);
     }
@@ -247,6 +306,7 @@ static void rc_timer(void *u, uint64_t now)
 
 static void relay_main(uint32_t sessions, int out)
 {
+    pin_to(0);
     relay_child c;
     ls_relay_def rd = ls_default_relay_def();
     rd.max_sessions = sessions;
@@ -357,10 +417,13 @@ static void join_all(client *cl, uint32_t n, uint16_t port)
 }
 
 // One tick of a well-behaved peer: every unacknowledged input (redundancy, as
-// the protocol requires), every unacknowledged checksum, and an ACK.
+// the protocol requires), every unacknowledged checksum, and an ACK. The three
+// leave in one sendmmsg: the generator's system calls are what limits the
+// ramp (a real peer's are spread over many machines).
 static uint32_t client_tick(client *c, uint16_t port)
 {
-    uint8_t buf[LS_NET_MAX_DATAGRAM], payload[64 * ISZ] = {0}, sums[64 * 8] = {0};
+    uint8_t buf[3][LS_NET_MAX_DATAGRAM], payload[64 * ISZ] = {0}, sums[64 * 8] = {0};
+    size_t len[3];
     c->sent_at[c->tick % 256] = now_us();
     c->tick++;
     uint32_t from = c->acked_in + 64 < c->tick ? c->tick - 64 : c->acked_in;
@@ -374,50 +437,89 @@ static uint32_t client_tick(client *c, uint16_t port)
         memcpy(payload + (size_t)(t - from) * ISZ, &c->sent_at[t % 256], 8);
     }
     m.u.input.data = payload;
-    send_to(c->fd, port, buf, encode(c, &m, LS_NET_INPUT, buf));
+    len[0] = encode(c, &m, LS_NET_INPUT, buf[0]);
     from = c->acked_cs + 64 < c->tick ? c->tick - 64 : c->acked_cs;
     memset(&m, 0, sizeof m);
     m.u.checksum.first_tick = from;
     m.u.checksum.count = (uint16_t)(c->tick - from);
     m.u.checksum.data = sums;
-    send_to(c->fd, port, buf, encode(c, &m, LS_NET_CHECKSUM, buf));
+    len[1] = encode(c, &m, LS_NET_CHECKSUM, buf[1]);
     memset(&m, 0, sizeof m);
     m.u.ack.count = SLOTS;
     for (uint32_t k = 0; k < SLOTS; k++) {
         m.u.ack.input_next[k] = c->have[k];
     }
-    send_to(c->fd, port, buf, encode(c, &m, LS_NET_ACK, buf));
+    len[2] = encode(c, &m, LS_NET_ACK, buf[2]);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    struct mmsghdr msgs[3];
+    struct iovec iov[3];
+    memset(msgs, 0, sizeof msgs);
+    for (int i = 0; i < 3; i++) {
+        iov[i].iov_base = buf[i];
+        iov[i].iov_len = len[i];
+        msgs[i].msg_hdr.msg_name = &a;
+        msgs[i].msg_hdr.msg_namelen = sizeof a;
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    sendmmsg(c->fd, msgs, 3, 0);
     return 3;
 }
 
+static void client_handle(client *c, samples *s, const uint8_t *in, size_t k)
+{
+    ls_net_msg r;
+    if (!ls_net_verify(in, k, c->key, LS_NET_TO_PEER) || ls_net_decode(in, k, &r, NULL) != LS_OK) {
+        return;
+    }
+    if (r.h.type == LS_NET_ACK && r.u.ack.count == SLOTS) {
+        uint32_t a = r.u.ack.input_next[c->slot], cs = r.u.ack.checksum_next;
+        c->acked_in = a > c->acked_in && a <= c->tick ? a : c->acked_in;
+        c->acked_cs = cs > c->acked_cs && cs <= c->tick ? cs : c->acked_cs;
+    }
+    uint8_t owner = r.u.input.slot;
+    if (r.h.type != LS_NET_INPUT || owner >= SLOTS) {
+        return;
+    }
+    for (uint32_t i = 0; i < r.u.input.count; i++) {
+        uint32_t t = r.u.input.first_tick + i;
+        if (t == c->have[owner]) {
+            uint64_t ts;
+            memcpy(&ts, r.u.input.data + (size_t)i * ISZ, 8);
+            add_sample(s, now_us() - ts);
+            c->have[owner] = t + 1;
+        }
+    }
+}
+
+// Everything waiting on the client's socket, up to 8 datagrams per recvmmsg.
 static void client_drain(client *c, samples *s, uint64_t *got)
 {
-    uint8_t in[2048];
-    ssize_t k;
-    while ((k = recv(c->fd, in, sizeof in, 0)) > 0) {
-        (*got)++;
-        ls_net_msg r;
-        if (!ls_net_verify(in, (size_t)k, c->key, LS_NET_TO_PEER) ||
-            ls_net_decode(in, (size_t)k, &r, NULL) != LS_OK) {
-            continue;
+    enum { RB = 8 };
+    static uint8_t in[RB][2048];
+    struct mmsghdr msgs[RB];
+    struct iovec iov[RB];
+    for (;;) {
+        memset(msgs, 0, sizeof msgs);
+        for (int i = 0; i < RB; i++) {
+            iov[i].iov_base = in[i];
+            iov[i].iov_len = sizeof in[i];
+            msgs[i].msg_hdr.msg_iov = &iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
         }
-        if (r.h.type == LS_NET_ACK && r.u.ack.count == SLOTS) {
-            uint32_t a = r.u.ack.input_next[c->slot], cs = r.u.ack.checksum_next;
-            c->acked_in = a > c->acked_in && a <= c->tick ? a : c->acked_in;
-            c->acked_cs = cs > c->acked_cs && cs <= c->tick ? cs : c->acked_cs;
+        int n = recvmmsg(c->fd, msgs, RB, MSG_DONTWAIT, NULL);
+        if (n <= 0) {
+            return;
         }
-        uint8_t owner = r.u.input.slot;
-        if (r.h.type != LS_NET_INPUT || owner >= SLOTS) {
-            continue;
+        for (int i = 0; i < n; i++) {
+            (*got)++;
+            client_handle(c, s, in[i], msgs[i].msg_len);
         }
-        for (uint32_t i = 0; i < r.u.input.count; i++) {
-            uint32_t t = r.u.input.first_tick + i;
-            if (t == c->have[owner]) {
-                uint64_t ts;
-                memcpy(&ts, r.u.input.data + (size_t)i * ISZ, 8);
-                add_sample(s, now_us() - ts);
-                c->have[owner] = t + 1;
-            }
+        if (n < RB) {
+            return;
         }
     }
 }
@@ -428,7 +530,6 @@ static result run_relay(uint32_t sessions, double seconds)
     if (pipe(p) != 0) {
         exit(1);
     }
-    double cpu0 = child_cpu_seconds();
     pid_t pid = fork();
     if (pid == 0) {
         close(p[0]);
@@ -463,6 +564,8 @@ static result run_relay(uint32_t sessions, double seconds)
     }
     samples s = {0};
     uint64_t sent = 0, got = 0;
+    double cpu0 = cpu_seconds_of(pid), gen0 = self_cpu_seconds();
+    double wait0 = wait_seconds_of(pid), gwait0 = wait_seconds_of(getpid());
     uint64_t start = now_us(), end = start + (uint64_t)(seconds * 1e6);
     for (uint32_t i = 0; i < n; i++) { // peers' ticks are spread over the period, not in step
         cl[i].next_us = start + (uint64_t)i * (1000000 / RATE) / n;
@@ -483,10 +586,15 @@ static result run_relay(uint32_t sessions, double seconds)
     }
     close(ep);
     double el = (double)(now_us() - start) / 1e6;
+    double cpu = cpu_seconds_of(pid) - cpu0, gen = self_cpu_seconds() - gen0;
+    double wait = wait_seconds_of(pid) - wait0, gwait = wait_seconds_of(getpid()) - gwait0;
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    result r = {(double)sent / el, (double)got / el, 100.0 * (child_cpu_seconds() - cpu0) / el,
-                pct(&s, 50),       pct(&s, 99),      s.n};
+    result r = {(double)sent / el,    (double)got / el,
+                100.0 * cpu / el,     100.0 * gen / el,
+                (double)n * 3 * RATE, 100.0 * wait / el,
+                100.0 * gwait / el,   pct(&s, 50),
+                pct(&s, 99),          s.n};
     for (uint32_t i = 0; i < n; i++) {
         close(cl[i].fd);
     }
@@ -628,6 +736,129 @@ static void run_core(uint32_t sessions, uint32_t ticks, double *in_per_s, double
     free(tick_dgrams);
 }
 
+// One point of the ramp: the relay and the echo at S sessions, judged.
+typedef enum verdict { V_OK, V_OVER, V_GENERATOR, V_BUSY } verdict;
+static const char *const verdict_text[] = {"ok", "over 1 ms", "generator limited", "machine busy"};
+
+typedef struct ramp_point {
+    uint32_t sessions;
+    result rl, ec;
+    int added_p99;      // relay p99 - echo p99, us
+    double us_per_sess; // relay CPU microseconds per session-second
+    verdict v;
+} ramp_point;
+
+static ramp_point ramp_run(uint32_t sessions, double seconds)
+{
+    ramp_point p;
+    memset(&p, 0, sizeof p);
+    p.sessions = sessions;
+    p.rl = run_relay(sessions, seconds);
+    p.ec = run_echo(sessions * SLOTS, seconds);
+    p.added_p99 = (int)p.rl.p99 - (int)p.ec.p99;
+    p.us_per_sess = p.rl.cpu_pct / 100.0 * 1e6 / sessions;
+    // The generator keeps its schedule (sends what is due, late or not). When
+    // it falls short of the offered rate, or the added p99 is over 1 ms, the
+    // cause is named: the generator's own core full (its limit, not the
+    // relay's), or the relay or the generator kept off its CPU by other
+    // processes for over 10 % of the window (the machine, not the relay).
+    bool short_sent = p.rl.pps_in < 0.97 * p.rl.offered;
+    bool busy = p.rl.wait_pct > 10.0 || p.rl.gen_wait_pct > 10.0;
+    if (!short_sent && p.added_p99 < 1000) {
+        p.v = V_OK;
+    } else if (p.rl.gen_pct > 85.0 && p.rl.cpu_pct < 85.0) {
+        p.v = V_GENERATOR;
+    } else if (busy) {
+        p.v = V_BUSY;
+    } else {
+        p.v = V_OVER;
+    }
+    printf("  %8u %10.0f %10.0f %9.1f %9.1f %9.1f %9.1f %9u %9u %9d  %s\n", sessions, p.rl.offered,
+           p.rl.pps_in, p.rl.cpu_pct, p.us_per_sess, p.rl.gen_pct,
+           p.rl.wait_pct > p.rl.gen_wait_pct ? p.rl.wait_pct : p.rl.gen_wait_pct, p.rl.p99,
+           p.ec.p99, p.added_p99, verdict_text[p.v]);
+    fflush(stdout);
+    return p;
+}
+
+// The ramp: double S from `first` while the point is ok (up to `max`), then
+// bisect twice between the last ok S and the first failing one (not when the
+// generator or the machine, rather than the relay, failed it).
+static void ramp(double seconds, uint32_t first, uint32_t max, FILE *csv)
+{
+    printf(
+        "\nsessions per core: relay pinned to CPU 0, load generator to CPU 1, %.1f s per point;\n"
+        "relay cpu%% is the relay's own CPU (user + system) over the window, gen cpu%% the\n"
+        "generator's, wait%% the larger share of the window either waited for its CPU\n"
+        "(taken by other processes). ok = added p99 < 1 ms and the offered load delivered.\n\n",
+        seconds);
+    printf("  %8s %10s %10s %9s %9s %9s %9s %9s %9s %9s\n", "sessions", "offered/s", "relay in/s",
+           "relay cpu%", "us/sess-s", "gen cpu%", "wait%", "p99 us", "echo p99", "+p99 us");
+    ramp_point best, fail;
+    memset(&best, 0, sizeof best);
+    memset(&fail, 0, sizeof fail);
+    for (uint32_t s = first; s <= max; s *= 2) {
+        ramp_point p = ramp_run(s, seconds);
+        if (p.v != V_OK) {
+            fail = p;
+            break;
+        }
+        best = p;
+    }
+    for (int step = 0; step < 2 && fail.sessions && fail.v == V_OVER; step++) {
+        uint32_t lo = best.sessions ? best.sessions : 1, mid = lo + (fail.sessions - lo) / 2;
+        mid = mid / 16 * 16;
+        if (mid <= lo || mid >= fail.sessions) {
+            break;
+        }
+        ramp_point p = ramp_run(mid, seconds);
+        if (p.v == V_OK) {
+            best = p;
+        } else {
+            fail = p;
+        }
+    }
+    printf("\n");
+    const ramp_point *at = best.sessions ? &best : &fail; // CPU per session from here
+    double core = at->us_per_sess > 0 ? 1e6 / at->us_per_sess : 0;
+    if (best.sessions) {
+        printf("sessions per core: %u (added p99 %.2f ms at %u sessions; relay CPU %.1f %% of a "
+               "core, %.0f us per session-second)\n",
+               best.sessions, best.added_p99 / 1000.0, best.sessions, best.rl.cpu_pct,
+               best.us_per_sess);
+    } else {
+        printf("sessions per core: below %u (no point of the ramp passed)\n", first);
+    }
+    if (fail.v == V_GENERATOR) {
+        printf(
+            "  limited by the load generator at %u sessions (it used %.0f %% of its core and sent "
+            "%.0f of %.0f datagrams/s; the relay used %.0f %% of its core)\n",
+            fail.sessions, fail.rl.gen_pct, fail.rl.pps_in, fail.rl.offered, fail.rl.cpu_pct);
+    } else if (fail.v == V_BUSY) {
+        printf("  stopped at %u sessions by other processes: the relay waited %.0f %% and the "
+               "generator %.0f %% of the window for their CPUs (rerun on a quiet machine)\n",
+               fail.sessions, fail.rl.wait_pct, fail.rl.gen_wait_pct);
+    } else if (fail.sessions) {
+        printf("  limited by the relay's added p99 at %u sessions (+%.2f ms, relay CPU %.0f %%)\n",
+               fail.sessions, fail.added_p99 / 1000.0, fail.rl.cpu_pct);
+    } else {
+        printf("  the ramp's ceiling (%u sessions) was reached\n", max);
+    }
+    printf("  CPU-extrapolated: one full core of relay CPU carries ~%.0f sessions x %d peers at "
+           "%d Hz (%.0f us per session-second at %u sessions; goal >= 1000)\n",
+           core, SLOTS, RATE, at->us_per_sess, at->sessions);
+    if (csv) {
+        fprintf(csv, "relay,sessions_per_core,ours,sessions,%u,sessions\n", best.sessions);
+        fprintf(csv, "relay,sessions_per_core,ours,added_p99,%d,us\n", best.added_p99);
+        fprintf(csv, "relay,sessions_per_core,ours,cpu,%.1f,%%\n", best.rl.cpu_pct);
+        fprintf(csv, "relay,sessions_per_core,ours,cpu_per_session,%.1f,us/s\n", at->us_per_sess);
+        fprintf(csv, "relay,sessions_per_core,ours,cpu_extrapolated,%.0f,sessions\n", core);
+        fprintf(csv, "relay,sessions_per_core,ours,stopped_at,%u,sessions\n", fail.sessions);
+        fprintf(csv, "relay,sessions_per_core,ours,stopped_by,%d,0 none 1 p99 2 generator 3 busy\n",
+                (int)fail.v);
+    }
+}
+
 int main(int argc, char **argv)
 {
     double seconds = argc > 1 ? atof(argv[1]) : 3.0;
@@ -639,33 +870,53 @@ int main(int argc, char **argv)
         }
     }
     FILE *csv = argc > 3 ? fopen(argv[3], "w") : NULL;
+    double ramp_seconds = argc > 4 ? atof(argv[4]) : 2.0;
+    uint32_t ramp_max = argc > 5 ? (uint32_t)atoi(argv[5]) : 2048;
+    // 4 sockets per session and a few more: raise the descriptor limit.
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && ramp_max * SLOTS + 64 > rl.rlim_cur) {
+        ramp_max = (uint32_t)((rl.rlim_cur - 64) / SLOTS);
+    }
+    pin_to(1);
     printf("S sessions x %d peers at %d Hz on loopback, %.1f s each; latency is\n"
            "peer -> relay -> peer for the relay and client -> echo -> client for the raw\n"
-           "recvmmsg/sendmmsg echo (same two hops), measured in this run.\n\n",
+           "recvmmsg/sendmmsg echo (same two hops), measured in this run. The relay and the\n"
+           "echo run on CPU 0, the load generator on CPU 1; cpu %% is the server's over the "
+           "window.\n\n",
            SLOTS, RATE, seconds);
     printf("%8s %10s %12s %12s %9s %9s %9s | %9s %9s %9s | %9s %9s\n", "sessions", "peers",
            "relay in/s", "relay out/s", "cpu %", "p50 us", "p99 us", "echo/s", "p50 us", "p99 us",
            "+p50 us", "+p99 us");
     for (uint32_t i = 0; i < count; i++) {
-        result rl = run_relay(list[i], seconds);
+        result rl_ = run_relay(list[i], seconds);
         result ec = run_echo(list[i] * SLOTS, seconds);
         printf("%8u %10u %12.0f %12.0f %9.1f %9u %9u | %9.0f %9u %9u | %9d %9d\n", list[i],
-               list[i] * SLOTS, rl.pps_in, rl.pps_out, rl.cpu_pct, rl.p50, rl.p99, ec.pps_out,
-               ec.p50, ec.p99, (int)rl.p50 - (int)ec.p50, (int)rl.p99 - (int)ec.p99);
+               list[i] * SLOTS, rl_.pps_in, rl_.pps_out, rl_.cpu_pct, rl_.p50, rl_.p99, ec.pps_out,
+               ec.p50, ec.p99, (int)rl_.p50 - (int)ec.p50, (int)rl_.p99 - (int)ec.p99);
         fflush(stdout);
         if (csv) {
-            fprintf(csv, "relay,sessions_%u,ours,in_pps,%.0f,1/s\n", list[i], rl.pps_in);
-            fprintf(csv, "relay,sessions_%u,ours,out_pps,%.0f,1/s\n", list[i], rl.pps_out);
-            fprintf(csv, "relay,sessions_%u,ours,cpu,%.1f,%%\n", list[i], rl.cpu_pct);
-            fprintf(csv, "relay,sessions_%u,ours,p50,%u,us\n", list[i], rl.p50);
-            fprintf(csv, "relay,sessions_%u,ours,p99,%u,us\n", list[i], rl.p99);
+            fprintf(csv, "relay,sessions_%u,ours,in_pps,%.0f,1/s\n", list[i], rl_.pps_in);
+            fprintf(csv, "relay,sessions_%u,ours,out_pps,%.0f,1/s\n", list[i], rl_.pps_out);
+            fprintf(csv, "relay,sessions_%u,ours,cpu,%.1f,%%\n", list[i], rl_.cpu_pct);
+            fprintf(csv, "relay,sessions_%u,ours,p50,%u,us\n", list[i], rl_.p50);
+            fprintf(csv, "relay,sessions_%u,ours,p99,%u,us\n", list[i], rl_.p99);
             fprintf(csv, "relay,sessions_%u,echo,p50,%u,us\n", list[i], ec.p50);
             fprintf(csv, "relay,sessions_%u,echo,p99,%u,us\n", list[i], ec.p99);
             fprintf(csv, "relay,sessions_%u,ours,added_p50,%d,us\n", list[i],
-                    (int)rl.p50 - (int)ec.p50);
+                    (int)rl_.p50 - (int)ec.p50);
             fprintf(csv, "relay,sessions_%u,ours,added_p99,%d,us\n", list[i],
-                    (int)rl.p99 - (int)ec.p99);
+                    (int)rl_.p99 - (int)ec.p99);
+            fprintf(csv, "relay,sessions_%u,ours,cpu_per_session,%.1f,us/s\n", list[i],
+                    rl_.cpu_pct / 100.0 * 1e6 / list[i]);
+            fprintf(csv, "relay,sessions_%u,ours,generator_cpu,%.1f,%%\n", list[i], rl_.gen_pct);
         }
+    }
+    if (ramp_seconds > 0) {
+        ramp(ramp_seconds, 64, ramp_max, csv);
     }
     double cin, cout;
     double seal_ns;
