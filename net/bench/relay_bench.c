@@ -751,6 +751,15 @@ typedef struct ramp_point {
     verdict v;
 } ramp_point;
 
+// Relay CPU microseconds per session-second: per session served, i.e. scaled by
+// the share of the offered datagrams that arrived (a starved generator sends
+// fewer, and the relay then does less work per session than a real one).
+static double cpu_per_session(const result *r, uint32_t sessions)
+{
+    double served = r->offered > 0 && r->pps_in < r->offered ? r->pps_in / r->offered : 1.0;
+    return served > 0 ? r->cpu_pct / 100.0 * 1e6 / (sessions * served) : 0.0;
+}
+
 static ramp_point ramp_run(uint32_t sessions, double seconds)
 {
     ramp_point p;
@@ -759,7 +768,7 @@ static ramp_point ramp_run(uint32_t sessions, double seconds)
     p.rl = run_relay(sessions, seconds);
     p.ec = run_echo(sessions * SLOTS, seconds);
     p.added_p99 = (int)p.rl.p99 - (int)p.ec.p99;
-    p.us_per_sess = p.rl.cpu_pct / 100.0 * 1e6 / sessions;
+    p.us_per_sess = cpu_per_session(&p.rl, sessions);
     // The generator keeps its schedule (sends what is due, late or not). When
     // it falls short of the offered rate, or the added p99 is over 1 ms, the
     // cause is named: the generator's own core full (its limit, not the
@@ -914,7 +923,7 @@ int main(int argc, char **argv)
             fprintf(csv, "relay,sessions_%u,ours,added_p99,%d,us\n", list[i],
                     (int)rl_.p99 - (int)ec.p99);
             fprintf(csv, "relay,sessions_%u,ours,cpu_per_session,%.1f,us/s\n", list[i],
-                    rl_.cpu_pct / 100.0 * 1e6 / list[i]);
+                    cpu_per_session(&rl_, list[i]));
             fprintf(csv, "relay,sessions_%u,ours,generator_cpu,%.1f,%%\n", list[i], rl_.gen_pct);
         }
     }
