@@ -800,9 +800,11 @@ static void ramp(double seconds, uint32_t first, uint32_t max, FILE *csv)
 {
     printf(
         "\nsessions per core: relay pinned to CPU 0, load generator to CPU 1, %.1f s per point;\n"
-        "relay cpu%% is the relay's own CPU (user + system) over the window, gen cpu%% the\n"
-        "generator's, wait%% the larger share of the window either waited for its CPU\n"
-        "(taken by other processes). ok = added p99 < 1 ms and the offered load delivered.\n\n",
+        "relay cpu%% is the relay's own CPU (user + system) over the window, us/sess-s that\n"
+        "per session served (scaled by the share of the offered datagrams that arrived),\n"
+        "gen cpu%% the generator's CPU, wait%% the larger share of the window either waited\n"
+        "for its CPU (taken by other processes). ok = added p99 < 1 ms and the offered load\n"
+        "delivered.\n\n",
         seconds);
     printf("  %8s %10s %10s %9s %9s %9s %9s %9s %9s %9s\n", "sessions", "offered/s", "relay in/s",
            "relay cpu%", "us/sess-s", "gen cpu%", "wait%", "p99 us", "echo p99", "+p99 us");
