@@ -32,8 +32,6 @@ struct ls_uv {
     uv_timer_t timer;
     uv_check_t check; // after each poll phase: the coalescing pause (def.coalesce_us)
     bool received;    // datagrams arrived since the last check
-    bool busy;        // the last millisecond's rate calls for the pause
-    uint64_t win_start_us, win_received; // the rate's window: its start, st.received then
     uv_signal_t sig[3];
     bool signals_on;
     ls_net_fault fault;
@@ -331,12 +329,7 @@ static void on_timer(uv_timer_t *h)
 // datagrams, the loop pauses, so the next one finds the datagrams of the pause
 // waiting and reads them with one wakeup and one recvmmsg (a relay otherwise
 // wakes once per datagram: an epoll_wait, two recvmmsg and a context switch
-// each). Only while datagrams arrive at COALESCE_MIN_PER_MS or more (measured
-// over windows of at least a millisecond): below that a pause gathers too few
-// to pay for its own timer wakeup, and only adds latency. Costs each datagram
-// at most coalesce_us of latency and no CPU.
-#define COALESCE_MIN_PER_MS 16
-
+// each). Costs each datagram at most coalesce_us of latency, spends no CPU.
 static void on_check(uv_check_t *h)
 {
     ls_uv *t = h->data;
@@ -344,17 +337,8 @@ static void on_check(uv_check_t *h)
         return;
     }
     t->received = false;
-    uint64_t now = ls_uv_now_us(t), span = now - t->win_start_us;
-    if (span >= 1000) {
-        uint64_t n = t->st.received - t->win_received;
-        t->busy = n * 1000 >= (uint64_t)COALESCE_MIN_PER_MS * span;
-        t->win_start_us = now;
-        t->win_received = t->st.received;
-    }
-    if (t->busy) {
-        struct timespec ts = {0, (long)t->def.coalesce_us * 1000L};
-        nanosleep(&ts, NULL);
-    }
+    struct timespec ts = {0, (long)t->def.coalesce_us * 1000L};
+    nanosleep(&ts, NULL);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
