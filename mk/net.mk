@@ -37,20 +37,17 @@ FUZZ_HARNESSES += wire
 # the largest S whose added p99 stays under 1 ms, and prints the relay's CPU per
 # session and the sessions one full core of relay CPU carries (goal >= 1000).
 # It says when the load generator, not the relay, stopped the ramp.
-# BENCH_NET_RAMP=0 skips the ramp. BENCH_NET_COALESCE=US sets the relay's
-# ls_uv_def.coalesce_us (fewer wakeups; 0, the default, as `lockstep relay`).
-# About a minute and a half by default.
+# BENCH_NET_RAMP=0 skips the ramp. About a minute and a half by default.
 BENCH_NET := $(BUILD)/bench_net
 BENCH_NET_SECONDS ?= 3
 BENCH_NET_SESSIONS ?= 1,16,64
 BENCH_NET_RAMP ?= 2
 BENCH_NET_RAMP_MAX ?= 2048
-BENCH_NET_COALESCE ?= 0
 BENCH_SECTIONS += bench-net
 .PHONY: bench-net
 bench-net: $(BENCH_NET)
 	@echo "== 5. relay: throughput and added latency, S sessions x 4 peers at 60 Hz vs raw UDP echo; sessions per core"
 	@mkdir -p $(BENCH_OUT) && $(BENCH_NET) $(BENCH_NET_SECONDS) $(BENCH_NET_SESSIONS) $(BENCH_OUT)/bench-net.csv \
-	  $(BENCH_NET_RAMP) $(BENCH_NET_RAMP_MAX) $(BENCH_NET_COALESCE)
+	  $(BENCH_NET_RAMP) $(BENCH_NET_RAMP_MAX)
 $(BENCH_NET): $(BUILD)/obj/net/bench/relay_bench.o $(LIB_A)
 	$(CC) $(ALLFLAGS) -o $@ $^ -lm $(LIB_LIBS)

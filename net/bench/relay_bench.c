@@ -314,9 +314,6 @@ static void rc_timer(void *u, uint64_t now)
     rc_pump(c);
 }
 
-// ls_uv_def.coalesce_us of the relay under test (argument 6; bench-only state).
-static uint32_t relay_coalesce_us;
-
 static void relay_main(uint32_t sessions, int out)
 {
     pin_to(0);
@@ -331,7 +328,6 @@ static void relay_main(uint32_t sessions, int out)
     ud.user = &c;
     ud.on_recv = rc_recv;
     ud.on_timer = rc_timer;
-    ud.coalesce_us = relay_coalesce_us;
     char msg[256];
     c.uv = ls_uv_create(&ud, msg, sizeof msg);
     if (!c.relay || !c.uv) {
@@ -898,7 +894,6 @@ int main(int argc, char **argv)
     FILE *csv = argc > 3 ? fopen(argv[3], "w") : NULL;
     double ramp_seconds = argc > 4 ? atof(argv[4]) : 2.0;
     uint32_t ramp_max = argc > 5 ? (uint32_t)atoi(argv[5]) : 2048;
-    relay_coalesce_us = argc > 6 ? (uint32_t)atoi(argv[6]) : 0;
     // 4 sockets per session and a few more: raise the descriptor limit.
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -913,8 +908,8 @@ int main(int argc, char **argv)
            "peer -> relay -> peer for the relay and client -> echo -> client for the raw\n"
            "recvmmsg/sendmmsg echo (same two hops), measured in this run. The relay and the\n"
            "echo run on CPU 0, the load generator on CPU 1 (%s); cpu %% is the\n"
-           "server's over the window. Relay coalesce_us: %u.\n\n",
-           SLOTS, RATE, seconds, raised ? "at nice -10" : "at normal priority", relay_coalesce_us);
+           "server's over the window.\n\n",
+           SLOTS, RATE, seconds, raised ? "at nice -10" : "at normal priority");
     printf("%8s %10s %12s %12s %9s %9s %9s | %9s %9s %9s | %9s %9s\n", "sessions", "peers",
            "relay in/s", "relay out/s", "cpu %", "p50 us", "p99 us", "echo/s", "p50 us", "p99 us",
            "+p50 us", "+p99 us");

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <uv.h>
 
 #if defined(__linux__)
@@ -30,8 +29,6 @@ struct ls_uv {
     int closing; // handles whose close callback is still due
     uv_udp_t udp;
     uv_timer_t timer;
-    uv_check_t check; // after each poll phase: the coalescing pause (def.coalesce_us)
-    bool received;    // datagrams arrived since the last check
     uv_signal_t sig[3];
     bool signals_on;
     ls_net_fault fault;
@@ -299,7 +296,6 @@ static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struc
         if (from_sockaddr(addr, &from)) {
             t->st.received++;
             t->st.recv_bytes += (uint64_t)nread;
-            t->received = true;
             t->batching++;
             t->def.on_recv(t->def.user, &from, (const uint8_t *)buf->base, (size_t)nread,
                            ls_uv_now_us(t));
@@ -323,22 +319,6 @@ static void on_timer(uv_timer_t *h)
     if (--t->batching == 0 && t->out_len) {
         flush_out(t);
     }
-}
-
-// Fewer wakeups (ls_uv_def.coalesce_us): after a poll phase that read
-// datagrams, the loop pauses, so the next one finds the datagrams of the pause
-// waiting and reads them with one wakeup and one recvmmsg (a relay otherwise
-// wakes once per datagram: an epoll_wait, two recvmmsg and a context switch
-// each). Costs each datagram at most coalesce_us of latency, spends no CPU.
-static void on_check(uv_check_t *h)
-{
-    ls_uv *t = h->data;
-    if (!t->received) {
-        return;
-    }
-    t->received = false;
-    struct timespec ts = {0, (long)t->def.coalesce_us * 1000L};
-    nanosleep(&ts, NULL);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -424,8 +404,7 @@ ls_uv *ls_uv_create(const ls_uv_def *def, char *msg, size_t size)
         msg = scratch;
         size = sizeof scratch;
     }
-    if (!def || !def->on_recv || !def->bind_host || def->poll_us < 1000 ||
-        def->coalesce_us >= 1000000) {
+    if (!def || !def->on_recv || !def->bind_host || def->poll_us < 1000) {
         say(msg, size, "transport: invalid settings");
         return NULL;
     }
@@ -455,12 +434,6 @@ ls_uv *ls_uv_create(const ls_uv_def *def, char *msg, size_t size)
     uv_udp_init_ex(t->loop, &t->udp,
                    (unsigned)(is_v6(def->bind_host) ? AF_INET6 : AF_INET) | UV_UDP_RECVMMSG);
     uv_timer_init(t->loop, &t->timer);
-    uv_check_init(t->loop, &t->check);
-    t->check.data = t;
-    if (def->coalesce_us) {
-        uv_check_start(&t->check, on_check);
-        uv_unref((uv_handle_t *)&t->check); // it never keeps the loop alive
-    }
     t->udp.data = t;
     t->timer.data = t;
     if (!start(t, msg, size)) {
@@ -495,8 +468,7 @@ void ls_uv_destroy(ls_uv *t)
     if (t->out_len) { // destroyed from inside one of our callbacks
         flush_out(t);
     }
-    t->closing = 3 + (t->signals_on ? 3 : 0);
-    uv_close((uv_handle_t *)&t->check, close_cb);
+    t->closing = 2 + (t->signals_on ? 3 : 0);
     uv_close((uv_handle_t *)&t->udp, close_cb);
     uv_close((uv_handle_t *)&t->timer, close_cb);
     for (int i = 0; t->signals_on && i < 3; i++) {

@@ -37,12 +37,6 @@ typedef struct ls_uv_def {
     ls_uv_timer_fn on_timer;   ///< Optional.
     ls_uv_signal_fn on_signal; ///< Optional.
     void *loop; ///< The game's uv_loop_t* to run on (NULL: the transport owns a loop).
-    /// Fewer wakeups under load: after reading datagrams the loop sleeps this
-    /// many microseconds (< 1000000), so the next read takes what arrived
-    /// meanwhile in one batch. Adds at most this much latency; 0 (default):
-    /// read as soon as a datagram arrives. For a loop that runs only the
-    /// transport (a dedicated relay), since the whole loop pauses.
-    uint32_t coalesce_us;
 } ls_uv_def;
 
 /// Transport counters.
