@@ -227,6 +227,8 @@ void ls_pcollide_find_pairs_(ls_world *w)
             p->rsum = ls_fx_add(ps->p[e->index].radius, ps->p[f->index].radius);
             p->wa = wa;
             p->wb = wb;
+            p->depth_sum = 0;
+            p->n = ls_vec3_zero();
         }
     }
 }
@@ -237,7 +239,7 @@ void ls_pcollide_project_pairs_(ls_world *w, uint32_t si)
     struct ls_particle_collide *pc = ps->collide;
     ls_vec3 *x = ps->x;
     for (uint32_t k = 0; k < pc->pair_count; k++) {
-        const ls_ppair *p = &pc->pairs[k];
+        ls_ppair *p = &pc->pairs[k];
         if (p->sa != si && p->sb != si) {
             continue;
         }
@@ -251,5 +253,56 @@ void ls_pcollide_project_pairs_(ls_world *w, uint32_t si)
         ls_vec3 t = ls_vec3_scale(n, corr);
         x[p->a] = ls_vec3_sub(x[p->a], ls_vec3_scale(t, p->wa));
         x[p->b] = ls_vec3_add(x[p->b], ls_vec3_scale(t, p->wb));
+        p->depth_sum = ls_fx_add(p->depth_sum, corr);
+        p->n = n;
+    }
+}
+
+// Friction of the pairs (SPEC.md §25.6), once per tick after every system, in
+// pair order: the shape friction's rule (friction.c) between two particles.
+// With mu = sqrt(mu_a mu_b) (the systems' frictions), D the pair's projected
+// overlap this tick and t the tangential part (to the last projection's n) of
+// b's displacement over the tick relative to a's, (x_b - x*_b) - (x_a - x*_a):
+// |t| <= mu D sticks (t is removed), else |t| is shortened by mu D; the
+// correction c is shared as the overlap is (a += c wa, b -= c wb), so equal
+// masses move by the same rounded vector and the pair's momentum is kept.
+void ls_pcollide_pair_friction_(ls_world *w)
+{
+    ls_particle_store *ps = w->particles;
+    struct ls_particle_collide *pc = ps ? ps->collide : NULL;
+    if (!pc) {
+        return;
+    }
+    ls_vec3 *x = ps->x, *xo = ps->x_old;
+    for (uint32_t k = 0; k < pc->pair_count; k++) {
+        const ls_ppair *p = &pc->pairs[k];
+        ls_fx fa = ps->systems[p->sa].friction, fb = ps->systems[p->sb].friction;
+        if (p->depth_sum <= 0 || fa <= 0 || fb <= 0) {
+            continue;
+        }
+        ls_fx limit = ls_fx_mul(ls_fx_sqrt(ls_fx_mul(fa, fb)), p->depth_sum);
+        if (limit <= 0) {
+            continue;
+        }
+        ls_vec3 dx = ls_vec3_sub(ls_vec3_sub(x[p->b], xo[p->b]), ls_vec3_sub(x[p->a], xo[p->a]));
+        ls_vec3 t = ls_vec3_sub(dx, ls_vec3_scale(p->n, ls_vec3_dot(dx, p->n)));
+        uint64_t t2 = ls_vec3_len_sq_q32(t);
+        if (t2 == 0) {
+            continue;
+        }
+        ls_vec3 c = t;
+        if (t2 > (uint64_t)limit * (uint64_t)limit) {
+            uint64_t root = ls_isqrt64(t2);
+            int64_t len = (int64_t)(root + ((t2 - root * root) > root)); // |t| to nearest
+            int64_t v[3] = {t.x, t.y, t.z};
+            ls_fx r[3];
+            for (int i = 0; i < 3; i++) {
+                int64_t num = v[i] * limit;
+                r[i] = (ls_fx)((num >= 0 ? num + len / 2 : num - len / 2) / len);
+            }
+            c = ls_vec3_make(r[0], r[1], r[2]);
+        }
+        x[p->a] = ls_vec3_add(x[p->a], ls_vec3_scale(c, p->wa));
+        x[p->b] = ls_vec3_sub(x[p->b], ls_vec3_scale(c, p->wb));
     }
 }

@@ -82,6 +82,8 @@ typedef struct ls_ppair {
     uint32_t sa, sb; ///< system slots
     ls_fx rsum;      ///< radius_a + radius_b
     ls_fx wa, wb;    ///< shares of the correction moved by a and b (sum 1, or 0 if both immovable)
+    ls_fx depth_sum; ///< this tick's projected overlap, summed (friction's limit)
+    ls_vec3 n;       ///< the last projection's direction, a to b
 } ls_ppair;
 
 /// One particle in the pair grid.
@@ -174,6 +176,8 @@ bool ls_pcollide_activate_(ls_world *w, ls_pcontact *c);
 void ls_pcollide_find_pairs_(ls_world *w);
 /// Project the pairs that involve system slot si once (collide_pairs.c).
 void ls_pcollide_project_pairs_(ls_world *w, uint32_t si);
+/// Friction of this tick's particle pairs, after every system (collide_pairs.c).
+void ls_pcollide_pair_friction_(ls_world *w);
 /// Body displacement over one tick at world point p (v + w x r) dt; zero for a
 /// body that does not move (coupling.c).
 ls_vec3 ls_pcollide_body_motion_(const ls_world *w, uint32_t body, ls_vec3 p);

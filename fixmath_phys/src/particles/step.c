@@ -19,6 +19,7 @@
 // A world without particle systems does nothing here.
 #include "../dynamics/workers.h"
 #include "distance.h"
+#include "pcollide.h"
 
 // The particles a constraint writes (pin: a; angle: its arms b, c).
 static uint32_t written(const ls_pcon *c, uint32_t out[2])
@@ -216,5 +217,6 @@ void ls_particles_step_(ls_world *w)
         tear(w, si, s);
         check_range(w, si, s);
     }
+    ls_pcollide_pair_friction_(w);
     ls_particles_couple_(w);
 }
