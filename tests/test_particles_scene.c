@@ -26,8 +26,8 @@ static const char ALL[] =
     "no_shear bend_stiffness 0.5 tear 1.5 pins corner00+edge_u1 iterations 6 stick exact "
     "damping 0.01 gravity_scale 0.5 friction 0.3 wind 1 0 0.5 turbulence 3 "
     "seed 18446744073709551615 filter 2 5 no_particle_collision pinned 3 4 7 9\n"
-    "rope from 0 4.5 0 to 3 4.5 0 segments 12 mass 1 end_mass 5 radius 0.05 slack tear 2 "
-    "pin none attach_start hook attach_end 1\n"
+    "rope from 0 4.5 0 to 3 4.5 0 segments 12 mass 1 end_mass 5 radius 0.05 slack "
+    "no_long_range tear 2 pin none attach_start hook attach_end 1\n"
     "ragdoll_particles pos 0 3 2 quat 0 0 0.2 1 height 1.7 mass 60 radius 0.05 vel 1 0 0 "
     "iterations 10\n"
     "particle_body hull points 4 0 0 0 1 0 0 0 1 0 0 0 1 at 0.1 0 0 rot 0 0.1 0 1 "
@@ -87,7 +87,7 @@ Test(particles_scene, every_statement_parses_to_the_builders_definitions)
     cr_assert_eq(p[1].kind, LS_SCENE_ROPE);
     cr_assert_eq(r->segments, 12u);
     cr_assert_eq(r->end_mass, fx_of(5));
-    cr_assert(r->slack && !r->pin_start && !r->pin_end);
+    cr_assert(r->slack && !r->pin_start && !r->pin_end && !r->long_range);
     cr_assert_eq(r->attach_start.index1, 1u, "the label `hook` is body 0: index1 1");
     cr_assert_eq(r->attach_end.index1, 2u);
     const ls_particle_ragdoll_def *g = &p[2].ragdoll;

@@ -268,6 +268,10 @@ typedef struct ls_rope_def {
     ls_body_id attach_start;       ///< Pin the first particle to this body where it is (one way:
                                    ///< the body drives the particle); null: none.
     ls_body_id attach_end;         ///< The same for the last particle.
+    bool long_range;               ///< Long-range attachments: no particle gets farther from a
+                                   ///< held end (pinned or attached) than the rope's rest length
+                                   ///< between them (heavy ends do not stretch the rope), default
+                                   ///< true; ignored with tear_ratio (a torn part must fall).
 } ls_rope_def;
 
 /// Particle ragdoll (Jakobsen's Hitman ragdoll): 16 particles (0 head, 1 neck,

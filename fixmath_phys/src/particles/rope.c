@@ -22,6 +22,7 @@ ls_rope_def ls_default_rope_def(void)
     d.mass = LS_FX_ONE;
     d.radius = 1311; // 0.02 m
     d.pin_start = true;
+    d.long_range = true;
     return d;
 }
 
@@ -95,6 +96,42 @@ static bool attach(ls_world *w, ls_particle_system *s, uint32_t k, ls_body_id id
     return ls_particles_push_constraint_(w, s, &c, err) != UINT32_MAX;
 }
 
+// Long-range attachments (Kim, Chentanez and Mueller 2012; SPEC.md §25.7):
+// from the held end `from` (0 or n - 1), a range 0..L_k to every other
+// particle k, L_k the rest length of the rope between them (the sum of its
+// segments' lengths). Why: a chain of sticks relaxed a few times a tick
+// carries a heavy end only by stretching (a 100:1 end stretched a rope by
+// 131 %); a range straight to the anchor holds each particle within its rope
+// length of it in one projection, whatever the chain does between. Only a
+// pull beyond L_k acts, so the rope still folds, swings and goes slack. A
+// particle farther than 128 m of rope from the end gets none (the range's
+// limit); the other end is skipped when it is held too (both immovable).
+static bool long_range(ls_world *w, ls_particle_system *s, uint32_t from, uint32_t n,
+                       bool other_held, ls_error *err)
+{
+    int64_t path = 0;
+    for (uint32_t step = 1; step < n; step++) {
+        uint32_t k = from == 0 ? step : n - 1 - step;
+        uint32_t prev = from == 0 ? k - 1 : k + 1;
+        path += ls_pcon_distance_(w, s, prev, k);
+        if (path > LS_PARTICLE_LEN_MAX) {
+            break;
+        }
+        if (step == n - 1 && other_held) {
+            break;
+        }
+        ls_particle_constraint_def c = ls_default_particle_constraint_def();
+        c.type = LS_PARTICLE_RANGE;
+        c.a = from;
+        c.b = k;
+        c.max_length = (ls_fx)(path > LS_PARTICLE_LEN_MIN ? path : LS_PARTICLE_LEN_MIN);
+        if (ls_particles_push_constraint_(w, s, &c, err) == UINT32_MAX) {
+            return false;
+        }
+    }
+    return true;
+}
+
 ls_particle_system_id ls_rope_create(ls_world *w, const ls_rope_def *def, ls_error *err)
 {
     ls_particle_system_id none = {0, 0};
@@ -108,8 +145,12 @@ ls_particle_system_id ls_rope_create(ls_world *w, const ls_rope_def *def, ls_err
     uint32_t n = def->segments + 1;
     ls_particle_system_def sd = def->system;
     sd.max_particles = n;
+    bool held_start = def->pin_start || def->attach_start.index1 != 0;
+    bool held_end = def->pin_end || def->attach_end.index1 != 0;
+    bool lra = def->long_range && def->tear_ratio == 0;
     sd.max_constraints =
-        def->segments + (def->attach_start.index1 != 0) + (def->attach_end.index1 != 0);
+        def->segments + (def->attach_start.index1 != 0) + (def->attach_end.index1 != 0) +
+        (lra ? def->segments * ((held_start ? 1u : 0u) + (held_end ? 1u : 0u)) : 0);
     if (ls_particles_check_system_def_(w, &sd, "system.", true, err) != LS_OK) {
         return none;
     }
@@ -144,6 +185,12 @@ ls_particle_system_id ls_rope_create(ls_world *w, const ls_rope_def *def, ls_err
     }
     if (ok && def->attach_end.index1 != 0) {
         ok = attach(w, s, n - 1, def->attach_end, err);
+    }
+    if (ok && lra && held_start) {
+        ok = long_range(w, s, 0, n, def->pin_end || def->attach_end.index1 != 0, err);
+    }
+    if (ok && lra && held_end) {
+        ok = long_range(w, s, n - 1, n, held_start, err);
     }
     if (!ok) { // e.g. segments shorter than 0.001 m (field "length" / "max_length")
         ls_particle_system_destroy(w, id);

@@ -1003,6 +1003,7 @@ enum {
     Q_SEGMENTS,
     Q_END_MASS,
     Q_SLACK,
+    Q_NO_LONG_RANGE,
     Q_PIN,
     Q_ATTACH_START,
     Q_ATTACH_END,
@@ -1047,6 +1048,7 @@ static const struct {
     [Q_SEGMENTS] = {"segments", KR},
     [Q_END_MASS] = {"end_mass", KR},
     [Q_SLACK] = {"slack", KR},
+    [Q_NO_LONG_RANGE] = {"no_long_range", KR},
     [Q_PIN] = {"pin", KR},
     [Q_ATTACH_START] = {"attach_start", KR},
     [Q_ATTACH_END] = {"attach_end", KR},
@@ -1352,6 +1354,9 @@ static ls_result parse_particle_prop(parser *ps, const ls_scene *s, ls_scene_par
         return read_fx_in(ps, name, 0, LS_FX_INT(1000), &rp->end_mass);
     case Q_SLACK:
         rp->slack = true;
+        return LS_OK;
+    case Q_NO_LONG_RANGE:
+        rp->long_range = false;
         return LS_OK;
     case Q_PIN:
         r = read_word(ps, name, rope_pins, "none, start, end, both", &word);

@@ -356,6 +356,7 @@ static void emit_rope(out *o, const ls_scene *s, const ls_rope_def *r)
     }
     emit_fx(o, "radius", r->radius);
     emit(o, r->slack ? " slack" : "");
+    emit(o, r->long_range ? "" : " no_long_range");
     if (r->tear_ratio != d.tear_ratio) {
         emit_fx(o, "tear", r->tear_ratio);
     }
@@ -475,7 +476,10 @@ static void particle_needs(const ls_scene_particles *sp, uint64_t *particles, ui
     }
     case LS_SCENE_ROPE:
         n = (uint64_t)sp->rope.segments + 1;
-        c = (uint64_t)sp->rope.segments + 2;
+        c = (uint64_t)sp->rope.segments + 2; // sticks and attachments
+        if (sp->rope.long_range && sp->rope.tear_ratio == 0) {
+            c += 2 * (uint64_t)sp->rope.segments; // long-range attachments, both ends at most
+        }
         break;
     case LS_SCENE_RAGDOLL:
         n = 16; // ragdoll.c: 16 particles, 26 sticks, 7 angle limits, 3 one-sided sticks
