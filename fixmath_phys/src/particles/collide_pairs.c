@@ -285,22 +285,9 @@ void ls_pcollide_pair_friction_(ls_world *w)
             continue;
         }
         ls_vec3 dx = ls_vec3_sub(ls_vec3_sub(x[p->b], xo[p->b]), ls_vec3_sub(x[p->a], xo[p->a]));
-        ls_vec3 t = ls_vec3_sub(dx, ls_vec3_scale(p->n, ls_vec3_dot(dx, p->n)));
-        uint64_t t2 = ls_vec3_len_sq_q32(t);
-        if (t2 == 0) {
+        ls_vec3 c;
+        if (!ls_pcollide_friction_correction_(dx, p->n, limit, &c)) {
             continue;
-        }
-        ls_vec3 c = t;
-        if (t2 > (uint64_t)limit * (uint64_t)limit) {
-            uint64_t root = ls_isqrt64(t2);
-            int64_t len = (int64_t)(root + ((t2 - root * root) > root)); // |t| to nearest
-            int64_t v[3] = {t.x, t.y, t.z};
-            ls_fx r[3];
-            for (int i = 0; i < 3; i++) {
-                int64_t num = v[i] * limit;
-                r[i] = (ls_fx)((num >= 0 ? num + len / 2 : num - len / 2) / len);
-            }
-            c = ls_vec3_make(r[0], r[1], r[2]);
         }
         x[p->a] = ls_vec3_add(x[p->a], ls_vec3_scale(c, p->wa));
         x[p->b] = ls_vec3_sub(x[p->b], ls_vec3_scale(c, p->wb));

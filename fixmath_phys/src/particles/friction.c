@@ -18,6 +18,30 @@
 // and the particle's static and kinematic planes are projected once more.
 #include "pcollide.h"
 
+bool ls_pcollide_friction_correction_(ls_vec3 dx, ls_vec3 n, ls_fx limit, ls_vec3 *out)
+{
+    ls_vec3 t = ls_vec3_sub(dx, ls_vec3_scale(n, ls_vec3_dot(dx, n)));
+    uint64_t t2 = ls_vec3_len_sq_q32(t);
+    if (t2 == 0) {
+        return false;
+    }
+    *out = t;
+    if (t2 > (uint64_t)limit * (uint64_t)limit) {
+        // Shorten by the limit: t * limit / |t|, each component rounded to nearest.
+        uint64_t root = ls_isqrt64(t2);
+        int64_t len = (int64_t)(root + ((t2 - root * root) > root)); // |t| to nearest
+        int64_t c[3] = {t.x, t.y, t.z};
+        ls_fx r[3];
+        for (int k = 0; k < 3; k++) {
+            int64_t num = c[k] * limit;
+            int64_t q = (num >= 0 ? num + len / 2 : num - len / 2) / len;
+            r[k] = (ls_fx)q; // |q| <= |c[k]|
+        }
+        *out = ls_vec3_make(r[0], r[1], r[2]);
+    }
+    return true;
+}
+
 void ls_particles_friction_(ls_world *w, ls_particle_system *s)
 {
     ls_particle_store *ps = w->particles;
@@ -47,25 +71,9 @@ void ls_particles_friction_(ls_world *w, ls_particle_system *s)
         if (body != UINT32_MAX && w->bodies[body].type != LS_BODY_STATIC) {
             dx = ls_vec3_sub(dx, ls_pcollide_body_motion_(w, body, x[i]));
         }
-        ls_vec3 n = pcs[i].normal;
-        ls_vec3 t = ls_vec3_sub(dx, ls_vec3_scale(n, ls_vec3_dot(dx, n)));
-        uint64_t t2 = ls_vec3_len_sq_q32(t);
-        if (t2 == 0) {
+        ls_vec3 corr;
+        if (!ls_pcollide_friction_correction_(dx, pcs[i].normal, limit, &corr)) {
             continue;
-        }
-        ls_vec3 corr = t;
-        if (t2 > (uint64_t)limit * (uint64_t)limit) {
-            // Shorten by the limit: t * limit / |t|, each component rounded to nearest.
-            uint64_t root = ls_isqrt64(t2);
-            int64_t len = (int64_t)(root + ((t2 - root * root) > root)); // |t| to nearest
-            int64_t c[3] = {t.x, t.y, t.z};
-            ls_fx r[3];
-            for (int k = 0; k < 3; k++) {
-                int64_t num = c[k] * limit;
-                int64_t q = (num >= 0 ? num + len / 2 : num - len / 2) / len;
-                r[k] = (ls_fx)q; // |q| <= |c[k]|
-            }
-            corr = ls_vec3_make(r[0], r[1], r[2]);
         }
         x[i] = ls_vec3_sub(x[i], corr);
         fric[i] = corr;

@@ -176,6 +176,10 @@ bool ls_pcollide_activate_(ls_world *w, ls_pcontact *c);
 void ls_pcollide_find_pairs_(ls_world *w);
 /// Project the pairs that involve system slot si once (collide_pairs.c).
 void ls_pcollide_project_pairs_(ls_world *w, uint32_t si);
+/// The friction rule (friction.c): the part t of displacement dx tangential to
+/// unit n, whole when |t| <= limit (sticks), else shortened to limit (slides),
+/// in *out; false when t is zero (nothing to correct).
+bool ls_pcollide_friction_correction_(ls_vec3 dx, ls_vec3 n, ls_fx limit, ls_vec3 *out);
 /// Friction of this tick's particle pairs, after every system (collide_pairs.c).
 void ls_pcollide_pair_friction_(ls_world *w);
 /// Body displacement over one tick at world point p (v + w x r) dt; zero for a
