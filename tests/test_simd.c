@@ -71,13 +71,19 @@ static ls_world *instantiate(const ls_scene *s, ls_simd simd)
 /// The vector paths besides the scalar reference.
 static const ls_simd vector_paths[] = {LS_SIMD_AVX2};
 
-ParameterizedTest(scene_name *p, simd, every_scene_steps_the_same_on_every_vector_path)
+// Step a shipped scene on the scalar reference and on each vector path this
+// machine has, comparing checksums tick by tick; rolling > 0 overrides the
+// scene's rolling resistance. Returns the number of vector paths compared.
+static int compare_paths(const char *name, ls_fx rolling)
 {
     char path[96];
-    snprintf(path, sizeof path, "tools/scenes/%s.scene", p->name);
+    snprintf(path, sizeof path, "tools/scenes/%s.scene", name);
     ls_scene scene;
     ls_error err;
     cr_assert_eq(ls_scene_load(path, &scene, &err), LS_OK, "%s: %s", path, err.message);
+    if (rolling > 0) {
+        scene.world.rolling_resistance = rolling;
+    }
     uint32_t cap = scene.body_count >= 1000 ? 120 : 300;
     uint32_t ticks = scene.ticks < cap ? scene.ticks : cap;
     int tested = 0;
@@ -92,7 +98,7 @@ ParameterizedTest(scene_name *p, simd, every_scene_steps_the_same_on_every_vecto
             ls_world_step(vec);
             uint64_t a = ls_world_checksum(ref), b = ls_world_checksum(vec);
             cr_assert_eq(a, b, "%s: path %s differs from scalar at tick %u (%016llx vs %016llx)",
-                         p->name, ls_world_simd_name(vec), t, (unsigned long long)b,
+                         name, ls_world_simd_name(vec), t, (unsigned long long)b,
                          (unsigned long long)a);
         }
         ls_world_destroy(ref);
@@ -100,6 +106,26 @@ ParameterizedTest(scene_name *p, simd, every_scene_steps_the_same_on_every_vecto
         tested++;
     }
     ls_scene_free(&scene);
+    return tested;
+}
+
+ParameterizedTest(scene_name *p, simd, every_scene_steps_the_same_on_every_vector_path)
+{
+    if (compare_paths(p->name, 0) == 0) {
+        cr_skip_test("no vector path on this machine");
+    }
+}
+
+// Rolling resistance (Box3D's rain sets 0.2) in scenes of round and flat
+// shapes: the vector paths solve its block too (contact_avx2.c).
+Test(simd, rolling_resistance_steps_the_same_on_every_vector_path)
+{
+    static const char *const names[] = {"ragdoll_stairs", "sphere_bounce", "compound_stairs",
+                                        "rain_2000", "mesh_terrain"};
+    int tested = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        tested += compare_paths(names[i], LS_FX_ONE / 5);
+    }
     if (tested == 0) {
         cr_skip_test("no vector path on this machine");
     }
@@ -129,6 +155,7 @@ Test(simd, the_scalar_path_is_always_available_and_named)
 typedef struct fixture {
     ls_solver_body states[STATES];
     ls_contact_lanes group;
+    ls_rolling_lanes roll; ///< the group's rolling block when group.rolling == 0
 } fixture;
 
 static int32_t rnd_range(ls_rng *r, int32_t lo, int32_t hi)
@@ -158,7 +185,8 @@ static void random_fixture(ls_rng *r, fixture *f, int scale)
                                                rnd_range(r, -2000, 2000), 65536));
     }
     ls_contact_lanes *g = &f->group;
-    g->rolling = -1;
+    // Every other group has rolling resistance (in its lanes of 1 or 2 points).
+    g->rolling = (ls_rng_next_u32(r) & 1) ? 0 : -1;
     int points = 0;
     for (uint32_t l = 0; l < LS_LANES; l++) {
         // Distinct bodies per lane: a = 1 + 2l, b = 2 + 2l, or the identity.
@@ -234,6 +262,20 @@ static void random_fixture(ls_rng *r, fixture *f, int scale)
             p->vn0[l] = rnd_range(r, -5 * 65536, 5 * 65536);
             p->twist_lever[l] = rnd_range(r, 0, 65536);
         }
+        if (g->rolling == 0 && g->count[l] <= 2) {
+            ls_rolling_lanes *ro = &f->roll;
+            ro->limit[l] = rnd_range(r, 1, 65536);
+            for (int i = 0; i < 6; i++) {
+                int diag = i == 0 || i == 3 || i == 5;
+                ro->mass[i][l] = diag ? rnd_range(r, 0, 20 * 65536 * scale)
+                                      : rnd_range(r, -2 * 65536 * scale, 2 * 65536 * scale);
+                ro->ia[i][l] = g->a[l] ? rnd_range(r, -inv, inv) : 0;
+                ro->ib[i][l] = rnd_range(r, -inv, inv);
+            }
+            for (int k = 0; k < 3; k++) {
+                ro->r[k][l] = rnd_range(r, -imp / 4, imp / 4);
+            }
+        }
     }
     g->points = points;
 }
@@ -243,6 +285,7 @@ static ls_contact_sweep sweep_of(fixture *f, bool use_bias, bool surface)
     ls_contact_sweep sw;
     memset(&sw, 0, sizeof sw);
     sw.states = f->states;
+    sw.rolling = &f->roll;
     sw.inv_h = 480 * 65536;
     sw.max_push = -3 * 65536;
     sw.threshold = -65536;
@@ -278,6 +321,9 @@ static int compare_kernel(const ls_contact_kernels *k, const fixture *f0, int wh
               use_bias, surface, k->name);
     cr_assert(memcmp(&a->group, &b->group, sizeof a->group) == 0,
               "seed %d kernel %d (bias %d surface %d): group data differ (%s)", seed, which,
+              use_bias, surface, k->name);
+    cr_assert(memcmp(&a->roll, &b->roll, sizeof a->roll) == 0,
+              "seed %d kernel %d (bias %d surface %d): rolling data differ (%s)", seed, which,
               use_bias, surface, k->name);
     free(a);
     free(b);

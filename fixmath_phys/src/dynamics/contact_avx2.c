@@ -10,7 +10,8 @@
 // anything is stored and the group is redone by the scalar reference, so
 // the bits are the same on every path, overflow or not. The friction circle,
 // whose clamp needs a square root and a division, is done per lane by the
-// scalar helper, and groups with rolling resistance go to the scalar path.
+// scalar helper, and so is the rolling-resistance ball (ls_contact_clamp_ball_)
+// for the lanes outside it.
 //
 // Built on x86 only, with the AVX2 target attribute on each function; the
 // solver picks it at run time when the CPU has AVX2 (solver.c).
@@ -80,13 +81,103 @@ AVX2 void apply_friction(const ls_contact_lanes *g, B *a, B *b, V d1, V d2, V *c
     }
 }
 
+// Rolling resistance (ls_rolling_lanes): wa -= Ia^-1 d, wb += Ib^-1 d. Lanes
+// without it hold zeros, so every lane takes the same steps.
+AVX2 void apply_rolling(const ls_rolling_lanes *ro, B *a, B *b, const V *d, V *chk)
+{
+    static const int idx[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
+    P pd[3] = {prep(d[0]), prep(d[1]), prep(d[2])};
+    for (int k = 0; k < 3; k++) {
+        W xa = dot3p(prep(ld(ro->ia[idx[k][0]])), prep(ld(ro->ia[idx[k][1]])),
+                     prep(ld(ro->ia[idx[k][2]])), pd[0], pd[1], pd[2]);
+        W xb = dot3p(prep(ld(ro->ib[idx[k][0]])), prep(ld(ro->ib[idx[k][1]])),
+                     prep(ld(ro->ib[idx[k][2]])), pd[0], pd[1], pd[2]);
+        a->w[k] = chk32(_mm256_sub_epi32(a->w[k], NAR(xa, 20, *chk)), chk);
+        b->w[k] = chk32(_mm256_add_epi32(b->w[k], NAR(xb, 20, *chk)), chk);
+    }
+}
+
+// Eight 64-bit values (even lanes e, odd lanes o) whose low halves are kept.
+AVX2 V low32(V e, V o)
+{
+    return _mm256_blend_epi32(e, _mm256_slli_epi64(o, 32), 0xAA);
+}
+
+// min(max(x, 0), 2^30 - 1) of exact 64-bit lanes (ls_cap).
+AVX2 V cap64(V x)
+{
+    const V zero = _mm256_setzero_si256(), top = _mm256_set1_epi64x((1 << 30) - 1);
+    return _mm256_blendv_epi8(_mm256_andnot_si256(_mm256_cmpgt_epi64(zero, x), x), top,
+                              _mm256_cmpgt_epi64(x, top));
+}
+
+// The rolling block of the relax pass (solve_surface's first part): r' =
+// clamp(r + rnd(M (wa - wb), 16), limit * total), applied; the new r in *out.
+// rtotal = sum of limit * lambda_i, exact.
+AVX2 void solve_rolling(const ls_rolling_lanes *ro, B *a, B *b, W rtotal, V *out, V *chk)
+{
+    static const int idx[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
+    P dw[3];
+    for (int k = 0; k < 3; k++) {
+        dw[k] = prep(_mm256_sub_epi32(a->w[k], b->w[k]));
+    }
+    V lim = low32(cap64(rnd16_64(rtotal.e)), cap64(rnd16_64(rtotal.o)));
+    const P one = prep(splat(1));
+    const V bias = _mm256_set1_epi64x((int64_t)1 << 30);
+    V old[3], ne[3], no[3], far = _mm256_setzero_si256();
+    for (int k = 0; k < 3; k++) {
+        old[k] = ld(ro->r[k]);
+        W x = dot3p(prep(ld(ro->mass[idx[k][0]])), prep(ld(ro->mass[idx[k][1]])),
+                    prep(ld(ro->mass[idx[k][2]])), dw[0], dw[1], dw[2]);
+        W o = mulp(prep(old[k]), one); // old, sign-extended
+        ne[k] = _mm256_add_epi64(o.e, rnd16_64(x.e));
+        no[k] = _mm256_add_epi64(o.o, rnd16_64(x.o));
+        // |now| >= 2^30 somewhere: that lane takes the scalar clamp.
+        far = _mm256_or_si256(far, _mm256_srli_epi64(_mm256_add_epi64(ne[k], bias), 31));
+        far = _mm256_or_si256(far, _mm256_srli_epi64(_mm256_add_epi64(no[k], bias), 31));
+    }
+    V now[3];
+    for (int k = 0; k < 3; k++) {
+        now[k] = low32(ne[k], no[k]);
+    }
+    // Within 2^30 each square is below 2^60: the sums compare exactly.
+    P pn[3] = {prep(now[0]), prep(now[1]), prep(now[2])}, pl = prep(lim);
+    W len2 = dot3p(pn[0], pn[1], pn[2], pn[0], pn[1], pn[2]), lim2 = mulp(pl, pl);
+    V outside = _mm256_or_si256(_mm256_cmpgt_epi64(len2.e, lim2.e), _mm256_cmpgt_epi64(len2.o, lim2.o));
+    if (!all_zero(_mm256_or_si256(far, outside)) && all_zero(*chk)) {
+        int64_t e[3][4], o[3][4];
+        int32_t xl[8], r[3][8];
+        for (int k = 0; k < 3; k++) {
+            _mm256_storeu_si256((__m256i *)(void *)e[k], ne[k]);
+            _mm256_storeu_si256((__m256i *)(void *)o[k], no[k]);
+        }
+        st(xl, lim);
+        for (int l = 0; l < 8; l++) {
+            int64_t c[3];
+            for (int k = 0; k < 3; k++) {
+                c[k] = (l & 1) ? o[k][l >> 1] : e[k][l >> 1];
+            }
+            ls_contact_clamp_ball_(c, 3, xl[l]);
+            for (int k = 0; k < 3; k++) {
+                r[k][l] = (int32_t)c[k];
+            }
+        }
+        for (int k = 0; k < 3; k++) {
+            now[k] = ld(r[k]);
+        }
+    }
+    V d[3];
+    for (int k = 0; k < 3; k++) {
+        d[k] = _mm256_sub_epi32(now[k], old[k]);
+        out[k] = now[k];
+    }
+    apply_rolling(ro, a, b, d, chk);
+}
+
 // ---- sweeps ------------------------------------------------------------------
 
 AVX2_FN uint32_t warm_start(const ls_contact_sweep *sw, ls_contact_lanes *g)
 {
-    if (g->rolling >= 0) {
-        return ls_contact_warm_start_scalar_(sw, g);
-    }
     V chk = _mm256_setzero_si256();
     B a, b;
     gather(sw->states, g->a, &a, false);
@@ -99,6 +190,11 @@ AVX2_FN uint32_t warm_start(const ls_contact_sweep *sw, ls_contact_lanes *g)
     for (int k = 0; k < 3; k++) {
         a.w[k] = upd(a.w[k], tw, ld(g->in_a[k]), 20, -1, &chk);
         b.w[k] = upd(b.w[k], tw, ld(g->in_b[k]), 20, +1, &chk);
+    }
+    if (g->rolling >= 0) {
+        const ls_rolling_lanes *ro = &sw->rolling[g->rolling];
+        const V r[3] = {ld(ro->r[0]), ld(ro->r[1]), ld(ro->r[2])};
+        apply_rolling(ro, &a, &b, r, &chk);
     }
     if (!all_zero(chk)) {
         return ls_contact_warm_start_scalar_(sw, g);
@@ -135,9 +231,7 @@ AVX2 void rotate_conj(const V *dq, const N *n, V *out, V *chk)
 
 AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
 {
-    if (g->rolling >= 0) {
-        return ls_contact_solve_scalar_(sw, g);
-    }
+    ls_rolling_lanes *ro = g->rolling >= 0 ? &sw->rolling[g->rolling] : NULL;
     V chk = _mm256_setzero_si256();
     B a, b;
     gather(sw->states, g->a, &a, true);
@@ -160,8 +254,9 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     const P bias_rate = prep(ld(g->bias_rate));
     const P iscale_soft = prep(ld(g->impulse_scale));
     V imp[LS_MANIFOLD_MAX], maxi[LS_MANIFOLD_MAX];
-    W total = {zero, zero}, twist_arm = {zero, zero};
+    W total = {zero, zero}, twist_arm = {zero, zero}, rtotal = {zero, zero};
     const P mu = prep(ld(g->friction));
+    const P rlimit = prep(ro ? ld(ro->limit) : zero);
     // Gauss-Seidel over the slots in the scalar reference's order (empty
     // slots are zero rows: no impulse). Impact lanes (jacobi) read the
     // velocities from before the loop and apply their impulses after it.
@@ -224,6 +319,7 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
         maxi[i] = _mm256_max_epi32(ld(p->max_impulse), now);
         P pnow = prep(now);
         total = addw(total, mulp(mu, pnow));
+        rtotal = addw(rtotal, mulp(rlimit, pnow));
         twist_arm = addw(twist_arm, mulp(prep(ld(p->twist_lever)), pnow));
         V d = _mm256_sub_epi32(now, old);
         jdelta[i] = _mm256_and_si256(jac, d);
@@ -232,8 +328,11 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     for (uint32_t i = 0; i < np && mixed; i++) {
         apply_normal(g, &g->p[i], &a, &b, jdelta[i], &chk);
     }
-    V f1 = zero, f2 = zero, tw = zero;
+    V f1 = zero, f2 = zero, tw = zero, rn[3] = {zero, zero, zero};
     bool surface = sw->surface;
+    if (surface && ro) {
+        solve_rolling(ro, &a, &b, rtotal, rn, &chk); // rolling first, as the scalar reference
+    }
     if (surface) {
         // Twist: clamp(old - rnd(mass * speed), +-lim), lim = cap(rnd(twist_arm, 16)).
         const V lim_top = _mm256_set1_epi64x((1 << 30) - 1);
@@ -325,6 +424,11 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
         st(g->f1, f1);
         st(g->f2, f2);
         st(g->twist, tw);
+        if (ro) {
+            for (int k = 0; k < 3; k++) {
+                st(ro->r[k], rn[k]);
+            }
+        }
     }
     scatter(sw->states, g->a, &a);
     scatter(sw->states, g->b, &b);

@@ -545,7 +545,7 @@ uint32_t ls_contact_warm_start_scalar_(const ls_contact_sweep *sw, ls_contact_la
 // the ball, each becomes c * lim / |c| (|c| = isqrt of the exact sum of
 // squares, the division truncating toward zero). The result always lies in
 // the solver range.
-static void clamp_ball(int64_t *c, int n, int32_t lim)
+void ls_contact_clamp_ball_(int64_t *c, int n, int32_t lim)
 {
     int64_t big = 0;
     for (int k = 0; k < n; k++) {
@@ -590,7 +590,7 @@ static void solve_surface(const ls_contact_sweep *sw, ls_contact_lanes *g, uint3
                                 ro->mass[idx[k][2]][l], dw[0], dw[1], dw[2]);
             now[k] = (int64_t)old[k] + ls_rnd(x, 16);
         }
-        clamp_ball(now, 3, lim);
+        ls_contact_clamp_ball_(now, 3, lim);
         for (int k = 0; k < 3; k++) {
             d[k] = (int32_t)now[k] - old[k];
             rw->r[k][l] = (int32_t)now[k];
@@ -628,7 +628,7 @@ static void solve_surface(const ls_contact_sweep *sw, ls_contact_lanes *g, uint3
         int32_t o1 = g->f1[l], o2 = g->f2[l];
         int64_t f[2] = {(int64_t)o1 - d1, (int64_t)o2 - d2};
         int32_t lim = ls_cap(ls_rnd(mu * total, 16));
-        clamp_ball(f, 2, lim);
+        ls_contact_clamp_ball_(f, 2, lim);
         g->f1[l] = (int32_t)f[0];
         g->f2[l] = (int32_t)f[1];
         apply_friction(g, l, a, b, (int32_t)f[0] - o1, (int32_t)f[1] - o2, ovf);

@@ -115,6 +115,10 @@ void ls_contact_store_(ls_world *w, const ls_contact_lanes *g, const ls_rolling_
 uint32_t ls_contact_warm_start_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g);
 uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g);
 uint32_t ls_contact_restitution_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g);
+/// Clamp an accumulated vector impulse of n (2 or 3) exact components into
+/// the ball of radius lim (contact_solver.c states the rule); the vector
+/// paths call it for the lanes that leave the ball.
+void ls_contact_clamp_ball_(int64_t *c, int n, int32_t lim);
 
 /// A set of sweeps over groups of disjoint lanes (one colour).
 typedef struct ls_contact_kernels {
