@@ -930,56 +930,6 @@ ls_mat3 ls_joint_inverse_(ls_mat3 k)
                                      ls_joint_inverse1_(k.row[2].z)));
 }
 
-// The rounded sum of two exact products (a dot product whose third term is
-// zero, as ls_vec3_dot computes it: the zero changes neither sum nor rounding).
-static ls_fx dot2(int64_t p, int64_t q)
-{
-    return ls_fx_from_q32(ls_i64_add_sat(p, q));
-}
-
-// m + [r]x^T I [r]x (= m - [r]x I [r]x), upper triangle mirrored so K stays
-// symmetric. Why written out: the products [r]x has zeros in (a third of
-// each row and column) and the lower triangle were half the joint solve's
-// arithmetic; every entry is the same exact sum, rounded once, as the
-// product of the three matrices with ls_mat3_mul, so the bits are the same.
-static ls_mat3 add_arm_term(ls_mat3 m, ls_vec3 r, const ls_mat3 *inv_i)
-{
-    const int64_t x = r.x, y = r.y, z = r.z;
-    const int64_t nx = ls_fx_neg(r.x), ny = ls_fx_neg(r.y), nz = ls_fx_neg(r.z);
-    // t = I [r]x, [r]x = {{0, -z, y}, {z, 0, -x}, {-y, x, 0}}.
-    ls_fx t[3][3];
-    for (int i = 0; i < 3; i++) {
-        const ls_vec3 row = inv_i->row[i];
-        t[i][0] = dot2(z * row.y, ny * row.z);
-        t[i][1] = dot2(nz * row.x, x * row.z);
-        t[i][2] = dot2(y * row.x, nx * row.y);
-    }
-    // s = [r]x^T t, upper triangle.
-    m.row[0].x = ls_fx_add(m.row[0].x, dot2(z * t[1][0], ny * t[2][0]));
-    m.row[0].y = ls_fx_add(m.row[0].y, dot2(z * t[1][1], ny * t[2][1]));
-    m.row[0].z = ls_fx_add(m.row[0].z, dot2(z * t[1][2], ny * t[2][2]));
-    m.row[1].y = ls_fx_add(m.row[1].y, dot2(nz * t[0][1], x * t[2][1]));
-    m.row[1].z = ls_fx_add(m.row[1].z, dot2(nz * t[0][2], x * t[2][2]));
-    m.row[2].z = ls_fx_add(m.row[2].z, dot2(y * t[0][2], nx * t[1][2]));
-    m.row[1].x = m.row[0].y;
-    m.row[2].x = m.row[0].z;
-    m.row[2].y = m.row[1].z;
-    return m;
-}
-
-ls_mat3 ls_joint_point_k_(const ls_joint *j, ls_vec3 ra, ls_vec3 rb)
-{
-    ls_fx m = ls_fx_add(j->inv_mass_a, j->inv_mass_b);
-    ls_mat3 k = ls_mat3_diag(ls_vec3_make(m, m, m));
-    if (j->moves_a) {
-        k = add_arm_term(k, ra, &j->inv_i_a);
-    }
-    if (j->moves_b) {
-        k = add_arm_term(k, rb, &j->inv_i_b);
-    }
-    return k;
-}
-
 ls_fx ls_joint_angular_k_(const ls_joint *j, ls_vec3 d, ls_vec3 e)
 {
     int64_t s = ls_vec3_dot_q32(d, ls_mat3_mul_vec(j->inv_i_a, e));
@@ -992,28 +942,6 @@ ls_fx ls_joint_linear_k_(const ls_joint *j, ls_vec3 ra_d, ls_vec3 rb, ls_vec3 d)
     int64_t s = ls_vec3_dot_q32(ca, ls_mat3_mul_vec(j->inv_i_a, ca));
     s = ls_i64_add_sat(s, ls_vec3_dot_q32(cb, ls_mat3_mul_vec(j->inv_i_b, cb)));
     return ls_fx_add(ls_fx_add(j->inv_mass_a, j->inv_mass_b), ls_fx_from_q32(s));
-}
-
-void ls_joint_point_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
-{
-    ls_joint_point_solve_at_(w, j, ls_joint_arm_a_(w, j), ls_joint_arm_b_(w, j), ctx, use_bias);
-}
-
-void ls_joint_point_solve_at_(ls_world *w, ls_joint *j, ls_vec3 ra, ls_vec3 rb,
-                              const ls_step_ctx *ctx, bool use_bias)
-{
-    const ls_body *a = &w->bodies[j->a], *b = &w->bodies[j->b];
-    ls_vec3 rhs = ls_joint_anchor_velocity_(w, j, ra, rb);
-    ls_softness s = ls_joint_rigid_(ctx, use_bias);
-    if (use_bias) {
-        ls_vec3 c = ls_vec3_sub(ls_vec3_add(b->p, rb), ls_vec3_add(a->p, ra));
-        rhs = ls_vec3_add(rhs, ls_joint_bias3_(c, s.bias_rate));
-    }
-    ls_vec3 x = ls_mat3_mul_vec(ls_joint_inverse_(ls_joint_point_k_(j, ra, rb)), rhs);
-    ls_vec3 impulse = ls_vec3_neg(ls_vec3_add(ls_vec3_scale(x, s.mass_scale),
-                                              ls_vec3_scale(j->linear_impulse, s.impulse_scale)));
-    j->linear_impulse = ls_vec3_add(j->linear_impulse, impulse);
-    ls_joint_apply_(w, j, ra, rb, impulse, ls_vec3_zero());
 }
 
 ls_mat3 ls_joint_angular_block_mass_(const ls_joint *j)

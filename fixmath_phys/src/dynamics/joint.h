@@ -13,21 +13,27 @@
 // sub-step's solve starts from the last sub-step's values (warm start), and
 // the reaction of a step is the last sub-step's impulse divided by h.
 //
-// Effective masses: every row's K is built from the current lever arms and
-// directions in each solve (as Box2D v3 does for its point constraints). A K
-// from the start of the tick does not match a Jacobian whose arm has turned
-// (a chain's whipping end turns ~1 rad a tick) and the iteration overshoots
-// and diverges. The world inverse inertia stays the one of the tick's start,
-// as in the velocity updates, so K and the response it predicts agree.
+// Point blocks: a ball, hinge, fixed or cone joint holds its two anchors
+// together with a 3-row point block solved in the wide path (joint_lanes.h,
+// K^-1 once per sub-step for eight joints at a time); the kind's hooks below
+// handle its other rows, and the sweep runs them just before the point
+// (solver.c). Prismatic and distance joints are solved wholly here.
+//
+// Effective masses of the other rows are built from the current directions
+// in each solve (as Box2D v3 does). A K from the start of the tick does not
+// match a Jacobian whose direction has turned (a chain's whipping end turns
+// ~1 rad a tick) and the iteration overshoots and diverges. The world
+// inverse inertia stays the one of the tick's start, as in the velocity
+// updates, so K and the response it predicts agree.
 //
 // Geometry once per sub-step and pose: positions move between a sub-step's
 // biased solve and its relax pass only, so the warm start and the biased
-// solves see the same pose. Hinge and cone joints (rain's ragdolls, solved
-// one joint at a time) keep their lever arms, row directions and angles from
-// the warm start in scratch fields and the biased solves read them back
-// instead of recomputing them: the same integers, one evaluation of the
-// frames (quaternion products, normalisations, arc tangents) fewer per
-// sub-step. The relax pass, after the positions moved, computes its own.
+// solves see the same pose. Hinge and cone joints (rain's ragdolls) keep
+// their row directions and angles from the warm start in scratch fields and
+// the biased solves read them back instead of recomputing them: the same
+// integers, one evaluation of the frames (quaternion products,
+// normalisations, arc tangents) fewer per sub-step. The relax pass, after
+// the positions moved, computes its own.
 #ifndef LS_DYNAMICS_JOINT_H
 #define LS_DYNAMICS_JOINT_H
 
@@ -91,7 +97,6 @@ typedef struct ls_joint {
                              ///< (explicit springs: omega^2 h / 2, damping mass/impulse scales)
     bool spring_explicit;    ///< (scratch) stiffness applied explicitly (SPEC.md §23.1)
     ls_fx spring_push;       ///< (scratch) the stiffness impulse of this sub-step
-    ls_vec3 arm_a, arm_b;    ///< (scratch) lever arms at this sub-step's warm start
     ls_vec3 dir[3];          ///< (scratch) the kind's row directions at the warm start
     ls_fx err[3];            ///< (scratch) the kind's angles and errors at the warm start
 } ls_joint;
@@ -105,9 +110,14 @@ typedef struct ls_joint_kind {
     bool has_spring;  ///< uses enable_spring/spring_hertz/spring_damping_ratio
     /// Per-tick data (after ls_joint_prepare_bodies_); may be NULL.
     void (*prepare)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx);
-    /// Apply the accumulated impulses.
+    /// The anchors coincide: the point block (linear_impulse) is solved in
+    /// the ball lanes (joint_lanes.h), and warm_start and solve below handle
+    /// the kind's other rows, run just before it in the same sweep.
+    bool point_in_lanes;
+    /// Apply the accumulated impulses (of the rows other than a point block
+    /// in the lanes); NULL when there are none.
     void (*warm_start)(ls_world *w, ls_joint *j);
-    /// One iteration; use_bias false is the relax pass.
+    /// One iteration; use_bias false is the relax pass. NULL as warm_start.
     void (*solve)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
     /// The impulse and angular impulse on b of the last sub-step, world frame.
     void (*reaction)(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular);
@@ -200,19 +210,10 @@ ls_fx ls_joint_linear_speed_(const ls_world *w, const ls_joint *j, ls_vec3 ra_d,
 ls_mat3 ls_joint_inverse_(ls_mat3 k);
 /// 1 / k for a scalar row's K (0 when k <= 0; saturates).
 ls_fx ls_joint_inverse1_(ls_fx k);
-/// K of the point constraint: (ma + mb) I - [ra]x Ia [ra]x - [rb]x Ib [rb]x.
-ls_mat3 ls_joint_point_k_(const ls_joint *j, ls_vec3 ra, ls_vec3 rb);
 /// d . (Ia + Ib) e, exactly summed.
 ls_fx ls_joint_angular_k_(const ls_joint *j, ls_vec3 d, ls_vec3 e);
 /// K of a linear row along d with arms ra_d, rb: ma + mb + angular terms.
 ls_fx ls_joint_linear_k_(const ls_joint *j, ls_vec3 ra_d, ls_vec3 rb, ls_vec3 d);
-/// The point constraint (ball, hinge, fixed, cone): one soft 3-row block
-/// solved with the inverse of its K at the current arms; accumulates into
-/// linear_impulse.
-void ls_joint_point_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
-/// ls_joint_point_solve_ at the given current lever arms ra, rb.
-void ls_joint_point_solve_at_(ls_world *w, ls_joint *j, ls_vec3 ra, ls_vec3 rb,
-                              const ls_step_ctx *ctx, bool use_bias);
 /// Inverse of the angular block's K = Ia + Ib.
 ls_mat3 ls_joint_angular_block_mass_(const ls_joint *j);
 /// The 3 angular rows keeping the two joint frames aligned (fixed, prismatic),

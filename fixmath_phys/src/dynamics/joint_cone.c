@@ -9,6 +9,8 @@
 // rotation conj(fa) fb about the axis (swing-twist decomposition), kept in
 // [lower, upper]; its row turns about the mean axis t = (a + b)/|a + b|.
 // Accumulated: swing in angular_impulse.x, twist in lower/upper_impulse.
+// The point block is solved in the ball lanes (joint_lanes.h) right after
+// these rows.
 #include "joint.h"
 
 #define MIN_SINE 66 // |a x b| below 0.001: no swing direction
@@ -50,13 +52,11 @@ static ls_vec3 angular_total(const ls_joint *j, const cone *c)
 static void warm_start(ls_world *w, ls_joint *j)
 {
     cone c = cone_of(w, j);
-    j->arm_a = ls_joint_arm_a_(w, j);
-    j->arm_b = ls_joint_arm_b_(w, j);
     j->dir[0] = c.n;
     j->dir[1] = c.t;
     j->err[0] = c.swing;
     j->err[1] = c.twist;
-    ls_joint_apply_(w, j, j->arm_a, j->arm_b, j->linear_impulse, angular_total(j, &c));
+    ls_joint_apply_angular_(w, j, angular_total(j, &c));
 }
 
 static void apply_angular(ls_world *w, const ls_joint *j, ls_vec3 l)
@@ -67,18 +67,13 @@ static void apply_angular(ls_world *w, const ls_joint *j, ls_vec3 l)
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
     cone c;
-    ls_vec3 ra, rb;
     if (use_bias) {
         c.n = j->dir[0];
         c.t = j->dir[1];
         c.swing = j->err[0];
         c.twist = j->err[1];
-        ra = j->arm_a;
-        rb = j->arm_b;
     } else {
         c = cone_of(w, j);
-        ra = ls_joint_arm_a_(w, j);
-        rb = ls_joint_arm_b_(w, j);
     }
     if (c.n.x != 0 || c.n.y != 0 || c.n.z != 0) {
         ls_fx mass = ls_joint_inverse1_(ls_joint_angular_k_(j, c.n, c.n));
@@ -98,7 +93,6 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
                                   use_bias);
         apply_angular(w, j, ls_vec3_scale(c.t, ls_fx_neg(imp)));
     }
-    ls_joint_point_solve_at_(w, j, ra, rb, ctx, use_bias);
 }
 
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
@@ -111,6 +105,7 @@ static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_v
 const ls_joint_kind ls_joint_cone_kind = {
     .name = "cone",
     .needs_axis = true,
+    .point_in_lanes = true,
     .warm_start = warm_start,
     .solve = solve,
     .reaction = reaction,

@@ -2,7 +2,8 @@
 // Hinge (revolute) joint (SPEC.md §23.3): the point block, two angular rows
 // keeping the axes aligned, and scalar rows about the axis for the spring,
 // motor and limits, solved in Box2D v3's order (spring, motor, limits,
-// alignment, point).
+// alignment, point); the point block is solved in the ball lanes
+// (joint_lanes.h) right after these rows.
 //
 // Alignment rows: a = body a's axis, u and v body b's two frame directions
 // perpendicular to its axis. C = (a . u, a . v) vanishes when the axes agree;
@@ -66,15 +67,13 @@ static ls_vec3 angular_total(const ls_joint *j, const frames *f)
 static void warm_start(ls_world *w, ls_joint *j)
 {
     frames f = frames_of(w, j);
-    j->arm_a = ls_joint_arm_a_(w, j);
-    j->arm_b = ls_joint_arm_b_(w, j);
     j->dir[0] = f.axis;
     j->dir[1] = f.j0;
     j->dir[2] = f.j1;
     j->err[0] = f.c0;
     j->err[1] = f.c1;
     j->err[2] = f.angle;
-    ls_joint_apply_(w, j, j->arm_a, j->arm_b, j->linear_impulse, angular_total(j, &f));
+    ls_joint_apply_angular_(w, j, angular_total(j, &f));
 }
 
 static void apply_axial(ls_world *w, const ls_joint *j, ls_vec3 axis, ls_fx impulse)
@@ -85,7 +84,6 @@ static void apply_axial(ls_world *w, const ls_joint *j, ls_vec3 axis, ls_fx impu
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
     frames f;
-    ls_vec3 ra, rb;
     if (use_bias) {
         f.axis = j->dir[0];
         f.j0 = j->dir[1];
@@ -93,12 +91,8 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
         f.c0 = j->err[0];
         f.c1 = j->err[1];
         f.angle = j->err[2];
-        ra = j->arm_a;
-        rb = j->arm_b;
     } else {
         f = frames_of(w, j);
-        ra = ls_joint_arm_a_(w, j);
-        rb = ls_joint_arm_b_(w, j);
     }
     bool limit = j->flags & LS_JOINT_F_LIMIT, spring = j->flags & LS_JOINT_F_SPRING;
     ls_fx angle = f.angle;
@@ -143,7 +137,6 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
     j->angular_impulse = ls_vec3_add(j->angular_impulse, imp);
     ls_joint_apply_angular_(w, j,
                             ls_vec3_add(ls_vec3_scale(f.j0, imp.x), ls_vec3_scale(f.j1, imp.y)));
-    ls_joint_point_solve_at_(w, j, ra, rb, ctx, use_bias);
 }
 
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
@@ -157,6 +150,7 @@ static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_v
 const ls_joint_kind ls_joint_hinge_kind = {
     .name = "hinge",
     .needs_axis = true,
+    .point_in_lanes = true,
     .has_limit = true,
     .has_motor = true,
     .has_spring = true,

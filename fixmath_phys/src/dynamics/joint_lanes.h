@@ -1,22 +1,23 @@
 // SPDX-License-Identifier: MIT
-// Ball joints in the wide path (SPEC.md §23.10): the point constraint of up
-// to LS_LANES ball joints of one graph colour, structure of arrays like the
-// contacts (contact_solver.h), with its effective mass computed once per
-// sub-step instead of in every solve.
+// Point blocks in the wide path (SPEC.md §23.10): the point constraint of up
+// to LS_LANES ball, hinge, fixed or cone joints of one graph colour,
+// structure of arrays like the contacts (contact_solver.h), with its
+// effective mass computed once per sub-step instead of in every solve.
 //
 // Why: a grid or chain of ball joints (Box3D's joint_grid: 19,800 of them)
 // spends its time in one 3-row block per joint per pass: the arms, the 3x3
 // K and its inverse. Here the arms and K^-1 are computed at the sub-step's
 // warm start (the bodies have turned since the last one) and reused by its
-// solve and relax, and eight joints are solved at once. Other joint kinds
-// keep their per-joint rows (joint_*.c): they have limits, motors and
-// springs whose rows depend on angles.
+// solve and relax, and eight joints are solved at once. The kinds' other
+// rows (a hinge's alignment, limits, motor and spring; a cone's swing and
+// twist; joint_*.c) depend on angles and stay per joint: the sweep runs them
+// for the group's lanes just before the point blocks (solver.c).
 #ifndef LS_DYNAMICS_JOINT_LANES_H
 #define LS_DYNAMICS_JOINT_LANES_H
 
 #include "contact_solver.h"
 
-/// A group of up to LS_LANES ball joints of one colour.
+/// A group of up to LS_LANES point blocks (ball, hinge, fixed, cone joints) of one colour.
 typedef struct ls_ball_lanes {
     uint32_t a[LS_LANES], b[LS_LANES]; ///< body states (0: the identity)
     uint32_t joint[LS_LANES];          ///< joint slot, UINT32_MAX for an empty lane

@@ -247,7 +247,8 @@ static size_t max_ball_groups(const ls_world_def *def)
 
 // The arrays of the scratch, in allocation order, each aligned to 64 bytes.
 typedef struct layout {
-    size_t states, masses, body_state, groups, rolling, ovf, balls, ball_ovf, joints, contacts,
+    size_t states, masses, body_state, groups, rolling, ovf, balls, ball_ovf, ball_rows, joints,
+        contacts,
         total;
 } layout;
 
@@ -268,7 +269,8 @@ static layout layout_of(const ls_world_def *def)
     l.ovf = l.rolling + align64(ng * sizeof(ls_rolling_lanes));
     l.balls = l.ovf + align64(ng * sizeof(uint32_t));
     l.ball_ovf = l.balls + align64(max_ball_groups(def) * sizeof(ls_ball_lanes));
-    l.joints = l.ball_ovf + align64(max_ball_groups(def) * sizeof(uint32_t));
+    l.ball_rows = l.ball_ovf + align64(max_ball_groups(def) * sizeof(uint32_t));
+    l.joints = l.ball_rows + align64(max_ball_groups(def) * sizeof(uint32_t));
     l.contacts = l.joints + align64(max_joint_slots(def) * sizeof(uint32_t));
     l.total = l.contacts + align64(((size_t)def->max_contacts + 1) * sizeof(uint32_t));
     return l;
@@ -296,6 +298,7 @@ bool ls_solver_scratch_init_(ls_solver_scratch *sv, const ls_world_def *def)
     sv->group_ovf = (uint32_t *)(void *)(base + l.ovf);
     sv->balls = (ls_ball_lanes *)(void *)(base + l.balls);
     sv->ball_ovf = (uint32_t *)(void *)(base + l.ball_ovf);
+    sv->ball_rows = (uint32_t *)(void *)(base + l.ball_rows);
     sv->max_balls = (uint32_t)max_ball_groups(def);
     sv->joint_order = (uint32_t *)(void *)(base + l.joints);
     sv->contact_list = (uint32_t *)(void *)(base + l.contacts);
@@ -458,6 +461,18 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow)
     if (item < nj + nb) {
         uint32_t bi = sv->colour_ball[c] + item - nj;
         const ls_ball_kernels *bk = overflow ? &ls_ball_kernels_scalar : sv->ball_kernels;
+        // The joints' other rows first (a hinge's alignment, limits, motor
+        // and spring; joint.h), on this thread: they touch the same bodies.
+        if (kind != SWEEP_RESTITUTION) {
+            for (uint32_t rows = sv->ball_rows[bi]; rows != 0; rows &= rows - 1) {
+                ls_joint *j = &w->joints[sv->balls[bi].joint[__builtin_ctz(rows)]];
+                if (kind == SWEEP_WARM) {
+                    ls_joint_warm_start_(w, j);
+                } else {
+                    ls_joint_solve_(w, j, st->ctx, st->sweep.use_bias);
+                }
+            }
+        }
         if (kind == SWEEP_WARM) {
             sv->ball_ovf[bi] |= bk->warm_start(&st->ball, &sv->balls[bi]);
         } else if (kind == SWEEP_SOLVE) {
@@ -635,14 +650,21 @@ static void pack(ls_world *w, uint32_t nj)
         bool serial = c == g->colour_count;
         for (uint32_t k = g->start[c]; k < g->start[c + 1]; k++) {
             uint32_t item = g->order[k];
-            if (item < nj && w->joints[w->active_joints[item]].type == LS_JOINT_BALL) {
-                // Ball joints go to the wide path (joint_lanes.h).
+            const ls_joint_kind *jk =
+                item < nj ? ls_joint_kind_of(w->joints[w->active_joints[item]].type) : NULL;
+            if (jk && jk->point_in_lanes) {
+                // Point blocks go to the wide path (joint_lanes.h), with the
+                // joint's other rows run just before them.
                 if (ball_lane == LS_LANES) {
-                    ls_ball_lanes *bg = &sv->balls[balls++];
+                    ls_ball_lanes *bg = &sv->balls[balls];
+                    sv->ball_rows[balls++] = 0;
                     for (uint32_t l = 0; l < LS_LANES; l++) {
                         bg->joint[l] = UINT32_MAX;
                     }
                     ball_lane = 0;
+                }
+                if (jk->solve) {
+                    sv->ball_rows[balls - 1] |= 1u << ball_lane;
                 }
                 sv->balls[balls - 1].joint[ball_lane++] = w->active_joints[item];
                 continue;

@@ -46,7 +46,10 @@ typedef struct ls_solver_scratch {
     uint32_t colour_ball[LS_GRAPH_MAX_COLOURS + 2];
     struct ls_ball_lanes *balls; ///< ball joint groups, colour by colour, then the overflow
     uint32_t *ball_ovf;          ///< per ball group: lanes that left the solver range
-    uint32_t max_balls;          ///< capacity of balls and ball_ovf
+    /// Per ball group: lanes whose joint has rows besides its point block
+    /// (hinge, cone, fixed), solved just before the group's point blocks.
+    uint32_t *ball_rows;
+    uint32_t max_balls;          ///< capacity of balls, ball_ovf and ball_rows
     uint32_t ball_count;         ///< ball groups in use
     const struct ls_ball_kernels *ball_kernels; ///< the vector path (or the scalar reference)
     uint32_t colour_count;                      ///< colours (the overflow range follows them)
