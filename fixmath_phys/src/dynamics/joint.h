@@ -99,6 +99,9 @@ typedef struct ls_joint {
     ls_fx spring_push;       ///< (scratch) the stiffness impulse of this sub-step
     ls_vec3 dir[3];          ///< (scratch) the kind's row directions at the warm start
     ls_fx err[3];            ///< (scratch) the kind's angles and errors at the warm start
+    ls_fx row_mass[2];       ///< (scratch) the kind's row masses at the warm start (hinge:
+                             ///< axial; cone: swing, twist); hinge: alignment K^-1 in
+                             ///< angular_mass
 } ls_joint;
 
 /// One joint kind: scene keyword, what it uses, and its solver routines.

@@ -48,10 +48,23 @@ static ls_vec3 angular_total(const ls_joint *j, const cone *c)
     return ls_vec3_add(l, ls_vec3_scale(c->t, ls_fx_sub(j->lower_impulse, j->upper_impulse)));
 }
 
-// The warm start's pose, kept for the biased solves (joint.h).
+static bool has_swing(const cone *c)
+{
+    return c->n.x != 0 || c->n.y != 0 || c->n.z != 0;
+}
+
+// The swing and twist rows' masses (0 for a row that is not solved).
+static void masses_of(const ls_joint *j, const cone *c, ls_fx *m)
+{
+    m[0] = has_swing(c) ? ls_joint_inverse1_(ls_joint_angular_k_(j, c->n, c->n)) : 0;
+    m[1] = twist_limited(j) ? ls_joint_inverse1_(ls_joint_angular_k_(j, c->t, c->t)) : 0;
+}
+
+// The warm start's pose and masses, kept for the biased solves (joint.h).
 static void warm_start(ls_world *w, ls_joint *j)
 {
     cone c = cone_of(w, j);
+    masses_of(j, &c, j->row_mass);
     j->dir[0] = c.n;
     j->dir[1] = c.t;
     j->err[0] = c.swing;
@@ -67,23 +80,27 @@ static void apply_angular(ls_world *w, const ls_joint *j, ls_vec3 l)
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
     cone c;
+    ls_fx m[2];
     if (use_bias) {
         c.n = j->dir[0];
         c.t = j->dir[1];
         c.swing = j->err[0];
         c.twist = j->err[1];
+        m[0] = j->row_mass[0];
+        m[1] = j->row_mass[1];
     } else {
         c = cone_of(w, j);
+        masses_of(j, &c, m);
     }
-    if (c.n.x != 0 || c.n.y != 0 || c.n.z != 0) {
-        ls_fx mass = ls_joint_inverse1_(ls_joint_angular_k_(j, c.n, c.n));
+    if (has_swing(&c)) {
+        ls_fx mass = m[0];
         ls_fx cdot = ls_fx_neg(ls_joint_angular_speed_(w, j, c.n));
         ls_fx imp = ls_joint_limit_row_(ls_fx_sub(j->cone, c.swing), cdot, mass,
                                         &j->angular_impulse.x, ctx, use_bias);
         apply_angular(w, j, ls_vec3_scale(c.n, ls_fx_neg(imp)));
     }
     if (twist_limited(j)) {
-        ls_fx mass = ls_joint_inverse1_(ls_joint_angular_k_(j, c.t, c.t));
+        ls_fx mass = m[1];
         ls_fx cdot = ls_joint_angular_speed_(w, j, c.t);
         ls_fx imp = ls_joint_limit_row_(ls_fx_sub(c.twist, j->lower), cdot, mass, &j->lower_impulse,
                                         ctx, use_bias);

@@ -63,10 +63,33 @@ static ls_vec3 angular_total(const ls_joint *j, const frames *f)
     return ls_vec3_add(l, ls_vec3_scale(f->axis, axial_impulse(j)));
 }
 
-// The warm start's pose, kept for the biased solves (joint.h).
+static bool axial_rows(const ls_joint *j)
+{
+    return j->flags & (LS_JOINT_F_LIMIT | LS_JOINT_F_SPRING | LS_JOINT_F_MOTOR);
+}
+
+// The mass of the rows about the axis (0 when the joint has none: unused).
+static ls_fx axial_mass_of(const ls_joint *j, const frames *f)
+{
+    return axial_rows(j) ? ls_joint_inverse1_(ls_joint_angular_k_(j, f->axis, f->axis)) : 0;
+}
+
+// K^-1 of the two alignment rows (in the upper-left of a 3x3).
+static ls_mat3 alignment_inverse(const ls_joint *j, const frames *f)
+{
+    ls_fx k01 = ls_joint_angular_k_(j, f->j0, f->j1);
+    ls_mat3 k = {{ls_vec3_make(ls_joint_angular_k_(j, f->j0, f->j0), k01, 0),
+                  ls_vec3_make(k01, ls_joint_angular_k_(j, f->j1, f->j1), 0),
+                  ls_vec3_make(0, 0, LS_FX_ONE)}};
+    return ls_joint_inverse_(k);
+}
+
+// The warm start's pose and masses, kept for the biased solves (joint.h).
 static void warm_start(ls_world *w, ls_joint *j)
 {
     frames f = frames_of(w, j);
+    j->row_mass[0] = axial_mass_of(j, &f);
+    j->angular_mass = alignment_inverse(j, &f);
     j->dir[0] = f.axis;
     j->dir[1] = f.j0;
     j->dir[2] = f.j1;
@@ -84,6 +107,8 @@ static void apply_axial(ls_world *w, const ls_joint *j, ls_vec3 axis, ls_fx impu
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
     frames f;
+    ls_fx axial_mass;
+    ls_mat3 align_inv;
     if (use_bias) {
         f.axis = j->dir[0];
         f.j0 = j->dir[1];
@@ -91,12 +116,15 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
         f.c0 = j->err[0];
         f.c1 = j->err[1];
         f.angle = j->err[2];
+        axial_mass = j->row_mass[0];
+        align_inv = j->angular_mass;
     } else {
         f = frames_of(w, j);
+        axial_mass = axial_mass_of(j, &f);
+        align_inv = alignment_inverse(j, &f);
     }
     bool limit = j->flags & LS_JOINT_F_LIMIT, spring = j->flags & LS_JOINT_F_SPRING;
     ls_fx angle = f.angle;
-    ls_fx axial_mass = ls_joint_inverse1_(ls_joint_angular_k_(j, f.axis, f.axis));
     if (spring && j->spring_hertz > 0) {
         ls_fx cdot = ls_joint_angular_speed_(w, j, f.axis);
         ls_fx imp = ls_joint_spring_row_(j, angle, cdot, axial_mass, &j->spring_impulse, use_bias);
@@ -126,11 +154,7 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
         rhs.x = ls_fx_add(rhs.x, bias.x);
         rhs.y = ls_fx_add(rhs.y, bias.y);
     }
-    ls_fx k01 = ls_joint_angular_k_(j, f.j0, f.j1);
-    ls_mat3 k = {{ls_vec3_make(ls_joint_angular_k_(j, f.j0, f.j0), k01, 0),
-                  ls_vec3_make(k01, ls_joint_angular_k_(j, f.j1, f.j1), 0),
-                  ls_vec3_make(0, 0, LS_FX_ONE)}};
-    ls_vec3 x = ls_mat3_mul_vec(ls_joint_inverse_(k), rhs);
+    ls_vec3 x = ls_mat3_mul_vec(align_inv, rhs);
     ls_vec3 imp = ls_vec3_neg(ls_vec3_add(ls_vec3_scale(x, s.mass_scale),
                                           ls_vec3_scale(j->angular_impulse, s.impulse_scale)));
     imp.z = 0;
