@@ -633,8 +633,8 @@ Test(cli, relay_workers_take_a_port_each_and_one_worker_prints_as_before)
     cr_assert(a2 && sscanf(a2, "\nsession 2 relay 127.0.0.1:%u worker 1", &s2) == 1, "%s", r.err);
     cr_assert(p0 != p1 && s1 == p0 && s2 == p1, "%s", r.err);
     char want[128];
-    snprintf(want, sizeof want, "\"workers\":[\"127.0.0.1:%u\",\"127.0.0.1:%u\"],\"result\":\"ok\"}", p0,
-             p1);
+    snprintf(want, sizeof want,
+             "\"workers\":[\"127.0.0.1:%u\",\"127.0.0.1:%u\"],\"result\":\"ok\"}", p0, p1);
     cr_assert(strstr(r.out, want), "%s", r.out);
     cr_assert(strstr(r.out, "\"replay\":null,\"worker\":1}"), "%s", r.out);
     run_free(&r);

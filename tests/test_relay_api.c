@@ -810,8 +810,8 @@ static void bot_score(const char *prefix, uint32_t k, int *a, int *b)
 static void verify_signed(const char *name, const char *ticks)
 {
     char *out;
-    int st = run_tool_status((const char *const[]){"replay", "verify", path_in_dir(name), "--pubkey",
-                                                   path_in_dir("relay.pub"), NULL},
+    int st = run_tool_status((const char *const[]){"replay", "verify", path_in_dir(name),
+                                                   "--pubkey", path_in_dir("relay.pub"), NULL},
                              &out);
     cr_assert_eq(st, 0, "%s", out);
     cr_assert(strstr(out, ticks), "%s", out);
@@ -947,10 +947,10 @@ Test(relay_api, sigterm_drains_the_matches_of_every_worker, .timeout = 60)
     free(out);
     write_file("token", TOKEN "\n");
     relay_run r;
-    r.pid = SPAWN("relay.out", "relay.err", "relay", "--workers", "2", "--api", "127.0.0.1:0",
-                  "--api-token-file", path_in_dir("token"), "--record", path_in_dir("d.lsr"),
-                  "--sign-key", path_in_dir("relay.key"), "--scene", scene, "--drain-seconds",
-                  "30");
+    r.pid =
+        SPAWN("relay.out", "relay.err", "relay", "--workers", "2", "--api", "127.0.0.1:0",
+              "--api-token-file", path_in_dir("token"), "--record", path_in_dir("d.lsr"),
+              "--sign-key", path_in_dir("relay.key"), "--scene", scene, "--drain-seconds", "30");
     wait_ready(&r, "relay.out");
     const char *body = "{\"players\":2,\"ticks\":480,\"tick_rate\":120}";
     char a1[64], a2[64];

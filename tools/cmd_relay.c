@@ -32,8 +32,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +43,7 @@
 #include <uv.h>
 
 // The rest of the usage (C's 4095-character limit on one string literal).
-static const char usage_tail[] =
-    NET_FAULT_USAGE
+static const char usage_tail[] = NET_FAULT_USAGE
     "\nWith --record and a scene whose game keeps words (game soccer), the relay re-simulates\n"
     "each finished recording for the game's result (`result session=ID ... score=A-B`, and\n"
     "the API's match_result event).\n"
@@ -107,8 +106,6 @@ const cli_command cmd_relay_def = {
     "  --log-json        the line log as JSON lines: "
     "{\"t_ms\",\"event\",key:value...}\n",
     cmd_relay, usage_tail};
-
-
 
 #define MAX_SESSIONS 1024
 #define MAX_WORKERS  64
@@ -205,20 +202,20 @@ struct relay_app {
     relay_opts o;
     relay_worker w[MAX_WORKERS]; ///< o.workers of them.
     uint32_t workers;
-    uint8_t *owner;                ///< The worker of each session id (cap of them).
-    ls_uv *uv;                     ///< Worker 0's: the main loop (signals, API, Agones).
-    pthread_t main_thread;         ///< Who may log and publish directly.
-    bool threads_running;          ///< Workers 1.. run on their threads.
-    uint32_t holds;                ///< Nesting of hold_all(true).
-    pthread_mutex_t qmu;           ///< Guards q.
-    msg_list q;                    ///< For the main thread.
-    uv_async_t qwake;              ///< Wakes the main loop for q.
-    bool qwake_init;               ///< qwake is initialised.
-    atomic_bool watch_done;        ///< Workers compute all_done/all_idle.
-    atomic_bool stopping;          ///< Result threads give up (the relay is stopping).
-    bool want_results;             ///< Re-simulate recordings for the game's result.
-    result_job *jobs;              ///< Every result thread started.
-    uint32_t jobs_running;         ///< Their results not handled yet.
+    uint8_t *owner;         ///< The worker of each session id (cap of them).
+    ls_uv *uv;              ///< Worker 0's: the main loop (signals, API, Agones).
+    pthread_t main_thread;  ///< Who may log and publish directly.
+    bool threads_running;   ///< Workers 1.. run on their threads.
+    uint32_t holds;         ///< Nesting of hold_all(true).
+    pthread_mutex_t qmu;    ///< Guards q.
+    msg_list q;             ///< For the main thread.
+    uv_async_t qwake;       ///< Wakes the main loop for q.
+    bool qwake_init;        ///< qwake is initialised.
+    atomic_bool watch_done; ///< Workers compute all_done/all_idle.
+    atomic_bool stopping;   ///< Result threads give up (the relay is stopping).
+    bool want_results;      ///< Re-simulate recordings for the game's result.
+    result_job *jobs;       ///< Every result thread started.
+    uint32_t jobs_running;  ///< Their results not handled yet.
     ls_replay_recorder *rec[MAX_SESSIONS];
     ls_replay_signer *signer[MAX_SESSIONS]; ///< One per recording (each hashes its own file).
     uint8_t sign_secret[LS_REPLAY_SECRET_KEY_SIZE];
@@ -240,13 +237,13 @@ struct relay_app {
 };
 
 static const char *const value_options[] = {
-    "--bind",         "--scene",       "--record",         "--seed",
-    "--rate-limit",   "--credentials", "--sign-key",       "--sessions",
-    "--slots",        "--tick-rate",   "--input-size",     "--delay",
-    "--ticks",        "--timeout",     "--join-timeout",   "--loss",
-    "--dup",          "--reorder",     "--corrupt",        "--delay-ms",
-    "--jitter",       "--fault-seed",  "--spectators",     "--history",
-    "--rejoin-ms",    "--api",         "--api-token-file", "--api-sessions",
+    "--bind",          "--scene",       "--record",         "--seed",
+    "--rate-limit",    "--credentials", "--sign-key",       "--sessions",
+    "--slots",         "--tick-rate",   "--input-size",     "--delay",
+    "--ticks",         "--timeout",     "--join-timeout",   "--loss",
+    "--dup",           "--reorder",     "--corrupt",        "--delay-ms",
+    "--jitter",        "--fault-seed",  "--spectators",     "--history",
+    "--rejoin-ms",     "--api",         "--api-token-file", "--api-sessions",
     "--drain-seconds", "--workers"};
 
 static bool takes_value(const char *a)
@@ -1438,7 +1435,7 @@ static bool start_api(relay_app *app)
     d.has_scene = app->scene_text != NULL;
     d.scene_hash = app->scene_text ? ls_hash64(app->scene_text, app->scene_size) : 0;
     d.signing = app->signing;
-    d.host_fns = (relay_api_host){app,         api_relay_of, api_relay_addr, api_hold,
+    d.host_fns = (relay_api_host){app,          api_relay_of, api_relay_addr, api_hold,
                                   api_counters, api_create,   api_pump,       api_now};
     app->api = relay_api_create(&d, msg, sizeof msg);
     sodium_memzero(token, sizeof token);

@@ -4,8 +4,8 @@
 // Prometheus server to scrape with the operator's bearer token. One route of
 // the control API's table (relay_api_route_add); the figures come from the
 // relay core (ls_relay_stats_get) and from what the API knows of its sessions
-// (relay_api_counters), summed over every worker thread's core (--workers). Names follow Prometheus' conventions: the
-// `lockstep_relay_` prefix, `_total` on counters, base units (bytes,
+// (relay_api_counters), summed over every worker thread's core (--workers). Names follow
+// Prometheus' conventions: the `lockstep_relay_` prefix, `_total` on counters, base units (bytes,
 // seconds). Why every datagram drop is one counter with a `reason` label:
 // an operator graphs them together and alerts on any of them.
 #include "relay_metrics.h"

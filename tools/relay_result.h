@@ -19,10 +19,10 @@
 
 /// A match's result, re-simulated.
 typedef struct relay_result {
-    const char *game;       ///< The scene's game rules ("soccer"), static text.
-    uint32_t ticks;         ///< Ticks re-simulated (the recording's).
-    bool verified;          ///< Every re-simulated checksum matched the recording's.
-    uint32_t mismatch_tick; ///< Not verified: the first tick whose checksum did not.
+    const char *game;                   ///< The scene's game rules ("soccer"), static text.
+    uint32_t ticks;                     ///< Ticks re-simulated (the recording's).
+    bool verified;                      ///< Every re-simulated checksum matched the recording's.
+    uint32_t mismatch_tick;             ///< Not verified: the first tick whose checksum did not.
     int32_t words[LS_WORLD_GAME_WORDS]; ///< The game words after the last tick.
     uint32_t score_words[2];            ///< The words that are the score ...
     uint32_t score_count;               ///< ... (how many: 2 for soccer).

@@ -172,8 +172,8 @@ LS_API ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def,
 /// across all of them, so a credential's session id names one relay's session.
 /// Ids skipped stay free for later. LS_ERR_INVALID_ARGUMENT for an id in use (or
 /// 0, or bad settings), LS_ERR_CAPACITY beyond max_sessions.
-LS_API ls_result ls_relay_session_create_at(ls_relay *r, const ls_session_def *def,
-                                            uint64_t now_us, uint32_t id);
+LS_API ls_result ls_relay_session_create_at(ls_relay *r, const ls_session_def *def, uint64_t now_us,
+                                            uint32_t id);
 /// The credential of a slot of session id (hand it to that slot's player only, never
 /// over the relay protocol); LS_ERR_NOT_FOUND if no such slot.
 LS_API ls_result ls_relay_session_credential(const ls_relay *r, uint32_t id, uint32_t slot,
