@@ -1450,6 +1450,49 @@ Test(cli, a_late_spectator_needing_state_is_named_as_a_spectator, .timeout = 60)
     free(ro), free(re), free(vj);
 }
 
+Test(cli, relay_result_names_the_first_tick_its_players_contradicted, .timeout = 60)
+{
+    // Both bots diverge on purpose at tick 100 (each its own way: every later tick is
+    // disputed). The relay's re-simulation of its recording gives the result the
+    // recorded inputs make, and says the players' checksums contradict it from tick
+    // 100 on: verified false. The soccer ball starts rolling into team 0's goal.
+    char scene[4200], addr[64], src[4200];
+    snprintf(src, sizeof src, "%s/tools/scenes/soccer.scene", root);
+    snprintf(scene, sizeof scene, "%s", path_in_dir("goal.scene"));
+    char cmd[13000];
+    snprintf(cmd, sizeof cmd,
+             "sed 's/sphere radius 1.000 pos 0 1.000 0 /sphere radius 1.000 pos 0 1.000 19.000 "
+             "vel 0 0 10 /' %s > %s && grep -q 'vel 0 0 10' %s",
+             src, scene, scene);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char creds[512];
+    snprintf(creds, sizeof creds, "%s", path_in_dir("creds"));
+    cr_assert_eq(mkdir(creds, 0700), 0);
+    pid_t relay = SPAWN("relay.json", "relay.log", "relay", "--workers", "1", "--credentials",
+                        creds, "--slots", "2", "--ticks", "240", "--tick-rate", "240", "--record",
+                        path_in_dir("p.lsr"), "--exit-when-done", "--json", "--scene", scene);
+    wait_ready("relay.log", addr, sizeof addr);
+    char c0[600], c1[600];
+    snprintf(c0, sizeof c0, "%s/session-1-slot-0.cred", creds);
+    snprintf(c1, sizeof c1, "%s/session-1-slot-1.cred", creds);
+    pid_t b0 = SPAWN("b0.out", "b0.err", "bot", "--relay", addr, "--credential", c0, "--scene",
+                     scene, "--perturb-tick", "100");
+    pid_t b1 = SPAWN("b1.out", "b1.err", "bot", "--relay", addr, "--credential", c1, "--scene",
+                     scene, "--perturb-tick", "100");
+    wait_status(b0);
+    wait_status(b1);
+    cr_assert_eq(wait_status(relay), 0);
+    char *rj = slurp("relay.json"), *rl = slurp("relay.log"), *o0 = slurp("b0.out");
+    cr_assert(strstr(o0, " score=1-0"), "%s", o0);
+    cr_assert(strstr(rl, "\nresult session=1 game=soccer ticks=240 score=1-0 verified=no "
+                         "mismatch_tick=100\n"),
+              "%s", rl);
+    cr_assert(strstr(rj, "\"game_result\":{\"game\":\"soccer\",\"ticks\":240,\"verified\":false,"
+                         "\"mismatch_tick\":100,\"score\":[1,0],\"words\":[1,0,"),
+              "%s", rj);
+    free(rj), free(rl), free(o0);
+}
+
 // ---- timeline: a simulated lossy rollback match drawn per frame ----
 
 Test(cli, timeline_draws_a_simulated_lossy_rollback_match_the_same_every_time)
