@@ -897,6 +897,11 @@ Test(relay_api, two_workers_shard_sessions_and_each_result_carries_the_score, .t
         cr_assert(strstr(e, want), "want %s in %s", want, e);
         free(results[s]);
     }
+    // The session in full keeps it.
+    q = http(r.api, "GET", "/v1/sessions/2", TOKEN, NULL);
+    cr_assert(strstr(q.body, "\"result\":{\"game\":\"soccer\",\"ticks\":240,\"verified\":true,"),
+              "%s", q.body);
+    reply_free(&q);
     // Both listed; /metrics sums the workers: every datagram received (both
     // workers' cores) is timed (both workers' histograms).
     q = http(r.api, "GET", "/v1/sessions", TOKEN, NULL);

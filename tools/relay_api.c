@@ -619,6 +619,34 @@ static void json_settings(json_out *j, const api_session *s)
     json_key(j, "seed"), json_u64(j, s->seed);
 }
 
+// "result": the game's result, re-simulated by the relay (SPEC.md §17.13).
+static void json_result(json_out *j, const api_session *s)
+{
+    const relay_result *res = &s->result;
+    json_key(j, "result"), json_object_begin(j);
+    json_key(j, "game"), json_str(j, res->game);
+    json_key(j, "ticks"), json_u64(j, res->ticks);
+    json_key(j, "verified"), json_bool(j, res->verified);
+    json_key(j, "mismatch_tick");
+    res->verified ? json_null(j) : json_u64(j, res->mismatch_tick);
+    json_key(j, "score"), json_array_begin(j);
+    for (uint32_t i = 0; i < res->score_count; i++) {
+        json_i64(j, res->words[res->score_words[i]]);
+    }
+    json_array_end(j);
+    json_key(j, "score_words"), json_array_begin(j);
+    for (uint32_t i = 0; i < res->score_count; i++) {
+        json_u64(j, res->score_words[i]);
+    }
+    json_array_end(j);
+    json_key(j, "words"), json_array_begin(j);
+    for (uint32_t i = 0; i < LS_WORLD_GAME_WORDS; i++) {
+        json_i64(j, res->words[i]);
+    }
+    json_array_end(j);
+    json_object_end(j);
+}
+
 // One session as GET /v1/sessions/ID shows it (full) or the list does.
 static void json_session(json_out *j, relay_api *a, const api_session *s, bool full)
 {
@@ -666,6 +694,9 @@ static void json_session(json_out *j, relay_api *a, const api_session *s, bool f
         json_array_end(j);
         json_verdicts(j, s);
         json_recording(j, a, s);
+        if (s->has_result) {
+            json_result(j, s);
+        }
     }
     json_object_end(j);
 }
@@ -782,34 +813,6 @@ static void publish(relay_api *a, const char *type, uint32_t id,
     e->seq = seq;
     e->json = m.p;
     wake_all(a);
-}
-
-// "result": the game's result, re-simulated by the relay (SPEC.md §17.13).
-static void json_result(json_out *j, const api_session *s)
-{
-    const relay_result *res = &s->result;
-    json_key(j, "result"), json_object_begin(j);
-    json_key(j, "game"), json_str(j, res->game);
-    json_key(j, "ticks"), json_u64(j, res->ticks);
-    json_key(j, "verified"), json_bool(j, res->verified);
-    json_key(j, "mismatch_tick");
-    res->verified ? json_null(j) : json_u64(j, res->mismatch_tick);
-    json_key(j, "score"), json_array_begin(j);
-    for (uint32_t i = 0; i < res->score_count; i++) {
-        json_i64(j, res->words[res->score_words[i]]);
-    }
-    json_array_end(j);
-    json_key(j, "score_words"), json_array_begin(j);
-    for (uint32_t i = 0; i < res->score_count; i++) {
-        json_u64(j, res->score_words[i]);
-    }
-    json_array_end(j);
-    json_key(j, "words"), json_array_begin(j);
-    for (uint32_t i = 0; i < LS_WORLD_GAME_WORDS; i++) {
-        json_i64(j, res->words[i]);
-    }
-    json_array_end(j);
-    json_object_end(j);
 }
 
 static void fill_result(json_out *j, relay_api *a, api_session *s)
