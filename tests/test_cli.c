@@ -566,6 +566,100 @@ Test(cli, relay_bind_with_a_bad_port_is_a_usage_error)
     run_free(&r);
 }
 
+Test(cli, relay_workers_out_of_range_is_a_usage_error)
+{
+    run_result r = RUN("relay", "--workers", "0");
+    assert_usage_error(r, "--workers wants an integer 1..64, got '0'");
+    run_free(&r);
+    r = RUN("relay", "--workers", "65");
+    assert_usage_error(r, "--workers wants an integer 1..64, got '65'");
+    run_free(&r);
+    r = RUN("relay", "--workers", "two");
+    assert_usage_error(r, "--workers wants an integer 1..64");
+    run_free(&r);
+    r = RUN("relay", "--workers");
+    assert_usage_error(r, "--workers needs a value");
+    run_free(&r);
+    // Worker K binds --bind's port + K: all of them must be ports.
+    r = RUN("relay", "--bind", "127.0.0.1:65534", "--workers", "3");
+    assert_usage_error(r, "--workers 3 binds ports 65534..65536: past 65535");
+    run_free(&r);
+}
+
+// A free UDP port P on 127.0.0.1 with P + 1 taken by the socket *held (closed by the caller).
+static uint16_t udp_port_below_a_taken_one(int *held)
+{
+    for (int attempt = 0; attempt < 50; attempt++) {
+        int fd = socket(AF_INET, SOCK_DGRAM, 0);
+        cr_assert_geq(fd, 0);
+        struct sockaddr_in a;
+        memset(&a, 0, sizeof a);
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+        socklen_t n = sizeof a;
+        cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &n), 0);
+        uint16_t taken = ntohs(a.sin_port);
+        int probe = socket(AF_INET, SOCK_DGRAM, 0);
+        a.sin_port = htons((uint16_t)(taken - 1));
+        bool free_below = taken > 1024 && bind(probe, (struct sockaddr *)&a, sizeof a) == 0;
+        close(probe);
+        if (free_below) {
+            *held = fd;
+            return (uint16_t)(taken - 1);
+        }
+        close(fd);
+    }
+    cr_assert_fail("no free UDP port below a taken one");
+    return 0;
+}
+
+Test(cli, relay_workers_take_a_port_each_and_one_worker_prints_as_before)
+{
+    // --workers 2 --sessions 2: session 2 goes to worker 1, on its own port, which
+    // the log and the --json summary give; --workers 1 prints no worker at all.
+    // Nobody joins: the join timeout ends the sessions and --exit-when-done exits.
+    run_result r = RUN("relay", "--workers", "2", "--sessions", "2", "--slots", "2",
+                       "--join-timeout", "50", "--exit-when-done", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    unsigned p0 = 0, p1 = 0, s1 = 0, s2 = 0;
+    const char *l0 = strstr(r.err, "listening 127.0.0.1:");
+    const char *l1 = strstr(r.err, "\nworker 1 listening 127.0.0.1:");
+    const char *a1 = strstr(r.err, "\nsession 1 relay 127.0.0.1:");
+    const char *a2 = strstr(r.err, "\nsession 2 relay 127.0.0.1:");
+    cr_assert(l0 && sscanf(l0, "listening 127.0.0.1:%u", &p0) == 1, "%s", r.err);
+    cr_assert(l1 && sscanf(l1, "\nworker 1 listening 127.0.0.1:%u", &p1) == 1, "%s", r.err);
+    cr_assert(a1 && sscanf(a1, "\nsession 1 relay 127.0.0.1:%u worker 0", &s1) == 1, "%s", r.err);
+    cr_assert(a2 && sscanf(a2, "\nsession 2 relay 127.0.0.1:%u worker 1", &s2) == 1, "%s", r.err);
+    cr_assert(p0 != p1 && s1 == p0 && s2 == p1, "%s", r.err);
+    char want[128];
+    snprintf(want, sizeof want,
+             "\"workers\":[\"127.0.0.1:%u\",\"127.0.0.1:%u\"],\"result\":\"ok\"}", p0, p1);
+    cr_assert(strstr(r.out, want), "%s", r.out);
+    cr_assert(strstr(r.out, "\"replay\":null,\"worker\":1}"), "%s", r.out);
+    run_free(&r);
+    r = RUN("relay", "--workers", "1", "--sessions", "2", "--slots", "2", "--join-timeout", "50",
+            "--exit-when-done", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_null(strstr(r.err, "worker"), "%s", r.err);
+    cr_assert_null(strstr(r.out, "worker"), "%s", r.out);
+    cr_assert(strstr(r.err, "\ncredential 2 1 lockstep-credential 2 session=2 slot=1"), "%s",
+              r.err);
+    run_free(&r);
+    // --bind PORT: worker K on PORT + K; one taken is an error naming the worker.
+    int held;
+    uint16_t port = udp_port_below_a_taken_one(&held);
+    char bind_arg[64];
+    snprintf(bind_arg, sizeof bind_arg, "127.0.0.1:%u", port);
+    r = RUN("relay", "--bind", bind_arg, "--workers", "2");
+    close(held);
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    snprintf(want, sizeof want, "lockstep relay: --bind %s, worker 1 (port %u): ", bind_arg,
+             port + 1);
+    cr_assert(strstr(r.err, want), "%s", r.err);
+    run_free(&r);
+}
+
 Test(cli, match_perturb_outside_the_match_is_a_usage_error)
 {
     run_result r = RUN("match", "--peers", "4", "--perturb", "9:10");
@@ -1354,6 +1448,49 @@ Test(cli, a_late_spectator_needing_state_is_named_as_a_spectator, .timeout = 60)
     cr_assert(strstr(vj, "\"result\":\"failed\",\"reason\":\"spectator 1 stopped at tick "), "%s",
               vj);
     free(ro), free(re), free(vj);
+}
+
+Test(cli, relay_result_names_the_first_tick_its_players_contradicted, .timeout = 60)
+{
+    // Both bots diverge on purpose at tick 100 (each its own way: every later tick is
+    // disputed). The relay's re-simulation of its recording gives the result the
+    // recorded inputs make, and says the players' checksums contradict it from tick
+    // 100 on: verified false. The soccer ball starts rolling into team 0's goal.
+    char scene[4200], addr[64], src[4200];
+    snprintf(src, sizeof src, "%s/tools/scenes/soccer.scene", root);
+    snprintf(scene, sizeof scene, "%s", path_in_dir("goal.scene"));
+    char cmd[13000];
+    snprintf(cmd, sizeof cmd,
+             "sed 's/sphere radius 1.000 pos 0 1.000 0 /sphere radius 1.000 pos 0 1.000 19.000 "
+             "vel 0 0 10 /' %s > %s && grep -q 'vel 0 0 10' %s",
+             src, scene, scene);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char creds[512];
+    snprintf(creds, sizeof creds, "%s", path_in_dir("creds"));
+    cr_assert_eq(mkdir(creds, 0700), 0);
+    pid_t relay = SPAWN("relay.json", "relay.log", "relay", "--workers", "1", "--credentials",
+                        creds, "--slots", "2", "--ticks", "240", "--tick-rate", "240", "--record",
+                        path_in_dir("p.lsr"), "--exit-when-done", "--json", "--scene", scene);
+    wait_ready("relay.log", addr, sizeof addr);
+    char c0[600], c1[600];
+    snprintf(c0, sizeof c0, "%s/session-1-slot-0.cred", creds);
+    snprintf(c1, sizeof c1, "%s/session-1-slot-1.cred", creds);
+    pid_t b0 = SPAWN("b0.out", "b0.err", "bot", "--relay", addr, "--credential", c0, "--scene",
+                     scene, "--perturb-tick", "100");
+    pid_t b1 = SPAWN("b1.out", "b1.err", "bot", "--relay", addr, "--credential", c1, "--scene",
+                     scene, "--perturb-tick", "100");
+    wait_status(b0);
+    wait_status(b1);
+    cr_assert_eq(wait_status(relay), 0);
+    char *rj = slurp("relay.json"), *rl = slurp("relay.log"), *o0 = slurp("b0.out");
+    cr_assert(strstr(o0, " score=1-0"), "%s", o0);
+    cr_assert(strstr(rl, "\nresult session=1 game=soccer ticks=240 score=1-0 verified=no "
+                         "mismatch_tick=100\n"),
+              "%s", rl);
+    cr_assert(strstr(rj, "\"game_result\":{\"game\":\"soccer\",\"ticks\":240,\"verified\":false,"
+                         "\"mismatch_tick\":100,\"score\":[1,0],\"words\":[1,0,"),
+              "%s", rj);
+    free(rj), free(rl), free(o0);
 }
 
 // ---- timeline: a simulated lossy rollback match drawn per frame ----

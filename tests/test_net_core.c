@@ -1649,3 +1649,35 @@ Test(net_core, the_relays_recording_of_a_dispute_names_the_liar_offline)
     ls_replay_reader_destroy(r);
     sim_free(&s);
 }
+
+Test(net_core, sessions_created_at_chosen_ids_skip_the_ids_between)
+{
+    // A relay sharded over threads (lockstep relay --workers) numbers sessions across
+    // its relays: each relay makes the ids it is given, the ones between stay free.
+    ls_relay_def rd = ls_default_relay_def();
+    rd.max_sessions = 8;
+    ls_relay *r = ls_relay_create(&rd, NULL);
+    cr_assert_not_null(r);
+    ls_session_def d = sdef(2, 0, 2);
+    cr_assert_eq(ls_relay_session_create_at(r, &d, 0, 3), LS_OK);
+    ls_net_credential c;
+    cr_assert_eq(ls_relay_session_credential(r, 3, 1, &c), LS_OK);
+    cr_assert_eq(c.session, 3u, "the credential carries the chosen id");
+    cr_assert_eq(ls_relay_session_credential(r, 2, 0, &c), LS_ERR_NOT_FOUND, "2 was skipped");
+    cr_assert_not(ls_relay_session_done(r, 2));
+    cr_assert_eq(ls_relay_session_end(r, 2, 0), LS_ERR_NOT_FOUND);
+    ls_relay_poll(r, 1000); // the skipped ids are passed over
+    cr_assert_eq(ls_relay_session_create_at(r, &d, 0, 3), LS_ERR_INVALID_ARGUMENT, "in use");
+    cr_assert_eq(ls_relay_session_create_at(r, &d, 0, 0), LS_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(ls_relay_session_create_at(r, &d, 0, 9), LS_ERR_CAPACITY);
+    ls_session_def bad = d;
+    bad.slots = 1;
+    cr_assert_eq(ls_relay_session_create_at(r, &bad, 0, 2), LS_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(ls_relay_session_create_at(r, &d, 0, 2), LS_OK, "a skipped id, made later");
+    uint32_t id = 0;
+    cr_assert_eq(ls_relay_session_create(r, &d, 0, &id), LS_OK);
+    cr_assert_eq(id, 4u, "ls_relay_session_create goes on after the highest id");
+    cr_assert_eq(ls_relay_session_create_at(r, &d, 0, 8), LS_OK);
+    cr_assert_eq(ls_relay_session_create(r, &d, 0, &id), LS_ERR_CAPACITY);
+    ls_relay_destroy(r);
+}

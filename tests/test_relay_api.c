@@ -726,3 +726,273 @@ Test(relay_api, prometheus_scrapes_the_metrics_of_a_match, .timeout = 90)
     kill(r.pid, SIGINT);
     cr_assert_eq(wait_status(r.pid, 10), 0);
 }
+
+// ---- --workers: sessions sharded over worker threads, one UDP port each ----
+
+// The soccer arena with the ball rolling into the +z goal at the start: team 0
+// (players 0, 2, ...) scores in the first second whatever the bots do.
+static void write_goal_scene(char *path, size_t size)
+{
+    char src[4200];
+    snprintf(src, sizeof src, "%s/tools/scenes/soccer.scene", root);
+    char *text = NULL;
+    FILE *f = fopen(src, "r");
+    cr_assert_not_null(f, "%s", src);
+    size_t cap = 1 << 16, n = 0;
+    text = malloc(cap);
+    cr_assert_not_null(text);
+    for (size_t k; (k = fread(text + n, 1, cap - n - 1, f)) > 0;) {
+        n += k;
+        if (n + 1 == cap) {
+            cap *= 2;
+            text = realloc(text, cap);
+            cr_assert_not_null(text);
+        }
+    }
+    fclose(f);
+    text[n] = '\0';
+    const char *from = "sphere radius 1.000 pos 0 1.000 0 ";
+    char *at = strstr(text, from);
+    cr_assert_not_null(at, "the ball's line of soccer.scene changed");
+    snprintf(path, size, "%s", path_in_dir("goal.scene"));
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fwrite(text, 1, (size_t)(at - text), f);
+    fputs("sphere radius 1.000 pos 0 1.000 19.000 vel 0 0 10 ", f);
+    fputs(at + strlen(from), f);
+    fclose(f);
+    free(text);
+}
+
+// POST a session; its "relay" address into addr and its credentials to
+// PREFIXk.cred (k < players).
+static void create_session(const relay_run *r, const char *body, uint32_t players,
+                           const char *prefix, char *addr, size_t addr_size)
+{
+    reply q = http(r->api, "POST", "/v1/sessions", TOKEN, body);
+    cr_assert_eq(q.status, 201, "%s", q.body);
+    json_string_at(q.body, "relay", addr, addr_size);
+    const char *p = strstr(q.body, "\"credentials\":[");
+    cr_assert_not_null(p, "%s", q.body);
+    for (uint32_t k = 0; k < players; k++) {
+        char text[256], name[32];
+        json_string_at(p, "credential", text, sizeof text);
+        strcat(text, "\n");
+        snprintf(name, sizeof name, "%s%u.cred", prefix, k);
+        write_file(name, text);
+        p = strstr(p, "\"credential\":\"") + 14;
+    }
+    reply_free(&q);
+}
+
+static pid_t start_bot_at(const char *addr, const char *prefix, uint32_t k, const char *scene)
+{
+    char out[32], err[32], cred[32];
+    snprintf(out, sizeof out, "%s%u.out", prefix, k);
+    snprintf(err, sizeof err, "%s%u.err", prefix, k);
+    snprintf(cred, sizeof cred, "%s%u.cred", prefix, k);
+    return SPAWN(out, err, "bot", "--relay", addr, "--credential", path_in_dir(cred), "--scene",
+                 scene);
+}
+
+// The "score=A-B" a bot printed last.
+static void bot_score(const char *prefix, uint32_t k, int *a, int *b)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%s%u.out", prefix, k);
+    char *out = slurp(name);
+    const char *s = strstr(out, " score=");
+    cr_assert_not_null(s, "%s", out);
+    cr_assert_eq(sscanf(s, " score=%d-%d", a, b), 2, "%s", out);
+    free(out);
+}
+
+static void verify_signed(const char *name, const char *ticks)
+{
+    char *out;
+    int st = run_tool_status((const char *const[]){"replay", "verify", path_in_dir(name),
+                                                   "--pubkey", path_in_dir("relay.pub"), NULL},
+                             &out);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, ticks), "%s", out);
+    cr_assert(strstr(out, "signed"), "%s", out);
+    free(out);
+}
+
+Test(relay_api, two_workers_shard_sessions_and_each_result_carries_the_score, .timeout = 90)
+{
+    // --workers 2: session 1 on worker 0 (the --bind port), session 2 on worker 1
+    // (its own port, in the answer). Two soccer matches, one per worker, played at
+    // once by bots; each match_result carries the score the relay re-simulated from
+    // its recording, equal to what the bots saw; /metrics sums both workers.
+    char scene[4200];
+    write_goal_scene(scene, sizeof scene);
+    char *out;
+    int st = run_tool_status(
+        (const char *const[]){"keygen", "--out", path_in_dir("relay"), NULL, NULL, NULL}, &out);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    write_file("token", TOKEN "\n");
+    relay_run r;
+    r.pid = SPAWN("relay.out", "relay.err", "relay", "--workers", "2", "--api", "127.0.0.1:0",
+                  "--api-token-file", path_in_dir("token"), "--record", path_in_dir("m.lsr"),
+                  "--sign-key", path_in_dir("relay.key"), "--scene", scene);
+    wait_ready(&r, "relay.out");
+    char *log = slurp("relay.out");
+    unsigned port1 = 0;
+    const char *w1 = strstr(log, "\nworker 1 listening 127.0.0.1:");
+    cr_assert(w1 && sscanf(w1, "\nworker 1 listening 127.0.0.1:%u", &port1) == 1, "%s", log);
+    free(log);
+    const char *body = "{\"players\":2,\"ticks\":240,\"tick_rate\":120,\"input_delay\":2}";
+    char a1[64], a2[64], expect2[64];
+    create_session(&r, body, 2, "s1c", a1, sizeof a1);
+    create_session(&r, body, 2, "s2c", a2, sizeof a2);
+    snprintf(expect2, sizeof expect2, "127.0.0.1:%u", port1);
+    cr_assert_str_eq(a1, r.udp, "session 1 on worker 0");
+    cr_assert_str_eq(a2, expect2, "session 2 on worker 1, its port in the answer");
+    reply q = http(r.api, "GET", "/v1/sessions/2", TOKEN, NULL);
+    cr_assert_eq(q.status, 200, "%s", q.body);
+    char a2get[64];
+    json_string_at(q.body, "relay", a2get, sizeof a2get);
+    cr_assert_str_eq(a2get, expect2);
+    reply_free(&q);
+    pid_t b[4] = {start_bot_at(a1, "s1c", 0, scene), start_bot_at(a1, "s1c", 1, scene),
+                  start_bot_at(a2, "s2c", 0, scene), start_bot_at(a2, "s2c", 1, scene)};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(wait_status(b[i], 40), 0, "bot %d", i);
+    }
+    // Events 1 and 2: session_created; then a match_result per session, each once
+    // its recording is re-simulated.
+    char *results[2] = {NULL, NULL};
+    for (int i = 0; i < 200 && (!results[0] || !results[1]); i++) {
+        q = http(r.api, "GET", "/v1/events?after=2&timeout=5", TOKEN, NULL);
+        cr_assert_eq(q.status, 200, "%s", q.body);
+        for (int s = 0; s < 2; s++) {
+            char pat[80];
+            snprintf(pat, sizeof pat, "\"type\":\"match_result\",\"session\":%d,", s + 1);
+            const char *e = strstr(q.body, pat);
+            if (e && !results[s]) {
+                results[s] = strndup(e, 4000);
+            }
+        }
+        reply_free(&q);
+        usleep(50000);
+    }
+    for (int s = 0; s < 2; s++) {
+        cr_assert_not_null(results[s], "no match_result for session %d", s + 1);
+        const char *e = results[s];
+        cr_assert(strstr(e, "\"final_ticks\":240,\"ended_by\":\"ticks\",\"desyncs\":0,"), "%s", e);
+        int x0, y0, x1, y1;
+        char prefix[8];
+        snprintf(prefix, sizeof prefix, "s%dc", s + 1);
+        bot_score(prefix, 0, &x0, &y0);
+        bot_score(prefix, 1, &x1, &y1);
+        cr_assert(x0 == x1 && y0 == y1, "the bots agree");
+        cr_assert_geq(x0, 1, "the ball rolls into team 0's goal");
+        char want[160];
+        snprintf(want, sizeof want,
+                 "\"result\":{\"game\":\"soccer\",\"ticks\":240,\"verified\":true,"
+                 "\"mismatch_tick\":null,\"score\":[%d,%d],\"score_words\":[0,1],\"words\":[%d,%d,",
+                 x0, y0, x0, y0);
+        cr_assert(strstr(e, want), "want %s in %s", want, e);
+        free(results[s]);
+    }
+    // The session in full keeps it.
+    q = http(r.api, "GET", "/v1/sessions/2", TOKEN, NULL);
+    cr_assert(strstr(q.body, "\"result\":{\"game\":\"soccer\",\"ticks\":240,\"verified\":true,"),
+              "%s", q.body);
+    reply_free(&q);
+    // Both listed; /metrics sums the workers: every datagram received (both
+    // workers' cores) is timed (both workers' histograms).
+    q = http(r.api, "GET", "/v1/sessions", TOKEN, NULL);
+    cr_assert(strstr(q.body, "{\"session\":1,\"state\":\"done\""), "%s", q.body);
+    cr_assert(strstr(q.body, "{\"session\":2,\"state\":\"done\""), "%s", q.body);
+    reply_free(&q);
+    double peers_in = 0;
+    for (int s = 1; s <= 2; s++) {
+        char path[32];
+        snprintf(path, sizeof path, "/v1/sessions/%d", s);
+        q = http(r.api, "GET", path, TOKEN, NULL);
+        for (const char *p = q.body; (p = strstr(p, "\"packets_in\":")) != NULL; p++) {
+            peers_in += strtod(p + 13, NULL);
+        }
+        reply_free(&q);
+    }
+    q = http(r.api, "GET", "/metrics", TOKEN, NULL);
+    cr_assert_eq(q.status, 200, "%s", q.body);
+    double in = sample(q.body, "lockstep_relay_datagrams_received_total");
+    cr_assert_eq(sample(q.body, "lockstep_relay_sessions{state=\"done\"}"), 2);
+    cr_assert_geq(in, peers_in, "the relay-wide count covers both workers' peers");
+    cr_assert_eq(sample(q.body, "lockstep_relay_datagram_handling_seconds_count"), in,
+                 "both workers' datagrams are timed");
+    cr_assert_eq(sample(q.body, "lockstep_relay_recordings_total{result=\"ok\"}"), 2);
+    reply_free(&q);
+    kill(r.pid, SIGINT);
+    cr_assert_eq(wait_status(r.pid, 10), 0);
+    log = slurp("relay.out");
+    cr_assert(strstr(log, "session 2 created by the api slots=2 spectators=0 ticks=240 worker=1 "
+                          "relay=127.0.0.1:"),
+              "%s", log);
+    cr_assert(strstr(log, "result session=2 game=soccer ticks=240 score="), "%s", log);
+    free(log);
+    verify_signed("m.lsr", "verified 240 ticks");
+    verify_signed("m.lsr.2", "verified 240 ticks");
+}
+
+Test(relay_api, sigterm_drains_the_matches_of_every_worker, .timeout = 60)
+{
+    // Two running matches on two workers: SIGTERM waits for both, the relay exits 0
+    // and both recordings are whole and signed.
+    char scene[4200];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/arena.scene", root);
+    char *out;
+    int st = run_tool_status(
+        (const char *const[]){"keygen", "--out", path_in_dir("relay"), NULL, NULL, NULL}, &out);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    write_file("token", TOKEN "\n");
+    relay_run r;
+    r.pid =
+        SPAWN("relay.out", "relay.err", "relay", "--workers", "2", "--api", "127.0.0.1:0",
+              "--api-token-file", path_in_dir("token"), "--record", path_in_dir("d.lsr"),
+              "--sign-key", path_in_dir("relay.key"), "--scene", scene, "--drain-seconds", "30");
+    wait_ready(&r, "relay.out");
+    const char *body = "{\"players\":2,\"ticks\":480,\"tick_rate\":120}";
+    char a1[64], a2[64];
+    create_session(&r, body, 2, "s1c", a1, sizeof a1);
+    create_session(&r, body, 2, "s2c", a2, sizeof a2);
+    cr_assert_str_neq(a1, a2, "one port per worker");
+    pid_t b[4] = {start_bot_at(a1, "s1c", 0, scene), start_bot_at(a1, "s1c", 1, scene),
+                  start_bot_at(a2, "s2c", 0, scene), start_bot_at(a2, "s2c", 1, scene)};
+    for (int i = 0; i < 1000; i++) { // until both matches are under way
+        unsigned t1 = 0, t2 = 0;
+        reply q = http(r.api, "GET", "/v1/sessions/1", TOKEN, NULL);
+        const char *t = strstr(q.body, "\"final_ticks\":");
+        if (t) {
+            sscanf(t, "\"final_ticks\":%u", &t1);
+        }
+        reply_free(&q);
+        q = http(r.api, "GET", "/v1/sessions/2", TOKEN, NULL);
+        t = strstr(q.body, "\"final_ticks\":");
+        if (t) {
+            sscanf(t, "\"final_ticks\":%u", &t2);
+        }
+        reply_free(&q);
+        if (t1 >= 60 && t2 >= 60) {
+            break;
+        }
+        usleep(10000);
+    }
+    kill(r.pid, SIGTERM);
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(wait_status(b[i], 30), 0, "bot %d", i);
+    }
+    cr_assert_eq(wait_status(r.pid, 30), 0, "the drained relay exits 0");
+    char *log = slurp("relay.out");
+    cr_assert(strstr(log, "signal SIGTERM: draining (no new sessions; 2 running"), "%s", log);
+    cr_assert(strstr(log, "replay session=1 ticks=480 path="), "%s", log);
+    cr_assert(strstr(log, "replay session=2 ticks=480 path="), "%s", log);
+    free(log);
+    verify_signed("d.lsr", "verified 480 ticks");
+    verify_signed("d.lsr.2", "verified 480 ticks");
+}

@@ -29,7 +29,7 @@ void cli_print_usage(const cli_command *cmd)
     int synopsis = options ? (int)(options - cmd->usage) : (int)strlen(cmd->usage);
     printf("usage: lockstep %s %.*s\n\n%s\n", cmd->name, synopsis, cmd->usage, cmd->summary);
     if (options) {
-        printf("%s\n", options + 1);
+        printf("%s%s\n", options + 1, cmd->usage_more ? cmd->usage_more : "");
     }
 }
 

@@ -39,6 +39,9 @@ typedef struct cli_command {
     const char *summary;
     const char *usage;
     int (*run)(int argc, char **argv);
+    /// More usage text printed right after `usage` (NULL: none): C bounds one string
+    /// literal to 4095 characters, and some commands have more to say.
+    const char *usage_more;
 } cli_command;
 
 /// True when argv holds -h or --help.

@@ -65,7 +65,7 @@ const cli_command cmd_bot_def = {
     "this bot's slot or a tick it reported was disputed (no majority: `replay verify` names\n"
     "who was wrong), 1 when the relay went silent, the deadline passed or we were\n"
     "disconnected.",
-    cmd_bot};
+    cmd_bot, NULL};
 
 typedef struct bot_app {
     ls_peer *peer;

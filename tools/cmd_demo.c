@@ -15,7 +15,7 @@ const cli_command cmd_demo_def = {
     "demo", "integrate a spinning projectile and print its per-tick checksums",
     "[--ticks N]\n\n"
     "  --ticks N   ticks to integrate, 1..1000000 (default 600, at 60 Hz)",
-    cmd_demo};
+    cmd_demo, NULL};
 
 int cmd_demo(int argc, char **argv)
 {

@@ -15,7 +15,7 @@ const cli_command cmd_fx_def = {
     "Exit status 2 for an operand outside the operation's domain (sqrt of a negative,\n"
     "asin/acos outside -1..1, division by zero), 3 when the result overflowed (it is\n"
     "printed saturated).",
-    cmd_fx};
+    cmd_fx, NULL};
 
 static bool parse_arg(const char *name, const char *text, ls_fx *out)
 {

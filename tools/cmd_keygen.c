@@ -15,7 +15,7 @@ const cli_command cmd_keygen_def = {
     "               existing files are never overwritten\n\n"
     "The relay signs its recordings with NAME.key (lockstep relay --sign-key NAME.key);\n"
     "anyone checks them with NAME.pub (lockstep replay verify FILE --pubkey NAME.pub).",
-    cmd_keygen};
+    cmd_keygen, NULL};
 
 int cmd_keygen(int argc, char **argv)
 {

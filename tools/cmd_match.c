@@ -61,7 +61,7 @@ const cli_command cmd_match_def = {
     "Exit status 0 when every bot finished with equal checksums and the replay verified;\n"
     "3 on a desync, unequal checksums or a replay that fails verification; 1 when a\n"
     "process could not start or a bot did not finish.",
-    cmd_match};
+    cmd_match, NULL};
 
 #define MAXPROC (2 * LS_NET_MAX_SLOTS + 2)
 

@@ -4,6 +4,16 @@
 // private directory (--credentials DIR) or on stdout, relays inputs, checks
 // checksums, records each session as a replay, prints stats on SIGUSR1 and at exit
 // (with --json, a JSON summary on stdout at exit and the line log on stderr).
+//
+// --workers N: N relay cores, each with its own UDP socket (port), libuv loop and
+// sessions. Worker 0 runs on the main thread with the control API, Agones and the
+// signals; workers 1..N-1 on threads of their own. A session belongs to one worker
+// for its life (least loaded at creation, ties to the lowest index); its players
+// talk to that worker's port. Nothing on a datagram path takes a lock: a worker
+// keeps the events and finished recordings it has for the main thread and hands
+// them over in its timer (a mutex-protected queue and a uv_async). The main thread
+// reads or changes a worker's core (the API's handlers, the drain, SIGUSR1) only
+// while that worker is held: parked in a uv_async callback on a condition variable.
 #define _POSIX_C_SOURCE 200809L // access, lstat
 #include "agones.h"
 #include "cli.h"
@@ -16,27 +26,46 @@
 #include "net_tool.h"
 #include "relay_api.h"
 #include "relay_metrics.h"
+#include "relay_result.h"
 #include "replay_glue.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <uv.h>
+
+// The rest of the usage (C's 4095-character limit on one string literal).
+static const char usage_tail[] = NET_FAULT_USAGE
+    "\nWith --record and a scene whose game keeps words (game soccer), the relay re-simulates\n"
+    "each finished recording for the game's result (`result session=ID ... score=A-B`, and\n"
+    "the API's match_result event).\n"
+    "\nSIGUSR1 prints stats; SIGINT, SIGTERM (not draining) finish the recordings, exit 0.\n"
+    "Exit status 1 when the address cannot be bound, a file cannot be read or the\n"
+    "--credentials directory is missing, not a directory or not writable.";
 
 const cli_command cmd_relay_def = {
     "relay", "run the UDP input relay (sessions, credentials, desync detection, recording)",
     "[--bind HOST:PORT] [--credentials DIR] [--sessions N] [--slots N] [--tick-rate HZ]\n"
     "       [--input-size B] [--delay D] [--ticks N] [--timeout MS] [--join-timeout MS]\n"
-    "       [--spectators N] [--history TICKS] [--rejoin-ms MS]\n"
+    "       [--spectators N] [--history TICKS] [--rejoin-ms MS] [--workers N]\n"
     "       [--scene FILE --seed S --record PATH [--sign-key KEY]] [--exit-when-done]\n"
     "       [--api HOST:PORT [--api-token-file FILE] [--api-sessions N]] [--drain-seconds N]\n"
     "       [--json] [--log-json] [fault options]\n\n"
     "  --bind HOST:PORT  where to listen (default 127.0.0.1:0, an ephemeral port)\n"
+    "  --workers N       relay threads, 1..64 (default: the number of cores), each with\n"
+    "                    its own UDP port: PORT+K for worker K (any free port with 0). A\n"
+    "                    session stays on one worker (the least loaded when it is made);\n"
+    "                    players use its port, printed with the credentials (`session ID\n"
+    "                    relay HOST:PORT worker K`) and in the API's answers\n"
     "  --credentials DIR write each slot's credential (its secret key) to\n"
     "                    DIR/session-ID-slot-K.cred (mode 0600, never overwritten:\n"
     "                    DIR must exist and be writable) and print `credential SESSION\n"
@@ -76,13 +105,11 @@ const cli_command cmd_relay_def = {
     "                    rejoins, peers[], spectators[], replay; relay-wide counters;\n"
     "                    the line log then goes to stderr\n"
     "  --log-json        the line log as JSON lines: "
-    "{\"t_ms\",\"event\",key:value...}\n" NET_FAULT_USAGE
-    "\nSIGUSR1 prints stats; SIGINT, SIGTERM (not draining) finish the recordings, exit 0.\n"
-    "Exit status 1 when the address cannot be bound, a file cannot be read or the\n"
-    "--credentials directory is missing, not a directory or not writable.",
-    cmd_relay};
+    "{\"t_ms\",\"event\",key:value...}\n",
+    cmd_relay, usage_tail};
 
 #define MAX_SESSIONS 1024
+#define MAX_WORKERS  64
 
 typedef struct relay_opts {
     const char *bind, *scene, *record, *sign_key, *credentials;
@@ -92,7 +119,7 @@ typedef struct relay_opts {
     uint64_t api_sessions, drain_seconds;
     bool sessions_given, drain_given;
     char scene_buf[4096];
-    uint64_t sessions, seed, rate_limit;
+    uint64_t sessions, seed, rate_limit, workers;
     ls_session_def sd;
     bool exit_when_done, json, log_json;
     ls_net_fault_def fault;
@@ -109,12 +136,90 @@ typedef struct session_log {
     uint64_t seed;         ///< The seed of its recording.
     bool recorded;         ///< The recording was finished ...
     uint32_t replay_ticks; ///< ... with this many ticks.
+    bool done_seen;        ///< Its SESSION_DONE reached the main thread.
+    bool has_result;       ///< The game's result was re-simulated: ...
+    relay_result result;   ///< ... this.
 } session_log;
 
-typedef struct relay_app {
-    relay_opts o;
+typedef struct relay_app relay_app;
+
+/// What a worker thread (or a result thread) hands the main thread.
+typedef enum main_msg_kind {
+    MSG_EVENT = 1,     ///< A relay event to log, count and publish.
+    MSG_RECORDING = 2, ///< A recording was finished.
+    MSG_RESULT = 3,    ///< A game result was re-simulated.
+} main_msg_kind;
+
+typedef struct main_msg {
+    main_msg_kind kind;
+    ls_relay_event ev;      ///< MSG_EVENT.
+    const char *key;        ///< MSG_EVENT, STATE_NEEDED: how the log line names ev.slot.
+    uint32_t session;       ///< MSG_RECORDING, MSG_RESULT.
+    uint32_t ticks;         ///< MSG_RECORDING: its ticks ...
+    bool ok;                ///< ... finished without an error.
+    struct result_job *job; ///< MSG_RESULT.
+} main_msg;
+
+typedef struct msg_list {
+    main_msg *v;
+    size_t n, cap;
+} msg_list;
+
+/// One re-simulation of a finished recording, on a thread of its own.
+typedef struct result_job {
+    relay_app *app;
+    uint32_t session;
+    char path[4096 + 16];
+    pthread_t thread;
+    bool started, joined; ///< Its thread was started; joined (at exit).
+    bool ok;
+    relay_result res;
+    struct result_job *next; ///< In app->jobs (started) or app->queued (waiting).
+} result_job;
+
+/// One relay core with its socket and loop. Worker 0 runs on the main thread.
+typedef struct relay_worker {
+    relay_app *app;
+    uint32_t index;
     ls_relay *relay;
     ls_uv *uv;
+    pthread_t thread;
+    bool thread_started;
+    uv_async_t wake; ///< Workers 1..: the main thread wants it held or stopped.
+    bool wake_init;
+    pthread_mutex_t mu; ///< Guards hold_req, held, stop_req.
+    pthread_cond_t cv;
+    bool hold_req, held, stop_req;
+    msg_list pending; ///< Its thread only: for the main thread, handed over in the timer.
+    uint32_t *ids;    ///< The sessions it owns (written while held or before it runs) ...
+    uint32_t nids;    ///< ... how many.
+    uint32_t active;  ///< Main thread: its sessions not done yet (least-loaded choice).
+    atomic_uint seen; ///< Sessions all_done/all_idle were computed over.
+    atomic_bool all_done, all_idle;
+    /// Workers 1..: their own datagram-handling histogram (GET /metrics adds it).
+    uint64_t latency[RELAY_API_LATENCY_BUCKETS + 1], latency_count, latency_sum_ns;
+} relay_worker;
+
+struct relay_app {
+    relay_opts o;
+    relay_worker w[MAX_WORKERS]; ///< o.workers of them.
+    uint32_t workers;
+    uint8_t *owner;         ///< The worker of each session id (cap of them).
+    ls_uv *uv;              ///< Worker 0's: the main loop (signals, API, Agones).
+    pthread_t main_thread;  ///< Who may log and publish directly.
+    bool threads_running;   ///< Workers 1.. run on their threads.
+    uint32_t holds;         ///< Nesting of hold_all(true).
+    pthread_mutex_t qmu;    ///< Guards q.
+    msg_list q;             ///< For the main thread.
+    uv_async_t qwake;       ///< Wakes the main loop for q.
+    bool qwake_init;        ///< qwake is initialised.
+    atomic_bool watch_done; ///< Workers compute all_done/all_idle.
+    atomic_bool stopping;   ///< Result threads give up (the relay is stopping).
+    bool want_results;      ///< Re-simulate recordings for the game's result.
+    result_job *jobs;       ///< Result threads started, their results not handled.
+    result_job *queued;     ///< Re-simulations waiting for a thread (oldest first).
+    uint32_t jobs_active;   ///< Result threads running (at most app->workers).
+    uint32_t jobs_running;  ///< Results not handled yet (running or queued).
     ls_replay_recorder *rec[MAX_SESSIONS];
     ls_replay_signer *signer[MAX_SESSIONS]; ///< One per recording (each hashes its own file).
     uint8_t sign_secret[LS_REPLAY_SECRET_KEY_SIZE];
@@ -133,17 +238,17 @@ typedef struct relay_app {
     bool draining;           ///< SIGTERM with --drain-seconds: no new sessions.
     uint64_t drain_deadline; ///< Stop at this time even if matches still run.
     agones *agones;          ///< The Agones SDK gateway (AGONES_SDK_HTTP_PORT), or NULL.
-} relay_app;
+};
 
 static const char *const value_options[] = {
-    "--bind",         "--scene",       "--record",         "--seed",
-    "--rate-limit",   "--credentials", "--sign-key",       "--sessions",
-    "--slots",        "--tick-rate",   "--input-size",     "--delay",
-    "--ticks",        "--timeout",     "--join-timeout",   "--loss",
-    "--dup",          "--reorder",     "--corrupt",        "--delay-ms",
-    "--jitter",       "--fault-seed",  "--spectators",     "--history",
-    "--rejoin-ms",    "--api",         "--api-token-file", "--api-sessions",
-    "--drain-seconds"};
+    "--bind",          "--scene",       "--record",         "--seed",
+    "--rate-limit",    "--credentials", "--sign-key",       "--sessions",
+    "--slots",         "--tick-rate",   "--input-size",     "--delay",
+    "--ticks",         "--timeout",     "--join-timeout",   "--loss",
+    "--dup",           "--reorder",     "--corrupt",        "--delay-ms",
+    "--jitter",        "--fault-seed",  "--spectators",     "--history",
+    "--rejoin-ms",     "--api",         "--api-token-file", "--api-sessions",
+    "--drain-seconds", "--workers"};
 
 static bool takes_value(const char *a)
 {
@@ -195,6 +300,8 @@ static bool parse(int argc, char **argv, relay_opts *o)
     o->sd.rejoin_ms = 0;  // unless --rejoin-ms (players then upload the rejoiner's snapshot)
     o->fault.seed = 1;
     o->api_sessions = 256;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    o->workers = cores < 1 ? 1 : cores > MAX_WORKERS ? MAX_WORKERS : (uint64_t)cores;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t n = 0;
@@ -232,6 +339,8 @@ static bool parse(int argc, char **argv, relay_opts *o)
             o->sessions_given = true;
         } else if (strcmp(a, "--api") == 0) {
             o->api = v, i++;
+        } else if (strcmp(a, "--workers") == 0) {
+            ok = net_cli_u64("relay", a, v, 1, MAX_WORKERS, &o->workers), i++;
         } else if (strcmp(a, "--api-token-file") == 0) {
             o->api_token_file = v, i++;
         } else if (strcmp(a, "--api-sessions") == 0) {
@@ -296,8 +405,19 @@ static bool parse(int argc, char **argv, relay_opts *o)
                         "--sessions 0 makes no session: only with --api, which makes them");
         return false;
     }
-    return parse_bind("--bind", o->bind, o->host, sizeof o->host, &o->port) &&
-           (!o->api || parse_bind("--api", o->api, o->api_host, sizeof o->api_host, &o->api_port));
+    if (!parse_bind("--bind", o->bind, o->host, sizeof o->host, &o->port) ||
+        (o->api && !parse_bind("--api", o->api, o->api_host, sizeof o->api_host, &o->api_port))) {
+        return false;
+    }
+    if (o->port && o->port + o->workers - 1 > 65535) {
+        cli_usage_error(&cmd_relay_def,
+                        "--workers %llu binds ports %u..%llu: past 65535 (a lower --bind port, "
+                        "or port 0)",
+                        (unsigned long long)o->workers, o->port,
+                        (unsigned long long)(o->port + o->workers - 1));
+        return false;
+    }
+    return true;
 }
 
 // The relay's clock for the log's t_ms (0 before the transport exists).
@@ -306,13 +426,197 @@ static uint64_t log_now(const relay_app *app)
     return app->uv ? ls_uv_now_us(app->uv) : 0;
 }
 
+// ---- workers: who runs where ----
+
+static bool on_main(const relay_app *app)
+{
+    return pthread_equal(pthread_self(), app->main_thread) != 0;
+}
+
+static relay_worker *owner_of(relay_app *app, uint32_t id)
+{
+    return &app->w[id >= 1 && id <= app->cap ? app->owner[id - 1] : 0];
+}
+
+static bool msg_push(msg_list *l, const main_msg *m)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        main_msg *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            fprintf(stderr, "lockstep relay: out of memory: a worker's event is lost\n");
+            return false;
+        }
+        l->v = v, l->cap = cap;
+    }
+    l->v[l->n++] = *m;
+    return true;
+}
+
+// Hand the main thread what one worker kept for it (its timer: off the datagram path).
+static void flush_pending(relay_worker *w)
+{
+    relay_app *app = w->app;
+    if (!w->pending.n) {
+        return;
+    }
+    pthread_mutex_lock(&app->qmu);
+    for (size_t i = 0; i < w->pending.n; i++) {
+        msg_push(&app->q, &w->pending.v[i]);
+    }
+    pthread_mutex_unlock(&app->qmu);
+    w->pending.n = 0;
+    uv_async_send(&app->qwake);
+}
+
+// A message for the main thread from a thread that is not it (a result thread).
+static void post_main(relay_app *app, const main_msg *m)
+{
+    pthread_mutex_lock(&app->qmu);
+    msg_push(&app->q, m);
+    pthread_mutex_unlock(&app->qmu);
+    uv_async_send(&app->qwake);
+}
+
+// Stop (on) or restart the worker threads: while held, a worker is parked in its
+// wake callback and the main thread may use its relay core and transport.
+static void hold_all(relay_app *app, bool on)
+{
+    if (!app->threads_running || (on ? app->holds++ > 0 : --app->holds > 0)) {
+        return;
+    }
+    for (uint32_t k = 1; k < app->workers; k++) {
+        relay_worker *w = &app->w[k];
+        pthread_mutex_lock(&w->mu);
+        w->hold_req = on;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        if (on) {
+            uv_async_send(&w->wake);
+        }
+    }
+    for (uint32_t k = 1; on && k < app->workers; k++) {
+        relay_worker *w = &app->w[k];
+        pthread_mutex_lock(&w->mu);
+        while (!w->held) {
+            pthread_cond_wait(&w->cv, &w->mu);
+        }
+        pthread_mutex_unlock(&w->mu);
+    }
+}
+
+static void pump(relay_worker *w);
+
+// Workers 1..: the main thread wants the worker held, or stopped.
+static void on_wake(uv_async_t *h)
+{
+    relay_worker *w = h->data;
+    pthread_mutex_lock(&w->mu);
+    if (w->hold_req) {
+        w->held = true;
+        pthread_cond_broadcast(&w->cv);
+        while (w->hold_req) {
+            pthread_cond_wait(&w->cv, &w->mu);
+        }
+        w->held = false;
+    }
+    bool stop = w->stop_req;
+    pthread_mutex_unlock(&w->mu);
+    pump(w); // what the main thread did meanwhile (a session made or ended)
+    flush_pending(w);
+    if (stop) {
+        ls_uv_stop(w->uv);
+    }
+}
+
+static void *worker_run(void *arg)
+{
+    relay_worker *w = arg;
+    ls_uv_run(w->uv);
+    flush_pending(w);
+    return NULL;
+}
+
+// Workers 1..: whether every session of theirs is done and idle, for the main
+// thread's --exit-when-done and drain (atomics: no lock).
+static void publish_done(relay_worker *w)
+{
+    bool done = true, idle = true;
+    uint32_t n = w->nids;
+    for (uint32_t i = 0; i < n; i++) {
+        done &= ls_relay_session_done(w->relay, w->ids[i]);
+        idle &= ls_relay_session_idle(w->relay, w->ids[i]);
+    }
+    atomic_store(&w->all_done, done);
+    atomic_store(&w->all_idle, idle);
+    atomic_store(&w->seen, n);
+}
+
+// The worker for a new session: the one with the fewest sessions not done yet,
+// ties to the lowest index (deterministic: session 1 on worker 0).
+static relay_worker *least_loaded(relay_app *app)
+{
+    relay_worker *best = &app->w[0];
+    for (uint32_t k = 1; k < app->workers; k++) {
+        if (app->w[k].active < best->active) {
+            best = &app->w[k];
+        }
+    }
+    return best;
+}
+
+static void assign(relay_app *app, relay_worker *w, uint32_t id)
+{
+    app->owner[id - 1] = (uint8_t)w->index;
+    w->ids[w->nids++] = id;
+    w->active++;
+}
+
+static void format_addr(const relay_app *app, const relay_worker *w, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s:%u", app->o.host, ls_uv_port(w->uv));
+}
+
+static void stats_add(ls_relay_stats *a, const ls_relay_stats *b)
+{
+    a->packets_in += b->packets_in, a->bytes_in += b->bytes_in;
+    a->packets_out += b->packets_out, a->bytes_out += b->bytes_out;
+    a->malformed += b->malformed, a->truncated += b->truncated;
+    a->wrong_version += b->wrong_version, a->bad_mac += b->bad_mac;
+    a->replayed += b->replayed, a->stale += b->stale, a->unverified += b->unverified;
+    a->no_session += b->no_session, a->rate_limited += b->rate_limited;
+    a->challenges += b->challenges, a->outbox_dropped += b->outbox_dropped;
+    a->desyncs += b->desyncs, a->disputes += b->disputes;
+    a->snapshots_refused += b->snapshots_refused;
+    a->spectator_refused += b->spectator_refused;
+    a->spectators_dropped += b->spectators_dropped;
+    a->rejoins += b->rejoins, a->rejoin_refused += b->rejoin_refused;
+}
+
+// Relay-wide and transport counters summed over the workers (held, or stopped).
+static void sum_stats(relay_app *app, ls_relay_stats *st, ls_uv_stats *us)
+{
+    memset(st, 0, sizeof *st);
+    memset(us, 0, sizeof *us);
+    for (uint32_t k = 0; k < app->workers; k++) {
+        ls_relay_stats a = ls_relay_stats_get(app->w[k].relay);
+        ls_uv_stats b = ls_uv_stats_get(app->w[k].uv);
+        stats_add(st, &a);
+        us->send_errors += b.send_errors;
+        us->fault_dropped += b.fault_dropped;
+        us->fault_corrupted += b.fault_corrupted;
+    }
+}
+
 static void print_stats(relay_app *app)
 {
-    ls_relay_stats st = ls_relay_stats_get(app->relay);
-    ls_uv_stats us = ls_uv_stats_get(app->uv);
+    hold_all(app, true);
+    ls_relay_stats st;
+    ls_uv_stats us;
+    sum_stats(app, &st, &us);
     for (uint32_t id = 1; id <= app->count; id++) {
         for (uint32_t k = 0; k < app->sess[id - 1].sd.slots; k++) {
-            ls_relay_peer_stats p = ls_relay_peer_stats_get(app->relay, id, k);
+            ls_relay_peer_stats p = ls_relay_peer_stats_get(owner_of(app, id)->relay, id, k);
             char addr[64] = "-";
             if (p.joined) {
                 ls_net_addr_format(&p.addr, addr, sizeof addr);
@@ -350,6 +654,7 @@ static void print_stats(relay_app *app)
              (unsigned long long)st.spectator_refused, (unsigned long long)st.spectators_dropped,
              (unsigned long long)st.rejoins, (unsigned long long)st.rejoin_refused);
     fflush(app->log);
+    hold_all(app, false);
 }
 
 static void relay_recorder_error(const relay_app *app, uint32_t session, const char *what,
@@ -368,7 +673,7 @@ static void relay_recorder_error(const relay_app *app, uint32_t session, const c
 static void on_rec_tick(void *user, uint32_t session, uint32_t tick, const uint8_t *inputs,
                         uint64_t checksum)
 {
-    relay_app *app = user;
+    relay_app *app = ((relay_worker *)user)->app;
     (void)tick;
     ls_replay_recorder *rec = app->rec[session - 1];
     if (rec && ls_replay_recorder_append(rec, inputs, checksum) != LS_OK) {
@@ -381,15 +686,126 @@ static void on_rec_tick(void *user, uint32_t session, uint32_t tick, const uint8
 static void on_rec_claims(void *user, uint32_t session, uint32_t tick, uint16_t reported,
                           const uint64_t *claims, bool disputed)
 {
-    relay_app *app = user;
+    relay_app *app = ((relay_worker *)user)->app;
     ls_replay_recorder *rec = app->rec[session - 1];
     if (rec && ls_replay_recorder_claims(rec, tick, reported, claims, disputed) != LS_OK) {
         relay_recorder_error(app, session, "recording", rec);
     }
 }
 
-static void finish_recording(relay_app *app, uint32_t session)
+static const char *recording_path(const relay_app *app, uint32_t id, char *buf, size_t size);
+
+static void *result_run(void *arg)
 {
+    result_job *job = arg;
+#ifdef __linux__
+    // Below the workers: a re-simulation may wait, a datagram should not (on Linux
+    // a nice value is the calling thread's; who = 0 names it).
+    int nice_now = getpriority(PRIO_PROCESS, 0);
+    setpriority(PRIO_PROCESS, 0, nice_now + 10 > 19 ? 19 : nice_now + 10);
+#endif
+    job->ok = relay_result_compute(job->path, &job->res, &job->app->stopping);
+    main_msg m = {.kind = MSG_RESULT, .session = job->session, .job = job};
+    post_main(job->app, &m);
+    return NULL;
+}
+
+// Main thread: start queued re-simulations while fewer than one per worker run
+// (so that they never take every core from the workers).
+static void start_jobs(relay_app *app)
+{
+    while (app->queued && app->jobs_active < app->workers) {
+        result_job *job = app->queued;
+        app->queued = job->next;
+        if (pthread_create(&job->thread, NULL, result_run, job) != 0) {
+            fprintf(stderr, "lockstep relay: session %u: no thread to re-simulate its result\n",
+                    job->session);
+            app->jobs_running--;
+            relay_api_match_result(app->api, job->session, NULL);
+            free(job);
+            continue;
+        }
+        job->started = true;
+        job->next = app->jobs;
+        app->jobs = job;
+        app->jobs_active++;
+    }
+}
+
+// Main thread: session's recording is finished (ok: without an error). With a game
+// that keeps words, its result is re-simulated on a thread of its own.
+static void recording_done(relay_app *app, uint32_t session, uint32_t ticks, bool ok)
+{
+    relay_api_recording_done(app->api, session, ticks, ok);
+    char path[4096 + 16];
+    log_line(&app->sink, log_now(app), "replay session=%u ticks=%u path=%s\n", session, ticks,
+             recording_path(app, session, path, sizeof path));
+    if (!app->want_results) {
+        return;
+    }
+    result_job *job = ok && !atomic_load(&app->stopping) ? calloc(1, sizeof *job) : NULL;
+    if (!job) {
+        relay_api_match_result(app->api, session, NULL); // no result after all
+        return;
+    }
+    job->app = app;
+    job->session = session;
+    recording_path(app, session, job->path, sizeof job->path);
+    result_job **tail = &app->queued;
+    while (*tail) {
+        tail = &(*tail)->next;
+    }
+    *tail = job;
+    app->jobs_running++;
+    start_jobs(app);
+}
+
+// Main thread: a re-simulated result (job's thread has ended or is ending).
+static void result_done(relay_app *app, result_job *job)
+{
+    if (!job->joined) {
+        pthread_join(job->thread, NULL); // it posted this as its last act
+    }
+    for (result_job **p = &app->jobs; *p; p = &(*p)->next) {
+        if (*p == job) {
+            *p = job->next;
+            break;
+        }
+    }
+    app->jobs_running--;
+    app->jobs_active--;
+    start_jobs(app);
+    uint32_t id = job->session;
+    if (!job->ok) {
+        if (!atomic_load(&app->stopping)) {
+            fprintf(stderr, "lockstep relay: session %u: no result: %s\n", id, job->res.error);
+        }
+        relay_api_match_result(app->api, id, NULL);
+        free(job);
+        return;
+    }
+    session_log *l = &app->sess[id - 1];
+    l->has_result = true;
+    l->result = job->res;
+    free(job);
+    const relay_result *r = &l->result;
+    char score[64] = "", mismatch[48] = "";
+    if (r->score_count == 2) {
+        snprintf(score, sizeof score, " score=%d-%d", (int)r->words[r->score_words[0]],
+                 (int)r->words[r->score_words[1]]);
+    }
+    if (!r->verified) {
+        snprintf(mismatch, sizeof mismatch, " mismatch_tick=%u", r->mismatch_tick);
+    }
+    log_line(&app->sink, log_now(app), "result session=%u game=%s ticks=%u%s verified=%s%s\n", id,
+             r->game, r->ticks, score, r->verified ? "yes" : "no", mismatch);
+    fflush(app->log);
+    relay_api_match_result(app->api, id, r);
+}
+
+static void finish_recording(relay_worker *w, uint32_t session)
+{
+    relay_app *app = w->app;
     ls_replay_recorder *rec = app->rec[session - 1];
     if (!rec) {
         return;
@@ -398,20 +814,19 @@ static void finish_recording(relay_app *app, uint32_t session)
     if (!ok) {
         relay_recorder_error(app, session, "finishing", rec);
     }
-    relay_api_recording_done(app->api, session, ls_replay_recorder_ticks(rec), ok);
-    if (session == 1) {
-        log_line(&app->sink, log_now(app), "replay session=%u ticks=%u path=%s\n", session,
-                 ls_replay_recorder_ticks(rec), app->o.record);
-    } else {
-        log_line(&app->sink, log_now(app), "replay session=%u ticks=%u path=%s.%u\n", session,
-                 ls_replay_recorder_ticks(rec), app->o.record, session);
-    }
+    uint32_t ticks = ls_replay_recorder_ticks(rec);
     app->sess[session - 1].recorded = true;
-    app->sess[session - 1].replay_ticks = ls_replay_recorder_ticks(rec);
+    app->sess[session - 1].replay_ticks = ticks;
     ls_replay_recorder_destroy(rec);
     app->rec[session - 1] = NULL;
     ls_replay_signer_destroy(app->signer[session - 1]);
     app->signer[session - 1] = NULL;
+    if (on_main(app)) {
+        recording_done(app, session, ticks, ok);
+    } else {
+        main_msg m = {.kind = MSG_RECORDING, .session = session, .ticks = ticks, .ok = ok};
+        msg_push(&w->pending, &m);
+    }
 }
 
 static void on_rec_end(void *user, uint32_t session, uint32_t ticks)
@@ -475,12 +890,12 @@ static void note_event(relay_app *app, const ls_relay_event *ev)
 // DROPPED events. When exactly one of them fits (the event stream, or the
 // counters should an event have been lost) the line names it: "slot=N" or
 // "spectator=N"; when both or neither fit, "slot_or_spectator=N".
-static const char *state_needed_key(const relay_app *app, const ls_relay_event *ev)
+static const char *state_needed_key(const relay_worker *w, const ls_relay_event *ev)
 {
-    const session_log *l = &app->sess[ev->session - 1];
+    const session_log *l = &w->app->sess[ev->session - 1];
     uint32_t bit = ev->slot < 32 ? 1u << ev->slot : 0;
-    ls_relay_peer_stats p = ls_relay_peer_stats_get(app->relay, ev->session, ev->slot);
-    ls_relay_peer_stats v = ls_relay_spectator_stats_get(app->relay, ev->session, ev->slot);
+    ls_relay_peer_stats p = ls_relay_peer_stats_get(w->relay, ev->session, ev->slot);
+    ls_relay_peer_stats v = ls_relay_spectator_stats_get(w->relay, ev->session, ev->slot);
     bool player = ev->slot < l->sd.slots &&
                   ((l->rejoined & bit) || (p.rejoins && p.joined && !p.disconnected));
     bool spectator =
@@ -488,12 +903,15 @@ static const char *state_needed_key(const relay_app *app, const ls_relay_event *
     return player == spectator ? "slot_or_spectator" : player ? "slot" : "spectator";
 }
 
-static void log_event(relay_app *app, const ls_relay_event *ev)
+// Main thread: log, count and publish one event (key: how a STATE_NEEDED line names
+// its slot, worked out by the session's worker).
+static void publish_event(relay_app *app, const ls_relay_event *ev, const char *key)
 {
-    if (ev->session < 1 || ev->session > app->count) {
-        return; // not one of ours (the relay numbers them 1..sessions)
+    session_log *l = &app->sess[ev->session - 1];
+    if (ev->type == LS_RELAY_EV_SESSION_DONE && !l->done_seen) {
+        l->done_seen = true;
+        owner_of(app, ev->session)->active--;
     }
-    note_event(app, ev);
     relay_api_relay_event(app->api, ev);
     switch (ev->type) {
     case LS_RELAY_EV_JOINED:
@@ -546,7 +964,7 @@ static void log_event(relay_app *app, const ls_relay_event *ev)
         break;
     case LS_RELAY_EV_STATE_NEEDED: // the CLI relay simulates nothing: it has no snapshot
         log_line(&app->sink, log_now(app), "event state_needed session=%u %s=%u tick=%u\n",
-                 ev->session, state_needed_key(app, ev), ev->slot, ev->tick);
+                 ev->session, key, ev->slot, ev->tick);
         break;
     case LS_RELAY_EV_REJOINED:
         log_line(&app->sink, log_now(app), "event rejoined session=%u slot=%u tick=%u\n",
@@ -556,40 +974,143 @@ static void log_event(relay_app *app, const ls_relay_event *ev)
     fflush(app->log);
 }
 
-static void pump(relay_app *app)
+// On the session's worker: what it keeps of the event; then the main thread logs
+// and publishes it (at once on the main thread, else at the worker's next timer).
+static void log_event(relay_worker *w, const ls_relay_event *ev)
 {
+    relay_app *app = w->app;
+    if (ev->session < 1 || ev->session > app->count) {
+        return; // not one of ours (the relay numbers them 1..sessions)
+    }
+    note_event(app, ev);
+    const char *key = ev->type == LS_RELAY_EV_STATE_NEEDED ? state_needed_key(w, ev) : NULL;
+    if (on_main(app)) {
+        publish_event(app, ev, key);
+    } else {
+        main_msg m = {.kind = MSG_EVENT, .ev = *ev, .key = key};
+        msg_push(&w->pending, &m);
+    }
+}
+
+static void handle_queue(relay_app *app);
+static void handle_msg(relay_app *app, const main_msg *m);
+
+static void pump(relay_worker *w)
+{
+    if (w->index > 0 && on_main(w->app)) {
+        // The main thread pumps a held worker: what the worker kept or handed over
+        // comes first, so the events stay in order.
+        handle_queue(w->app);
+        for (size_t i = 0; i < w->pending.n; i++) {
+            handle_msg(w->app, &w->pending.v[i]);
+        }
+        w->pending.n = 0;
+    }
     ls_net_datagram d;
-    while (ls_relay_next_datagram(app->relay, &d)) {
-        ls_uv_send(app->uv, &d.to, d.data, d.len);
+    while (ls_relay_next_datagram(w->relay, &d)) {
+        ls_uv_send(w->uv, &d.to, d.data, d.len);
     }
     ls_relay_event ev;
-    while (ls_relay_next_event(app->relay, &ev)) {
-        log_event(app, &ev);
+    while (ls_relay_next_event(w->relay, &ev)) {
+        log_event(w, &ev);
     }
+}
+
+static void pump_all(relay_app *app)
+{
+    for (uint32_t k = 0; k < app->workers; k++) {
+        pump(&app->w[k]);
+    }
+}
+
+// Main thread: what the workers and result threads handed over.
+static void handle_queue(relay_app *app)
+{
+    pthread_mutex_lock(&app->qmu);
+    msg_list l = app->q;
+    memset(&app->q, 0, sizeof app->q);
+    pthread_mutex_unlock(&app->qmu);
+    for (size_t i = 0; i < l.n; i++) {
+        handle_msg(app, &l.v[i]);
+    }
+    free(l.v);
+}
+
+static void handle_msg(relay_app *app, const main_msg *m)
+{
+    if (m->kind == MSG_EVENT) {
+        publish_event(app, &m->ev, m->key);
+    } else if (m->kind == MSG_RECORDING) {
+        recording_done(app, m->session, m->ticks, m->ok);
+    } else {
+        result_done(app, m->job);
+    }
+}
+
+static void on_queue(uv_async_t *h)
+{
+    handle_queue(h->data);
 }
 
 static void on_recv(void *user, const ls_net_addr *from, const uint8_t *data, size_t len,
                     uint64_t now)
 {
-    relay_app *app = user;
+    relay_worker *w = user;
+    relay_app *app = w->app;
     struct timespec t0, t1;
     if (app->api) {
         clock_gettime(CLOCK_MONOTONIC, &t0);
     }
-    ls_relay_receive(app->relay, from, data, len, now);
-    pump(app);
+    ls_relay_receive(w->relay, from, data, len, now);
+    pump(w);
     if (app->api) { // the latency the relay adds, for GET /metrics
         clock_gettime(CLOCK_MONOTONIC, &t1);
         int64_t ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
-        relay_api_observe_ns(app->api, ns > 0 ? (uint64_t)ns : 0);
+        uint64_t u = ns > 0 ? (uint64_t)ns : 0;
+        if (w->index == 0) {
+            relay_api_observe_ns(app->api, u);
+        } else { // its own histogram: no lock
+            w->latency[relay_api_latency_bucket(u)]++;
+            w->latency_count++;
+            w->latency_sum_ns += u;
+        }
     }
+}
+
+// Whether every session is done (and every peer gone: idle), over all workers.
+static void all_done(relay_app *app, bool *done, bool *idle)
+{
+    *done = true, *idle = true;
+    relay_worker *w0 = &app->w[0];
+    for (uint32_t i = 0; i < w0->nids; i++) {
+        *done &= ls_relay_session_done(w0->relay, w0->ids[i]);
+        *idle &= ls_relay_session_idle(w0->relay, w0->ids[i]);
+    }
+    for (uint32_t k = 1; k < app->workers; k++) {
+        relay_worker *w = &app->w[k];
+        bool current = atomic_load(&w->seen) == w->nids;
+        *done &= current && atomic_load(&w->all_done);
+        *idle &= current && atomic_load(&w->all_idle);
+    }
+    // What the workers handed over before those flags (finished recordings start
+    // result threads), then the results to wait for.
+    handle_queue(app);
+    *done &= app->jobs_running == 0;
 }
 
 static void on_timer(void *user, uint64_t now)
 {
-    relay_app *app = user;
-    ls_relay_poll(app->relay, now);
-    pump(app);
+    relay_worker *w = user;
+    relay_app *app = w->app;
+    ls_relay_poll(w->relay, now);
+    pump(w);
+    if (w->index > 0) { // a worker thread
+        flush_pending(w);
+        if (atomic_load(&app->watch_done)) {
+            publish_done(w);
+        }
+        return;
+    }
     agones_poll(app->agones);
     if (app->draining && now >= app->drain_deadline) {
         log_line(&app->sink, log_now(app), "drain: --drain-seconds %llu are over: finishing\n",
@@ -602,11 +1123,8 @@ static void on_timer(void *user, uint64_t now)
     if ((!app->o.exit_when_done && !app->draining) || (app->count == 0 && !app->draining)) {
         return;
     }
-    bool done = true, idle = true;
-    for (uint32_t id = 1; id <= app->count; id++) {
-        done &= ls_relay_session_done(app->relay, id);
-        idle &= ls_relay_session_idle(app->relay, id);
-    }
+    bool done, idle;
+    all_done(app, &done, &idle);
     if (!done) {
         return;
     }
@@ -637,29 +1155,33 @@ static void start_drain(relay_app *app)
     app->done_since = 0;
     app->drain_deadline = now + app->o.drain_seconds * 1000000u;
     relay_api_set_draining(app->api, true);
+    atomic_store(&app->watch_done, true);
+    hold_all(app, true);
     uint32_t running = 0;
     for (uint32_t id = 1; id <= app->count; id++) {
+        ls_relay *r = owner_of(app, id)->relay;
         bool joined = false;
         for (uint32_t k = 0; k < app->sess[id - 1].sd.slots; k++) {
-            ls_relay_peer_stats p = ls_relay_peer_stats_get(app->relay, id, k);
+            ls_relay_peer_stats p = ls_relay_peer_stats_get(r, id, k);
             joined |= p.joined || p.disconnected;
         }
         if (!joined) {
-            ls_relay_session_end(app->relay, id, now);
+            ls_relay_session_end(r, id, now);
         }
-        running += joined && !ls_relay_session_done(app->relay, id);
+        running += joined && !ls_relay_session_done(r, id);
     }
     log_line(&app->sink, log_now(app),
              "signal SIGTERM: draining (no new sessions; %u running, up to %llu s; SIGINT or "
              "SIGTERM again stops now)\n",
              running, (unsigned long long)app->o.drain_seconds);
     fflush(app->log);
-    pump(app);
+    pump_all(app);
+    hold_all(app, false);
 }
 
 static void on_signal(void *user, int signum)
 {
-    relay_app *app = user;
+    relay_app *app = ((relay_worker *)user)->app;
     if (signum == SIGUSR1) {
         print_stats(app);
         return;
@@ -675,7 +1197,7 @@ static void on_signal(void *user, int signum)
     ls_uv_stop(app->uv);
 }
 
-static bool start_recording(relay_app *app, uint32_t id)
+static bool start_recording(relay_app *app, relay_worker *w, uint32_t id)
 {
     ls_replay_recorder_def def = ls_default_replay_recorder_def();
     def.tick_rate = app->scene_tick_rate;
@@ -709,8 +1231,8 @@ static bool start_recording(relay_app *app, uint32_t id)
         app->signer[id - 1] = NULL;
         return false;
     }
-    ls_relay_recorder hook = {app, on_rec_tick, on_rec_end, on_rec_claims};
-    ls_relay_session_set_recorder(app->relay, id, &hook);
+    ls_relay_recorder hook = {w, on_rec_tick, on_rec_end, on_rec_claims};
+    ls_relay_session_set_recorder(w->relay, id, &hook);
     return true;
 }
 
@@ -719,10 +1241,11 @@ static bool start_recording(relay_app *app, uint32_t id)
 static bool issue_credential(relay_app *app, uint32_t id, uint32_t k, bool spectator)
 {
     ls_net_credential cred;
+    ls_relay *relay = owner_of(app, id)->relay;
     if (spectator) {
-        ls_relay_session_spectator_credential(app->relay, id, k, &cred);
+        ls_relay_session_spectator_credential(relay, id, k, &cred);
     } else {
-        ls_relay_session_credential(app->relay, id, k, &cred);
+        ls_relay_session_credential(relay, id, k, &cred);
     }
     const char *kind = spectator ? "spectator" : "slot";
     const char *label = spectator ? "spectator-credential" : "credential";
@@ -819,34 +1342,78 @@ static bool api_create(void *user, const relay_api_session_req *req, uint32_t *i
                               "never reused)",
                               app->cap);
     }
-    ls_result r = ls_relay_session_create(app->relay, &req->sd, ls_uv_now_us(app->uv), id);
+    // Held (every handler runs with the workers held): the session is made on its
+    // worker's core from here.
+    relay_worker *w = least_loaded(app);
+    *id = app->count + 1;
+    ls_result r = ls_relay_session_create_at(w->relay, &req->sd, ls_uv_now_us(app->uv), *id);
     if (r != LS_OK) {
         *status = r == LS_ERR_INVALID_ARGUMENT ? 400 : 503;
         return relay_api_fail(err, "body", "the relay refused the session: %s", ls_result_text(r));
     }
     app->count = *id;
+    assign(app, w, *id);
     session_log *l = &app->sess[*id - 1];
     l->sd = req->sd;
     l->seed = req->seed;
-    if (app->o.record && !start_recording(app, *id)) {
-        ls_relay_session_end(app->relay, *id, ls_uv_now_us(app->uv));
-        pump(app);
+    if (app->o.record && !start_recording(app, w, *id)) {
+        ls_relay_session_end(w->relay, *id, ls_uv_now_us(app->uv));
+        pump(w);
         *status = 500;
         return relay_api_fail(err, "recording", "cannot start the recording of session %u", *id);
     }
     char path[4096 + 16];
     relay_api_session_added(app->api, *id, &req->sd, req->seed,
                             recording_path(app, *id, path, sizeof path), true);
+    if (app->want_results) {
+        relay_api_expect_result(app->api, *id);
+    }
+    char where[128] = "";
+    if (app->workers > 1) {
+        snprintf(where, sizeof where, " worker=%u relay=", w->index);
+        format_addr(app, w, where + strlen(where), sizeof where - strlen(where));
+    }
     log_line(&app->sink, log_now(app),
-             "session %u created by the api slots=%u spectators=%u ticks=%u\n", *id, req->sd.slots,
-             req->sd.spectators, req->sd.ticks);
+             "session %u created by the api slots=%u spectators=%u ticks=%u%s\n", *id,
+             req->sd.slots, req->sd.spectators, req->sd.ticks, where);
     fflush(app->log);
     return true;
 }
 
 static void api_pump(void *user)
 {
-    pump(user);
+    pump_all(user); // held: the main thread may pump every worker
+}
+
+static ls_relay *api_relay_of(void *user, uint32_t id)
+{
+    return owner_of(user, id)->relay;
+}
+
+static void api_relay_addr(void *user, uint32_t id, char *buf, size_t size)
+{
+    relay_app *app = user;
+    format_addr(app, owner_of(app, id), buf, size);
+}
+
+static void api_hold(void *user, bool on)
+{
+    hold_all(user, on);
+}
+
+static void api_counters(void *user, ls_relay_stats *st, relay_api_totals *tot)
+{
+    relay_app *app = user;
+    ls_uv_stats us;
+    sum_stats(app, st, &us);
+    for (uint32_t k = 1; k < app->workers; k++) {
+        const relay_worker *w = &app->w[k];
+        for (uint32_t b = 0; b <= RELAY_API_LATENCY_BUCKETS; b++) {
+            tot->latency[b] += w->latency[b];
+        }
+        tot->latency_count += w->latency_count;
+        tot->latency_sum_ns += w->latency_sum_ns;
+    }
 }
 
 static uint64_t api_now(void *user)
@@ -895,18 +1462,16 @@ static bool read_token(const relay_app *app, char *token, size_t size)
 
 static bool start_api(relay_app *app)
 {
-    char token[300], msg[256], relay_addr[96];
+    char token[300], msg[256];
     if (!read_token(app, token, sizeof token)) {
         sodium_memzero(token, sizeof token);
         return false;
     }
-    snprintf(relay_addr, sizeof relay_addr, "%s:%u", app->o.host, ls_uv_port(app->uv));
     relay_api_def d;
     memset(&d, 0, sizeof d);
     d.host = app->o.api_host;
     d.port = app->o.api_port;
     d.token = token;
-    d.relay_addr = relay_addr;
     d.loop = ls_uv_loop(app->uv);
     d.max_sessions = app->cap;
     d.defaults = app->o.sd;
@@ -914,7 +1479,8 @@ static bool start_api(relay_app *app)
     d.has_scene = app->scene_text != NULL;
     d.scene_hash = app->scene_text ? ls_hash64(app->scene_text, app->scene_size) : 0;
     d.signing = app->signing;
-    d.host_fns = (relay_api_host){app, app->relay, api_create, api_pump, api_now};
+    d.host_fns = (relay_api_host){app,          api_relay_of, api_relay_addr, api_hold,
+                                  api_counters, api_create,   api_pump,       api_now};
     app->api = relay_api_create(&d, msg, sizeof msg);
     sodium_memzero(token, sizeof token);
     if (!app->api) {
@@ -926,9 +1492,111 @@ static bool start_api(relay_app *app)
     return true;
 }
 
-static bool setup(relay_app *app)
+// Worker k: its relay core and its socket (--bind's port + k, or any free port),
+// on the main loop (k = 0: with the signals) or a loop of its own (its thread
+// starts later, in start_threads).
+static bool start_worker(relay_app *app, uint32_t k, const ls_relay_def *rd)
 {
     char msg[256];
+    relay_worker *w = &app->w[k];
+    w->app = app;
+    w->index = k;
+    w->ids = calloc(app->cap ? app->cap : 1, sizeof *w->ids);
+    ls_error err;
+    w->relay = w->ids ? ls_relay_create(rd, &err) : NULL;
+    if (!w->relay) {
+        if (!w->ids) {
+            ls_error_set(&err, LS_ERR_NO_MEMORY, "out of memory");
+        }
+        cli_print_error("lockstep relay", &err);
+        return false;
+    }
+    ls_uv_def ud = ls_default_uv_def();
+    ud.bind_host = app->o.host;
+    ud.bind_port = (uint16_t)(app->o.port ? app->o.port + k : 0);
+    ud.fault = app->o.fault;
+    ud.fault.seed = app->o.fault.seed + k; // each worker's impairment its own stream
+    ud.signals = k == 0;
+    ud.user = w;
+    ud.on_recv = on_recv;
+    ud.on_timer = on_timer;
+    ud.on_signal = k == 0 ? on_signal : NULL;
+    w->uv = ls_uv_create(&ud, msg, sizeof msg);
+    if (k == 0) {
+        app->uv = w->uv;
+        app->sink.t0 = app->uv ? ls_uv_now_us(app->uv) : 0;
+    }
+    if (!w->uv) {
+        if (k == 0) {
+            fprintf(stderr, "lockstep relay: --bind %s: %s\n", app->o.bind, msg);
+        } else {
+            fprintf(stderr, "lockstep relay: --bind %s, worker %u (port %u): %s\n", app->o.bind, k,
+                    ud.bind_port, msg);
+        }
+        return false;
+    }
+    if (k == 0) {
+        log_line(&app->sink, log_now(app), "listening %s:%u\n", app->o.host, ls_uv_port(w->uv));
+        return true;
+    }
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    uv_async_init(ls_uv_loop(w->uv), &w->wake, on_wake);
+    w->wake.data = w;
+    w->wake_init = true;
+    atomic_store(&w->all_done, true);
+    atomic_store(&w->all_idle, true);
+    return true;
+}
+
+static bool start_threads(relay_app *app)
+{
+    app->threads_running = app->workers > 1;
+    for (uint32_t k = 1; k < app->workers; k++) {
+        relay_worker *w = &app->w[k];
+        if (pthread_create(&w->thread, NULL, worker_run, w) != 0) {
+            fprintf(stderr, "lockstep relay: cannot start worker %u's thread\n", k);
+            return false;
+        }
+        w->thread_started = true;
+    }
+    return true;
+}
+
+// After the main loop: stop the worker threads (each finishes its loop), then the
+// result threads (cancelled when the relay was stopped), and handle what they left.
+static void stop_threads(relay_app *app)
+{
+    for (uint32_t k = 1; k < app->workers; k++) {
+        relay_worker *w = &app->w[k];
+        if (!w->thread_started) {
+            continue;
+        }
+        pthread_mutex_lock(&w->mu);
+        w->stop_req = true;
+        pthread_mutex_unlock(&w->mu);
+        uv_async_send(&w->wake);
+        pthread_join(w->thread, NULL);
+        w->thread_started = false;
+    }
+    app->threads_running = false;
+    atomic_store(&app->stopping, true); // --exit-when-done and drains waited for them
+    while (app->queued) {               // never started: no result
+        result_job *j = app->queued;
+        app->queued = j->next;
+        app->jobs_running--;
+        relay_api_match_result(app->api, j->session, NULL);
+        free(j);
+    }
+    for (result_job *j = app->jobs; j; j = j->next) {
+        pthread_join(j->thread, NULL); // cancelled: they stop within 256 ticks
+        j->joined = true;
+    }
+    handle_queue(app); // their results (result_done frees them)
+}
+
+static bool setup(relay_app *app)
+{
     if (app->o.credentials && !check_credentials_dir(app)) {
         return false;
     }
@@ -951,6 +1619,7 @@ static bool setup(relay_app *app)
             return false;
         }
         app->scene_tick_rate = parsed.world.tick_rate;
+        app->want_results = relay_result_wanted((int)parsed.game);
         ls_scene_free(&parsed);
         if (app->o.sign_key) {
             if (ls_replay_key_read(app->o.sign_key, app->sign_secret, sizeof app->sign_secret,
@@ -973,44 +1642,42 @@ static bool setup(relay_app *app)
     rd.rate_limit_pps =
         (uint32_t)(rate > rd.rate_limit_pps || app->o.rate_limit ? rate : rd.rate_limit_pps);
     rd.rate_burst = rd.rate_limit_pps / 5 > rd.rate_burst ? rd.rate_limit_pps / 5 : rd.rate_burst;
-    ls_error err;
-    app->relay = ls_relay_create(&rd, &err);
-    if (!app->relay) {
-        cli_print_error("lockstep relay", &err);
-        return false;
+    for (uint32_t k = 0; k < app->workers; k++) {
+        if (!start_worker(app, k, &rd)) {
+            return false;
+        }
     }
-    ls_uv_def ud = ls_default_uv_def();
-    ud.bind_host = app->o.host;
-    ud.bind_port = app->o.port;
-    ud.fault = app->o.fault;
-    ud.signals = true;
-    ud.user = app;
-    ud.on_recv = on_recv;
-    ud.on_timer = on_timer;
-    ud.on_signal = on_signal;
-    app->uv = ls_uv_create(&ud, msg, sizeof msg);
-    app->sink.t0 = app->uv ? ls_uv_now_us(app->uv) : 0;
-    if (!app->uv) {
-        fprintf(stderr, "lockstep relay: --bind %s: %s\n", app->o.bind, msg);
-        return false;
+    uv_async_init(ls_uv_loop(app->uv), &app->qwake, on_queue);
+    app->qwake.data = app;
+    app->qwake_init = true;
+    for (uint32_t k = 1; k < app->workers; k++) {
+        log_line(&app->sink, log_now(app), "worker %u listening %s:%u\n", k, app->o.host,
+                 ls_uv_port(app->w[k].uv));
     }
-    log_line(&app->sink, log_now(app), "listening %s:%u\n", app->o.host, ls_uv_port(app->uv));
     uint64_t now = ls_uv_now_us(app->uv);
     if (app->o.api && !start_api(app)) {
         return false;
     }
     for (uint32_t s = 0; s < app->o.sessions; s++) {
-        uint32_t id;
-        ls_result r = ls_relay_session_create(app->relay, &app->o.sd, now, &id);
+        uint32_t id = app->count + 1;
+        relay_worker *w = least_loaded(app);
+        ls_result r = ls_relay_session_create_at(w->relay, &app->o.sd, now, id);
         if (r != LS_OK) {
             fprintf(stderr, "lockstep relay: creating session %u: %s\n", s + 1, ls_result_text(r));
             return false;
         }
         app->count = id;
+        assign(app, w, id);
         app->sess[id - 1].sd = app->o.sd;
         app->sess[id - 1].seed = app->o.seed;
-        if (app->o.record && !start_recording(app, id)) {
+        if (app->o.record && !start_recording(app, w, id)) {
             return false;
+        }
+        if (app->workers > 1) { // where its players go (worker 0's port is not theirs)
+            char addr[96];
+            format_addr(app, w, addr, sizeof addr);
+            log_line(&app->sink, log_now(app), "session %u relay %s worker %u\n", id, addr,
+                     w->index);
         }
         for (uint32_t k = 0; k < app->o.sd.slots; k++) {
             if (!issue_credential(app, id, k, false)) {
@@ -1025,6 +1692,9 @@ static bool setup(relay_app *app)
         char path[4096 + 16];
         relay_api_session_added(app->api, id, &app->o.sd, app->o.seed,
                                 recording_path(app, id, path, sizeof path), false);
+        if (app->want_results) {
+            relay_api_expect_result(app->api, id);
+        }
     }
     log_line(&app->sink, log_now(app), "ready\n");
     fflush(app->log);
@@ -1082,25 +1752,48 @@ static void json_peer(json_out *j, const ls_relay_peer_stats *p)
 }
 
 // The --json summary: one object on stdout.
+static void json_game_result(json_out *j, const relay_result *r)
+{
+    json_object_begin(j);
+    json_key(j, "game"), json_str(j, r->game);
+    json_key(j, "ticks"), json_u64(j, r->ticks);
+    json_key(j, "verified"), json_bool(j, r->verified);
+    json_key(j, "mismatch_tick");
+    r->verified ? json_null(j) : json_u64(j, r->mismatch_tick);
+    json_key(j, "score"), json_array_begin(j);
+    for (uint32_t i = 0; i < r->score_count; i++) {
+        json_i64(j, r->words[r->score_words[i]]);
+    }
+    json_array_end(j);
+    json_key(j, "words"), json_array_begin(j);
+    for (uint32_t i = 0; i < LS_WORLD_GAME_WORDS; i++) {
+        json_i64(j, r->words[i]);
+    }
+    json_array_end(j);
+    json_object_end(j);
+}
+
 static void print_json(relay_app *app)
 {
-    ls_relay_stats st = ls_relay_stats_get(app->relay);
-    ls_uv_stats us = ls_uv_stats_get(app->uv);
+    ls_relay_stats st;
+    ls_uv_stats us;
+    sum_stats(app, &st, &us);
     json_out j;
     json_init(&j, stdout);
     json_object_begin(&j);
     char listen[96];
-    snprintf(listen, sizeof listen, "%s:%u", app->o.host, ls_uv_port(app->uv));
+    format_addr(app, &app->w[0], listen, sizeof listen);
     json_key(&j, "listen"), json_str(&j, listen);
     json_key(&j, "stopped_by");
     app->signal ? json_str(&j, app->signal == SIGINT ? "SIGINT" : "SIGTERM") : json_null(&j);
     json_key(&j, "sessions"), json_array_begin(&j);
     for (uint32_t id = 1; id <= app->count; id++) {
         const session_log *l = &app->sess[id - 1];
+        const relay_worker *w = owner_of(app, id);
         json_object_begin(&j);
         json_key(&j, "session"), json_u64(&j, id);
-        json_key(&j, "ticks"), json_u64(&j, ls_relay_session_final_ticks(app->relay, id));
-        json_key(&j, "done"), json_bool(&j, ls_relay_session_done(app->relay, id));
+        json_key(&j, "ticks"), json_u64(&j, ls_relay_session_final_ticks(w->relay, id));
+        json_key(&j, "done"), json_bool(&j, ls_relay_session_done(w->relay, id));
         json_key(&j, "desyncs"), json_u64(&j, l->desyncs.total);
         json_events(&j, "desync_events", &l->desyncs, LS_RELAY_EV_DESYNC);
         json_key(&j, "disputes"), json_u64(&j, l->disputes.total);
@@ -1116,7 +1809,7 @@ static void print_json(relay_app *app)
         json_key(&j, "state_needed"), json_u64(&j, l->state_needed);
         json_key(&j, "peers"), json_array_begin(&j);
         for (uint32_t k = 0; k < l->sd.slots; k++) {
-            ls_relay_peer_stats p = ls_relay_peer_stats_get(app->relay, id, k);
+            ls_relay_peer_stats p = ls_relay_peer_stats_get(w->relay, id, k);
             json_object_begin(&j);
             json_key(&j, "slot"), json_u64(&j, k);
             json_peer(&j, &p);
@@ -1134,7 +1827,7 @@ static void print_json(relay_app *app)
         json_array_end(&j);
         json_key(&j, "spectators"), json_array_begin(&j);
         for (uint32_t k = 0; k < l->sd.spectators; k++) {
-            ls_relay_peer_stats v = ls_relay_spectator_stats_get(app->relay, id, k);
+            ls_relay_peer_stats v = ls_relay_spectator_stats_get(w->relay, id, k);
             json_object_begin(&j);
             json_key(&j, "index"), json_u64(&j, k);
             json_peer(&j, &v);
@@ -1156,6 +1849,12 @@ static void print_json(relay_app *app)
             json_object_end(&j);
         } else {
             json_null(&j);
+        }
+        if (l->has_result) { // the game's result, re-simulated (scenes with game words)
+            json_key(&j, "game_result"), json_game_result(&j, &l->result);
+        }
+        if (app->workers > 1) { // where it ran (--workers)
+            json_key(&j, "worker"), json_u64(&j, w->index);
         }
         json_object_end(&j);
     }
@@ -1185,6 +1884,14 @@ static void print_json(relay_app *app)
     json_key(&j, "rejoins"), json_u64(&j, st.rejoins);
     json_key(&j, "rejoin_refused"), json_u64(&j, st.rejoin_refused);
     json_object_end(&j);
+    if (app->workers > 1) { // every worker's address, worker 0's first
+        json_key(&j, "workers"), json_array_begin(&j);
+        for (uint32_t k = 0; k < app->workers; k++) {
+            format_addr(app, &app->w[k], listen, sizeof listen);
+            json_str(&j, listen);
+        }
+        json_array_end(&j);
+    }
     json_key(&j, "result"), json_str(&j, "ok");
     json_object_end(&j);
     json_finish(&j);
@@ -1201,20 +1908,30 @@ int cmd_relay(int argc, char **argv)
     app.log = app.o.json ? stderr : stdout;
     app.sink = (log_sink){app.log, app.o.log_json, 0};
     app.cap = (uint32_t)(app.o.sessions + (app.o.api ? app.o.api_sessions : 0));
+    app.workers = (uint32_t)app.o.workers;
+    app.main_thread = pthread_self();
+    pthread_mutex_init(&app.qmu, NULL);
+    atomic_store(&app.watch_done, app.o.exit_when_done);
     app.sess = calloc(app.cap, sizeof *app.sess);
-    if (!app.sess) {
+    app.owner = calloc(app.cap ? app.cap : 1, sizeof *app.owner);
+    if (!app.sess || !app.owner) {
         fprintf(stderr, "lockstep relay: out of memory\n");
+        free(app.sess);
+        free(app.owner);
         return CLI_EXIT_ERROR;
     }
     int status = CLI_EXIT_ERROR;
-    if (setup(&app)) {
+    if (setup(&app) && start_threads(&app)) {
         app.agones = agones_from_env(app.log, stderr, app.cap); // API sessions too
         agones_ready(app.agones);
         ls_uv_run(app.uv);
-        ls_relay_poll(app.relay, ls_uv_now_us(app.uv));
-        pump(&app);
+        stop_threads(&app);
+        for (uint32_t k = 0; k < app.workers; k++) { // the threads are gone: all on main
+            ls_relay_poll(app.w[k].relay, ls_uv_now_us(app.uv));
+            pump(&app.w[k]);
+        }
         for (uint32_t id = 1; id <= app.count; id++) {
-            finish_recording(&app, id); // clean close on SIGINT/SIGTERM too
+            finish_recording(owner_of(&app, id), id); // clean close on SIGINT/SIGTERM too
         }
         print_stats(&app);
         if (app.o.json) {
@@ -1222,11 +1939,28 @@ int cmd_relay(int argc, char **argv)
         }
         agones_shutdown(app.agones); // after the last match: the GameServer may go
         status = CLI_EXIT_OK;
+    } else {
+        stop_threads(&app);
     }
     relay_api_destroy(app.api); // before the loop it watches on is closed
     agones_destroy(app.agones);
-    ls_uv_destroy(app.uv);
-    ls_relay_destroy(app.relay);
+    if (app.qwake_init) {
+        uv_close((uv_handle_t *)&app.qwake, NULL); // closed as ls_uv_destroy runs the loop
+    }
+    for (uint32_t k = 0; k < app.workers; k++) {
+        relay_worker *w = &app.w[k];
+        if (w->wake_init) {
+            uv_close((uv_handle_t *)&w->wake, NULL);
+            pthread_mutex_destroy(&w->mu);
+            pthread_cond_destroy(&w->cv);
+        }
+        ls_uv_destroy(w->uv);
+        ls_relay_destroy(w->relay);
+        free(w->ids);
+        free(w->pending.v);
+    }
+    free(app.q.v);
+    pthread_mutex_destroy(&app.qmu);
     free(app.scene_text);
     memset(app.sign_secret, 0, sizeof app.sign_secret);
     for (uint32_t id = 1; id <= app.count; id++) {
@@ -1237,5 +1971,6 @@ int cmd_relay(int argc, char **argv)
         net_event_list_free(&app.sess[id - 1].rejoins);
     }
     free(app.sess);
+    free(app.owner);
     return status;
 }

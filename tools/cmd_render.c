@@ -38,6 +38,7 @@ const cli_command cmd_render_def = {
     "Sleeping bodies are tinted blue-grey; players have their own colours.\n"
     "Exit status: 0 ok, 1 unreadable input or write error, 2 usage error.\n",
     cmd_render,
+    NULL,
 };
 
 static bool parse_u32(const char *s, uint32_t *out)

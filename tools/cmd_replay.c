@@ -24,7 +24,7 @@ const cli_command cmd_replay_def = {
     "      the first divergent tick between two recordings (exit 3 if any)\n"
     "  replay tamper IN OUT --tick T [--player P] [--xor X]\n"
     "      rewrite IN with one input byte changed (a valid file that must fail verify)",
-    cmd_replay};
+    cmd_replay, NULL};
 
 static const cli_command *const subs[] = {&cmd_replay_record_def, &cmd_replay_info_def,
                                           &cmd_replay_verify_def, &cmd_replay_dump_def,

@@ -10,7 +10,7 @@ const cli_command cmd_replay_info_def = {
     "replay info", "header, ticks, players, size, bytes/player/tick and keyframes of a recording",
     "FILE [--json]\n\n"
     "  --json   one JSON object with the same facts",
-    cmd_replay_info};
+    cmd_replay_info, NULL};
 
 const cli_command cmd_replay_dump_def = {
     "replay dump", "every tick's inputs and checksum, and the keyframes, of a recording",
@@ -20,7 +20,7 @@ const cli_command cmd_replay_dump_def = {
     "  --json     one JSON object: header fields, ticks[], keyframes[]\n\n"
     "A tick where the players' checksums disagreed (a relay's recording, format 2) also\n"
     "lists every player's claim (--json: \"claims\": {\"disputed\", \"players\": [...]}).",
-    cmd_replay_dump};
+    cmd_replay_dump, NULL};
 
 const cli_command cmd_replay_diff_def = {
     "replay diff", "the first divergent tick (and bodies) between two recordings",
@@ -37,7 +37,7 @@ const cli_command cmd_replay_diff_def = {
     "Ticks are 0-based indexes: tick T is the T+1-th step, and its state is the one\n"
     "after it. Nothing is drawn when the recordings agree.\n"
     "Exit status 3 when the recordings differ, 0 when their common ticks agree.",
-    cmd_replay_diff};
+    cmd_replay_diff, NULL};
 
 static double per_player_tick(uint64_t bytes, const ls_replay_header *h, uint32_t ticks)
 {

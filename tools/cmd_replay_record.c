@@ -25,7 +25,7 @@ const cli_command cmd_replay_record_def = {
     "  --sign-key KEY        sign the recording with KEY (a .key file from `lockstep keygen`)\n"
     "  --fsync               fsync every chunk\n"
     "  --no-progress         no progress line (only drawn when stderr is a terminal)",
-    cmd_replay_record};
+    cmd_replay_record, NULL};
 
 typedef struct record_opts {
     const char *scene_path;

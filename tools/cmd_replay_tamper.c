@@ -15,7 +15,7 @@ const cli_command cmd_replay_tamper_def = {
     "  --tick T     the tick whose input changes (required, < IN's ticks)\n"
     "  --player P   whose input byte (default 0, < IN's players)\n"
     "  --xor X      the byte is xored with X, 1..255 (default 1)",
-    cmd_replay_tamper};
+    cmd_replay_tamper, NULL};
 
 static ls_result copy_keyframe(const ls_replay_reader *in, uint32_t i, ls_replay_recorder *rec)
 {

@@ -56,7 +56,7 @@ const cli_command cmd_replay_verify_def = {
     "\"disputes\": [{\"tick\", \"disputed\", \"wrong\": [players], ...}]). A recording whose\n"
     "checksum at such a tick is a wrong claim still verifies (exit 0) when another player\n"
     "claimed the truth; the verdicts are printed.",
-    cmd_replay_verify};
+    cmd_replay_verify, NULL};
 
 typedef struct verify_run {
     const ls_replay_reader *r;

@@ -30,7 +30,7 @@ const cli_command cmd_sim_def = {
     "Exit status 3 when a fixed-point overflow happened during the run, or when the world\n"
     "needed more than its capacity (a pair, contact or particle-contact buffer was full:\n"
     "contacts were left out; raise the scene's max_contacts / max_particles).",
-    cmd_sim};
+    cmd_sim, NULL};
 
 typedef struct sim_opts {
     const char *path;

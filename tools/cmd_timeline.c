@@ -42,6 +42,7 @@ const cli_command cmd_timeline_def = {
     "Prints one summary line. Exit status: 0 ok, 1 the match did not finish or a\n"
     "file cannot be written, 2 usage error, 3 the bots' checksums disagreed.",
     cmd_timeline,
+    NULL,
 };
 
 typedef struct tl_packet {

@@ -28,7 +28,7 @@ static const cli_command cmd_version_def = {
     "version", "print the library version (and, with --json, the formats it reads and writes)",
     "[--json]\n\n"
     "  --json   {\"version\", \"fingerprint\", \"engine\", \"replay_format\", \"wire_version\"}",
-    cmd_version};
+    cmd_version, NULL};
 
 static void print_help(FILE *f)
 {

@@ -61,6 +61,11 @@ typedef struct verdict {
 
 typedef struct api_session {
     bool known, via_api, done, ended_by_operator;
+    bool awaits_result; ///< match_result waits for relay_api_match_result ...
+    bool published;     ///< ... until it was published.
+    bool has_result;
+    relay_result result;  ///< The game's result (has_result).
+    uint32_t final_ticks; ///< At SESSION_DONE.
     ls_session_def sd;
     uint64_t seed;
     char *recording; ///< Its path (NULL: not recorded).
@@ -95,7 +100,7 @@ struct relay_api_request {
 
 struct relay_api {
     relay_api_def def;
-    char host[64], relay_addr[96];
+    char host[64];
     struct MHD_Daemon *d;
     uv_loop_t *loop;
     uv_poll_t *poll;
@@ -407,7 +412,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
              "the body is larger than 16384 bytes (the most a request may send)");
         return MHD_YES;
     }
+    const relay_api_host *h = &a->def.host_fns;
+    if (h->hold) {
+        h->hold(h->user, true); // the relay cores on other threads, stopped for the handler
+    }
     rq->rt->fn(a, rq);
+    if (h->hold) {
+        h->hold(h->user, false);
+    }
     return MHD_YES;
 }
 
@@ -507,9 +519,14 @@ static uint32_t id_of(const relay_api *a, const api_session *s)
     return (uint32_t)(s - a->sess) + 1;
 }
 
+static const ls_relay *relay_of(const relay_api *a, uint32_t id)
+{
+    return a->def.host_fns.relay_of(a->def.host_fns.user, id);
+}
+
 static const char *state_of(const relay_api *a, uint32_t id)
 {
-    const ls_relay *r = a->def.host_fns.relay;
+    const ls_relay *r = relay_of(a, id);
     if (ls_relay_session_done(r, id)) {
         return "done";
     }
@@ -602,11 +619,39 @@ static void json_settings(json_out *j, const api_session *s)
     json_key(j, "seed"), json_u64(j, s->seed);
 }
 
+// "result": the game's result, re-simulated by the relay (SPEC.md §17.13).
+static void json_result(json_out *j, const api_session *s)
+{
+    const relay_result *res = &s->result;
+    json_key(j, "result"), json_object_begin(j);
+    json_key(j, "game"), json_str(j, res->game);
+    json_key(j, "ticks"), json_u64(j, res->ticks);
+    json_key(j, "verified"), json_bool(j, res->verified);
+    json_key(j, "mismatch_tick");
+    res->verified ? json_null(j) : json_u64(j, res->mismatch_tick);
+    json_key(j, "score"), json_array_begin(j);
+    for (uint32_t i = 0; i < res->score_count; i++) {
+        json_i64(j, res->words[res->score_words[i]]);
+    }
+    json_array_end(j);
+    json_key(j, "score_words"), json_array_begin(j);
+    for (uint32_t i = 0; i < res->score_count; i++) {
+        json_u64(j, res->score_words[i]);
+    }
+    json_array_end(j);
+    json_key(j, "words"), json_array_begin(j);
+    for (uint32_t i = 0; i < LS_WORLD_GAME_WORDS; i++) {
+        json_i64(j, res->words[i]);
+    }
+    json_array_end(j);
+    json_object_end(j);
+}
+
 // One session as GET /v1/sessions/ID shows it (full) or the list does.
 static void json_session(json_out *j, relay_api *a, const api_session *s, bool full)
 {
-    const ls_relay *r = a->def.host_fns.relay;
     uint32_t id = id_of(a, s);
+    const ls_relay *r = relay_of(a, id);
     json_object_begin(j);
     json_key(j, "session"), json_u64(j, id);
     json_key(j, "state"), json_str(j, state_of(a, id));
@@ -617,7 +662,9 @@ static void json_session(json_out *j, relay_api *a, const api_session *s, bool f
     json_key(j, "disputes"), json_u64(j, s->disputes);
     json_key(j, "disconnects"), json_u64(j, s->disconnects);
     if (full) {
-        json_key(j, "relay"), json_str(j, a->relay_addr);
+        char where[96];
+        a->def.host_fns.relay_addr(a->def.host_fns.user, id, where, sizeof where);
+        json_key(j, "relay"), json_str(j, where);
         json_key(j, "peers"), json_array_begin(j);
         for (uint32_t k = 0; k < s->sd.slots; k++) {
             ls_relay_peer_stats p = ls_relay_peer_stats_get(r, id, k);
@@ -647,6 +694,9 @@ static void json_session(json_out *j, relay_api *a, const api_session *s, bool f
         json_array_end(j);
         json_verdicts(j, s);
         json_recording(j, a, s);
+        if (s->has_result) {
+            json_result(j, s);
+        }
     }
     json_object_end(j);
 }
@@ -675,15 +725,15 @@ void relay_api_recording_done(relay_api *a, uint32_t id, uint32_t ticks, bool ok
     }
 }
 
-void relay_api_totals_get(const relay_api *a, relay_api_totals *out)
+void relay_api_counters(relay_api *a, ls_relay_stats *stats, relay_api_totals *out)
 {
     memset(out, 0, sizeof *out);
-    const ls_relay *r = a->def.host_fns.relay;
     for (uint32_t id = 1; id <= a->def.max_sessions; id++) {
         const api_session *s = &a->sess[id - 1];
         if (!s->known) {
             continue;
         }
+        const ls_relay *r = relay_of(a, id);
         const char *st = state_of(a, id);
         if (strcmp(st, "done") == 0) {
             out->done++;
@@ -703,11 +753,16 @@ void relay_api_totals_get(const relay_api *a, relay_api_totals *out)
     memcpy(out->latency, a->latency, sizeof out->latency);
     out->latency_count = a->latency_count;
     out->latency_sum_ns = a->latency_sum_ns;
+    a->def.host_fns.counters(a->def.host_fns.user, stats, out);
 }
 
-const ls_relay *relay_api_relay(const relay_api *a)
+uint32_t relay_api_latency_bucket(uint64_t ns)
 {
-    return a->def.host_fns.relay;
+    uint32_t b = 0;
+    while (b < RELAY_API_LATENCY_BUCKETS && ns > (uint64_t)relay_api_latency_bounds_us[b] * 1000) {
+        b++;
+    }
+    return b;
 }
 
 void relay_api_observe_ns(relay_api *a, uint64_t ns)
@@ -715,11 +770,7 @@ void relay_api_observe_ns(relay_api *a, uint64_t ns)
     if (!a) {
         return;
     }
-    uint32_t b = 0;
-    while (b < RELAY_API_LATENCY_BUCKETS && ns > (uint64_t)relay_api_latency_bounds_us[b] * 1000) {
-        b++;
-    }
-    a->latency[b]++;
+    a->latency[relay_api_latency_bucket(ns)]++;
     a->latency_count++;
     a->latency_sum_ns += ns;
 }
@@ -766,8 +817,7 @@ static void publish(relay_api *a, const char *type, uint32_t id,
 
 static void fill_result(json_out *j, relay_api *a, api_session *s)
 {
-    uint32_t id = id_of(a, s);
-    uint32_t ticks = ls_relay_session_final_ticks(a->def.host_fns.relay, id);
+    uint32_t ticks = s->final_ticks;
     json_key(j, "final_ticks"), json_u64(j, ticks);
     // Why it ended: its length reached, everyone gone (left, timed out, kicked), or an
     // operator's DELETE.
@@ -780,6 +830,9 @@ static void fill_result(json_out *j, relay_api *a, api_session *s)
     json_key(j, "disconnects"), json_u64(j, s->disconnects);
     json_verdicts(j, s);
     json_recording(j, a, s);
+    if (s->has_result) {
+        json_result(j, s);
+    }
 }
 
 static void fill_created(json_out *j, relay_api *a, api_session *s)
@@ -813,7 +866,11 @@ void relay_api_relay_event(relay_api *a, const ls_relay_event *ev)
     case LS_RELAY_EV_SESSION_DONE:
         if (!s->done) {
             s->done = true;
-            publish(a, "match_result", ev->session, fill_result);
+            s->final_ticks = ev->tick;
+            if (!s->awaits_result) {
+                s->published = true;
+                publish(a, "match_result", ev->session, fill_result);
+            }
         }
         break;
     default:
@@ -821,6 +878,30 @@ void relay_api_relay_event(relay_api *a, const ls_relay_event *ev)
     }
     if (keep && s->nv < VERDICTS_KEPT) {
         s->v[s->nv++] = (verdict){ev->type, ev->slot, ev->tick, ev->slots, ev->reason};
+    }
+}
+
+void relay_api_expect_result(relay_api *a, uint32_t id)
+{
+    if (a && id >= 1 && id <= a->def.max_sessions && a->sess[id - 1].known) {
+        a->sess[id - 1].awaits_result = true;
+    }
+}
+
+void relay_api_match_result(relay_api *a, uint32_t id, const relay_result *res)
+{
+    if (!a || id < 1 || id > a->def.max_sessions || !a->sess[id - 1].known) {
+        return;
+    }
+    api_session *s = &a->sess[id - 1];
+    if (res) {
+        s->result = *res;
+        s->has_result = true;
+    }
+    s->awaits_result = false;
+    if (s->done && !s->published) {
+        s->published = true;
+        publish(a, "match_result", id, fill_result);
     }
 }
 
@@ -911,15 +992,17 @@ static void h_create(relay_api *a, relay_api_request *rq)
     }
     json_init(&j, m.f);
     json_object_begin(&j);
+    char addr[96];
+    h->relay_addr(h->user, id, addr, sizeof addr);
     json_key(&j, "session"), json_u64(&j, id);
-    json_key(&j, "relay"), json_str(&j, a->relay_addr);
+    json_key(&j, "relay"), json_str(&j, addr);
     json_settings(&j, s);
     json_recording(&j, a, s);
     // The credentials, this once: the relay keeps the keys, never shows them again.
     json_key(&j, "credentials"), json_array_begin(&j);
     for (uint32_t k = 0; k < s->sd.slots; k++) {
         ls_net_credential c;
-        ls_relay_session_credential(h->relay, id, k, &c);
+        ls_relay_session_credential(h->relay_of(h->user, id), id, k, &c);
         json_object_begin(&j);
         json_key(&j, "slot"), json_u64(&j, k);
         json_key(&j, "credential"), json_credential(&j, &c);
@@ -930,7 +1013,7 @@ static void h_create(relay_api *a, relay_api_request *rq)
     json_key(&j, "spectator_credentials"), json_array_begin(&j);
     for (uint32_t k = 0; k < s->sd.spectators; k++) {
         ls_net_credential c;
-        ls_relay_session_spectator_credential(h->relay, id, k, &c);
+        ls_relay_session_spectator_credential(h->relay_of(h->user, id), id, k, &c);
         json_object_begin(&j);
         json_key(&j, "index"), json_u64(&j, k);
         json_key(&j, "credential"), json_credential(&j, &c);
@@ -1007,9 +1090,10 @@ static void h_delete(relay_api *a, relay_api_request *rq)
     }
     const relay_api_host *h = &a->def.host_fns;
     uint32_t id = id_of(a, s);
-    if (!ls_relay_session_done(h->relay, id)) {
+    ls_relay *r = h->relay_of(h->user, id);
+    if (!ls_relay_session_done(r, id)) {
         s->ended_by_operator = true;
-        ls_relay_session_end(h->relay, id, h->now_us(h->user));
+        ls_relay_session_end(r, id, h->now_us(h->user));
         h->pump(h->user); // the kicks go out, the recording is finished, the events logged
     }
     respond_session(a, rq, s);
@@ -1147,9 +1231,7 @@ relay_api *relay_api_create(const relay_api_def *def, char *msg, size_t msg_size
     a->next_seq = 1;
     a->loop = def->loop;
     snprintf(a->host, sizeof a->host, "%s", def->host);
-    snprintf(a->relay_addr, sizeof a->relay_addr, "%s", def->relay_addr ? def->relay_addr : "");
     a->def.host = a->host;
-    a->def.relay_addr = a->relay_addr;
     a->def.token = NULL; // only its hash is kept
     crypto_generichash(a->token_hash, sizeof a->token_hash, (const unsigned char *)def->token,
                        strlen(def->token), NULL, 0);

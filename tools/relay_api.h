@@ -14,6 +14,7 @@
 #define LS_TOOLS_RELAY_API_H
 
 #include "relay_api_json.h"
+#include "relay_result.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,10 +23,22 @@
 /// The API server.
 typedef struct relay_api relay_api;
 
-/// What the API needs of the relay program.
+typedef struct relay_api_totals relay_api_totals;
+
+/// What the API needs of the relay program. Its relay cores may run on other
+/// threads (--workers): every handler runs between hold(user, true) and
+/// hold(user, false), which stop those threads where they touch nothing.
 typedef struct relay_api_host {
-    void *user;      ///< Passed to the callbacks.
-    ls_relay *relay; ///< The relay core (sessions, credentials, counters).
+    void *user; ///< Passed to the callbacks.
+    /// The relay core that holds session id (sessions, credentials, counters).
+    ls_relay *(*relay_of)(void *user, uint32_t id);
+    /// Its UDP address, "a.b.c.d:port" (the worker's port: the players' --relay).
+    void (*relay_addr)(void *user, uint32_t id, char *buf, size_t size);
+    /// Stop (true) or restart (false) the threads that run relay cores (may be NULL).
+    void (*hold)(void *user, bool on);
+    /// Relay-wide counters summed over every core; adds the datagram-handling
+    /// histogram of cores the API does not observe (relay_api_observe_ns) to *tot.
+    void (*counters)(void *user, ls_relay_stats *st, relay_api_totals *tot);
     /// Create the session *req asks for (and its recording); *id its id. False with
     /// *status (400, 409, 500, 503) and *err when it cannot.
     bool (*create)(void *user, const relay_api_session_req *req, uint32_t *id, int *status,
@@ -41,7 +54,6 @@ typedef struct relay_api_def {
     const char *host;         ///< IPv4 address to listen on (127.0.0.1 unless asked).
     uint16_t port;            ///< Port (0: any free one; relay_api_port says which).
     const char *token;        ///< The operator's bearer token (hashed, then forgotten).
-    const char *relay_addr;   ///< The relay's UDP address, "a.b.c.d:port", for responses.
     void *loop;               ///< The uv_loop_t* of the relay (ls_uv_loop).
     uint32_t max_sessions;    ///< Session ids the relay can hand out (1..).
     ls_session_def defaults;  ///< POST /v1/sessions fields not given (the command line's).
@@ -69,6 +81,12 @@ void relay_api_session_added(relay_api *a, uint32_t id, const ls_session_def *sd
 void relay_api_relay_event(relay_api *a, const ls_relay_event *ev);
 /// Session id's recording was finished with `ticks` ticks (ok: without an error).
 void relay_api_recording_done(relay_api *a, uint32_t id, uint32_t ticks, bool ok);
+/// Session id's match_result waits for its game's result (the relay re-simulates
+/// its recording): published at relay_api_match_result, not at SESSION_DONE.
+void relay_api_expect_result(relay_api *a, uint32_t id);
+/// Session id's game result (NULL: none after all, e.g. the recording failed):
+/// the match_result event carries it as "result" (SPEC.md §17.13).
+void relay_api_match_result(relay_api *a, uint32_t id, const relay_result *res);
 /// Draining (SIGTERM): /readyz answers 503 and POST /v1/sessions 503.
 void relay_api_set_draining(relay_api *a, bool draining);
 
@@ -80,7 +98,7 @@ void relay_api_set_draining(relay_api *a, bool draining);
 extern const uint32_t relay_api_latency_bounds_us[RELAY_API_LATENCY_BUCKETS];
 
 /// Totals over the sessions the relay has made.
-typedef struct relay_api_totals {
+struct relay_api_totals {
     uint32_t waiting, running, done; ///< Sessions by state (as GET /v1/sessions says).
     uint32_t peers;                  ///< Player slots joined now (running sessions).
     uint32_t recordings_ok;          ///< Recordings finished without an error.
@@ -91,14 +109,18 @@ typedef struct relay_api_totals {
     uint64_t latency[RELAY_API_LATENCY_BUCKETS + 1];
     uint64_t latency_count;  ///< Observations.
     uint64_t latency_sum_ns; ///< Their sum, nanoseconds.
-} relay_api_totals;
+};
 
 /// The totals now.
 void relay_api_totals_get(const relay_api *a, relay_api_totals *out);
-/// The relay core the API serves.
-const ls_relay *relay_api_relay(const relay_api *a);
+/// Relay-wide counters over every core, and the totals with every core's histogram
+/// (call it from a route handler: the cores are held).
+void relay_api_counters(relay_api *a, ls_relay_stats *st, relay_api_totals *tot);
 /// One datagram handled in `ns` nanoseconds (receive, the core, the sends).
 void relay_api_observe_ns(relay_api *a, uint64_t ns);
+/// The histogram bucket of `ns` (RELAY_API_LATENCY_BUCKETS: +Inf), for cores that
+/// keep their own histogram (worker threads).
+uint32_t relay_api_latency_bucket(uint64_t ns);
 
 // ---- routes: the extension point (/metrics registers here) ----
 

@@ -4,8 +4,8 @@
 // Prometheus server to scrape with the operator's bearer token. One route of
 // the control API's table (relay_api_route_add); the figures come from the
 // relay core (ls_relay_stats_get) and from what the API knows of its sessions
-// (relay_api_totals_get). Names follow Prometheus' conventions: the
-// `lockstep_relay_` prefix, `_total` on counters, base units (bytes,
+// (relay_api_counters), summed over every worker thread's core (--workers). Names follow
+// Prometheus' conventions: the `lockstep_relay_` prefix, `_total` on counters, base units (bytes,
 // seconds). Why every datagram drop is one counter with a `reason` label:
 // an operator graphs them together and alerts on any of them.
 #include "relay_metrics.h"
@@ -68,9 +68,9 @@ static void gauge(text *t, const char *name, const char *help, uint64_t v)
 
 static void h_metrics(relay_api *a, relay_api_request *rq)
 {
-    ls_relay_stats st = ls_relay_stats_get(relay_api_relay(a));
+    ls_relay_stats st;
     relay_api_totals tot;
-    relay_api_totals_get(a, &tot);
+    relay_api_counters(a, &st, &tot); // summed over the worker threads' relay cores
     text t = {malloc(8192), 0, 8192, false};
     t.failed = t.p == NULL;
     metric(&t, "lockstep_relay_sessions", "gauge", "Sessions by state.");

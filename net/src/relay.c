@@ -111,8 +111,37 @@ static session_st *session_of(const ls_relay *r, uint32_t id)
     return &r->sessions[id - 1];
 }
 
+static ls_result session_make(ls_relay *r, const ls_session_def *def, uint64_t now_us,
+                              uint32_t index);
+
 ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64_t now_us,
                                   uint32_t *id)
+{
+    if (r->session_count >= r->def.max_sessions) {
+        return LS_ERR_CAPACITY;
+    }
+    uint32_t index = r->session_count;
+    ls_result res = session_make(r, def, now_us, index);
+    if (res == LS_OK) {
+        *id = index + 1;
+    }
+    return res;
+}
+
+ls_result ls_relay_session_create_at(ls_relay *r, const ls_session_def *def, uint64_t now_us,
+                                     uint32_t id)
+{
+    if (id < 1 || id > r->def.max_sessions) {
+        return id < 1 ? LS_ERR_INVALID_ARGUMENT : LS_ERR_CAPACITY;
+    }
+    if (id <= r->session_count && r->sessions[id - 1].used) {
+        return LS_ERR_INVALID_ARGUMENT;
+    }
+    return session_make(r, def, now_us, id - 1);
+}
+
+static ls_result session_make(ls_relay *r, const ls_session_def *def, uint64_t now_us,
+                              uint32_t index)
 {
     if (!def || def->slots < 2 || def->slots > LS_NET_MAX_SLOTS || def->tick_rate < 1 ||
         def->tick_rate > 1000 || def->input_size < 1 || def->input_size > LS_NET_MAX_INPUT_SIZE ||
@@ -121,10 +150,7 @@ ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64
         def->state_max > LS_NET_STATE_MAX) {
         return LS_ERR_INVALID_ARGUMENT;
     }
-    if (r->session_count >= r->def.max_sessions) {
-        return LS_ERR_CAPACITY;
-    }
-    session_st *s = &r->sessions[r->session_count];
+    session_st *s = &r->sessions[index];
     memset(s, 0, sizeof *s);
     s->inputs = calloc((size_t)def->slots * W, def->input_size);
     s->csum = calloc((size_t)def->slots * W, sizeof *s->csum);
@@ -164,8 +190,9 @@ ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64
         ls_net_auth_new_key_(s->spec[k].key);
     }
     s->used = true;
-    r->session_count++;
-    *id = r->session_count;
+    if (index >= r->session_count) {
+        r->session_count = index + 1; // ids skipped below stay unused (session_of: NULL)
+    }
     return LS_OK;
 }
 
@@ -988,6 +1015,9 @@ void ls_relay_poll(ls_relay *r, uint64_t now)
     for (uint32_t i = 0; i < r->session_count; i++) {
         session_st *s = &r->sessions[i];
         uint32_t id = i + 1;
+        if (!s->used) {
+            continue; // an id skipped by ls_relay_session_create_at
+        }
         s->now = now;
         for (uint32_t j = 0; j < s->def.slots; j++) {
             slot_st *p = &s->slot[j];

@@ -11,7 +11,8 @@ the manifests are never applied here. Instead this reads them:
   the relay's 2 s Health pings satisfy, containers with an image and resource
   requests and limits, no AGONES_SDK_HTTP_PORT of our own (Agones injects
   it), args the relay accepts (its --help) binding the container port and
-  ending with the last match (--exit-when-done); the Fleet's template is the
+  ending with the last match (--exit-when-done) on one worker (--workers 1:
+  the GameServer forwards one UDP port); the Fleet's template is the
   GameServer's spec.
 - deploy/Dockerfile: a Debian bookworm builder that runs the commands CI runs
   (.ci/run: `make deps`, then `make`, with WERROR=1), a bookworm-slim runtime
@@ -151,6 +152,9 @@ def check_gameserver_spec(spec, where, relay_help, errors):
             host, _, port = bind.rpartition(":")
             if host != "0.0.0.0" or not port.isdigit() or int(port) not in udp_ports:
                 err(f"{w}.args: --bind {bind} must be 0.0.0.0 and a UDP containerPort {sorted(udp_ports)}")
+        if "--workers" not in args or args[args.index("--workers") + 1:][:1] != ["1"]:
+            err(f"{w}.args: --workers 1 is needed (each relay worker binds its own UDP port; "
+                "the GameServer forwards one)")
         if relay_help is not None:
             for a in args:
                 if a.startswith("--") and a not in relay_help:
@@ -353,12 +357,18 @@ def main():
     def other_build(g, f, d):
         return g, f, d.replace("RUN make -j2\n", "RUN make -j2 build/lockstep\n")
 
+    def two_workers(g, f, d):
+        args = container(f["spec"]["template"])["args"]
+        args[args.index("--workers") + 1] = "2"
+        return g, f, d
+
     def missing_library(g, f, d):
         return g, f, d.replace(" libsodium23", "")
 
     breaks = {"a TCP port": tcp, "no port policy": no_policy, "no health": no_health,
               "no resources": no_resources, "no image": no_image, "AGONES env set": agones_env,
-              "another kind": another_kind, "a build step CI does not run": other_build}
+              "another kind": another_kind, "a build step CI does not run": other_build,
+              "two workers behind one port": two_workers}
     if runtime_pkgs is not None:
         breaks["a missing runtime library"] = missing_library
     caught = 0

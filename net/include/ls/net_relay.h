@@ -167,6 +167,13 @@ LS_API void ls_relay_destroy(ls_relay *r);
 /// Create a session with a random secret key per slot; *id receives its id (1-based).
 LS_API ls_result ls_relay_session_create(ls_relay *r, const ls_session_def *def, uint64_t now_us,
                                          uint32_t *id);
+/// Create a session with the id the caller chooses (1..max_sessions, not in use):
+/// a host that shards sessions over several relays (one per thread) numbers them
+/// across all of them, so a credential's session id names one relay's session.
+/// Ids skipped stay free for later. LS_ERR_INVALID_ARGUMENT for an id in use (or
+/// 0, or bad settings), LS_ERR_CAPACITY beyond max_sessions.
+LS_API ls_result ls_relay_session_create_at(ls_relay *r, const ls_session_def *def, uint64_t now_us,
+                                            uint32_t id);
 /// The credential of a slot of session id (hand it to that slot's player only, never
 /// over the relay protocol); LS_ERR_NOT_FOUND if no such slot.
 LS_API ls_result ls_relay_session_credential(const ls_relay *r, uint32_t id, uint32_t slot,
