@@ -40,17 +40,17 @@ static golden goldens[] = {
     {"rope_swing", 0x6f000853a6c67ae2ull},
     {"six_box_tower", 0xb1d74ff63dc9be3aull},
     {"slope", 0x14b81844a5891030ull},
-    {"soccer", 0x14f7f4db2e47da69ull},
+    {"soccer", 0x22a52cf1fd26d2edull},
     {"sphere_bounce", 0x072a3e9a18c547c2ull},
     {"spinner", 0x1a24b3ca4d3c0144ull},
     {"tower_imperfect", 0x787e99f4a0d6a0cdull},
     {"tower_struck", 0xe6e29dfa746f421full},
     {"trampoline", 0x06ccfae5273b5e19ull},
     {"two_ramps", 0x83199a7771154cd4ull},
-    {"vehicle_flat", 0xcabda29a6132d473ull},
-    {"vehicle_pile", 0x9e554455d5910192ull},
-    {"vehicle_ramp", 0x24d81edd71e6a2caull},
-    {"vehicle_slopes", 0x85aa0b8a45a06565ull},
+    {"vehicle_flat", 0x568eade3afb7cab5ull},
+    {"vehicle_pile", 0xba09e9f9034d20d5ull},
+    {"vehicle_ramp", 0x0e04027bd5c5923cull},
+    {"vehicle_slopes", 0xe47ca067e96b1c4dull},
 };
 
 ParameterizedTestParameters(goldens, shipped_scene_ends_on_its_golden_checksum)

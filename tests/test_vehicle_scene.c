@@ -12,14 +12,14 @@ static const char CARS[] =
     "world tick_rate 60 substeps 4 ticks 120\n"
     "body static plane normal 0 1 0 d 0 friction 0.8\n"
     "body dynamic box half 0.9 0.35 2 pos 0 0.9 0 density 150 no_sleep label a\n"
-    "vehicle a car engine 5000 throttle 1 steer 0.25\n"
+    "vehicle a car engine 5000 throttle 1 steer 0.25 steer_rate 3.5\n"
     "body dynamic box half 0.8 0.3 1.8 pos 6 0.9 0 density 150 no_sleep\n"
     "# a comment between the vehicle line and its wheels\n"
     "vehicle 2 probe sphere max_steer 0.4 boost 1500 filter 1 65535 braking 0.5 handbrake "
     "boosting\n"
     "wheel mount 0.8 -0.3 1.4 radius 0.32 steer 1 drive 0.5 anti_roll 1 4000\n"
     "\n"
-    "wheel mount -0.8 -0.3 1.4 radius 0.32 steer 1 drive 0.5 friction 1.2 0.9\n"
+    "wheel mount -0.8 -0.3 1.4 radius 0.32 steer 1 drive 0.5 friction 1.2 0.9 slip 0.1 0.3\n"
     "wheel mount 0.8 -0.3 -1.4 handbrake rest 0.25 travel 0.15 spring 15000 damper 1500\n"
     "wheel mount -0.8 -0.3 -1.4 handbrake axis 0 -1 0 forward 0 0 1 inertia 2 rolling 0.02\n"
     "body dynamic sphere radius 0.5 pos 0 0.5 8 density 100 label ball\n"
@@ -57,6 +57,7 @@ Test(vehicle_scene, statements_fill_the_definitions)
     cr_assert_eq(a->def.engine_force, LS_FX_INT(5000));
     cr_assert_eq(a->controls.throttle, LS_FX_ONE);
     cr_assert_eq(a->controls.steer, LS_FX_ONE / 4);
+    cr_assert_eq(a->def.steer_rate, LS_FX_INT(7) / 2, "`steer_rate` after `car` overrides it");
     cr_assert_eq(a->line, 4u);
     // Explicit wheels, in order; comments and blank lines do not end them.
     cr_assert_eq(b->def.chassis.index1, 3u);
@@ -71,11 +72,16 @@ Test(vehicle_scene, statements_fill_the_definitions)
     cr_assert_eq(b->def.wheels[0].anti_roll_stiffness, LS_FX_INT(4000));
     cr_assert_eq(b->def.wheels[1].static_friction, 78643);  // 1.2
     cr_assert_eq(b->def.wheels[1].dynamic_friction, 58982); // 0.9
+    cr_assert_eq(b->def.wheels[1].peak_slip, 6554);         // 0.1
+    cr_assert_eq(b->def.wheels[1].slide_slip, 19661);       // 0.3
+    cr_assert_eq(b->def.steer_rate, ls_default_vehicle_def().steer_rate);
     cr_assert_eq(b->def.wheels[2].stiffness, LS_FX_INT(15000));
     cr_assert(b->def.wheels[3].handbrake);
     cr_assert_eq(b->def.wheels[3].inertia, LS_FX_INT(2));
     ls_wheel_def wd = ls_default_wheel_def();
     cr_assert_eq(b->def.wheels[3].radius, wd.radius, "absent properties keep the default");
+    cr_assert_eq(b->def.wheels[3].peak_slip, wd.peak_slip);
+    cr_assert_eq(b->def.wheels[3].slide_slip, wd.slide_slip);
     // Game rules.
     cr_assert_eq(s.game, LS_SCENE_GAME_SOCCER);
     cr_assert_eq(s.soccer.ball_body, 3u);
@@ -100,18 +106,23 @@ Test(vehicle_scene, write_then_parse_is_a_fixed_point)
     cr_assert_str_eq(one, two);
     cr_assert(strstr(one, "game soccer ball ball") != NULL, "%s", one);
     cr_assert(strstr(one, "vehicle a") != NULL, "chassis by label: %s", one);
+    cr_assert(strstr(one, " steer_rate 3.5") != NULL, "%s", one);
+    cr_assert(strstr(one, " slip 0.1 0.3") != NULL, "%s", one);
     cr_assert_eq(t.vehicle_count, 2u);
     for (uint32_t v = 0; v < 2; v++) {
         const ls_vehicle_def *x = &s.vehicles[v].def, *y = &t.vehicles[v].def;
         cr_assert_eq(x->wheel_count, y->wheel_count);
         cr_assert_eq(x->engine_force, y->engine_force);
         cr_assert_eq(x->max_steer, y->max_steer);
+        cr_assert_eq(x->steer_rate, y->steer_rate);
         for (uint32_t i = 0; i < x->wheel_count; i++) {
             cr_assert_eq(memcmp(&x->wheels[i].mount, &y->wheels[i].mount, sizeof(ls_vec3)), 0);
             cr_assert_eq(x->wheels[i].stiffness, y->wheels[i].stiffness);
             cr_assert_eq(x->wheels[i].anti_roll_pair, y->wheels[i].anti_roll_pair);
             cr_assert_eq(x->wheels[i].handbrake, y->wheels[i].handbrake);
             cr_assert_eq(x->wheels[i].dynamic_friction, y->wheels[i].dynamic_friction);
+            cr_assert_eq(x->wheels[i].peak_slip, y->wheels[i].peak_slip);
+            cr_assert_eq(x->wheels[i].slide_slip, y->wheels[i].slide_slip);
         }
         cr_assert_eq(s.vehicles[v].controls.steer, t.vehicles[v].controls.steer);
         cr_assert_eq(s.vehicles[v].controls.boost, t.vehicles[v].controls.boost);
@@ -225,6 +236,15 @@ Test(vehicle_scene, errors_name_line_and_column)
          27, "goal_z (got 0.1; allowed 0.5..1000)"},
         {"body dynamic sphere\ngame soccer ball 0 kickoff 100001\n", 2, 28, "kickoff"},
         {"vehicle\n", 1, 8, "missing body (index or label) for: chassis"},
+        {"body dynamic box\nvehicle 0 car steer_rate 65\n", 2, 26,
+         "steer_rate (got 65; allowed 0..64)"},
+        {"body dynamic box\nvehicle 0 car steer_rate -1\n", 2, 26, "steer_rate (got -1;"},
+        {"body dynamic box\nvehicle 0\nwheel mount 0 0 0 slip 0.3 0.2\n", 3, 19,
+         "slip: slide angle below the peak angle"},
+        {"body dynamic box\nvehicle 0\nwheel mount 0 0 0 slip 2 2\n", 3, 24,
+         "slip (got 2; allowed 0..1.5)"},
+        {"body dynamic box\nvehicle 0\nwheel mount 0 0 0 slip 0.1\n", 3, 27,
+         "missing number after: slip"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ls_scene s;

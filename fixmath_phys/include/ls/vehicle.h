@@ -3,7 +3,8 @@
 /// Ray-cast vehicles (SPEC.md §26; seed 004 §2.6): a dynamic chassis body and
 /// 2..8 wheels, each a ray (or a sphere shape cast) along its suspension axis
 /// with a spring and damper that never pull, per-wheel drive, brake and
-/// steering shares, Coulomb tyre friction (static/dynamic), anti-roll bars and
+/// steering shares, a steering rate, Coulomb tyre friction (static/dynamic)
+/// shaped by a lateral slip curve for a rolling tyre, anti-roll bars and
 /// wheel spin. Controls (throttle, brake, steer, handbrake) are Q16.16 values
 /// set by the game from its inputs, never from a clock. Everything a vehicle
 /// holds is in the snapshot and the checksum.
@@ -45,7 +46,8 @@ typedef struct ls_wheel_def {
     ls_fx inertia;            ///< Wheel spin inertia, kg·m² (0.01..100), default 1.
     ls_fx drive_share;        ///< Share of the engine force (0..1), default 0.
     ls_fx brake_share;        ///< Share of the brake force (0..1), default 0.25.
-    ls_fx steer_share;        ///< Steering angle = steer × max_steer × this (-1..1), default 0.
+    ls_fx steer_share;        ///< Wheel angle = the vehicle's steering angle × this (-1..1),
+                              ///< default 0.
     bool handbrake;           ///< The handbrake locks this wheel, default false.
     ls_fx static_friction;    ///< Tyre μ while gripping (0..4), default 1.
     ls_fx dynamic_friction;   ///< Tyre μ while sliding (0..static_friction), default 0.8.
@@ -53,6 +55,13 @@ typedef struct ls_wheel_def {
     uint32_t anti_roll_pair;  ///< Index + 1 of the wheel sharing this one's anti-roll bar,
                               ///< 0 for none (set it on one wheel of the pair).
     ls_fx anti_roll_stiffness; ///< Anti-roll bar stiffness, N/m (0..32767), default 0.
+    ls_fx peak_slip;  ///< Slip angle of the peak lateral grip (static_friction), rad (0..1.5),
+                      ///< default 0.14 (8 degrees). Below it a rolling tyre's lateral force
+                      ///< grows linearly with the slip angle (SPEC.md §26.5); 0 turns the
+                      ///< slip curve off (Coulomb grip up to static_friction at any slip).
+    ls_fx slide_slip; ///< Slip angle from which the lateral grip is dynamic_friction, rad
+                      ///< (peak_slip..1.5), default 0.35 (20 degrees); in between it falls
+                      ///< linearly from static_friction.
 } ls_wheel_def;
 
 /// Vehicle definition. Start from ls_default_vehicle_def().
@@ -64,6 +73,9 @@ typedef struct ls_vehicle_def {
     ls_fx engine_force;     ///< Drive force at full throttle, N (0..30000), default 4000.
     ls_fx brake_force;      ///< Brake force at full brake, N (0..30000), default 6000.
     ls_fx max_steer;        ///< Steering angle at full steer, rad (0..1.2), default 0.5.
+    ls_fx steer_rate;       ///< Most the steering angle moves per second toward
+                            ///< steer × max_steer, rad/s (0..64; 0 = instant), default 2
+                            ///< (full lock of 0.5 rad in 0.25 s, a quick driver's hands).
     ls_fx boost_force;      ///< Extra forward force at the chassis with boost, N, default 0.
     ls_query_filter filter; ///< What the wheels touch; the chassis's own shapes are
                             ///< always skipped. Default: everything.
@@ -125,6 +137,10 @@ LS_API ls_result ls_vehicle_set_controls(ls_world *w, ls_vehicle_id id,
                                          const ls_vehicle_controls *controls);
 /// The controls in force.
 LS_API ls_vehicle_controls ls_vehicle_get_controls(const ls_world *w, ls_vehicle_id id);
+/// The steering angle now (state: it follows steer × max_steer at most
+/// steer_rate per second), rad; a wheel's angle is this × its steer_share
+/// (0 for an invalid id).
+LS_API ls_fx ls_vehicle_steer_angle(const ls_world *w, ls_vehicle_id id);
 /// One wheel's state after the last step.
 LS_API ls_result ls_vehicle_get_wheel(const ls_world *w, ls_vehicle_id id, uint32_t wheel,
                                       ls_wheel_state *out);

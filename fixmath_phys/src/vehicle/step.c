@@ -34,6 +34,27 @@ static ls_fx wrap_angle(ls_fx a)
     return a;
 }
 
+// The steering angle moves toward steer x max_steer by at most
+// max(mul(steer_rate, dt), 1) per tick; steer_rate 0 jumps (SPEC.md §26.1).
+// Why a rate: a real steering rack turns the road wheels at a finite speed
+// (a quick driver about 1-2 rad/s); a keyboard's steer jumping 0 -> 1 in one
+// tick swung the wheels through 0.5 rad at once, a lateral jerk no car can
+// make. The angle is state (snapshot, checksum) because it now depends on
+// the history of the controls, not on the controls in force.
+static void steer_toward(const ls_world *w, ls_vehicle *v, bool *ovf)
+{
+    ls_fx target = ls_fx_mul_chk(v->controls.steer, v->def.max_steer, ovf);
+    if (v->def.steer_rate == 0) {
+        v->steer = target;
+        return;
+    }
+    int64_t room = ls_fx_mul(v->def.steer_rate, w->dt);
+    room = room < 1 ? 1 : room;
+    int64_t d = (int64_t)target - v->steer;
+    // Between the old angle and the target: no overflow.
+    v->steer = d > room ? (ls_fx)(v->steer + room) : d < -room ? (ls_fx)(v->steer - room) : target;
+}
+
 static void step_vehicle(ls_world *w, ls_vehicle *v)
 {
     ls_body *b = ls_world_body_(w, v->def.chassis);
@@ -43,6 +64,7 @@ static void step_vehicle(ls_world *w, ls_vehicle *v)
     uint32_t n = v->def.wheel_count, slot = v->def.chassis.index1 - 1;
     ls_fx dt = w->dt;
     bool ovf = false;
+    steer_toward(w, v, &ovf);
     ls_wheel_probe_hit pr[LS_VEHICLE_MAX_WHEELS];
     for (uint32_t i = 0; i < n; i++) {
         ls_vehicle_probe_wheel_(w, v, b, i, &pr[i]);
@@ -69,8 +91,7 @@ static void step_vehicle(ls_world *w, ls_vehicle *v)
         const ls_wheel_def *wd = &v->def.wheels[i];
         ls_wheel_state *st = &v->wheels[i];
         ls_wheel_probe_hit *p = &pr[i];
-        ls_fx steer = ls_fx_mul_chk(ls_fx_mul_chk(v->controls.steer, v->def.max_steer, &ovf),
-                                    wd->steer_share, &ovf);
+        ls_fx steer = ls_fx_mul_chk(v->steer, wd->steer_share, &ovf);
         ls_fx force = p->force < 0 ? 0 : ls_fx_sat64(p->force, &ovf); // never pulls
         fwd[i] = ls_vehicle_rotate_about_(ls_mat3_mul_vec(b->xf.r, wd->forward), p->axis, steer);
         st->in_contact = p->hit;

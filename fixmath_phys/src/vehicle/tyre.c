@@ -15,10 +15,28 @@
 // 10 degree slope). So the wheels are swept LS_TYRE_ITERATIONS times, each
 // keeping its accumulated impulse inside its friction circle, like contact
 // friction. The effective mass is the pair's: a moving platform gives way.
+//
+// Why a slip curve, and why as a limit: a rolling tyre's lateral force grows
+// with its slip angle up to a peak and falls past it (the brush model;
+// Pacejka's curves), where a pure Coulomb tyre grips with any force up to
+// mu_s N at zero slip and then drops to mu_d N. The curve here caps the
+// lateral impulse the static solve asks for at mu(alpha) N dt, alpha the
+// slip angle at the tick start: while the cap binds the tyre gives the
+// curve's force; when cancelling the lateral velocity needs less, it grips
+// as before (no overshoot, stable at any speed, unlike an explicit force
+// C alpha, whose C / (m v) passes 2 / dt below walking pace). The slip angle
+// has no meaning at rest, so the curve fades in between contact speeds of
+// 0.25 and 0.5 m/s: a parked car keeps its static hold (slope tests). A
+// locked wheel is not rolling: it keeps the Coulomb circle. The longitudinal
+// force has no curve: wheel spin follows the contact speed (no slip ratio
+// state), so drive and brake stay requests inside the friction circle.
 #include "vehicle_internal.h"
 
 /// Sweeps over a vehicle's wheels per tick.
 #define LS_TYRE_ITERATIONS 4
+/// Contact speed below which the slip curve is off (0.25 m/s); it is fully
+/// on from twice this (the weight rises by 4 per m/s: 2^-2 m/s wide).
+#define LS_SLIP_SPEED 16384
 
 // Rotate unit u about unit axis a (u perpendicular to a) by angle t.
 ls_vec3 ls_vehicle_rotate_about_(ls_vec3 u, ls_vec3 a, ls_fx t)
@@ -37,8 +55,51 @@ typedef struct tyre {
     ls_fx drive, brake;        // impulses this tick
     ls_fx lim_s, lim_d;        // static and dynamic friction circles
     bool locked;               // handbrake wheel with the handbrake on
+    bool curve;                // the slip curve caps the lateral total at lim_lat
+    bool past_peak;            // the slip angle is above peak_slip
+    ls_fx lim_lat;             // lateral cap from the slip curve (curve only)
+    ls_fx v_long;              // longitudinal contact speed now (for the spin)
     ls_fx held, along, across; // brake part, longitudinal and lateral totals
 } tyre;
+
+// The slip curve's lateral limit at slip angle a in [0, pi/2] (SPEC.md
+// §26.5): lim_s a / peak up to the peak, then down linearly to lim_d at
+// slide_slip, lim_d beyond. Truncating 64-bit divisions; peak_slip > 0.
+static ls_fx slip_curve(const ls_wheel_def *wd, ls_fx lim_s, ls_fx lim_d, ls_fx a)
+{
+    if (a <= wd->peak_slip) {
+        return (ls_fx)(((int64_t)lim_s * a) / wd->peak_slip);
+    }
+    if (a >= wd->slide_slip) {
+        return lim_d;
+    }
+    int64_t fall = (((int64_t)lim_s - lim_d) * ((int64_t)a - wd->peak_slip)) /
+                   ((int64_t)wd->slide_slip - wd->peak_slip);
+    return (ls_fx)((int64_t)lim_s - fall);
+}
+
+// The tyre's lateral cap from its contact velocity now (ground relative):
+// the slip angle atan2(|v_lat|, |v_long|) on the curve, blended with the
+// static limit lim_s at contact speeds below 2 LS_SLIP_SPEED.
+static void slip_limit(const ls_wheel_def *wd, ls_vec3 rel, tyre *t)
+{
+    t->curve = false;
+    t->past_peak = false;
+    if (wd->peak_slip == 0 || t->locked) {
+        return;
+    }
+    ls_fx vl = ls_vec3_dot(rel, t->f), vt = ls_vec3_dot(rel, t->lat);
+    int64_t w8 = ((int64_t)ls_vec3_len(ls_vec3_make(vl, vt, 0)) - LS_SLIP_SPEED) * 4;
+    if (w8 <= 0) {
+        return;
+    }
+    ls_fx weight = (ls_fx)(w8 > LS_FX_ONE ? LS_FX_ONE : w8);
+    ls_fx a = ls_fx_atan2(ls_fx_abs(vt), ls_fx_abs(vl));
+    ls_fx c = slip_curve(wd, t->lim_s, t->lim_d, a);
+    t->lim_lat = (ls_fx)(t->lim_s - ((((int64_t)t->lim_s - c) * weight) >> 16));
+    t->curve = true;
+    t->past_peak = a > wd->peak_slip;
+}
 
 // Relative contact velocity at the end of the tick (chassis minus ground).
 static ls_vec3 next_velocity(const ls_world *w, const ls_body *b, const tyre *t, ls_vec3 p)
@@ -77,6 +138,14 @@ static bool tyre_begin(ls_world *w, const ls_vehicle *v, uint32_t i, ls_body *b,
     t->lim_s = ls_fx_mul_chk(wd->static_friction, n_dt, ovf);
     t->lim_d = ls_fx_mul_chk(wd->dynamic_friction, n_dt, ovf);
     t->held = t->along = t->across = 0;
+    // The contact velocity now (chassis minus ground): the slip angle and
+    // the longitudinal speed for the wheel spin.
+    ls_vec3 rel = ls_vehicle_point_velocity_(b, pr->point);
+    if (t->g) {
+        rel = ls_vec3_sub(rel, ls_vehicle_point_velocity_(t->g, pr->point));
+    }
+    t->v_long = ls_vec3_dot(rel, t->f);
+    slip_limit(wd, rel, t);
     return true;
 }
 
@@ -94,9 +163,15 @@ static void tyre_solve(ls_world *w, ls_body *b, const ls_wheel_probe_hit *pr, ty
     ls_fx held = t->locked ? want : ls_fx_clamp(want, -t->brake, t->brake);
     ls_fx along = ls_fx_add_chk(t->drive, held, ovf);
     ls_fx across = ls_fx_add_chk(t->across, d_lat, ovf);
+    // Slip curve: a rolling tyre's lateral total at most its curve's limit;
+    // held there past the peak, the tyre slides.
+    st->sliding = false;
+    if (t->curve && (across > t->lim_lat || across < ls_fx_neg(t->lim_lat))) {
+        across = across > 0 ? t->lim_lat : ls_fx_neg(t->lim_lat);
+        st->sliding = t->past_peak;
+    }
     // Friction circle: grip up to mu_s N dt, else slide at mu_d N dt.
     ls_fx mag = ls_vec3_len(ls_vec3_make(along, across, 0));
-    st->sliding = false;
     if (mag > t->lim_s) {
         along = (ls_fx)(((int64_t)along * t->lim_d) / mag);
         across = (ls_fx)(((int64_t)across * t->lim_d) / mag);
@@ -128,12 +203,7 @@ void ls_vehicle_tyres_(ls_world *w, const ls_vehicle *v, ls_body *b, const ls_wh
         st[i].sliding = false;
         on[i] = pr[i].hit && tyre_begin(w, v, i, b, &pr[i], n_force[i], fwd[i], &t[i], ovf);
         if (on[i]) {
-            // The longitudinal contact speed now, for the wheel spin (0 locked).
-            ls_vec3 rel = ls_vehicle_point_velocity_(b, pr[i].point);
-            if (t[i].g) {
-                rel = ls_vec3_sub(rel, ls_vehicle_point_velocity_(t[i].g, pr[i].point));
-            }
-            speed[i] = t[i].locked ? 0 : ls_vec3_dot(rel, t[i].f);
+            speed[i] = t[i].locked ? 0 : t[i].v_long; // for the wheel spin (0 locked)
         }
     }
     for (int k = 0; k < LS_TYRE_ITERATIONS; k++) {

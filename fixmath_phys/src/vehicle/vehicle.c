@@ -23,6 +23,8 @@ ls_wheel_def ls_default_wheel_def(void)
     d.static_friction = LS_FX_ONE;
     d.dynamic_friction = 52429; // 0.8
     d.rolling_resistance = 655; // 0.01
+    d.peak_slip = 9175;         // 0.14 rad (8.0 degrees)
+    d.slide_slip = 22938;       // 0.35 rad (20.1 degrees)
     return d;
 }
 
@@ -37,6 +39,7 @@ ls_vehicle_def ls_default_vehicle_def(void)
     d.engine_force = LS_FX_INT(4000);
     d.brake_force = LS_FX_INT(6000);
     d.max_steer = LS_FX_HALF;
+    d.steer_rate = LS_FX_INT(2);
     d.filter = ls_default_query_filter();
     return d;
 }
@@ -121,6 +124,9 @@ static bool wheel_valid(const ls_world *w, const ls_vehicle_def *d, uint32_t i, 
           "anti_roll_pair must be 0 or another wheel's index + 1");
     CHECK(in(wd->anti_roll_stiffness, 0, LS_FX_MAX), "anti_roll_stiffness",
           "anti_roll_stiffness must be 0..32767 N/m (Q16.16 range)");
+    CHECK(in(wd->peak_slip, 0, LS_SLIP_MAX), "peak_slip", "peak_slip must be 0..1.5 rad");
+    CHECK(in(wd->slide_slip, wd->peak_slip, LS_SLIP_MAX), "slide_slip",
+          "slide_slip must be peak_slip..1.5 rad");
     // Explicit spring on the chassis share m: omega dt = sqrt(k/m) dt < 1.5,
     // i.e. k dt^2 < 2.25 m (the anti-roll bar adds to k), and c dt < m.
     int64_t k = (int64_t)wd->stiffness + wd->anti_roll_stiffness;
@@ -158,6 +164,10 @@ bool ls_vehicle_def_valid_(const ls_world *w, const ls_vehicle_def *d, ls_error 
     }
     if (!in(d->max_steer, 0, 78643)) {
         return refuse(err, LS_ERR_OUT_OF_RANGE, "max_steer", "max_steer must be 0..1.2 rad");
+    }
+    if (!in(d->steer_rate, 0, LS_FX_INT(64))) {
+        return refuse(err, LS_ERR_OUT_OF_RANGE, "steer_rate",
+                      "steer_rate must be 0..64 rad/s (0: instant)");
     }
     if (!in(d->boost_force, 0, LS_FX_INT(30000))) {
         return refuse(err, LS_ERR_OUT_OF_RANGE, "boost_force", "boost_force must be 0..30000 N");
@@ -301,6 +311,12 @@ ls_vehicle_controls ls_vehicle_get_controls(const ls_world *w, ls_vehicle_id id)
     ls_vehicle_controls c;
     memset(&c, 0, sizeof c);
     return v ? v->controls : c;
+}
+
+ls_fx ls_vehicle_steer_angle(const ls_world *w, ls_vehicle_id id)
+{
+    const ls_vehicle *v = ls_vehicle_slot_(w, id);
+    return v ? v->steer : 0;
 }
 
 ls_result ls_vehicle_get_wheel(const ls_world *w, ls_vehicle_id id, uint32_t wheel,

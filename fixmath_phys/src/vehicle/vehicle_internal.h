@@ -7,12 +7,16 @@
 #include "../world/world_internal.h"
 #include "ls/vehicle.h"
 
+/// Largest peak_slip and slide_slip, rad (1.5; a slip angle is at most pi/2).
+#define LS_SLIP_MAX 98304
+
 /// One vehicle slot (all fields state; see SPEC.md §26.7 for the snapshot).
 typedef struct ls_vehicle {
     uint32_t generation; ///< id generation of this slot
     bool alive;
-    ls_vehicle_def def;                           ///< validated definition
-    ls_vehicle_controls controls;                 ///< controls in force
+    ls_vehicle_def def;           ///< validated definition
+    ls_vehicle_controls controls; ///< controls in force
+    ls_fx steer; ///< steering angle now, rad (moves toward steer x max_steer, SPEC.md §26.1)
     ls_wheel_state wheels[LS_VEHICLE_MAX_WHEELS]; ///< per wheel, after the last step
 } ls_vehicle;
 

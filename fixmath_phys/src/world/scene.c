@@ -1543,11 +1543,12 @@ enum {
     V_BRAKING,
     V_HANDBRAKE,
     V_BOOSTING,
+    V_STEER_RATE,
     V_COUNT
 };
-static const char *const vehicle_props[V_COUNT] = {"car",       "probe",   "engine",    "brake",
-                                                   "max_steer", "boost",   "filter",    "throttle",
-                                                   "steer",     "braking", "handbrake", "boosting"};
+static const char *const vehicle_props[V_COUNT] = {
+    "car",      "probe", "engine",  "brake",     "max_steer", "boost",     "filter",
+    "throttle", "steer", "braking", "handbrake", "boosting",  "steer_rate"};
 
 // Wheel-line properties; the index is the bit in `seen`.
 enum {
@@ -1567,11 +1568,13 @@ enum {
     W_FRICTION,
     W_ROLLING,
     W_ANTI_ROLL,
+    W_SLIP,
     W_COUNT
 };
 static const char *const wheel_props[W_COUNT] = {
-    "mount",   "axis",  "forward", "radius", "rest",      "travel",   "spring",  "damper",
-    "inertia", "drive", "brake",   "steer",  "handbrake", "friction", "rolling", "anti_roll"};
+    "mount",     "axis",     "forward", "radius",    "rest",  "travel",
+    "spring",    "damper",   "inertia", "drive",     "brake", "steer",
+    "handbrake", "friction", "rolling", "anti_roll", "slip"};
 
 // Index of key in names[0..n), or -1.
 static int prop_index(const char *const *names, int n, const char *key)
@@ -1637,6 +1640,8 @@ static ls_result parse_vehicle_prop(parser *ps, const ls_scene *s, ls_scene_vehi
     case V_HANDBRAKE:
         v->controls.handbrake = true;
         return LS_OK;
+    case V_STEER_RATE:
+        return read_fx_in(ps, name, 0, LS_FX_INT(64), &d->steer_rate);
     default:
         v->controls.boost = true;
         return LS_OK;
@@ -1788,6 +1793,17 @@ static ls_result parse_wheel_prop(parser *ps, ls_wheel_def *w, int k, const char
     }
     case W_ROLLING:
         return read_fx_in(ps, name, 0, LS_FX_ONE, &w->rolling_resistance);
+    case W_SLIP: {
+        // `slip PEAK SLIDE`: the lateral slip curve's angles, rad (SPEC.md §26.5).
+        ls_result r = read_fx_in(ps, name, 0, LS_FX_ONE * 3 / 2, &w->peak_slip);
+        if (r == LS_OK) {
+            r = read_fx_in(ps, name, 0, LS_FX_ONE * 3 / 2, &w->slide_slip);
+        }
+        if (r == LS_OK && w->slide_slip < w->peak_slip) {
+            return fail_at(ps, where, name, "slide angle below the peak angle");
+        }
+        return r;
+    }
     default: {
         skip_blanks(ps);
         const char *j_at = ps->p;

@@ -580,6 +580,9 @@ static void emit_vehicle(out *o, const ls_scene *s, const ls_scene_vehicle *v)
     if (d->max_steer != base.max_steer) {
         emit_fx(o, "max_steer", d->max_steer);
     }
+    if (d->steer_rate != base.steer_rate) {
+        emit_fx(o, "steer_rate", d->steer_rate);
+    }
     if (d->boost_force != base.boost_force) {
         emit_fx(o, "boost", d->boost_force);
     }
@@ -630,6 +633,9 @@ static void emit_vehicle(out *o, const ls_scene *s, const ls_scene_vehicle *v)
         if (w->static_friction != wb.static_friction ||
             w->dynamic_friction != wb.dynamic_friction) {
             emit_pair(o, "friction", w->static_friction, w->dynamic_friction);
+        }
+        if (w->peak_slip != wb.peak_slip || w->slide_slip != wb.slide_slip) {
+            emit_pair(o, "slip", w->peak_slip, w->slide_slip);
         }
         if (w->anti_roll_pair != 0) {
             char t[LS_FX_TEXT_MAX], line[64];

@@ -743,7 +743,9 @@ static void io_wheel_def(cursor *c, bool save, ls_wheel_def *d)
                    &d->static_friction,
                    &d->dynamic_friction,
                    &d->rolling_resistance,
-                   &d->anti_roll_stiffness};
+                   &d->anti_roll_stiffness,
+                   &d->peak_slip,
+                   &d->slide_slip};
     for (size_t k = 0; k < sizeof fx / sizeof fx[0]; k++) {
         io32(c, save, fx[k]);
     }
@@ -787,6 +789,7 @@ static void io_vehicle(cursor *c, bool save, ls_vehicle *v, bool with_user_data)
     io32(c, save, &d->engine_force);
     io32(c, save, &d->brake_force);
     io32(c, save, &d->max_steer);
+    io32(c, save, &d->steer_rate);
     io32(c, save, &d->boost_force);
     io32(c, save, &d->filter.category);
     io32(c, save, &d->filter.mask);
@@ -800,6 +803,7 @@ static void io_vehicle(cursor *c, bool save, ls_vehicle *v, bool with_user_data)
     io32(c, save, &v->controls.steer);
     io_bool(c, save, &v->controls.handbrake);
     io_bool(c, save, &v->controls.boost);
+    io32(c, save, &v->steer);
     for (uint32_t k = 0; k < LS_VEHICLE_MAX_WHEELS && c->ok; k++) {
         io_wheel_def(c, save, &d->wheels[k]);
         io_wheel_state(c, save, &v->wheels[k]);
