@@ -254,7 +254,7 @@ typedef struct ls_cloth_def {
 /// Rope: segments+1 particles from start to end joined by sticks (or by
 /// ranges 0..length when slack). Start from ls_default_rope_def().
 typedef struct ls_rope_def {
-    ls_particle_system_def system; ///< As for cloth.
+    ls_particle_system_def system; ///< As for cloth (default 24 iterations).
     ls_vec3 start;                 ///< First particle, m.
     ls_vec3 end;                   ///< Last particle, m.
     uint32_t segments;             ///< 1..4096, default 16.
