@@ -134,7 +134,7 @@ typedef struct ls_world_def {
     ls_fx linear_slop;            ///< Allowed penetration, m.
     ls_fx contact_hertz;          ///< Stiffness of contact position correction, Hz (default 100).
     ls_fx contact_damping_ratio;  ///< Damping ratio of contact correction (default 10).
-    ls_fx joint_hertz;            ///< Stiffness of rigid joint rows, Hz (default 60).
+    ls_fx joint_hertz;            ///< Stiffness of rigid joint rows, Hz (default 120).
     ls_fx joint_damping_ratio;    ///< Damping ratio of rigid joint rows (default 2).
     ls_fx max_push_velocity;      ///< Most speed position correction may add, m/s (default 3).
     ls_fx restitution_threshold;  ///< Closing speed (m/s) below which nothing bounces.

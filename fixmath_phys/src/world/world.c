@@ -45,7 +45,7 @@ ls_world_def ls_default_world_def(void)
     d.linear_slop = 328;             // 0.005 m
     d.contact_hertz = LS_FX_INT(100);
     d.contact_damping_ratio = LS_FX_INT(10);
-    d.joint_hertz = LS_FX_INT(60);
+    d.joint_hertz = LS_FX_INT(120); // a joint stretches F / (m w^2): SPEC.md §11
     d.joint_damping_ratio = LS_FX_INT(2);
     d.max_push_velocity = LS_FX_INT(3);
     d.restitution_threshold = LS_FX_INT(1); // 1 m/s
