@@ -143,7 +143,8 @@ AVX2 void solve_rolling(const ls_rolling_lanes *ro, B *a, B *b, W rtotal, V *out
     // Within 2^30 each square is below 2^60: the sums compare exactly.
     P pn[3] = {prep(now[0]), prep(now[1]), prep(now[2])}, pl = prep(lim);
     W len2 = dot3p(pn[0], pn[1], pn[2], pn[0], pn[1], pn[2]), lim2 = mulp(pl, pl);
-    V outside = _mm256_or_si256(_mm256_cmpgt_epi64(len2.e, lim2.e), _mm256_cmpgt_epi64(len2.o, lim2.o));
+    V outside =
+        _mm256_or_si256(_mm256_cmpgt_epi64(len2.e, lim2.e), _mm256_cmpgt_epi64(len2.o, lim2.o));
     if (!all_zero(_mm256_or_si256(far, outside)) && all_zero(*chk)) {
         int64_t e[3][4], o[3][4];
         int32_t xl[8], r[3][8];

@@ -248,8 +248,7 @@ static size_t max_ball_groups(const ls_world_def *def)
 // The arrays of the scratch, in allocation order, each aligned to 64 bytes.
 typedef struct layout {
     size_t states, masses, body_state, groups, rolling, ovf, balls, ball_ovf, ball_rows, joints,
-        contacts,
-        total;
+        contacts, total;
 } layout;
 
 static size_t align64(size_t n)

@@ -49,8 +49,8 @@ typedef struct ls_solver_scratch {
     /// Per ball group: lanes whose joint has rows besides its point block
     /// (hinge, cone, fixed), solved just before the group's point blocks.
     uint32_t *ball_rows;
-    uint32_t max_balls;          ///< capacity of balls, ball_ovf and ball_rows
-    uint32_t ball_count;         ///< ball groups in use
+    uint32_t max_balls;                         ///< capacity of balls, ball_ovf and ball_rows
+    uint32_t ball_count;                        ///< ball groups in use
     const struct ls_ball_kernels *ball_kernels; ///< the vector path (or the scalar reference)
     uint32_t colour_count;                      ///< colours (the overflow range follows them)
     uint32_t *joint_order;                      ///< active joint slots grouped by colour
