@@ -6,10 +6,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ls/checksum.h"
 #include "ls/fx_text.h"
+#include "ls/joint.h"
 #include "ls/net_peer.h"
 #include "ls/net_relay.h"
+#include "ls/particles.h"
 #include "ls/replay.h"
 #include "ls/scene.h"
+#include "ls/vehicle.h"
 
 // The tool's token text codec (`lockstep relay` prints, `lockstep bot --token`
 // parses): compiled in here so the test checks the tool's own code.
@@ -182,35 +185,40 @@ static void put_words(ls_hasher *h, const uint8_t *snap, size_t first, size_t n)
 
 // SPEC §12 computed from SPEC §13 snapshot words alone: proves the field
 // order of both, the rng word order and the type/asleep word.
-static uint64_t checksum_from_snapshot(const uint8_t *snap)
+static void hash_bodies_from_snapshot(ls_hasher *h, const uint8_t *snap)
 {
-    ls_hasher h;
-    ls_hasher_init(&h);
-    ls_hasher_put_u32(&h, word(snap, W_TICK));
-    put_words(&h, snap, W_RNG_STATE_LO, 4); // u64 state, u64 inc, each lo word first
-    ls_hasher_put_u32(&h, word(snap, W_BODY_COUNT));
+    ls_hasher_put_u32(h, word(snap, W_TICK));
+    put_words(h, snap, W_RNG_STATE_LO, 4); // u64 state, u64 inc, each lo word first
+    ls_hasher_put_u32(h, word(snap, W_BODY_COUNT));
     for (uint32_t i = 0; i < word(snap, W_BODY_HIGH); i++) {
         uint32_t flags = slot_word(snap, i, S_FLAGS);
         if (!(flags & 1u)) {
             continue;
         }
         size_t base = HEADER_WORDS + (size_t)i * SLOT_WORDS;
-        ls_hasher_put_u32(&h, i);
-        ls_hasher_put_u32(&h, slot_word(snap, i, S_GENERATION));
-        ls_hasher_put_u32(&h, ((flags >> 8) & 0xFFu) | ((flags & 4u) ? 0x100u : 0u));
-        put_words(&h, snap, base + S_P, 3 + 4 + 3 + 3); // p, q, v, w
-        put_words(&h, snap, base + S_SLEEP_TIMER, 1);
+        ls_hasher_put_u32(h, i);
+        ls_hasher_put_u32(h, slot_word(snap, i, S_GENERATION));
+        ls_hasher_put_u32(h, ((flags >> 8) & 0xFFu) | ((flags & 4u) ? 0x100u : 0u));
+        put_words(h, snap, base + S_P, 3 + 4 + 3 + 3); // p, q, v, w
+        put_words(h, snap, base + S_SLEEP_TIMER, 1);
         // Shapes in chain order: slot, generation, kind, local position, rotation.
         uint32_t count = slot_word(snap, i, S_SHAPE_COUNT);
-        ls_hasher_put_u32(&h, count);
+        ls_hasher_put_u32(h, count);
         for (uint32_t k = slot_word(snap, i, S_SHAPE_HEAD); count-- > 0;
              k = shape_word(snap, k, H_NEXT)) {
-            ls_hasher_put_u32(&h, k);
-            ls_hasher_put_u32(&h, shape_word(snap, k, H_GENERATION));
-            ls_hasher_put_u32(&h, shape_word(snap, k, H_FLAGS) >> 8);
-            put_words(&h, snap, shape_word_index(snap, k, H_LOCAL_P), 3 + 4);
+            ls_hasher_put_u32(h, k);
+            ls_hasher_put_u32(h, shape_word(snap, k, H_GENERATION));
+            ls_hasher_put_u32(h, shape_word(snap, k, H_FLAGS) >> 8);
+            put_words(h, snap, shape_word_index(snap, k, H_LOCAL_P), 3 + 4);
         }
     }
+}
+
+static uint64_t checksum_from_snapshot(const uint8_t *snap)
+{
+    ls_hasher h;
+    ls_hasher_init(&h);
+    hash_bodies_from_snapshot(&h, snap);
     return ls_hasher_digest(&h);
 }
 
@@ -567,6 +575,320 @@ Test(conformance, snapshot_overflow_record)
     cr_assert_eq(word(s, W_OVF_GENERATION), 2);
     cr_assert_eq(slot_word(s, 1, S_P), (uint32_t)(2048 * 65536), "clamped to +2048 m");
     free(s);
+    ls_world_destroy(w);
+}
+
+// ---- 5b. sections after the contacts: joints, particles, vehicles ----
+
+#define JOINT_WORDS 47 // joint fields + next-free link
+
+// Word index of the first word after the contacts (the joint section).
+static size_t joint_section_index(const uint8_t *snap)
+{
+    return contact_word_index(snap, word(snap, W_CONTACT_COUNT), 0);
+}
+
+// Word index of the section word (after every joint slot).
+static size_t section_word_index(const uint8_t *snap)
+{
+    size_t j = joint_section_index(snap);
+    return j + 3 + (size_t)word(snap, j) * JOINT_WORDS;
+}
+
+// SPEC §12, §13, §23.1: a joint's hash word `type | flags << 8` takes its flags
+// from the LS_JOINT_F_* bits (limit 1, motor 2, spring 4, collide_connected 8),
+// the same four bits as bits 16..19 of the snapshot's joint flags word; a kind
+// keeps only the bits of the features it has (ball: collide only). The joint
+// part of the checksum computed from the snapshot's joint words.
+Test(conformance, joint_flags_in_the_checksum_and_the_snapshot)
+{
+    static const char scene[] = "world\n"
+                                "body static box pos 0 10 0\n"
+                                "body dynamic box pos 0 8 0\n"
+                                "body dynamic sphere radius 0.5 pos 0 5 0\n"
+                                "joint hinge 0 1 anchor 0 9 0 axis 0 0 1 limits -45 45 motor 1 10 "
+                                "spring 2 0.5 collide\n";
+    ls_world *w = conf_scene(NULL, scene, NULL);
+    // A ball joint asked for a limit, a motor and a spring stores none of them.
+    ls_joint_def jd = ls_default_joint_def();
+    jd.type = LS_JOINT_BALL;
+    jd.body_a = ls_world_body_at(w, 1);
+    jd.body_b = ls_world_body_at(w, 2);
+    jd.anchor = ls_vec3_make(0, 6 * 65536, 0);
+    jd.enable_limit = jd.enable_motor = jd.enable_spring = true;
+    jd.user_data = UINT64_C(0x0123456789abcdef);
+    ls_error err;
+    ls_joint_id ball = ls_joint_create(w, &jd, &err);
+    cr_assert_neq(ball.index1, 0, "%s", err.message);
+    for (int t = 0; t < 20; t++) {
+        ls_world_step(w);
+    }
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    cr_assert_eq(word(s, W_CONTACT_COUNT), 0);
+    size_t j = joint_section_index(s);
+    cr_assert_eq(word(s, j), 2, "joint_high");
+    cr_assert_eq(word(s, j + 1), 2, "joint_count");
+    cr_assert_eq(word(s, j + 2), 0xFFFFFFFFu, "joint free head");
+    size_t hinge = j + 3, bj = j + 3 + JOINT_WORDS;
+    cr_assert_eq(word(s, hinge + 1), 0x000F0101u, "alive + 256 hinge + 65536 (1|2|4|8)");
+    cr_assert_eq(word(s, bj + 1), 0x00000001u, "alive, ball 0, no flags");
+    cr_assert_eq(word(s, bj + 28), 0x89abcdefu, "user data lo");
+    cr_assert_eq(word(s, bj + 29), 0x01234567u, "user data hi");
+    cr_assert_eq(word(s, section_word_index(s)), 0, "no particles, no vehicles");
+    cr_assert_eq(n, 4 * (section_word_index(s) + 1));
+
+    ls_hasher h;
+    ls_hasher_init(&h);
+    hash_bodies_from_snapshot(&h, s);
+    ls_hasher_put_u32(&h, word(s, j + 1));
+    for (uint32_t i = 0; i < word(s, j); i++) {
+        size_t at = j + 3 + (size_t)i * JOINT_WORDS;
+        uint32_t f = word(s, at + 1);
+        ls_hasher_put_u32(&h, i);
+        ls_hasher_put_u32(&h, word(s, at));                         // generation
+        ls_hasher_put_u32(&h, ((f >> 8) & 0xFFu) | (f >> 16) << 8); // type | flags << 8
+        put_words(&h, s, at + 2, 2 + 3 + 3 + 4 + 4 + 10);           // bodies .. break_torque
+        put_words(&h, s, at + 30, 3 + 3 + 4 + 3 + 3);               // impulses, force, torque
+    }
+    cr_assert_eq(ls_world_checksum(w), ls_hasher_digest(&h));
+    free(s);
+    ls_world_destroy(w);
+}
+
+// Particle section words (SPEC §25.8).
+#define PSYS_WORDS 41 // system slot fields + next-free link
+enum { P_COUNT = 18, P_CAP = 19, P_CON_COUNT = 20, P_CON_CAP = 21 };
+
+// SPEC §13, §25.8: the section word's bit 0; the particle section's 6-word
+// head (system_high, system_count, free_head, then the overflow record: system
+// slot + 1, its generation, the particle's index in its system), 41 words per
+// system slot, 11 per particle, 13 per constraint; P = 24 + 164·system_high +
+// 44·particles + 52·constraints.
+Test(conformance, particle_section_layout_and_overflow_record)
+{
+    ls_world *w = conf_scene(NULL,
+                             "world gravity 0 0 0\n"
+                             "rope from 0 5 0 to 4 5 0 segments 4 pin none\n",
+                             NULL);
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    size_t sw = section_word_index(s), p = sw + 1;
+    cr_assert_eq(word(s, sw), 1, "bit 0: particle section");
+    cr_assert_eq(word(s, p), 1, "system_high");
+    cr_assert_eq(word(s, p + 1), 1, "system_count");
+    cr_assert_eq(word(s, p + 2), 0xFFFFFFFFu, "free_head");
+    for (size_t k = 3; k < 6; k++) {
+        cr_assert_eq(word(s, p + k), 0, "healthy: overflow record word %zu is 0", k);
+    }
+    size_t slot = p + 6;
+    cr_assert_eq(word(s, slot), 1, "generation");
+    cr_assert_eq(word(s, slot + 1) & 0xFFu, 1, "alive");
+    uint32_t count = word(s, slot + P_COUNT), con = word(s, slot + P_CON_COUNT);
+    cr_assert_eq(count, 5, "4 segments: 5 particles");
+    cr_assert_geq(word(s, slot + P_CAP), count);
+    cr_assert_geq(word(s, slot + P_CON_CAP), con);
+    cr_assert_eq(n - 4 * (sw + 1), 24 + 164 * 1 + 44 * count + 52 * con);
+    free(s);
+
+    // A particle leaving the ±2048 m range overflows: header words 17, 18 count
+    // it and give the tick, the section's record names system slot + 1, its
+    // generation and the particle; the body record stays 0, 0. The whole rope
+    // moves at 2 m per tick (its sticks keep their lengths): only particle 4
+    // passes 2048 m.
+    ls_particle_system_id ps = ls_world_particle_system_at(w, 0);
+    for (uint32_t i = 0; i < 5; i++) {
+        int32_t at = 2043 + (int32_t)i;
+        cr_assert_eq(ls_particle_set_position(w, ps, i, ls_vec3_make(at * 65536, 5 * 65536, 0),
+                                              ls_vec3_make((at - 2) * 65536, 5 * 65536, 0)),
+                     LS_OK);
+    }
+    ls_world_step(w);
+    s = snapshot(w, &n);
+    p = section_word_index(s) + 1;
+    cr_assert_geq(word(s, W_OVF_COUNT), 1);
+    cr_assert_eq(word(s, W_OVF_TICK), 1);
+    cr_assert_eq(word(s, W_OVF_INDEX1), 0);
+    cr_assert_eq(word(s, W_OVF_GENERATION), 0);
+    cr_assert_eq(word(s, p + 3), 1, "system slot 0 + 1");
+    cr_assert_eq(word(s, p + 4), 1, "its generation");
+    cr_assert_eq(word(s, p + 5), 4, "the particle's index in its system");
+    free(s);
+    ls_world_destroy(w);
+}
+
+// Vehicle record word offsets (SPEC §26.7).
+#define VEHICLE_WORDS 383 // 23 + 8 wheels x 45
+#define WHEEL_WORDS   45  // definition 26 + state 19
+#define VEHICLE_HEAD  36  // game_words_used, 32 game words, high, count, free head
+enum {
+    V_GENERATION = 0,
+    V_ALIVE = 1,
+    V_CHASSIS = 2,
+    V_WHEEL_COUNT = 4,
+    V_PROBE = 5,
+    V_ENGINE = 6,
+    V_STEER_RATE = 9,
+    V_USER_DATA = 15,
+    V_THROTTLE = 17,
+    V_STEER = 19,
+    V_HANDBRAKE = 20,
+    V_BOOST = 21,
+    V_STEER_ANGLE = 22,
+    V_WHEELS = 23,
+    WD_RADIUS = 9,
+    WD_PEAK_SLIP = 22,
+    WD_SLIDE_SLIP = 23,
+    WD_HANDBRAKE = 24,
+    WD_ANTI_ROLL_PAIR = 25,
+    WS_IN_CONTACT = 26,
+    WS_COMPRESSION = 35,
+    WS_SPIN_SPEED = 39,
+    WS_SLIDING = 41,
+    WS_CENTER = 42,
+};
+
+// SPEC §13, §26.7: the section word's bit 1; game_words_used (0/1), the 32
+// game words, vehicle_high, vehicle_count, vehicle_free_head, then per slot <
+// vehicle_high a 383-word record and its free-list link; V = 144 + 1536 ·
+// vehicle_high. Checksum: u32 game_words_used, the 32 words as u32,
+// u32 vehicle_count, then per live vehicle u32 slot and the little-endian
+// bytes of its record without the two user_data words (381 words, 1524 bytes).
+Test(conformance, vehicle_section_layout_and_checksum)
+{
+    ls_world *w = conf_scene(NULL,
+                             "world\n"
+                             "body static plane normal 0 1 0 d 0 friction 0.8\n"
+                             "body dynamic box half 0.9 0.35 2 pos 0 0.9 0 density 150 no_sleep\n"
+                             "body dynamic box half 0.9 0.35 2 pos 8 0.9 0 density 150 no_sleep\n",
+                             NULL);
+    ls_vec3 half = ls_vec3_make(58982, 22938, 2 * 65536);
+    ls_vehicle_def a = ls_default_car_def(ls_world_body_at(w, 1), half);
+    ls_vehicle_def b = ls_default_car_def(ls_world_body_at(w, 2), half);
+    b.probe = LS_WHEEL_SPHERE;
+    b.user_data = UINT64_C(0x1122334455667788);
+    b.wheels[0].anti_roll_pair = 2;
+    ls_error err;
+    ls_vehicle_id va = ls_vehicle_create(w, &a, &err);
+    cr_assert_neq(va.index1, 0, "%s", err.message);
+    ls_vehicle_id vb = ls_vehicle_create(w, &b, &err);
+    cr_assert_neq(vb.index1, 0, "%s", err.message);
+    cr_assert_eq(ls_vehicle_destroy(w, va), LS_OK);
+    ls_vehicle_controls c = {65536, 0, -32768, true, true};
+    cr_assert_eq(ls_vehicle_set_controls(w, vb, &c), LS_OK);
+    cr_assert_eq(ls_world_set_game_word(w, 5, -7), LS_OK);
+    for (int t = 0; t < 10; t++) {
+        ls_world_step(w);
+    }
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    size_t sw = section_word_index(s), v = sw + 1;
+    cr_assert_eq(word(s, sw), 2, "bit 1 only: the vehicle section");
+    cr_assert_eq(word(s, v), 1, "game_words_used");
+    for (uint32_t k = 0; k < 32; k++) {
+        cr_assert_eq(word(s, v + 1 + k), k == 5 ? (uint32_t)-7 : 0u, "game word %u", k);
+    }
+    cr_assert_eq(word(s, v + 33), 2, "vehicle_high");
+    cr_assert_eq(word(s, v + 34), 1, "vehicle_count");
+    cr_assert_eq(word(s, v + 35), 0, "vehicle_free_head: the destroyed slot 0");
+    cr_assert_eq(n - 4 * (sw + 1), 144 + 1536 * 2, "V = 144 + 1536 x vehicle_high");
+    size_t r0 = v + VEHICLE_HEAD, r1 = r0 + VEHICLE_WORDS + 1;
+    cr_assert_eq(word(s, r0 + VEHICLE_WORDS), 0xFFFFFFFFu, "slot 0's free-list link: none");
+    cr_assert_eq(word(s, r0 + V_GENERATION), 1, "a dead slot keeps its generation");
+    for (size_t k = V_ALIVE; k < VEHICLE_WORDS; k++) {
+        cr_assert_eq(word(s, r0 + k), 0, "dead slot: record word %zu is 0", k);
+    }
+    cr_assert_eq(word(s, r1 + V_GENERATION), vb.generation);
+    cr_assert_eq(word(s, r1 + V_ALIVE), 1);
+    cr_assert_eq(word(s, r1 + V_CHASSIS), 3, "chassis index1");
+    cr_assert_eq(word(s, r1 + V_CHASSIS + 1), 1, "chassis generation");
+    cr_assert_eq(word(s, r1 + V_WHEEL_COUNT), 4);
+    cr_assert_eq(word(s, r1 + V_PROBE), 1, "sphere");
+    cr_assert_eq(word(s, r1 + V_ENGINE), (uint32_t)b.engine_force);
+    cr_assert_eq(word(s, r1 + V_STEER_RATE), (uint32_t)b.steer_rate);
+    cr_assert_eq(word(s, r1 + V_STEER_ANGLE), (uint32_t)ls_vehicle_steer_angle(w, vb));
+    cr_assert_eq(word(s, r1 + V_USER_DATA), 0x55667788u);
+    cr_assert_eq(word(s, r1 + V_USER_DATA + 1), 0x11223344u);
+    cr_assert_eq(word(s, r1 + V_THROTTLE), 65536u);
+    cr_assert_eq(word(s, r1 + V_STEER), (uint32_t)-32768);
+    cr_assert_eq(word(s, r1 + V_HANDBRAKE), 1);
+    cr_assert_eq(word(s, r1 + V_BOOST), 1);
+    for (uint32_t k = 0; k < LS_VEHICLE_MAX_WHEELS; k++) {
+        size_t wk = r1 + V_WHEELS + (size_t)k * WHEEL_WORDS;
+        if (k >= 4) { // wheels at and above wheel_count: definition and state all zero
+            for (size_t i = 0; i < WHEEL_WORDS; i++) {
+                cr_assert_eq(word(s, wk + i), 0, "unused wheel %u word %zu", k, i);
+            }
+            continue;
+        }
+        cr_assert_eq(word(s, wk), (uint32_t)b.wheels[k].mount.x, "wheel %u mount", k);
+        cr_assert_eq(word(s, wk + WD_RADIUS), (uint32_t)b.wheels[k].radius);
+        cr_assert_eq(word(s, wk + WD_PEAK_SLIP), (uint32_t)b.wheels[k].peak_slip);
+        cr_assert_eq(word(s, wk + WD_SLIDE_SLIP), (uint32_t)b.wheels[k].slide_slip);
+        cr_assert_eq(word(s, wk + WD_HANDBRAKE), b.wheels[k].handbrake ? 1u : 0u);
+        cr_assert_eq(word(s, wk + WD_ANTI_ROLL_PAIR), b.wheels[k].anti_roll_pair);
+        ls_wheel_state st;
+        cr_assert_eq(ls_vehicle_get_wheel(w, vb, k, &st), LS_OK);
+        cr_assert_eq(word(s, wk + WS_IN_CONTACT), st.in_contact ? 1u : 0u);
+        cr_assert_eq(word(s, wk + WS_IN_CONTACT), 1, "wheel %u on the ground", k);
+        cr_assert_eq(word(s, wk + WS_COMPRESSION), (uint32_t)st.compression);
+        cr_assert_eq(word(s, wk + WS_SPIN_SPEED), (uint32_t)st.spin_speed);
+        cr_assert_eq(word(s, wk + WS_SLIDING), st.sliding ? 1u : 0u);
+        cr_assert_eq(word(s, wk + WS_CENTER + 2), (uint32_t)st.center.z);
+    }
+
+    ls_hasher h;
+    ls_hasher_init(&h);
+    hash_bodies_from_snapshot(&h, s);
+    put_words(&h, s, v, 33);     // game_words_used, the 32 game words
+    put_words(&h, s, v + 34, 1); // vehicle_count
+    for (uint32_t i = 0; i < word(s, v + 33); i++) {
+        size_t r = v + VEHICLE_HEAD + (size_t)i * (VEHICLE_WORDS + 1);
+        if (word(s, r + V_ALIVE) == 0) {
+            continue;
+        }
+        ls_hasher_put_u32(&h, i);
+        ls_hasher_put_bytes(&h, s + 4 * r, 4 * V_USER_DATA);
+        ls_hasher_put_bytes(&h, s + 4 * (r + V_USER_DATA + 2),
+                            4 * (VEHICLE_WORDS - V_USER_DATA - 2));
+    }
+    cr_assert_eq(ls_world_checksum(w), ls_hasher_digest(&h));
+    free(s);
+    ls_world_destroy(w);
+}
+
+// SPEC §14: `asleep` starts a dynamic body asleep only if it may sleep;
+// `no_sleep` wins over `asleep` in either order, and static and kinematic
+// bodies never start asleep. An asleep body keeps its scene velocity but does
+// not move until something wakes it.
+Test(conformance, scene_asleep_and_no_sleep)
+{
+    static const char scene[] = "world\n"
+                                "body dynamic box pos 0 5 0 asleep\n"
+                                "body dynamic box pos 3 5 0 asleep no_sleep\n"
+                                "body dynamic box pos 6 5 0 no_sleep asleep\n"
+                                "body kinematic box pos 9 5 0 asleep\n"
+                                "body dynamic box pos 12 5 0 vel 1 0 0 asleep\n";
+    ls_world *w = conf_scene(NULL, scene, NULL);
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    static const uint32_t flags[] = {0x207u, 0x201u, 0x201u, 0x103u, 0x207u};
+    for (uint32_t i = 0; i < 5; i++) {
+        cr_assert_eq(slot_word(s, i, S_FLAGS), flags[i], "body %u flags %08x", i,
+                     slot_word(s, i, S_FLAGS));
+        cr_assert_eq(slot_word(s, i, S_SLEEP_TIMER), 0);
+    }
+    cr_assert_eq(slot_word(s, 4, S_V), 65536u, "an asleep body keeps its velocity");
+    free(s);
+    for (int t = 0; t < 30; t++) {
+        ls_world_step(w);
+    }
+    cr_assert(ls_body_is_asleep(w, ls_world_body_at(w, 0)));
+    cr_assert(!ls_body_is_asleep(w, ls_world_body_at(w, 1)));
+    cr_assert(ls_body_is_asleep(w, ls_world_body_at(w, 4)));
+    cr_assert_eq(ls_body_position(w, ls_world_body_at(w, 0)).y, 5 * 65536, "asleep: no fall");
+    cr_assert_eq(ls_body_position(w, ls_world_body_at(w, 4)).x, 12 * 65536, "asleep: no move");
+    cr_assert_lt(ls_body_position(w, ls_world_body_at(w, 1)).y, 5 * 65536, "no_sleep: falls");
     ls_world_destroy(w);
 }
 

@@ -3,9 +3,12 @@
 // recording with one input byte changed and everything else (checksums,
 // keyframes, header) kept. The result is a well-formed file whose verification
 // must fail at exactly tick T: the demonstration and test of desync reports.
+// A signed file stays signed by the same key with its old signatures, which no
+// longer match from the changed chunk on (SPEC.md §16.9, §16.11).
 #include "cli.h"
 #include "replay_glue.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +30,77 @@ static ls_result copy_keyframe(const ls_replay_reader *in, uint32_t i, ls_replay
     }
     free(buf);
     return r;
+}
+
+// The signatures of a signed file's SIGN chunks, in file order, handed out
+// again by a signer that signs nothing: the tampered copy keeps the header's
+// key and a SIGN chunk wherever the recorder writes one, so `verify --pubkey`
+// names the first signature that does not verify ("bad signature") instead of
+// "not signed". Past the original's last signature: zero bytes.
+typedef struct kept_signatures {
+    ls_replay_signer signer;
+    uint8_t *sig;
+    uint32_t count, next;
+} kept_signatures;
+
+static void kept_absorb(void *user, const uint8_t *bytes, size_t n)
+{
+    (void)user, (void)bytes, (void)n;
+}
+
+static bool kept_sign(void *user, uint64_t covered, uint8_t signature[LS_REPLAY_SIGNATURE_SIZE])
+{
+    kept_signatures *k = user;
+    (void)covered;
+    if (k->next < k->count) {
+        memcpy(signature, k->sig + (size_t)k->next * LS_REPLAY_SIGNATURE_SIZE,
+               LS_REPLAY_SIGNATURE_SIZE);
+    } else {
+        memset(signature, 0, LS_REPLAY_SIGNATURE_SIZE);
+    }
+    k->next++;
+    return true;
+}
+
+// Walks the chunks of the (already validated) file at `path`: every SIGN
+// chunk's payload is u64 offset + 64-byte signature (SPEC.md §16.11).
+static bool keep_signatures(const char *path, const ls_replay_header *h, kept_signatures *k)
+{
+    memset(k, 0, sizeof *k);
+    k->signer.user = k;
+    memcpy(k->signer.public_key, h->public_key, sizeof k->signer.public_key);
+    k->signer.absorb = kept_absorb;
+    k->signer.sign = kept_sign;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return false;
+    }
+    uint8_t head[32];
+    uint32_t cap = 0;
+    bool ok = true;
+    for (long pos = (long)h->header_size; ok && fseek(f, pos, SEEK_SET) == 0;) {
+        if (fread(head, 1, sizeof head, f) != sizeof head) {
+            break;
+        }
+        uint32_t tag = ls_get_u32le(head), len = ls_get_u32le(head + 4);
+        if (tag == 0x4E474953u && len == 8 + LS_REPLAY_SIGNATURE_SIZE) { // "SIGN"
+            if (k->count == cap) {
+                cap = cap ? 2 * cap : 64;
+                uint8_t *p = realloc(k->sig, (size_t)cap * LS_REPLAY_SIGNATURE_SIZE);
+                ok = p != NULL;
+                k->sig = p ? p : k->sig;
+            }
+            uint8_t payload[8 + LS_REPLAY_SIGNATURE_SIZE];
+            ok = ok && fread(payload, 1, sizeof payload, f) == sizeof payload;
+            if (ok) {
+                memcpy(k->sig + (size_t)k->count++ * LS_REPLAY_SIGNATURE_SIZE, payload + 8,
+                       LS_REPLAY_SIGNATURE_SIZE);
+            }
+        }
+        pos += 32 + (long)len;
+    }
+    fclose(f);
+    return ok;
 }
 
 static ls_result rewrite(const ls_replay_reader *in, ls_replay_recorder *rec, uint64_t tick,
@@ -60,9 +134,11 @@ static ls_result rewrite(const ls_replay_reader *in, ls_replay_recorder *rec, ui
     return r == LS_OK ? ls_replay_recorder_finish(rec) : r;
 }
 
-static ls_replay_recorder *create_like(const ls_replay_header *h, const char *path)
+static ls_replay_recorder *create_like(const ls_replay_header *h, const char *path,
+                                       const ls_replay_signer *signer)
 {
     ls_replay_recorder_def def = ls_replay_recorder_def_like(h);
+    def.signer = signer;
     ls_error err;
     ls_replay_recorder *rec = ls_replay_recorder_create(path, &def, &err);
     if (!rec) {
@@ -119,7 +195,16 @@ int cmd_replay_tamper(int argc, char **argv)
         ls_replay_reader_destroy(in);
         return CLI_EXIT_USAGE;
     }
-    ls_replay_recorder *rec = create_like(h, files[1]);
+    kept_signatures kept;
+    memset(&kept, 0, sizeof kept);
+    bool keep = h->is_signed && keep_signatures(files[0], h, &kept);
+    if (h->is_signed && !keep) {
+        fprintf(stderr, "lockstep replay tamper: %s: cannot read its signatures\n", files[0]);
+        free(kept.sig);
+        ls_replay_reader_destroy(in);
+        return CLI_EXIT_ERROR;
+    }
+    ls_replay_recorder *rec = create_like(h, files[1], keep ? &kept.signer : NULL);
     ls_result r =
         rec ? rewrite(in, rec, tick, (size_t)player * h->input_size, (uint8_t)x) : LS_ERR_IO;
     if (rec && r != LS_OK) {
@@ -130,5 +215,8 @@ int cmd_replay_tamper(int argc, char **argv)
     }
     ls_replay_recorder_destroy(rec);
     ls_replay_reader_destroy(in);
+    if (keep) {
+        free(kept.sig);
+    }
     return r == LS_OK ? CLI_EXIT_OK : CLI_EXIT_ERROR;
 }
