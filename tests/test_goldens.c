@@ -19,6 +19,7 @@ typedef struct golden {
 
 static golden goldens[] = {
     {"arena", 0xe9e178482fa9200full},
+    {"ball_into_cloth", 0x0ull},
     {"catapult", 0x92eecf11190f8cdcull},
     {"ccd", 0x17f76be63c9e40ccull},
     {"chain_50", 0xbf8c12642b5dccafull},
@@ -37,6 +38,7 @@ static golden goldens[] = {
     {"ragdolls", 0xaeffb9ded5812873ull},
     {"rain_2000", 0x69f33686586f4732ull},
     {"rope_bridge", 0x114b218d1856ed42ull},
+    {"rope_bridge_loaded", 0x0ull},
     {"rope_swing", 0x6f000853a6c67ae2ull},
     {"six_box_tower", 0xb1d74ff63dc9be3aull},
     {"slope", 0x14b81844a5891030ull},

@@ -694,6 +694,39 @@ def cloth_tear():
     write("cloth_tear.scene", "# A cloth that tears under a falling weight.\n" + PWORLD % 360, lines)
 
 
+def ball_into_cloth():
+    # A 21 x 21 cloth (1 m square, 0.5 kg: 1/882 kg a particle, 5 cm apart)
+    # pinned at its four corners 1 m up, and a 1 kg ball (r 0.15 m, three
+    # spacings wide) dropped into it from 0.5 m above: the cloth's triangles
+    # catch it (SPEC.md section 25.6); its particles alone let it slip through.
+    lines = ["body dynamic sphere radius 0.15 pos 0.013 1.65 -0.021 density 70.7355 friction 0.5 "
+             "no_sleep\n",
+             "cloth origin -0.5 1 -0.5 grid 21 21 spacing 0.05 mass 0.5 radius 0.01 pins corners "
+             "iterations 8\n"]
+    write("ball_into_cloth.scene", "# A ball dropped into a cloth pinned at its corners.\n"
+          + PWORLD % 360, lines)
+
+
+def rope_bridge_loaded():
+    # Two 6 m particle ropes (24 segments, 2 kg each) pinned at both ends on
+    # two posts 3 m up, 1 m apart, with 24 planks (0.24 x 0.1 x 1.2 m, 5 kg)
+    # lying across them, and three 50 kg boxes (0.4 m) dropped on the planks:
+    # the ropes' long-range attachments (section 25.7) hold the load.
+    lines = ["body static box half 0.25 1.5 0.8 pos -3.25 1.5 0 friction 0.6 label post_left\n",
+             "body static box half 0.25 1.5 0.8 pos 3.25 1.5 0 friction 0.6 label post_right\n"]
+    for k in range(24):
+        lines.append("body dynamic box half 0.12 0.05 0.6 pos %s 3.09 0 density 173.611 "
+                     "friction 0.8\n" % f3(-2.875 + 0.25 * k))
+    for x in (-1.5, 0.0, 1.5):
+        lines.append("body dynamic box half 0.2 0.2 0.2 pos %s 3.6 0 density 781.25 friction 0.6\n"
+                     % f3(x))
+    for z in (-0.5, 0.5):
+        lines.append("rope from -3 3 %s to 3 3 %s segments 24 mass 2 radius 0.04 pin both "
+                     "iterations 16 friction 0.8\n" % (f3(z), f3(z)))
+    write("rope_bridge_loaded.scene", "# A rope bridge: planks on two particle ropes, loaded with "
+          "three 50 kg boxes.\n" + PWORLD % 600, lines)
+
+
 def cloth_64():
     # Bench only (tools/bench/scenes/): the cloth row of `make bench`: a 64 x 64
     # cloth (4096 particles, 23 938 structural + shear + bend sticks, 8
@@ -739,4 +772,6 @@ if __name__ == "__main__":
     ragdoll_stairs()
     trampoline()
     cloth_tear()
+    ball_into_cloth()
+    rope_bridge_loaded()
     cloth_64()
