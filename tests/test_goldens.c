@@ -38,7 +38,7 @@ static golden goldens[] = {
     {"ragdolls", 0xaeffb9ded5812873ull},
     {"rain_2000", 0x69f33686586f4732ull},
     {"rope_bridge", 0x114b218d1856ed42ull},
-    {"rope_bridge_loaded", 0x4fb0fa21be9d20b4ull},
+    {"rope_bridge_loaded", 0x1b7994e41df2a31aull},
     {"rope_swing", 0x6f000853a6c67ae2ull},
     {"six_box_tower", 0xb1d74ff63dc9be3aull},
     {"slope", 0x14b81844a5891030ull},
