@@ -563,3 +563,112 @@ Test(particles_scene, cloth_tear_lets_the_weight_through, .timeout = 120)
     cr_assert_lt(y, 0.5, "the box is at y %.3f m: it did not fall through", y);
     close_scene(&r);
 }
+
+// ball_into_cloth: the 1 kg ball (r 0.15 m) dropped into the corner-pinned
+// 0.05 m cloth is caught: in every tick its centre stays above the cloth's
+// lowest particle (tolerance 0: the cloth wraps under it), it never drops
+// more than 0.8 m below the cloth's plane (measured: 0.56 m), and it is in
+// the cloth at the end (within 0.5 m of the middle, above 0.2 m).
+Test(particles_scene, ball_into_cloth_is_caught, .timeout = 120)
+{
+    run r;
+    open_scene(&r, "ball_into_cloth");
+    ls_particle_system_id cloth = system_at(&r, 0);
+    ls_body_id ball = body_at(&r, 1);
+    double low = 1e9;
+    for (uint32_t t = 0; t < r.scene.ticks; t++) {
+        ls_world_step(r.w);
+        no_overflow(&r, t);
+        double by = d_of(ls_body_position(r.w, ball).y);
+        low = by < low ? by : low;
+        cr_assert_gt(by, lowest(&r, cloth), "tick %u: the ball is below the cloth", t);
+    }
+    ls_vec3 p = ls_body_position(r.w, ball);
+    printf("ball_into_cloth: lowest centre %.3f m, end %.3f %.3f %.3f\n", low, d_of(p.x), d_of(p.y),
+           d_of(p.z));
+    cr_assert_gt(low, 0.2, "the ball dropped to %.3f m", low);
+    cr_assert_lt(hypot(d_of(p.x), d_of(p.z)), 0.5);
+    cr_assert_gt(d_of(p.y), 0.2);
+    close_scene(&r);
+}
+
+/// World point of plank body b's local point (x, 0, z).
+static void plank_point(const run *r, uint32_t b, double x, double z, double out[3])
+{
+    ls_body_id id = body_at(r, b);
+    ls_vec3 p = ls_body_position(r->w, id);
+    ls_quat q = ls_body_orientation(r->w, id);
+    double qx = d_of(q.x), qy = d_of(q.y), qz = d_of(q.z), qw = d_of(q.w);
+    // v' = v + 2 w (u x v) + 2 u x (u x v), u = (qx, qy, qz), v = (x, 0, z)
+    double v[3] = {x, 0, z}, u[3] = {qx, qy, qz};
+    double t[3] = {2 * (u[1] * v[2] - u[2] * v[1]), 2 * (u[2] * v[0] - u[0] * v[2]),
+                   2 * (u[0] * v[1] - u[1] * v[0])};
+    double c[3] = {u[1] * t[2] - u[2] * t[1], u[2] * t[0] - u[0] * t[2], u[0] * t[1] - u[1] * t[0]};
+    out[0] = d_of(p.x) + v[0] + qw * t[0] + c[0];
+    out[1] = d_of(p.y) + v[1] + qw * t[1] + c[1];
+    out[2] = d_of(p.z) + v[2] + qw * t[2] + c[2];
+}
+
+static double dist3(const double a[3], const double b[3])
+{
+    return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
+                (a[2] - b[2]) * (a[2] - b[2]));
+}
+
+/// Stretch of rope_bridge's two ropes: the path post - joint anchors - post
+/// (each plank's anchors at x = -+0.25, z = -+0.5 in its frame; a gap at a
+/// joint lengthens it) over its rest length 15 m, minus 1; the larger rope.
+static double bridge_stretch(const run *r)
+{
+    double worst = 0;
+    for (int side = 0; side < 2; side++) {
+        double z = side ? 0.5 : -0.5;
+        double prev[3] = {-7, 6, z}, len = 0;
+        for (uint32_t b = 3; b < 33; b++) {
+            double a[3], e[3];
+            plank_point(r, b, -0.25, z, a);
+            plank_point(r, b, 0.25, z, e);
+            len += dist3(prev, a) + dist3(a, e);
+            memcpy(prev, e, sizeof prev);
+        }
+        const double end[3] = {7, 6, z};
+        len += dist3(prev, end);
+        worst = fmax(worst, len / 15.0 - 1);
+    }
+    return worst;
+}
+
+// rope_bridge_loaded: rope_bridge (30 planks on two ropes of ball joints, 15 m
+// of rope over a 14 m gap) with three 50 kg boxes instead of 25 kg ones.
+// Stretch: the ropes' length through the joint anchors over 15 m, minus 1
+// (0.09 % at creation: the scene's 3-decimal anchors). Goal (issue 29): at
+// most 3 % at peak, 1 % at rest (the last second), the boxes never near the
+// ground. Measured with joint rows at 120 Hz (the default since issue 26's
+// chains): peak 0.80 %, at rest 0.33 %, the boxes' centres never below 3.7 m
+// (at 60 Hz: 1.95 % and 1.18 %, the joints of a 30-link chain under 270 kg
+// each opening by 0.6 mm).
+Test(particles_scene, rope_bridge_loaded_holds, .timeout = 120)
+{
+    run r;
+    open_scene(&r, "rope_bridge_loaded");
+    double start = bridge_stretch(&r);
+    double peak = 0, rest = 0, low = 1e9;
+    for (uint32_t t = 0; t < r.scene.ticks; t++) {
+        ls_world_step(r.w);
+        double s = bridge_stretch(&r);
+        peak = fmax(peak, s);
+        if (t + 60 >= r.scene.ticks) {
+            rest = fmax(rest, s);
+        }
+        for (uint32_t b = 33; b < 36; b++) {
+            low = fmin(low, d_of(ls_body_position(r.w, body_at(&r, b)).y));
+        }
+    }
+    printf("rope_bridge_loaded: stretch peak %.3f %%, at rest %.3f %%, lowest box %.3f m\n",
+           100 * peak, 100 * rest, low);
+    cr_assert_lt(start, 0.001);
+    cr_assert_lt(peak, 0.03, "the ropes stretched %.3f %% at peak (goal 3 %%)", 100 * peak);
+    cr_assert_lt(rest, 0.01, "the ropes stretch %.3f %% at rest (goal 1 %%)", 100 * rest);
+    cr_assert_gt(low, 3.0, "a box came down to %.3f m", low);
+    close_scene(&r);
+}

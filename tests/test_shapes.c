@@ -958,7 +958,7 @@ static const char *const SHIPPED[] = {
     "chain_50",       "falling_hinges",  "heavy_light",   "ragdolls",        "rope_bridge",
     "spinner",        "tower_imperfect", "cloth_drape",   "cloth_tear",      "flag",
     "ragdoll_stairs", "rope_swing",      "trampoline",    "vehicle_flat",    "vehicle_ramp",
-    "vehicle_pile",   "vehicle_slopes",  "soccer",
+    "vehicle_pile",   "vehicle_slopes",  "soccer",        "ball_into_cloth", "rope_bridge_loaded",
 };
 
 Test(shapes, snapshot_shipped_scenes_are_all_listed)
@@ -1030,6 +1030,8 @@ SNAPSHOT_TEST(flag, 0)
 SNAPSHOT_TEST(ragdoll_stairs, 0)
 SNAPSHOT_TEST(rope_swing, 0)
 SNAPSHOT_TEST(trampoline, 0)
+SNAPSHOT_TEST(ball_into_cloth, 0)
+SNAPSHOT_TEST(rope_bridge_loaded, 0)
 // Vehicle scenes (issue 15): wheel states, controls and the chassis round-trip.
 SNAPSHOT_TEST(vehicle_flat, 0)
 SNAPSHOT_TEST(vehicle_ramp, 0)

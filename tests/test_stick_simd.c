@@ -278,8 +278,9 @@ static ls_world *instantiate(const ls_scene *s, ls_simd simd)
 Test(stick_simd, shipped_particle_scenes_step_the_same_on_both_paths)
 {
     skip_without_avx2();
-    const char *scenes[] = {"cloth_drape", "cloth_tear", "flag",
-                            "trampoline",  "rope_swing", "ragdoll_stairs"};
+    const char *scenes[] = {"cloth_drape",     "cloth_tear",        "flag",
+                            "trampoline",      "rope_swing",        "ragdoll_stairs",
+                            "ball_into_cloth", "rope_bridge_loaded"};
     for (size_t i = 0; i < sizeof scenes / sizeof scenes[0]; i++) {
         char path[96];
         snprintf(path, sizeof path, "tools/scenes/%s.scene", scenes[i]);

@@ -186,6 +186,8 @@ static const scene_plan PLANS[] = {
     {"ragdoll_stairs", 0, 480},
     {"rope_swing", 0, 480},
     {"trampoline", 60, 120},
+    {"ball_into_cloth", 20, 60},
+    {"rope_bridge_loaded", 20, 60},
 };
 
 static const scene_plan *plan_of(const char *name)
@@ -270,6 +272,8 @@ SYNCTEST_SCENE(flag)
 SYNCTEST_SCENE(ragdoll_stairs)
 SYNCTEST_SCENE(rope_swing)
 SYNCTEST_SCENE(trampoline)
+SYNCTEST_SCENE(ball_into_cloth)
+SYNCTEST_SCENE(rope_bridge_loaded)
 
 // ---- deliberately broken games ----
 

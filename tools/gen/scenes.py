@@ -473,7 +473,9 @@ def ragdolls():
           + WORLD % (900, ""), lines + joints)
 
 
-def rope_bridge():
+def rope_bridge(name="rope_bridge.scene", density=200, ticks=900,
+                header="# Rope bridge: 30 planks hanging slack between two static posts, joined by two ball\n"
+                       "# joints per gap (the ropes); three boxes drop onto it.\n"):
     # 30 planks (0.4 x 0.1 x 1.2 m) between two static posts, joined by pairs
     # of ball joints at z = +-0.5 (the two ropes), hanging slack (30 links of
     # 0.5 m over a 14 m gap) in a symmetric curve; three boxes drop onto it.
@@ -503,17 +505,14 @@ def rope_bridge():
                      "friction 0.8\n" % (f3(cx), f3(cy), math.sin(t / 2), math.cos(t / 2)))
     low = min(p[1] for p in pts)
     for x in (-3.0, 0.0, 3.0):
-        lines.append("body dynamic box half 0.25 0.25 0.25 pos %s %s 0 density 200 friction 0.6\n"
-                     % (f3(x), f3(low + 2.5)))
+        lines.append("body dynamic box half 0.25 0.25 0.25 pos %s %s 0 density %d friction 0.6\n"
+                     % (f3(x), f3(low + 2.5), density))
     for i in range(n + 1):
         a = "post_left" if i == 0 else str(first + i - 1)
         b = "post_right" if i == n else str(first + i)
         for z in (-0.5, 0.5):
             lines.append("joint ball %s %s anchor %s %s %s\n" % (a, b, f3(pts[i][0]), f3(pts[i][1]), f3(z)))
-    write("rope_bridge.scene",
-          "# Rope bridge: 30 planks hanging slack between two static posts, joined by two ball\n"
-          "# joints per gap (the ropes); three boxes drop onto it.\n"
-          + WORLD % (900, ""), lines)
+    write(name, header + WORLD % (ticks, ""), lines)
 
 
 def chain_50():
@@ -694,6 +693,28 @@ def cloth_tear():
     write("cloth_tear.scene", "# A cloth that tears under a falling weight.\n" + PWORLD % 360, lines)
 
 
+def ball_into_cloth():
+    # A 21 x 21 cloth (1 m square, 0.5 kg: 1/882 kg a particle, 5 cm apart)
+    # pinned at its four corners 1 m up, and a 1 kg ball (r 0.15 m, three
+    # spacings wide) dropped into it from 0.5 m above: the cloth's triangles
+    # catch it (SPEC.md section 25.6); its particles alone let it slip through.
+    lines = ["body dynamic sphere radius 0.15 pos 0.013 1.65 -0.021 density 70.7355 friction 0.5 "
+             "no_sleep\n",
+             "cloth origin -0.5 1 -0.5 grid 21 21 spacing 0.05 mass 0.5 radius 0.01 pins corners "
+             "iterations 8\n"]
+    write("ball_into_cloth.scene", "# A ball dropped into a cloth pinned at its corners.\n"
+          + PWORLD % 360, lines)
+
+
+def rope_bridge_loaded():
+    # rope_bridge (30 planks on two ropes of ball joints, 15 m of rope over a
+    # 14 m gap) loaded with three 50 kg boxes (0.5 m, density 400) instead of
+    # 25 kg ones: the ropes must hold (stretch at most 3 % at peak, 1 % at
+    # rest) and the boxes must not reach the ground.
+    rope_bridge("rope_bridge_loaded.scene", 400, 600,
+                "# Rope bridge loaded: rope_bridge with three 50 kg boxes dropped onto it.\n")
+
+
 def cloth_64():
     # Bench only (tools/bench/scenes/): the cloth row of `make bench`: a 64 x 64
     # cloth (4096 particles, 23 938 structural + shear + bend sticks, 8
@@ -739,4 +760,6 @@ if __name__ == "__main__":
     ragdoll_stairs()
     trampoline()
     cloth_tear()
+    ball_into_cloth()
+    rope_bridge_loaded()
     cloth_64()

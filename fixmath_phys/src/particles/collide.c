@@ -43,12 +43,12 @@
 
 static uint32_t contact_cap(const ls_world_def *def)
 {
-    return 2 * def->max_particles + 256;
+    return 3 * def->max_particles + 256; // particles' contacts, a cloth's triangles'
 }
 
 static uint32_t weight_cap(const ls_world_def *def)
 {
-    return 128 * def->max_particle_systems;
+    return 128 * def->max_particle_systems + 3 * def->max_particles; // bodies; triangles
 }
 
 static uint32_t shape_cap(const ls_world_def *def)
@@ -92,7 +92,8 @@ size_t ls_particles_collide_memory_size_(const ls_world_def *def)
                  sizeof *pc->act_count + sizeof *pc->pend_count) +
            weight_cap(def) * (sizeof *pc->wt_index + sizeof *pc->wt_c + sizeof *pc->wt_d) +
            shape_cap(def) * (sizeof *pc->shapes + sizeof *pc->slots) +
-           np * (sizeof *pc->fric + sizeof *pc->best + sizeof *pc->fixed_hit) +
+           np * (sizeof *pc->fric + sizeof *pc->best + sizeof *pc->fixed_hit +
+                 sizeof *pc->quad_off) +
            grid * (sizeof *pc->grid + sizeof *pc->sorted) +
            (bucket_count(def) ? bucket_count(def) + 1 : 0) * sizeof *pc->bucket +
            pair_cap(def) * sizeof *pc->pairs +
@@ -132,13 +133,14 @@ bool ls_particles_collide_init_(ls_particle_store *ps, const ls_world_def *def)
     pc->fric = calloc(np, sizeof *pc->fric);
     pc->best = calloc(np, sizeof *pc->best);
     pc->fixed_hit = calloc(np, sizeof *pc->fixed_hit);
+    pc->quad_off = calloc(np, sizeof *pc->quad_off);
     pc->impulse = calloc(pc->max_bodies, sizeof *pc->impulse);
     pc->touched = calloc(pc->max_bodies, sizeof *pc->touched);
     pc->body_list = calloc(pc->max_bodies, sizeof *pc->body_list);
     bool ok = pc->contacts && pc->active && pc->pend && pc->act_count && pc->pend_count &&
               pc->sys_first && pc->sys_count && pc->sys_box && pc->wt_index && pc->wt_c &&
               pc->wt_d && pc->shapes && pc->slots && pc->fric && pc->best && pc->fixed_hit &&
-              pc->impulse && pc->touched && pc->body_list;
+              pc->quad_off && pc->impulse && pc->touched && pc->body_list;
     if (ok && pc->bucket_count) {
         pc->grid = calloc(np, sizeof *pc->grid);
         pc->sorted = calloc(np, sizeof *pc->sorted);
@@ -171,6 +173,7 @@ void ls_particles_collide_free_(ls_particle_store *ps)
     free(pc->fric);
     free(pc->best);
     free(pc->fixed_hit);
+    free(pc->quad_off);
     free(pc->impulse);
     free(pc->touched);
     free(pc->body_list);
@@ -233,6 +236,7 @@ void ls_particles_collide_prepare_(ls_world *w)
             ls_pcollide_body_contacts_(w, si);
         } else {
             ls_pcollide_particle_contacts_(w, si);
+            ls_pcollide_cloth_contacts_(w, si);
         }
         pc->sys_count[si] = pc->contact_count - first;
         for (uint32_t k = first; k < pc->contact_count; k++) {

@@ -129,6 +129,12 @@ static void couple_contact(ls_world *w, struct ls_particle_collide *pc, const ls
     if (c->count == 1 && pc->fixed_hit[c->first]) {
         push = ls_fx_min(push, c->pen0);
     }
+    for (uint32_t q = 0; c->triangle && q < c->count; q++) {
+        if (pc->fixed_hit[pc->wt_index[c->first + q]]) { // a cloth triangle, squeezed too
+            push = ls_fx_min(push, c->pen0);
+            break;
+        }
+    }
     ls_fx back = ls_fx_mul(push, k);
     ls_fx kept = ls_fx_sub(push, back);
     if (c->count == 1) {

@@ -52,6 +52,7 @@ typedef struct ls_pcontact {
     bool pending;   ///< no plane yet
     bool fixed;     ///< its body does not move in the coupling (static, kinematic)
     bool round;     ///< pending: the shape is round (core a..b, radius)
+    bool triangle;  ///< a cloth triangle's contact (collide_cloth.c)
     ls_vec3 core_b; ///< pending round: core b
     ls_fx radius;   ///< pending round: radius
     ls_aabb box;    ///< pending: the shape's box
@@ -125,6 +126,7 @@ struct ls_particle_collide {
     ls_pshape *shapes; ///< [max_shapes]
     uint32_t shape_count;
     uint32_t tris[LS_PCOLLIDE_TRIS];
+    uint8_t *quad_off; ///< [max_particles] cloth quads without triangles (collide_cloth.c)
     // Per particle (store index): the correction friction applied (coupling),
     // the largest push of one contact so far (its normal, shape and body are
     // the ones ls_particle_contact records for friction), and whether a
@@ -165,6 +167,9 @@ void ls_pcollide_particle_contacts_(ls_world *w, uint32_t si);
 ls_pcontact *ls_pcollide_weighted_(ls_world *w, uint32_t shape, ls_vec3 n, int64_t bound,
                                    ls_vec3 point, const uint32_t *index, const ls_fx *c,
                                    uint32_t count, const ls_vec3 *moves, ls_fx inv_mass);
+/// Contacts of dynamic bodies' shapes with the triangles of cloth system si
+/// (collide_cloth.c), appended after its particle contacts.
+void ls_pcollide_cloth_contacts_(ls_world *w, uint32_t si);
 /// Contacts of the embedded shape of particle body si (collide_shapes.c).
 void ls_pcollide_body_contacts_(ls_world *w, uint32_t si);
 /// How far p violates dot(n, p) >= c, raw, rounded up (0 when it holds).
