@@ -572,7 +572,7 @@ static bool restore_geometry(cursor *c, ls_world *w, uint32_t count, ls_error *w
     return true;
 }
 
-// ---- Particle section (version 4, SPEC.md §13) ----
+// ---- Particle section (section word bit 0, since version 4; SPEC.md §13, §25.8) ----
 
 // One particle system slot: 40 words (the next-free link follows).
 static void io_particle_system(cursor *c, bool save, ls_particle_system *s)
@@ -713,7 +713,7 @@ static bool io_particles(cursor *c, bool save, ls_world *w)
     return c->ok;
 }
 
-// ---- Vehicle and game-word section (version 5, SPEC.md §26.7) ----
+// ---- Vehicle and game-word section (section word bit 1, since version 5; SPEC.md §26.7) ----
 
 // A bool as a 32-bit 0/1 word; other values are refused.
 static void io_bool(cursor *c, bool save, bool *b)
