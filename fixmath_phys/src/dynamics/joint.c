@@ -890,6 +890,64 @@ void ls_joint_apply_angular_(ls_world *w, const ls_joint *j, ls_vec3 l)
     }
 }
 
+void ls_joint_cache_dirs_(ls_joint *j, int n)
+{
+    for (int k = 0; k < n; k++) {
+        j->dir_ia[k] = ls_mat3_mul_vec(j->inv_i_a, j->dir[k]);
+        j->dir_ib[k] = ls_mat3_mul_vec(j->inv_i_b, j->dir[k]);
+    }
+}
+
+ls_fx ls_joint_cached_k_(const ls_joint *j, ls_vec3 d, int k)
+{
+    int64_t s = ls_vec3_dot_q32(d, j->dir_ia[k]);
+    return ls_fx_from_q32(ls_i64_add_sat(s, ls_vec3_dot_q32(d, j->dir_ib[k])));
+}
+
+// sum_k dir[k] imp[k], each component rounded once from the exact sum.
+static ls_vec3 dirs_times(const ls_vec3 *dir, const ls_fx *imp, int n)
+{
+    int64_t x = 0, y = 0, z = 0;
+    for (int k = 0; k < n; k++) {
+        x = ls_i64_add_sat(x, (int64_t)dir[k].x * imp[k]);
+        y = ls_i64_add_sat(y, (int64_t)dir[k].y * imp[k]);
+        z = ls_i64_add_sat(z, (int64_t)dir[k].z * imp[k]);
+    }
+    return ls_vec3_make(ls_fx_from_q32(x), ls_fx_from_q32(y), ls_fx_from_q32(z));
+}
+
+// dir imp, each component rounded once.
+static ls_vec3 dir_times(ls_vec3 d, ls_fx imp)
+{
+    return ls_vec3_make(ls_fx_from_q32((int64_t)d.x * imp), ls_fx_from_q32((int64_t)d.y * imp),
+                        ls_fx_from_q32((int64_t)d.z * imp));
+}
+
+void ls_joint_apply_dirs_(ls_world *w, const ls_joint *j, int first, const ls_fx *imp, int n)
+{
+    if (n == 1) {
+        // One row: one product per component (the sum's bits, without the
+        // saturating additions).
+        if (j->moves_a) {
+            ls_solver_body *a = state_a(w, j);
+            a->w = ls_vec3_sub(a->w, dir_times(j->dir_ia[first], imp[0]));
+        }
+        if (j->moves_b) {
+            ls_solver_body *b = state_b(w, j);
+            b->w = ls_vec3_add(b->w, dir_times(j->dir_ib[first], imp[0]));
+        }
+        return;
+    }
+    if (j->moves_a) {
+        ls_solver_body *a = state_a(w, j);
+        a->w = ls_vec3_sub(a->w, dirs_times(j->dir_ia + first, imp, n));
+    }
+    if (j->moves_b) {
+        ls_solver_body *b = state_b(w, j);
+        b->w = ls_vec3_add(b->w, dirs_times(j->dir_ib + first, imp, n));
+    }
+}
+
 ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d)
 {
     int64_t s = ls_vec3_dot_q32(state_b(w, j)->w, d);

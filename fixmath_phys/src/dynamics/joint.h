@@ -26,14 +26,13 @@
 // inverse inertia stays the one of the tick's start, as in the velocity
 // updates, so K and the response it predicts agree.
 //
-// Geometry once per sub-step and pose: positions move between a sub-step's
-// biased solve and its relax pass only, so the warm start and the biased
-// solves see the same pose. Hinge and cone joints (rain's ragdolls) keep
-// their row directions and angles from the warm start in scratch fields and
-// the biased solves read them back instead of recomputing them: the same
-// integers, one evaluation of the frames (quaternion products,
-// normalisations, arc tangents) fewer per sub-step. The relax pass, after
-// the positions moved, computes its own.
+// Geometry once per sub-step: hinge and cone joints (rain's ragdolls)
+// evaluate their row directions, angles, inverse-inertia products (dir_ia,
+// dir_ib) and row masses at each sub-step's warm start and both passes of
+// the sub-step use them; the relax pass, after the positions moved,
+// recomputes only the angles (SPEC.md §23.4 "Hinge and cone rows"). Rows
+// about one direction share its speed, updated by K times each impulse, and
+// apply their sum once.
 #ifndef LS_DYNAMICS_JOINT_H
 #define LS_DYNAMICS_JOINT_H
 
@@ -102,6 +101,10 @@ typedef struct ls_joint {
     ls_fx row_mass[2];       ///< (scratch) the kind's row masses at the warm start (hinge:
                              ///< axial; cone: swing, twist); hinge: alignment K^-1 in
                              ///< angular_mass
+    ls_fx row_k[2];          ///< (scratch) K = 1 / row_mass[k] (the relative turn per
+                             ///< unit impulse), where row_mass[k] is not 0
+    ls_vec3 dir_ia[3];       ///< (scratch) inv_i_a dir[k]: the turn of a per unit impulse
+    ls_vec3 dir_ib[3];       ///< (scratch) inv_i_b dir[k]
 } ls_joint;
 
 /// One joint kind: scene keyword, what it uses, and its solver routines.
@@ -199,6 +202,16 @@ void ls_joint_apply_(ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb, ls_
 /// ls_joint_apply_ with no linear impulse (ra, rb, p zero), the same bits
 /// without the zero products: the angular rows' impulse l (a loses, b gains).
 void ls_joint_apply_angular_(ls_world *w, const ls_joint *j, ls_vec3 l);
+/// Cache dir_ia[k] and dir_ib[k] for the first n of the warm start's row
+/// directions dir[k] (the world inverse inertias of the tick times them).
+void ls_joint_cache_dirs_(ls_joint *j, int n);
+/// d . (I_a + I_b) dir[k] with the cached products: the same bits as
+/// ls_joint_angular_k_(j, d, dir[k]).
+ls_fx ls_joint_cached_k_(const ls_joint *j, ls_vec3 d, int k);
+/// Apply the angular impulses imp[i] about the cached directions dir[first +
+/// i], i < n (a loses, b gains): w_a -= sum dir_ia[k] imp[i], w_b += sum
+/// dir_ib[k] imp[i], each component rounded once from the exact sum.
+void ls_joint_apply_dirs_(ls_world *w, const ls_joint *j, int first, const ls_fx *imp, int n);
 /// (wb - wa) . d: relative angular speed about d.
 ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d);
 /// vb + wb x rb - va - wa x ra: relative velocity of the anchors.

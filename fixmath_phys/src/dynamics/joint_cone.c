@@ -41,6 +41,24 @@ static cone cone_of(const ls_world *w, const ls_joint *j)
     return c;
 }
 
+// The swing and twist angles at the bodies' current poses (the swing only
+// when the warm start found a swing direction, the twist only when limited).
+static void angles_of(const ls_world *w, const ls_joint *j, cone *c)
+{
+    bool swing = c->n.x != 0 || c->n.y != 0 || c->n.z != 0;
+    if (!swing && !twist_limited(j)) {
+        return;
+    }
+    ls_quat fa = ls_joint_frame_a_(w, j), fb = ls_joint_frame_b_(w, j);
+    if (swing) {
+        ls_vec3 a = ls_joint_quat_axis_(fa, 0), b = ls_joint_quat_axis_(fb, 0);
+        c->swing = ls_fx_atan2(ls_vec3_len(ls_vec3_cross(a, b)), ls_vec3_dot(a, b));
+    }
+    if (twist_limited(j)) {
+        c->twist = ls_joint_twist_angle_(fa, fb);
+    }
+}
+
 // Swing pushes b's axis back toward a's: an angular impulse -n on b.
 static ls_vec3 angular_total(const ls_joint *j, const cone *c)
 {
@@ -53,62 +71,61 @@ static bool has_swing(const cone *c)
     return c->n.x != 0 || c->n.y != 0 || c->n.z != 0;
 }
 
-// The swing and twist rows' masses (0 for a row that is not solved).
-static void masses_of(const ls_joint *j, const cone *c, ls_fx *m)
-{
-    m[0] = has_swing(c) ? ls_joint_inverse1_(ls_joint_angular_k_(j, c->n, c->n)) : 0;
-    m[1] = twist_limited(j) ? ls_joint_inverse1_(ls_joint_angular_k_(j, c->t, c->t)) : 0;
-}
-
-// The warm start's pose and masses, kept for the biased solves (joint.h).
+// The warm start's pose, directions and masses, kept for this sub-step's
+// solves (joint.h): dir = (n, t), err = (swing, twist), row masses 0 for a
+// row that is not solved.
 static void warm_start(ls_world *w, ls_joint *j)
 {
     cone c = cone_of(w, j);
-    masses_of(j, &c, j->row_mass);
     j->dir[0] = c.n;
     j->dir[1] = c.t;
     j->err[0] = c.swing;
     j->err[1] = c.twist;
-    ls_joint_apply_angular_(w, j, angular_total(j, &c));
+    ls_joint_cache_dirs_(j, 2);
+    j->row_mass[0] = has_swing(&c) ? ls_joint_inverse1_(ls_joint_cached_k_(j, c.n, 0)) : 0;
+    j->row_k[1] = twist_limited(j) ? ls_joint_cached_k_(j, c.t, 1) : 0;
+    j->row_mass[1] = ls_joint_inverse1_(j->row_k[1]);
+    const ls_fx imp[2] = {ls_fx_neg(j->angular_impulse.x),
+                          ls_fx_sub(j->lower_impulse, j->upper_impulse)};
+    ls_joint_apply_dirs_(w, j, 0, imp, 2);
 }
 
-static void apply_angular(ls_world *w, const ls_joint *j, ls_vec3 l)
+static void apply_row(ls_world *w, const ls_joint *j, int k, ls_fx impulse)
 {
-    ls_joint_apply_angular_(w, j, l);
+    ls_joint_apply_dirs_(w, j, k, &impulse, 1);
 }
 
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
+    // Directions and masses from this sub-step's warm start (joint.h); the
+    // relax pass, after the positions moved, recomputes only the angles.
     cone c;
-    ls_fx m[2];
-    if (use_bias) {
-        c.n = j->dir[0];
-        c.t = j->dir[1];
-        c.swing = j->err[0];
-        c.twist = j->err[1];
-        m[0] = j->row_mass[0];
-        m[1] = j->row_mass[1];
-    } else {
-        c = cone_of(w, j);
-        masses_of(j, &c, m);
+    c.n = j->dir[0];
+    c.t = j->dir[1];
+    c.swing = j->err[0];
+    c.twist = j->err[1];
+    if (!use_bias) {
+        angles_of(w, j, &c);
     }
+    const ls_fx *m = j->row_mass;
     if (has_swing(&c)) {
         ls_fx mass = m[0];
         ls_fx cdot = ls_fx_neg(ls_joint_angular_speed_(w, j, c.n));
         ls_fx imp = ls_joint_limit_row_(ls_fx_sub(j->cone, c.swing), cdot, mass,
                                         &j->angular_impulse.x, ctx, use_bias);
-        apply_angular(w, j, ls_vec3_scale(c.n, ls_fx_neg(imp)));
+        apply_row(w, j, 0, ls_fx_neg(imp));
     }
     if (twist_limited(j)) {
         ls_fx mass = m[1];
+        // Both limits about t: the upper sees the speed the lower left
+        // (cdot + K impulse) and their sum is applied once (as the hinge).
         ls_fx cdot = ls_joint_angular_speed_(w, j, c.t);
-        ls_fx imp = ls_joint_limit_row_(ls_fx_sub(c.twist, j->lower), cdot, mass, &j->lower_impulse,
-                                        ctx, use_bias);
-        apply_angular(w, j, ls_vec3_scale(c.t, imp));
-        cdot = ls_fx_neg(ls_joint_angular_speed_(w, j, c.t));
-        imp = ls_joint_limit_row_(ls_fx_sub(j->upper, c.twist), cdot, mass, &j->upper_impulse, ctx,
-                                  use_bias);
-        apply_angular(w, j, ls_vec3_scale(c.t, ls_fx_neg(imp)));
+        ls_fx lo = ls_joint_limit_row_(ls_fx_sub(c.twist, j->lower), cdot, mass, &j->lower_impulse,
+                                       ctx, use_bias);
+        cdot = ls_fx_add(cdot, ls_fx_mul(j->row_k[1], lo));
+        ls_fx hi = ls_joint_limit_row_(ls_fx_sub(j->upper, c.twist), ls_fx_neg(cdot), mass,
+                                       &j->upper_impulse, ctx, use_bias);
+        apply_row(w, j, 1, ls_fx_sub(lo, hi));
     }
 }
 

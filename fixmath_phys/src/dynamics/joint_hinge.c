@@ -35,6 +35,13 @@ static frames frames_of(const ls_world *w, const ls_joint *j)
     return f;
 }
 
+// The hinge angle at the bodies' current poses (0 without limit and spring).
+static ls_fx current_angle(const ls_world *w, const ls_joint *j)
+{
+    bool angled = j->flags & (LS_JOINT_F_LIMIT | LS_JOINT_F_SPRING);
+    return angled ? ls_joint_twist_angle_(ls_joint_frame_a_(w, j), ls_joint_frame_b_(w, j)) : 0;
+}
+
 static void prepare(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
 {
     (void)w;
@@ -68,82 +75,83 @@ static bool axial_rows(const ls_joint *j)
     return j->flags & (LS_JOINT_F_LIMIT | LS_JOINT_F_SPRING | LS_JOINT_F_MOTOR);
 }
 
-// The mass of the rows about the axis (0 when the joint has none: unused).
-static ls_fx axial_mass_of(const ls_joint *j, const frames *f)
+// K^-1 of the two alignment rows (in the upper-left of a 3x3), from the
+// cached directions (dir[1] = u x a, dir[2] = v x a).
+static ls_mat3 alignment_inverse(const ls_joint *j)
 {
-    return axial_rows(j) ? ls_joint_inverse1_(ls_joint_angular_k_(j, f->axis, f->axis)) : 0;
-}
-
-// K^-1 of the two alignment rows (in the upper-left of a 3x3).
-static ls_mat3 alignment_inverse(const ls_joint *j, const frames *f)
-{
-    ls_fx k01 = ls_joint_angular_k_(j, f->j0, f->j1);
-    ls_mat3 k = {{ls_vec3_make(ls_joint_angular_k_(j, f->j0, f->j0), k01, 0),
-                  ls_vec3_make(k01, ls_joint_angular_k_(j, f->j1, f->j1), 0),
+    ls_fx k01 = ls_joint_cached_k_(j, j->dir[1], 2);
+    ls_mat3 k = {{ls_vec3_make(ls_joint_cached_k_(j, j->dir[1], 1), k01, 0),
+                  ls_vec3_make(k01, ls_joint_cached_k_(j, j->dir[2], 2), 0),
                   ls_vec3_make(0, 0, LS_FX_ONE)}};
     return ls_joint_inverse_(k);
 }
 
-// The warm start's pose and masses, kept for the biased solves (joint.h).
+// The warm start's pose, directions and masses, kept for this sub-step's
+// solves (joint.h): dir = (axis, u x a, v x a), err = (a . u, a . v, angle);
+// the axial mass is 0 when the joint has no row about the axis (unused).
 static void warm_start(ls_world *w, ls_joint *j)
 {
     frames f = frames_of(w, j);
-    j->row_mass[0] = axial_mass_of(j, &f);
-    j->angular_mass = alignment_inverse(j, &f);
     j->dir[0] = f.axis;
     j->dir[1] = f.j0;
     j->dir[2] = f.j1;
     j->err[0] = f.c0;
     j->err[1] = f.c1;
     j->err[2] = f.angle;
-    ls_joint_apply_angular_(w, j, angular_total(j, &f));
+    ls_joint_cache_dirs_(j, 3);
+    j->row_k[0] = axial_rows(j) ? ls_joint_cached_k_(j, f.axis, 0) : 0;
+    j->row_mass[0] = ls_joint_inverse1_(j->row_k[0]);
+    j->angular_mass = alignment_inverse(j);
+    const ls_fx imp[3] = {axial_impulse(j), j->angular_impulse.x, j->angular_impulse.y};
+    ls_joint_apply_dirs_(w, j, 0, imp, 3);
 }
 
-static void apply_axial(ls_world *w, const ls_joint *j, ls_vec3 axis, ls_fx impulse)
+static void apply_axial(ls_world *w, const ls_joint *j, ls_fx impulse)
 {
-    ls_joint_apply_angular_(w, j, ls_vec3_scale(axis, impulse));
+    ls_joint_apply_dirs_(w, j, 0, &impulse, 1);
 }
 
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
+    // Directions and masses from this sub-step's warm start (joint.h); the
+    // relax pass, after the positions moved, recomputes only the angle.
     frames f;
-    ls_fx axial_mass;
-    ls_mat3 align_inv;
-    if (use_bias) {
-        f.axis = j->dir[0];
-        f.j0 = j->dir[1];
-        f.j1 = j->dir[2];
-        f.c0 = j->err[0];
-        f.c1 = j->err[1];
-        f.angle = j->err[2];
-        axial_mass = j->row_mass[0];
-        align_inv = j->angular_mass;
-    } else {
-        f = frames_of(w, j);
-        axial_mass = axial_mass_of(j, &f);
-        align_inv = alignment_inverse(j, &f);
-    }
+    f.axis = j->dir[0];
+    f.j0 = j->dir[1];
+    f.j1 = j->dir[2];
+    f.c0 = j->err[0];
+    f.c1 = j->err[1];
+    f.angle = use_bias ? j->err[2] : current_angle(w, j);
+    ls_fx axial_mass = j->row_mass[0];
+    ls_mat3 align_inv = j->angular_mass;
     bool limit = j->flags & LS_JOINT_F_LIMIT, spring = j->flags & LS_JOINT_F_SPRING;
     ls_fx angle = f.angle;
-    if (spring && j->spring_hertz > 0) {
-        ls_fx cdot = ls_joint_angular_speed_(w, j, f.axis);
-        ls_fx imp = ls_joint_spring_row_(j, angle, cdot, axial_mass, &j->spring_impulse, use_bias);
-        apply_axial(w, j, f.axis, imp);
-    }
-    if (j->flags & LS_JOINT_F_MOTOR) {
-        ls_fx cdot = ls_joint_angular_speed_(w, j, f.axis);
-        ls_fx imp = ls_joint_motor_row_(j, cdot, axial_mass, &j->motor_impulse, ctx);
-        apply_axial(w, j, f.axis, imp);
-    }
-    if (limit) {
-        ls_fx cdot = ls_joint_angular_speed_(w, j, f.axis);
-        ls_fx imp = ls_joint_limit_row_(ls_fx_sub(angle, j->lower), cdot, axial_mass,
-                                        &j->lower_impulse, ctx, use_bias);
-        apply_axial(w, j, f.axis, imp);
-        cdot = ls_fx_neg(ls_joint_angular_speed_(w, j, f.axis));
-        imp = ls_joint_limit_row_(ls_fx_sub(j->upper, angle), cdot, axial_mass, &j->upper_impulse,
-                                  ctx, use_bias);
-        apply_axial(w, j, f.axis, ls_fx_neg(imp));
+    // The rows about the axis share one Jacobian: each sees the speed the
+    // ones before it left (cdot + K impulse, K from the warm start) and their
+    // sum is applied once.
+    if (axial_rows(j)) {
+        ls_fx cdot = ls_joint_angular_speed_(w, j, f.axis), total = 0, k = j->row_k[0];
+        if (spring && j->spring_hertz > 0) {
+            ls_fx imp =
+                ls_joint_spring_row_(j, angle, cdot, axial_mass, &j->spring_impulse, use_bias);
+            total = ls_fx_add(total, imp);
+            cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
+        }
+        if (j->flags & LS_JOINT_F_MOTOR) {
+            ls_fx imp = ls_joint_motor_row_(j, cdot, axial_mass, &j->motor_impulse, ctx);
+            total = ls_fx_add(total, imp);
+            cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
+        }
+        if (limit) {
+            ls_fx imp = ls_joint_limit_row_(ls_fx_sub(angle, j->lower), cdot, axial_mass,
+                                            &j->lower_impulse, ctx, use_bias);
+            total = ls_fx_add(total, imp);
+            cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
+            imp = ls_joint_limit_row_(ls_fx_sub(j->upper, angle), ls_fx_neg(cdot), axial_mass,
+                                      &j->upper_impulse, ctx, use_bias);
+            total = ls_fx_sub(total, imp);
+        }
+        apply_axial(w, j, total);
     }
     // Alignment: two rows solved together.
     ls_softness s = ls_joint_rigid_(ctx, use_bias);
@@ -159,8 +167,8 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
                                           ls_vec3_scale(j->angular_impulse, s.impulse_scale)));
     imp.z = 0;
     j->angular_impulse = ls_vec3_add(j->angular_impulse, imp);
-    ls_joint_apply_angular_(w, j,
-                            ls_vec3_add(ls_vec3_scale(f.j0, imp.x), ls_vec3_scale(f.j1, imp.y)));
+    const ls_fx align[2] = {imp.x, imp.y};
+    ls_joint_apply_dirs_(w, j, 1, align, 2);
 }
 
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
