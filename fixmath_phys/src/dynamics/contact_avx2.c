@@ -436,11 +436,219 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     return 0;
 }
 
+// ---- prepare -----------------------------------------------------------------
+
+// a x b, each component rounded and checked (cross16).
+AVX2 void cross_p(const P *a, const P *b, V *out, V *chk)
+{
+    out[0] = NAR(subw(mulp(a[1], b[2]), mulp(a[2], b[1])), 16, *chk);
+    out[1] = NAR(subw(mulp(a[2], b[0]), mulp(a[0], b[2])), 16, *chk);
+    out[2] = NAR(subw(mulp(a[0], b[1]), mulp(a[1], b[0])), 16, *chk);
+}
+
+// m v for a symmetric Q12.20 m (xx, xy, xz, yy, yz, zz), rounded and checked
+// (sym_mul_q20).
+AVX2 void sym_p(const P *m, const P *v, V *out, V *chk)
+{
+    out[0] = NAR(dot3p(m[0], m[1], m[2], v[0], v[1], v[2]), 16, *chk);
+    out[1] = NAR(dot3p(m[1], m[3], m[4], v[0], v[1], v[2]), 16, *chk);
+    out[2] = NAR(dot3p(m[2], m[4], m[5], v[0], v[1], v[2]), 16, *chk);
+}
+
+AVX2 void prep3(const V *v, P *out)
+{
+    for (int k = 0; k < 3; k++) {
+        out[k] = prep(v[k]);
+    }
+}
+
+AVX2 void ld3(ls_lanes *src, V *out)
+{
+    for (int k = 0; k < 3; k++) {
+        out[k] = ld(src[k]);
+    }
+}
+
+AVX2 void st3(ls_lanes *dst, const V *v)
+{
+    for (int k = 0; k < 3; k++) {
+        st(dst[k], v[k]);
+    }
+}
+
+// The exact 64-bit values of x in lane order.
+AVX2 void st64(int64_t *out, W x)
+{
+    V lo = _mm256_unpacklo_epi64(x.e, x.o), hi = _mm256_unpackhi_epi64(x.e, x.o);
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 4), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
+// ls_contact_prep_math_ on the eight lanes at once: the same integers, with
+// every narrowing checked instead of saturated (the caller redoes the group
+// with the scalar reference when a check fails). Lanes and points that are
+// empty have zero inputs and give the zeros the scalar reference leaves;
+// only the normal speed of an empty point is masked.
+AVX2 void prep_math(ls_contact_lanes *g, ls_contact_prep *t, V *chk)
+{
+    V nv[3];
+    P n[3], ia[6], ib[6];
+    ld3(g->n, nv);
+    prep3(nv, n);
+    for (int k = 0; k < 6; k++) {
+        ia[k] = prep(ld(t->ia[k]));
+        ib[k] = prep(ld(t->ib[k]));
+    }
+    const P ima = prep(ld(g->inv_mass_a)), imb = prep(ld(g->inv_mass_b));
+    const P shift = prep(splat(1 << (36 - LS_INV_MASS_BITS)));
+    const W kmass = addw(mulp(ima, shift), mulp(imb, shift));
+    st64(t->kmass, kmass);
+    for (int k = 0; k < 3; k++) {
+        st(g->nm_a[k], NAR(mulp(n[k], ima), 16, *chk));
+        st(g->nm_b[k], NAR(mulp(n[k], imb), 16, *chk));
+    }
+    V tmp[3];
+    P dv[3], wa[3], wb[3];
+    ld3(t->dv, tmp);
+    prep3(tmp, dv);
+    ld3(t->wa, tmp);
+    prep3(tmp, wa);
+    ld3(t->wb, tmp);
+    prep3(tmp, wb);
+    const W vlin = dot3p(n[0], n[1], n[2], dv[0], dv[1], dv[2]);
+    const V count = ld((const int32_t *)g->count);
+    uint32_t points = 0;
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        points = g->count[l] > points ? g->count[l] : points;
+    }
+    for (uint32_t i = 0; i < points; i++) {
+        ls_contact_point_lanes *p = &g->p[i];
+        V sa[3], sb[3], d[3], ra[3], rb[3];
+        ld3(p->sa, sa);
+        ld3(p->sb, sb);
+        for (int k = 0; k < 3; k++) {
+            d[k] = _mm256_sub_epi32(sb[k], sa[k]);
+        }
+        P pd[3];
+        prep3(d, pd);
+        V rel = NAR(dot3p(pd[0], pd[1], pd[2], n[0], n[1], n[2]), 16, *chk);
+        V depth = chk32(ld(t->depth[i]), chk);
+        st(p->base,
+           chk32(_mm256_sub_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), depth), rel), chk));
+        ld3(t->ra[i], ra);
+        ld3(t->rb[i], rb);
+        P pra[3], prb[3];
+        prep3(ra, pra);
+        prep3(rb, prb);
+        V anga[3], angb[3], ianga[3], iangb[3];
+        cross_p(pra, n, anga, chk);
+        cross_p(prb, n, angb, chk);
+        P pa[3], pb[3];
+        prep3(anga, pa);
+        prep3(angb, pb);
+        sym_p(ia, pa, ianga, chk);
+        sym_p(ib, pb, iangb, chk);
+        st3(p->ang_a, anga);
+        st3(p->ang_b, angb);
+        st3(p->iang_a, ianga);
+        st3(p->iang_b, iangb);
+        W vn = addw(vlin, dot3p(wb[0], wb[1], wb[2], pb[0], pb[1], pb[2]));
+        vn = subw(vn, dot3p(wa[0], wa[1], wa[2], pa[0], pa[1], pa[2]));
+        V live = _mm256_cmpgt_epi32(count, splat((int32_t)i));
+        st(p->vn0, _mm256_and_si256(live, NAR(vn, 16, *chk)));
+        P pia[3], pib[3];
+        prep3(ianga, pia);
+        prep3(iangb, pib);
+        W kii = addw(kmass, addw(dot3p(pa[0], pa[1], pa[2], pia[0], pia[1], pia[2]),
+                                 dot3p(pb[0], pb[1], pb[2], pib[0], pib[1], pib[2])));
+        st64(t->kii[i], kii);
+    }
+    // Friction at the centre and the twist.
+    V ca[3], cb[3], t1[3], t2[3];
+    ld3(t->ca, ca);
+    ld3(t->cb, cb);
+    ld3(g->t1, t1);
+    ld3(g->t2, t2);
+    P pca[3], pcb[3], pt1[3], pt2[3];
+    prep3(ca, pca);
+    prep3(cb, pcb);
+    prep3(t1, pt1);
+    prep3(t2, pt2);
+    V c1a[3], c2a[3], c1b[3], c2b[3], i1a[3], i2a[3], i1b[3], i2b[3];
+    cross_p(pca, pt1, c1a, chk);
+    cross_p(pca, pt2, c2a, chk);
+    cross_p(pcb, pt1, c1b, chk);
+    cross_p(pcb, pt2, c2b, chk);
+    P p1a[3], p2a[3], p1b[3], p2b[3];
+    prep3(c1a, p1a);
+    prep3(c2a, p2a);
+    prep3(c1b, p1b);
+    prep3(c2b, p2b);
+    sym_p(ia, p1a, i1a, chk);
+    sym_p(ia, p2a, i2a, chk);
+    sym_p(ib, p1b, i1b, chk);
+    sym_p(ib, p2b, i2b, chk);
+    st3(g->ct1_a, c1a);
+    st3(g->ct2_a, c2a);
+    st3(g->ct1_b, c1b);
+    st3(g->ct2_b, c2b);
+    st3(g->ict1_a, i1a);
+    st3(g->ict2_a, i2a);
+    st3(g->ict1_b, i1b);
+    st3(g->ict2_b, i2b);
+    P q1a[3], q2a[3], q1b[3], q2b[3];
+    prep3(i1a, q1a);
+    prep3(i2a, q2a);
+    prep3(i1b, q1b);
+    prep3(i2b, q2b);
+    st64(t->kt[0], addw(kmass, addw(dot3p(p1a[0], p1a[1], p1a[2], q1a[0], q1a[1], q1a[2]),
+                                    dot3p(p1b[0], p1b[1], p1b[2], q1b[0], q1b[1], q1b[2]))));
+    st64(t->kt[1], addw(kmass, addw(dot3p(p2a[0], p2a[1], p2a[2], q2a[0], q2a[1], q2a[2]),
+                                    dot3p(p2b[0], p2b[1], p2b[2], q2b[0], q2b[1], q2b[2]))));
+    V ina[3], inb[3];
+    sym_p(ia, n, ina, chk);
+    sym_p(ib, n, inb, chk);
+    st3(g->in_a, ina);
+    st3(g->in_b, inb);
+    P pina[3], pinb[3];
+    prep3(ina, pina);
+    prep3(inb, pinb);
+    st64(t->ktw, addw(dot3p(n[0], n[1], n[2], pina[0], pina[1], pina[2]),
+                      dot3p(n[0], n[1], n[2], pinb[0], pinb[1], pinb[2])));
+}
+
+AVX2_FN uint32_t prep_math_avx2(ls_contact_lanes *g, ls_contact_prep *t)
+{
+    V chk = _mm256_setzero_si256();
+    prep_math(g, t, &chk);
+    return !all_zero(chk);
+}
+
+static uint32_t prepare(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
+                        ls_rolling_lanes *roll, ls_contact_prep *t)
+{
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        ls_contact_prep_begin_(w, ctx, g, roll, t, l, g->contact[l]);
+    }
+    if (prep_math_avx2(g, t)) {
+        // A value would have left the solver range: the scalar reference
+        // (which saturates and reports it) from the start.
+        return ls_contact_prepare_scalar_(w, ctx, g, roll, t);
+    }
+    uint32_t mask = 0;
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        mask |= (uint32_t)(ls_contact_prep_end_(w, g, roll, t, l) != 0) << l;
+    }
+    return mask;
+}
+
 const ls_contact_kernels ls_contact_kernels_avx2 = {
     .name = "avx2",
     .warm_start = warm_start,
     .solve = solve,
     .restitution = ls_contact_restitution_scalar_,
+    .prep_math = prep_math_avx2,
+    .prepare = prepare,
 };
 
 bool ls_contact_avx2_supported_(void)
@@ -455,6 +663,8 @@ const ls_contact_kernels ls_contact_kernels_avx2 = {
     .warm_start = ls_contact_warm_start_scalar_,
     .solve = ls_contact_solve_scalar_,
     .restitution = ls_contact_restitution_scalar_,
+    .prep_math = ls_contact_prep_math_scalar_,
+    .prepare = ls_contact_prepare_scalar_,
 };
 
 bool ls_contact_avx2_supported_(void)

@@ -38,7 +38,7 @@
 
 // m * v for a symmetric Q12.20 matrix (xx, xy, xz, yy, yz, zz) and a Q16.16
 // vector: Q12.20, each component one exact sum rounded once.
-static void sym_mul_q20(const int32_t *m, const int32_t *v, int32_t *out, uint32_t *ovf)
+LS_LANE_INLINE void sym_mul_q20(const int32_t *m, const int32_t *v, int32_t *out, uint32_t *ovf)
 {
     out[0] = ls_nar(ls_rnd(ls_dot3(m[0], m[1], m[2], v[0], v[1], v[2]), 16), ovf);
     out[1] = ls_nar(ls_rnd(ls_dot3(m[1], m[3], m[4], v[0], v[1], v[2]), 16), ovf);
@@ -46,7 +46,7 @@ static void sym_mul_q20(const int32_t *m, const int32_t *v, int32_t *out, uint32
 }
 
 // a x b of Q16.16 vectors, each component exact and rounded once.
-static void cross16(const int32_t *a, const int32_t *b, int32_t *out, uint32_t *ovf)
+LS_LANE_INLINE void cross16(const int32_t *a, const int32_t *b, int32_t *out, uint32_t *ovf)
 {
     out[0] = ls_nar(ls_rnd(ls_mul(a[1], b[2]) - ls_mul(a[2], b[1]), 16), ovf);
     out[1] = ls_nar(ls_rnd(ls_mul(a[2], b[0]) - ls_mul(a[0], b[2]), 16), ovf);
@@ -54,7 +54,7 @@ static void cross16(const int32_t *a, const int32_t *b, int32_t *out, uint32_t *
 }
 
 // 1 / k for k in Q28.36: Q16.16, rounded to nearest; 0 when k <= 0.
-static int32_t inverse_q36(int64_t k)
+LS_LANE_INLINE int32_t inverse_q36(int64_t k)
 {
     if (k <= 0) {
         return 0;
@@ -111,7 +111,7 @@ static bool inverse_sym_q36(const int64_t *k, int n, int32_t *out)
 
 // a . (m b) of Q16.16 vectors through a symmetric Q12.20 matrix: Q28.36 exact
 // (products of a Q16.16 and the Q12.20 m b).
-static int64_t quad_q36(const int32_t *a, const int32_t *mb)
+LS_LANE_INLINE int64_t quad_q36(const int32_t *a, const int32_t *mb)
 {
     return ls_dot3(a[0], a[1], a[2], mb[0], mb[1], mb[2]);
 }
@@ -162,14 +162,38 @@ static void clear_lane(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t lan
         (arr)[2][l] = (v)[2];                                                                      \
     } while (0)
 
-uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
-                                  ls_rolling_lanes *roll, uint32_t lane, uint32_t ci)
+// The prepare of a group runs in three stages per lane (SPEC.md §11.4):
+// `begin` reads the contact and its bodies and copies what the sweeps keep
+// as it is; `math` computes the Jacobians, inverse-inertia products, the
+// normal speeds and the 64-bit K entries (the part a vector path does eight
+// lanes at a time, contact_avx2.c); `end` takes the decisions and the
+// divisions (impact, masses, limits, the rolling block).
+
+void ls_contact_prep_begin_(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
+                            ls_rolling_lanes *roll, ls_contact_prep *t, uint32_t lane, uint32_t ci)
 {
+    t->ovf[lane] = 0;
+    t->mass_scale[lane] = 0;
+    t->kmass[lane] = 0;
+    for (int k = 0; k < 3; k++) {
+        t->dv[k][lane] = t->wa[k][lane] = t->wb[k][lane] = 0;
+        t->ca[k][lane] = t->cb[k][lane] = 0;
+    }
+    for (int k = 0; k < 6; k++) {
+        t->ia[k][lane] = t->ib[k][lane] = 0;
+    }
+    int count = ci == UINT32_MAX ? 0 : w->contacts[ci].m.count;
+    for (int i = count; i < LS_MANIFOLD_MAX; i++) {
+        t->depth[i][lane] = 0;
+        for (int k = 0; k < 3; k++) {
+            t->ra[i][k][lane] = t->rb[i][k][lane] = 0;
+        }
+    }
     if (ci == UINT32_MAX) {
         clear_lane(g, roll, lane);
-        return 0;
+        return;
     }
-    clear_points(g, roll, lane, w->contacts[ci].m.count);
+    clear_points(g, roll, lane, count);
     const ls_solver_scratch *sv = &w->solver;
     const ls_contact *c = &w->contacts[ci];
     uint32_t ia = sv->body_state[c->a], ib = sv->body_state[c->b];
@@ -184,10 +208,9 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     // every row (its velocity is zero and its rotation the identity), so any
     // origin gives the same separations.
     const ls_vec3 pa = ma->p, pb = mb->p;
-    uint32_t ovf = 0;
     g->a[lane] = ia;
     g->b[lane] = ib;
-    g->count[lane] = (uint32_t)c->m.count;
+    g->count[lane] = (uint32_t)count;
     g->contact[lane] = ci;
     ls_vec3 t1 = c->tangent[0], t2 = c->tangent[1];
     ls_vec3 nv = c->m.normal;
@@ -198,9 +221,9 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     SET3(g->t2, lane, tt2);
     g->inv_mass_a[lane] = ia_m->inv_mass;
     g->inv_mass_b[lane] = ib_m->inv_mass;
-    for (int k = 0; k < 3; k++) {
-        g->nm_a[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], ia_m->inv_mass), 16), &ovf);
-        g->nm_b[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], ib_m->inv_mass), 16), &ovf);
+    for (int k = 0; k < 6; k++) {
+        t->ia[k][lane] = ia_m->inv_inertia[k];
+        t->ib[k][lane] = ib_m->inv_inertia[k];
     }
     g->friction[lane] = c->friction;
     g->restitution[lane] = c->restitution;
@@ -208,53 +231,130 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     const ls_softness *soft = both ? &ctx->contact : &ctx->contact_static;
     g->bias_rate[lane] = soft->bias_rate;
     g->impulse_scale[lane] = soft->impulse_scale;
+    t->mass_scale[lane] = soft->mass_scale;
     // m^-1 a + m^-1 b in Q28.36 (the masses are Q10.22).
-    int64_t kmass =
+    t->kmass[lane] =
         ((int64_t)ia_m->inv_mass + ib_m->inv_mass) * ((int64_t)1 << (36 - LS_INV_MASS_BITS));
     // Points, and the friction centre (their mean).
     int64_t centre[3] = {0, 0, 0};
-    int count = c->m.count;
-    int32_t pa_ang[LS_MANIFOLD_MAX][3], pb_ang[LS_MANIFOLD_MAX][3];
-    int32_t pa_iang[LS_MANIFOLD_MAX][3], pb_iang[LS_MANIFOLD_MAX][3];
+    bool round_a = ls_shape_kind_of(w->shapes[c->shape_a].geom.kind)->round;
+    bool round_b = ls_shape_kind_of(w->shapes[c->shape_b].geom.kind)->round;
     for (int i = 0; i < count; i++) {
         ls_contact_point_lanes *p = &g->p[i];
         ls_vec3 pt = c->m.points[i].point;
         ls_vec3 rav = ls_vec3_sub(pt, pa), rbv = ls_vec3_sub(pt, pb);
         const int32_t ra[3] = {rav.x, rav.y, rav.z}, rb[3] = {rbv.x, rbv.y, rbv.z};
+        SET3(t->ra[i], lane, ra);
+        SET3(t->rb[i], lane, rb);
         // Separation arms: from each centre of mass to the point's core point
         // (the point itself unless the shape is round), which turns with the
         // body; the rest of a round shape's arm, its radius along the normal,
         // does not (a rolling ball keeps touching with its bottom).
-        ls_vec3 sav = ls_vec3_sub(ls_contact_core_(w, c->shape_a, pt), pa);
-        ls_vec3 sbv = ls_vec3_sub(ls_contact_core_(w, c->shape_b, pt), pb);
+        ls_vec3 sav = round_a ? ls_vec3_sub(ls_contact_core_(w, c->shape_a, pt), pa) : rav;
+        ls_vec3 sbv = round_b ? ls_vec3_sub(ls_contact_core_(w, c->shape_b, pt), pb) : rbv;
         const int32_t sa[3] = {sav.x, sav.y, sav.z}, sb[3] = {sbv.x, sbv.y, sbv.z};
         SET3(p->sa, lane, sa);
         SET3(p->sb, lane, sb);
+        t->depth[i][lane] = c->m.points[i].depth;
         centre[0] += pt.x;
         centre[1] += pt.y;
         centre[2] += pt.z;
+        p->impulse[lane] = c->normal_impulse[i];
+        p->max_impulse[lane] = 0;
+        p->twist_lever[lane] = ls_nar(ls_rnd(ls_mul(c->lever[i], c->friction), 16), &t->ovf[lane]);
+    }
+    const int32_t dv[3] = {xb->v.x - xa->v.x, xb->v.y - xa->v.y, xb->v.z - xa->v.z};
+    const int32_t wa[3] = {xa->w.x, xa->w.y, xa->w.z}, wb[3] = {xb->w.x, xb->w.y, xb->w.z};
+    SET3(t->dv, lane, dv);
+    SET3(t->wa, lane, wa);
+    SET3(t->wb, lane, wb);
+    // Friction centre: the mean of the points, rounded half away from zero.
+    int32_t cw[3];
+    for (int k = 0; k < 3; k++) {
+        int64_t sum = centre[k];
+        cw[k] = (int32_t)(sum >= 0 ? (sum + count / 2) / count : (sum - count / 2) / count);
+    }
+    const int32_t ca[3] = {cw[0] - pa.x, cw[1] - pa.y, cw[2] - pa.z};
+    const int32_t cb[3] = {cw[0] - pb.x, cw[1] - pb.y, cw[2] - pb.z};
+    SET3(t->ca, lane, ca);
+    SET3(t->cb, lane, cb);
+    ls_vec3 fw = c->friction_impulse;
+    g->f1[lane] = ls_vec3_dot(fw, t1);
+    g->f2[lane] = ls_vec3_dot(fw, t2);
+    g->twist[lane] = c->twist_impulse;
+}
+
+void ls_contact_prep_math_(ls_contact_lanes *g, ls_contact_prep *t, uint32_t lane)
+{
+    uint32_t *ovf = &t->ovf[lane];
+    const int32_t n[3] = GET3(g->n, lane);
+    const int32_t ia[6] = {t->ia[0][lane], t->ia[1][lane], t->ia[2][lane],
+                           t->ia[3][lane], t->ia[4][lane], t->ia[5][lane]};
+    const int32_t ib[6] = {t->ib[0][lane], t->ib[1][lane], t->ib[2][lane],
+                           t->ib[3][lane], t->ib[4][lane], t->ib[5][lane]};
+    for (int k = 0; k < 3; k++) {
+        g->nm_a[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], g->inv_mass_a[lane]), 16), ovf);
+        g->nm_b[k][lane] = ls_nar(ls_rnd(ls_mul(n[k], g->inv_mass_b[lane]), 16), ovf);
+    }
+    const int32_t dv[3] = GET3(t->dv, lane), wa[3] = GET3(t->wa, lane), wb[3] = GET3(t->wb, lane);
+    int count = (int)g->count[lane];
+    for (int i = 0; i < count; i++) {
+        ls_contact_point_lanes *p = &g->p[i];
+        const int32_t sa[3] = GET3(p->sa, lane), sb[3] = GET3(p->sb, lane);
+        const int32_t ra[3] = GET3(t->ra[i], lane), rb[3] = GET3(t->rb[i], lane);
         int64_t rel = ls_dot3(sb[0] - sa[0], sb[1] - sa[1], sb[2] - sa[2], n[0], n[1], n[2]);
-        p->base[lane] = ls_nar(-(int64_t)c->m.points[i].depth - ls_rnd(rel, 16), &ovf);
+        p->base[lane] = ls_nar(-(int64_t)t->depth[i][lane] - ls_rnd(rel, 16), ovf);
         int32_t anga[3], angb[3], ianga[3], iangb[3];
-        cross16(ra, n, anga, &ovf);
-        cross16(rb, n, angb, &ovf);
-        sym_mul_q20(ia_m->inv_inertia, anga, ianga, &ovf);
-        sym_mul_q20(ib_m->inv_inertia, angb, iangb, &ovf);
+        cross16(ra, n, anga, ovf);
+        cross16(rb, n, angb, ovf);
+        sym_mul_q20(ia, anga, ianga, ovf);
+        sym_mul_q20(ib, angb, iangb, ovf);
         SET3(p->ang_a, lane, anga);
         SET3(p->ang_b, lane, angb);
         SET3(p->iang_a, lane, ianga);
         SET3(p->iang_b, lane, iangb);
-        memcpy(pa_ang[i], anga, sizeof anga);
-        memcpy(pb_ang[i], angb, sizeof angb);
-        memcpy(pa_iang[i], ianga, sizeof ianga);
-        memcpy(pb_iang[i], iangb, sizeof iangb);
-        p->impulse[lane] = c->normal_impulse[i];
-        p->max_impulse[lane] = 0;
-        int32_t dv[3] = {xb->v.x - xa->v.x, xb->v.y - xa->v.y, xb->v.z - xa->v.z};
         int64_t vn = ls_dot3(n[0], n[1], n[2], dv[0], dv[1], dv[2]) +
-                     ls_dot3(xb->w.x, xb->w.y, xb->w.z, angb[0], angb[1], angb[2]) -
-                     ls_dot3(xa->w.x, xa->w.y, xa->w.z, anga[0], anga[1], anga[2]);
-        p->vn0[lane] = ls_nar(ls_rnd(vn, 16), &ovf);
+                     ls_dot3(wb[0], wb[1], wb[2], angb[0], angb[1], angb[2]) -
+                     ls_dot3(wa[0], wa[1], wa[2], anga[0], anga[1], anga[2]);
+        p->vn0[lane] = ls_nar(ls_rnd(vn, 16), ovf);
+        t->kii[i][lane] = t->kmass[lane] + quad_q36(anga, ianga) + quad_q36(angb, iangb);
+    }
+    const int32_t ca[3] = GET3(t->ca, lane), cb[3] = GET3(t->cb, lane);
+    const int32_t tt1[3] = GET3(g->t1, lane), tt2[3] = GET3(g->t2, lane);
+    int32_t c1a[3], c2a[3], c1b[3], c2b[3], i1a[3], i2a[3], i1b[3], i2b[3];
+    cross16(ca, tt1, c1a, ovf);
+    cross16(ca, tt2, c2a, ovf);
+    cross16(cb, tt1, c1b, ovf);
+    cross16(cb, tt2, c2b, ovf);
+    sym_mul_q20(ia, c1a, i1a, ovf);
+    sym_mul_q20(ia, c2a, i2a, ovf);
+    sym_mul_q20(ib, c1b, i1b, ovf);
+    sym_mul_q20(ib, c2b, i2b, ovf);
+    SET3(g->ct1_a, lane, c1a);
+    SET3(g->ct2_a, lane, c2a);
+    SET3(g->ct1_b, lane, c1b);
+    SET3(g->ct2_b, lane, c2b);
+    SET3(g->ict1_a, lane, i1a);
+    SET3(g->ict2_a, lane, i2a);
+    SET3(g->ict1_b, lane, i1b);
+    SET3(g->ict2_b, lane, i2b);
+    t->kt[0][lane] = t->kmass[lane] + quad_q36(c1a, i1a) + quad_q36(c1b, i1b);
+    t->kt[1][lane] = t->kmass[lane] + quad_q36(c2a, i2a) + quad_q36(c2b, i2b);
+    int32_t ina[3], inb[3];
+    sym_mul_q20(ia, n, ina, ovf);
+    sym_mul_q20(ib, n, inb, ovf);
+    SET3(g->in_a, lane, ina);
+    SET3(g->in_b, lane, inb);
+    t->ktw[lane] = quad_q36(n, ina) + quad_q36(n, inb);
+}
+
+uint32_t ls_contact_prep_end_(const ls_world *w, ls_contact_lanes *g, ls_rolling_lanes *roll,
+                              ls_contact_prep *t, uint32_t lane)
+{
+    uint32_t *ovf = &t->ovf[lane];
+    int count = (int)g->count[lane];
+    if (count == 0) {
+        return 0;
     }
     // An impact: a point approaches faster than the restitution threshold.
     // Its normals are solved Jacobi-style (every point from the same
@@ -276,70 +376,31 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
     // penetration slowly). The mean, 1/((K_ii + max(K_ii, S_i)) / 2),
     // overshoots the uniform push at most (n + 1) / 2 times.
     for (int i = 0; i < count; i++) {
-        int64_t kii = kmass + quad_q36(pa_ang[i], pa_iang[i]) + quad_q36(pb_ang[i], pb_iang[i]);
+        int64_t kii = t->kii[i][lane];
         int64_t sum = 0;
+        const int32_t anga[3] = GET3(g->p[i].ang_a, lane), angb[3] = GET3(g->p[i].ang_b, lane);
         for (int jj = 0; jj < count && impact; jj++) {
-            sum += kmass + quad_q36(pa_ang[i], pa_iang[jj]) + quad_q36(pb_ang[i], pb_iang[jj]);
+            const int32_t ija[3] = GET3(g->p[jj].iang_a, lane);
+            const int32_t ijb[3] = GET3(g->p[jj].iang_b, lane);
+            sum += t->kmass[lane] + quad_q36(anga, ija) + quad_q36(angb, ijb);
         }
         int32_t mass = inverse_q36(impact ? (kii + (sum > kii ? sum : kii)) / 2 : kii);
         ls_contact_point_lanes *p = &g->p[i];
         p->mass[lane] = mass;
-        p->soft_mass[lane] = ls_nar(ls_rnd(ls_mul(mass, soft->mass_scale), 16), &ovf);
+        p->soft_mass[lane] = ls_nar(ls_rnd(ls_mul(mass, t->mass_scale[lane]), 16), ovf);
     }
-    // Friction centre: the mean of the points, rounded half away from zero.
-    int32_t cw[3];
-    for (int k = 0; k < 3; k++) {
-        int64_t s = centre[k];
-        cw[k] = (int32_t)(s >= 0 ? (s + count / 2) / count : (s - count / 2) / count);
-    }
-    for (int i = 0; i < count; i++) {
-        g->p[i].twist_lever[lane] = ls_nar(ls_rnd(ls_mul(c->lever[i], c->friction), 16), &ovf);
-    }
-    const int32_t ca[3] = {cw[0] - pa.x, cw[1] - pa.y, cw[2] - pa.z};
-    const int32_t cb[3] = {cw[0] - pb.x, cw[1] - pb.y, cw[2] - pb.z};
-    int32_t c1a[3], c2a[3], c1b[3], c2b[3], i1a[3], i2a[3], i1b[3], i2b[3];
-    cross16(ca, tt1, c1a, &ovf);
-    cross16(ca, tt2, c2a, &ovf);
-    cross16(cb, tt1, c1b, &ovf);
-    cross16(cb, tt2, c2b, &ovf);
-    sym_mul_q20(ia_m->inv_inertia, c1a, i1a, &ovf);
-    sym_mul_q20(ia_m->inv_inertia, c2a, i2a, &ovf);
-    sym_mul_q20(ib_m->inv_inertia, c1b, i1b, &ovf);
-    sym_mul_q20(ib_m->inv_inertia, c2b, i2b, &ovf);
-    SET3(g->ct1_a, lane, c1a);
-    SET3(g->ct2_a, lane, c2a);
-    SET3(g->ct1_b, lane, c1b);
-    SET3(g->ct2_b, lane, c2b);
-    SET3(g->ict1_a, lane, i1a);
-    SET3(g->ict2_a, lane, i2a);
-    SET3(g->ict1_b, lane, i1b);
-    SET3(g->ict2_b, lane, i2b);
-    int64_t kt[6] = {kmass + quad_q36(c1a, i1a) + quad_q36(c1b, i1b),
-                     quad_q36(c1a, i2a) + quad_q36(c1b, i2b),
-                     0,
-                     kmass + quad_q36(c2a, i2a) + quad_q36(c2b, i2b),
-                     0,
-                     0};
-    g->tmass[0][lane] = inverse_q36(kt[0]);
+    g->tmass[0][lane] = inverse_q36(t->kt[0][lane]);
     g->tmass[1][lane] = 0;
-    g->tmass[2][lane] = inverse_q36(kt[3]);
-    ls_vec3 fw = c->friction_impulse;
-    g->f1[lane] = ls_vec3_dot(fw, t1);
-    g->f2[lane] = ls_vec3_dot(fw, t2);
-    int32_t ina[3], inb[3];
-    sym_mul_q20(ia_m->inv_inertia, n, ina, &ovf);
-    sym_mul_q20(ib_m->inv_inertia, n, inb, &ovf);
-    SET3(g->in_a, lane, ina);
-    SET3(g->in_b, lane, inb);
-    g->twist_mass[lane] = inverse_q36(quad_q36(n, ina) + quad_q36(n, inb));
-    g->twist[lane] = c->twist_impulse;
+    g->tmass[2][lane] = inverse_q36(t->kt[1][lane]);
+    g->twist_mass[lane] = inverse_q36(t->ktw[lane]);
     if (roll && count <= 2 && w->def.rolling_resistance > 0) {
+        const ls_contact *c = &w->contacts[g->contact[lane]];
         roll->limit[lane] = w->def.rolling_resistance;
         int64_t ks[6];
         for (int i = 0; i < 6; i++) {
-            ks[i] = ((int64_t)ia_m->inv_inertia[i] + ib_m->inv_inertia[i]) * ((int64_t)1 << 16);
-            roll->ia[i][lane] = ia_m->inv_inertia[i];
-            roll->ib[i][lane] = ib_m->inv_inertia[i];
+            ks[i] = ((int64_t)t->ia[i][lane] + t->ib[i][lane]) * ((int64_t)1 << 16);
+            roll->ia[i][lane] = t->ia[i][lane];
+            roll->ib[i][lane] = t->ib[i][lane];
         }
         int32_t rm[6];
         inverse_sym_q36(ks, 3, rm);
@@ -350,7 +411,29 @@ uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_
         roll->r[1][lane] = c->rolling_impulse.y;
         roll->r[2][lane] = c->rolling_impulse.z;
     }
-    return ovf;
+    return *ovf;
+}
+
+uint32_t ls_contact_prep_math_scalar_(ls_contact_lanes *g, ls_contact_prep *t)
+{
+    uint32_t mask = 0;
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        ls_contact_prep_math_(g, t, l);
+        mask |= (uint32_t)(t->ovf[l] != 0) << l;
+    }
+    return mask;
+}
+
+uint32_t ls_contact_prepare_scalar_(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
+                                    ls_rolling_lanes *roll, ls_contact_prep *t)
+{
+    uint32_t mask = 0;
+    for (uint32_t l = 0; l < LS_LANES; l++) {
+        ls_contact_prep_begin_(w, ctx, g, roll, t, l, g->contact[l]);
+        ls_contact_prep_math_(g, t, l);
+        mask |= (uint32_t)(ls_contact_prep_end_(w, g, roll, t, l) != 0) << l;
+    }
+    return mask;
 }
 
 void ls_contact_store_(ls_world *w, const ls_contact_lanes *g, const ls_rolling_lanes *roll)
@@ -768,4 +851,6 @@ const ls_contact_kernels ls_contact_kernels_scalar = {
     .warm_start = ls_contact_warm_start_scalar_,
     .solve = ls_contact_solve_scalar_,
     .restitution = ls_contact_restitution_scalar_,
+    .prep_math = ls_contact_prep_math_scalar_,
+    .prepare = ls_contact_prepare_scalar_,
 };

@@ -99,12 +99,41 @@ typedef struct ls_contact_sweep {
                        ///< solve pass when position_iterations is 0)
 } ls_contact_sweep;
 
-/// Fill lane `lane` of group g (and of its rolling block roll, may be NULL)
-/// from contact ci, or clear the lane when ci is UINT32_MAX. Reads the bodies'
-/// states and solver masses. Returns non-zero when a value left the solver
+/// The prepare's scratch for one group (contact_solver.c): each lane's inputs
+/// of the arithmetic stage and its 64-bit K entries, structure of arrays.
+typedef struct ls_contact_prep {
+    ls_lanes ra[LS_MANIFOLD_MAX][3]; ///< arms from a's centre of mass to the points, m
+    ls_lanes rb[LS_MANIFOLD_MAX][3]; ///< arms from b's
+    ls_lanes depth[LS_MANIFOLD_MAX]; ///< the points' depths, m
+    ls_lanes ia[6], ib[6];           ///< inverse inertias (0 if the body does not move), Q12.20
+    ls_lanes dv[3];                  ///< v_b - v_a at the tick start, m/s
+    ls_lanes wa[3], wb[3];           ///< angular velocities, rad/s
+    ls_lanes ca[3], cb[3];           ///< the friction centre from each centre of mass, m
+    ls_lanes mass_scale;             ///< the contact spring's mass scale
+    uint32_t ovf[LS_LANES];          ///< a value left the solver range
+    int64_t kmass[LS_LANES];         ///< m_a^-1 + m_b^-1, Q28.36
+    int64_t kii[LS_MANIFOLD_MAX][LS_LANES]; ///< K_ii of each normal row, Q28.36
+    int64_t kt[2][LS_LANES];                ///< K of the friction rows along t1, t2
+    int64_t ktw[LS_LANES];                  ///< K of the twist row
+} ls_contact_prep;
+
+/// The prepare of one lane in three stages (contact_solver.c): `begin` fills
+/// lane `lane` of g (and of its rolling block roll, may be NULL) from contact
+/// ci, or clears it for UINT32_MAX, and the lane's inputs in t; `math` the
+/// arithmetic (scalar reference of the vector prepares); `end` the decisions
+/// and divisions, returning non-zero when a value of the lane left the solver
 /// range (a lever arm or a mass product; the caller reports it).
-uint32_t ls_contact_prepare_lane_(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
-                                  ls_rolling_lanes *roll, uint32_t lane, uint32_t ci);
+void ls_contact_prep_begin_(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
+                            ls_rolling_lanes *roll, ls_contact_prep *t, uint32_t lane, uint32_t ci);
+void ls_contact_prep_math_(ls_contact_lanes *g, ls_contact_prep *t, uint32_t lane);
+uint32_t ls_contact_prep_end_(const ls_world *w, ls_contact_lanes *g, ls_rolling_lanes *roll,
+                              ls_contact_prep *t, uint32_t lane);
+/// ls_contact_prep_math_ on every lane; returns the mask of lanes whose t->ovf is set.
+uint32_t ls_contact_prep_math_scalar_(ls_contact_lanes *g, ls_contact_prep *t);
+/// Prepare every lane of g from g->contact[] (scalar reference); returns the
+/// mask of the lanes whose values left the solver range.
+uint32_t ls_contact_prepare_scalar_(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
+                                    ls_rolling_lanes *roll, ls_contact_prep *t);
 /// Write the accumulated impulses of every lane back to its contact.
 void ls_contact_store_(ls_world *w, const ls_contact_lanes *g, const ls_rolling_lanes *roll);
 
@@ -126,6 +155,15 @@ typedef struct ls_contact_kernels {
     uint32_t (*warm_start)(const ls_contact_sweep *sw, ls_contact_lanes *g);
     uint32_t (*solve)(const ls_contact_sweep *sw, ls_contact_lanes *g);
     uint32_t (*restitution)(const ls_contact_sweep *sw, ls_contact_lanes *g);
+    /// The prepare's arithmetic stage (ls_contact_prep_math_) over every lane
+    /// of g after each lane's `begin`: returns non-zero when a value left the
+    /// solver range (the scalar reference saturates it and marks t->ovf; a
+    /// vector path only checks, and its prepare redoes the group with the
+    /// scalar reference).
+    uint32_t (*prep_math)(ls_contact_lanes *g, ls_contact_prep *t);
+    /// The prepare of a group (the same bits as ls_contact_prepare_scalar_).
+    uint32_t (*prepare)(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
+                        ls_rolling_lanes *roll, ls_contact_prep *t);
 } ls_contact_kernels;
 
 /// The scalar reference kernels.

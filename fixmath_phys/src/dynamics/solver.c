@@ -397,11 +397,8 @@ static void groups_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worke
     for (uint32_t gi = begin; gi < end; gi++) {
         ls_contact_lanes *g = &sv->groups[gi];
         ls_rolling_lanes *roll = g->rolling >= 0 ? &sv->rolling[g->rolling] : NULL;
-        uint32_t mask = 0;
-        for (uint32_t l = 0; l < LS_LANES; l++) {
-            uint32_t ci = g->contact[l];
-            mask |= ls_contact_prepare_lane_(st->w, st->ctx, g, roll, l, ci) << l;
-        }
+        ls_contact_prep t;
+        uint32_t mask = sv->kernels->prepare(st->w, st->ctx, g, roll, &t);
         uint32_t points = 0;
         for (uint32_t l = 0; l < LS_LANES; l++) {
             points = g->count[l] > points ? g->count[l] : points;
