@@ -426,15 +426,15 @@ void ls_pcollide_cloth_contacts_(ls_world *w, uint32_t si)
 // that fight on added energy (a ball at 10 m/s left at 27 m/s); a
 // velocity-level contact with lambda >= 0 only removes approach speed, and
 // the body's mass meets the pins' (infinite) one directly, with no chain of
-// light particles in between. Why 5/4: with 9/8 (and with 19/16) the
-// trampolines of the tests stopped bouncing (a trampoline works by
-// stretching; the tether is inelastic), with 5/4 they bounce as before. Why
-// the rest distance in the flat grid: a cloth is built flat, so the straight
-// line is its geodesic; with shear sticks the grid angle comes from a
-// diagonal's rest length, without them (the cloth may shear) from the
-// longest path, |di| ru + |dj| rv. A cloth with a stick that tears (tear
-// ratio != 0) or a quad without triangles has no tethers: it may give way
-// (cloth_tear's box still tears through).
+// light particles in between. Why 5/4: with 9/8 the trampolines of the
+// tests stopped bouncing (a trampoline works by stretching; the tether is
+// inelastic), with 5/4 they bounce as before. Why the rest distance in the
+// flat grid: a cloth is built flat, so the straight line is its geodesic;
+// with shear sticks the grid angle comes from a diagonal's rest length,
+// without them (the cloth may shear) from the longest path, |di| ru + |dj|
+// rv. A cloth with a stick that tears (tear ratio != 0) or a quad without
+// triangles has no tethers: it may give way (cloth_tear's box still tears
+// through).
 
 /// Tethers allow 1 + TETHER_SLACK / 65536 of the rest distance (5/4).
 #define TETHER_SLACK (LS_FX_ONE / 4)
