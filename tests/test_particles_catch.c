@@ -295,11 +295,12 @@ Test(particles_catch, known_gap_fast_balls_thrown_back_out, .timeout = 120)
     for (int k = 0; k < 4; k++) {
         catch_result r = run_case(&c[k]); // the tripwire: cr_expect(caught)
         if (!held(&r) && used < sizeof gap) {
-            used += (size_t)snprintf(gap + used, sizeof gap - used,
-                                     "%s%.2f m %.0f kg %.0f m/s %s (end %.2f m, mean speed %.2f "
-                                     "m/s, strain %.2f)",
-                                     used ? "; " : "", c[k].size, c[k].mass, c[k].speed,
-                                     r.held ? "held" : "lost", r.final_y, r.mean_v, r.stretch);
+            used +=
+                (size_t)snprintf(gap + used, sizeof gap - used,
+                                 "%s%.2f m %.0f kg %.0f m/s %s (end %.2f m, mean speed %.2f "
+                                 "m/s, strain %.2f)",
+                                 used ? "; " : "", c[k].size, c[k].mass, c[k].speed,
+                                 r.held ? "on the cloth" : "lost", r.final_y, r.mean_v, r.stretch);
         }
     }
     if (gap[0] != '\0') {
