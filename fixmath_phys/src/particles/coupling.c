@@ -357,6 +357,7 @@ void ls_particles_couple_(ls_world *w)
     for (uint32_t si = 0; si < ps->system_high; si++) {
         if (ps->systems[si].alive) {
             pinned_contacts(w, pc, &ps->systems[si]);
+            ls_pcollide_cloth_tethers_(w, si, ls_fx_div(LS_FX_ONE, ls_fx_mul(LS_FX_INT(4), w->dt)));
         }
     }
     solve_pinned(w, pc, pinned);

@@ -127,6 +127,7 @@ struct ls_particle_collide {
     uint32_t shape_count;
     uint32_t tris[LS_PCOLLIDE_TRIS];
     uint8_t *quad_off; ///< [max_particles] cloth quads without triangles (collide_cloth.c)
+    uint32_t *pins;    ///< [max_particles] a cloth's immovable particles (taut cloth)
     // Per particle (store index): the correction friction applied (coupling),
     // the largest push of one contact so far (its normal, shape and body are
     // the ones ls_particle_contact records for friction), and whether a
@@ -170,6 +171,11 @@ ls_pcontact *ls_pcollide_weighted_(ls_world *w, uint32_t shape, ls_vec3 n, int64
 /// Contacts of dynamic bodies' shapes with the triangles of cloth system si
 /// (collide_cloth.c), appended after its particle contacts.
 void ls_pcollide_cloth_contacts_(ls_world *w, uint32_t si);
+/// Taut-cloth contacts of system si (collide_cloth.c): for each of its
+/// triangle contacts with a dynamic, awake body whose particles are pushed
+/// beyond their tethers to the pins, a pinned-style contact (count 0) in the
+/// tick's list, solved with the pinned contacts (coupling.c).
+void ls_pcollide_cloth_tethers_(ls_world *w, uint32_t si, ls_fx quarter_rate);
 /// Contacts of the embedded shape of particle body si (collide_shapes.c).
 void ls_pcollide_body_contacts_(ls_world *w, uint32_t si);
 /// How far p violates dot(n, p) >= c, raw, rounded up (0 when it holds).
