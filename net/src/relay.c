@@ -1061,7 +1061,7 @@ static uint64_t session_quiet_until(const ls_relay *r, const session_st *s, uint
         }
         DUE(p->last_heard, (uint64_t)s->def.timeout_ms * 1000 + 1);
         if (p->stale) { // behind (kick_if_stale): common, a peer acks before the last input
-            DUE(p->last_heard, (uint64_t)s->def.timeout_ms * 500 + 1); // stops "talking"
+            DUE(p->last_heard, (uint64_t)s->def.timeout_ms * 500 + 1);   // stops "talking"
             DUE(p->stale_since, (uint64_t)s->def.timeout_ms * 1000 + 1); // kicked
         }
         DUE(p->last_ping, r->def.ping_interval_us);
