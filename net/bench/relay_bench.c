@@ -823,6 +823,19 @@ static double cpu_per_session(const result *r, uint32_t sessions)
     return served > 0 ? r->cpu_pct / 100.0 * 1e6 / (sessions * served) : 0.0;
 }
 
+static verdict judge(const result *rl, int added_p99)
+{
+    bool short_sent = rl->pps_in < 0.97 * rl->offered;
+    bool busy = rl->wait_pct > 10.0 || rl->gen_wait_pct > 10.0;
+    if (!short_sent && added_p99 < 1000) {
+        return V_OK;
+    }
+    if (rl->gen_pct > 85.0 && rl->cpu_pct < 85.0) {
+        return V_GENERATOR;
+    }
+    return busy ? V_BUSY : V_OVER;
+}
+
 static ramp_point ramp_run(uint32_t sessions, double seconds)
 {
     ramp_point p;
@@ -837,17 +850,7 @@ static ramp_point ramp_run(uint32_t sessions, double seconds)
     // cause is named: the generator's own core full (its limit, not the
     // relay's), or the relay or the generator kept off its CPU by other
     // processes for over 10 % of the window (the machine, not the relay).
-    bool short_sent = p.rl.pps_in < 0.97 * p.rl.offered;
-    bool busy = p.rl.wait_pct > 10.0 || p.rl.gen_wait_pct > 10.0;
-    if (!short_sent && p.added_p99 < 1000) {
-        p.v = V_OK;
-    } else if (p.rl.gen_pct > 85.0 && p.rl.cpu_pct < 85.0) {
-        p.v = V_GENERATOR;
-    } else if (busy) {
-        p.v = V_BUSY;
-    } else {
-        p.v = V_OVER;
-    }
+    p.v = judge(&p.rl, p.added_p99);
     printf("  %8u %10.0f %10.0f %9.1f %9.1f %9.1f %9.1f %9u %9u %9d  %s\n", sessions, p.rl.offered,
            p.rl.pps_in, p.rl.cpu_pct, p.us_per_sess, p.rl.gen_pct,
            p.rl.wait_pct > p.rl.gen_wait_pct ? p.rl.wait_pct : p.rl.gen_wait_pct, p.rl.p99,
@@ -955,12 +958,11 @@ static void two_workers(double seconds, uint32_t per_core, uint32_t max, FILE *c
         result rl = run_relay_on(points[i], seconds, 2);
         result ec = run_echo(points[i] * SLOTS, seconds);
         int added = (int)rl.p99 - (int)ec.p99;
-        bool ok = rl.pps_in >= 0.97 * rl.offered && added < 1000;
         double us = cpu_per_session(&rl, points[i]);
         printf("  %8u %10.0f %10.0f %9.1f %9.1f %9.1f %9.1f %9u %9u %9d  %s\n", points[i],
                rl.offered, rl.pps_in, rl.cpu_pct, us, rl.gen_pct,
                rl.wait_pct > rl.gen_wait_pct ? rl.wait_pct : rl.gen_wait_pct, rl.p99, ec.p99, added,
-               ok ? "ok" : "over 1 ms or short");
+               verdict_text[judge(&rl, added)]);
         fflush(stdout);
         if (csv) {
             fprintf(csv, "relay,two_workers_%u,ours,cpu_per_session,%.1f,us/s\n", points[i], us);
