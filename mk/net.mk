@@ -36,8 +36,12 @@ FUZZ_HARNESSES += wire
 # sessions doubling up to BENCH_NET_RAMP_MAX, then two bisection steps) finds
 # the largest S whose added p99 stays under 1 ms, and prints the relay's CPU per
 # session and the sessions one full core of relay CPU carries (goal >= 1000).
-# It says when the load generator, not the relay, stopped the ramp.
-# BENCH_NET_RAMP=0 skips the ramp. About a minute and a half by default.
+# It says when the load generator, not the relay, stopped the ramp. Then a
+# 2-worker row (a relay process pinned to each core, half the sessions each, the
+# generator sharing both cores: all a 2-core machine allows) at S and 2 S, and
+# the relay core alone (no sockets, polled every ms). BENCH_NET_RAMP=0 skips
+# the ramp and the 2-worker row. About two minutes by default.
+# `build/bench_net 0 - - 0 0 512` runs the core alone at 512 sessions (profiling).
 BENCH_NET := $(BUILD)/bench_net
 BENCH_NET_SECONDS ?= 3
 BENCH_NET_SESSIONS ?= 1,16,64

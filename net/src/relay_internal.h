@@ -84,13 +84,18 @@ typedef struct slot_st {
 
 typedef struct session_st {
     bool used, done;
+    // Kept with `used` (one cache line) for ls_relay_poll's skip of a quiet session: a
+    // poll at a time in [quiet_from, quiet_until) is proven to change nothing and send
+    // nothing (session_quiet_until in relay.c); quiet_until 0 = must poll. Every entry
+    // point that changes the session (a datagram, the host's calls) clears it.
+    uint64_t now; // time of the latest receive or poll (for events raised inside finalize)
+    uint64_t quiet_from, quiet_until;
     ls_session_def def;
     uint64_t created;
     slot_st slot[LS_NET_MAX_SLOTS];
     uint8_t *inputs; // [slot][W][input_size]
     uint64_t *csum;  // [slot][W]
     uint32_t final_next;
-    uint64_t now; // time of the latest receive or poll (for events raised inside finalize)
     ls_relay_recorder rec;
     spec_st spec[LS_NET_MAX_SLOTS];
     uint8_t *hist;     // [def.history][row]: final ticks for spectators
