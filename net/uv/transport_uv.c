@@ -11,7 +11,6 @@
 #include <uv.h>
 
 #if defined(__linux__)
-#include <netinet/in.h>
 #include <sys/socket.h>
 #define LS_UV_SENDMMSG 1
 #endif
@@ -360,22 +359,6 @@ static bool start(ls_uv *t, char *msg, size_t size)
     uv_udp_getsockname(&t->udp, (struct sockaddr *)&ss, &len);
     ls_net_addr bound;
     t->port = from_sockaddr((const struct sockaddr *)&ss, &bound) ? bound.port : 0;
-#if defined(__linux__) && defined(IP_PMTUDISC_PROBE)
-    // IPv4: every datagram leaves with DF set and IP ID 0 (RFC 6864), as the
-    // default (IP_PMTUDISC_WANT) already sets DF on every datagram that fits the
-    // path; only the ID differs. Why: with WANT the kernel draws a hashed IP ID
-    // per datagram for an unconnected socket (__ip_select_ident, a shared atomic
-    // counter: 2-4 % of the relay's CPU at 128 sessions under perf), with DF
-    // honoured it need not. The largest datagram is 1228 bytes with headers
-    // (LS_NET_MAX_DATAGRAM was chosen to fit IPv6's 1280 minimum), so only a path
-    // below that MTU differs: its datagrams are dropped instead of fragmented
-    // here, as IPv6 routers drop them (SPEC.md §17.12).
-    uv_os_fd_t fd;
-    if (!is_v6(t->def.bind_host) && uv_fileno((const uv_handle_t *)&t->udp, &fd) == 0) {
-        int probe = IP_PMTUDISC_PROBE;
-        setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &probe, sizeof probe);
-    }
-#endif
     int bufsize = 4 << 20; // room for bursts; the kernel may clamp it
     uv_send_buffer_size((uv_handle_t *)&t->udp, &bufsize);
     bufsize = 4 << 20;
