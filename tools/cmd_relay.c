@@ -57,8 +57,8 @@ static const char usage_tail[] =
     "                    browser origin is refused\n"
     "  --ws-cert PEM, --ws-key PEM  serve wss:// (TLS) with this certificate and key\n"
     "  --ws-max-connections N  open WebSocket connections per worker (default 256)\n"
-    "  --ws-send-queue BYTES   queued per connection before a slow reader is closed\n"
-    "                    (1008), 4096..16777216 (default 65536)\n" NET_FAULT_USAGE
+    "  --ws-send-queue BYTES   queued per connection before a slow reader is cut off\n"
+    "                    (its socket shut down), 4096..16777216 (default 65536)\n" NET_FAULT_USAGE
     "\nWith --record and a scene whose game keeps words (game soccer), the relay re-simulates\n"
     "each finished recording for the game's result (`result session=ID ... score=A-B`, and\n"
     "the API's match_result event).\n"

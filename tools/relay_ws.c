@@ -339,13 +339,17 @@ void relay_ws_send(relay_ws *ws, const ls_net_addr *to, const uint8_t *data, siz
     }
     if (c->queued + len > ws->def.send_queue) {
         // A reader too slow (or one that never reads): close it rather than let the
-        // queue grow. Its socket is full, so the close frame may never get out.
+        // queue grow.
         ws->st.slow_closed++;
         ws->st.send_dropped++;
         c->dead = true;
         queue_free(c);
-        lws_close_reason(c->wsi, (enum lws_close_status)RELAY_WS_CLOSE_POLICY,
-                         (unsigned char *)"too slow", 8);
+        // Its socket is full, so no close frame would get out: shut the socket down (the
+        // unsent bytes go with it) and lws closes the connection when it sees that.
+        int fd = (int)lws_get_socket_fd(c->wsi);
+        if (fd >= 0) {
+            shutdown(fd, SHUT_RDWR);
+        }
         lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         return;
     }

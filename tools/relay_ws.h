@@ -47,7 +47,7 @@ typedef struct relay_ws_stats {
     uint64_t full_refused;    ///< Connections refused: max_connections were open.
     uint64_t text_closed;     ///< Connections closed (1003) for a text message.
     uint64_t oversize_closed; ///< Connections closed (1009) for a message over one datagram.
-    uint64_t slow_closed;     ///< Connections closed (1008) when their send queue overflowed.
+    uint64_t slow_closed;     ///< Connections cut off when their send queue overflowed.
     uint64_t send_dropped;    ///< Datagrams for a connection that is gone (or being closed).
 } relay_ws_stats;
 

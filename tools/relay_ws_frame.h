@@ -19,7 +19,6 @@
 enum {
     RELAY_WS_CLOSE_NORMAL = 1000,     ///< The relay is stopping.
     RELAY_WS_CLOSE_NOT_BINARY = 1003, ///< A text frame: the binding carries binary frames only.
-    RELAY_WS_CLOSE_POLICY = 1008,     ///< The send queue overflowed (a reader too slow).
     RELAY_WS_CLOSE_TOO_BIG = 1009,    ///< A message longer than one datagram.
     RELAY_WS_CLOSE_FULL = 1013,       ///< No room: --ws-max-connections are open.
 };
