@@ -9,13 +9,16 @@
 // without --ws nothing changes. Issue 31.
 #define _GNU_SOURCE
 #include "test_tool.h"
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -439,4 +442,71 @@ Test(relay_ws, without_ws_nothing_changes, .timeout = 30)
     err = slurp("u.err");
     cr_assert(strstr(err, "both --ws-cert and --ws-key"), "%s", err);
     free(err);
+}
+
+// GET path on 127.0.0.1:port with the bearer token; the whole answer (headers and
+// body). A few lines of HTTP/1.1 written by hand, as tests/test_relay_api.c does.
+static char *http_get(uint16_t port, const char *path, const char *token)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    char req[512];
+    int n = snprintf(req, sizeof req,
+                     "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+                     "Connection: close\r\n\r\n",
+                     path, token);
+    cr_assert_eq(write(fd, req, (size_t)n), n);
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+    cr_assert_not_null(out);
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap *= 2;
+            out = realloc(out, cap);
+            cr_assert_not_null(out);
+        }
+        ssize_t got = read(fd, out + len, 4096);
+        if (got <= 0) {
+            break;
+        }
+        len += (size_t)got;
+    }
+    close(fd);
+    out[len] = '\0';
+    return out;
+}
+
+Test(relay_ws, the_websocket_counters_are_in_the_metrics, .timeout = 30)
+{
+    FILE *f = fopen(path_in_dir("token"), "w");
+    cr_assert_not_null(f);
+    fputs("ws-test-token-0123456789\n", f);
+    fclose(f);
+    pid_t r = TOOL("relay.out", "relay.err", "relay", "--ws", "127.0.0.1:0", "--workers", "1",
+                   "--api", "127.0.0.1:0", "--api-token-file", "token", "--sessions", "1");
+    char ws[64], api[64], ready[8], url[96];
+    wait_line("relay.out", "ws ", ws, sizeof ws);
+    wait_line("relay.out", "api ", api, sizeof api);
+    wait_line("relay.out", "ready", ready, sizeof ready);
+    snprintf(url, sizeof url, "ws://%s", ws);
+    char *o = probe_send(url, "text", NULL, "text");
+    cr_assert(strstr(o, "closed 1003"), "%s", o);
+    free(o);
+    o = probe_send(url, "garbage", NULL, "garbage");
+    free(o);
+    char *m =
+        http_get((uint16_t)atoi(strchr(api, ':') + 1), "/metrics", "ws-test-token-0123456789");
+    cr_assert(strstr(m, "\nlockstep_relay_ws_connections_accepted_total 2\n"), "%s", m);
+    cr_assert(strstr(m, "\nlockstep_relay_ws_messages_received_total 64\n"), "%s", m);
+    cr_assert(strstr(m, "\nlockstep_relay_ws_refused_total{reason=\"text\"} 1\n"), "%s", m);
+    cr_assert(strstr(m, "\nlockstep_relay_ws_refused_total{reason=\"slow_reader\"} 0\n"), "%s", m);
+    free(m);
+    kill(r, SIGINT);
+    cr_assert_eq(wait_status(r, 10), 0);
 }

@@ -1545,6 +1545,8 @@ static void api_counters(void *user, ls_relay_stats *st, relay_api_totals *tot)
         tot->latency_count += w->latency_count;
         tot->latency_sum_ns += w->latency_sum_ns;
     }
+    tot->ws = app->o.ws != NULL;
+    tot->ws_stats = sum_ws(app);
 }
 
 static uint64_t api_now(void *user)
