@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 #define QCAP 256
 
@@ -197,7 +198,19 @@ void ws_client_close(ws_client *c)
         return;
     }
     c->closing = true;
+    // libwebsockets 4.1 on a foreign loop: the first lws_context_destroy closes the
+    // connection and its handles, which the loop must then run to finish (the bot's
+    // own handles keep it busy, so it runs without waiting); a second call frees the
+    // context (lws writes NULL to c->ctx). Without it the context stayed allocated
+    // at exit (LeakSanitizer, relay_ws/a_websocket_peer_and_a_udp_peer_play_one_match).
     lws_context_destroy(c->ctx);
+    for (int i = 0; i < 8; i++) {
+        uv_run(c->loops[0], UV_RUN_NOWAIT);
+    }
+    for (int i = 0; i < 8 && c->ctx; i++) {
+        lws_context_destroy(c->ctx);
+        uv_run(c->loops[0], UV_RUN_NOWAIT);
+    }
 }
 
 void ws_client_free(ws_client *c)
