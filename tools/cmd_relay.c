@@ -27,6 +27,8 @@
 #include "relay_api.h"
 #include "relay_metrics.h"
 #include "relay_result.h"
+#include "relay_ws.h"
+#include "relay_ws_frame.h"
 #include "replay_glue.h"
 
 #include <errno.h>
@@ -44,7 +46,19 @@
 #include <uv.h>
 
 // The rest of the usage (C's 4095-character limit on one string literal).
-static const char usage_tail[] = NET_FAULT_USAGE
+static const char usage_tail[] =
+    "  --ws HOST:PORT    also accept WebSocket clients there (SPEC.md 17.16), port 0: any;\n"
+    "                    prints `ws HOST:PORT` (worker K: PORT+K). Each binary message\n"
+    "                    carries one datagram, as over UDP; text messages and messages\n"
+    "                    over 1200 bytes close the connection (1003, 1009)\n"
+    "  --ws-origin O     allow browser pages of origin O (e.g. https://game.example;\n"
+    "                    repeatable; * allows any). Clients that send no Origin header\n"
+    "                    (native ones) are always allowed; without --ws-origin every\n"
+    "                    browser origin is refused\n"
+    "  --ws-cert PEM, --ws-key PEM  serve wss:// (TLS) with this certificate and key\n"
+    "  --ws-max-connections N  open WebSocket connections per worker (default 256)\n"
+    "  --ws-send-queue BYTES   queued per connection before a slow reader is cut off\n"
+    "                    (its socket shut down), 4096..16777216 (default 65536)\n" NET_FAULT_USAGE
     "\nWith --record and a scene whose game keeps words (game soccer), the relay re-simulates\n"
     "each finished recording for the game's result (`result session=ID ... score=A-B`, and\n"
     "the API's match_result event).\n"
@@ -59,6 +73,8 @@ const cli_command cmd_relay_def = {
     "       [--spectators N] [--history TICKS] [--rejoin-ms MS] [--workers N]\n"
     "       [--scene FILE --seed S --record PATH [--sign-key KEY]] [--exit-when-done]\n"
     "       [--api HOST:PORT [--api-token-file FILE] [--api-sessions N]] [--drain-seconds N]\n"
+    "       [--ws HOST:PORT [--ws-origin ORIGIN]... [--ws-cert PEM --ws-key PEM]\n"
+    "        [--ws-max-connections N] [--ws-send-queue BYTES]]\n"
     "       [--json] [--log-json] [fault options]\n\n"
     "  --bind HOST:PORT  where to listen (default 127.0.0.1:0, an ephemeral port)\n"
     "  --workers N       relay threads, 1..64 (default: the number of cores), each with\n"
@@ -108,8 +124,9 @@ const cli_command cmd_relay_def = {
     "{\"t_ms\",\"event\",key:value...}\n",
     cmd_relay, usage_tail};
 
-#define MAX_SESSIONS 1024
-#define MAX_WORKERS  64
+#define MAX_SESSIONS     1024
+#define MAX_WORKERS      64
+#define RELAY_WS_ORIGINS 32
 
 typedef struct relay_opts {
     const char *bind, *scene, *record, *sign_key, *credentials;
@@ -123,6 +140,12 @@ typedef struct relay_opts {
     ls_session_def sd;
     bool exit_when_done, json, log_json;
     ls_net_fault_def fault;
+    const char *ws, *ws_cert, *ws_key;        ///< --ws HOST:PORT; wss:// files.
+    const char *ws_origins[RELAY_WS_ORIGINS]; ///< --ws-origin, n_ws_origins of them.
+    size_t n_ws_origins;
+    char ws_host[64];
+    uint16_t ws_port;
+    uint64_t ws_max_connections, ws_send_queue;
 } relay_opts;
 
 /// What the relay saw of one session: the event lists of the --json summary, and
@@ -183,6 +206,7 @@ typedef struct relay_worker {
     uint32_t index;
     ls_relay *relay;
     ls_uv *uv;
+    relay_ws *ws; ///< Its WebSocket listener (--ws), or NULL.
     pthread_t thread;
     bool thread_started;
     uv_async_t wake; ///< Workers 1..: the main thread wants it held or stopped.
@@ -240,15 +264,42 @@ struct relay_app {
     agones *agones;          ///< The Agones SDK gateway (AGONES_SDK_HTTP_PORT), or NULL.
 };
 
-static const char *const value_options[] = {
-    "--bind",          "--scene",       "--record",         "--seed",
-    "--rate-limit",    "--credentials", "--sign-key",       "--sessions",
-    "--slots",         "--tick-rate",   "--input-size",     "--delay",
-    "--ticks",         "--timeout",     "--join-timeout",   "--loss",
-    "--dup",           "--reorder",     "--corrupt",        "--delay-ms",
-    "--jitter",        "--fault-seed",  "--spectators",     "--history",
-    "--rejoin-ms",     "--api",         "--api-token-file", "--api-sessions",
-    "--drain-seconds", "--workers"};
+static const char *const value_options[] = {"--bind",
+                                            "--scene",
+                                            "--record",
+                                            "--seed",
+                                            "--rate-limit",
+                                            "--credentials",
+                                            "--sign-key",
+                                            "--sessions",
+                                            "--slots",
+                                            "--tick-rate",
+                                            "--input-size",
+                                            "--delay",
+                                            "--ticks",
+                                            "--timeout",
+                                            "--join-timeout",
+                                            "--loss",
+                                            "--dup",
+                                            "--reorder",
+                                            "--corrupt",
+                                            "--delay-ms",
+                                            "--jitter",
+                                            "--fault-seed",
+                                            "--spectators",
+                                            "--history",
+                                            "--rejoin-ms",
+                                            "--api",
+                                            "--api-token-file",
+                                            "--api-sessions",
+                                            "--drain-seconds",
+                                            "--workers",
+                                            "--ws",
+                                            "--ws-origin",
+                                            "--ws-cert",
+                                            "--ws-key",
+                                            "--ws-max-connections",
+                                            "--ws-send-queue"};
 
 static bool takes_value(const char *a)
 {
@@ -300,6 +351,8 @@ static bool parse(int argc, char **argv, relay_opts *o)
     o->sd.rejoin_ms = 0;  // unless --rejoin-ms (players then upload the rejoiner's snapshot)
     o->fault.seed = 1;
     o->api_sessions = 256;
+    o->ws_max_connections = 256;
+    o->ws_send_queue = 65536;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     o->workers = cores < 1 ? 1 : cores > MAX_WORKERS ? MAX_WORKERS : (uint64_t)cores;
     for (int i = 1; i < argc; i++) {
@@ -339,6 +392,22 @@ static bool parse(int argc, char **argv, relay_opts *o)
             o->sessions_given = true;
         } else if (strcmp(a, "--api") == 0) {
             o->api = v, i++;
+        } else if (strcmp(a, "--ws") == 0) {
+            o->ws = v, i++;
+        } else if (strcmp(a, "--ws-origin") == 0) {
+            if (o->n_ws_origins == RELAY_WS_ORIGINS) {
+                cli_usage_error(&cmd_relay_def, "--ws-origin: at most %d", RELAY_WS_ORIGINS);
+                return false;
+            }
+            o->ws_origins[o->n_ws_origins++] = v, i++;
+        } else if (strcmp(a, "--ws-cert") == 0) {
+            o->ws_cert = v, i++;
+        } else if (strcmp(a, "--ws-key") == 0) {
+            o->ws_key = v, i++;
+        } else if (strcmp(a, "--ws-max-connections") == 0) {
+            ok = net_cli_u64("relay", a, v, 1, 65535, &o->ws_max_connections), i++;
+        } else if (strcmp(a, "--ws-send-queue") == 0) {
+            ok = net_cli_u64("relay", a, v, 4096, 16777216, &o->ws_send_queue), i++;
         } else if (strcmp(a, "--workers") == 0) {
             ok = net_cli_u64("relay", a, v, 1, MAX_WORKERS, &o->workers), i++;
         } else if (strcmp(a, "--api-token-file") == 0) {
@@ -405,8 +474,25 @@ static bool parse(int argc, char **argv, relay_opts *o)
                         "--sessions 0 makes no session: only with --api, which makes them");
         return false;
     }
+    if (!o->ws && (o->n_ws_origins || o->ws_cert || o->ws_key || o->ws_max_connections != 256 ||
+                   o->ws_send_queue != 65536)) {
+        cli_usage_error(&cmd_relay_def, "--ws-origin, --ws-cert, --ws-key, --ws-max-connections "
+                                        "and --ws-send-queue need --ws HOST:PORT");
+        return false;
+    }
+    if (!o->ws_cert != !o->ws_key) {
+        cli_usage_error(&cmd_relay_def, "wss:// needs both --ws-cert and --ws-key");
+        return false;
+    }
     if (!parse_bind("--bind", o->bind, o->host, sizeof o->host, &o->port) ||
-        (o->api && !parse_bind("--api", o->api, o->api_host, sizeof o->api_host, &o->api_port))) {
+        (o->api && !parse_bind("--api", o->api, o->api_host, sizeof o->api_host, &o->api_port)) ||
+        (o->ws && !parse_bind("--ws", o->ws, o->ws_host, sizeof o->ws_host, &o->ws_port))) {
+        return false;
+    }
+    if (o->ws_port && o->ws_port + o->workers - 1 > 65535) {
+        cli_usage_error(&cmd_relay_def, "--workers %llu binds WebSocket ports %u..%llu: past 65535",
+                        (unsigned long long)o->workers, o->ws_port,
+                        (unsigned long long)(o->ws_port + o->workers - 1));
         return false;
     }
     if (o->port && o->port + o->workers - 1 > 65535) {
@@ -608,6 +694,18 @@ static void sum_stats(relay_app *app, ls_relay_stats *st, ls_uv_stats *us)
     }
 }
 
+// The WebSocket counters summed over the workers (held, or stopped).
+static relay_ws_stats sum_ws(const relay_app *app)
+{
+    relay_ws_stats t;
+    memset(&t, 0, sizeof t);
+    for (uint32_t k = 0; k < app->workers; k++) {
+        relay_ws_stats s = relay_ws_stats_get(app->w[k].ws);
+        relay_ws_stats_add(&t, &s);
+    }
+    return t;
+}
+
 static void print_stats(relay_app *app)
 {
     hold_all(app, true);
@@ -653,6 +751,19 @@ static void print_stats(relay_app *app)
              st.desyncs, st.disputes, st.snapshots_refused,
              (unsigned long long)st.spectator_refused, (unsigned long long)st.spectators_dropped,
              (unsigned long long)st.rejoins, (unsigned long long)st.rejoin_refused);
+    if (app->o.ws) {
+        relay_ws_stats ws = sum_ws(app);
+        log_line(&app->sink, log_now(app),
+                 "stats ws accepted=%llu open=%llu frames_in=%llu bytes_in=%llu frames_out=%llu "
+                 "bytes_out=%llu origin_refused=%llu full_refused=%llu text_closed=%llu "
+                 "oversize_closed=%llu slow_closed=%llu send_dropped=%llu\n",
+                 (unsigned long long)ws.accepted, (unsigned long long)ws.open,
+                 (unsigned long long)ws.frames_in, (unsigned long long)ws.bytes_in,
+                 (unsigned long long)ws.frames_out, (unsigned long long)ws.bytes_out,
+                 (unsigned long long)ws.origin_refused, (unsigned long long)ws.full_refused,
+                 (unsigned long long)ws.text_closed, (unsigned long long)ws.oversize_closed,
+                 (unsigned long long)ws.slow_closed, (unsigned long long)ws.send_dropped);
+    }
     fflush(app->log);
     hold_all(app, false);
 }
@@ -1008,7 +1119,11 @@ static void pump(relay_worker *w)
     }
     ls_net_datagram d;
     while (ls_relay_next_datagram(w->relay, &d)) {
-        ls_uv_send(w->uv, &d.to, d.data, d.len);
+        if (relay_ws_addr_is(&d.to)) { // a WebSocket connection's synthetic address
+            relay_ws_send(w->ws, &d.to, d.data, d.len);
+        } else {
+            ls_uv_send(w->uv, &d.to, d.data, d.len);
+        }
     }
     ls_relay_event ev;
     while (ls_relay_next_event(w->relay, &ev)) {
@@ -1052,10 +1167,10 @@ static void on_queue(uv_async_t *h)
     handle_queue(h->data);
 }
 
-static void on_recv(void *user, const ls_net_addr *from, const uint8_t *data, size_t len,
-                    uint64_t now)
+// One datagram for the core, from UDP or a WebSocket connection.
+static void relay_datagram(relay_worker *w, const ls_net_addr *from, const uint8_t *data,
+                           size_t len, uint64_t now)
 {
-    relay_worker *w = user;
     relay_app *app = w->app;
     struct timespec t0, t1;
     if (app->api) {
@@ -1075,6 +1190,22 @@ static void on_recv(void *user, const ls_net_addr *from, const uint8_t *data, si
             w->latency_sum_ns += u;
         }
     }
+}
+
+static void on_recv(void *user, const ls_net_addr *from, const uint8_t *data, size_t len,
+                    uint64_t now)
+{
+    if (relay_ws_addr_is(from)) {
+        return; // reserved for WebSocket connections: never a source on the IPv4 socket
+    }
+    relay_datagram(user, from, data, len, now);
+}
+
+// A datagram from a WebSocket connection: the same path as a UDP one.
+static void on_ws_recv(void *user, const ls_net_addr *from, const uint8_t *data, size_t len)
+{
+    relay_worker *w = user;
+    relay_datagram(w, from, data, len, ls_uv_now_us(w->uv));
 }
 
 // Whether every session is done (and every peer gone: idle), over all workers.
@@ -1414,6 +1545,8 @@ static void api_counters(void *user, ls_relay_stats *st, relay_api_totals *tot)
         tot->latency_count += w->latency_count;
         tot->latency_sum_ns += w->latency_sum_ns;
     }
+    tot->ws = app->o.ws != NULL;
+    tot->ws_stats = sum_ws(app);
 }
 
 static uint64_t api_now(void *user)
@@ -1492,6 +1625,33 @@ static bool start_api(relay_app *app)
     return true;
 }
 
+// Worker w's WebSocket listener (--ws's port + its index, or any free port), on
+// its loop: each worker takes its own sessions' WebSocket players, as on UDP.
+static bool start_ws(relay_app *app, relay_worker *w)
+{
+    char msg[256];
+    relay_ws_def d;
+    memset(&d, 0, sizeof d);
+    d.host = app->o.ws_host;
+    d.port = (uint16_t)(app->o.ws_port ? app->o.ws_port + w->index : 0);
+    d.loop = ls_uv_loop(w->uv);
+    d.worker = (uint8_t)w->index;
+    d.origins = app->o.ws_origins;
+    d.n_origins = app->o.n_ws_origins;
+    d.cert = app->o.ws_cert;
+    d.key = app->o.ws_key;
+    d.max_connections = (uint32_t)app->o.ws_max_connections;
+    d.send_queue = (uint32_t)app->o.ws_send_queue;
+    d.user = w;
+    d.on_recv = on_ws_recv;
+    w->ws = relay_ws_create(&d, msg, sizeof msg);
+    if (!w->ws) {
+        fprintf(stderr, "lockstep relay: --ws %s, worker %u: %s\n", app->o.ws, w->index, msg);
+        return false;
+    }
+    return true;
+}
+
 // Worker k: its relay core and its socket (--bind's port + k, or any free port),
 // on the main loop (k = 0: with the signals) or a loop of its own (its thread
 // starts later, in start_threads).
@@ -1535,8 +1695,15 @@ static bool start_worker(relay_app *app, uint32_t k, const ls_relay_def *rd)
         }
         return false;
     }
+    if (app->o.ws && !start_ws(app, w)) {
+        return false;
+    }
     if (k == 0) {
         log_line(&app->sink, log_now(app), "listening %s:%u\n", app->o.host, ls_uv_port(w->uv));
+        if (w->ws) {
+            log_line(&app->sink, log_now(app), "%s %s:%u\n", relay_ws_tls(w->ws) ? "wss" : "ws",
+                     app->o.ws_host, relay_ws_port(w->ws));
+        }
         return true;
     }
     pthread_mutex_init(&w->mu, NULL);
@@ -1653,6 +1820,11 @@ static bool setup(relay_app *app)
     for (uint32_t k = 1; k < app->workers; k++) {
         log_line(&app->sink, log_now(app), "worker %u listening %s:%u\n", k, app->o.host,
                  ls_uv_port(app->w[k].uv));
+        if (app->w[k].ws) {
+            log_line(&app->sink, log_now(app), "worker %u %s %s:%u\n", k,
+                     relay_ws_tls(app->w[k].ws) ? "wss" : "ws", app->o.ws_host,
+                     relay_ws_port(app->w[k].ws));
+        }
     }
     uint64_t now = ls_uv_now_us(app->uv);
     if (app->o.api && !start_api(app)) {
@@ -1676,8 +1848,13 @@ static bool setup(relay_app *app)
         if (app->workers > 1) { // where its players go (worker 0's port is not theirs)
             char addr[96];
             format_addr(app, w, addr, sizeof addr);
-            log_line(&app->sink, log_now(app), "session %u relay %s worker %u\n", id, addr,
-                     w->index);
+            if (w->ws) {
+                log_line(&app->sink, log_now(app), "session %u relay %s worker %u ws %s:%u\n", id,
+                         addr, w->index, app->o.ws_host, relay_ws_port(w->ws));
+            } else {
+                log_line(&app->sink, log_now(app), "session %u relay %s worker %u\n", id, addr,
+                         w->index);
+            }
         }
         for (uint32_t k = 0; k < app->o.sd.slots; k++) {
             if (!issue_credential(app, id, k, false)) {
@@ -1884,6 +2061,22 @@ static void print_json(relay_app *app)
     json_key(&j, "rejoins"), json_u64(&j, st.rejoins);
     json_key(&j, "rejoin_refused"), json_u64(&j, st.rejoin_refused);
     json_object_end(&j);
+    if (app->o.ws) { // the WebSocket listeners' counters (--ws)
+        relay_ws_stats ws = sum_ws(app);
+        json_key(&j, "ws"), json_object_begin(&j);
+        json_key(&j, "accepted"), json_u64(&j, ws.accepted);
+        json_key(&j, "frames_in"), json_u64(&j, ws.frames_in);
+        json_key(&j, "bytes_in"), json_u64(&j, ws.bytes_in);
+        json_key(&j, "frames_out"), json_u64(&j, ws.frames_out);
+        json_key(&j, "bytes_out"), json_u64(&j, ws.bytes_out);
+        json_key(&j, "origin_refused"), json_u64(&j, ws.origin_refused);
+        json_key(&j, "full_refused"), json_u64(&j, ws.full_refused);
+        json_key(&j, "text_closed"), json_u64(&j, ws.text_closed);
+        json_key(&j, "oversize_closed"), json_u64(&j, ws.oversize_closed);
+        json_key(&j, "slow_closed"), json_u64(&j, ws.slow_closed);
+        json_key(&j, "send_dropped"), json_u64(&j, ws.send_dropped);
+        json_object_end(&j);
+    }
     if (app->workers > 1) { // every worker's address, worker 0's first
         json_key(&j, "workers"), json_array_begin(&j);
         for (uint32_t k = 0; k < app->workers; k++) {
@@ -1954,7 +2147,9 @@ int cmd_relay(int argc, char **argv)
             pthread_mutex_destroy(&w->mu);
             pthread_cond_destroy(&w->cv);
         }
+        relay_ws_close(w->ws); // its handles close as ls_uv_destroy runs the loop
         ls_uv_destroy(w->uv);
+        relay_ws_free(w->ws);
         ls_relay_destroy(w->relay);
         free(w->ids);
         free(w->pending.v);

@@ -15,6 +15,7 @@
 
 #include "relay_api_json.h"
 #include "relay_result.h"
+#include "relay_ws.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -109,6 +110,8 @@ struct relay_api_totals {
     uint64_t latency[RELAY_API_LATENCY_BUCKETS + 1];
     uint64_t latency_count;  ///< Observations.
     uint64_t latency_sum_ns; ///< Their sum, nanoseconds.
+    bool ws;                 ///< WebSocket listeners run (--ws): ws_stats counts.
+    relay_ws_stats ws_stats; ///< Their counters, summed over the workers.
 };
 
 /// The totals now.

@@ -129,6 +129,36 @@ static void h_metrics(relay_api *a, relay_api_request *rq)
         (double)tot.latency_sum_ns * 1e-9);
     put(&t, "lockstep_relay_datagram_handling_seconds_count %llu\n",
         (unsigned long long)tot.latency_count);
+    if (tot.ws) { // --ws: the WebSocket listeners (SPEC.md 17.16)
+        const relay_ws_stats *w = &tot.ws_stats;
+        gauge(&t, "lockstep_relay_ws_connections", "WebSocket connections open.", w->open);
+        counter(&t, "lockstep_relay_ws_connections_accepted_total",
+                "WebSocket connections accepted.", w->accepted);
+        counter(&t, "lockstep_relay_ws_messages_received_total",
+                "WebSocket binary messages received (each one datagram).", w->frames_in);
+        counter(&t, "lockstep_relay_ws_messages_sent_total", "WebSocket binary messages sent.",
+                w->frames_out);
+        counter(&t, "lockstep_relay_ws_received_bytes_total", "WebSocket datagram bytes received.",
+                w->bytes_in);
+        counter(&t, "lockstep_relay_ws_sent_bytes_total", "WebSocket datagram bytes sent.",
+                w->bytes_out);
+        counter(&t, "lockstep_relay_ws_send_dropped_total",
+                "Datagrams for a WebSocket connection that was gone or cut off.", w->send_dropped);
+        metric(&t, "lockstep_relay_ws_refused_total", "counter",
+               "WebSocket connections refused or closed by the relay, by reason.");
+        const struct {
+            const char *reason;
+            uint64_t v;
+        } why[] = {
+            {"origin", w->origin_refused},   {"full", w->full_refused},
+            {"text", w->text_closed},        {"too_big", w->oversize_closed},
+            {"slow_reader", w->slow_closed},
+        };
+        for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
+            put(&t, "lockstep_relay_ws_refused_total{reason=\"%s\"} %llu\n", why[i].reason,
+                (unsigned long long)why[i].v);
+        }
+    }
     if (t.failed) {
         relay_api_error err = {"out of memory", "/metrics"};
         relay_api_respond_error(rq, 500, &err);

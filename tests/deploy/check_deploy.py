@@ -196,6 +196,11 @@ def make_goals(command):
     return goals
 
 
+# Loaded with dlopen by a NEEDED library: libwebsockets' libuv event library
+# (`lockstep relay --ws`, SPEC.md §17.16).
+RUNTIME_PLUGINS = {"libwebsockets-evlib-uv"}
+
+
 def needed_packages(tool):
     """Debian packages of the tool's NEEDED shared libraries (libc6 aside), or None."""
     try:
@@ -250,7 +255,8 @@ def check_dockerfile(text, ci, container_args, udp_ports, runtime_pkgs, errors):
         err(".ci/run no longer starts with `make deps`: keep the two in step")
     if re.search(r"^export WERROR=1$", ci, re.M) and ("ENV", "WERROR=1") not in build["ins"]:
         err("CI builds with WERROR=1 (.ci/run): the builder must too (ENV WERROR=1)")
-    # The runtime installs exactly the tool's shared libraries' packages.
+    # The runtime installs exactly the tool's shared libraries' packages, and the
+    # plugins a library loads at run time (no NEEDED entry names them).
     installed = set()
     for word, rest in run["ins"]:
         if word == "RUN":
@@ -258,8 +264,9 @@ def check_dockerfile(text, ci, container_args, udp_ports, runtime_pkgs, errors):
                 w = shlex.split(cmd)
                 if w[:2] == ["apt-get", "install"]:
                     installed |= {x for x in w[2:] if not x.startswith("-")}
-    if runtime_pkgs is not None and installed != runtime_pkgs:
-        err(f"the runtime installs {sorted(installed)}, build/lockstep needs {sorted(runtime_pkgs)}")
+    if runtime_pkgs is not None and installed != runtime_pkgs | RUNTIME_PLUGINS:
+        err(f"the runtime installs {sorted(installed)}, build/lockstep needs "
+            f"{sorted(runtime_pkgs | RUNTIME_PLUGINS)}")
     if not any(w == "COPY" and r.startswith("--from=") and r.split()[1].endswith("/build/lockstep")
                for w, r in run["ins"]):
         err("the runtime must COPY --from=<builder> .../build/lockstep")
