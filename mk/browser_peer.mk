@@ -1,0 +1,62 @@
+# Browser peer (tools/browser_peer/, issue 31): the sans-IO peer (net/src),
+# the physics and the reference games built for wasm32-wasi as a reactor module
+# with the viewer's toolchain (clang, Debian's wasi-libc), driven from
+# JavaScript over a WebSocket to `lockstep relay --ws` (SPEC.md §17.17).
+# libsodium comes from npm's libsodium-wrappers through a small import shim
+# (tools/browser_peer/sodium/sodium.h says why); the native build is unchanged.
+#   make deps-browser-peer  the wasm toolchain (apt), npm ci in tools/browser_peer
+#   make browser-peer       build $(BUILD)/browser_peer/peer.wasm
+#   make browser-peer-test  a relay with --ws, a native `lockstep bot` on UDP and the
+#                           wasm peer in Node.js on the WebSocket play a soccer match:
+#                           equal final checksums, 0 desyncs, the recording verifies
+BP_DIR   = $(BUILD)/browser_peer
+BP_WASM  = $(BP_DIR)/peer.wasm
+BP_NODE_MODULES := tools/browser_peer/node_modules
+BP_STAMP := $(BP_NODE_MODULES)/.package-lock.json
+BP_NET_SRC := net/src/peer.c net/src/rollback.c net/src/wire.c net/src/outbox.c \
+  net/src/auth.c net/src/state_send.c
+BP_C     := tools/browser_peer/api.c tools/browser_peer/sodium_shim.c $(BP_NET_SRC) $(PHYS_SRC)
+BP_H     := tools/browser_peer/sodium/sodium.h $(PHYS_H) $(wildcard fixmath_phys/include/ls/*.h \
+  net/include/ls/*.h net/src/*.h)
+# As the viewer (mk/viewer.mk): the 1 MiB stack first in memory so an overflow
+# traps; the heap may grow (peer.js re-reads the memory on every call).
+# -Itools/browser_peer/sodium makes <sodium.h> the shim: wasi-libc's sysroot has no
+# other, and the native build never has this folder on its path.
+BP_FLAGS  = -std=c11 $(WARN) -ffp-contract=off -O2 -mexec-model=reactor \
+  -Ifixmath_phys/include -Inet/include -Itools/browser_peer/sodium
+BP_LDFLAGS := -Wl,--stack-first -Wl,-z,stack-size=1048576
+BP_TICKS ?= 1200
+BP_KEYS_TICKS ?= 600
+BP_TICK_RATE ?= 120
+BP_SCENE := tools/scenes/soccer.scene
+
+.PHONY: deps-browser-peer browser-peer browser-peer-test
+
+deps-browser-peer:
+	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(VIEWER_DEPS_PKGS) $$(command -v node >/dev/null || echo nodejs npm)"
+	@if [ ! -f $(BP_STAMP) ] || [ tools/browser_peer/package-lock.json -nt $(BP_STAMP) ]; then \
+	  echo "deps-browser-peer: npm ci in tools/browser_peer"; \
+	  cd tools/browser_peer && npm ci --no-audit --no-fund --loglevel=error; \
+	fi
+
+$(BP_WASM): $(BP_C) $(BP_H) mk/browser_peer.mk
+	@mkdir -p $(dir $@)
+	$(VIEWER_CC) $(BP_FLAGS) -o $@ $(BP_C) $(BP_LDFLAGS)
+
+browser-peer: $(BP_WASM)
+	@echo "browser-peer: built $(BP_WASM) ($$(wc -c < $(BP_WASM)) bytes of wasm)"
+
+# Twice: the wasm peer's car driven by the soccer bot (the same C code as the
+# native bot's, reading the wasm peer's predicted world), then by a key pattern
+# set from JavaScript (the page's path: bp_set_input). Without the wasm toolchain
+# or tools/browser_peer/node_modules it says so and passes ('make deps-browser-peer').
+browser-peer-test: $(TOOL)
+	@if [ ! -f /usr/lib/wasm32-wasi/crt1-reactor.o ] || ! command -v node >/dev/null || \
+	   [ ! -d $(BP_NODE_MODULES)/ws ] || [ ! -d $(BP_NODE_MODULES)/libsodium-wrappers ]; then \
+	  echo "browser-peer-test: skipped: needs the wasm32 toolchain, node and tools/browser_peer/node_modules ('make deps-browser-peer')"; \
+	  exit 0; fi; \
+	$(MAKE) --no-print-directory -s browser-peer >/dev/null || exit 1; \
+	echo "browser-peer-test: soccer bot in wasm, $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
+	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) || exit 1; \
+	echo "browser-peer-test: keys set from JavaScript, $(BP_KEYS_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
+	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_KEYS_TICKS) $(BP_TICK_RATE) --keys
