@@ -46,7 +46,8 @@ $(BP_WASM): $(BP_C) $(BP_H) mk/browser_peer.mk
 browser-peer: $(BP_WASM)
 	@echo "browser-peer: built $(BP_WASM) ($$(wc -c < $(BP_WASM)) bytes of wasm)"
 
-# Twice: the wasm peer's car driven by the soccer bot (the same C code as the
+# First bad credentials, scenes and bytes into the wasm peer (selftest.mjs), then
+# two matches: the wasm peer's car driven by the soccer bot (the same C code as the
 # native bot's, reading the wasm peer's predicted world), then by a key pattern
 # set from JavaScript (the page's path: bp_set_input). Without the wasm toolchain
 # or tools/browser_peer/node_modules it says so and passes ('make deps-browser-peer').
@@ -56,6 +57,7 @@ browser-peer-test: $(TOOL)
 	  echo "browser-peer-test: skipped: needs the wasm32 toolchain, node and tools/browser_peer/node_modules ('make deps-browser-peer')"; \
 	  exit 0; fi; \
 	$(MAKE) --no-print-directory -s browser-peer >/dev/null || exit 1; \
+	node tools/browser_peer/selftest.mjs $(BP_WASM) $(BP_SCENE) || exit 1; \
 	echo "browser-peer-test: soccer bot in wasm, $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
 	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) || exit 1; \
 	echo "browser-peer-test: keys set from JavaScript, $(BP_KEYS_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
