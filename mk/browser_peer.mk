@@ -6,9 +6,12 @@
 # (tools/browser_peer/sodium/sodium.h says why); the native build is unchanged.
 #   make deps-browser-peer  the wasm toolchain (apt), npm ci in tools/browser_peer
 #   make browser-peer       build $(BUILD)/browser_peer/peer.wasm
+#   make browser-peer-page  the page into $(BUILD)/browser_peer/ (serve it with
+#                           tools/viewer/serve.mjs; join with a URL fragment, page.js)
 #   make browser-peer-test  a relay with --ws, a native `lockstep bot` on UDP and the
-#                           wasm peer in Node.js on the WebSocket play a soccer match:
-#                           equal final checksums, 0 desyncs, the recording verifies
+#                           wasm peer (Node.js, then the page in headless Chromium) on
+#                           the WebSocket play soccer: equal final checksums, 0
+#                           desyncs, the recording verifies
 BP_DIR   = $(BUILD)/browser_peer
 BP_WASM  = $(BP_DIR)/peer.wasm
 BP_NODE_MODULES := tools/browser_peer/node_modules
@@ -29,8 +32,9 @@ BP_TICKS ?= 1200
 BP_KEYS_TICKS ?= 600
 BP_TICK_RATE ?= 120
 BP_SCENE := tools/scenes/soccer.scene
+BP_PAGE := index.html page.js peer.js
 
-.PHONY: deps-browser-peer browser-peer browser-peer-test
+.PHONY: deps-browser-peer browser-peer browser-peer-page browser-peer-test
 
 deps-browser-peer:
 	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(VIEWER_DEPS_PKGS) $$(command -v node >/dev/null || echo nodejs npm)"
@@ -47,10 +51,13 @@ browser-peer: $(BP_WASM)
 	@echo "browser-peer: built $(BP_WASM) ($$(wc -c < $(BP_WASM)) bytes of wasm)"
 
 # First bad credentials, scenes and bytes into the wasm peer (selftest.mjs), then
-# two matches: the wasm peer's car driven by the soccer bot (the same C code as the
-# native bot's, reading the wasm peer's predicted world), then by a key pattern
-# set from JavaScript (the page's path: bp_set_input). Without the wasm toolchain
-# or tools/browser_peer/node_modules it says so and passes ('make deps-browser-peer').
+# three matches, each against a native bot on UDP: the wasm peer in Node.js with
+# its car driven by the soccer bot (the same C code as the native bot's, reading
+# the wasm peer's predicted world), then by a key pattern set from JavaScript
+# (bp_set_input), then the page in headless Chromium, keys pressed by puppeteer
+# (page_test.mjs; a screenshot mid-match in $(BP_DIR)/screenshot.png). Without the
+# wasm toolchain or tools/browser_peer/node_modules it says so and passes, without
+# chromium it skips the page ('make deps-browser-peer').
 browser-peer-test: $(TOOL)
 	@if [ ! -f /usr/lib/wasm32-wasi/crt1-reactor.o ] || ! command -v node >/dev/null || \
 	   [ ! -d $(BP_NODE_MODULES)/ws ] || [ ! -d $(BP_NODE_MODULES)/libsodium-wrappers ]; then \
@@ -61,4 +68,17 @@ browser-peer-test: $(TOOL)
 	echo "browser-peer-test: soccer bot in wasm, $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
 	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) || exit 1; \
 	echo "browser-peer-test: keys set from JavaScript, $(BP_KEYS_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
-	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_KEYS_TICKS) $(BP_TICK_RATE) --keys
+	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_KEYS_TICKS) $(BP_TICK_RATE) --keys || exit 1; \
+	if [ ! -x /usr/bin/chromium ] || [ ! -d $(BP_NODE_MODULES)/puppeteer-core ]; then \
+	  echo "browser-peer-test: the page: skipped: needs chromium and puppeteer-core ('make deps-browser-peer')"; exit 0; fi; \
+	$(MAKE) --no-print-directory -s browser-peer-page >/dev/null || exit 1; \
+	echo "browser-peer-test: the page in headless Chromium, keys pressed, $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
+	node tools/browser_peer/page_test.mjs $(TOOL) $(BP_DIR) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) $(BP_DIR)/screenshot.png
+
+# The page: its files symlinked (edit and reload), the scene copied.
+browser-peer-page: $(BP_WASM)
+	@test -d $(BP_NODE_MODULES)/libsodium-wrappers || { echo "browser-peer-page: run 'make deps-browser-peer'"; exit 1; }
+	@for f in $(BP_PAGE); do ln -sf $(abspath tools/browser_peer)/$$f $(BP_DIR)/$$f; done
+	@ln -sfn $(abspath $(BP_NODE_MODULES)) $(BP_DIR)/node_modules
+	@cp $(BP_SCENE) $(BP_DIR)/
+	@echo "browser-peer-page: built $(BP_DIR)"

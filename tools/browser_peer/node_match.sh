@@ -4,7 +4,7 @@
 # `lockstep bot` on UDP (slot 0) and the wasm peer in Node.js on a WebSocket
 # (slot 1) play one soccer match in rollback mode. Passes when both finish with
 # the same final checksum, 0 desyncs at both and at the relay, and the relay's
-# recording verifies natively (`lockstep replay verify`).
+# recording verifies natively (`lockstep replay verify`). BP_KEEP=1 keeps its folder.
 #   node_match.sh TOOL WASM SCENE TICKS TICK_RATE [--keys]
 set -u
 tool=$1 wasm=$2 scene=$3 ticks=$4 rate=$5 keys=${6:-}
@@ -13,7 +13,7 @@ d=$(mktemp -d "${TMPDIR:-/tmp}/lockstep-browser-peer.XXXXXX")
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    rm -rf "$d"
+    [ -n "${BP_KEEP:-}" ] && echo "kept $d" || rm -rf "$d"
 }
 trap cleanup EXIT
 fail() {
