@@ -31,6 +31,8 @@ BP_LDFLAGS := -Wl,--stack-first -Wl,-z,stack-size=1048576
 BP_TICKS ?= 1200
 BP_KEYS_TICKS ?= 600
 BP_TICK_RATE ?= 120
+# The relay's and the native bot's sends (the UDP side; a WebSocket is never faulted).
+BP_FAULTS ?= --loss 0.1 --jitter 50
 BP_SCENE := tools/scenes/soccer.scene
 BP_PAGE := index.html page.js peer.js
 
@@ -51,11 +53,13 @@ browser-peer: $(BP_WASM)
 	@echo "browser-peer: built $(BP_WASM) ($$(wc -c < $(BP_WASM)) bytes of wasm)"
 
 # First bad credentials, scenes and bytes into the wasm peer (selftest.mjs), then
-# three matches, each against a native bot on UDP: the wasm peer in Node.js with
+# four matches, each against a native bot on UDP: the wasm peer in Node.js with
 # its car driven by the soccer bot (the same C code as the native bot's, reading
 # the wasm peer's predicted world), then by a key pattern set from JavaScript
-# (bp_set_input), then the page in headless Chromium, keys pressed by puppeteer
-# (page_test.mjs; a screenshot mid-match in $(BP_DIR)/screenshot.png). Without the
+# (bp_set_input), then again with the bot under 10 % loss and 50 ms jitter on
+# the UDP side (both directions), then the page in headless Chromium, keys
+# pressed by puppeteer (page_test.mjs; a screenshot mid-match in
+# $(BP_DIR)/screenshot.png). Without the
 # wasm toolchain or tools/browser_peer/node_modules it says so and passes, without
 # chromium it skips the page ('make deps-browser-peer').
 browser-peer-test: $(TOOL)
@@ -69,6 +73,8 @@ browser-peer-test: $(TOOL)
 	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) || exit 1; \
 	echo "browser-peer-test: keys set from JavaScript, $(BP_KEYS_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
 	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_KEYS_TICKS) $(BP_TICK_RATE) --keys || exit 1; \
+	echo "browser-peer-test: soccer bot in wasm, faults on the UDP side ($(BP_FAULTS)), $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
+	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) -- $(BP_FAULTS) || exit 1; \
 	if [ ! -x /usr/bin/chromium ] || [ ! -d $(BP_NODE_MODULES)/puppeteer-core ]; then \
 	  echo "browser-peer-test: the page: skipped: needs chromium and puppeteer-core ('make deps-browser-peer')"; exit 0; fi; \
 	$(MAKE) --no-print-directory -s browser-peer-page >/dev/null || exit 1; \

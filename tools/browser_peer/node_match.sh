@@ -5,9 +5,16 @@
 # (slot 1) play one soccer match in rollback mode. Passes when both finish with
 # the same final checksum, 0 desyncs at both and at the relay, and the relay's
 # recording verifies natively (`lockstep replay verify`). BP_KEEP=1 keeps its folder.
-#   node_match.sh TOOL WASM SCENE TICKS TICK_RATE [--keys]
+#   node_match.sh TOOL WASM SCENE TICKS TICK_RATE [--keys] [-- FAULT OPTIONS]
+# Fault options (--loss P, --jitter MS, ...) go to the relay and to the native bot:
+# both directions of the UDP side; the relay's faults never touch a WebSocket.
 set -u
-tool=$1 wasm=$2 scene=$3 ticks=$4 rate=$5 keys=${6:-}
+tool=$1 wasm=$2 scene=$3 ticks=$4 rate=$5
+shift 5
+keys=
+[ "${1:-}" = --keys ] && { keys=--keys; shift; }
+[ "${1:-}" = -- ] && shift
+faults=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
 d=$(mktemp -d "${TMPDIR:-/tmp}/lockstep-browser-peer.XXXXXX")
 pids=()
@@ -26,7 +33,7 @@ fail() {
 
 "$tool" relay --ws 127.0.0.1:0 --workers 1 --slots 2 --ticks "$ticks" --tick-rate "$rate" \
     --credentials "$d" --record "$d/m.lsr" --scene "$scene" --seed 1 --exit-when-done \
-    >"$d/relay.out" 2>"$d/relay.err" &
+    ${faults[@]+"${faults[@]}"} >"$d/relay.out" 2>"$d/relay.err" &
 relay=$!
 pids+=("$relay")
 for _ in $(seq 100); do grep -q '^ready' "$d/relay.out" && break; sleep 0.1; done
@@ -36,7 +43,7 @@ ws=$(awk '$1 == "ws" {print $2; exit}' "$d/relay.out")
 
 start=$(date +%s%N)
 "$tool" bot --relay "$udp" --credential "$d/session-1-slot-0.cred" --scene "$scene" \
-    --mode rollback >"$d/bot.out" 2>&1 &
+    --mode rollback ${faults[@]+"${faults[@]}"} >"$d/bot.out" 2>&1 &
 bot=$!
 pids+=("$bot")
 node "$here/node_peer.mjs" --ws "ws://$ws" --credential "$d/session-1-slot-1.cred" \
@@ -86,4 +93,4 @@ echo "verify: $(echo "$verify" | head -1)"
 [ "$vrc" = 0 ] || fail "replay verify exited $vrc: $verify"
 last=$("$tool" replay dump "$d/m.lsr" --json | grep -o '"checksum":"[0-9a-f]*"' | tail -1 | cut -d'"' -f4)
 [ "$last" = "$kb" ] || fail "the recording's last checksum $last is not the peers' $kb"
-echo "browser-peer-test: OK: $ticks ticks at $rate Hz in ${secs} ms, native and wasm end on $kb, 0 desyncs, the recording verifies"
+echo "browser-peer-test: OK: $ticks ticks at $rate Hz in ${secs} ms${faults[*]+ (UDP faults: ${faults[*]})}, native and wasm end on $kb, 0 desyncs, the recording verifies"
