@@ -8,10 +8,12 @@
 #   make browser-peer       build $(BUILD)/browser_peer/peer.wasm
 #   make browser-peer-page  the page into $(BUILD)/browser_peer/ (serve it with
 #                           tools/viewer/serve.mjs; join with a URL fragment, page.js)
-#   make browser-peer-test  a relay with --ws, a native `lockstep bot` on UDP and the
-#                           wasm peer (Node.js, then the page in headless Chromium) on
-#                           the WebSocket play soccer: equal final checksums, 0
+#   make browser-peer-test  a relay with --ws, native `lockstep bot`s on UDP and the
+#                           wasm peer (Node.js, then pages in headless Chromium) on
+#                           WebSockets play soccer: equal final checksums, 0
 #                           desyncs, the recording verifies
+#   make browser-match      2 native bots + 2 pages in headless Chromium, 1200 ticks
+#                           at 60 Hz: the peers' table, which of them are browsers
 BP_DIR   = $(BUILD)/browser_peer
 BP_WASM  = $(BP_DIR)/peer.wasm
 BP_NODE_MODULES := tools/browser_peer/node_modules
@@ -36,7 +38,7 @@ BP_FAULTS ?= --loss 0.1 --jitter 50
 BP_SCENE := tools/scenes/soccer.scene
 BP_PAGE := index.html page.js peer.js
 
-.PHONY: deps-browser-peer browser-peer browser-peer-page browser-peer-test
+.PHONY: deps-browser-peer browser-peer browser-peer-page browser-peer-test browser-match
 
 deps-browser-peer:
 	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(VIEWER_DEPS_PKGS) $$(command -v node >/dev/null || echo nodejs npm)"
@@ -53,18 +55,21 @@ browser-peer: $(BP_WASM)
 	@echo "browser-peer: built $(BP_WASM) ($$(wc -c < $(BP_WASM)) bytes of wasm)"
 
 # First bad credentials, scenes and bytes into the wasm peer (selftest.mjs), then
-# four matches, each against a native bot on UDP: the wasm peer in Node.js with
-# its car driven by the soccer bot (the same C code as the native bot's, reading
-# the wasm peer's predicted world), then by a key pattern set from JavaScript
-# (bp_set_input), then again with the bot under 10 % loss and 50 ms jitter on
-# the UDP side (both directions), then the page in headless Chromium, keys
-# pressed by puppeteer (page_test.mjs; a screenshot mid-match in
-# $(BP_DIR)/screenshot.png). Without the
-# wasm toolchain or tools/browser_peer/node_modules it says so and passes, without
-# chromium it skips the page ('make deps-browser-peer').
+# matches of the wasm peer against native bots on UDP: in Node.js (node_match.sh,
+# one native bot) with its car driven by the soccer bot (the same C code as the
+# native bot's, reading the wasm peer's predicted world), by a key pattern set
+# from JavaScript (bp_set_input), and by the bot under $(BP_FAULTS) on the UDP
+# side (both directions); then in headless Chromium (browser_match.mjs: two
+# native bots and two pages, the first driven by keys puppeteer presses), once
+# clean and once with the same faults on the UDP side. Without the wasm
+# toolchain or tools/browser_peer/node_modules it says so and passes, without
+# chromium it skips the pages ('make deps-browser-peer').
+BP_NODE_OK = [ -f /usr/lib/wasm32-wasi/crt1-reactor.o ] && command -v node >/dev/null && \
+  [ -d $(BP_NODE_MODULES)/ws ] && [ -d $(BP_NODE_MODULES)/libsodium-wrappers ]
+BP_PAGE_OK = [ -x /usr/bin/chromium ] && [ -d $(BP_NODE_MODULES)/puppeteer-core ]
+BP_MATCH = node tools/browser_peer/browser_match.mjs $(TOOL) $(BP_DIR) $(BP_SCENE)
 browser-peer-test: $(TOOL)
-	@if [ ! -f /usr/lib/wasm32-wasi/crt1-reactor.o ] || ! command -v node >/dev/null || \
-	   [ ! -d $(BP_NODE_MODULES)/ws ] || [ ! -d $(BP_NODE_MODULES)/libsodium-wrappers ]; then \
+	@if ! { $(BP_NODE_OK); }; then \
 	  echo "browser-peer-test: skipped: needs the wasm32 toolchain, node and tools/browser_peer/node_modules ('make deps-browser-peer')"; \
 	  exit 0; fi; \
 	$(MAKE) --no-print-directory -s browser-peer >/dev/null || exit 1; \
@@ -75,11 +80,23 @@ browser-peer-test: $(TOOL)
 	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_KEYS_TICKS) $(BP_TICK_RATE) --keys || exit 1; \
 	echo "browser-peer-test: soccer bot in wasm, faults on the UDP side ($(BP_FAULTS)), $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
 	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) -- $(BP_FAULTS) || exit 1; \
-	if [ ! -x /usr/bin/chromium ] || [ ! -d $(BP_NODE_MODULES)/puppeteer-core ]; then \
-	  echo "browser-peer-test: the page: skipped: needs chromium and puppeteer-core ('make deps-browser-peer')"; exit 0; fi; \
+	if ! { $(BP_PAGE_OK); }; then \
+	  echo "browser-peer-test: the pages: skipped: needs chromium and puppeteer-core ('make deps-browser-peer')"; exit 0; fi; \
 	$(MAKE) --no-print-directory -s browser-peer-page >/dev/null || exit 1; \
-	echo "browser-peer-test: the page in headless Chromium, keys pressed, $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
-	node tools/browser_peer/page_test.mjs $(TOOL) $(BP_DIR) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) $(BP_DIR)/screenshot.png
+	$(BP_MATCH) $(BP_TICKS) $(BP_TICK_RATE) 2 2 $(BP_DIR)/screenshot.png || exit 1; \
+	$(BP_MATCH) $(BP_TICKS) $(BP_TICK_RATE) 2 2 -- $(BP_FAULTS)
+
+# Issue 31's demonstration: two native bots and two pages in headless Chromium
+# play $(BP_MATCH_TICKS) ticks of soccer in real time ($(BP_MATCH_RATE) Hz) and
+# print the peers' table; ARGS adds UDP fault options (ARGS="-- --loss 0.1 --jitter 50").
+BP_MATCH_TICKS ?= 1200
+BP_MATCH_RATE ?= 60
+browser-match: $(TOOL)
+	@if ! { $(BP_NODE_OK) && $(BP_PAGE_OK); }; then \
+	  echo "browser-match: needs the wasm32 toolchain, chromium and tools/browser_peer/node_modules: run 'make deps-browser-peer'"; \
+	  exit 1; fi
+	@$(MAKE) --no-print-directory -s browser-peer-page >/dev/null
+	$(BP_MATCH) $(BP_MATCH_TICKS) $(BP_MATCH_RATE) 2 2 $(BP_DIR)/screenshot.png $(ARGS)
 
 # The page: its files symlinked (edit and reload), the scene copied.
 browser-peer-page: $(BP_WASM)
