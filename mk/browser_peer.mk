@@ -14,6 +14,7 @@
 #                           desyncs, the recording verifies
 #   make browser-match      2 native bots + 2 pages in headless Chromium, 1200 ticks
 #                           at 60 Hz: the peers' table, which of them are browsers
+#   make bench-browser-peer soccer ms/tick: wasm in Chromium and Node.js vs native
 BP_DIR   = $(BUILD)/browser_peer
 BP_WASM  = $(BP_DIR)/peer.wasm
 BP_NODE_MODULES := tools/browser_peer/node_modules
@@ -105,3 +106,25 @@ browser-peer-page: $(BP_WASM)
 	@ln -sfn $(abspath $(BP_NODE_MODULES)) $(BP_DIR)/node_modules
 	@cp $(BP_SCENE) $(BP_DIR)/
 	@echo "browser-peer-page: built $(BP_DIR)"
+
+# The soccer game's cost per tick (4 soccer bots, bp_bench in api.c) as wasm in
+# headless Chromium and in Node.js against the same function built natively
+# (gcc, $(CFLAGS)) with the solver's scalar path and with its fastest one. Not
+# in BENCH_SECTIONS yet. Needs what browser-peer-test's pages need.
+BP_BENCH_NATIVE = $(BUILD)/browser_peer/bench_native
+BP_BENCH_TICKS ?= 3600
+$(BP_BENCH_NATIVE): tools/browser_peer/bench_native.c tools/browser_peer/api.c tools/browser_peer/api.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLFLAGS) -Ifixmath_phys/include -Inet/include -o $@ tools/browser_peer/bench_native.c \
+	  tools/browser_peer/api.c $(LIB_A) -lsodium -lm
+.PHONY: bench-browser-peer
+bench-browser-peer: $(BP_BENCH_NATIVE)
+	@$(MAKE) --no-print-directory -s browser-peer-page >/dev/null
+	@echo "== browser peer: soccer, 4 bots, $(BP_BENCH_TICKS) ticks from tick 0, best of $(BENCH_REPEATS)"; \
+	set -- $$($(BP_BENCH_NATIVE) $(BP_SCENE) $(BP_BENCH_TICKS) $(BENCH_REPEATS)); ns=$$2; sum=$$3; na=$$5; path=$$7; \
+	set -- $$(node tools/browser_peer/bench.mjs $(BP_DIR) $(BP_SCENE) $(BP_BENCH_TICKS) $(BENCH_REPEATS)); \
+	wn=$$2; wnsum=$$3; wc=$$5; wcsum=$$6; \
+	[ "$$sum" = "$$wnsum" ] && [ "$$sum" = "$$wcsum" ] || { echo "bench-browser-peer: checksums differ: native $$sum, node $$wnsum, chromium $$wcsum"; exit 1; }; \
+	printf '%-40s %8s ms/tick\n' "native (gcc), solver scalar path" $$ns "native (gcc), solver $$path path" $$na \
+	  "wasm32 in Node.js (V8)" $$wn "wasm32 in headless Chromium" $$wc; \
+	echo "ratio wasm in Chromium / native: $$(awk -v w=$$wc -v n=$$ns 'BEGIN {printf "%.2f", n / w}') of the scalar path's speed (goal >= 0.7), $$(awk -v w=$$wc -v n=$$na 'BEGIN {printf "%.2f", n / w}') of the $$path path's; same final checksum $$sum"

@@ -369,3 +369,34 @@ int32_t BP_EXPORT(bp_player_body)(uint32_t slot)
     return app.scene_loaded && slot < app.scene.player_count ? (int32_t)app.scene.player_body[slot]
                                                              : -1;
 }
+
+uint64_t BP_EXPORT(bp_bench)(const char *scene, uint32_t scene_len, uint32_t ticks, uint32_t scalar)
+{
+    ls_scene s;
+    ls_error err;
+    if (!scene || ls_scene_parse(scene, scene_len, &s, &err) != LS_OK) {
+        return 0;
+    }
+    if (scalar) {
+        s.world.simd = LS_SIMD_SCALAR;
+    }
+    ls_world *w = ls_scene_instantiate(&s, &err);
+    uint64_t sum = 0;
+    if (w) {
+        uint32_t players = s.player_count < LS_SCENE_MAX_PLAYERS ? s.player_count : 0;
+        ls_soccer_bot bots[LS_SCENE_MAX_PLAYERS];
+        uint8_t inputs[LS_SCENE_MAX_PLAYERS] = {0};
+        for (uint32_t k = 0; k < players; k++) {
+            ls_soccer_bot_init(&bots[k], 1, k);
+        }
+        for (uint32_t t = 0; t < ticks; t++) {
+            for (uint32_t k = 0; k < players && s.game == LS_SCENE_GAME_SOCCER; k++) {
+                inputs[k] = ls_soccer_bot_input(&bots[k], w, &s);
+            }
+            sum = ls_game_tick(w, &s, inputs, players, 1);
+        }
+        ls_world_destroy(w);
+    }
+    ls_scene_free(&s);
+    return sum;
+}

@@ -61,5 +61,10 @@ uint32_t bp_body_count(void);
 int32_t bp_body_pose(uint32_t index, int32_t *out);
 /// The scene's player body index of slot `slot` (-1: none).
 int32_t bp_player_body(uint32_t slot);
+/// Bench (make bench-browser-peer): `ticks` ticks of the scene from tick 0, every
+/// player driven by a soccer bot (seed 1), as `ls_game_tick` runs them in a match;
+/// scalar 1 forces the solver's scalar path (LS_SIMD_SCALAR). The final checksum
+/// (0: the scene does not parse). The same code natively (bench_native.c).
+uint64_t bp_bench(const char *scene, uint32_t scene_len, uint32_t ticks, uint32_t scalar);
 
 #endif
