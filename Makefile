@@ -168,8 +168,8 @@ lint: $(LIB_A)
 	@echo "lint: replay/ and net/ know nothing of physics; only net/uv/ includes <uv.h>"
 	@! grep -rnE '#include "ls/(world|scene|game|collide|broadphase)\.h"' replay net 2>/dev/null
 	@! grep -rln '#include <uv.h>' net 2>/dev/null | grep -v '^net/uv/'
-	@echo "lint: libwebsockets only in the relay program: tools/relay_ws.c (and the tests' probe)"
-	@! grep -rln '#include <libwebsockets.h>' fixmath_phys net replay tools examples | grep -v '^tools/relay_ws.c$$'
+	@echo "lint: libwebsockets only in the lockstep program: tools/relay_ws.c, tools/ws_client.c (and the tests' probe)"
+	@! grep -rln '#include <libwebsockets.h>' fixmath_phys net replay tools examples | grep -vE '^tools/(relay_ws|ws_client)\.c$$'
 	@! nm -u $(LIB_A) | grep -E ' lws_'
 	@echo "lint: net/ and replay/ private headers declare only functions marked private (a trailing _)"
 	@! grep -nE '^[a-z].*\bls_[a-z0-9_]*[a-z0-9]\(' net/src/*.h replay/src/*.h

@@ -1,15 +1,16 @@
-# `lockstep relay --ws HOST:PORT` (tools/relay_ws.c: WebSocket clients on the
+# `lockstep relay --ws HOST:PORT` and `lockstep bot --ws URL` (tools/ws_client.c,
+# the bot's WebSocket). `lockstep relay --ws` (tools/relay_ws.c: WebSocket clients on the
 # relay's libuv loops, libwebsockets with its libuv event library;
 # tools/relay_ws_frame.c: fragments to datagrams and the synthetic addresses;
 # SPEC.md §17.16). libwebsockets is linked into the `lockstep` tool only, never
-# into liblockstep, and only relay_ws.c includes <libwebsockets.h>. Debian
+# into liblockstep, and only relay_ws.c and ws_client.c include <libwebsockets.h>. Debian
 # ships lws' libuv support as a plugin lws loads at run time
 # (libwebsockets-evlib-uv).
 DEPS_PKGS += libwebsockets-dev libwebsockets-evlib-uv
 LWS_CFLAGS := $(shell pkg-config --cflags libwebsockets 2>/dev/null)
 LWS_LIBS := $(or $(shell pkg-config --libs libwebsockets 2>/dev/null),-lwebsockets)
 LDLIBS_TOOL += $(LWS_LIBS)
-$(BUILD)/obj/tools/relay_ws.o: CPPFLAGS += $(LWS_CFLAGS)
+$(BUILD)/obj/tools/relay_ws.o $(BUILD)/obj/tools/ws_client.o: CPPFLAGS += $(LWS_CFLAGS)
 
 # The tests' WebSocket client (tests/ws/ws_probe.c): carries a real peer's UDP
 # datagrams over a WebSocket (a bridge), or sends the bad input of the tests.

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // `lockstep relay --ws` (SPEC.md §17.16), end to end on 127.0.0.1 with real
-// sockets: the tool next to this binary runs the relay and the bots, and
-// build/ws_probe (tests/ws/ws_probe.c, a libwebsockets client) carries one bot's
-// datagrams over a WebSocket, or sends bad input. A match with a WebSocket peer
+// sockets: the tool next to this binary runs the relay and the bots (`lockstep
+// bot --ws URL` talks to the relay over a WebSocket), and build/ws_probe
+// (tests/ws/ws_probe.c, a libwebsockets client) carries a UDP bot's datagrams
+// over a WebSocket (a bridge), or sends bad input. A match with a WebSocket peer
 // and a UDP peer ends equal and its recording verifies (on one worker and on two,
 // and over wss://); text, oversized and garbage messages, a reader that stops
 // reading and a refused Origin are each counted while the UDP peers play on;
@@ -273,6 +274,8 @@ static void play_mixed(const char *udp, const char *url, uint32_t session, const
 
 Test(relay_ws, a_websocket_peer_and_a_udp_peer_play_one_match, .timeout = 90)
 {
+    // `lockstep bot --ws URL`: the native bot with its datagrams over a WebSocket;
+    // both in rollback mode.
     pid_t r = TOOL("relay.out", "relay.err", "relay", "--ws", "127.0.0.1:0", "--workers", "1",
                    "--slots", "2", "--ticks", "240", "--credentials", ".", "--record", "m.lsr",
                    "--scene", scene(), "--exit-when-done");
@@ -281,7 +284,16 @@ Test(relay_ws, a_websocket_peer_and_a_udp_peer_play_one_match, .timeout = 90)
     wait_line("relay.out", "ws ", ws, sizeof ws);
     wait_line("relay.out", "ready", url, sizeof url);
     snprintf(url, sizeof url, "ws://%s", ws);
-    play_mixed(udp, url, 1, "m");
+    pid_t b0 = TOOL("b0.out", "b0.err", "bot", "--relay", udp, "--credential",
+                    path_in_dir("session-1-slot-0.cred"), "--scene", scene(), "--mode", "rollback");
+    pid_t b1 = TOOL("b1.out", "b1.err", "bot", "--ws", url, "--credential",
+                    path_in_dir("session-1-slot-1.cred"), "--scene", scene(), "--mode", "rollback");
+    cr_assert_eq(wait_status(b0, 60), 0);
+    cr_assert_eq(wait_status(b1, 60), 0);
+    char k0[32], k1[32];
+    bot_checksum("b0.out", k0, sizeof k0);
+    bot_checksum("b1.out", k1, sizeof k1);
+    cr_assert_str_eq(k0, k1, "the UDP and the WebSocket peer end equal");
     cr_assert_eq(wait_status(r, 30), 0);
     verify("m.lsr", "240");
     cr_assert_eq(stat_of("relay.out", "stats relay", "desyncs"), 0);
@@ -291,6 +303,12 @@ Test(relay_ws, a_websocket_peer_and_a_udp_peer_play_one_match, .timeout = 90)
     // The WebSocket peer's address in the core: 100::/64, port 0.
     cr_assert_eq(
         stat_of("relay.out", "stats session=1 slot=1 addr=[100:0:0:0:0:0:0:1]:0", "inputs"), 240);
+    // --ws and --relay: one of them; a spectator watches over UDP.
+    pid_t u = TOOL("u.out", "u.err", "bot", "--ws", url, "--relay", udp, "--credential", "x");
+    cr_assert_eq(wait_status(u, 10), 2);
+    char *err = slurp("u.err");
+    cr_assert(strstr(err, "--relay and --ws: give one of them"), "%s", err);
+    free(err);
 }
 
 Test(relay_ws, two_workers_each_take_their_sessions_websocket_peers, .timeout = 90)

@@ -14,6 +14,7 @@
 #include "ls/net_spectator.h"
 #include "ls/net_uv.h"
 #include "net_tool.h"
+#include "ws_client.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -24,11 +25,13 @@
 
 const cli_command cmd_bot_def = {
     "bot", "a lockstep peer: plays the scene through the relay, prints its final checksum",
-    "--relay HOST:PORT (--credential FILE | --credential-fd N) [--scene FILE] [--seed S]\n"
-    "       [--mode lockstep|rollback] [--max-prediction W] [--max-lead N] [--deadline S]\n"
-    "       [--relay-timeout S] [--perturb-tick T] [--outage TICK:MS] [--json]\n"
-    "       [fault options]\n\n"
+    "(--relay HOST:PORT | --ws URL) (--credential FILE | --credential-fd N)\n"
+    "       [--scene FILE] [--seed S] [--mode lockstep|rollback] [--max-prediction W]\n"
+    "       [--max-lead N] [--deadline S] [--relay-timeout S] [--perturb-tick T]\n"
+    "       [--outage TICK:MS] [--json] [fault options]\n\n"
     "  --relay HOST:PORT  the relay\n"
+    "  --ws URL           the relay's WebSocket (ws://HOST:PORT or wss://, `relay --ws`)\n"
+    "                     instead of UDP: one datagram per binary message (players)\n"
     "  --credential FILE  our slot's credential (session, slot, secret key), as written by\n"
     "                     `lockstep relay --credentials DIR`; we push the scene's player\n"
     "                     body of that slot\n"
@@ -70,6 +73,7 @@ const cli_command cmd_bot_def = {
 typedef struct bot_app {
     ls_peer *peer;
     ls_uv *uv;
+    ws_client *ws; ///< --ws: the datagrams go over this WebSocket instead.
     net_game game;
     ls_net_addr relay;
     uint64_t deadline_us, started, last_heard, relay_timeout_us;
@@ -88,7 +92,10 @@ static void pump(bot_app *b)
     ls_net_datagram d;
     bool silent = ls_uv_now_us(b->uv) < b->silent_until;
     while (ls_peer_next_datagram(b->peer, &d)) {
-        if (!silent) { // an outage loses everything we send
+        if (silent) { // an outage loses everything we send
+        } else if (b->ws) {
+            ws_client_send(b->ws, d.data, d.len);
+        } else {
             ls_uv_send(b->uv, &d.to, d.data, d.len);
         }
     }
@@ -106,6 +113,13 @@ static void on_recv(void *user, const ls_net_addr *from, const uint8_t *data, si
     ls_peer_receive(b->peer, data, len, now);
     ls_peer_poll(b->peer, now);
     pump(b);
+}
+
+// --ws: a message from the relay's WebSocket is a datagram from the relay.
+static void on_ws_recv(void *user, const uint8_t *data, size_t len)
+{
+    bot_app *b = user;
+    on_recv(b, &b->relay, data, len, ls_uv_now_us(b->uv));
 }
 
 static void on_timer(void *user, uint64_t now)
@@ -214,7 +228,7 @@ static void on_event(void *user, const ls_peer_event *ev)
 }
 
 typedef struct bot_opts {
-    const char *relay, *scene, *credential;
+    const char *relay, *scene, *credential, *ws;
     uint64_t credential_fd, seed, max_lead, deadline, relay_timeout, max_prediction, start_delay;
     int64_t perturb, outage_tick;
     uint64_t outage_ms;
@@ -226,7 +240,8 @@ static const char *const value_options[] = {
     "--relay",      "--scene",    "--credential",     "--credential-fd",  "--seed",
     "--max-lead",   "--deadline", "--relay-timeout",  "--perturb-tick",   "--loss",
     "--dup",        "--reorder",  "--corrupt",        "--delay-ms",       "--jitter",
-    "--fault-seed", "--mode",     "--max-prediction", "--start-delay-ms", "--outage"};
+    "--fault-seed", "--mode",     "--max-prediction", "--start-delay-ms", "--outage",
+    "--ws"};
 
 static bool takes_value(const char *a)
 {
@@ -261,6 +276,8 @@ static bool parse(int argc, char **argv, bot_opts *o)
             return false;
         } else if (strcmp(a, "--relay") == 0) {
             o->relay = v, i++;
+        } else if (strcmp(a, "--ws") == 0) {
+            o->ws = v, i++;
         } else if (strcmp(a, "--scene") == 0) {
             o->scene = v, i++;
         } else if (strcmp(a, "--credential") == 0) {
@@ -304,12 +321,18 @@ static bool parse(int argc, char **argv, bot_opts *o)
         }
     }
     bool has_cred = o->credential || o->credential_fd != UINT64_MAX;
-    const char *missing = !o->relay ? "--relay HOST:PORT" : !has_cred ? "--credential FILE" : NULL;
+    const char *missing = !o->relay && !o->ws ? "--relay HOST:PORT"
+                          : !has_cred         ? "--credential FILE"
+                                              : NULL;
     if (missing) {
         cli_usage_error(&cmd_bot_def,
                         "missing %s (--relay and --credential FILE or --credential-fd N are "
                         "required)",
                         missing);
+        return false;
+    }
+    if (o->relay && o->ws) {
+        cli_usage_error(&cmd_bot_def, "--relay and --ws: give one of them");
         return false;
     }
     if (o->credential && o->credential_fd != UINT64_MAX) {
@@ -779,7 +802,9 @@ int cmd_bot(int argc, char **argv)
     bot_app b;
     memset(&b, 0, sizeof b);
     ls_peer_def pd = ls_default_peer_def();
-    if (!ls_uv_parse_addr(o.relay, &b.relay)) {
+    if (o.ws) { // the peer core's destination: never used for sending (the WebSocket is)
+        b.relay = ls_net_addr_ipv4(127, 0, 0, 1, 1);
+    } else if (!ls_uv_parse_addr(o.relay, &b.relay)) {
         cli_usage_error(&cmd_bot_def, "--relay wants IPv4:PORT with PORT 1..65535, got '%s'",
                         o.relay);
         return CLI_EXIT_USAGE;
@@ -799,6 +824,11 @@ int cmd_bot(int argc, char **argv)
         struct timespec ts = {(time_t)(o.start_delay / 1000),
                               (long)(o.start_delay % 1000) * 1000000};
         nanosleep(&ts, NULL);
+    }
+    if (cred.role == LS_NET_ROLE_SPECTATOR && o.ws) {
+        ls_net_credential_wipe(&cred);
+        cli_usage_error(&cmd_bot_def, "--ws is for players: a spectator watches over UDP");
+        return CLI_EXIT_USAGE;
     }
     if (cred.role == LS_NET_ROLE_SPECTATOR) {
         return run_spectator(&o, &cred, scene, &b.relay);
@@ -847,6 +877,9 @@ int cmd_bot(int argc, char **argv)
         cli_print_error("lockstep bot", &err);
     } else if (!b.uv) {
         fprintf(stderr, "lockstep bot: %s\n", msg);
+    } else if (o.ws && !(b.ws = ws_client_create(o.ws, ls_uv_loop(b.uv), &b, on_ws_recv, msg,
+                                                 sizeof msg))) {
+        fprintf(stderr, "lockstep bot: %s\n", msg);
     } else {
         setvbuf(stdout, NULL, _IOLBF, 0);
         b.started = ls_uv_now_us(b.uv);
@@ -871,7 +904,9 @@ int cmd_bot(int argc, char **argv)
             print_json(&b, pd.slot, status, status != CLI_EXIT_OK ? why : NULL);
         }
     }
+    ws_client_close(b.ws); // its handles close as ls_uv_destroy runs the loop
     ls_uv_destroy(b.uv);
+    ws_client_free(b.ws);
     ls_peer_destroy(b.peer);
     net_game_free(&b.game);
     net_event_list_free(&b.desyncs);

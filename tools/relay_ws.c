@@ -303,7 +303,11 @@ void relay_ws_free(relay_ws *ws)
         return;
     }
     relay_ws_close(ws);
-    if (ws->ctx) { // the loop never ran again: lws may still use ws, keep it
+    if (ws->ctx) {
+        // lws 4.1 on a foreign loop frees its context only on a second
+        // lws_context_destroy once the loop has closed its handles (tools/ws_client.c
+        // does that dance); the relay's loops are gone by now, so the context and ws
+        // stay allocated (still reachable) until the process exits, which follows.
         return;
     }
     free(ws->table);
