@@ -12,15 +12,15 @@
 #                           wasm peer (Node.js, then pages in headless Chromium) on
 #                           WebSockets play soccer: equal final checksums, 0
 #                           desyncs, the recording verifies
-#   make browser-match      2 native bots + 2 pages in headless Chromium, 1200 ticks
-#                           at 60 Hz: the peers' table, which of them are browsers
+#   make browser-match      2 native bots + 2 pages (+ a spectator page) in headless
+#                           Chromium, 1200 ticks at 60 Hz: the peers' table
 #   make bench-browser-peer soccer ms/tick: wasm in Chromium and Node.js vs native
 BP_DIR   = $(BUILD)/browser_peer
 BP_WASM  = $(BP_DIR)/peer.wasm
 BP_NODE_MODULES := tools/browser_peer/node_modules
 BP_STAMP := $(BP_NODE_MODULES)/.package-lock.json
 BP_NET_SRC := net/src/peer.c net/src/rollback.c net/src/wire.c net/src/outbox.c \
-  net/src/auth.c net/src/state_send.c
+  net/src/auth.c net/src/state_send.c net/src/spectator.c
 BP_C     := tools/browser_peer/api.c tools/browser_peer/sodium_shim.c $(BP_NET_SRC) $(PHYS_SRC)
 BP_H     := tools/browser_peer/sodium/sodium.h $(PHYS_H) $(wildcard fixmath_phys/include/ls/*.h \
   net/include/ls/*.h net/src/*.h)
@@ -62,7 +62,8 @@ browser-peer: $(BP_WASM)
 # from JavaScript (bp_set_input), and by the bot under $(BP_FAULTS) on the UDP
 # side (both directions); then in headless Chromium (browser_match.mjs: two
 # native bots and two pages, the first driven by keys puppeteer presses), once
-# clean and once with the same faults on the UDP side. Without the wasm
+# clean with a third page watching as a spectator, once with the same faults on
+# the UDP side. Without the wasm
 # toolchain or tools/browser_peer/node_modules it says so and passes, without
 # chromium it skips the pages ('make deps-browser-peer').
 BP_NODE_OK = [ -f /usr/lib/wasm32-wasi/crt1-reactor.o ] && command -v node >/dev/null && \
@@ -84,11 +85,11 @@ browser-peer-test: $(TOOL)
 	if ! { $(BP_PAGE_OK); }; then \
 	  echo "browser-peer-test: the pages: skipped: needs chromium and puppeteer-core ('make deps-browser-peer')"; exit 0; fi; \
 	$(MAKE) --no-print-directory -s browser-peer-page >/dev/null || exit 1; \
-	$(BP_MATCH) $(BP_TICKS) $(BP_TICK_RATE) 2 2 $(BP_DIR)/screenshot.png || exit 1; \
+	$(BP_MATCH) $(BP_TICKS) $(BP_TICK_RATE) 2 2 $(BP_DIR)/screenshot.png --spectators 1 || exit 1; \
 	$(BP_MATCH) $(BP_TICKS) $(BP_TICK_RATE) 2 2 -- $(BP_FAULTS)
 
 # Issue 31's demonstration: two native bots and two pages in headless Chromium
-# play $(BP_MATCH_TICKS) ticks of soccer in real time ($(BP_MATCH_RATE) Hz) and
+# (and a third page as a spectator) play $(BP_MATCH_TICKS) ticks of soccer in real time ($(BP_MATCH_RATE) Hz) and
 # print the peers' table; ARGS adds UDP fault options (ARGS="-- --loss 0.1 --jitter 50").
 BP_MATCH_TICKS ?= 1200
 BP_MATCH_RATE ?= 60
@@ -97,7 +98,7 @@ browser-match: $(TOOL)
 	  echo "browser-match: needs the wasm32 toolchain, chromium and tools/browser_peer/node_modules: run 'make deps-browser-peer'"; \
 	  exit 1; fi
 	@$(MAKE) --no-print-directory -s browser-peer-page >/dev/null
-	$(BP_MATCH) $(BP_MATCH_TICKS) $(BP_MATCH_RATE) 2 2 $(BP_DIR)/screenshot.png $(ARGS)
+	$(BP_MATCH) $(BP_MATCH_TICKS) $(BP_MATCH_RATE) 2 2 $(BP_DIR)/screenshot.png --spectators 1 $(ARGS)
 
 # The page: its files symlinked (edit and reload), the scene copied.
 browser-peer-page: $(BP_WASM)

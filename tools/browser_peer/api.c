@@ -14,6 +14,7 @@
 #include "ls/game.h"
 #include "ls/net_auth.h"
 #include "ls/net_peer.h"
+#include "ls/net_spectator.h"
 #include "ls/world.h"
 
 #include <stdio.h>
@@ -39,6 +40,7 @@ typedef struct bp_app {
     uint8_t row[LS_SCENE_MAX_PLAYERS * 64];
     uint32_t slot;
     ls_peer *peer;
+    ls_spectator *spec; // a spectator credential: watch instead (no peer)
     ls_net_datagram out;
     uint32_t events[16]; // per ls_peer_event_type
     uint32_t last_event_tick[16];
@@ -131,6 +133,16 @@ static void on_event(void *user, const ls_peer_event *ev)
     }
 }
 
+static void on_spectator_event(void *user, const ls_spectator_event *ev)
+{
+    bp_app *a = user;
+    uint32_t t = (uint32_t)ev->type;
+    if (t < 16) {
+        a->events[t]++;
+        a->last_event_tick[t] = ev->tick;
+    }
+}
+
 // ---- exports ----
 
 uint8_t *BP_EXPORT(bp_alloc)(uint32_t size)
@@ -151,6 +163,7 @@ const char *BP_EXPORT(bp_error)(void)
 void BP_EXPORT(bp_destroy)(void)
 {
     ls_peer_destroy(app.peer);
+    ls_spectator_destroy(app.spec);
     ls_world_destroy(app.world);
     if (app.scene_loaded) {
         ls_scene_free(&app.scene);
@@ -183,11 +196,6 @@ int32_t BP_EXPORT(bp_create)(const char *scene, uint32_t scene_len, const char *
         set_error("credential", &err);
         return -1;
     }
-    if (c.role != LS_NET_ROLE_PLAYER) {
-        ls_net_credential_wipe(&c);
-        set_error("credential: a spectator credential (the browser peer plays a slot)", NULL);
-        return -1;
-    }
     if (ls_scene_parse(scene, scene_len, &app.scene, &err) != LS_OK) {
         ls_net_credential_wipe(&c);
         set_error("scene", &err);
@@ -203,6 +211,24 @@ int32_t BP_EXPORT(bp_create)(const char *scene, uint32_t scene_len, const char *
     }
     app.slot = c.slot;
     app.use_bot = bot != 0;
+    if (c.role == LS_NET_ROLE_SPECTATOR) { // watch: simulate the relay's final ticks
+        ls_spectator_def sd = ls_default_spectator_def();
+        ls_spectator_def_set_credential(&sd, &c);
+        ls_net_credential_wipe(&c);
+        sd.relay.family = 6;
+        sd.cb.user = &app;
+        sd.cb.advance = advance;
+        sd.cb.load = load;
+        sd.cb.on_event = on_spectator_event;
+        app.spec = ls_spectator_create(&sd, &err);
+        wipe(sd.key, sizeof sd.key);
+        if (!app.spec) {
+            set_error("spectator", &err);
+            bp_destroy();
+            return -1;
+        }
+        return 0;
+    }
     ls_soccer_bot_init(&app.bot, seed, c.slot);
     ls_input_script_init(&app.script, seed, LS_SCENE_MAX_PLAYERS);
     ls_peer_def pd = ls_default_peer_def();
@@ -232,6 +258,8 @@ void BP_EXPORT(bp_receive)(const uint8_t *data, uint32_t len, uint64_t now_us)
 {
     if (app.peer && data) {
         ls_peer_receive(app.peer, data, len, now_us);
+    } else if (app.spec && data) {
+        ls_spectator_receive(app.spec, data, len, now_us);
     }
 }
 
@@ -239,6 +267,8 @@ void BP_EXPORT(bp_poll)(uint64_t now_us)
 {
     if (app.peer) {
         ls_peer_poll(app.peer, now_us);
+    } else if (app.spec) {
+        ls_spectator_poll(app.spec, now_us);
     }
 }
 
@@ -251,7 +281,10 @@ void BP_EXPORT(bp_leave)(void)
 
 uint32_t BP_EXPORT(bp_next_datagram)(void)
 {
-    return app.peer && ls_peer_next_datagram(app.peer, &app.out) ? (uint32_t)app.out.len : 0;
+    bool got = app.peer   ? ls_peer_next_datagram(app.peer, &app.out)
+               : app.spec ? ls_spectator_next_datagram(app.spec, &app.out)
+                          : false;
+    return got ? (uint32_t)app.out.len : 0;
 }
 
 const uint8_t *BP_EXPORT(bp_datagram)(void)
@@ -267,7 +300,9 @@ void BP_EXPORT(bp_set_input)(uint32_t input, uint32_t bot)
 
 int32_t BP_EXPORT(bp_state)(void)
 {
-    return app.peer ? (int32_t)ls_peer_state_get(app.peer) : -1;
+    return app.peer   ? (int32_t)ls_peer_state_get(app.peer)
+           : app.spec ? (int32_t)ls_spectator_state_get(app.spec)
+                      : -1;
 }
 
 uint32_t BP_EXPORT(bp_slot)(void)
@@ -275,19 +310,28 @@ uint32_t BP_EXPORT(bp_slot)(void)
     return app.slot;
 }
 
+uint32_t BP_EXPORT(bp_spectator)(void)
+{
+    return app.spec != NULL;
+}
+
 uint32_t BP_EXPORT(bp_ticks)(void)
 {
-    return app.peer ? ls_peer_ticks(app.peer) : 0;
+    return app.peer ? ls_peer_ticks(app.peer) : app.spec ? ls_spectator_ticks(app.spec) : 0;
 }
 
 uint32_t BP_EXPORT(bp_confirmed)(void)
 {
-    return app.peer ? ls_peer_confirmed(app.peer) : 0;
+    return app.peer   ? ls_peer_confirmed(app.peer)
+           : app.spec ? ls_spectator_stats_get(app.spec).received_next
+                      : 0;
 }
 
 uint64_t BP_EXPORT(bp_checksum)(void)
 {
-    return app.peer ? ls_peer_last_checksum(app.peer) : 0;
+    return app.peer   ? ls_peer_last_checksum(app.peer)
+           : app.spec ? ls_spectator_last_checksum(app.spec)
+                      : 0;
 }
 
 uint64_t BP_EXPORT(bp_world_checksum)(void)
@@ -319,6 +363,13 @@ uint32_t BP_EXPORT(bp_session)(uint32_t what)
 
 uint64_t BP_EXPORT(bp_stat)(uint32_t what)
 {
+    if (app.spec) { // a spectator: its counters where a peer has the same ones
+        ls_spectator_stats v = ls_spectator_stats_get(app.spec);
+        const uint64_t w[] = {
+            0, v.packets_in, v.packets_out, v.bytes_in, v.bytes_out, v.dropped, 0, 0, 0, 0,
+            0, v.mismatches};
+        return what < sizeof w / sizeof w[0] ? w[what] : 0;
+    }
     if (!app.peer) {
         return 0;
     }

@@ -18,7 +18,8 @@ void bp_destroy(void);
 /// relay` writes it). rollback: 1 rollback mode, 0 lockstep; max_prediction: the
 /// rollback window (as `lockstep bot --max-prediction`, 0..64); seed: the bot's seed
 /// (as `lockstep bot --seed`); bot: 1 the soccer bot (or the push script) plays our
-/// slot, 0 bp_set_input does. 0 on success, -1 with bp_error() saying why.
+/// slot, 0 bp_set_input does; a spectator credential makes a spectator (bp_spectator).
+/// 0 on success, -1 with bp_error() saying why.
 int32_t bp_create(const char *scene, uint32_t scene_len, const char *cred, uint32_t cred_len,
                   uint32_t rollback, uint32_t max_prediction, uint32_t seed, uint32_t bot);
 /// One binary WebSocket message from the relay (bad bytes are counted, never fatal).
@@ -34,10 +35,13 @@ const uint8_t *bp_datagram(void);
 /// Our input byte (soccer: LS_INPUT_* bits) from now on; bot 1 hands our slot back to
 /// the bot, 0 takes it from the bot.
 void bp_set_input(uint32_t input, uint32_t bot);
-/// ls_peer_state (-1: no peer).
+/// ls_peer_state, or a spectator's ls_spectator_state (-1: neither).
 int32_t bp_state(void);
-/// Our slot (from the credential).
+/// Our slot (from the credential; a spectator: its index).
 uint32_t bp_slot(void);
+/// 1 when the credential was a spectator's: the module watches (ls_spectator: it
+/// simulates the relay's final ticks and checks the agreed checksums) and plays nothing.
+uint32_t bp_spectator(void);
 /// Ticks simulated (rollback: including predicted ones).
 uint32_t bp_ticks(void);
 /// Every slot's input is confirmed below this tick.
@@ -48,7 +52,8 @@ uint64_t bp_checksum(void);
 uint64_t bp_world_checksum(void);
 /// WELCOME's session parameters: 0 slots, 1 input size, 2 delay, 3 tick rate, 4 ticks.
 uint32_t bp_session(uint32_t what);
-/// Counter `what` of ls_peer_stats (the order of STATS in peer.js), 0 beyond.
+/// Counter `what` of ls_peer_stats (the order of STATS in peer.js), 0 beyond; a
+/// spectator has packets, bytes and dropped, and its mismatches as `desyncs`.
 uint64_t bp_stat(uint32_t what);
 /// Times event `type` (ls_peer_event_type) happened.
 uint32_t bp_events(uint32_t type);

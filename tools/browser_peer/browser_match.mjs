@@ -7,7 +7,10 @@
 // each page gets its credential in the URL fragment. Prints the peers' table
 // (which are browsers), then passes when every peer ends on the same final
 // checksum with 0 desyncs and the relay's recording verifies natively.
-//   node browser_match.mjs TOOL ROOT SCENE TICKS TICK_RATE NATIVE PAGES [SHOT.png] [-- FAULTS]
+//   node browser_match.mjs TOOL ROOT SCENE TICKS TICK_RATE NATIVE PAGES [SHOT.png]
+//        [--spectators S] [-- FAULTS]
+// --spectators S: S more pages join with spectator credentials and watch; they
+// must simulate every tick to the same final checksum with 0 mismatches.
 // FAULTS (--loss P --jitter MS ...) go to the relay and to the native bots: the
 // UDP side (the relay never faults a WebSocket). Used by `make browser-peer-test`
 // (1 + 1) and `make browser-match` (2 + 2).
@@ -22,11 +25,13 @@ import { serve } from '../viewer/serve.mjs';
 const argv = process.argv.slice(2);
 const dash = argv.indexOf('--');
 const faults = dash >= 0 ? argv.splice(dash).slice(1) : [];
+const sp = argv.indexOf('--spectators');
+const spectators = sp >= 0 ? Number(argv.splice(sp, 2)[1]) : 0;
 const [tool, root, scene, ticks, rate, nativeArg, pagesArg, shot] = argv;
 const natives = Number(nativeArg);
 const pages = Number(pagesArg);
 const slots = natives + pages;
-if (!tool || !(natives >= 0 && pages >= 1 && slots >= 2 && slots <= 16)) {
+if (!tool || !(natives >= 0 && pages >= 1 && slots >= 2 && slots <= 16) || !(spectators >= 0 && spectators <= 16)) {
   console.error('usage: node browser_match.mjs TOOL ROOT SCENE TICKS TICK_RATE NATIVE PAGES [SHOT.png] [-- FAULTS]');
   process.exit(2);
 }
@@ -63,7 +68,8 @@ let browser = null;
 try {
   const relay = run(['relay', '--ws', '127.0.0.1:0', '--ws-origin', origin, '--workers', '1',
     '--slots', String(slots), '--ticks', ticks, '--tick-rate', rate, '--credentials', dir,
-    '--record', path.join(dir, 'm.lsr'), '--scene', scene, '--seed', '1', '--exit-when-done', ...faults]);
+    '--record', path.join(dir, 'm.lsr'), '--scene', scene, '--seed', '1', '--exit-when-done',
+    ...(spectators ? ['--spectators', String(spectators)] : []), ...faults]);
   for (let i = 0; i < 100 && !/^ready/m.test(relay.text()); i++) await sleep(100);
   const udp = (relay.text().match(/^listening (\S+)/m) || [])[1];
   const ws = (relay.text().match(/^ws (\S+)/m) || [])[1];
@@ -87,6 +93,14 @@ try {
     if (i > 0) params.bot = '1';
     tabs.push(page);
     await page.goto(`${url}index.html#${new URLSearchParams(params)}`);
+  }
+  const watchers = [];
+  for (let i = 0; i < spectators; i++) {
+    const page = await browser.newPage();
+    page.on('pageerror', (e) => console.log(`  [spectator ${i} error] ${e.message}`));
+    const c = await readFile(path.join(dir, `session-1-spectator-${i}.cred`), 'utf8');
+    watchers.push(page);
+    await page.goto(`${url}index.html#${new URLSearchParams({ ws: `ws://${ws}`, cred: c, scene: 'soccer.scene' })}`);
   }
   const started = Date.now();
   const first = tabs[0];
@@ -114,6 +128,12 @@ try {
       { timeout: 300000, polling: 50 });
     states.push(await t.evaluate(() => JSON.parse(JSON.stringify(window.__peer))));
   }
+  const watched = [];
+  for (const t of watchers) {
+    await t.waitForFunction(() => !['loading', 'joining', 'running'].includes(window.__peer.state),
+      { timeout: 300000, polling: 50 });
+    watched.push(await t.evaluate(() => JSON.parse(JSON.stringify(window.__peer))));
+  }
   const ms = Date.now() - started;
   const codes = await Promise.all(bots.map((b) => b.exited));
   const relayCode = await Promise.race([relay.exited, sleep(10000).then(() => 'still running')]);
@@ -133,22 +153,28 @@ try {
       hit: pct(s.predicted_hits, s.predicted), desyncs: String(s.desyncs), state: st.state + (st.error ? `: ${st.error}` : ''),
       code: st.state === 'finished' ? 0 : 1 });
   });
-  console.log(`\nmatch: ${natives} native + ${pages} browser peers, ${ticks} ticks at ${rate} Hz, soccer, rollback` +
+  watched.forEach((st) => {
+    rows.push({ slot: `s${st.slot}`, kind: 'browser spectator', ticks: String(st.ticks), sum: st.checksum,
+      rtt: null, rollbacks: '-', resim: null, hit: '-', desyncs: String(st.stats.desyncs),
+      state: st.state + (st.error ? `: ${st.error}` : ''), code: st.state === 'finished' ? 0 : 1 });
+  });
+  console.log(`\nmatch: ${natives} native + ${pages} browser peers${spectators ? ` + ${spectators} browser spectators` : ''}, ${ticks} ticks at ${rate} Hz, soccer, rollback` +
     `${faults.length ? `, UDP faults ${faults.join(' ')}` : ''} (${ms} ms)\n`);
   const pad = (v, w) => String(v).padEnd(w);
   console.log([pad('peer', 5), pad('kind', 27), pad('ticks', 6), pad('final checksum', 18), pad('rtt(relay)', 11),
     pad('rollbacks', 10), pad('resim/frame', 12), pad('hit rate', 9), pad('desyncs', 8), 'status'].join(''));
   for (const r of rows) {
-    console.log([pad(r.slot, 5), pad(r.kind, 27), pad(r.ticks, 6), pad(r.sum, 18), pad(`${r.rtt.toFixed(3)} ms`, 11),
-      pad(r.rollbacks, 10), pad(r.resim.toFixed(3), 12), pad(r.hit, 9), pad(r.desyncs, 8), r.state].join(''));
+    console.log([pad(r.slot, 5), pad(r.kind, 27), pad(r.ticks, 6), pad(r.sum, 18), pad(r.rtt === null ? '-' : `${r.rtt.toFixed(3)} ms`, 11),
+      pad(r.rollbacks, 10), pad(r.resim === null ? '-' : r.resim.toFixed(3), 12), pad(r.hit, 9), pad(r.desyncs, 8), r.state].join(''));
   }
   console.log('');
   const sums = new Set(rows.map((r) => r.sum));
   check(rows.every((r) => r.code === 0 && r.state === 'finished'), 'every peer finished');
   check(relayCode === 0, `the relay exited ${relayCode}`);
   check(rows.every((r) => r.ticks === ticks), `every peer played ${ticks} ticks`);
-  check(sums.size === 1, `all ${slots} final checksums equal: ${[...sums].join(' ')}`);
-  check(rows.every((r) => r.desyncs === '0') && !/^event desync/m.test(relay.text()), 'desyncs: 0');
+  check(sums.size === 1, `all ${rows.length} final checksums equal: ${[...sums].join(' ')}`);
+  check(rows.every((r) => r.desyncs === '0') && !/^event desync/m.test(relay.text()),
+    `desyncs: 0${spectators ? ', spectators\' mismatches: 0' : ''}`);
   const v = spawnSync(tool, ['replay', 'verify', path.join(dir, 'm.lsr'), '--no-progress'], { encoding: 'utf8' });
   check(v.status === 0, `replay verify: ${(v.stdout || v.stderr).split('\n')[0]}`);
   console.log(`browser-match: relay: ${(relay.text().match(/^stats ws (.*)$/m) || [])[1]}`);

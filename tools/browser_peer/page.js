@@ -7,6 +7,8 @@
 //
 // Fragment: #ws=ws://HOST:PORT&cred=CREDENTIAL TEXT&scene=soccer.scene
 //           [&bot=1][&mode=lockstep][&prediction=8][&seed=1]
+// A spectator credential (`lockstep relay --spectators N`) makes the page watch:
+// it simulates the relay's final ticks and checks every agreed checksum.
 // window.__peer: status for tests (state, ticks, checksum, stats, score).
 import sodium from 'libsodium-wrappers';
 import { Peer } from './peer.js';
@@ -53,7 +55,8 @@ async function main() {
     fail(e.message);
     return;
   }
-  $('who').textContent = `slot ${peer.slot}, ${bot ? 'bot driving' : 'you drive'}`;
+  const who = () => (peer.spectator ? `spectator ${peer.slot}, watching` : `slot ${peer.slot}, ${bot ? 'bot driving' : 'you drive'}`);
+  $('who').textContent = who();
   const now = () => BigInt(Math.round(performance.now() * 1000));
   const sock = new WebSocket(ws);
   sock.binaryType = 'arraybuffer';
@@ -78,7 +81,7 @@ async function main() {
       peer.poll(now());
       flush();
       const st = peer.state;
-      if (st === 'finished' || st === 'left') stop(st);
+      if (st === 'finished' || st === 'left' || st === 'dropped') stop(st);
     }, 2);
   };
   sock.onmessage = (m) => {
@@ -95,7 +98,7 @@ async function main() {
   addEventListener('keydown', (e) => {
     if (e.code === 'KeyB') {
       bot = !bot;
-      $('who').textContent = `slot ${peer.slot}, ${bot ? 'bot driving' : 'you drive'}`;
+      $('who').textContent = who();
     } else if (e.code in KEYS) {
       held.add(e.code);
       e.preventDefault();
@@ -114,7 +117,8 @@ async function main() {
 function update(peer) {
   const s = peer.stats();
   Object.assign(status, { ticks: peer.ticks, checksum: peer.checksum, stats: s, score: peer.score(), slot: peer.slot });
-  if (status.state === 'joining' && peer.state === 'running') status.state = 'running';
+  if (status.state === 'joining' && ['running', 'watching'].includes(peer.state)) status.state = 'running';
+  status.spectator = peer.spectator;
   const badge = $('badge');
   badge.textContent = `tick ${peer.confirmed} checksum ${peer.checksum}`;
   badge.className = s.desyncs || s.named ? 'bad' : peer.ticks ? 'ok' : '';

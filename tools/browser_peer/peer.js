@@ -21,6 +21,8 @@ export const STATS = [
 ];
 /** ls_peer_state names. */
 export const STATES = ['joining', 'running', 'finished', 'left', 'rejoining'];
+/** ls_spectator_state names (a spectator credential). */
+export const SPECTATOR_STATES = ['joining', 'watching', 'finished', 'dropped'];
 
 /** A 64-bit checksum (BigInt) as 16 hex digits, as the native tool prints it. */
 export function hex64(v) {
@@ -101,6 +103,13 @@ function sodiumImports(getMemory, sodium) {
         const h = sodium.crypto_generichash(outlen, copy(input, inlen), keylen ? copy(key, keylen) : null);
         bytes(out, outlen).set(h);
         return 0;
+      } catch {
+        return -1;
+      }
+    },
+    memcmp(a, b, n) {
+      try {
+        return sodium.memcmp(copy(a, n), copy(b, n)) ? 0 : -1;
       } catch {
         return -1;
       }
@@ -196,7 +205,11 @@ export class Peer {
   }
 
   get state() {
-    return STATES[this.x.bp_state()] ?? 'none';
+    return (this.spectator ? SPECTATOR_STATES : STATES)[this.x.bp_state()] ?? 'none';
+  }
+  /** True when the credential was a spectator's: it watches (stats: desyncs = mismatches). */
+  get spectator() {
+    return this.x.bp_spectator() === 1;
   }
   get slot() {
     return this.x.bp_slot();

@@ -32,7 +32,6 @@ refuses({ credential: 'hello' }, /not a credential/, 'garbage credential');
 refuses({ credential: cred(`player key=${key.slice(1)}`) }, /64 hex digits/, '63 hex digits');
 refuses({ credential: cred(`player key=${key}0`) }, /64 hex digits/, '65 hex digits');
 refuses({ credential: cred(`player key=${key.slice(2)}zz`) }, /64 hex digits/, 'a non-hex digit');
-refuses({ credential: cred(`spectator key=${key}`) }, /spectator/, 'a spectator credential');
 refuses({ credential: 'x'.repeat(5000) }, /too long/, 'an oversized credential');
 try {
   peer.create({ scene: 'body nonsense', credential: cred(`player key=${key}`) });
@@ -41,8 +40,12 @@ try {
   check(/scene/.test(e.message), `a bad scene: ${e.message}`);
 }
 
+peer.create({ scene, credential: cred(`spectator key=${key}`) });
+peer.poll(1000n);
+check(peer.spectator && peer.state === 'joining' && peer.drain().length >= 1,
+  'a spectator credential makes a spectator (SPECTATE sent)');
 peer.create({ scene, credential: cred(`player key=${key.toUpperCase()}`) });
-check(peer.slot === 1 && peer.state === 'joining', 'an upper-case key is a key (as libsodium reads it)');
+check(!peer.spectator && peer.slot === 1 && peer.state === 'joining', 'an upper-case key is a key (as libsodium reads it)');
 let now = 1000000n;
 peer.poll(now);
 const joins = peer.drain();

@@ -23,6 +23,9 @@ int32_t ls_sodium_aead_verify_(const uint8_t *tag, const uint8_t *ad, uint32_t a
 LS_SODIUM_IMPORT(generichash)
 int32_t ls_sodium_generichash_(uint8_t *out, uint32_t outlen, const uint8_t *in, uint32_t inlen,
                                const uint8_t *key, uint32_t keylen);
+// 0 when a and b (n bytes) are equal, -1 otherwise, in constant time (sodium.memcmp).
+LS_SODIUM_IMPORT(memcmp)
+int32_t ls_sodium_memcmp_(const uint8_t *a, const uint8_t *b, uint32_t n);
 // n random bytes into buf (libsodium's randombytes_buf).
 LS_SODIUM_IMPORT(random)
 void ls_sodium_random_(uint8_t *buf, uint32_t n);
@@ -81,6 +84,11 @@ int crypto_generichash(unsigned char *out, size_t outlen, const unsigned char *i
     }
     return ls_sodium_generichash_(out, (uint32_t)outlen, in, (uint32_t)inlen, key,
                                   key ? (uint32_t)keylen : 0);
+}
+
+int sodium_memcmp(const void *b1, const void *b2, size_t len)
+{
+    return len <= UINT32_MAX && ls_sodium_memcmp_(b1, b2, (uint32_t)len) == 0 ? 0 : -1;
 }
 
 void sodium_memzero(void *pnt, size_t len)

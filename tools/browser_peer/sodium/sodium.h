@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 // The browser peer's <sodium.h> (wasm32 build only: mk/browser_peer.mk puts this
 // folder on the include path; the native build never sees it and links Debian's
-// libsodium). It declares the few libsodium functions net/src/auth.c and
-// net/src/peer.c call, with libsodium's own names, signatures and sizes, so those
+// libsodium). It declares the few libsodium functions net/src/auth.c, peer.c and
+// spectator.c call, with libsodium's own names, signatures and sizes, so those
 // files compile unchanged. Why a shim: Debian has no libsodium for wasm32, and
 // cryptography is never hand-written here. The primitives (ChaCha20-Poly1305 IETF,
-// BLAKE2b, random bytes) are imported from JavaScript, where npm's
-// libsodium-wrappers (libsodium itself, compiled to WebAssembly by its authors;
-// pinned in tools/browser_peer/package-lock.json) computes them: see sodium_shim.c
-// and peer.js. Only the non-cryptographic helpers (hex, zeroing) are C here.
+// BLAKE2b, the constant-time comparison, random bytes) are imported from
+// JavaScript, where npm's libsodium-wrappers (libsodium itself, compiled to
+// WebAssembly by its authors; pinned in tools/browser_peer/package-lock.json)
+// computes them: see sodium_shim.c and peer.js. Only the helpers that are not
+// cryptography (hex, zeroing) are C here.
 #ifndef LS_BROWSER_PEER_SODIUM_SHIM_H
 #define LS_BROWSER_PEER_SODIUM_SHIM_H
 
@@ -36,6 +37,8 @@ void crypto_aead_chacha20poly1305_ietf_keygen(unsigned char *k);
 /// BLAKE2b (libsodium's generic hash) of in into out (outlen 16..64), keyed if key.
 int crypto_generichash(unsigned char *out, size_t outlen, const unsigned char *in,
                        unsigned long long inlen, const unsigned char *key, size_t keylen);
+/// Constant-time comparison: 0 when the len bytes at b1 and b2 are equal, -1 otherwise.
+int sodium_memcmp(const void *b1, const void *b2, size_t len);
 /// Zero n bytes (not optimised away).
 void sodium_memzero(void *pnt, size_t len);
 /// Lower-case hex of bin (hex_maxlen >= 2 * bin_len + 1); returns hex.
