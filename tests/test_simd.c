@@ -432,8 +432,10 @@ Test(simd, contact_prepare_agrees_with_the_scalar_reference_on_random_groups)
     if (!ls_simd_available(LS_SIMD_AVX2)) {
         cr_skip_test("no AVX2 on this machine");
     }
-    prep_fixture *f = aligned_alloc(64, sizeof *f), *a = aligned_alloc(64, sizeof *a),
-                 *b = aligned_alloc(64, sizeof *b);
+    // aligned_alloc wants a size that is a multiple of the alignment.
+    const size_t size = (sizeof(prep_fixture) + 63) / 64 * 64;
+    prep_fixture *f = aligned_alloc(64, size), *a = aligned_alloc(64, size),
+                 *b = aligned_alloc(64, size);
     cr_assert(f && a && b);
     int saturated = 0, flagged = 0, runs = 0;
     for (int seed = 0; seed < 1000; seed++) {
