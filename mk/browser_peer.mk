@@ -12,9 +12,11 @@
 #                           wasm peer (Node.js, then pages in headless Chromium) on
 #                           WebSockets play soccer: equal final checksums, 0
 #                           desyncs, the recording verifies
+#   make browser-match-test the same (the issue's name for it)
 #   make browser-match      2 native bots + 2 pages (+ a spectator page) in headless
 #                           Chromium, 1200 ticks at 60 Hz: the peers' table
 #   make bench-browser-peer soccer ms/tick: wasm in Chromium and Node.js vs native
+#                           (section 10 of `make bench`)
 BP_DIR   = $(BUILD)/browser_peer
 BP_WASM  = $(BP_DIR)/peer.wasm
 BP_NODE_MODULES := tools/browser_peer/node_modules
@@ -39,7 +41,7 @@ BP_FAULTS ?= --loss 0.1 --jitter 50
 BP_SCENE := tools/scenes/soccer.scene
 BP_PAGE := index.html page.js peer.js
 
-.PHONY: deps-browser-peer browser-peer browser-peer-page browser-peer-test browser-match
+.PHONY: deps-browser-peer browser-peer browser-peer-page browser-peer-test browser-match-test browser-match
 
 deps-browser-peer:
 	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(VIEWER_DEPS_PKGS) $$(command -v node >/dev/null || echo nodejs npm)"
@@ -93,6 +95,9 @@ browser-peer-test: $(TOOL)
 # print the peers' table; ARGS adds UDP fault options (ARGS="-- --loss 0.1 --jitter 50").
 BP_MATCH_TICKS ?= 1200
 BP_MATCH_RATE ?= 60
+# The name the issue gives the CI test of mixed matches.
+browser-match-test: browser-peer-test
+
 browser-match: $(TOOL)
 	@if ! { $(BP_NODE_OK) && $(BP_PAGE_OK); }; then \
 	  echo "browser-match: needs the wasm32 toolchain, chromium and tools/browser_peer/node_modules: run 'make deps-browser-peer'"; \
@@ -108,24 +113,37 @@ browser-peer-page: $(BP_WASM)
 	@cp $(BP_SCENE) $(BP_DIR)/
 	@echo "browser-peer-page: built $(BP_DIR)"
 
-# The soccer game's cost per tick (4 soccer bots, bp_bench in api.c) as wasm in
-# headless Chromium and in Node.js against the same function built natively
-# (gcc, $(CFLAGS)) with the solver's scalar path and with its fastest one. Not
-# in BENCH_SECTIONS yet. Needs what browser-peer-test's pages need.
+# 10. The soccer game's cost per tick (4 soccer bots, bp_bench in api.c) as wasm
+# in headless Chromium and in Node.js against the same function built natively
+# (gcc, $(CFLAGS)) with the solver's scalar path and with its fastest one; a
+# section of `make bench` (rows: browser_peer,soccer,ENGINE,ms_per_tick,...).
+# Skipped with a message (and no rows) without the wasm toolchain, node,
+# chromium or tools/browser_peer/node_modules ('make deps-browser-peer').
 BP_BENCH_NATIVE = $(BUILD)/browser_peer/bench_native
 BP_BENCH_TICKS ?= 3600
 $(BP_BENCH_NATIVE): tools/browser_peer/bench_native.c tools/browser_peer/api.c tools/browser_peer/api.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLFLAGS) -Ifixmath_phys/include -Inet/include -o $@ tools/browser_peer/bench_native.c \
 	  tools/browser_peer/api.c $(LIB_A) -lsodium -lm
+BENCH_SECTIONS += bench-browser-peer
 .PHONY: bench-browser-peer
-bench-browser-peer: $(BP_BENCH_NATIVE)
-	@$(MAKE) --no-print-directory -s browser-peer-page >/dev/null
-	@echo "== browser peer: soccer, 4 bots, $(BP_BENCH_TICKS) ticks from tick 0, best of $(BENCH_REPEATS)"; \
+bench-browser-peer:
+	@mkdir -p $(BENCH_OUT) && rm -f $(BENCH_OUT)/bench-browser-peer.csv
+	@echo "== 10. browser peer: soccer, 4 bots, $(BP_BENCH_TICKS) ticks from tick 0, ms/tick, best of $(BENCH_REPEATS)"
+	@if ! { $(BP_NODE_OK) && $(BP_PAGE_OK); }; then \
+	  echo "  skipped: needs the wasm32 toolchain, node, chromium and tools/browser_peer/node_modules ('make deps-browser-peer')"; \
+	  exit 0; fi; \
+	$(MAKE) --no-print-directory -s $(BP_BENCH_NATIVE) browser-peer-page >/dev/null || exit 1; \
 	set -- $$($(BP_BENCH_NATIVE) $(BP_SCENE) $(BP_BENCH_TICKS) $(BENCH_REPEATS)); ns=$$2; sum=$$3; na=$$5; path=$$7; \
 	set -- $$(node tools/browser_peer/bench.mjs $(BP_DIR) $(BP_SCENE) $(BP_BENCH_TICKS) $(BENCH_REPEATS)); \
 	wn=$$2; wnsum=$$3; wc=$$5; wcsum=$$6; \
+	[ -n "$$ns" ] && [ -n "$$wc" ] || { echo "bench-browser-peer: a run printed nothing"; exit 1; }; \
 	[ "$$sum" = "$$wnsum" ] && [ "$$sum" = "$$wcsum" ] || { echo "bench-browser-peer: checksums differ: native $$sum, node $$wnsum, chromium $$wcsum"; exit 1; }; \
-	printf '%-40s %8s ms/tick\n' "native (gcc), solver scalar path" $$ns "native (gcc), solver $$path path" $$na \
+	printf '  %-40s %8s ms/tick\n' "native (gcc), solver scalar path" $$ns "native (gcc), solver $$path path" $$na \
 	  "wasm32 in Node.js (V8)" $$wn "wasm32 in headless Chromium" $$wc; \
-	echo "ratio wasm in Chromium / native: $$(awk -v w=$$wc -v n=$$ns 'BEGIN {printf "%.2f", n / w}') of the scalar path's speed (goal >= 0.7), $$(awk -v w=$$wc -v n=$$na 'BEGIN {printf "%.2f", n / w}') of the $$path path's; same final checksum $$sum"
+	rs=$$(awk -v w=$$wc -v n=$$ns 'BEGIN {printf "%.3f", n / w}'); ra=$$(awk -v w=$$wc -v n=$$na 'BEGIN {printf "%.3f", n / w}'); \
+	echo "  speed of wasm in Chromium: $$rs of the native scalar path's (goal >= 0.7), $$ra of the $$path path's; same final checksum $$sum"; \
+	{ echo "browser_peer,soccer,native_scalar,ms_per_tick,$$ns,ms"; echo "browser_peer,soccer,native_$$path,ms_per_tick,$$na,ms"; \
+	  echo "browser_peer,soccer,wasm_node,ms_per_tick,$$wn,ms"; echo "browser_peer,soccer,wasm_chromium,ms_per_tick,$$wc,ms"; \
+	  echo "browser_peer,soccer,wasm_chromium,speed_vs_native_scalar,$$rs,ratio"; \
+	  echo "browser_peer,soccer,wasm_chromium,speed_vs_native_$$path,$$ra,ratio"; } > $(BENCH_OUT)/bench-browser-peer.csv
