@@ -7,6 +7,7 @@
 // short match against it; a gateway that fails, or is not there at all, must
 // not stop the match. Issue 30.
 #define _GNU_SOURCE
+#include "test_proc.h"
 #include "test_tool.h"
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -206,75 +207,32 @@ static void standin_stop(standin *s)
 static pid_t spawn_to(const char *out_name, const char *err_name, const char *agones_port,
                       const char *const *args)
 {
-    char out[512], err[512];
+    char out[512], err[512], port[64];
     snprintf(out, sizeof out, "%s/%s", dir, out_name);
     snprintf(err, sizeof err, "%s/%s", dir, err_name);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (o < 0 || e < 0) {
-            _exit(126);
-        }
-        dup2(o, 1);
-        dup2(e, 2);
-        unsetenv("AGONES_SDK_HTTP_PORT");
-        if (agones_port) {
-            setenv("AGONES_SDK_HTTP_PORT", agones_port, 1);
-        }
-        char *argv[64];
-        int n = 0;
-        argv[n++] = tool;
-        for (; args[n - 1] && n < 63; n++) {
-            argv[n] = (char *)(uintptr_t)args[n - 1];
-        }
-        argv[n] = NULL;
-        execv(tool, argv);
-        _exit(127);
-    }
-    return pid;
+    snprintf(port, sizeof port, "AGONES_SDK_HTTP_PORT=%s", agones_port ? agones_port : "");
+    const char *const envs[] = {"AGONES_SDK_HTTP_PORT", agones_port ? port : NULL, NULL};
+    return tp_spawn(tool, NULL, envs, out, err, args);
 }
 
 static char *slurp(const char *name)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    size_t cap = 1 << 20, len = 0;
-    char *text = calloc(1, cap + 1);
-    cr_assert_not_null(text);
-    if (f) {
-        len = fread(text, 1, cap, f);
-        fclose(f);
-    }
-    text[len] = '\0';
-    return text;
+    return tp_slurp(path);
 }
 
 static int wait_status(pid_t pid)
 {
-    int st;
-    cr_assert_eq(waitpid(pid, &st, 0), pid);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    return tp_wait_status(pid, 0);
 }
 
 // Wait (up to 10 s) for the relay's `ready` line; its address.
 static void wait_ready(const char *log_name, char *addr, size_t size)
 {
-    for (int i = 0; i < 1000; i++) {
-        char *log = slurp(log_name);
-        const char *l = strstr(log, "listening 127.0.0.1:");
-        unsigned port = 0;
-        if (l && strstr(log, "\nready\n") && sscanf(l, "listening 127.0.0.1:%u", &port) == 1) {
-            snprintf(addr, size, "127.0.0.1:%u", port);
-            free(log);
-            return;
-        }
-        free(log);
-        usleep(10000);
-    }
-    cr_assert_fail("the relay never printed ready");
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, log_name);
+    tp_wait_relay_ready(path, addr, size);
 }
 
 typedef struct match_result {

@@ -7,6 +7,7 @@
 // recording is fetched and verified; SIGTERM drains a running match to its end;
 // every bad request gets its status and a reason naming where. Issue 30.
 #define _GNU_SOURCE
+#include "test_proc.h"
 #include "test_tool.h"
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -68,85 +69,26 @@ static void write_file(const char *name, const char *text)
 
 static char *slurp(const char *name)
 {
-    FILE *f = fopen(path_in_dir(name), "rb");
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    cr_assert_not_null(text);
-    while (f) {
-        if (len + 4096 + 1 > cap) {
-            cap *= 2;
-            text = realloc(text, cap);
-            cr_assert_not_null(text);
-        }
-        size_t got = fread(text + len, 1, 4096, f);
-        if (got == 0) {
-            break;
-        }
-        len += got;
-    }
-    if (f) {
-        fclose(f);
-    }
-    text[len] = '\0';
-    return text;
+    return tp_slurp(path_in_dir(name));
 }
 
 // Start the tool in the background, stdout and stderr to files in dir; env
-// ("NAME=VALUE") or NULL.
+// ("NAME=VALUE") or NULL. LOCKSTEP_API_TOKEN is never inherited.
 static pid_t spawn_env(const char *env, const char *out_name, const char *err_name,
                        const char *const *args)
 {
     char out[512], err[512];
     snprintf(out, sizeof out, "%s/%s", dir, out_name);
     snprintf(err, sizeof err, "%s/%s", dir, err_name);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (o < 0 || e < 0) {
-            _exit(126);
-        }
-        dup2(o, 1);
-        dup2(e, 2);
-        unsetenv("LOCKSTEP_API_TOKEN");
-        if (env) {
-            putenv((char *)(uintptr_t)env);
-        }
-        char *argv[64];
-        int n = 0;
-        argv[n++] = tool;
-        for (; args[n - 1] && n < 63; n++) {
-            argv[n] = (char *)(uintptr_t)args[n - 1];
-        }
-        argv[n] = NULL;
-        execv(tool, argv);
-        _exit(127);
-    }
-    return pid;
+    const char *const envs[] = {"LOCKSTEP_API_TOKEN", env, NULL};
+    return tp_spawn(tool, NULL, envs, out, err, args);
 }
 
 #define SPAWN(out, err, ...) spawn_env(NULL, out, err, (const char *const[]){__VA_ARGS__, NULL})
 #define SPAWN_ENV(env, out, err, ...)                                                              \
     spawn_env(env, out, err, (const char *const[]){__VA_ARGS__, NULL})
 
-// The exit status of pid within `seconds` (killed and failed after).
-static int wait_status(pid_t pid, int seconds)
-{
-    for (int i = 0; i < seconds * 100; i++) {
-        int st;
-        pid_t got = waitpid(pid, &st, WNOHANG);
-        cr_assert_geq(got, 0);
-        if (got == pid) {
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-        usleep(10000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    cr_assert_fail("pid %ld still ran after %d s", (long)pid, seconds);
-    return -1;
-}
+#define wait_status tp_wait_status
 
 typedef struct relay_run {
     pid_t pid;

@@ -9,6 +9,7 @@
 // reading and a refused Origin are each counted while the UDP peers play on;
 // without --ws nothing changes. Issue 31.
 #define _GNU_SOURCE
+#include "test_proc.h"
 #include "test_tool.h"
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -61,27 +62,7 @@ static char *path_in_dir(const char *name)
 
 static char *slurp(const char *name)
 {
-    FILE *f = fopen(path_in_dir(name), "rb");
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    cr_assert_not_null(text);
-    while (f) {
-        if (len + 4096 + 1 > cap) {
-            cap *= 2;
-            text = realloc(text, cap);
-            cr_assert_not_null(text);
-        }
-        size_t got = fread(text + len, 1, 4096, f);
-        if (got == 0) {
-            break;
-        }
-        len += got;
-    }
-    if (f) {
-        fclose(f);
-    }
-    text[len] = '\0';
-    return text;
+    return tp_slurp(path_in_dir(name));
 }
 
 // Start exe in the background (in dir), stdout and stderr to files in dir.
@@ -91,49 +72,13 @@ static pid_t spawn(const char *exe, const char *out_name, const char *err_name,
     char out[512], err[512];
     snprintf(out, sizeof out, "%s/%s", dir, out_name);
     snprintf(err, sizeof err, "%s/%s", dir, err_name);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (o < 0 || e < 0 || chdir(dir) != 0) {
-            _exit(126);
-        }
-        dup2(o, 1);
-        dup2(e, 2);
-        char *argv[64];
-        int n = 0;
-        argv[n++] = (char *)(uintptr_t)exe;
-        for (; args[n - 1] && n < 63; n++) {
-            argv[n] = (char *)(uintptr_t)args[n - 1];
-        }
-        argv[n] = NULL;
-        execv(exe, argv);
-        _exit(127);
-    }
-    return pid;
+    return tp_spawn(exe, dir, NULL, out, err, args);
 }
 
 #define TOOL(out, err, ...)  spawn(tool, out, err, (const char *const[]){__VA_ARGS__, NULL})
 #define PROBE(out, err, ...) spawn(probe, out, err, (const char *const[]){__VA_ARGS__, NULL})
 
-// The exit status of pid within `seconds` (killed and failed after).
-static int wait_status(pid_t pid, int seconds)
-{
-    for (int i = 0; i < seconds * 100; i++) {
-        int st;
-        pid_t got = waitpid(pid, &st, WNOHANG);
-        cr_assert_geq(got, 0);
-        if (got == pid) {
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-        usleep(10000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    cr_assert_fail("pid %ld still ran after %d s", (long)pid, seconds);
-    return -1;
-}
+#define wait_status tp_wait_status
 
 static void stop(pid_t pid)
 {
