@@ -163,6 +163,23 @@ static int32_t rnd_range(ls_rng *r, int32_t lo, int32_t hi)
     return lo + (int32_t)(ls_rng_next_u32(r) % (uint32_t)(hi - lo + 1));
 }
 
+// A random unit normal and its two tangents (as the engine builds them) in lane l.
+static void random_basis(ls_rng *r, ls_contact_lanes *g, uint32_t l)
+{
+    ls_vec3 n =
+        ls_vec3_normalize(ls_vec3_make(rnd_range(r, -65536, 65536), rnd_range(r, -65536, 65536),
+                                       rnd_range(r, -65536, 65536)),
+                          ls_vec3_make(0, 65536, 0));
+    ls_vec3 t1 =
+        ls_vec3_normalize(ls_vec3_cross(n, ls_vec3_make(65536, 0, 0)), ls_vec3_make(0, 0, 65536));
+    ls_vec3 t2 = ls_vec3_cross(n, t1);
+    const int32_t nn[3] = {n.x, n.y, n.z}, u1[3] = {t1.x, t1.y, t1.z}, u2[3] = {t2.x, t2.y, t2.z};
+    for (int k = 0; k < 3; k++) {
+        g->n[k][l] = nn[k];
+        g->t1[k][l] = u1[k];
+        g->t2[k][l] = u2[k];
+    }
+}
 // A random group: eight lanes over distinct writable bodies (some lanes on the
 // identity state, some empty), every field within `scale` times its usual
 // range (scale 1: a plausible contact; larger: values that leave the solver
@@ -199,20 +216,7 @@ static void random_fixture(ls_rng *r, fixture *f, int scale)
         }
         g->contact[l] = l;
         points = points > (int)g->count[l] ? points : (int)g->count[l];
-        ls_vec3 n =
-            ls_vec3_normalize(ls_vec3_make(rnd_range(r, -65536, 65536), rnd_range(r, -65536, 65536),
-                                           rnd_range(r, -65536, 65536)),
-                              ls_vec3_make(0, 65536, 0));
-        ls_vec3 t1 = ls_vec3_normalize(ls_vec3_cross(n, ls_vec3_make(65536, 0, 0)),
-                                       ls_vec3_make(0, 0, 65536));
-        ls_vec3 t2 = ls_vec3_cross(n, t1);
-        const int32_t nn[3] = {n.x, n.y, n.z}, u1[3] = {t1.x, t1.y, t1.z},
-                      u2[3] = {t2.x, t2.y, t2.z};
-        for (int k = 0; k < 3; k++) {
-            g->n[k][l] = nn[k];
-            g->t1[k][l] = u1[k];
-            g->t2[k][l] = u2[k];
-        }
+        random_basis(r, g, l);
         int32_t ima = g->a[l] ? rnd_range(r, 1 << 14, 1 << 24) : 0;
         int32_t imb = rnd_range(r, 1 << 14, 1 << 24);
         g->inv_mass_a[l] = ima;
@@ -382,19 +386,8 @@ static void random_prep(ls_rng *r, prep_fixture *f, int scale)
             continue;
         }
         g->count[l] = 1 + (uint32_t)rnd_range(r, 0, 3);
-        ls_vec3 n =
-            ls_vec3_normalize(ls_vec3_make(rnd_range(r, -65536, 65536), rnd_range(r, -65536, 65536),
-                                           rnd_range(r, -65536, 65536)),
-                              ls_vec3_make(0, 65536, 0));
-        ls_vec3 t1 = ls_vec3_normalize(ls_vec3_cross(n, ls_vec3_make(65536, 0, 0)),
-                                       ls_vec3_make(0, 0, 65536));
-        ls_vec3 t2 = ls_vec3_cross(n, t1);
-        const int32_t nn[3] = {n.x, n.y, n.z}, u1[3] = {t1.x, t1.y, t1.z},
-                      u2[3] = {t2.x, t2.y, t2.z};
+        random_basis(r, g, l);
         for (int k = 0; k < 3; k++) {
-            g->n[k][l] = nn[k];
-            g->t1[k][l] = u1[k];
-            g->t2[k][l] = u2[k];
             t->dv[k][l] = rnd_range(r, -vel, vel);
             t->wa[k][l] = identity ? 0 : rnd_range(r, -vel, vel);
             t->wb[k][l] = rnd_range(r, -vel, vel);
