@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROBE 8
+#define PROBE 16
 #define UNIT  1000000u
 
 ls_result ls_net_ratelimit_init_(ls_net_ratelimit *l, uint32_t size, uint32_t rate_pps,
@@ -22,6 +22,16 @@ ls_result ls_net_ratelimit_init_(ls_net_ratelimit *l, uint32_t size, uint32_t ra
     return LS_OK;
 }
 
+uint32_t ls_net_ratelimit_size_(uint32_t max_sessions)
+{
+    uint64_t want = (uint64_t)max_sessions * 16u;
+    uint32_t size = 1024;
+    while (size < want && size < (1u << 20)) {
+        size <<= 1;
+    }
+    return size;
+}
+
 void ls_net_ratelimit_free_(ls_net_ratelimit *l)
 {
     free(l->b);
@@ -36,7 +46,14 @@ static uint32_t hash_addr(const ls_net_addr *a)
     }
     h = (h ^ (a->port & 0xFFu)) * 16777619u;
     h = (h ^ (uint32_t)(a->port >> 8)) * 16777619u;
-    return h ^ a->family;
+    h ^= a->family;
+    // FNV-1a's low bits mix poorly for keys that differ in their last bytes
+    // (addresses of one subnet): finish with murmur3's avalanche.
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    return h ^ (h >> 16);
 }
 
 bool ls_net_ratelimit_allow_(ls_net_ratelimit *l, const ls_net_addr *from, uint64_t now)
@@ -53,6 +70,7 @@ bool ls_net_ratelimit_allow_(ls_net_ratelimit *l, const ls_net_addr *from, uint6
     }
     if (!b) {
         b = victim;
+        l->evicted += b->used;
         b->used = true;
         b->addr = *from;
         b->tokens = l->burst * UNIT;

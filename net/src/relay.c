@@ -63,8 +63,8 @@ ls_relay *ls_relay_create(const ls_relay_def *def, ls_error *err)
     }
     r->def = *def;
     r->sessions = calloc(def->max_sessions, sizeof *r->sessions);
-    if (!r->sessions ||
-        ls_net_ratelimit_init_(&r->limit, 1024, def->rate_limit_pps, def->rate_burst) != LS_OK) {
+    if (!r->sessions || ls_net_ratelimit_init_(&r->limit, ls_net_ratelimit_size_(def->max_sessions),
+                                               def->rate_limit_pps, def->rate_burst) != LS_OK) {
         ls_relay_destroy(r);
         ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory for %u sessions", def->max_sessions);
         return NULL;
