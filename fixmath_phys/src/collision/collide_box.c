@@ -36,6 +36,16 @@ static box_w box_make(const ls_geom *g, const ls_xform *xf)
     return b;
 }
 
+/// Projected half width of box b on unit axis l: sum h_k |l . u_k|, rounded once.
+static ls_fx box_radius(const box_w *b, ls_vec3 l)
+{
+    int64_t s = 0;
+    for (int k = 0; k < 3; k++) {
+        s += (int64_t)b->h[k] * ls_fx_abs(ls_vec3_dot(l, b->u[k]));
+    }
+    return ls_fx_from_q32(s);
+}
+
 /// World position of box vertex at local offset (sx*hx, sy*hy, sz*hz), s = +-1.
 static ls_vec3 box_point(const box_w *b, const int s[3])
 {
@@ -51,6 +61,17 @@ int ls_collide_box_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
     (void)xb; // planes are static and given in world coordinates
     box_w box = box_make(a, xa);
     ls_vec3 n = b->normal;
+    m->normal = ls_vec3_neg(n);
+    // Why a quick reject first: a plane's bounds are infinite, so every box of
+    // the world is a broad-phase pair with the ground each tick, and nearly all
+    // are far above it. The box's lowest point is its centre's height less its
+    // projected half width; when that is above the margin by more than the
+    // rounding of the eight vertices below (a few units each: the slack is
+    // 256), no vertex can be within the margin and the result is the same.
+    ls_fx lowest = ls_fx_sub(ls_fx_sub(ls_vec3_dot(n, box.c), b->plane_d), box_radius(&box, n));
+    if ((int64_t)lowest - 256 > (int64_t)margin) {
+        return 0;
+    }
     cand c[CAND_MAX];
     int count = 0;
     // Vertex v has +h on axis k when bit k of v is set; its id is v.
@@ -66,7 +87,6 @@ int ls_collide_box_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
             count++;
         }
     }
-    m->normal = ls_vec3_neg(n);
     ls_manifold_reduce(c, count, m);
     return m->count;
 }
@@ -86,15 +106,6 @@ typedef struct sat_axis {
     ls_vec3 n;      ///< Unit axis oriented from A to B.
 } sat_axis;
 
-/// Projected half width of box b on unit axis l: sum h_k |l . u_k|, rounded once.
-static ls_fx box_radius(const box_w *b, ls_vec3 l)
-{
-    int64_t s = 0;
-    for (int k = 0; k < 3; k++) {
-        s += (int64_t)b->h[k] * ls_fx_abs(ls_vec3_dot(l, b->u[k]));
-    }
-    return ls_fx_from_q32(s);
-}
 
 /// Evaluate unit axis l; keeps it in *best when strictly better. Returns
 /// false when l separates the boxes by more than the margin.

@@ -499,6 +499,15 @@ int ls_collide_hull_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b
     const ls_hull *h = a->hull;
     ls_xform fa = shape_frame(a, xa);
     ls_vec3 n = b->normal;
+    m->normal = ls_vec3_neg(n);
+    // Quick reject, as for a box (collide_box.c): every vertex is within the
+    // hull's radius (rounded up) of its origin, so when the origin is higher
+    // than the margin by the radius and the vertices' rounding (slack 256),
+    // none can be within the margin and the result is the same.
+    ls_fx origin = ls_fx_sub(ls_vec3_dot(n, fa.p), b->plane_d);
+    if ((int64_t)origin - h->radius - 256 > (int64_t)margin) {
+        return 0;
+    }
     cand c[CAND_MAX];
     int count = 0;
     for (uint32_t v = 0; v < h->vertex_count; v++) {
@@ -511,7 +520,6 @@ int ls_collide_hull_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b
             count++;
         }
     }
-    m->normal = ls_vec3_neg(n);
     reduce_to_manifold(c, count, m);
     return m->count;
 }
