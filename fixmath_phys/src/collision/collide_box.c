@@ -106,7 +106,6 @@ typedef struct sat_axis {
     ls_vec3 n;      ///< Unit axis oriented from A to B.
 } sat_axis;
 
-
 /// Evaluate unit axis l; keeps it in *best when strictly better. Returns
 /// false when l separates the boxes by more than the margin.
 static bool test_axis(const box_w *A, const box_w *B, ls_vec3 t, ls_vec3 l, sat_axis cand_axis,
