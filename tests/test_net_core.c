@@ -939,6 +939,74 @@ Test(net_core, a_flooding_source_is_rate_limited)
     ls_relay_destroy(r);
 }
 
+// Past capacity the re-sends wait for later polls instead of filling one
+// (ls_relay_def.max_resends_per_poll): 6 sessions whose slot 1 never
+// acknowledges slot 0's inputs, a budget of 4 INPUT re-sends per poll. The
+// first due poll re-sends for sessions 1..4; session 5 waits, and the next poll
+// starts with it and serves 5 and 6.
+static uint32_t polled_inputs(ls_relay *r, uint64_t now, uint32_t *sessions)
+{
+    ls_relay_poll(r, now);
+    ls_net_datagram d;
+    uint32_t n = 0;
+    while (ls_relay_next_datagram(r, &d)) {
+        ls_net_msg m;
+        cr_assert_eq(ls_net_decode(d.data, d.len, &m, NULL), LS_OK);
+        if (m.h.type == LS_NET_INPUT) {
+            sessions[n++] = m.h.session;
+        }
+    }
+    return n;
+}
+
+Test(net_core, re_sends_past_the_budget_wait_for_the_next_poll)
+{
+    ls_relay_def rd = ls_default_relay_def();
+    rd.max_resends_per_poll = 4;
+    ls_relay *r = ls_relay_create(&rd, NULL);
+    cr_assert_not_null(r);
+    ls_session_def sd = sdef(2, 0, 2);
+    uint8_t buf[LS_NET_MAX_DATAGRAM], in[4] = {1, 2, 3, 4};
+    for (uint16_t k = 0; k < 6; k++) {
+        uint32_t id;
+        cr_assert_eq(ls_relay_session_create(r, &sd, 0, &id), LS_OK);
+        sender c0 = sender_of(r, id, 0), c1 = sender_of(r, id, 1);
+        ls_net_addr a0 = ls_net_addr_ipv4(127, 0, 0, 1, (uint16_t)(6000 + 2 * k));
+        ls_net_addr a1 = ls_net_addr_ipv4(127, 0, 0, 1, (uint16_t)(6001 + 2 * k));
+        join(r, &c0, &a0, 10);
+        join(r, &c1, &a1, 10);
+        ls_net_msg m;
+        memset(&m, 0, sizeof m);
+        m.u.input.first_tick = 2;
+        m.u.input.count = 4;
+        m.u.input.input_size = 1;
+        m.u.input.data = in;
+        size_t n = make(&c0, &m, LS_NET_INPUT, buf);
+        ls_relay_receive(r, &a0, buf, n, 1000);
+        uint32_t fanned = 0;
+        ls_net_datagram d;
+        while (ls_relay_next_datagram(r, &d)) {
+            ls_net_msg out;
+            cr_assert_eq(ls_net_decode(d.data, d.len, &out, NULL), LS_OK);
+            fanned += out.h.type == LS_NET_INPUT;
+        }
+        cr_assert_eq(fanned, 1u, "session %u: the input went to slot 1 (not a re-send)", id);
+    }
+    uint32_t sessions[64];
+    cr_assert_eq(polled_inputs(r, 1000, sessions), 0u, "nothing is due yet");
+    // Due again after resend_us: 4 in the first poll, the other 2 in the next.
+    uint64_t t = 1000 + rd.resend_us;
+    cr_assert_eq(polled_inputs(r, t, sessions), 4u);
+    cr_assert_eq(sessions[0], 1u);
+    cr_assert_eq(sessions[3], 4u);
+    cr_assert_eq(ls_relay_stats_get(r).resends_deferred, 1u);
+    cr_assert_eq(polled_inputs(r, t + 1000, sessions), 2u);
+    cr_assert_eq(sessions[0], 5u, "the next poll starts with the session that waited");
+    cr_assert_eq(sessions[1], 6u);
+    cr_assert_eq(ls_relay_stats_get(r).resends_deferred, 1u);
+    ls_relay_destroy(r);
+}
+
 Test(net_core, ping_measures_round_trip_on_both_sides)
 {
     sim s;

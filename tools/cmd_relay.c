@@ -672,6 +672,7 @@ static void stats_add(ls_relay_stats *a, const ls_relay_stats *b)
     a->replayed += b->replayed, a->stale += b->stale, a->unverified += b->unverified;
     a->no_session += b->no_session, a->rate_limited += b->rate_limited;
     a->challenges += b->challenges, a->outbox_dropped += b->outbox_dropped;
+    a->resends_deferred += b->resends_deferred;
     a->desyncs += b->desyncs, a->disputes += b->disputes;
     a->snapshots_refused += b->snapshots_refused;
     a->spectator_refused += b->spectator_refused;

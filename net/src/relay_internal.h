@@ -128,6 +128,9 @@ struct ls_relay {
     uint32_t ev_head, ev_count;
     ls_net_ratelimit limit;
     ls_relay_stats st;
+    uint32_t resend_left; // re-sends this poll may still produce (max_resends_per_poll)
+    bool resend_held;     // a due re-send waited for a later poll
+    uint32_t poll_start;  // the session index the next poll starts with
 };
 
 // relay.c: events, sending, cookies, disconnects.

@@ -28,6 +28,11 @@ typedef struct ls_relay_def {
     uint32_t ping_interval_us; ///< Ping every peer this often, default 250 ms.
     uint32_t cookie_period_us; ///< Cookie time bucket, default 10 s (a cookie lives 1-2 buckets).
     uint32_t max_outbox;       ///< Most queued datagrams before dropping, default 65536.
+    /// Most re-sent INPUT datagrams one ls_relay_poll produces (0: no limit), default 256.
+    /// The rest wait for the next poll, which starts with the session that waited: past
+    /// capacity (peers behind on their ACKs) re-sends cannot fill the poll and starve
+    /// the reads.
+    uint32_t max_resends_per_poll;
 } ls_relay_def;
 
 /// Session settings. Start from ls_default_session_def().
@@ -151,6 +156,7 @@ typedef struct ls_relay_stats {
     uint64_t rejoins;            ///< REJOINs accepted.
     uint64_t
         rejoin_refused; ///< Authentic REJOINs refused (slot live, left or kicked, window over).
+    uint64_t resends_deferred; ///< Polls in which max_resends_per_poll held re-sends back.
 } ls_relay_stats;
 
 /// Opaque relay.
