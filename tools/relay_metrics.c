@@ -110,6 +110,8 @@ static void h_metrics(relay_api *a, relay_api_request *rq)
             st.rejoin_refused);
     counter(&t, "lockstep_relay_spectators_dropped_total", "Spectators dropped.",
             st.spectators_dropped);
+    counter(&t, "lockstep_relay_resends_deferred_total",
+            "Polls whose re-send budget held re-sends back (past capacity).", st.resends_deferred);
     metric(&t, "lockstep_relay_recordings_total", "counter", "Recordings finished, by result.");
     put(&t, "lockstep_relay_recordings_total{result=\"ok\"} %u\n", tot.recordings_ok);
     put(&t, "lockstep_relay_recordings_total{result=\"error\"} %u\n", tot.recordings_failed);
