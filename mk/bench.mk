@@ -28,7 +28,7 @@ BENCH_SECTIONS := bench-physics bench-fx bench-snapshot bench-cloth bench-vehicl
 # number:target:title, in output order.
 BENCH_ORDER = 1:bench-physics:physics 2:bench-fx:fixed-point 3:bench-snapshot:snapshot \
               4:bench-replay:replay 5:bench-net:relay 6:bench-viewer:viewer 7:bench-cloth:cloth \
-              8:bench-vehicle:vehicle 9:bench-box3d:box3d
+              8:bench-vehicle:vehicle 9:bench-box3d:box3d 10:bench-ws-loss:websocket-loss
 # 7. The Verlet cloth (issue 14) against Bullet's btSoftBody on the same scene
 # file: a 64 x 64 cloth (bench only, tools/bench/scenes/).
 BENCH_CLOTH_SCENE ?= tools/bench/scenes/cloth_64.scene
