@@ -15,6 +15,8 @@
 #   make browser-match      2 native bots + 2 pages (+ a spectator page) in headless
 #                           Chromium, 1200 ticks at 60 Hz: the peers' table
 #   make bench-browser-peer soccer ms/tick: wasm in Chromium and Node.js vs native
+#   make bench-ws-loss      rollbacks and stalls of a WebSocket peer vs a UDP peer
+#                           under nftables loss (root; section 10 of make bench)
 BP_DIR   = $(BUILD)/browser_peer
 BP_WASM  = $(BP_DIR)/peer.wasm
 BP_NODE_MODULES := tools/browser_peer/node_modules
