@@ -29,7 +29,7 @@ BENCH_SECTIONS := bench-physics bench-fx bench-snapshot bench-cloth bench-vehicl
 BENCH_ORDER = 1:bench-physics:physics 2:bench-fx:fixed-point 3:bench-snapshot:snapshot \
               4:bench-replay:replay 5:bench-net:relay 6:bench-viewer:viewer 7:bench-cloth:cloth \
               8:bench-vehicle:vehicle 9:bench-box3d:box3d \
-              10:bench-browser-peer:browser peer
+              10:bench-browser-peer:browser peer 11:bench-ws-loss:websocket-loss
 # 7. The Verlet cloth (issue 14) against Bullet's btSoftBody on the same scene
 # file: a 64 x 64 cloth (bench only, tools/bench/scenes/).
 BENCH_CLOTH_SCENE ?= tools/bench/scenes/cloth_64.scene

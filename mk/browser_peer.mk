@@ -17,6 +17,8 @@
 #                           Chromium, 1200 ticks at 60 Hz: the peers' table
 #   make bench-browser-peer soccer ms/tick: wasm in Chromium and Node.js vs native
 #                           (section 10 of `make bench`)
+#   make bench-ws-loss      rollbacks and stalls of a WebSocket peer vs a UDP peer
+#                           under nftables loss (root; section 11 of make bench)
 BP_DIR   = $(BUILD)/browser_peer
 BP_WASM  = $(BP_DIR)/peer.wasm
 BP_NODE_MODULES := tools/browser_peer/node_modules
@@ -147,3 +149,26 @@ bench-browser-peer:
 	  echo "browser_peer,soccer,wasm_node,ms_per_tick,$$wn,ms"; echo "browser_peer,soccer,wasm_chromium,ms_per_tick,$$wc,ms"; \
 	  echo "browser_peer,soccer,wasm_chromium,speed_vs_native_scalar,$$rs,ratio"; \
 	  echo "browser_peer,soccer,wasm_chromium,speed_vs_native_$$path,$$ra,ratio"; } > $(BENCH_OUT)/bench-browser-peer.csv
+
+# 11. The WebSocket under loss (tools/browser_peer/ws_loss.sh, SPEC.md §17.16
+# "Loss: head-of-line blocking, measured"): for each of BENCH_WS_LOSS (percent
+# per direction) one soccer match of BENCH_WS_LOSS_TICKS ticks at 60 Hz in
+# rollback mode per lossy link (a native bot on UDP, a native `bot --ws`, the
+# wasm peer in Node.js on a WebSocket), each in its own network namespace where
+# nftables drops that share of the lossy peer's packets both ways; the other
+# slot is a clean native bot. Rows: both peers' rollbacks, longest rollback,
+# re-simulated ticks per frame, prediction hits, waits, time-sync skips, stalls,
+# RTT; TCP's retransmissions and RTO timeouts. Counts, not timings. Fails when
+# a match does not end on equal checksums with 0 desyncs and a recording that
+# verifies. Needs root, unshare and nft: otherwise it says so and passes
+# (~25 s per loss rate; not in CI).
+BENCH_WS_LOSS ?= 0 1 2 5
+BENCH_WS_LOSS_TICKS ?= 1200
+BENCH_SECTIONS += bench-ws-loss
+.PHONY: bench-ws-loss
+bench-ws-loss: $(TOOL)
+	@echo "== 11. websocket-loss: rollbacks of a WebSocket peer (TCP) vs a UDP peer under $(BENCH_WS_LOSS) % loss, soccer, $(BENCH_WS_LOSS_TICKS) ticks"
+	@if { $(BP_NODE_OK); }; then $(MAKE) --no-print-directory -s browser-peer >/dev/null || exit 1; fi; \
+	mkdir -p $(BENCH_OUT) && rm -f $(BENCH_OUT)/bench-ws-loss.csv && \
+	tools/browser_peer/ws_loss.sh --tool $(TOOL) --wasm $(BP_WASM) --scene $(BP_SCENE) \
+	  --ticks $(BENCH_WS_LOSS_TICKS) --loss "$(BENCH_WS_LOSS)" --csv $(BENCH_OUT)/bench-ws-loss.csv

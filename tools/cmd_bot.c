@@ -85,6 +85,9 @@ typedef struct bot_app {
     FILE *log;  ///< The line log: stdout, or stderr with --json.
     bool json;
     net_event_list desyncs, disconnects, rejoins; ///< For --json.
+    /// Gaps between two datagrams from the relay once the match runs (ticks > 0):
+    /// the longest, and how many exceeded 100 ms (a WebSocket's head-of-line stall).
+    uint64_t last_recv, max_gap_us, gaps_100ms;
 } bot_app;
 
 static void pump(bot_app *b)
@@ -108,6 +111,12 @@ static void on_recv(void *user, const ls_net_addr *from, const uint8_t *data, si
     if (!ls_net_addr_equal(from, &b->relay) || now < b->silent_until) {
         return; // only the relay talks to us (and nothing arrives during an outage)
     }
+    if (b->last_recv != 0 && ls_peer_ticks(b->peer) > 0 && now > b->last_recv) {
+        uint64_t gap = now - b->last_recv;
+        b->max_gap_us = gap > b->max_gap_us ? gap : b->max_gap_us;
+        b->gaps_100ms += gap > 100000;
+    }
+    b->last_recv = now;
     b->last_heard = now;
     b->heard = true;
     ls_peer_receive(b->peer, data, len, now);
@@ -401,7 +410,8 @@ static void print_result(bot_app *b, uint32_t slot)
             "clock_shifts=%u dropped=%llu bad_mac=%llu replayed=%llu stale=%llu malformed=%llu "
             "fault_dropped=%llu fault_corrupted=%llu mode=%s frames=%llu rollbacks=%llu "
             "resimulated=%llu resim_max=%u predicted=%llu predicted_hits=%llu waits=%llu "
-            "time_sync=%llu rejoins=%u snapshot_tick=%u rejoin_tick=%u state=%s%s%s\n",
+            "time_sync=%llu rejoins=%u snapshot_tick=%u rejoin_tick=%u "
+            "max_gap_us=%llu gaps_100ms=%llu state=%s%s%s\n",
             slot, ls_peer_ticks(b->peer), (unsigned long long)ls_peer_last_checksum(b->peer),
             st.desyncs, st.named, st.disputes, st.rtt_us, (unsigned long long)us.sent,
             (unsigned long long)us.sent_bytes, (unsigned long long)st.packets_in,
@@ -415,7 +425,7 @@ static void print_result(bot_app *b, uint32_t slot)
             st.max_resim_frame, (unsigned long long)st.predicted,
             (unsigned long long)st.predicted_hits, (unsigned long long)st.waits,
             (unsigned long long)st.time_sync_skips + st.clock_shifts, st.rejoins, st.snapshot_tick,
-            st.rejoin_tick,
+            st.rejoin_tick, (unsigned long long)b->max_gap_us, (unsigned long long)b->gaps_100ms,
             b->timed_out                               ? "timeout"
             : b->finished || state == LS_PEER_FINISHED ? "finished"
             : state == LS_PEER_LEFT                    ? "disconnected"

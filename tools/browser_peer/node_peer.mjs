@@ -63,6 +63,11 @@ let done = false;
 let status = 'running';
 let timer = null;
 const started = nowUs();
+// Gaps between two messages from the relay once the match runs (ticks > 0): the
+// longest and how many exceeded 100 ms (head-of-line stalls, ws_loss.sh).
+let lastRecv = 0n;
+let maxGapUs = 0n;
+let gaps100ms = 0;
 
 function flush() {
   for (const d of peer.drain()) {
@@ -84,7 +89,7 @@ function finish(why) {
     `malformed=${s.malformed} mode=${opts.mode} frames=${s.frames} rollbacks=${s.rollbacks} ` +
     `resimulated=${s.resimulated} resim_max=${s.max_resim_frame} predicted=${s.predicted} ` +
     `predicted_hits=${s.predicted_hits} waits=${s.waits} time_sync=${s.time_sync_skips} ` +
-    `rejoins=${s.rejoins} transport=websocket wasm=1 state=${status} score=${a}-${b}`);
+    `rejoins=${s.rejoins} max_gap_us=${maxGapUs} gaps_100ms=${gaps100ms} transport=websocket wasm=1 state=${status} score=${a}-${b}`);
   ws.close();
   const code = status !== 'finished' ? 1 : s.named || s.disputes ? 3 : 0;
   setTimeout(() => process.exit(code), 50);
@@ -113,7 +118,14 @@ ws.on('open', () => {
 });
 ws.on('message', (data, isBinary) => {
   if (done || !isBinary) return;
-  peer.receive(new Uint8Array(data), nowUs());
+  const at = nowUs();
+  if (lastRecv !== 0n && peer.ticks > 0) {
+    const gap = at - lastRecv;
+    if (gap > maxGapUs) maxGapUs = gap;
+    if (gap > 100000n) gaps100ms++;
+  }
+  lastRecv = at;
+  peer.receive(new Uint8Array(data), at);
   peer.poll(nowUs());
   flush();
 });
