@@ -3,8 +3,11 @@
 // 0..N-1, rollback) and M pages (index.html, page.js) in Debian's headless
 // Chromium through puppeteer-core (slots N..N+M-1, rollback, over WebSockets),
 // as `make viewer-test` drives Chromium. The first page's car is driven with
-// the keyboard (puppeteer presses keys), the others by the soccer bot in wasm;
-// each page gets its credential in the URL fragment. Prints the peers' table
+// the keyboard (puppeteer presses keys) and drawn with three.js (WebGL on
+// SwiftShader, on the CPU), the others driven by the soccer bot in wasm and
+// drawn with the 2D canvas (render=2d, the fallback without WebGL: one software
+// WebGL page is what two shared cores afford beside the match); each page gets
+// its credential in the URL fragment. Prints the peers' table
 // (which are browsers), then passes when every peer ends on the same final
 // checksum with 0 desyncs, the first page drew with three.js (WebGL through
 // SwiftShader), and the relay's recording verifies natively and in the replay
@@ -13,7 +16,7 @@
 //        [--spectators S] [-- FAULTS]
 // --spectators S: S more pages join with spectator credentials and watch; they
 // must simulate every tick to the same final checksum with 0 mismatches; they
-// draw with the page's 2D canvas (render=2d, the fallback without WebGL).
+// draw with the 2D canvas too.
 // FAULTS (--loss P --jitter MS ...) go to the relay and to the native bots: the
 // UDP side (the relay never faults a WebSocket). Used by `make browser-peer-test`
 // (1 + 1) and `make browser-match` (2 + 2).
@@ -93,7 +96,7 @@ try {
     page.on('pageerror', (e) => console.log(`  [page ${natives + i} error] ${e.message}`));
     page.on('console', (m) => m.type() === 'error' && console.log(`  [page ${natives + i} error] ${m.text()}`));
     const params = { ws: `ws://${ws}`, cred: await readFile(cred(natives + i), 'utf8'), scene: 'soccer.scene' };
-    if (i > 0) params.bot = '1';
+    if (i > 0) Object.assign(params, { bot: '1', render: '2d' });
     tabs.push(page);
     await page.goto(`${url}index.html#${new URLSearchParams(params)}`);
   }
@@ -107,6 +110,7 @@ try {
   }
   const started = Date.now();
   const first = tabs[0];
+  await first.bringToFront(); // the tab in front draws frames (requestAnimationFrame) all match long
   check(await first.evaluate(() => location.hash === ''), 'the credential is gone from the address bar');
   await first.waitForFunction(() => ['running', 'finished', 'error'].includes(window.__peer.state), { timeout: 30000, polling: 50 });
   // The first page's keys: throttle throughout, steer left, boost, steer right.
@@ -178,8 +182,11 @@ try {
   check(sums.size === 1, `all ${rows.length} final checksums equal: ${[...sums].join(' ')}`);
   check(rows.every((r) => r.desyncs === '0') && !/^event desync/m.test(relay.text()),
     `desyncs: 0${spectators ? ', spectators\' mismatches: 0' : ''}`);
-  check(states[0].renderer.startsWith('three.js') && watched.every((st) => st.renderer === '2d canvas'),
-    `drawn with ${states[0].renderer}${watched.length ? ', spectators with the 2D canvas' : ''}`);
+  check(states[0].renderer.startsWith('three.js') && states[0].draw?.frames > 0 &&
+    [...states.slice(1), ...watched].every((st) => st.renderer === '2d canvas'),
+    `page ${states[0].slot} drawn with ${states[0].renderer}` +
+    `${states[0].draw ? ` (${states[0].draw.frames} frames, ${(states[0].draw.ms / Math.max(1, states[0].draw.frames)).toFixed(1)} ms each)` : ''}` +
+    `${states.length + watched.length > 1 ? ', the others with the 2D canvas' : ''}`);
   const v = spawnSync(tool, ['replay', 'verify', path.join(dir, 'm.lsr'), '--no-progress'], { encoding: 'utf8' });
   const verified = (v.stdout || v.stderr).split('\n')[0];
   check(v.status === 0, `replay verify: ${verified}`);

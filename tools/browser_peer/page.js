@@ -65,6 +65,7 @@ async function main() {
     create3d($('view'), scene, peer).then((v) => {
       view3d = v;
       status.renderer = v.kind;
+      status.draw = v.stats;
       $('field').style.display = 'none';
     }, (e) => {
       status.renderer = `2d canvas (no three.js view: ${e.message})`;

@@ -66,8 +66,10 @@ function arenaGeometry(src) {
 }
 
 // True when WebGL is drawn by the CPU (SwiftShader in headless Chromium, llvmpipe):
-// then no antialiasing and at most 30 frames/s, so drawing leaves the page's
-// 2 ms poll of the peer its time.
+// then half the resolution, no antialiasing and at most 30 frames/s, so that
+// drawing leaves the page's 2 ms poll of the peer its time (at full resolution
+// SwiftShader drew ~6 frames/s on the loaded 2-core machine and a 1200-tick
+// match at 120 Hz took 31-35 s instead of 13-18 s).
 function softwareGL() {
   const gl = document.createElement('canvas').getContext('webgl2');
   if (!gl) return false;
@@ -81,9 +83,9 @@ function softwareGL() {
 function markings() {
   const m = new THREE.MeshBasicMaterial({ color: 0xe8f0e8 });
   const g = new THREE.Group();
-  const line = new THREE.Mesh(new THREE.PlaneGeometry(20, 0.15), m);
+  const line = new THREE.Mesh(new THREE.PlaneGeometry(20, 0.3), m);
   line.rotation.x = -Math.PI / 2;
-  const ring = new THREE.Mesh(new THREE.RingGeometry(3.4, 3.55, 48), m);
+  const ring = new THREE.Mesh(new THREE.RingGeometry(3.3, 3.6, 48), m);
   ring.rotation.x = -Math.PI / 2;
   g.add(line, ring);
   g.position.y = 0.02;
@@ -98,12 +100,13 @@ function markings() {
 /**
  * A three.js view in `container` of `peer`'s world for scene text `sceneText`.
  * Throws when WebGL or the viewer's engine is not there (the caller draws 2D).
- * Returns { kind, canvas, draw() }: draw() renders the peer's current poses.
+ * Returns { kind, canvas, draw(), stats: { frames, ms } }: draw() renders the
+ * peer's current poses; stats counts the frames drawn and their time.
  */
 export async function create3d(container, sceneText, peer, engineUrl = 'viewer/lockstep.wasm') {
   const software = softwareGL();
   // three.js r163 and later need WebGL2; this throws without it.
-  const renderer = new THREE.WebGLRenderer({ antialias: !software, preserveDrawingBuffer: true });
+  const renderer = new THREE.WebGLRenderer({ antialias: !software });
   const kind = `three.js r${THREE.REVISION} (WebGL2${software ? ', software' : ''})`;
   let shapes;
   const geometries = new Map();
@@ -122,7 +125,7 @@ export async function create3d(container, sceneText, peer, engineUrl = 'viewer/l
     throw new Error(`the scene's shapes: ${e.message}`);
   }
 
-  renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
+  renderer.setPixelRatio(software ? 0.5 : Math.min(window.devicePixelRatio || 1, 2));
   renderer.domElement.className = 'view3d';
   container.prepend(renderer.domElement);
   const scene = new THREE.Scene();
@@ -172,6 +175,7 @@ export async function create3d(container, sceneText, peer, engineUrl = 'viewer/l
   let placed = false;
   let last = performance.now();
   let drawn = 0;
+  const stats = { frames: 0, ms: 0 }; // frames drawn and the time they took on the page's thread
   const q = new THREE.Quaternion();
   const fwd = new THREE.Vector3();
 
@@ -179,6 +183,7 @@ export async function create3d(container, sceneText, peer, engineUrl = 'viewer/l
     const now = performance.now();
     if (software && now - drawn < 33) return;
     drawn = now;
+    stats.frames++;
     const w = container.clientWidth || 640;
     const h = container.clientHeight || 400;
     const size = renderer.getSize(new THREE.Vector2());
@@ -226,6 +231,7 @@ export async function create3d(container, sceneText, peer, engineUrl = 'viewer/l
     camera.position.copy(eye);
     camera.lookAt(look);
     renderer.render(scene, camera);
+    stats.ms += performance.now() - now;
   }
-  return { kind, canvas: renderer.domElement, draw, camera: () => mode };
+  return { kind, canvas: renderer.domElement, draw, stats, camera: () => mode };
 }
