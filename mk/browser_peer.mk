@@ -7,11 +7,13 @@
 #   make deps-browser-peer  the wasm toolchain (apt), npm ci in tools/browser_peer
 #   make browser-peer       build $(BUILD)/browser_peer/peer.wasm
 #   make browser-peer-page  the page into $(BUILD)/browser_peer/ (serve it with
-#                           tools/viewer/serve.mjs; join with a URL fragment, page.js)
+#                           tools/viewer/serve.mjs; join with a URL fragment, page.js;
+#                           three.js view, render3d.js), the replay viewer in viewer/
 #   make browser-peer-test  a relay with --ws, native `lockstep bot`s on UDP and the
 #                           wasm peer (Node.js, then pages in headless Chromium) on
 #                           WebSockets play soccer: equal final checksums, 0
-#                           desyncs, the recording verifies
+#                           desyncs, the pages draw with three.js, the recording
+#                           verifies natively and in the viewer's page
 #   make browser-match-test the same (the issue's name for it)
 #   make browser-match      2 native bots + 2 pages (+ a spectator page) in headless
 #                           Chromium, 1200 ticks at 60 Hz: the peers' table
@@ -41,7 +43,13 @@ BP_TICK_RATE ?= 120
 # The relay's and the native bot's sends (the UDP side; a WebSocket is never faulted).
 BP_FAULTS ?= --loss 0.1 --jitter 50
 BP_SCENE := tools/scenes/soccer.scene
-BP_PAGE := index.html page.js peer.js
+BP_PAGE := index.html page.js peer.js render3d.js
+# The page's three.js view takes the scene's shapes from the replay viewer's
+# engine and meshes (render3d.js); the viewer itself, under $(BP_DIR)/viewer/,
+# re-verifies a match's recording (browser_match.mjs). $(VIEWER_WASM) by name:
+# mk/viewer.mk is read after this file.
+BP_VIEWER_WASM := $(BUILD)/viewer/lockstep.wasm
+BP_VIEWER := index.html engine.js shapes3d.js viewer.js
 
 .PHONY: deps-browser-peer browser-peer browser-peer-page browser-peer-test browser-match-test browser-match
 
@@ -65,9 +73,11 @@ browser-peer: $(BP_WASM)
 # native bot's, reading the wasm peer's predicted world), by a key pattern set
 # from JavaScript (bp_set_input), and by the bot under $(BP_FAULTS) on the UDP
 # side (both directions); then in headless Chromium (browser_match.mjs: two
-# native bots and two pages, the first driven by keys puppeteer presses), once
-# clean with a third page watching as a spectator, once with the same faults on
-# the UDP side. Without the wasm
+# native bots and two pages, the first driven by keys puppeteer presses and
+# drawing with three.js on SwiftShader's WebGL), once clean with a third page
+# watching as a spectator (the 2D canvas), once with the same faults on the UDP
+# side; each match's recording is verified natively and in the replay viewer's
+# page (tools/viewer/chromium.mjs). Without the wasm
 # toolchain or tools/browser_peer/node_modules it says so and passes, without
 # chromium it skips the pages ('make deps-browser-peer').
 BP_NODE_OK = [ -f /usr/lib/wasm32-wasi/crt1-reactor.o ] && command -v node >/dev/null && \
@@ -107,11 +117,18 @@ browser-match: $(TOOL)
 	@$(MAKE) --no-print-directory -s browser-peer-page >/dev/null
 	$(BP_MATCH) $(BP_MATCH_TICKS) $(BP_MATCH_RATE) 2 2 $(BP_DIR)/screenshot.png --spectators 1 $(ARGS)
 
-# The page: its files symlinked (edit and reload), the scene copied.
-browser-peer-page: $(BP_WASM)
-	@test -d $(BP_NODE_MODULES)/libsodium-wrappers || { echo "browser-peer-page: run 'make deps-browser-peer'"; exit 1; }
+# The page: its files symlinked (edit and reload), the scene copied; the viewer's
+# page and engine in viewer/ (three.js from this folder's node_modules, the same
+# pinned version as the viewer's).
+browser-peer-page: $(BP_WASM) $(BP_VIEWER_WASM)
+	@test -d $(BP_NODE_MODULES)/libsodium-wrappers && test -d $(BP_NODE_MODULES)/three || \
+	  { echo "browser-peer-page: run 'make deps-browser-peer'"; exit 1; }
+	@mkdir -p $(BP_DIR)/viewer/replays
 	@for f in $(BP_PAGE); do ln -sf $(abspath tools/browser_peer)/$$f $(BP_DIR)/$$f; done
 	@ln -sfn $(abspath $(BP_NODE_MODULES)) $(BP_DIR)/node_modules
+	@for f in $(BP_VIEWER); do ln -sf $(abspath tools/viewer)/$$f $(BP_DIR)/viewer/$$f; done
+	@ln -sf $(abspath $(BP_VIEWER_WASM)) $(BP_DIR)/viewer/lockstep.wasm
+	@ln -sfn $(abspath $(BP_NODE_MODULES)) $(BP_DIR)/viewer/node_modules
 	@cp $(BP_SCENE) $(BP_DIR)/
 	@echo "browser-peer-page: built $(BP_DIR)"
 

@@ -16,7 +16,7 @@ VIEWER_WASM  = $(VIEWER_DIR)/lockstep.wasm
 VIEWER_PORT ?= 8000
 VIEWER_NODE_MODULES := tools/viewer/node_modules
 VIEWER_STAMP := $(VIEWER_NODE_MODULES)/.package-lock.json
-VIEWER_PAGE  := index.html engine.js viewer.js
+VIEWER_PAGE  := index.html engine.js shapes3d.js viewer.js
 VIEWER_REPLAY := tools/crosscheck/arena.lsr
 VIEWER_DEPS_PKGS := chromium clang lld wasi-libc libclang-rt-14-dev-wasm32
 VIEWER_CC    := clang --target=wasm32-wasi

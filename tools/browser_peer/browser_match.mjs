@@ -3,23 +3,30 @@
 // 0..N-1, rollback) and M pages (index.html, page.js) in Debian's headless
 // Chromium through puppeteer-core (slots N..N+M-1, rollback, over WebSockets),
 // as `make viewer-test` drives Chromium. The first page's car is driven with
-// the keyboard (puppeteer presses keys), the others by the soccer bot in wasm;
-// each page gets its credential in the URL fragment. Prints the peers' table
+// the keyboard (puppeteer presses keys) and drawn with three.js (WebGL on
+// SwiftShader, on the CPU), the others driven by the soccer bot in wasm and
+// drawn with the 2D canvas (render=2d, the fallback without WebGL: one software
+// WebGL page is what two shared cores afford beside the match); each page gets
+// its credential in the URL fragment. Prints the peers' table
 // (which are browsers), then passes when every peer ends on the same final
-// checksum with 0 desyncs and the relay's recording verifies natively.
+// checksum with 0 desyncs, the first page drew with three.js (WebGL through
+// SwiftShader), and the relay's recording verifies natively and in the replay
+// viewer's page (ROOT/viewer/, `make browser-peer-page`) in the same Chromium.
 //   node browser_match.mjs TOOL ROOT SCENE TICKS TICK_RATE NATIVE PAGES [SHOT.png]
 //        [--spectators S] [-- FAULTS]
 // --spectators S: S more pages join with spectator credentials and watch; they
-// must simulate every tick to the same final checksum with 0 mismatches.
+// must simulate every tick to the same final checksum with 0 mismatches; they
+// draw with the 2D canvas too.
 // FAULTS (--loss P --jitter MS ...) go to the relay and to the native bots: the
 // UDP side (the relay never faults a WebSocket). Used by `make browser-peer-test`
 // (1 + 1) and `make browser-match` (2 + 2).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import puppeteer from 'puppeteer-core';
+import { CHROMIUM, FLAGS as CHROMIUM_FLAGS, openAndVerify } from '../viewer/chromium.mjs';
 import { serve } from '../viewer/serve.mjs';
 
 const argv = process.argv.slice(2);
@@ -35,9 +42,7 @@ if (!tool || !(natives >= 0 && pages >= 1 && slots >= 2 && slots <= 16) || !(spe
   console.error('usage: node browser_match.mjs TOOL ROOT SCENE TICKS TICK_RATE NATIVE PAGES [SHOT.png] [-- FAULTS]');
   process.exit(2);
 }
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+const FLAGS = [...CHROMIUM_FLAGS, // WebGL through SwiftShader, as the viewer's test
   // Every page plays in real time, visible or not.
   '--disable-background-timer-throttling', '--disable-renderer-backgrounding',
   '--disable-backgrounding-occluded-windows'];
@@ -65,6 +70,7 @@ const pct = (hits, n) => (n ? ((100 * hits) / n).toFixed(1) : '100.0') + ' %';
 const { server, url } = await serve(root, 0);
 const origin = url.replace(/\/$/, '');
 let browser = null;
+let replayCopy = null;
 try {
   const relay = run(['relay', '--ws', '127.0.0.1:0', '--ws-origin', origin, '--workers', '1',
     '--slots', String(slots), '--ticks', ticks, '--tick-rate', rate, '--credentials', dir,
@@ -90,7 +96,7 @@ try {
     page.on('pageerror', (e) => console.log(`  [page ${natives + i} error] ${e.message}`));
     page.on('console', (m) => m.type() === 'error' && console.log(`  [page ${natives + i} error] ${m.text()}`));
     const params = { ws: `ws://${ws}`, cred: await readFile(cred(natives + i), 'utf8'), scene: 'soccer.scene' };
-    if (i > 0) params.bot = '1';
+    if (i > 0) Object.assign(params, { bot: '1', render: '2d' });
     tabs.push(page);
     await page.goto(`${url}index.html#${new URLSearchParams(params)}`);
   }
@@ -100,10 +106,11 @@ try {
     page.on('pageerror', (e) => console.log(`  [spectator ${i} error] ${e.message}`));
     const c = await readFile(path.join(dir, `session-1-spectator-${i}.cred`), 'utf8');
     watchers.push(page);
-    await page.goto(`${url}index.html#${new URLSearchParams({ ws: `ws://${ws}`, cred: c, scene: 'soccer.scene' })}`);
+    await page.goto(`${url}index.html#${new URLSearchParams({ ws: `ws://${ws}`, cred: c, scene: 'soccer.scene', render: '2d' })}`);
   }
   const started = Date.now();
   const first = tabs[0];
+  await first.bringToFront(); // the tab in front draws frames (requestAnimationFrame) all match long
   check(await first.evaluate(() => location.hash === ''), 'the credential is gone from the address bar');
   await first.waitForFunction(() => ['running', 'finished', 'error'].includes(window.__peer.state), { timeout: 30000, polling: 50 });
   // The first page's keys: throttle throughout, steer left, boost, steer right.
@@ -175,8 +182,24 @@ try {
   check(sums.size === 1, `all ${rows.length} final checksums equal: ${[...sums].join(' ')}`);
   check(rows.every((r) => r.desyncs === '0') && !/^event desync/m.test(relay.text()),
     `desyncs: 0${spectators ? ', spectators\' mismatches: 0' : ''}`);
+  check(states[0].renderer.startsWith('three.js') && states[0].draw?.frames > 0 &&
+    [...states.slice(1), ...watched].every((st) => st.renderer === '2d canvas'),
+    `page ${states[0].slot} drawn with ${states[0].renderer}` +
+    `${states[0].draw ? ` (${states[0].draw.frames} frames, ${(states[0].draw.ms / Math.max(1, states[0].draw.frames)).toFixed(1)} ms each)` : ''}` +
+    `${states.length + watched.length > 1 ? ', the others with the 2D canvas' : ''}`);
   const v = spawnSync(tool, ['replay', 'verify', path.join(dir, 'm.lsr'), '--no-progress'], { encoding: 'utf8' });
-  check(v.status === 0, `replay verify: ${(v.stdout || v.stderr).split('\n')[0]}`);
+  const verified = (v.stdout || v.stderr).split('\n')[0];
+  check(v.status === 0, `replay verify: ${verified}`);
+  // The same recording in the replay viewer (re-simulated from its inputs in wasm, every tick's checksum checked).
+  const t0 = Date.now();
+  await mkdir(path.join(root, 'viewer', 'replays'), { recursive: true });
+  replayCopy = path.join(root, 'viewer', 'replays', `browser-match-${process.pid}.lsr`);
+  await copyFile(path.join(dir, 'm.lsr'), replayCopy);
+  const viewer = await browser.newPage();
+  viewer.on('pageerror', (e) => console.log(`  [viewer error] ${e.message}`));
+  const vv = await openAndVerify(viewer, `${url}viewer/`, `replays/${path.basename(replayCopy)}`);
+  check(vv.ok && vv.text === verified && vv.badge === verified && sums.has(vv.final),
+    `viewer: ${vv.text}, final checksum ${vv.final} (${Date.now() - t0} ms in the page)`);
   console.log(`browser-match: relay: ${(relay.text().match(/^stats ws (.*)$/m) || [])[1]}`);
 } catch (e) {
   check(false, e.message);
@@ -188,6 +211,7 @@ try {
 } finally {
   if (browser) await browser.close();
   server.close();
+  if (replayCopy) await rm(replayCopy, { force: true });
   for (const c of children) if (c.exitCode === null) c.kill();
   await rm(dir, { recursive: true, force: true });
 }

@@ -3,19 +3,21 @@
 // URL fragment (never sent to any server: a fragment is not part of an HTTP
 // request) and plays one car of the soccer match with the keyboard, or lets the
 // soccer bot drive it. peer.js runs the wasm peer; this file owns the WebSocket,
-// the clock, the keys and a top-down drawing of the predicted world.
+// the clock and the keys; render3d.js draws the predicted world with three.js,
+// and this file's top-down 2D canvas is the fallback without WebGL.
 //
 // Fragment: #ws=ws://HOST:PORT&cred=CREDENTIAL TEXT&scene=soccer.scene
-//           [&bot=1][&mode=lockstep][&prediction=8][&seed=1]
+//           [&bot=1][&mode=lockstep][&prediction=8][&seed=1][&render=2d]
 // A spectator credential (`lockstep relay --spectators N`) makes the page watch:
 // it simulates the relay's final ticks and checks every agreed checksum.
-// window.__peer: status for tests (state, ticks, checksum, stats, score).
+// window.__peer: status for tests (state, ticks, checksum, stats, score, renderer).
 import sodium from 'libsodium-wrappers';
 import { Peer } from './peer.js';
+import { create3d } from './render3d.js';
 
 const $ = (id) => document.getElementById(id);
 const args = new URLSearchParams(location.hash.slice(1));
-const status = { state: 'loading', ticks: 0, checksum: '', stats: {}, score: [0, 0], error: '', log: [] };
+const status = { state: 'loading', ticks: 0, checksum: '', stats: {}, score: [0, 0], error: '', log: [], renderer: '2d canvas' };
 window.__peer = status;
 
 function fail(message) {
@@ -30,6 +32,7 @@ const KEYS = {
 };
 const held = new Set();
 let bot = args.get('bot') === '1';
+let view3d = null; // render3d.js's view once it is up; until then, or without WebGL, the 2D canvas
 
 async function main() {
   const ws = args.get('ws');
@@ -57,6 +60,17 @@ async function main() {
   }
   const who = () => (peer.spectator ? `spectator ${peer.slot}, watching` : `slot ${peer.slot}, ${bot ? 'bot driving' : 'you drive'}`);
   $('who').textContent = who();
+  // The three.js view (render=2d: the 2D canvas only); joining does not wait for it.
+  if (args.get('render') !== '2d') {
+    create3d($('view'), scene, peer).then((v) => {
+      view3d = v;
+      status.renderer = v.kind;
+      status.draw = v.stats;
+      $('field').style.display = 'none';
+    }, (e) => {
+      status.renderer = `2d canvas (no three.js view: ${e.message})`;
+    });
+  }
   const now = () => BigInt(Math.round(performance.now() * 1000));
   const sock = new WebSocket(ws);
   sock.binaryType = 'arraybuffer';
@@ -107,7 +121,8 @@ async function main() {
   addEventListener('keyup', (e) => held.delete(e.code));
   const frame = () => {
     update(peer);
-    draw(peer);
+    if (view3d) view3d.draw();
+    else draw(peer);
     if (['loading', 'joining', 'running'].includes(status.state)) requestAnimationFrame(frame);
   };
   requestAnimationFrame(frame);
@@ -136,7 +151,7 @@ function update(peer) {
   ].join('\n');
 }
 
-// Top down: x to the right, z up the screen, metres scaled to fit the 30 x 52 m arena.
+// The fallback: top down, x to the right, z up the screen, metres scaled to fit the 30 x 52 m arena.
 function draw(peer) {
   const c = $('field');
   const w = (c.width = c.clientWidth);

@@ -24,22 +24,8 @@ import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import puppeteer from 'puppeteer-core';
+import { CHROMIUM, FLAGS, openAndVerify } from './chromium.mjs';
 import { serve } from './serve.mjs';
-
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  // WebGL without a GPU: SwiftShader, which Chromium only enables on request.
-  '--enable-unsafe-swiftshader',
-  '--use-angle=swiftshader',
-];
 
 let failures = 0;
 function check(ok, what) {
@@ -70,13 +56,6 @@ async function withPage(root, fn) {
     server.close();
     await rm(profile, { recursive: true, force: true });
   }
-}
-
-async function openAndVerify(page, url, replay) {
-  await page.goto(`${url}index.html?replay=${encodeURIComponent(replay)}`);
-  await page.waitForFunction(() => window.__lockstep && window.__lockstep.ready, { timeout: 60000 });
-  await page.waitForFunction(() => window.__lockstep.verdict().done, { timeout: 300000, polling: 100 });
-  return page.evaluate(() => ({ ...window.__lockstep.verdict(), badge: document.getElementById('badge').textContent }));
 }
 
 // Fraction of the screenshot's central region that is not background, and the
