@@ -281,11 +281,11 @@ static int64_t plane_bound(ls_vec3 n, ls_vec3 xs, ls_fx depth, ls_fx e)
 /// the plane the sphere routine gives, with one square root. The closest core
 /// point q to x*: n = (x* - q) / |x* - q| (coincident: +y, as the sphere
 /// routine does) and dot(n, x) >= dot(n, q) + R + r. When the core moved by m
-/// this tick (a dynamic, awake body) and x* - q points against x* - q_s, q_s
-/// the closest point of the start core (a - m .. b - m), the core passed the
-/// particle within the tick: n = (x* - q_s) / |x* - q_s| instead. Returns 1 with the
-/// plane when x* is within R + r + e + skin, else 0 when it is within R +
-/// near (a pending contact), else -1.
+/// this tick (an awake dynamic or kinematic body) and x* - q points against
+/// x* - q_s, q_s the closest point of the start core (a - m .. b - m), the
+/// core passed the particle within the tick: n = (x* - q_s) / |x* - q_s|
+/// instead. Returns 1 with the plane when x* is within R + r + e + skin, else
+/// 0 when it is within R + near (a pending contact), else -1.
 static int round_plane(ls_vec3 a, ls_vec3 b, ls_fx radius, ls_vec3 m, ls_vec3 xs, ls_fx r, ls_fx e,
                        ls_fx near, plane *out)
 {

@@ -75,7 +75,7 @@ typedef struct ls_pshape {
     ls_aabb box;    ///< leaf box of the query tree (planes: huge)
     ls_vec3 a, b;   ///< round: world core segment (a == b for a sphere)
     ls_fx radius;   ///< round: radius about the core
-    ls_vec3 m;      ///< round: its body's motion this tick (dynamic, awake; else 0)
+    ls_vec3 m;      ///< round: its body's motion this tick (ls_pcollide_body_motion_)
 } ls_pshape;
 
 /// One particle-particle pair between two systems (store indices a, b;
