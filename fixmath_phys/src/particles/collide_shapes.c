@@ -16,7 +16,9 @@
 // included). Round kinds (the registry's `round` flag with a proxy of one or
 // two core points and a radius: sphere, capsule) take a shortcut to the same
 // plane with one integer square root (a draped cloth makes a thousand of
-// them a tick). No kind is named here. Candidates out of reach become pending
+// them a tick; a moving round core that passed x* within the tick takes the
+// side it came from, as a cloth triangle does: round_plane). No kind is named
+// here. Candidates out of reach become pending
 // contacts (collide.c). A particle body collides its embedded shape the same
 // way, and each manifold point becomes a weighted contact on the point
 // sum c_k x_k (seed §2.5, §5.9), moved by the rigid response of the particles
@@ -102,6 +104,7 @@ void ls_pcollide_gather_shapes_(ls_world *w, const ls_particle_system *s, ls_aab
                 ps->b = px.count == 2
                             ? ls_vec3_add(sh->xf.p, ls_mat3_mul_vec(sh->xf.r, px.points[1]))
                             : ps->a;
+                ps->m = ls_pcollide_body_motion_(w, sh->body, sh->xf.p);
             }
         }
     }
@@ -262,6 +265,7 @@ static void add_pending(ls_world *w, uint32_t first, uint32_t i, const ls_pshape
     ct->point = ps->a;
     ct->core_b = ps->b;
     ct->radius = ps->radius;
+    ct->motion = ps->m;
     ct->box = ps->box;
     ct->gap = pending_gap(ps, w->particles->x_old[i], w->particles->p[i].radius);
 }
@@ -276,11 +280,14 @@ static int64_t plane_bound(ls_vec3 n, ls_vec3 xs, ls_fx depth, ls_fx e)
 /// A round shape (radius R about the core a..b, from the registry's proxy):
 /// the plane the sphere routine gives, with one square root. The closest core
 /// point q to x*: n = (x* - q) / |x* - q| (coincident: +y, as the sphere
-/// routine does) and dot(n, x) >= dot(n, q) + R + r. Returns 1 with the
-/// plane when x* is within R + r + e + skin, else 0 when it is within R +
-/// near (a pending contact), else -1.
-static int round_plane(ls_vec3 a, ls_vec3 b, ls_fx radius, ls_vec3 xs, ls_fx r, ls_fx e, ls_fx near,
-                       plane *out)
+/// routine does) and dot(n, x) >= dot(n, q) + R + r. When the core moved by m
+/// this tick (an awake dynamic or kinematic body) and x* - q points against
+/// x* - q_s, q_s the closest point of the start core (a - m .. b - m), the
+/// core passed the particle within the tick: n = (x* - q_s) / |x* - q_s|
+/// instead. Returns 1 with the plane when x* is within R + r + e + skin, else
+/// 0 when it is within R + near (a pending contact), else -1.
+static int round_plane(ls_vec3 a, ls_vec3 b, ls_fx radius, ls_vec3 m, ls_vec3 xs, ls_fx r, ls_fx e,
+                       ls_fx near, plane *out)
 {
     ls_vec3 q = core_closest(a, b, xs);
     ls_vec3 d = ls_vec3_sub(xs, q);
@@ -289,6 +296,16 @@ static int round_plane(ls_vec3 a, ls_vec3 b, ls_fx radius, ls_vec3 xs, ls_fx r, 
     if (d2 >= reach * reach) {
         uint64_t lim = (uint64_t)ls_fx_add(radius, near);
         return d2 < lim * lim ? 0 : -1;
+    }
+    if (!ls_vec3_equal(m, ls_vec3_zero())) {
+        // A core that passed x* within the tick (x* on opposite sides of its
+        // start and final cores) pushes the particle ahead of itself: the
+        // side is the start's, as for a cloth triangle (collide_cloth.c).
+        ls_vec3 ds = ls_vec3_sub(xs, core_closest(ls_vec3_sub(a, m), ls_vec3_sub(b, m), xs));
+        if (ls_vec3_dot_q32(ds, d) < 0) {
+            d = ds;
+            d2 = ls_vec3_len_sq_q32(d);
+        }
     }
     uint64_t root = ls_isqrt64(d2);
     root += (d2 - root * root) > root; // to nearest (as ls_vec3_len)
@@ -376,7 +393,7 @@ static void particle_contacts(ls_world *w, uint32_t i, ls_vec3 xs, ls_vec3 x, ls
             continue;
         }
         if (ps->round) {
-            int got = round_plane(ps->a, ps->b, ps->radius, xs, r, e, near, &pl[0]);
+            int got = round_plane(ps->a, ps->b, ps->radius, ps->m, xs, r, e, near, &pl[0]);
             if (got > 0) {
                 add_particle_contact(w, first, i, ps->slot, pl[0]);
             } else if (got == 0) {
@@ -416,7 +433,7 @@ bool ls_pcollide_activate_(ls_world *w, ls_pcontact *c)
         if (ls_vec3_len_sq_q32(ls_vec3_sub(x, q)) >= lim * lim) {
             return false;
         }
-        n = round_plane(c->point, c->core_b, c->radius, xs, r, e, 0, &pl[0]) > 0 ? 1 : 0;
+        n = round_plane(c->point, c->core_b, c->radius, c->motion, xs, r, e, 0, &pl[0]) > 0 ? 1 : 0;
     } else {
         ls_aabb pbox = swept_box(x, x, reach);
         if (!ls_aabb_overlap(&c->box, &pbox)) {

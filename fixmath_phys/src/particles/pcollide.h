@@ -55,6 +55,7 @@ typedef struct ls_pcontact {
     bool triangle;  ///< a cloth triangle's contact (collide_cloth.c)
     ls_vec3 core_b; ///< pending round: core b
     ls_fx radius;   ///< pending round: radius
+    ls_vec3 motion; ///< pending round: the body's motion this tick (ls_pshape.m)
     ls_aabb box;    ///< pending: the shape's box
     ls_fx gap;      ///< pending: |x - x*|_1 must reach this before the particle can be near
 } ls_pcontact;
@@ -74,6 +75,7 @@ typedef struct ls_pshape {
     ls_aabb box;    ///< leaf box of the query tree (planes: huge)
     ls_vec3 a, b;   ///< round: world core segment (a == b for a sphere)
     ls_fx radius;   ///< round: radius about the core
+    ls_vec3 m;      ///< round: its body's motion this tick (ls_pcollide_body_motion_)
 } ls_pshape;
 
 /// One particle-particle pair between two systems (store indices a, b;
