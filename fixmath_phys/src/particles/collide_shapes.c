@@ -318,8 +318,8 @@ static int round_plane(ls_vec3 a, ls_vec3 b, ls_fx radius, ls_vec3 m, ls_vec3 xs
         ls_fx u[3];
         for (int k = 0; k < 3; k++) {
             int64_t p = c[k] * inv;
-            int64_t m = p >= 0 ? p : -p;
-            int64_t v = (m + ((int64_t)1 << 29)) >> 30;
+            int64_t mag = p >= 0 ? p : -p;
+            int64_t v = (mag + ((int64_t)1 << 29)) >> 30;
             u[k] = (ls_fx)(p >= 0 ? v : -v);
         }
         n = ls_vec3_make(u[0], u[1], u[2]);
