@@ -74,9 +74,10 @@ struct ls_peer {
     bool soft[LS_NET_MAX_SLOTS];
     uint32_t empty_next[LS_NET_MAX_SLOTS], empty_to[LS_NET_MAX_SLOTS];
     uint64_t rj_since, last_state_ack; // REJOINING since; last STATE_ACK sent
-    uint32_t rj_tick;                  // our inputs count again from here (relay's notice) ...
-    bool rj_known;                     // ... once known
-    uint8_t *sbuf;                     // the snapshot being received (in-order bytes)
+    uint64_t rj_hold; // restarted: silent until then (our old process times out at the relay)
+    uint32_t rj_tick; // our inputs count again from here (relay's notice) ...
+    bool rj_known;    // ... once known
+    uint8_t *sbuf;    // the snapshot being received (in-order bytes)
     uint32_t s_tick, s_total, s_next;
     uint8_t s_hash[LS_NET_STATE_HASH_SIZE];
     // The relay's proof of the snapshot of s_tick (STATE_PROOF), and a refusal of ours
@@ -165,6 +166,13 @@ static const char *peer_def_problem(const ls_peer_def *def)
     if (def->rejoin == LS_PEER_REJOIN_ON && (!def->cb.load || !def->cb.state_checksum)) {
         return "rejoin needs the load and state_checksum callbacks (a snapshot is proven)";
     }
+    if (def->restarted &&
+        (def->rejoin == LS_PEER_REJOIN_OFF || !def->cb.load || !def->cb.state_checksum)) {
+        return "restarted needs rejoin: the load and state_checksum callbacks, rejoin not OFF";
+    }
+    if (def->first_seq > UINT64_MAX - ((uint64_t)1 << 32)) {
+        return "first_seq must leave at least 2^32 sequence numbers (at most 2^64 - 2^32)";
+    }
     if (def->max_prediction > LS_ROLLBACK_MAX_PREDICTION) {
         return "max_prediction must be 0..LS_ROLLBACK_MAX_PREDICTION";
     }
@@ -208,6 +216,7 @@ ls_peer *ls_peer_create(const ls_peer_def *def, ls_error *err)
         bool can = def->cb.load && def->cb.state_checksum;
         p->def.rejoin = can ? LS_PEER_REJOIN_ON : LS_PEER_REJOIN_OFF;
     }
+    p->tx_seq = def->first_seq ? def->first_seq - 1 : 0; // the last one "sent"
     p->state = LS_PEER_JOINING;
     ls_net_outbox_init_(&p->out, 4096);
     ls_error_clear(err);
@@ -587,6 +596,18 @@ static void on_welcome(ls_peer *p, const ls_net_msg *m, uint64_t now)
     }
     p->origin = now;
     p->state = LS_PEER_RUNNING;
+    if (p->def.restarted) {
+        // An earlier process of ours may hold the slot (SPEC.md §17.10): say nothing for
+        // the session's timeout, counted from this WELCOME (the relay heard our JOIN just
+        // before; two JOIN periods more for a later JOIN and the way there), so the relay
+        // times the slot out, then rejoin it. A slot already timed out costs the wait.
+        uint32_t timeout_ms = m->u.welcome.timeout_ms ? m->u.welcome.timeout_ms : 3000;
+        p->rj_hold = now + (uint64_t)timeout_ms * 1000 + 2u * (uint64_t)p->def.join_retry_us;
+        p->state = LS_PEER_REJOINING;
+        p->rj_known = false;
+        p->rj_since = p->rj_hold;
+        p->s_total = p->s_next = 0;
+    }
     ls_peer_event ev = {LS_PEER_EV_WELCOME, p->def.slot, 0, 0, 0, 0, 0, 0};
     emit(p, &ev);
 }
@@ -990,6 +1011,9 @@ static void send_upload(ls_peer *p, uint64_t now)
 
 static void on_rejoining(ls_peer *p, const ls_net_msg *m, uint64_t now)
 {
+    if (now < p->rj_hold) {
+        return; // restarted, waiting: even a PONG would keep the slot alive at the relay
+    }
     switch (m->h.type) {
     case LS_NET_CHALLENGE:
         p->cookie = m->u.cookie;
@@ -1019,6 +1043,9 @@ static void on_rejoining(ls_peer *p, const ls_net_msg *m, uint64_t now)
 
 static void poll_rejoining(ls_peer *p, uint64_t now)
 {
+    if (now < p->rj_hold) {
+        return; // restarted: silent until the relay timed our old process out
+    }
     uint32_t timeout_ms = p->welcome.u.welcome.timeout_ms ? p->welcome.u.welcome.timeout_ms : 3000;
     if (!p->rj_known && now - p->rj_since > 2u * (uint64_t)timeout_ms * 1000) {
         p->state = LS_PEER_LEFT; // refused (window over, or the slot left): give up
