@@ -36,6 +36,7 @@ BP_KEYS_TICKS ?= 600
 BP_TICK_RATE ?= 120
 # The relay's and the native bot's sends (the UDP side; a WebSocket is never faulted).
 BP_FAULTS ?= --loss 0.1 --jitter 50
+BP_RESTART_TICK ?= 300 # the wasm peer killed here and started again (node_match.sh --restart)
 BP_SCENE := tools/scenes/soccer.scene
 BP_PAGE := index.html page.js peer.js
 
@@ -82,6 +83,8 @@ browser-peer-test: $(TOOL)
 	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_KEYS_TICKS) $(BP_TICK_RATE) --keys || exit 1; \
 	echo "browser-peer-test: soccer bot in wasm, faults on the UDP side ($(BP_FAULTS)), $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
 	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) -- $(BP_FAULTS) || exit 1; \
+	echo "browser-peer-test: the wasm peer killed at tick $(BP_RESTART_TICK) and started again (a new process), $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
+	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) --restart $(BP_RESTART_TICK) || exit 1; \
 	if ! { $(BP_PAGE_OK); }; then \
 	  echo "browser-peer-test: the pages: skipped: needs chromium and puppeteer-core ('make deps-browser-peer')"; exit 0; fi; \
 	$(MAKE) --no-print-directory -s browser-peer-page >/dev/null || exit 1; \

@@ -52,6 +52,7 @@ struct ls_peer {
     ls_net_replay rx; // relay -> peer sequence numbers seen
     bool joined_once;
     uint64_t last_join, last_input_send, last_csum_send, last_ack_send, last_ping, origin;
+    uint64_t clock_base; // ticks on the clock at `origin` (0 but after a rejoin at an early now)
     uint32_t ping_seq;
     bool ack_dirty;
     uint32_t produced;                    // our inputs exist for ticks below delay + produced
@@ -875,7 +876,11 @@ static void rejoin_finish(ls_peer *p, uint64_t now)
     p->own_acked = R;
     p->csum_final = T;
     p->csum_acked = R; // the relay does not await our checksums below R
-    p->origin = now - (uint64_t)(R - p->delay) * 1000000u / p->rate;
+    // A clock that started late (a page's performance.now() counts from its load) may be
+    // below the span: then the clock starts at R - D from now instead of going negative.
+    uint64_t span = (uint64_t)(R - p->delay) * 1000000u / p->rate;
+    p->origin = now >= span ? now - span : now;
+    p->clock_base = now >= span ? 0 : R - p->delay;
     // Rollback: extra frames catch up to the clock (R - D) faster than real time (lockstep
     // simulates as fast as the inputs arrive).
     p->frames_done = R - p->delay;
@@ -1180,6 +1185,12 @@ void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now)
 
 // ---- the ticks: lockstep (SPEC.md §17.6) and rollback (§24) ----
 
+// Clock ticks due at now: from the WELCOME (or the rejoin that set origin and clock_base).
+static uint64_t clock_ticks(const ls_peer *p, uint64_t now)
+{
+    return p->clock_base + (now > p->origin ? (now - p->origin) * p->rate / 1000000u : 0);
+}
+
 // Lockstep time sync: if the other peers' inputs run ahead of ours, our clock is
 // late (we joined later); move its origin back one tick so we catch up gradually.
 static void time_sync(ls_peer *p)
@@ -1194,7 +1205,11 @@ static void time_sync(ls_peer *p)
     // is waiting for inputs, not late, and must not run its clock away.
     if (frontier != UINT32_MAX && frontier > next + 1 &&
         p->produced < ls_rollback_present(p->rb) + p->def.max_lead) {
-        p->origin -= 1000000u / p->rate;
+        if (p->origin >= 1000000u / p->rate) {
+            p->origin -= 1000000u / p->rate;
+        } else {
+            p->clock_base++; // an early clock: the same tick, without wrapping around
+        }
         p->st.clock_shifts++;
     }
 }
@@ -1203,7 +1218,7 @@ static void time_sync(ls_peer *p)
 // rings of what the relay has not acknowledged; into the core like anyone's.
 static bool produce(ls_peer *p, uint64_t now)
 {
-    uint64_t clock = now > p->origin ? (now - p->origin) * p->rate / 1000000u : 0;
+    uint64_t clock = clock_ticks(p, now);
     uint32_t simulated = ls_rollback_present(p->rb);
     bool any = false;
     for (;;) {
@@ -1258,7 +1273,7 @@ static bool lockstep_frames(ls_peer *p, uint64_t now)
 // Returns whether new inputs were produced.
 static bool rollback_frames(ls_peer *p, uint64_t now)
 {
-    uint64_t clock = now > p->origin ? (now - p->origin) * p->rate / 1000000u : 0;
+    uint64_t clock = clock_ticks(p, now);
     uint32_t produced = p->produced;
     for (uint32_t extra = 0; p->catching_up && extra < 64; extra++) {
         uint32_t present = ls_rollback_present(p->rb);
