@@ -36,7 +36,8 @@ BP_KEYS_TICKS ?= 600
 BP_TICK_RATE ?= 120
 # The relay's and the native bot's sends (the UDP side; a WebSocket is never faulted).
 BP_FAULTS ?= --loss 0.1 --jitter 50
-BP_RESTART_TICK ?= 300 # the wasm peer killed (node_match.sh --restart), the page reloaded (--reload)
+# The wasm peer is killed here (node_match.sh --restart), the page reloaded (--reload).
+BP_RESTART_TICK ?= 300
 BP_SCENE := tools/scenes/soccer.scene
 BP_PAGE := index.html page.js peer.js
 

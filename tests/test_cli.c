@@ -504,6 +504,8 @@ Test(cli, bad_arguments_are_usage_errors_naming_the_option)
     USAGE_ERROR("--slots wants an integer 2..16", "relay", "--slots", "99");
     USAGE_ERROR("--scene needs a value", "relay", "--scene");
     USAGE_ERROR("missing --credential FILE", "bot", "--relay", "127.0.0.1:7");
+    USAGE_ERROR("--first-seq wants an integer 1..18446744069414584319, got '0'", "bot", "--relay",
+                "127.0.0.1:7", "--credential", "x", "--first-seq", "0");
     USAGE_ERROR("--loss wants a probability 0..1", "match", "--loss", "2");
     USAGE_ERROR("unknown option '--yaml'", "version", "--yaml");
 }
@@ -1244,6 +1246,8 @@ Test(cli, relay_credentials_dir_is_checked_before_listening)
     run_free(&r);
     r = RUN("bot", "--help");
     cr_assert(strstr(r.out, "--json"), "%s", r.out);
+    cr_assert(strstr(r.out, "--first-seq N|clock"), "%s", r.out);
+    cr_assert(strstr(r.out, "--restarted"), "%s", r.out);
     run_free(&r);
 }
 

@@ -172,7 +172,7 @@ static const char *peer_def_problem(const ls_peer_def *def)
         return "restarted needs rejoin: the load and state_checksum callbacks, rejoin not OFF";
     }
     if (def->first_seq > UINT64_MAX - ((uint64_t)1 << 32)) {
-        return "first_seq must leave at least 2^32 sequence numbers (at most 2^64 - 2^32)";
+        return "first_seq must leave at least 2^32 sequence numbers (at most 2^64 - 1 - 2^32)";
     }
     if (def->max_prediction > LS_ROLLBACK_MAX_PREDICTION) {
         return "max_prediction must be 0..LS_ROLLBACK_MAX_PREDICTION";

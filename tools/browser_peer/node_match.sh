@@ -114,7 +114,7 @@ if [ -n "$restart" ]; then
     [ "$(field "$d/node.out" rejoins)" = 1 ] || fail "the restarted wasm peer rejoined $(field "$d/node.out" rejoins) times"
     t0=$(grep -o 'killed at .* unix_ms=[0-9]*' "$d/node1.out" | grep -o '[0-9]*$')
     t1=$(echo "$rj" | grep -o '[0-9]*$')
-    echo "restart: the wasm peer $(grep -o 'killed at tick [0-9]*' "$d/node1.out"); a new process ${rj#node_peer 1: }:" \
+    echo "restart: the wasm peer $(grep -o 'killed at tick [0-9]*' "$d/node1.out"); a new process $(echo "${rj#node_peer 1: }" | sed 's/ unix_ms=.*//'):" \
         "REJOINED $((t1 - t0)) ms after the kill (relay --timeout 1500)"
 fi
 last=$("$tool" replay dump "$d/m.lsr" --json | grep -o '"checksum":"[0-9a-f]*"' | tail -1 | cut -d'"' -f4)

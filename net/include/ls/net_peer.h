@@ -166,7 +166,7 @@ typedef struct ls_peer_def {
     /// above every number that process sent, or the relay drops its datagrams as replayed
     /// and a (key, direction, number) would repeat a ChaCha20-Poly1305 nonce: take it from
     /// the clock, e.g. Unix time in microseconds x 4096 (see SPEC.md §17.3 for the bound).
-    /// ls_peer_create refuses a value above 2^64 - 2^32 (fewer than 2^32 numbers left).
+    /// ls_peer_create refuses a value above 2^64 - 1 - 2^32 (fewer than 2^32 numbers left).
     uint64_t first_seq;
     /// This peer replaces an earlier process of the same credential that may still hold
     /// the slot at the relay (a page that reloads mid-match, SPEC.md §17.10): after WELCOME
