@@ -42,6 +42,8 @@ BP_KEYS_TICKS ?= 600
 BP_TICK_RATE ?= 120
 # The relay's and the native bot's sends (the UDP side; a WebSocket is never faulted).
 BP_FAULTS ?= --loss 0.1 --jitter 50
+# The wasm peer is killed here (node_match.sh --restart), the page reloaded (--reload).
+BP_RESTART_TICK ?= 300
 BP_SCENE := tools/scenes/soccer.scene
 BP_PAGE := index.html page.js peer.js render3d.js
 # The page's three.js view takes the scene's shapes from the replay viewer's
@@ -72,12 +74,14 @@ browser-peer: $(BP_WASM)
 # one native bot) with its car driven by the soccer bot (the same C code as the
 # native bot's, reading the wasm peer's predicted world), by a key pattern set
 # from JavaScript (bp_set_input), and by the bot under $(BP_FAULTS) on the UDP
-# side (both directions); then in headless Chromium (browser_match.mjs: two
-# native bots and two pages, the first driven by keys puppeteer presses and
-# drawing with three.js on SwiftShader's WebGL), once clean with a third page
-# watching as a spectator (the 2D canvas), once with the same faults on the UDP
-# side; each match's recording is verified natively and in the replay viewer's
-# page (tools/viewer/chromium.mjs). Without the wasm
+# side (both directions), and killed at tick $(BP_RESTART_TICK) and started again as a new
+# process that must rejoin (node_match.sh --restart); then in headless Chromium
+# (browser_match.mjs: two native bots and two pages, the first driven by keys
+# puppeteer presses and drawing with three.js on SwiftShader's WebGL), once
+# clean with a third page watching as a spectator (the 2D canvas), once with the
+# same faults on the UDP side, and one native bot and two pages, the second
+# reloaded at tick $(BP_RESTART_TICK) (it must rejoin); each match's recording
+# is verified natively and in the replay viewer's page (tools/viewer/chromium.mjs). Without the wasm
 # toolchain or tools/browser_peer/node_modules it says so and passes, without
 # chromium it skips the pages ('make deps-browser-peer').
 BP_NODE_OK = [ -f /usr/lib/wasm32-wasi/crt1-reactor.o ] && command -v node >/dev/null && \
@@ -96,11 +100,15 @@ browser-peer-test: $(TOOL)
 	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_KEYS_TICKS) $(BP_TICK_RATE) --keys || exit 1; \
 	echo "browser-peer-test: soccer bot in wasm, faults on the UDP side ($(BP_FAULTS)), $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
 	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) -- $(BP_FAULTS) || exit 1; \
+	echo "browser-peer-test: the wasm peer killed at tick $(BP_RESTART_TICK) and started again (a new process), $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
+	tools/browser_peer/node_match.sh $(TOOL) $(BP_WASM) $(BP_SCENE) $(BP_TICKS) $(BP_TICK_RATE) --restart $(BP_RESTART_TICK) || exit 1; \
 	if ! { $(BP_PAGE_OK); }; then \
 	  echo "browser-peer-test: the pages: skipped: needs chromium and puppeteer-core ('make deps-browser-peer')"; exit 0; fi; \
 	$(MAKE) --no-print-directory -s browser-peer-page >/dev/null || exit 1; \
 	$(BP_MATCH) $(BP_TICKS) $(BP_TICK_RATE) 2 2 $(BP_DIR)/screenshot.png --spectators 1 || exit 1; \
-	$(BP_MATCH) $(BP_TICKS) $(BP_TICK_RATE) 2 2 -- $(BP_FAULTS)
+	$(BP_MATCH) $(BP_TICKS) $(BP_TICK_RATE) 2 2 -- $(BP_FAULTS) || exit 1; \
+	echo "browser-peer-test: a page reloaded at tick $(BP_RESTART_TICK) (1 native + 2 pages), $(BP_TICKS) ticks at $(BP_TICK_RATE) Hz"; \
+	$(BP_MATCH) $(BP_TICKS) $(BP_TICK_RATE) 1 2 --reload $(BP_RESTART_TICK)
 
 # Issue 31's demonstration: two native bots and two pages in headless Chromium
 # (and a third page as a spectator) play $(BP_MATCH_TICKS) ticks of soccer in real time ($(BP_MATCH_RATE) Hz) and

@@ -505,6 +505,8 @@ Test(cli, bad_arguments_are_usage_errors_naming_the_option)
     USAGE_ERROR("--slots wants an integer 2..16", "relay", "--slots", "99");
     USAGE_ERROR("--scene needs a value", "relay", "--scene");
     USAGE_ERROR("missing --credential FILE", "bot", "--relay", "127.0.0.1:7");
+    USAGE_ERROR("--first-seq wants an integer 1..18446744069414584319, got '0'", "bot", "--relay",
+                "127.0.0.1:7", "--credential", "x", "--first-seq", "0");
     USAGE_ERROR("--loss wants a probability 0..1", "match", "--loss", "2");
     USAGE_ERROR("unknown option '--yaml'", "version", "--yaml");
 }
@@ -1245,6 +1247,8 @@ Test(cli, relay_credentials_dir_is_checked_before_listening)
     run_free(&r);
     r = RUN("bot", "--help");
     cr_assert(strstr(r.out, "--json"), "%s", r.out);
+    cr_assert(strstr(r.out, "--first-seq N|clock"), "%s", r.out);
+    cr_assert(strstr(r.out, "--restarted"), "%s", r.out);
     run_free(&r);
 }
 
@@ -1375,6 +1379,59 @@ Test(cli, relay_and_bot_json_summaries_and_a_rejoiner_named_as_a_slot, .timeout 
     json_checksum(j0, k0);
     json_checksum(j1, k1);
     cr_assert_str_eq(k0, k1);
+    free(rj), free(rl), free(j0), free(j1), free(l1);
+}
+
+Test(cli, a_bot_killed_mid_match_and_started_again_rejoins_with_a_clock_first_seq, .timeout = 60)
+{
+    // Bot 1 is SIGKILLed about a second into the match (no goodbye) and a new process
+    // starts at once with the same credential, --first-seq clock --restarted (SPEC.md
+    // §17.3, §17.10): it keeps silent until the relay times the old one out (0.5 s),
+    // rejoins and ends on bot 0's checksum; the recording verifies.
+    char scene[4200], addr[64];
+    snprintf(scene, sizeof scene, "%s/tools/scenes/soccer.scene", root);
+    char creds[512], rec[600];
+    snprintf(creds, sizeof creds, "%s", path_in_dir("creds"));
+    cr_assert_eq(mkdir(creds, 0700), 0);
+    snprintf(rec, sizeof rec, "%s/m.lsr", creds);
+    pid_t relay =
+        SPAWN("relay.json", "relay.log", "relay", "--credentials", creds, "--slots", "2", "--ticks",
+              "600", "--tick-rate", "120", "--timeout", "500", "--rejoin-ms", "5000",
+              "--exit-when-done", "--json", "--scene", scene, "--seed", "1", "--record", rec);
+    wait_ready("relay.log", addr, sizeof addr);
+    char c0[600], c1[600];
+    snprintf(c0, sizeof c0, "%s/session-1-slot-0.cred", creds);
+    snprintf(c1, sizeof c1, "%s/session-1-slot-1.cred", creds);
+    pid_t b0 = SPAWN("b0.json", "b0.log", "bot", "--relay", addr, "--credential", c0, "--scene",
+                     scene, "--mode", "rollback", "--json");
+    pid_t b1 = SPAWN("b1a.json", "b1a.log", "bot", "--relay", addr, "--credential", c1, "--scene",
+                     scene, "--mode", "rollback", "--first-seq", "clock", "--json");
+    usleep(1200000);
+    cr_assert_eq(kill(b1, SIGKILL), 0);
+    cr_assert_eq(wait_status(b1), 128, "killed");
+    b1 = SPAWN("b1.json", "b1.log", "bot", "--relay", addr, "--credential", c1, "--scene", scene,
+               "--mode", "rollback", "--first-seq", "clock", "--restarted", "--json");
+    int s0 = wait_status(b0), s1 = wait_status(b1), sr = wait_status(relay);
+    char *rj = slurp("relay.json"), *rl = slurp("relay.log");
+    char *j0 = slurp("b0.json"), *j1 = slurp("b1.json"), *l1 = slurp("b1.log");
+    cr_assert_eq(s0, 0, "%s\nrelay:\n%s", j0, rl);
+    cr_assert_eq(s1, 0, "%s\n%s\nrelay:\n%s", j1, l1, rl);
+    cr_assert_eq(sr, 0, "%s", rl);
+    cr_assert(strstr(rj, "{\"slot\":1,\"tick\":"), "%s", rj);
+    cr_assert(strstr(rj, "\"reason\":\"timeout\"}"), "the old process timed out: %s", rj);
+    cr_assert(strstr(rj, "\"rejoins\":1,"), "%s", rj);
+    cr_assert(strstr(rj, "\"desyncs\":0,"), "%s", rj);
+    cr_assert(strstr(j1, "\"status\":\"finished\",\"ticks\":600,"), "%s", j1);
+    cr_assert(strstr(j1, "\"rejoins\":[{\"slot\":1,\"tick\":"), "%s", j1);
+    cr_assert(strstr(l1, "bot 1: rejoined, snapshot of tick "), "%s", l1);
+    cr_assert(strstr(l1, " replayed=0 stale=0 "), "%s", l1);
+    char k0[17], k1[17];
+    json_checksum(j0, k0);
+    json_checksum(j1, k1);
+    cr_assert_str_eq(k0, k1);
+    run_result v = RUN("replay", "verify", rec, "--no-progress");
+    cr_assert_eq(v.status, 0, "%s%s", v.out, v.err);
+    run_free(&v);
     free(rj), free(rl), free(j0), free(j1), free(l1);
 }
 

@@ -172,7 +172,8 @@ static void w_event(void *user, const ls_spectator_event *ev)
 
 typedef struct packet {
     uint64_t at;
-    int dest; // -1 relay, 0.. peers, 100.. spectators
+    int dest;         // -1 relay, 0.. peers, 100.. spectators
+    uint16_t to_port; // a peer's port (a restarted peer at a new port never gets the old's)
     ls_net_addr from;
     size_t len;
     uint8_t data[LS_NET_MAX_DATAGRAM];
@@ -195,6 +196,8 @@ typedef struct sim {
     bool muted[MAXP];       // a peer in an outage: nothing it sends or is sent arrives
     bool frozen[MAXP];      // a game that stopped calling its peer: not polled, nothing delivered
                             // (datagrams to it wait, as in a socket's buffer)
+    bool moved[MAXP];       // peer i was started again at port 22000 + i (a new socket)
+    uint64_t epoch[MAXP];   // peer i's clock reads now - epoch[i] (a page's starts at its load)
     uint32_t state_requests;
     // The relay's last DISCONNECTED event of each slot before the end of the match (a
     // finished slot's goodbye, at the match length, comes after): tick and reason.
@@ -223,7 +226,13 @@ static ls_net_addr addr_of(int dest)
                                                     : 21000 + dest - 100));
 }
 
-static void enqueue(sim *s, int dest, const ls_net_addr *from, const uint8_t *data, size_t len)
+static uint16_t peer_port(const sim *s, uint32_t i)
+{
+    return (uint16_t)(s->moved[i] ? 22000 + i : 20000 + i);
+}
+
+static void enqueue(sim *s, int dest, const ls_net_addr *from, const uint8_t *data, size_t len,
+                    uint16_t to_port)
 {
     net_trace_put(&s->trace, s->now, dest, data, len);
     uint64_t when[2];
@@ -237,6 +246,7 @@ static void enqueue(sim *s, int dest, const ls_net_addr *from, const uint8_t *da
         packet *p = &s->q[s->qlen++];
         p->at = when[c] > s->now ? when[c] : s->now + 1;
         p->dest = dest;
+        p->to_port = to_port;
         p->from = *from;
         p->len = len;
         memcpy(p->data, data, len);
@@ -261,14 +271,16 @@ static void drain(sim *s)
     ls_net_datagram d;
     ls_net_addr ra = addr_of(-1);
     while (ls_relay_next_datagram(s->relay, &d)) {
-        int dest = d.to.port >= 21000 ? 100 + d.to.port - 21000 : d.to.port - 20000;
-        enqueue(s, dest, &ra, d.data, d.len);
+        int dest = d.to.port >= 22000   ? d.to.port - 22000
+                   : d.to.port >= 21000 ? 100 + d.to.port - 21000
+                                        : d.to.port - 20000;
+        enqueue(s, dest, &ra, d.data, d.len, d.to.port);
     }
     for (uint32_t i = 0; i < s->n; i++) {
-        ls_net_addr pa = addr_of((int)i);
-        while (ls_peer_next_datagram(s->peer[i], &d)) {
+        ls_net_addr pa = ls_net_addr_ipv4(127, 0, 0, 1, peer_port(s, i));
+        while (s->peer[i] && ls_peer_next_datagram(s->peer[i], &d)) {
             if (!s->muted[i]) {
-                enqueue(s, -1, &pa, d.data, d.len);
+                enqueue(s, -1, &pa, d.data, d.len, RELAY_PORT);
             }
         }
     }
@@ -276,7 +288,7 @@ static void drain(sim *s)
         ls_net_addr va = addr_of(100 + (int)i);
         while (s->spec_started[i] && ls_spectator_next_datagram(s->spec[i], &d)) {
             if (!s->spec_muted[i] && !s->spec_no_ack[i]) {
-                enqueue(s, -1, &va, d.data, d.len);
+                enqueue(s, -1, &va, d.data, d.len, RELAY_PORT);
             }
         }
     }
@@ -303,6 +315,37 @@ static void drain(sim *s)
     }
 }
 
+// Peer i's game (fresh) and its peer. first_seq, restarted: as ls_peer_def (a peer started
+// again for slot i: SPEC.md §17.3, §17.10).
+static ls_peer *sim_peer(sim *s, uint32_t i, uint64_t first_seq, bool restarted)
+{
+    memset(&s->g[i], 0, sizeof s->g[i]);
+    s->g[i].slot = i;
+    s->g[i].clock = &s->now;
+    for (uint32_t k = 0; k < MAXP; k++) {
+        s->g[i].gone_at[k] = s->g[i].back_at[k] = UINT32_MAX;
+        s->g[i].match_ticks = s->sdef.ticks;
+    }
+    // No rejoin setting: the default (LS_PEER_REJOIN_AUTO) rejoins since the game
+    // gives load and state_checksum.
+    ls_peer_def pd = ls_default_peer_def();
+    pd.first_seq = first_seq;
+    pd.restarted = restarted;
+    pd.cb.load = g_load;
+    pd.cb.state_checksum = g_state_checksum;
+    pd.cb.save = g_save; // a bare relay asks a player for the rejoiner's snapshot
+    pd.mode = s->rollback ? LS_PEER_ROLLBACK : LS_PEER_LOCKSTEP;
+    pd.cb.on_event = g_event;
+    ls_net_credential cred;
+    cr_assert_eq(ls_relay_session_credential(s->relay, s->session, i, &cred), LS_OK);
+    cr_assert_eq(ls_peer_def_set_credential(&pd, &cred), LS_OK);
+    pd.relay = addr_of(-1);
+    pd.cb.user = &s->g[i];
+    pd.cb.local_input = g_input;
+    pd.cb.advance = g_advance;
+    return ls_peer_create(&pd, NULL);
+}
+
 static void sim_init(sim *s, uint32_t n, uint32_t nv, const ls_session_def *sd,
                      const ls_net_fault_def *fd)
 {
@@ -322,28 +365,7 @@ static void sim_init(sim *s, uint32_t n, uint32_t nv, const ls_session_def *sd,
     s->n = n;
     s->nv = nv;
     for (uint32_t i = 0; i < n; i++) {
-        s->g[i].slot = i;
-        s->g[i].clock = &s->now;
-        for (uint32_t k = 0; k < MAXP; k++) {
-            s->g[i].gone_at[k] = s->g[i].back_at[k] = UINT32_MAX;
-            s->g[i].match_ticks = sd->ticks;
-        }
-        // No rejoin setting: the default (LS_PEER_REJOIN_AUTO) rejoins since the game
-        // gives load and state_checksum.
-        ls_peer_def pd = ls_default_peer_def();
-        pd.cb.load = g_load;
-        pd.cb.state_checksum = g_state_checksum;
-        pd.cb.save = g_save; // a bare relay asks a player for the rejoiner's snapshot
-        pd.mode = s->rollback ? LS_PEER_ROLLBACK : LS_PEER_LOCKSTEP;
-        pd.cb.on_event = g_event;
-        ls_net_credential cred;
-        cr_assert_eq(ls_relay_session_credential(s->relay, s->session, i, &cred), LS_OK);
-        cr_assert_eq(ls_peer_def_set_credential(&pd, &cred), LS_OK);
-        pd.relay = addr_of(-1);
-        pd.cb.user = &s->g[i];
-        pd.cb.local_input = g_input;
-        pd.cb.advance = g_advance;
-        s->peer[i] = ls_peer_create(&pd, NULL);
+        s->peer[i] = sim_peer(s, i, 0, false);
         cr_assert_not_null(s->peer[i]);
     }
     for (uint32_t i = 0; i < nv; i++) {
@@ -397,8 +419,9 @@ static void sim_step(sim *s)
         if (p.dest < 0) {
             ls_relay_receive(s->relay, &p.from, p.data, p.len, s->now);
         } else if (p.dest < 100) {
-            if (!s->muted[p.dest]) {
-                ls_peer_receive(s->peer[p.dest], p.data, p.len, s->now);
+            if (s->peer[p.dest] && !s->muted[p.dest] &&
+                p.to_port == peer_port(s, (uint32_t)p.dest)) {
+                ls_peer_receive(s->peer[p.dest], p.data, p.len, s->now - s->epoch[p.dest]);
             }
         } else if (s->spec_started[p.dest - 100] && !s->spec_muted[p.dest - 100]) {
             ls_spectator_receive(s->spec[p.dest - 100], p.data, p.len, s->now);
@@ -407,8 +430,8 @@ static void sim_step(sim *s)
     }
     ls_relay_poll(s->relay, s->now);
     for (uint32_t i = 0; i < s->n; i++) {
-        if (!s->frozen[i]) {
-            ls_peer_poll(s->peer[i], s->now);
+        if (!s->frozen[i] && s->peer[i]) {
+            ls_peer_poll(s->peer[i], s->now - s->epoch[i]);
         }
     }
     for (uint32_t i = 0; i < s->nv; i++) {
@@ -961,6 +984,182 @@ Test(net_join, a_late_player_joins_at_tick_600_and_ends_on_the_players_checksum)
 Test(net_join, rollback_a_late_player_joins_at_tick_600_and_ends_on_the_lockstep_checksum)
 {
     late_join_run(true);
+}
+
+// ---- a peer started again with no memory of its earlier process (SPEC.md §17.3, §17.10) ----
+//
+// A page that reloads or a bot restarted mid-match: the new process has the slot's
+// credential and nothing else. It must number its datagrams above every number the old
+// one sent (first_seq: here the fake clock in microseconds x 4096, as SPEC.md §17.3
+// recommends) and, with `restarted`, it keeps silent after WELCOME until the relay has
+// timed the old process out, then rejoins through the ordinary REJOIN and snapshot.
+
+// Peer k is destroyed at its tick 300 and, gap_ms later, a new peer is created for slot k
+// (when moved: at a new port, a new socket or WebSocket, and with a clock that starts at 0
+// as a reloaded page's performance.now()). Returns the fake milliseconds from the old
+// peer's death to the new one's REJOINED (0: it never rejoined).
+static uint64_t rejoin_clock; // the new peer's clock when it rejoined (restart_run)
+
+static uint64_t restart_run(sim *s, uint32_t k, bool moved, uint64_t gap_ms, bool clock_seq)
+{
+    uint64_t ms = 0, created_at = 0, rejoined_at = 0;
+    bool killed = false, started = false;
+    for (; ms < 90000; ms++) {
+        if (!killed && ls_peer_ticks(s->peer[k]) >= 300) {
+            ls_peer_destroy(s->peer[k]); // the process dies: its memory, socket and all
+            s->peer[k] = NULL;
+            s->muted[k] = true;
+            killed = true;
+            created_at = ms + gap_ms;
+        }
+        if (killed && !started && ms >= created_at) {
+            s->moved[k] = moved;
+            s->epoch[k] = moved ? s->now : 0;
+            s->muted[k] = false;
+            s->peer[k] = sim_peer(s, k, clock_seq ? s->now * 4096u : 0, true);
+            cr_assert_not_null(s->peer[k]);
+            started = true;
+        }
+        sim_step(s); // no process for slot k between the two: nothing polled nor delivered
+        if (started && !rejoined_at && ls_peer_stats_get(s->peer[k]).rejoins) {
+            rejoined_at = ms;
+            rejoin_clock = s->now - s->epoch[k];
+        }
+        bool done = true;
+        for (uint32_t i = 0; i < s->n && started; i++) {
+            ls_peer_state st = ls_peer_state_get(s->peer[i]);
+            done &= st == LS_PEER_FINISHED || (i == k && !clock_seq && ms > created_at + 20000);
+        }
+        if (done && started) {
+            break;
+        }
+    }
+    return rejoined_at ? rejoined_at - (created_at - gap_ms) : 0;
+}
+
+static void restarted_peer_run(bool rollback, bool moved, bool host_state)
+{
+    next_rollback = rollback;
+    ls_session_def d = sdef(3, 1500);
+    d.spectators = 0;
+    sim s;
+    sim_init(&s, 3, 0, &d, NULL);
+    s.serve_state = host_state;
+    uint64_t took = restart_run(&s, 2, moved, 50, true);
+    cr_assert_gt(took, 0u, "the restarted peer rejoined");
+    for (uint32_t i = 0; i < 3; i++) {
+        cr_assert_eq(ls_peer_state_get(s.peer[i]), LS_PEER_FINISHED, "peer %u finished", i);
+    }
+    cr_assert_eq(s.gone_reason[2], LS_NET_TIMEOUT, "the old process timed out");
+    check_rejoined(&s, 2, 0);
+    ls_relay_peer_stats rs = ls_relay_peer_stats_get(s.relay, s.session, 2);
+    cr_assert_eq(rs.addr.port, moved ? 22002 : 20002);
+    if (moved) {
+        cr_assert_lt(rejoin_clock, (uint64_t)(rs.rejoin_tick - d.delay) * 1000000u / d.tick_rate,
+                     "its clock read less than the return tick's span when it rejoined");
+    }
+    // The session's timeout (3 s) after its WELCOME, then the snapshot: well inside 5 s.
+    cr_assert_lt(took, 5000u, "%llu ms from the kill to REJOINED", (unsigned long long)took);
+    cr_log_info("%s: restarted slot 2 rejoined %llu ms after its old process died, at tick %u",
+                rollback ? "rollback" : "lockstep", (unsigned long long)took, rs.rejoin_tick);
+    sim_free(&s);
+}
+
+Test(net_join, a_peer_restarted_mid_match_at_its_old_address_rejoins_and_ends_equal)
+{
+    restarted_peer_run(false, false, true);
+}
+
+// A page reloaded: a new address, and a clock from 0 that is still below the return
+// tick's span when the snapshot loads (the peer once wrapped its clock around there).
+Test(net_join, rollback_a_page_reloaded_mid_match_rejoins_from_an_upload_with_a_clock_from_0)
+{
+    restarted_peer_run(true, true, false);
+}
+
+// Why first_seq exists: a new process numbering from 1 again under the same key is
+// dropped by the relay before anything in it is read (its numbers are below the replay
+// window, or in it and seen), so it never even gets a CHALLENGE; the others play on
+// without it once the relay times the old process out.
+Test(net_join, a_restarted_peer_numbering_from_1_again_is_dropped_and_never_gets_in)
+{
+    ls_session_def d = sdef(3, 1500);
+    d.spectators = 0;
+    sim s;
+    sim_init(&s, 3, 0, &d, NULL);
+    s.serve_state = true;
+    restart_run(&s, 2, true, 50, false);
+    ls_relay_stats st = ls_relay_stats_get(s.relay);
+    ls_peer_stats ps = ls_peer_stats_get(s.peer[2]);
+    cr_assert_eq(ls_peer_state_get(s.peer[2]), LS_PEER_JOINING, "never welcomed");
+    cr_assert_eq(ps.packets_in, 0u, "the relay never answered");
+    cr_assert_geq(ps.packets_out, 50u, "it kept sending JOIN");
+    cr_assert_geq(st.replayed + st.stale, ps.packets_out, "every one dropped as replayed or stale");
+    cr_assert_eq(st.rejoins, 0u);
+    cr_assert_eq(s.gone_reason[2], LS_NET_TIMEOUT);
+    cr_assert_eq(ls_peer_state_get(s.peer[0]), LS_PEER_FINISHED);
+    cr_assert_eq(ls_peer_state_get(s.peer[1]), LS_PEER_FINISHED);
+    cr_assert_eq(ls_peer_last_checksum(s.peer[0]), ls_peer_last_checksum(s.peer[1]));
+    cr_assert_eq(st.desyncs, 0u);
+    cr_log_info("numbering from 1 again: %llu replayed, %llu stale at the relay",
+                (unsigned long long)st.replayed, (unsigned long long)st.stale);
+    sim_free(&s);
+}
+
+// first_seq numbers the first datagram (0: 1), and ls_peer_create refuses a value that
+// leaves fewer than 2^32 numbers; restarted needs what a rejoin needs.
+Test(net_join, first_seq_numbers_the_first_datagram_and_is_checked)
+{
+    ls_session_def d = sdef(2, 300);
+    sim s;
+    sim_init(&s, 2, 0, &d, NULL);
+    s.trace_unpinned = true; // nothing sent through the simulated network
+    const uint64_t room = (uint64_t)1 << 32;
+    const uint64_t firsts[] = {0, 1, 7, 1764000000000000ull * 4096u /* 2025 in us x 4096 */,
+                               UINT64_MAX - room};
+    for (size_t i = 0; i < sizeof firsts / sizeof firsts[0]; i++) {
+        ls_peer *p = sim_peer(&s, 0, firsts[i], false);
+        cr_assert_not_null(p);
+        ls_peer_poll(p, s.now); // its first JOIN
+        ls_peer_poll(p, s.now + 300000);
+        ls_net_datagram dg;
+        ls_net_header h;
+        uint64_t want = firsts[i] ? firsts[i] : 1;
+        for (uint64_t n = 0; ls_peer_next_datagram(p, &dg); n++) {
+            cr_assert_eq(ls_net_decode_header(dg.data, dg.len, &h, NULL), LS_OK);
+            cr_assert_eq(h.seq, want + n, "first_seq %llu: datagram %llu",
+                         (unsigned long long)firsts[i], (unsigned long long)n);
+        }
+        ls_peer_destroy(p);
+    }
+    ls_error err;
+    ls_peer_def pd = ls_default_peer_def();
+    cr_assert_eq(pd.first_seq, 0u);
+    cr_assert(!pd.restarted);
+    ls_net_credential cred;
+    cr_assert_eq(ls_relay_session_credential(s.relay, s.session, 0, &cred), LS_OK);
+    cr_assert_eq(ls_peer_def_set_credential(&pd, &cred), LS_OK);
+    pd.cb.local_input = g_input;
+    pd.cb.advance = g_advance;
+    pd.first_seq = UINT64_MAX - room + 1;
+    cr_assert_null(ls_peer_create(&pd, &err));
+    cr_assert_eq(err.code, LS_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(err.message, "first_seq"), "%s", err.message);
+    pd.first_seq = UINT64_MAX;
+    cr_assert_null(ls_peer_create(&pd, &err));
+    pd.first_seq = 1;
+    pd.restarted = true; // without load and state_checksum it could never rejoin
+    cr_assert_null(ls_peer_create(&pd, &err));
+    cr_assert(strstr(err.message, "restarted"), "%s", err.message);
+    pd.cb.load = g_load;
+    pd.cb.state_checksum = g_state_checksum;
+    pd.rejoin = LS_PEER_REJOIN_OFF;
+    cr_assert_null(ls_peer_create(&pd, &err));
+    pd.rejoin = LS_PEER_REJOIN_AUTO;
+    ls_peer *p = ls_peer_create(&pd, &err);
+    cr_assert_not_null(p, "%s", err.message);
+    ls_peer_destroy(p);
+    sim_free(&s);
 }
 
 Test(net_join, a_rejoin_with_a_wrong_key_or_after_the_window_is_refused_and_counted)

@@ -28,7 +28,8 @@ const cli_command cmd_bot_def = {
     "(--relay HOST:PORT | --ws URL) (--credential FILE | --credential-fd N)\n"
     "       [--scene FILE] [--seed S] [--mode lockstep|rollback] [--max-prediction W]\n"
     "       [--max-lead N] [--deadline S] [--relay-timeout S] [--perturb-tick T]\n"
-    "       [--outage TICK:MS] [--json] [fault options]\n\n"
+    "       [--outage TICK:MS] [--first-seq N|clock] [--restarted] [--json]\n"
+    "       [fault options]\n\n"
     "  --relay HOST:PORT  the relay\n"
     "  --ws URL           the relay's WebSocket (ws://HOST:PORT or wss://, `relay --ws`)\n"
     "                     instead of UDP: one datagram per binary message (players)\n"
@@ -56,6 +57,11 @@ const cli_command cmd_bot_def = {
     "  --outage TICK:MS   at tick TICK go silent (send and receive nothing) for MS ms, then\n"
     "                     come back; a lockstep bot timed out by the relay rejoins (REJOIN,\n"
     "                     snapshot) when the relay allows it (relay --rejoin-ms)\n"
+    "  --first-seq N|clock our first datagram's number (default 1); clock: Unix time in us\n"
+    "                     x 4096, above any an earlier process of ours sent (SPEC 17.3)\n"
+    "  --restarted        an earlier process of ours may hold the slot: after WELCOME\n"
+    "                     keep silent for the session's timeout, then rejoin (with\n"
+    "                     --first-seq clock; relay --rejoin-ms)\n"
     "  --json             at exit, one JSON object on stdout (the `result` line and the\n"
     "                     event lines go to stderr):\n"
     "                     role, slot (or index), mode, status, ticks, final_checksum,\n"
@@ -241,6 +247,8 @@ typedef struct bot_opts {
     uint64_t credential_fd, seed, max_lead, deadline, relay_timeout, max_prediction, start_delay;
     int64_t perturb, outage_tick;
     uint64_t outage_ms;
+    uint64_t first_seq; ///< --first-seq N (0: the default, 1)
+    bool first_seq_clock, restarted;
     bool rollback, json;
     ls_net_fault_def fault;
 } bot_opts;
@@ -250,7 +258,7 @@ static const char *const value_options[] = {
     "--max-lead",   "--deadline", "--relay-timeout",  "--perturb-tick",   "--loss",
     "--dup",        "--reorder",  "--corrupt",        "--delay-ms",       "--jitter",
     "--fault-seed", "--mode",     "--max-prediction", "--start-delay-ms", "--outage",
-    "--ws"};
+    "--ws",         "--first-seq"};
 
 static bool takes_value(const char *a)
 {
@@ -276,6 +284,8 @@ static bool parse(int argc, char **argv, bot_opts *o)
         if (net_cli_fault_option("bot", argc, argv, &i, &o->fault, &ok)) {
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
+        } else if (strcmp(a, "--restarted") == 0) {
+            o->restarted = true;
         } else if (!v || !takes_value(a)) {
             if (takes_value(a)) {
                 cli_usage_error(&cmd_bot_def, "%s needs a value", a);
@@ -311,6 +321,11 @@ static bool parse(int argc, char **argv, bot_opts *o)
                                 v);
             }
             o->outage_tick = (int64_t)t, o->outage_ms = ms, i++;
+        } else if (strcmp(a, "--first-seq") == 0) {
+            o->first_seq_clock = strcmp(v, "clock") == 0;
+            ok = o->first_seq_clock ||
+                 net_cli_u64("bot", a, v, 1, UINT64_MAX - ((uint64_t)1 << 32), &o->first_seq);
+            i++;
         } else if (strcmp(a, "--start-delay-ms") == 0) {
             ok = net_cli_u64("bot", a, v, 0, 3600000, &o->start_delay), i++;
         } else if (strcmp(a, "--max-prediction") == 0) {
@@ -862,6 +877,13 @@ int cmd_bot(int argc, char **argv)
     pd.cb.load = net_game_load;
     pd.cb.state_checksum = net_game_state_checksum;
     pd.rejoin = true; // if the relay times us out, come back (when it allows rejoins)
+    pd.first_seq = o.first_seq;
+    if (o.first_seq_clock) { // Unix time in us x 4096: above what an earlier process sent
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        pd.first_seq = ((uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u) * 4096u;
+    }
+    pd.restarted = o.restarted;
     b.outage_tick = o.outage_tick;
     b.outage_ms = o.outage_ms;
     b.rollback = o.rollback;

@@ -52,6 +52,7 @@ struct ls_peer {
     ls_net_replay rx; // relay -> peer sequence numbers seen
     bool joined_once;
     uint64_t last_join, last_input_send, last_csum_send, last_ack_send, last_ping, origin;
+    uint64_t clock_base; // ticks on the clock at `origin` (0 but after a rejoin at an early now)
     uint32_t ping_seq;
     bool ack_dirty;
     uint32_t produced;                    // our inputs exist for ticks below delay + produced
@@ -74,9 +75,10 @@ struct ls_peer {
     bool soft[LS_NET_MAX_SLOTS];
     uint32_t empty_next[LS_NET_MAX_SLOTS], empty_to[LS_NET_MAX_SLOTS];
     uint64_t rj_since, last_state_ack; // REJOINING since; last STATE_ACK sent
-    uint32_t rj_tick;                  // our inputs count again from here (relay's notice) ...
-    bool rj_known;                     // ... once known
-    uint8_t *sbuf;                     // the snapshot being received (in-order bytes)
+    uint64_t rj_hold; // restarted: silent until then (our old process times out at the relay)
+    uint32_t rj_tick; // our inputs count again from here (relay's notice) ...
+    bool rj_known;    // ... once known
+    uint8_t *sbuf;    // the snapshot being received (in-order bytes)
     uint32_t s_tick, s_total, s_next;
     uint8_t s_hash[LS_NET_STATE_HASH_SIZE];
     // The relay's proof of the snapshot of s_tick (STATE_PROOF), and a refusal of ours
@@ -165,6 +167,13 @@ static const char *peer_def_problem(const ls_peer_def *def)
     if (def->rejoin == LS_PEER_REJOIN_ON && (!def->cb.load || !def->cb.state_checksum)) {
         return "rejoin needs the load and state_checksum callbacks (a snapshot is proven)";
     }
+    if (def->restarted &&
+        (def->rejoin == LS_PEER_REJOIN_OFF || !def->cb.load || !def->cb.state_checksum)) {
+        return "restarted needs rejoin: the load and state_checksum callbacks, rejoin not OFF";
+    }
+    if (def->first_seq > UINT64_MAX - ((uint64_t)1 << 32)) {
+        return "first_seq must leave at least 2^32 sequence numbers (at most 2^64 - 1 - 2^32)";
+    }
     if (def->max_prediction > LS_ROLLBACK_MAX_PREDICTION) {
         return "max_prediction must be 0..LS_ROLLBACK_MAX_PREDICTION";
     }
@@ -208,6 +217,7 @@ ls_peer *ls_peer_create(const ls_peer_def *def, ls_error *err)
         bool can = def->cb.load && def->cb.state_checksum;
         p->def.rejoin = can ? LS_PEER_REJOIN_ON : LS_PEER_REJOIN_OFF;
     }
+    p->tx_seq = def->first_seq ? def->first_seq - 1 : 0; // the last one "sent"
     p->state = LS_PEER_JOINING;
     ls_net_outbox_init_(&p->out, 4096);
     ls_error_clear(err);
@@ -587,6 +597,18 @@ static void on_welcome(ls_peer *p, const ls_net_msg *m, uint64_t now)
     }
     p->origin = now;
     p->state = LS_PEER_RUNNING;
+    if (p->def.restarted) {
+        // An earlier process of ours may hold the slot (SPEC.md §17.10): say nothing for
+        // the session's timeout, counted from this WELCOME (the relay heard our JOIN just
+        // before; two JOIN periods more for a later JOIN and the way there), so the relay
+        // times the slot out, then rejoin it. A slot already timed out costs the wait.
+        uint32_t timeout_ms = m->u.welcome.timeout_ms ? m->u.welcome.timeout_ms : 3000;
+        p->rj_hold = now + (uint64_t)timeout_ms * 1000 + 2u * (uint64_t)p->def.join_retry_us;
+        p->state = LS_PEER_REJOINING;
+        p->rj_known = false;
+        p->rj_since = p->rj_hold;
+        p->s_total = p->s_next = 0;
+    }
     ls_peer_event ev = {LS_PEER_EV_WELCOME, p->def.slot, 0, 0, 0, 0, 0, 0};
     emit(p, &ev);
 }
@@ -854,7 +876,11 @@ static void rejoin_finish(ls_peer *p, uint64_t now)
     p->own_acked = R;
     p->csum_final = T;
     p->csum_acked = R; // the relay does not await our checksums below R
-    p->origin = now - (uint64_t)(R - p->delay) * 1000000u / p->rate;
+    // A clock that started late (a page's performance.now() counts from its load) may be
+    // below the span: then the clock starts at R - D from now instead of going negative.
+    uint64_t span = (uint64_t)(R - p->delay) * 1000000u / p->rate;
+    p->origin = now >= span ? now - span : now;
+    p->clock_base = now >= span ? 0 : R - p->delay;
     // Rollback: extra frames catch up to the clock (R - D) faster than real time (lockstep
     // simulates as fast as the inputs arrive).
     p->frames_done = R - p->delay;
@@ -990,6 +1016,9 @@ static void send_upload(ls_peer *p, uint64_t now)
 
 static void on_rejoining(ls_peer *p, const ls_net_msg *m, uint64_t now)
 {
+    if (now < p->rj_hold) {
+        return; // restarted, waiting: even a PONG would keep the slot alive at the relay
+    }
     switch (m->h.type) {
     case LS_NET_CHALLENGE:
         p->cookie = m->u.cookie;
@@ -1019,6 +1048,9 @@ static void on_rejoining(ls_peer *p, const ls_net_msg *m, uint64_t now)
 
 static void poll_rejoining(ls_peer *p, uint64_t now)
 {
+    if (now < p->rj_hold) {
+        return; // restarted: silent until the relay timed our old process out
+    }
     uint32_t timeout_ms = p->welcome.u.welcome.timeout_ms ? p->welcome.u.welcome.timeout_ms : 3000;
     if (!p->rj_known && now - p->rj_since > 2u * (uint64_t)timeout_ms * 1000) {
         p->state = LS_PEER_LEFT; // refused (window over, or the slot left): give up
@@ -1153,6 +1185,12 @@ void ls_peer_receive(ls_peer *p, const uint8_t *data, size_t len, uint64_t now)
 
 // ---- the ticks: lockstep (SPEC.md §17.6) and rollback (§24) ----
 
+// Clock ticks due at now: from the WELCOME (or the rejoin that set origin and clock_base).
+static uint64_t clock_ticks(const ls_peer *p, uint64_t now)
+{
+    return p->clock_base + (now > p->origin ? (now - p->origin) * p->rate / 1000000u : 0);
+}
+
 // Lockstep time sync: if the other peers' inputs run ahead of ours, our clock is
 // late (we joined later); move its origin back one tick so we catch up gradually.
 static void time_sync(ls_peer *p)
@@ -1167,7 +1205,11 @@ static void time_sync(ls_peer *p)
     // is waiting for inputs, not late, and must not run its clock away.
     if (frontier != UINT32_MAX && frontier > next + 1 &&
         p->produced < ls_rollback_present(p->rb) + p->def.max_lead) {
-        p->origin -= 1000000u / p->rate;
+        if (p->origin >= 1000000u / p->rate) {
+            p->origin -= 1000000u / p->rate;
+        } else {
+            p->clock_base++; // an early clock: the same tick, without wrapping around
+        }
         p->st.clock_shifts++;
     }
 }
@@ -1176,7 +1218,7 @@ static void time_sync(ls_peer *p)
 // rings of what the relay has not acknowledged; into the core like anyone's.
 static bool produce(ls_peer *p, uint64_t now)
 {
-    uint64_t clock = now > p->origin ? (now - p->origin) * p->rate / 1000000u : 0;
+    uint64_t clock = clock_ticks(p, now);
     uint32_t simulated = ls_rollback_present(p->rb);
     bool any = false;
     for (;;) {
@@ -1231,7 +1273,7 @@ static bool lockstep_frames(ls_peer *p, uint64_t now)
 // Returns whether new inputs were produced.
 static bool rollback_frames(ls_peer *p, uint64_t now)
 {
-    uint64_t clock = now > p->origin ? (now - p->origin) * p->rate / 1000000u : 0;
+    uint64_t clock = clock_ticks(p, now);
     uint32_t produced = p->produced;
     for (uint32_t extra = 0; p->catching_up && extra < 64; extra++) {
         uint32_t present = ls_rollback_present(p->rb);

@@ -173,7 +173,7 @@ void BP_EXPORT(bp_destroy)(void)
 
 int32_t BP_EXPORT(bp_create)(const char *scene, uint32_t scene_len, const char *cred,
                              uint32_t cred_len, uint32_t rollback, uint32_t max_prediction,
-                             uint32_t seed, uint32_t bot)
+                             uint32_t seed, uint32_t bot, uint64_t first_seq, uint32_t restarted)
 {
     bp_destroy();
     error_text[0] = '\0';
@@ -237,6 +237,8 @@ int32_t BP_EXPORT(bp_create)(const char *scene, uint32_t scene_len, const char *
     pd.relay.family = 6; // a WebSocket carries every datagram to the relay: the address is unused
     pd.mode = rollback ? LS_PEER_ROLLBACK : LS_PEER_LOCKSTEP;
     pd.max_prediction = max_prediction;
+    pd.first_seq = first_seq;      // from the page's clock: above any a previous load sent
+    pd.restarted = restarted != 0; // a reload: our previous load may still hold the slot
     pd.cb.user = &app;
     pd.cb.local_input = local_input;
     pd.cb.advance = advance;

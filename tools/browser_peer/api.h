@@ -19,9 +19,14 @@ void bp_destroy(void);
 /// rollback window (as `lockstep bot --max-prediction`, 0..64); seed: the bot's seed
 /// (as `lockstep bot --seed`); bot: 1 the soccer bot (or the push script) plays our
 /// slot, 0 bp_set_input does; a spectator credential makes a spectator (bp_spectator).
+/// first_seq: ls_peer_def.first_seq, the number of our first datagram (0: 1), from the
+/// clock so that a page loaded again numbers above its previous load (SPEC.md §17.3);
+/// restarted: 1 when a previous load of this page may hold the slot (ls_peer_def.restarted:
+/// silent for the session's timeout after WELCOME, then rejoin, SPEC.md §17.10).
 /// 0 on success, -1 with bp_error() saying why.
 int32_t bp_create(const char *scene, uint32_t scene_len, const char *cred, uint32_t cred_len,
-                  uint32_t rollback, uint32_t max_prediction, uint32_t seed, uint32_t bot);
+                  uint32_t rollback, uint32_t max_prediction, uint32_t seed, uint32_t bot,
+                  uint64_t first_seq, uint32_t restarted);
 /// One binary WebSocket message from the relay (bad bytes are counted, never fatal).
 void bp_receive(const uint8_t *data, uint32_t len, uint64_t now_us);
 /// Run the peer's timers and advance every tick it can (ls_peer_poll).

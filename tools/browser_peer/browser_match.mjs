@@ -17,9 +17,12 @@
 // --spectators S: S more pages join with spectator credentials and watch; they
 // must simulate every tick to the same final checksum with 0 mismatches; they
 // draw with the 2D canvas too.
+// --reload TICK: the last page is reloaded (its URL with the fragment put back, then
+// a reload) at its tick TICK; the new load must rejoin (SPEC.md §17.10) and end equal.
+// The relay then runs with --timeout 1500 --rejoin-ms 20000.
 // FAULTS (--loss P --jitter MS ...) go to the relay and to the native bots: the
 // UDP side (the relay never faults a WebSocket). Used by `make browser-peer-test`
-// (1 + 1) and `make browser-match` (2 + 2).
+// (2 + 2, then 1 + 2 with --reload) and `make browser-match` (2 + 2).
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -34,6 +37,8 @@ const dash = argv.indexOf('--');
 const faults = dash >= 0 ? argv.splice(dash).slice(1) : [];
 const sp = argv.indexOf('--spectators');
 const spectators = sp >= 0 ? Number(argv.splice(sp, 2)[1]) : 0;
+const rl = argv.indexOf('--reload');
+const reloadTick = rl >= 0 ? Number(argv.splice(rl, 2)[1]) : 0;
 const [tool, root, scene, ticks, rate, nativeArg, pagesArg, shot] = argv;
 const natives = Number(nativeArg);
 const pages = Number(pagesArg);
@@ -67,6 +72,24 @@ function run(args) {
 const field = (line, key) => (line.match(new RegExp(` ${key}=(\\S+)`)) || [])[1];
 const pct = (hits, n) => (n ? ((100 * hits) / n).toFixed(1) : '100.0') + ' %';
 
+// --reload: at its tick `tick`, the page is loaded again as a user's reload would (the
+// fragment back in the address bar, then reload: a new document, a new WebSocket, a new
+// wasm peer that remembers nothing); it must come back with a rejoin.
+async function reloadScenario(page, pageUrl, tick) {
+  const playing = (t) => window.__peer.ticks >= t || !['loading', 'joining', 'running'].includes(window.__peer.state);
+  await page.waitForFunction(playing, { timeout: 120000, polling: 10 }, tick);
+  const at = await page.evaluate(() => window.__peer.ticks);
+  const t0 = Date.now();
+  await page.evaluate((u) => history.replaceState(null, '', u), pageUrl);
+  await page.reload();
+  await page.waitForFunction(() => window.__peer.stats.rejoins > 0 ||
+    ['error', 'left', 'disconnected', 'finished'].includes(window.__peer.state), { timeout: 60000, polling: 10 });
+  const ms = Date.now() - t0;
+  const st = await page.evaluate(() => ({ restarted: window.__peer.restarted, rejoins: window.__peer.stats.rejoins, ticks: window.__peer.ticks }));
+  check(st.restarted && st.rejoins === 1,
+    `the page reloaded at tick ${at} rejoined ${ms} ms after the reload (now at tick ${st.ticks})`);
+}
+
 const { server, url } = await serve(root, 0);
 const origin = url.replace(/\/$/, '');
 let browser = null;
@@ -75,7 +98,8 @@ try {
   const relay = run(['relay', '--ws', '127.0.0.1:0', '--ws-origin', origin, '--workers', '1',
     '--slots', String(slots), '--ticks', ticks, '--tick-rate', rate, '--credentials', dir,
     '--record', path.join(dir, 'm.lsr'), '--scene', scene, '--seed', '1', '--exit-when-done',
-    ...(spectators ? ['--spectators', String(spectators)] : []), ...faults]);
+    ...(spectators ? ['--spectators', String(spectators)] : []),
+    ...(reloadTick ? ['--timeout', '1500', '--rejoin-ms', '20000'] : []), ...faults]);
   for (let i = 0; i < 100 && !/^ready/m.test(relay.text()); i++) await sleep(100);
   const udp = (relay.text().match(/^listening (\S+)/m) || [])[1];
   const ws = (relay.text().match(/^ws (\S+)/m) || [])[1];
@@ -90,6 +114,7 @@ try {
   browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true,
     args: [...FLAGS, `--user-data-dir=${path.join(dir, 'chromium')}`], defaultViewport: { width: 900, height: 700 } });
   const tabs = [];
+  const tabUrls = [];
   globalThis.tabsForDiagnosis = tabs;
   for (let i = 0; i < pages; i++) {
     const page = await browser.newPage();
@@ -98,7 +123,8 @@ try {
     const params = { ws: `ws://${ws}`, cred: await readFile(cred(natives + i), 'utf8'), scene: 'soccer.scene' };
     if (i > 0) Object.assign(params, { bot: '1', render: '2d' });
     tabs.push(page);
-    await page.goto(`${url}index.html#${new URLSearchParams(params)}`);
+    tabUrls.push(`${url}index.html#${new URLSearchParams(params)}`);
+    await page.goto(tabUrls[i]);
   }
   const watchers = [];
   for (let i = 0; i < spectators; i++) {
@@ -112,6 +138,7 @@ try {
   const first = tabs[0];
   await first.bringToFront(); // the tab in front draws frames (requestAnimationFrame) all match long
   check(await first.evaluate(() => location.hash === ''), 'the credential is gone from the address bar');
+  const reloading = reloadTick ? reloadScenario(tabs[pages - 1], tabUrls[pages - 1], reloadTick) : null;
   await first.waitForFunction(() => ['running', 'finished', 'error'].includes(window.__peer.state), { timeout: 30000, polling: 50 });
   // The first page's keys: throttle throughout, steer left, boost, steer right.
   const n = Number(ticks);
@@ -129,6 +156,7 @@ try {
   await first.keyboard.down('KeyD');
   await at(n * 0.7);
   await first.keyboard.up('KeyD');
+  await reloading;
   const states = [];
   for (const t of tabs) {
     await t.waitForFunction(() => !['loading', 'joining', 'running'].includes(window.__peer.state),

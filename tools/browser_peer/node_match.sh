@@ -5,7 +5,11 @@
 # (slot 1) play one soccer match in rollback mode. Passes when both finish with
 # the same final checksum, 0 desyncs at both and at the relay, and the relay's
 # recording verifies natively (`lockstep replay verify`). BP_KEEP=1 keeps its folder.
-#   node_match.sh TOOL WASM SCENE TICKS TICK_RATE [--keys] [-- FAULT OPTIONS]
+#   node_match.sh TOOL WASM SCENE TICKS TICK_RATE [--keys] [--restart TICK] [-- FAULT OPTIONS]
+# --restart TICK: the wasm peer is killed (SIGKILL, no goodbye) at tick TICK and a new
+# Node.js process with the same credential starts at once, with a first sequence number
+# from the clock and `restarted` (SPEC.md §17.3, §17.10): it must rejoin and end equal.
+# The relay runs with --timeout 1500 --rejoin-ms 20000 then, to keep the wait short.
 # Fault options (--loss P, --jitter MS, ...) go to the relay and to the native bot:
 # both directions of the UDP side; the relay's faults never touch a WebSocket.
 set -u
@@ -13,6 +17,10 @@ tool=$1 wasm=$2 scene=$3 ticks=$4 rate=$5
 shift 5
 keys=
 [ "${1:-}" = --keys ] && { keys=--keys; shift; }
+restart=
+[ "${1:-}" = --restart ] && { restart=$2; shift 2; }
+relay_opts=()
+[ -n "$restart" ] && relay_opts=(--timeout 1500 --rejoin-ms 20000)
 [ "${1:-}" = -- ] && shift
 faults=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +33,7 @@ cleanup() {
 trap cleanup EXIT
 fail() {
     echo "browser-peer-test: FAILED: $*"
-    for f in relay.out relay.err bot.out node.out node.err; do
+    for f in relay.out relay.err bot.out node1.out node1.err node.out node.err; do
         [ -s "$d/$f" ] && { echo "--- $f"; tail -n 15 "$d/$f"; }
     done
     exit 1
@@ -33,7 +41,7 @@ fail() {
 
 "$tool" relay --ws 127.0.0.1:0 --workers 1 --slots 2 --ticks "$ticks" --tick-rate "$rate" \
     --credentials "$d" --record "$d/m.lsr" --scene "$scene" --seed 1 --exit-when-done \
-    ${faults[@]+"${faults[@]}"} >"$d/relay.out" 2>"$d/relay.err" &
+    ${relay_opts[@]+"${relay_opts[@]}"} ${faults[@]+"${faults[@]}"} >"$d/relay.out" 2>"$d/relay.err" &
 relay=$!
 pids+=("$relay")
 for _ in $(seq 100); do grep -q '^ready' "$d/relay.out" && break; sleep 0.1; done
@@ -46,8 +54,18 @@ start=$(date +%s%N)
     --mode rollback ${faults[@]+"${faults[@]}"} >"$d/bot.out" 2>&1 &
 bot=$!
 pids+=("$bot")
-node "$here/node_peer.mjs" --ws "ws://$ws" --credential "$d/session-1-slot-1.cred" \
-    --scene "$scene" --wasm "$wasm" --mode rollback $keys >"$d/node.out" 2>"$d/node.err" &
+node_args=(--ws "ws://$ws" --credential "$d/session-1-slot-1.cred" --scene "$scene"
+    --wasm "$wasm" --mode rollback $keys)
+if [ -n "$restart" ]; then # the first process dies at tick $restart; its successor rejoins
+    node "$here/node_peer.mjs" "${node_args[@]}" --first-seq clock --die-at-tick "$restart" \
+        >"$d/node1.out" 2>"$d/node1.err" &
+    node=$!
+    pids+=("$node")
+    { wait "$node"; } 2>/dev/null # bash would say "Killed"
+    grep -q '^node_peer 1: killed at tick' "$d/node1.out" || fail "the first wasm peer was not killed"
+    node_args+=(--first-seq clock --restarted)
+fi
+node "$here/node_peer.mjs" "${node_args[@]}" >"$d/node.out" 2>"$d/node.err" &
 node=$!
 pids+=("$node")
 wait "$node"
@@ -91,6 +109,14 @@ verify=$("$tool" replay verify "$d/m.lsr" --no-progress 2>&1)
 vrc=$?
 echo "verify: $(echo "$verify" | head -1)"
 [ "$vrc" = 0 ] || fail "replay verify exited $vrc: $verify"
+if [ -n "$restart" ]; then
+    rj=$(grep '^node_peer 1: rejoined' "$d/node.out") || fail "the restarted wasm peer did not rejoin"
+    [ "$(field "$d/node.out" rejoins)" = 1 ] || fail "the restarted wasm peer rejoined $(field "$d/node.out" rejoins) times"
+    t0=$(grep -o 'killed at .* unix_ms=[0-9]*' "$d/node1.out" | grep -o '[0-9]*$')
+    t1=$(echo "$rj" | grep -o '[0-9]*$')
+    echo "restart: the wasm peer $(grep -o 'killed at tick [0-9]*' "$d/node1.out"); a new process $(echo "${rj#node_peer 1: }" | sed 's/ unix_ms=.*//'):" \
+        "REJOINED $((t1 - t0)) ms after the kill (relay --timeout 1500)"
+fi
 last=$("$tool" replay dump "$d/m.lsr" --json | grep -o '"checksum":"[0-9a-f]*"' | tail -1 | cut -d'"' -f4)
 [ "$last" = "$kb" ] || fail "the recording's last checksum $last is not the peers' $kb"
-echo "browser-peer-test: OK: $ticks ticks at $rate Hz in ${secs} ms${faults[*]+ (UDP faults: ${faults[*]})}, native and wasm end on $kb, 0 desyncs, the recording verifies"
+echo "browser-peer-test: OK: $ticks ticks at $rate Hz in ${secs} ms${faults[*]+ (UDP faults: ${faults[*]})}${restart:+ (the wasm peer killed at tick $restart and started again)}, native and wasm end on $kb, 0 desyncs, the recording verifies"

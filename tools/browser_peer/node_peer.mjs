@@ -8,25 +8,30 @@
 //
 //   node node_peer.mjs --ws ws://HOST:PORT --credential FILE --scene FILE
 //        [--wasm FILE] [--seed S] [--mode rollback|lockstep] [--max-prediction W]
-//        [--deadline S] [--keys]
+//        [--deadline S] [--keys] [--first-seq N|clock] [--restarted] [--die-at-tick T]
 // --keys: our car is driven by a fixed key pattern instead of the soccer bot.
+// --first-seq: the number of our first datagram (default 1; clock: Unix time in us x
+// 4096, SPEC.md §17.3); --restarted: an earlier process of this credential may still
+// hold the slot: rejoin it (SPEC.md §17.10); --die-at-tick T: SIGKILL ourselves at tick
+// T, no goodbye (a crash, a closed tab), for the restart test of node_match.sh.
 // Exit 0: finished and never named; 3: finished, named or disputed; 1 otherwise.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sodium from 'libsodium-wrappers';
 import WebSocket from 'ws';
-import { Peer } from './peer.js';
+import { Peer, clockFirstSeq } from './peer.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const opts = {
   ws: null, credential: null, scene: null, wasm: join(here, '../../build/browser_peer/peer.wasm'),
   seed: 1, mode: 'rollback', 'max-prediction': 8, deadline: 300, keys: false,
+  'first-seq': '0', restarted: false, 'die-at-tick': '0',
 };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i].replace(/^--/, '');
-  if (a === 'keys') opts.keys = true;
+  if (a === 'keys' || a === 'restarted') opts[a] = true;
   else if (argv[i].startsWith('--') && a in opts && i + 1 < argv.length) opts[a] = argv[++i];
   else {
     console.error(`node_peer: unknown or incomplete option '${argv[i]}'`);
@@ -35,7 +40,8 @@ for (let i = 0; i < argv.length; i++) {
 }
 if (!opts.ws || !opts.credential || !opts.scene || !['rollback', 'lockstep'].includes(opts.mode)) {
   console.error('usage: node node_peer.mjs --ws ws://HOST:PORT --credential FILE --scene FILE ' +
-    '[--wasm FILE] [--seed S] [--mode rollback|lockstep] [--max-prediction W] [--deadline S] [--keys]');
+    '[--wasm FILE] [--seed S] [--mode rollback|lockstep] [--max-prediction W] [--deadline S] [--keys] ' +
+    '[--first-seq N|clock] [--restarted] [--die-at-tick T]');
   process.exit(2);
 }
 
@@ -50,6 +56,8 @@ try {
     maxPrediction: Number(opts['max-prediction']),
     seed: Number(opts.seed),
     bot: !opts.keys,
+    firstSeq: opts['first-seq'] === 'clock' ? clockFirstSeq() : BigInt(opts['first-seq']),
+    restarted: opts.restarted,
   });
 } catch (e) {
   console.error(`node_peer: ${e.message}`);
@@ -68,6 +76,8 @@ const started = nowUs();
 let lastRecv = 0n;
 let maxGapUs = 0n;
 let gaps100ms = 0;
+let rejoined = false;
+const dieAt = Number(opts['die-at-tick']);
 
 function flush() {
   for (const d of peer.drain()) {
@@ -111,6 +121,15 @@ ws.on('open', () => {
     peer.poll(now);
     const st = peer.state;
     flush();
+    if (dieAt && peer.ticks >= dieAt) {
+      console.log(`node_peer ${slot}: killed at tick ${peer.ticks} unix_ms=${Date.now()}`);
+      process.kill(process.pid, 'SIGKILL'); // no goodbye, no cleanup: a crash
+    }
+    if (!rejoined && peer.stats().rejoins > 0) {
+      rejoined = true;
+      console.log(`node_peer ${slot}: rejoined ${(now - started) / 1000n} ms after starting, ` +
+        `at tick ${peer.ticks} unix_ms=${Date.now()}`);
+    }
     if (st === 'finished') finish('finished');
     else if (st === 'left') finish('disconnected');
     else if (now - started > BigInt(opts.deadline) * 1000000n) finish('timeout');

@@ -7,12 +7,13 @@
 // and this file's top-down 2D canvas is the fallback without WebGL.
 //
 // Fragment: #ws=ws://HOST:PORT&cred=CREDENTIAL TEXT&scene=soccer.scene
-//           [&bot=1][&mode=lockstep][&prediction=8][&seed=1][&render=2d]
+//           [&bot=1][&mode=lockstep][&prediction=8][&seed=1][&render=2d][&restarted=1]
+// A reload (this tab joined with the credential before) rejoins the match in progress.
 // A spectator credential (`lockstep relay --spectators N`) makes the page watch:
 // it simulates the relay's final ticks and checks every agreed checksum.
 // window.__peer: status for tests (state, ticks, checksum, stats, score, renderer).
 import sodium from 'libsodium-wrappers';
-import { Peer } from './peer.js';
+import { Peer, clockFirstSeq } from './peer.js';
 import { create3d } from './render3d.js';
 
 const $ = (id) => document.getElementById(id);
@@ -49,10 +50,16 @@ async function main() {
     fetch(args.get('scene') || 'soccer.scene').then((r) => r.text()),
   ]);
   const peer = await Peer.load(wasm, sodium, (fd, line) => status.log.push(line));
+  // This tab played with this credential before (a reload): our previous load may still
+  // hold the slot, so rejoin it (SPEC.md §17.10); every load numbers its datagrams from
+  // the clock, above what a previous one sent (§17.3). The mark is a hash, not the key.
+  const mark = `lockstep-joined-${sodium.to_hex(sodium.crypto_generichash(16, cred))}`;
+  status.restarted = args.get('restarted') === '1' || sessionStorage.getItem(mark) === '1';
   try {
     peer.create({
       scene, credential: cred, rollback: args.get('mode') !== 'lockstep',
       maxPrediction: Number(args.get('prediction') || 8), seed: Number(args.get('seed') || 1), bot,
+      firstSeq: clockFirstSeq(), restarted: status.restarted,
     });
   } catch (e) {
     fail(e.message);
@@ -78,6 +85,7 @@ async function main() {
     for (const d of peer.drain()) if (sock.readyState === WebSocket.OPEN) sock.send(d);
   };
   let timer = null;
+  let marked = false;
   const stop = (why) => {
     clearInterval(timer);
     timer = null;
@@ -95,6 +103,7 @@ async function main() {
       peer.poll(now());
       flush();
       const st = peer.state;
+      if (st === 'running' && !marked && !peer.spectator) marked = !sessionStorage.setItem(mark, '1');
       if (st === 'finished' || st === 'left' || st === 'dropped') stop(st);
     }, 2);
   };

@@ -24,6 +24,15 @@ export const STATES = ['joining', 'running', 'finished', 'left', 'rejoining'];
 /** ls_spectator_state names (a spectator credential). */
 export const SPECTATOR_STATES = ['joining', 'watching', 'finished', 'dropped'];
 
+/**
+ * A first sequence number from the clock (SPEC.md §17.3): Unix time in microseconds
+ * x 4096, above every number an earlier process of the same credential sent unless it
+ * sent 4096 datagrams per microsecond of its life; below 2^64 until the year 2112.
+ */
+export function clockFirstSeq(nowMs = Date.now()) {
+  return BigInt(Math.floor(nowMs)) * 1000n * 4096n;
+}
+
 /** A 64-bit checksum (BigInt) as 16 hex digits, as the native tool prints it. */
 export function hex64(v) {
   return BigInt.asUintN(64, v).toString(16).padStart(16, '0');
@@ -160,14 +169,20 @@ export class Peer {
 
   /**
    * Create the peer: scene and credential are texts (a .scene file, a credential
-   * as `lockstep relay` writes it). Throws with the engine's message.
+   * as `lockstep relay` writes it). firstSeq (BigInt): the number of our first
+   * datagram, 0n = 1 (clockFirstSeq() for a peer that may be a credential's second
+   * process); restarted: a previous process of this credential may hold the slot
+   * (a page loaded again): rejoin instead of playing from tick 0 (SPEC.md §17.10).
+   * Throws with the engine's message.
    */
-  create({ scene, credential, rollback = true, maxPrediction = 8, seed = 1, bot = true }) {
+  create({ scene, credential, rollback = true, maxPrediction = 8, seed = 1, bot = true,
+    firstSeq = 0n, restarted = false }) {
     const s = this.encoder.encode(scene);
     const c = this.encoder.encode(credential);
     const sp = this.put(s);
     const cp = this.put(c);
-    const r = this.x.bp_create(sp, s.length, cp, c.length, rollback ? 1 : 0, maxPrediction, seed, bot ? 1 : 0);
+    const r = this.x.bp_create(sp, s.length, cp, c.length, rollback ? 1 : 0, maxPrediction, seed, bot ? 1 : 0,
+      BigInt.asUintN(64, BigInt(firstSeq)), restarted ? 1 : 0);
     new Uint8Array(this.x.memory.buffer, cp, c.length).fill(0); // the key's text
     this.x.bp_free(sp);
     this.x.bp_free(cp);

@@ -159,6 +159,22 @@ typedef struct ls_peer_def {
     /// When timed out, rejoin (REJOIN, load a proven snapshot), default LS_PEER_REJOIN_AUTO:
     /// whenever cb.load and cb.state_checksum are given (see ls_peer_rejoin).
     ls_peer_rejoin rejoin;
+    /// The sequence number of the first datagram this peer seals (peer -> relay); the next
+    /// ones count up from it (SPEC.md §17.3). 0 (the default) means 1, as every fresh
+    /// session's first peer. A peer started again for a slot an earlier process of the
+    /// same credential already used (a page that reloads, a bot restarted) MUST start
+    /// above every number that process sent, or the relay drops its datagrams as replayed
+    /// and a (key, direction, number) would repeat a ChaCha20-Poly1305 nonce: take it from
+    /// the clock, e.g. Unix time in microseconds x 4096 (see SPEC.md §17.3 for the bound).
+    /// ls_peer_create refuses a value above 2^64 - 1 - 2^32 (fewer than 2^32 numbers left).
+    uint64_t first_seq;
+    /// This peer replaces an earlier process of the same credential that may still hold
+    /// the slot at the relay (a page that reloads mid-match, SPEC.md §17.10): after WELCOME
+    /// it does not play from tick 0 but stays silent for the session's timeout (the relay
+    /// then times the old process out), then rejoins as a timed-out peer (REJOIN, a proven
+    /// snapshot). Needs rejoin (cb.load and cb.state_checksum); set first_seq with it.
+    /// Default false.
+    bool restarted;
     ls_peer_callbacks cb; ///< The game.
 } ls_peer_def;
 
