@@ -1408,7 +1408,7 @@ Test(cli, a_bot_killed_mid_match_and_started_again_rejoins_with_a_clock_first_se
                      scene, "--mode", "rollback", "--first-seq", "clock", "--json");
     usleep(1200000);
     cr_assert_eq(kill(b1, SIGKILL), 0);
-    cr_assert_eq(wait_status(b1), 128, "killed");
+    cr_assert_eq(wait_status(b1), 128 + SIGKILL, "killed");
     b1 = SPAWN("b1.json", "b1.log", "bot", "--relay", addr, "--credential", c1, "--scene", scene,
                "--mode", "rollback", "--first-seq", "clock", "--restarted", "--json");
     int s0 = wait_status(b0), s1 = wait_status(b1), sr = wait_status(relay);
