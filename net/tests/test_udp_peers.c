@@ -939,8 +939,12 @@ static void ack_run(bool lie, uint32_t ticks, uint32_t at_tick, uint64_t *kick_u
     cr_assert(rs.disconnected);
     cr_assert_eq(rs.reason, LS_NET_KICKED);
     cr_assert_eq(rs.disconnect_tick, ev.tick);
+    // The kick's tick is the relay's final frontier then: at_tick + 1 when the
+    // misbehaving peer's last honest ACK covered at_tick, at_tick when a loaded
+    // machine let its first altered ACK go out before that one (seen under asan in
+    // CI). Either way it played until the kick (its last input is checked below).
     uint32_t dt = ev.tick;
-    cr_assert_gt(dt, at_tick, "it played until the kick (tick %u)", dt);
+    cr_assert_geq(dt, at_tick, "it played until the kick (tick %u)", dt);
     for (uint32_t i = 0; i < 2; i++) {
         cr_assert(finished(&m, i), "honest peer %u finished", i);
         cr_assert_eq(ls_peer_ticks(m.p[i].peer), ticks);
