@@ -213,6 +213,71 @@ Test(broadphase, equals_brute_force_on_every_tick_of_1000_boxes_with_churn_and_a
     scene_free(&s);
 }
 
+/// The brute-force list truncated to `cap` pairs, and whether it was.
+static void expect_brute_prefix(ls_broadphase *bp, const scene *s, uint32_t cap, int tick)
+{
+    static ls_pair got[BIG], want[BIG];
+    bool ovf = false;
+    uint32_t n = ls_broadphase_pairs(bp, got, BIG, &ovf);
+    uint32_t m = brute_pairs(s, want, BIG);
+    cr_assert_eq(n, m < cap ? m : cap, "tick %d: %u pairs, brute force %u, cap %u", tick, n, m,
+                 cap);
+    cr_assert_eq(ovf, m > cap, "tick %d: overflow %d with %u of %u", tick, ovf, m, cap);
+    for (uint32_t i = 0; i < n; i++) {
+        cr_assert(got[i].a == want[i].a && got[i].b == want[i].b,
+                  "tick %d pair %u: (%u,%u) want (%u,%u)", tick, i, got[i].a, got[i].b, want[i].a,
+                  want[i].b);
+    }
+}
+
+// The fat boxes and the incremental sweep (broadphase.c): most boxes creep
+// within their fat boxes (pairs begin and end among them without a sweep), a
+// few jump, some change filters in place, some leave and come back; then the
+// pair capacity is lowered so that the fat pairs no longer fit, and the
+// plain-box sweep must give the brute-force prefix.
+Test(broadphase, fat_boxes_and_the_incremental_sweep_equal_brute_force_and_keep_the_prefix)
+{
+    enum { N = 2000, TICKS = 120 };
+    for (int phase = 0; phase < 2; phase++) {
+        uint32_t cap = phase == 0 ? BIG : 600;
+        ls_rng r = ls_rng_make(31 + (uint64_t)phase, 7);
+        scene s = scene_make(N);
+        ls_broadphase *bp = ls_broadphase_create(N, cap);
+        cr_assert_not_null(bp);
+        for (uint32_t i = 0; i < N; i++) {
+            s.box[i] = random_box(&r, FX(6), FX(0.05), FX(0.6));
+            random_filter(&r, &s, i);
+            put(bp, &s, i);
+        }
+        for (int t = 0; t < TICKS; t++) {
+            if (phase == 0) {
+                expect_brute(bp, &s, "fat", t);
+            } else {
+                expect_brute_prefix(bp, &s, cap, t);
+            }
+            for (uint32_t i = 0; i < N; i++) {
+                uint32_t roll = ls_rng_below(&r, 1000);
+                if (roll < 3) {
+                    take(bp, &s, i);
+                } else if (roll < 6 && !s.present[i]) {
+                    put(bp, &s, i);
+                } else if (roll < 10) {
+                    s.box[i] = random_box(&r, FX(6), FX(0.05), FX(0.6)); // a jump
+                    put(bp, &s, i);
+                } else if (roll < 14 && s.present[i]) {
+                    random_filter(&r, &s, i); // new filter, same box
+                    put(bp, &s, i);
+                } else if (s.present[i]) {
+                    move_box(&r, &s.box[i], FX(0.01)); // creeps: mostly inside its fat box
+                    put(bp, &s, i);
+                }
+            }
+        }
+        ls_broadphase_destroy(bp);
+        scene_free(&s);
+    }
+}
+
 /// Fills a scene by `layout` and checks one pairs() call against brute force.
 static void check_layout(uint32_t n, void (*layout)(ls_rng *, scene *, uint32_t), const char *what)
 {

@@ -11,6 +11,29 @@
 //    swap-removed, which is fine for the same reason).
 // Hence the kept endpoint order affects only speed, never results, and
 // snapshots need not store it.
+//
+// Fat boxes. The sweep runs on each proxy's fat box -- its box grown by
+// LS_BROADPHASE_FAT when it was last set outside the previous fat box -- and
+// keeps the fat pairs; each ls_broadphase_pairs call then keeps the fat pairs
+// whose own boxes overlap. Why: in a pile every awake body moves a little
+// each tick, so every box changes and the whole sweep (endpoint refresh,
+// sort, sweep, pair sort: about 6 % of a 5,050-box pyramid's tick) ran every
+// tick; a fat box changes only when its body has moved a tenth of a metre,
+// so most ticks only filter the kept pairs. The result is the same set: a
+// pair whose boxes overlap has overlapping fat boxes (each contains its box),
+// so it is among the fat pairs, and the filter applies the same closed test
+// the sweep does. If the fat pairs would not fit in the pair buffer, the
+// broad phase sweeps the boxes themselves from then on (fat = box), exactly
+// as without fat boxes.
+//
+// Incremental sweep. A fat pair of two proxies whose fat boxes did not change
+// (not `moved`) since the last sweep is still a fat pair, so a sweep keeps
+// those and finds only the pairs with a moved proxy: when a proxy opens, a
+// moved one is tested against every open proxy, an unmoved one only against
+// the open moved ones (a pair is met when its later proxy opens). The kept
+// and the found pairs are both sorted and disjoint, and are merged. In a
+// sinking pyramid a few bodies leave their fat boxes each tick; the sweep's
+// inner loop, most of its cost, then runs for those alone.
 #include "broadphase.h"
 
 #include <stdlib.h>
@@ -19,13 +42,15 @@
 enum { RADIX_BITS = 11, RADIX_SIZE = 1 << RADIX_BITS };
 
 typedef struct proxy {
-    ls_aabb box;
+    ls_aabb box; ///< As last set.
+    ls_aabb fat; ///< Contains box; what the endpoints and the sweep use.
     uint32_t category;
     uint32_t mask;
     uint32_t group; ///< Proxies of one group (the shapes of one body) never pair.
     bool is_static;
     bool active;  ///< Present (set and not removed).
     bool in_list; ///< Its two endpoints are in bp->ends.
+    bool moved;   ///< Its fat box or filter changed since the last sweep.
 } proxy;
 
 /// The two non-sweep extents of a proxy open in the sweep, packed for the hot loop.
@@ -51,17 +76,27 @@ struct ls_broadphase {
     proxy *proxies;    ///< [cap]
     uint64_t *ends;    ///< [2 cap] endpoint keys, sorted after each pairs() call.
     uint64_t *ends_tmp;
-    open_box *open_box;   ///< [cap] extents of the proxies open at the sweep position.
-    open_meta *open_meta; ///< [cap] their filters and ids, same index.
-    uint32_t *open_pos;   ///< [cap] index of each open proxy in open_box/open_meta.
-    uint32_t *cand;       ///< [cap] open indices that overlap the proxy being opened.
-    uint64_t *pairs;      ///< [2 max_pairs] packed pair keys; the slack lets us prune by sorting.
+    open_box *open_box;    ///< [cap] extents of the proxies open at the sweep position.
+    open_meta *open_meta;  ///< [cap] their filters and ids, same index.
+    uint32_t *open_pos;    ///< [cap] index of each open proxy in open_box/open_meta.
+    open_box *moved_box;   ///< [cap] the open moved proxies' extents (incremental sweep).
+    open_meta *moved_meta; ///< [cap] their filters and ids.
+    uint32_t *moved_pos;   ///< [cap] index of each open moved proxy in moved_box/moved_meta.
+    uint32_t *cand;        ///< [cap] open indices that overlap the proxy being opened.
+    uint64_t *pairs;       ///< [2 max_pairs] packed pair keys; the slack lets us prune by sorting.
     uint64_t *pairs_tmp;
+    uint64_t *fresh;   ///< [2 max_pairs] the pairs a sweep found, before the merge.
     uint32_t high;     ///< One past the highest id set since the last clear: loops stop here.
     bool changed;      ///< A proxy was set or removed since the last pairs() call.
-    uint32_t kept;     ///< Pairs kept in pairs[] by the last pairs() call.
-    bool kept_dropped; ///< The last pairs() call dropped pairs beyond max_pairs.
+    uint32_t kept;     ///< Fat pairs kept in pairs[] by the last sweep.
+    bool kept_dropped; ///< The last sweep dropped pairs beyond max_pairs (only with fat_off).
+    bool fat_off;      ///< Fat pairs overflowed once: fat boxes are the boxes from then on.
 };
+
+/// How far a fat box reaches beyond its box on each side: 0.1 m in Q16.16 (as
+/// Box3D's AABB margin). Larger keeps more fat pairs to filter; smaller
+/// sweeps more often.
+#define LS_BROADPHASE_FAT 6554
 
 // ---------------------------------------------------------------------------
 // Sorting
@@ -149,7 +184,7 @@ static ls_fx axis_max(const ls_aabb *b, int axis)
 static uint64_t end_key(const ls_broadphase *bp, uint32_t id, uint32_t is_max)
 {
     const proxy *p = &bp->proxies[id];
-    ls_fx v = is_max ? axis_max(&p->box, bp->axis) : axis_min(&p->box, bp->axis);
+    ls_fx v = is_max ? axis_max(&p->fat, bp->axis) : axis_min(&p->fat, bp->axis);
     uint64_t biased = (uint32_t)v ^ 0x80000000u; // order-preserving int32 -> uint32
     return (biased << (bp->id_bits + 1)) | ((uint64_t)is_max << bp->id_bits) | id;
 }
@@ -178,7 +213,7 @@ static int choose_axis(const ls_broadphase *bp)
             continue;
         }
         for (int a = 0; a < 3; a++) {
-            int64_t c = (int64_t)axis_min(&p->box, a) + axis_max(&p->box, a); // 2 * centre
+            int64_t c = (int64_t)axis_min(&p->fat, a) + axis_max(&p->fat, a); // 2 * centre
             lo[a] = !any || c < lo[a] ? c : lo[a];
             hi[a] = !any || c > hi[a] ? c : hi[a];
         }
@@ -243,6 +278,7 @@ static void sort_endpoints(ls_broadphase *bp, bool axis_changed, uint32_t added)
 // more pairs exist, using a buffer of twice that size that is pruned by sorting.
 
 typedef struct pair_sink {
+    uint64_t *buf; ///< [2 max_keep]
     uint32_t n;
     uint64_t limit; ///< Keys above this can no longer be among the kept ones.
     bool dropped;   ///< Some pair was discarded.
@@ -250,9 +286,9 @@ typedef struct pair_sink {
 
 static void sink_prune(ls_broadphase *bp, pair_sink *s)
 {
-    radix_sort(bp->pairs, bp->pairs_tmp, s->n, 2 * bp->id_bits);
+    radix_sort(s->buf, bp->pairs_tmp, s->n, 2 * bp->id_bits);
     s->n = bp->max_keep;
-    s->limit = bp->pairs[s->n - 1];
+    s->limit = s->buf[s->n - 1];
     s->dropped = true;
 }
 
@@ -269,39 +305,36 @@ static void sink_push(ls_broadphase *bp, pair_sink *s, uint32_t a, uint32_t b)
             return;
         }
     }
-    bp->pairs[s->n++] = key;
+    s->buf[s->n++] = key;
 }
 
 // ---------------------------------------------------------------------------
 // Sweep
 
-static void open_proxy_at(ls_broadphase *bp, uint32_t at, uint32_t id)
+static open_box box_of(const ls_broadphase *bp, const proxy *p)
 {
-    const proxy *p = &bp->proxies[id];
     int u = (bp->axis + 1) % 3, v = (bp->axis + 2) % 3;
-    bp->open_box[at] = (open_box){axis_min(&p->box, u), axis_max(&p->box, u), axis_min(&p->box, v),
-                                  axis_max(&p->box, v)};
-    bp->open_meta[at] = (open_meta){p->category, p->mask, id, p->is_static, p->group};
-    bp->open_pos[id] = at;
+    return (open_box){axis_min(&p->fat, u), axis_max(&p->fat, u), axis_min(&p->fat, v),
+                      axis_max(&p->fat, v)};
 }
 
-/// Test open proxy `at` against open proxies [0, at). Overlap on the sweep axis is
-/// implied: each of them starts at or before it and has not ended before it starts.
-static void test_against_open(ls_broadphase *bp, pair_sink *s, uint32_t at)
+/// Test a proxy being opened (q, qm) against open entries [0, count) of one
+/// open list. Overlap on the sweep axis is implied: each of them starts at or
+/// before it and has not ended before it starts.
+static void test_against(ls_broadphase *bp, pair_sink *s, open_box q, open_meta qm,
+                         const open_box *box, const open_meta *meta, uint32_t count)
 {
-    const open_box q = bp->open_box[at];
-    const open_meta qm = bp->open_meta[at];
     // Why branch-free: most open proxies miss on u or v at random, which the
     // branch predictor cannot learn; compacting the hits is ~3x faster.
     uint32_t m = 0;
-    for (uint32_t j = 0; j < at; j++) {
-        const open_box *o = &bp->open_box[j];
+    for (uint32_t j = 0; j < count; j++) {
+        const open_box *o = &box[j];
         bp->cand[m] = j;
         m += (uint32_t)((o->umin <= q.umax) & (q.umin <= o->umax) & (o->vmin <= q.vmax) &
                         (q.vmin <= o->vmax));
     }
     for (uint32_t k = 0; k < m; k++) {
-        const open_meta *o = &bp->open_meta[bp->cand[k]];
+        const open_meta *o = &meta[bp->cand[k]];
         if ((o->category & qm.mask) && (qm.category & o->mask) && !(o->is_static & qm.is_static) &&
             o->group != qm.group) {
             sink_push(bp, s, o->id, qm.id);
@@ -309,16 +342,32 @@ static void test_against_open(ls_broadphase *bp, pair_sink *s, uint32_t at)
     }
 }
 
-static void sweep(ls_broadphase *bp, pair_sink *s)
+/// Sweep the endpoints; `all`: test every pair (no pair is kept from before),
+/// else only the pairs with a moved proxy.
+static void sweep(ls_broadphase *bp, pair_sink *s, bool all)
 {
-    uint32_t n_open = 0;
+    uint32_t n_open = 0, n_moved = 0;
     for (uint32_t i = 0; i < bp->n_ends; i++) {
         uint64_t key = bp->ends[i];
         uint32_t id = key_id(bp, key);
+        const proxy *p = &bp->proxies[id];
+        bool moved = all || p->moved;
         if (!key_is_max(bp, key)) {
-            open_proxy_at(bp, n_open, id);
-            test_against_open(bp, s, n_open);
-            n_open++;
+            open_box q = box_of(bp, p);
+            open_meta qm = {p->category, p->mask, id, p->is_static, p->group};
+            if (moved) {
+                test_against(bp, s, q, qm, bp->open_box, bp->open_meta, n_open);
+            } else {
+                test_against(bp, s, q, qm, bp->moved_box, bp->moved_meta, n_moved);
+            }
+            bp->open_box[n_open] = q;
+            bp->open_meta[n_open] = qm;
+            bp->open_pos[id] = n_open++;
+            if (moved && !all) {
+                bp->moved_box[n_moved] = q;
+                bp->moved_meta[n_moved] = qm;
+                bp->moved_pos[id] = n_moved++;
+            }
         } else {
             // Swap-remove: the open list order only affects the order pairs are
             // found in, and they are sorted afterwards.
@@ -327,6 +376,13 @@ static void sweep(ls_broadphase *bp, pair_sink *s)
             bp->open_box[at] = bp->open_box[n_open];
             bp->open_meta[at] = bp->open_meta[n_open];
             bp->open_pos[bp->open_meta[at].id] = at;
+            if (moved && !all) {
+                at = bp->moved_pos[id];
+                n_moved--;
+                bp->moved_box[at] = bp->moved_box[n_moved];
+                bp->moved_meta[at] = bp->moved_meta[n_moved];
+                bp->moved_pos[bp->moved_meta[at].id] = at;
+            }
         }
     }
 }
@@ -359,11 +415,16 @@ ls_broadphase *ls_broadphase_create(uint32_t max_proxies, uint32_t max_pairs)
     bp->open_box = malloc(np * sizeof *bp->open_box);
     bp->open_meta = malloc(np * sizeof *bp->open_meta);
     bp->open_pos = malloc(np * sizeof *bp->open_pos);
+    bp->moved_box = malloc(np * sizeof *bp->moved_box);
+    bp->moved_meta = malloc(np * sizeof *bp->moved_meta);
+    bp->moved_pos = malloc(np * sizeof *bp->moved_pos);
     bp->cand = malloc(np * sizeof *bp->cand);
     bp->pairs = malloc(nk * sizeof *bp->pairs);
     bp->pairs_tmp = malloc(nk * sizeof *bp->pairs_tmp);
+    bp->fresh = malloc(nk * sizeof *bp->fresh);
     if (!bp->proxies || !bp->ends || !bp->ends_tmp || !bp->open_box || !bp->open_meta ||
-        !bp->open_pos || !bp->cand || !bp->pairs || !bp->pairs_tmp) {
+        !bp->open_pos || !bp->moved_box || !bp->moved_meta || !bp->moved_pos || !bp->cand ||
+        !bp->pairs || !bp->pairs_tmp || !bp->fresh) {
         ls_broadphase_destroy(bp);
         return NULL;
     }
@@ -381,9 +442,13 @@ void ls_broadphase_destroy(ls_broadphase *bp)
     free(bp->open_box);
     free(bp->open_meta);
     free(bp->open_pos);
+    free(bp->moved_box);
+    free(bp->moved_meta);
+    free(bp->moved_pos);
     free(bp->cand);
     free(bp->pairs);
     free(bp->pairs_tmp);
+    free(bp->fresh);
     free(bp);
 }
 
@@ -394,13 +459,42 @@ size_t ls_broadphase_memory_size(uint32_t max_proxies, uint32_t max_pairs)
     return sizeof *bp +
            np * (sizeof *bp->proxies + 2 * sizeof *bp->ends + 2 * sizeof *bp->ends_tmp +
                  sizeof *bp->open_box + sizeof *bp->open_meta + sizeof *bp->open_pos +
+                 sizeof *bp->moved_box + sizeof *bp->moved_meta + sizeof *bp->moved_pos +
                  sizeof *bp->cand) +
-           nk * (sizeof *bp->pairs + sizeof *bp->pairs_tmp);
+           nk * (sizeof *bp->pairs + sizeof *bp->pairs_tmp + sizeof *bp->fresh);
 }
 
 uint32_t ls_broadphase_capacity(const ls_broadphase *bp)
 {
     return bp->cap;
+}
+
+static bool contains(const ls_aabb *outer, const ls_aabb *inner)
+{
+    return outer->min.x <= inner->min.x && outer->min.y <= inner->min.y &&
+           outer->min.z <= inner->min.z && inner->max.x <= outer->max.x &&
+           inner->max.y <= outer->max.y && inner->max.z <= outer->max.z;
+}
+
+static ls_fx clamp_fx(int64_t v)
+{
+    return (ls_fx)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+}
+
+static ls_aabb grow(ls_aabb b, ls_fx d)
+{
+    ls_aabb r = {{clamp_fx((int64_t)b.min.x - d), clamp_fx((int64_t)b.min.y - d),
+                  clamp_fx((int64_t)b.min.z - d)},
+                 {clamp_fx((int64_t)b.max.x + d), clamp_fx((int64_t)b.max.y + d),
+                  clamp_fx((int64_t)b.max.z + d)}};
+    return r;
+}
+
+/// Closed overlap of two boxes on every axis: the sweep's test.
+static bool overlap(const ls_aabb *a, const ls_aabb *b)
+{
+    return (a->min.x <= b->max.x) & (b->min.x <= a->max.x) & (a->min.y <= b->max.y) &
+           (b->min.y <= a->max.y) & (a->min.z <= b->max.z) & (b->min.z <= a->max.z);
 }
 
 void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
@@ -410,6 +504,15 @@ void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t cat
     LS_ASSERT(box.min.x <= box.max.x && box.min.y <= box.max.y && box.min.z <= box.max.z);
     proxy *p = &bp->proxies[id];
     p->box = box;
+    // Without fat boxes only an unchanged box leaves the sweep's input as it was.
+    bool inside =
+        bp->fat_off ? contains(&box, &p->fat) && contains(&p->fat, &box) : contains(&p->fat, &box);
+    if (p->active && p->category == category && p->mask == mask && p->is_static == is_static &&
+        p->group == group && inside) {
+        return; // the sweep's input is unchanged; the next pairs() call filters with box
+    }
+    p->fat = bp->fat_off ? box : grow(box, LS_BROADPHASE_FAT);
+    p->moved = true;
     p->category = category;
     p->mask = mask;
     p->is_static = is_static;
@@ -451,16 +554,50 @@ static void recompute_pairs(ls_broadphase *bp)
     uint32_t added = append_new_endpoints(bp);
     sort_endpoints(bp, axis_changed, added);
 
-    pair_sink s = {0, UINT64_MAX, false};
-    sweep(bp, &s);
-    radix_sort(bp->pairs, bp->pairs_tmp, s.n, 2 * bp->id_bits);
-    if (s.n > bp->max_keep) {
-        s.n = bp->max_keep;
+    // The kept fat pairs that stay: both proxies present and unmoved (none
+    // without fat boxes, where every sweep is whole, as it always was).
+    bool all = bp->fat_off;
+    uint32_t stay = 0;
+    uint64_t id_mask = (UINT64_C(1) << bp->id_bits) - 1;
+    for (uint32_t i = 0; i < bp->kept && !all; i++) {
+        const proxy *a = &bp->proxies[bp->pairs[i] >> bp->id_bits];
+        const proxy *b = &bp->proxies[bp->pairs[i] & id_mask];
+        if (a->active && b->active && !a->moved && !b->moved) {
+            bp->pairs[stay++] = bp->pairs[i];
+        }
+    }
+    pair_sink s = {bp->fresh, 0, UINT64_MAX, false};
+    sweep(bp, &s, all);
+    if (!bp->fat_off && (s.dropped || (uint64_t)stay + s.n > 2 * (uint64_t)bp->max_keep)) {
+        // The fat pairs do not all fit: the kept prefix may miss pairs of
+        // boxes that overlap. Sweep the boxes themselves from now on.
+        bp->fat_off = true;
+        for (uint32_t id = 0; id < bp->high; id++) {
+            bp->proxies[id].fat = bp->proxies[id].box;
+        }
+        recompute_pairs(bp);
+        return;
+    }
+    radix_sort(s.buf, bp->pairs_tmp, s.n, 2 * bp->id_bits);
+    // Merge the two sorted, disjoint lists.
+    uint32_t i = 0, j = 0, n = 0;
+    while (i < stay || j < s.n) {
+        bool take_kept = j == s.n || (i < stay && bp->pairs[i] < s.buf[j]);
+        bp->pairs_tmp[n++] = take_kept ? bp->pairs[i++] : s.buf[j++];
+    }
+    uint64_t *t = bp->pairs;
+    bp->pairs = bp->pairs_tmp;
+    bp->pairs_tmp = t;
+    if (n > bp->max_keep && bp->fat_off) {
+        n = bp->max_keep;
         s.dropped = true;
     }
-    bp->kept = s.n;
+    bp->kept = n;
     bp->kept_dropped = s.dropped;
     bp->changed = false;
+    for (uint32_t id = 0; id < bp->high; id++) {
+        bp->proxies[id].moved = false;
+    }
 }
 
 uint32_t ls_broadphase_pairs(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed)
@@ -468,14 +605,27 @@ uint32_t ls_broadphase_pairs(ls_broadphase *bp, ls_pair *out, uint32_t max, bool
     if (bp->changed) {
         recompute_pairs(bp);
     }
-    uint32_t n = bp->kept < max ? bp->kept : max;
+    // The kept fat pairs whose boxes overlap, in key order, up to the limit.
+    uint32_t limit = max < bp->max_keep ? max : bp->max_keep;
     uint64_t id_mask = (UINT64_C(1) << bp->id_bits) - 1;
-    for (uint32_t i = 0; i < n; i++) {
-        out[i].a = (uint32_t)(bp->pairs[i] >> bp->id_bits);
-        out[i].b = (uint32_t)(bp->pairs[i] & id_mask);
+    uint32_t n = 0;
+    bool more = false;
+    for (uint32_t i = 0; i < bp->kept; i++) {
+        uint32_t a = (uint32_t)(bp->pairs[i] >> bp->id_bits);
+        uint32_t b = (uint32_t)(bp->pairs[i] & id_mask);
+        if (!overlap(&bp->proxies[a].box, &bp->proxies[b].box)) {
+            continue;
+        }
+        if (n == limit) {
+            more = true;
+            break;
+        }
+        out[n].a = a;
+        out[n].b = b;
+        n++;
     }
     if (overflowed) {
-        *overflowed = bp->kept_dropped || bp->kept > max;
+        *overflowed = bp->kept_dropped || more;
     }
     return n;
 }

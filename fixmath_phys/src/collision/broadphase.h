@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Broad phase: the set of proxy pairs whose AABBs overlap, in canonical order.
 //
-// Incremental sweep-and-prune on one axis. The result of ls_broadphase_pairs is
-// a pure function of the current proxies (AABB, filter, static flag per id): it
-// is exactly the brute-force pair set, sorted by (a, b). The endpoint order kept
-// between calls only makes the next sort faster; it never changes a result, so
-// snapshots need not store it (restore = create + set every proxy).
+// Incremental sweep-and-prune on one axis, over fat boxes (broadphase.c). The
+// result of ls_broadphase_pairs is a pure function of the current proxies
+// (AABB, filter, static flag per id): it is exactly the brute-force pair set,
+// sorted by (a, b). The endpoint order, fat boxes and fat pairs kept between
+// calls only make the next call faster; they never change a result, so
+// snapshots need not store them (restore = create + set every proxy).
 //
 // All memory is allocated by ls_broadphase_create; no other call allocates.
 #ifndef LS_BROADPHASE_H
