@@ -89,6 +89,12 @@ void ls_shape_update_xf_(ls_shape *s, const ls_body *b)
 
 void ls_body_update_derived_(ls_world *w, ls_body *b)
 {
+    ls_body_update_pose_(w, b);
+    ls_query_tree_invalidate(w->qt); // queries see the new pose
+}
+
+void ls_body_update_pose_(const ls_world *w, ls_body *b)
+{
     b->xf = ls_xform_make(b->p, b->q);
     if (b->type == LS_BODY_DYNAMIC && b->inertia_diagonal) {
         ls_vec3 d =
@@ -104,7 +110,6 @@ void ls_body_update_derived_(ls_world *w, ls_body *b)
         ls_shape_update_xf_(&w->shapes[k], b);
     }
     b->proxy_dirty = true;
-    ls_query_tree_invalidate(w->qt); // queries see the new pose
 }
 
 // The farthest corner from the centre of mass of a shape's box in the body frame.

@@ -127,9 +127,10 @@ static ls_contact *next_slot(ls_world *w)
 
 // Keep the contact of `child` (the manifold in *c, or none) against the old
 // contacts of the pair from *j on (sorted by child): old ones with a smaller
-// child have ended.
+// child have ended. `warmed`: the parallel narrow phase already took the
+// impulses from the same old contact (narrow_block).
 static void merge_child(ls_world *w, ls_contact *c, bool touching, const ls_contact *old,
-                        uint32_t old_count, uint32_t *j, ls_pair pr)
+                        uint32_t old_count, uint32_t *j, ls_pair pr, bool warmed)
 {
     while (*j < old_count && same_pair(&old[*j], pr) && old[*j].child < c->child) {
         contact_ended(w, &old[(*j)++]);
@@ -144,7 +145,9 @@ static void merge_child(ls_world *w, ls_contact *c, bool touching, const ls_cont
         }
         return;
     }
-    warm_start_from(c, match);
+    if (!warmed) {
+        warm_start_from(c, match);
+    }
     if (!match) {
         push_event(w, true, c);
     }
@@ -412,19 +415,31 @@ static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
             continue;
         }
         ls_contact *c = &r->c;
-        r->recycled = r->old != UINT32_MAX && recycle(w, &w->contacts_old[r->old], c);
+        const ls_contact *old = r->old != UINT32_MAX ? &w->contacts_old[r->old] : NULL;
+        r->recycled = old && recycle(w, old, c);
         if (r->recycled) {
             r->touching = true;
-            continue;
+        } else {
+            memset(c, 0, sizeof *c);
+            c->shape_a = pr.a;
+            c->shape_b = pr.b;
+            c->a = sa->body;
+            c->b = sb->body;
+            r->touching = collide_pair(w, pr, &c->m);
+            if (r->touching) {
+                set_anchors(w, c);
+            }
         }
-        memset(c, 0, sizeof *c);
-        c->shape_a = pr.a;
-        c->shape_b = pr.b;
-        c->a = sa->body;
-        c->b = sb->body;
-        r->touching = collide_pair(w, pr, &c->m);
         if (r->touching) {
-            set_anchors(w, c);
+            // The warm start, here rather than in the serial walk: a pair
+            // without children has at most one old contact, the one
+            // find_old found, which is the walk's match (merge_child).
+            for (int k = 0; k < LS_MANIFOLD_MAX; k++) {
+                c->normal_impulse[k] = 0;
+            }
+            c->friction_impulse = c->rolling_impulse = ls_vec3_zero();
+            c->twist_impulse = 0;
+            warm_start_from(c, old);
         }
     }
 }
@@ -481,9 +496,15 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
         const ls_pair_manifold *r = &w->pair_manifolds[i];
         bool touching;
         if (r->computed) {
-            *c = r->c;
             touching = r->touching;
+            if (touching) {
+                *c = r->c;
+            } else {
+                c->child = 0; // all merge_child reads of a pair that makes no contact
+            }
             w->info.contacts_recycled += r->recycled;
+            merge_child(w, c, touching, old, old_count, j, pr, true);
+            return true;
         } else {
             // A body of the pair was woken earlier in this walk.
             memset(c, 0, sizeof *c);
@@ -501,7 +522,7 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
         }
         c->friction_impulse = c->rolling_impulse = ls_vec3_zero();
         c->twist_impulse = 0;
-        merge_child(w, c, touching, old, old_count, j, pr);
+        merge_child(w, c, touching, old, old_count, j, pr, false);
         return true;
     }
     // A shape made of children (a mesh) against a convex shape: one contact
@@ -551,7 +572,7 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
         if (touching) {
             set_anchors(w, c);
         }
-        merge_child(w, c, touching, old, old_count, j, pr);
+        merge_child(w, c, touching, old, old_count, j, pr, false);
     }
     for (; *j < old_count && same_pair(&old[*j], pr); (*j)++) {
         contact_ended(w, &old[*j]);

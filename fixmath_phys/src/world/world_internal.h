@@ -204,8 +204,12 @@ ls_body_id ls_world_id_of_(const ls_world *w, uint32_t i);
 #define LS_MESH_PAIR_MAX 256
 
 /// Recompute derived fields (transform, world inertia) of a body and the
-/// world transforms of its shapes.
+/// world transforms of its shapes, and invalidate the query tree.
 void ls_body_update_derived_(ls_world *w, ls_body *b);
+/// ls_body_update_derived_ without invalidating the query tree: writes only
+/// the body and its shapes, so bodies can be updated in parallel (the caller
+/// invalidates once).
+void ls_body_update_pose_(const ls_world *w, ls_body *b);
 /// Recompute a body's scaled inertia for gyroscopic motion (gyro.c) from inv_inertia.
 void ls_body_update_gyro_(ls_body *b);
 /// Recompute a body's thickness (ccd.c) from its shapes.
