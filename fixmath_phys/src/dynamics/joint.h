@@ -190,30 +190,12 @@ ls_softness ls_joint_rigid_(const ls_step_ctx *ctx, bool use_bias);
 ls_vec3 ls_joint_arm_a_(const ls_world *w, const ls_joint *j);
 /// Current lever arm of body b's anchor.
 ls_vec3 ls_joint_arm_b_(const ls_world *w, const ls_joint *j);
-/// Current joint frame of body a in the world (x = axis).
-ls_quat ls_joint_frame_a_(const ls_world *w, const ls_joint *j);
-/// Current joint frame of body b in the world.
-ls_quat ls_joint_frame_b_(const ls_world *w, const ls_joint *j);
-/// Column k (0 = x, the axis) of a rotation: q applied to the unit vector e_k.
-ls_vec3 ls_joint_quat_axis_(ls_quat q, int k);
 /// Apply impulse p at the anchors (a loses, b gains) and the pure angular
 /// impulse l (a loses, b gains), to the bodies that move.
 void ls_joint_apply_(ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb, ls_vec3 p, ls_vec3 l);
 /// ls_joint_apply_ with no linear impulse (ra, rb, p zero), the same bits
 /// without the zero products: the angular rows' impulse l (a loses, b gains).
 void ls_joint_apply_angular_(ls_world *w, const ls_joint *j, ls_vec3 l);
-/// Cache dir_ia[k] and dir_ib[k] for the first n of the warm start's row
-/// directions dir[k] (the world inverse inertias of the tick times them).
-void ls_joint_cache_dirs_(ls_joint *j, int n);
-/// d . (I_a + I_b) dir[k] with the cached products: the same bits as
-/// ls_joint_angular_k_(j, d, dir[k]).
-ls_fx ls_joint_cached_k_(const ls_joint *j, ls_vec3 d, int k);
-/// Apply the angular impulses imp[i] about the cached directions dir[first +
-/// i], i < n (a loses, b gains): w_a -= sum dir_ia[k] imp[i], w_b += sum
-/// dir_ib[k] imp[i], each component rounded once from the exact sum.
-void ls_joint_apply_dirs_(ls_world *w, const ls_joint *j, int first, const ls_fx *imp, int n);
-/// (wb - wa) . d: relative angular speed about d.
-ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d);
 /// vb + wb x rb - va - wa x ra: relative velocity of the anchors.
 ls_vec3 ls_joint_anchor_velocity_(const ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb);
 /// d . (vb - va) + (rb x d) . wb - (ra_d x d) . wa: speed along d of a linear
@@ -238,14 +220,6 @@ void ls_joint_angular_block_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *
 /// The relative rotation error of the two joint frames as a small-angle vector
 /// (world frame): 2 vec(qB conj(qA)) with the real part made >= 0.
 ls_vec3 ls_joint_rotation_error_(ls_quat fa, ls_quat fb);
-/// Angle of the relative rotation conj(fa) fb about the frame's x axis (its
-/// twist), rad in [-pi, pi].
-ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb);
-/// One-sided limit row on a scalar coordinate c (error c >= 0 allowed) with
-/// speed cdot and effective mass `mass`: returns the impulse to add to the
-/// accumulated `*acc` (kept >= 0). Speculative when c > 0.
-ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc, const ls_step_ctx *ctx,
-                          bool use_bias);
 /// Spring row toward c = 0 (SPEC.md §23.1): returns the impulse to apply.
 /// Damping (or, for a spring too stiff for the sub-step, the whole soft
 /// row) accumulates in *acc; an explicit spring's stiffness impulse (half in
@@ -254,5 +228,170 @@ ls_fx ls_joint_spring_row_(ls_joint *j, ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *
 /// Motor row: returns the impulse to add to *acc (clamped to +-max_motor * h).
 ls_fx ls_joint_motor_row_(const ls_joint *j, ls_fx cdot, ls_fx mass, ls_fx *acc,
                           const ls_step_ctx *ctx);
+
+// ---- Hot helpers of the hinge and cone rows, inline (joint.h) ----
+//
+// Why inline: each runs several times per joint and sub-step, and with the
+// row index or count a constant at the call the compiler drops the products
+// by zero and the loop (the same integer operations on the values that
+// remain, so the same bits).
+
+#define LS_JOINT_INLINE static inline __attribute__((always_inline))
+
+/// ls_quat_mul(a, b), the same operations, inline (the compiler keeps
+/// ls_quat_mul a call).
+LS_JOINT_INLINE ls_quat ls_joint_quat_mul_(ls_quat a, ls_quat b)
+{
+    return ls_quat_make(
+        ls_fx_dot4_(a.w, b.x, a.x, b.w, a.y, b.z, a.z, ls_fx_neg(b.y)),
+        ls_fx_dot4_(a.w, b.y, a.y, b.w, a.z, b.x, a.x, ls_fx_neg(b.z)),
+        ls_fx_dot4_(a.w, b.z, a.z, b.w, a.x, b.y, a.y, ls_fx_neg(b.x)),
+        ls_fx_dot4_(a.w, b.w, a.x, ls_fx_neg(b.x), a.y, ls_fx_neg(b.y), a.z, ls_fx_neg(b.z)));
+}
+
+/// Current joint frame of body a in the world (x = axis).
+LS_JOINT_INLINE ls_quat ls_joint_frame_a_(const ls_world *w, const ls_joint *j)
+{
+    return ls_joint_quat_mul_(w->bodies[j->a].q, j->frame_a);
+}
+
+/// Current joint frame of body b in the world.
+LS_JOINT_INLINE ls_quat ls_joint_frame_b_(const ls_world *w, const ls_joint *j)
+{
+    return ls_joint_quat_mul_(w->bodies[j->b].q, j->frame_b);
+}
+
+/// x as ls_fx_from_q32 returns x * 2^16: itself, but for the one value that
+/// never occurs in a unit quaternion (-2^31 saturates to LS_FX_MIN).
+LS_JOINT_INLINE ls_fx ls_joint_unit_term_(ls_fx x)
+{
+    return x == INT32_MIN ? LS_FX_MIN : x;
+}
+
+/// Column k (0 = x, the axis) of a rotation: q applied to the unit vector
+/// e_k, ls_quat_rotate(q, e_k) with its first cross product u x e_k written
+/// out: each component is one product by 1 (exact: +-u_i) or none (0), so the
+/// same bits without six multiplications and roundings.
+LS_JOINT_INLINE ls_vec3 ls_joint_quat_axis_(ls_quat q, int k)
+{
+    ls_vec3 u = ls_vec3_make(q.x, q.y, q.z), e, t;
+    if (k == 0) {
+        e = ls_vec3_make(LS_FX_ONE, 0, 0);
+        t = ls_vec3_make(0, ls_joint_unit_term_(q.z), ls_fx_neg(q.y));
+    } else if (k == 1) {
+        e = ls_vec3_make(0, LS_FX_ONE, 0);
+        t = ls_vec3_make(ls_fx_neg(q.z), 0, ls_joint_unit_term_(q.x));
+    } else {
+        e = ls_vec3_make(0, 0, LS_FX_ONE);
+        t = ls_vec3_make(ls_joint_unit_term_(q.y), ls_fx_neg(q.x), 0);
+    }
+    t = ls_vec3_add(t, t);
+    return ls_vec3_add(ls_vec3_add(e, ls_vec3_scale(t, q.w)), ls_vec3_cross(u, t));
+}
+
+/// The solver state of a joint's body a (the identity state for a static body).
+LS_JOINT_INLINE ls_solver_body *ls_joint_state_a_(const ls_world *w, const ls_joint *j)
+{
+    return &w->solver.states[j->state_a];
+}
+
+/// The solver state of a joint's body b.
+LS_JOINT_INLINE ls_solver_body *ls_joint_state_b_(const ls_world *w, const ls_joint *j)
+{
+    return &w->solver.states[j->state_b];
+}
+
+/// Cache dir_ia[k] and dir_ib[k] for the first n of the warm start's row
+/// directions dir[k] (the world inverse inertias of the tick times them).
+LS_JOINT_INLINE void ls_joint_cache_dirs_(ls_joint *j, int n)
+{
+    for (int k = 0; k < n; k++) {
+        j->dir_ia[k] = ls_mat3_mul_vec(j->inv_i_a, j->dir[k]);
+        j->dir_ib[k] = ls_mat3_mul_vec(j->inv_i_b, j->dir[k]);
+    }
+}
+
+/// d . (I_a + I_b) dir[k] with the cached products: the same bits as
+/// ls_joint_angular_k_(j, d, dir[k]).
+LS_JOINT_INLINE ls_fx ls_joint_cached_k_(const ls_joint *j, ls_vec3 d, int k)
+{
+    int64_t s = ls_vec3_dot_q32(d, j->dir_ia[k]);
+    return ls_fx_from_q32(ls_i64_add_sat(s, ls_vec3_dot_q32(d, j->dir_ib[k])));
+}
+
+/// sum_k dir[k] imp[k], each component rounded once from the exact sum
+/// (one row: one product per component, the sum's bits without the
+/// saturating additions).
+LS_JOINT_INLINE ls_vec3 ls_joint_dirs_times_(const ls_vec3 *dir, const ls_fx *imp, int n)
+{
+    int64_t x = (int64_t)dir[0].x * imp[0], y = (int64_t)dir[0].y * imp[0],
+            z = (int64_t)dir[0].z * imp[0];
+    for (int k = 1; k < n; k++) {
+        x = ls_i64_add_sat(x, (int64_t)dir[k].x * imp[k]);
+        y = ls_i64_add_sat(y, (int64_t)dir[k].y * imp[k]);
+        z = ls_i64_add_sat(z, (int64_t)dir[k].z * imp[k]);
+    }
+    return ls_vec3_make(ls_fx_from_q32(x), ls_fx_from_q32(y), ls_fx_from_q32(z));
+}
+
+/// Apply the angular impulses imp[i] about the cached directions dir[first +
+/// i], i < n (a loses, b gains): w_a -= sum dir_ia[k] imp[i], w_b += sum
+/// dir_ib[k] imp[i], each component rounded once from the exact sum.
+LS_JOINT_INLINE void ls_joint_apply_dirs_(ls_world *w, const ls_joint *j, int first,
+                                          const ls_fx *imp, int n)
+{
+    if (j->moves_a) {
+        ls_solver_body *a = ls_joint_state_a_(w, j);
+        a->w = ls_vec3_sub(a->w, ls_joint_dirs_times_(j->dir_ia + first, imp, n));
+    }
+    if (j->moves_b) {
+        ls_solver_body *b = ls_joint_state_b_(w, j);
+        b->w = ls_vec3_add(b->w, ls_joint_dirs_times_(j->dir_ib + first, imp, n));
+    }
+}
+
+/// (wb - wa) . d: relative angular speed about d.
+LS_JOINT_INLINE ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d)
+{
+    int64_t s = ls_vec3_dot_q32(ls_joint_state_b_(w, j)->w, d);
+    return ls_fx_from_q32(ls_i64_add_sat(s, -ls_vec3_dot_q32(ls_joint_state_a_(w, j)->w, d)));
+}
+
+/// Angle of the relative rotation r = conj(fa) fb about the frame's x axis
+/// (its twist), rad in [-pi, pi]. Only r.x and r.w are needed: they are
+/// computed as ls_quat_mul does, the other two components not at all.
+LS_JOINT_INLINE ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb)
+{
+    ls_quat a = ls_quat_conj(fa);
+    ls_fx rx = ls_fx_dot4_(a.w, fb.x, a.x, fb.w, a.y, fb.z, a.z, ls_fx_neg(fb.y));
+    ls_fx rw =
+        ls_fx_dot4_(a.w, fb.w, a.x, ls_fx_neg(fb.x), a.y, ls_fx_neg(fb.y), a.z, ls_fx_neg(fb.z));
+    ls_fx x = rw < 0 ? ls_fx_neg(rx) : rx, qw = ls_fx_abs(rw);
+    ls_fx half = ls_fx_atan2(x, qw); // in [-pi/2, pi/2]
+    return ls_fx_add(half, half);
+}
+
+/// One-sided limit row on a scalar coordinate c (error c >= 0 allowed) with
+/// speed cdot and effective mass `mass`: returns the impulse to add to the
+/// accumulated `*acc` (kept >= 0). Speculative when c > 0.
+LS_JOINT_INLINE ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc,
+                                          const ls_step_ctx *ctx, bool use_bias)
+{
+    ls_fx bias = 0, mass_scale = LS_FX_ONE, impulse_scale = 0;
+    if (c > 0) {
+        bias = ls_fx_mul(c, ctx->inv_h); // speculative: only stop what would cross this sub-step
+    } else if (use_bias) {
+        bias = ls_joint_bias_(c, ctx->joint.bias_rate);
+        mass_scale = ctx->joint.mass_scale;
+        impulse_scale = ctx->joint.impulse_scale;
+    }
+    ls_fx impulse =
+        ls_fx_neg(ls_fx_add(ls_fx_mul(ls_fx_mul(mass, mass_scale), ls_fx_add(cdot, bias)),
+                            ls_fx_mul(impulse_scale, *acc)));
+    ls_fx now = ls_fx_max(ls_fx_add(*acc, impulse), 0);
+    impulse = ls_fx_sub(now, *acc);
+    *acc = now;
+    return impulse;
+}
 
 #endif
