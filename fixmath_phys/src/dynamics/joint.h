@@ -238,15 +238,40 @@ ls_fx ls_joint_motor_row_(const ls_joint *j, ls_fx cdot, ls_fx mass, ls_fx *acc,
 
 #define LS_JOINT_INLINE static inline __attribute__((always_inline))
 
-/// ls_quat_mul(a, b), the same operations, inline (the compiler keeps
-/// ls_quat_mul a call).
+/// True when every component of q lies in [-2^17, 2^17) (a unit
+/// quaternion's, and a product of two, lie within about +-2^16). The frame
+/// arithmetic below then takes a short path: its products are below 2^35 and
+/// its sums below 2^37, far from every saturation bound (of ls_i64_add_sat,
+/// ls_fx_from_q32's +-2^62, ls_fx_add, ls_fx_mul; and ls_fx_neg never meets
+/// INT32_MIN), so plain integer sums rounded by ls_fx_round_q32 are the bits
+/// of the saturating operations.
+LS_JOINT_INLINE bool ls_joint_small_q_(ls_quat q)
+{
+    uint32_t g = ((uint32_t)q.x + 0x20000u) | ((uint32_t)q.y + 0x20000u) |
+                 ((uint32_t)q.z + 0x20000u) | ((uint32_t)q.w + 0x20000u);
+    return g < 0x40000u;
+}
+
+/// Sum of four Q32.32 products rounded to Q16.16, for factors within +-2^17
+/// (ls_fx_dot4_ without its saturation, which cannot act there).
+LS_JOINT_INLINE ls_fx ls_joint_dot4_small_(ls_fx a0, ls_fx b0, ls_fx a1, ls_fx b1, ls_fx a2,
+                                           ls_fx b2, ls_fx a3, ls_fx b3)
+{
+    return (ls_fx)ls_fx_round_q32((int64_t)a0 * b0 + (int64_t)a1 * b1 + (int64_t)a2 * b2 +
+                                  (int64_t)a3 * b3);
+}
+
+/// ls_quat_mul(a, b), inline (the compiler keeps ls_quat_mul a call), with
+/// the short path of ls_joint_small_q_.
 LS_JOINT_INLINE ls_quat ls_joint_quat_mul_(ls_quat a, ls_quat b)
 {
-    return ls_quat_make(
-        ls_fx_dot4_(a.w, b.x, a.x, b.w, a.y, b.z, a.z, ls_fx_neg(b.y)),
-        ls_fx_dot4_(a.w, b.y, a.y, b.w, a.z, b.x, a.x, ls_fx_neg(b.z)),
-        ls_fx_dot4_(a.w, b.z, a.z, b.w, a.x, b.y, a.y, ls_fx_neg(b.x)),
-        ls_fx_dot4_(a.w, b.w, a.x, ls_fx_neg(b.x), a.y, ls_fx_neg(b.y), a.z, ls_fx_neg(b.z)));
+    if (ls_joint_small_q_(a) && ls_joint_small_q_(b)) {
+        return ls_quat_make(ls_joint_dot4_small_(a.w, b.x, a.x, b.w, a.y, b.z, a.z, -b.y),
+                            ls_joint_dot4_small_(a.w, b.y, a.y, b.w, a.z, b.x, a.x, -b.z),
+                            ls_joint_dot4_small_(a.w, b.z, a.z, b.w, a.x, b.y, a.y, -b.x),
+                            ls_joint_dot4_small_(a.w, b.w, a.x, -b.x, a.y, -b.y, a.z, -b.z));
+    }
+    return ls_quat_mul(a, b);
 }
 
 /// Current joint frame of body a in the world (x = axis).
@@ -274,6 +299,20 @@ LS_JOINT_INLINE ls_fx ls_joint_unit_term_(ls_fx x)
 /// same bits without six multiplications and roundings.
 LS_JOINT_INLINE ls_vec3 ls_joint_quat_axis_(ls_quat q, int k)
 {
+    if (ls_joint_small_q_(q)) {
+        // The short path (ls_joint_small_q_): t = 2 (u x e_k) below 2^18,
+        // e_k + round(t w) + round(u x t) with no sum near a bound.
+        int64_t tx = k == 0 ? 0 : k == 1 ? -2 * (int64_t)q.z : 2 * (int64_t)q.y;
+        int64_t ty = k == 0 ? 2 * (int64_t)q.z : k == 1 ? 0 : -2 * (int64_t)q.x;
+        int64_t tz = k == 0 ? -2 * (int64_t)q.y : k == 1 ? 2 * (int64_t)q.x : 0;
+        int64_t x = (k == 0 ? LS_FX_ONE : 0) + ls_fx_round_q32(tx * q.w) +
+                    ls_fx_round_q32(q.y * tz - q.z * ty);
+        int64_t y = (k == 1 ? LS_FX_ONE : 0) + ls_fx_round_q32(ty * q.w) +
+                    ls_fx_round_q32(q.z * tx - q.x * tz);
+        int64_t z = (k == 2 ? LS_FX_ONE : 0) + ls_fx_round_q32(tz * q.w) +
+                    ls_fx_round_q32(q.x * ty - q.y * tx);
+        return ls_vec3_make((ls_fx)x, (ls_fx)y, (ls_fx)z);
+    }
     ls_vec3 u = ls_vec3_make(q.x, q.y, q.z), e, t;
     if (k == 0) {
         e = ls_vec3_make(LS_FX_ONE, 0, 0);
@@ -363,6 +402,12 @@ LS_JOINT_INLINE ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint 
 LS_JOINT_INLINE ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb)
 {
     ls_quat a = ls_quat_conj(fa);
+    if (ls_joint_small_q_(fa) && ls_joint_small_q_(fb)) {
+        ls_fx sx = ls_joint_dot4_small_(a.w, fb.x, a.x, fb.w, a.y, fb.z, a.z, -fb.y);
+        ls_fx sw = ls_joint_dot4_small_(a.w, fb.w, a.x, -fb.x, a.y, -fb.y, a.z, -fb.z);
+        ls_fx h = ls_fx_atan2(sw < 0 ? -sx : sx, sw < 0 ? -sw : sw); // in [-pi/2, pi/2]
+        return h + h;
+    }
     ls_fx rx = ls_fx_dot4_(a.w, fb.x, a.x, fb.w, a.y, fb.z, a.z, ls_fx_neg(fb.y));
     ls_fx rw =
         ls_fx_dot4_(a.w, fb.w, a.x, ls_fx_neg(fb.x), a.y, ls_fx_neg(fb.y), a.z, ls_fx_neg(fb.z));
