@@ -127,7 +127,7 @@ static void warm_start(ls_world *w, ls_joint *j)
     ls_joint_apply_dirs_(w, j, 0, imp, 2);
 }
 
-static void apply_row(ls_world *w, const ls_joint *j, int k, ls_fx impulse)
+LS_JOINT_INLINE void apply_row(ls_world *w, const ls_joint *j, int k, ls_fx impulse)
 {
     ls_joint_apply_dirs_(w, j, k, &impulse, 1);
 }
