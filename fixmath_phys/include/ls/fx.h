@@ -105,8 +105,8 @@ static inline ls_fx ls_fx_sub_chk(ls_fx a, ls_fx b, bool *ovf)
 static inline int64_t ls_fx_round_q32(int64_t p)
 {
     // floor((p - [p < 0]) / 2^16 + 1/2): the -1 for negatives makes -x.5 round
-    // away from zero, as fix16_mul does. Branch-free.
-    return (p + 0x7FFF + (p >= 0)) >> 16;
+    // away from zero, as fix16_mul does. Branch-free: p >> 63 is -[p < 0].
+    return (p + 0x8000 + (p >> 63)) >> 16;
 }
 
 /// a * b rounded like fix16_mul, saturating; raises *ovf on overflow.

@@ -116,12 +116,13 @@ static inline int64_t ls_vec3_dot_q32(ls_vec3 a, ls_vec3 b)
 /// Round a Q32.32 wide value to Q16.16 (like fix16_mul) and saturate.
 static inline ls_fx ls_fx_from_q32(int64_t v)
 {
-    // Wide sums saturate at the int64 limits, where rounding would overflow;
-    // anything beyond 2^62 saturates to +-LS_FX_MAX anyway, so clamp first.
-    const int64_t lim = INT64_C(1) << 62;
-    v = v > lim ? lim : v < -lim ? -lim : v;
+    // Wide sums saturate at the int64 limits, where ls_fx_round_q32 (v +
+    // 2^15) would overflow: round the low 16 bits apart, floor(v / 2^16) +
+    // floor((v mod 2^16 + 2^15 - [v < 0]) / 2^16), the same integer without
+    // the overflow (and so without clamping v first).
+    int64_t r = (v >> 16) + (((v & 0xFFFF) + 0x8000 + (v >> 63)) >> 16);
     bool o = false;
-    return ls_fx_sat64(ls_fx_round_q32(v), &o);
+    return ls_fx_sat64(r, &o);
 }
 
 /// Dot product, rounded once, saturating.

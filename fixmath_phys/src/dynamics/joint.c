@@ -814,64 +814,16 @@ ls_fx ls_joint_stretch_(const ls_world *w, const ls_joint *j)
     return k->stretch ? k->stretch(w, j) : ls_joint_point_stretch_(w, j);
 }
 
-ls_quat ls_joint_frame_a_(const ls_world *w, const ls_joint *j)
-{
-    return ls_quat_mul(w->bodies[j->a].q, j->frame_a);
-}
-
-ls_quat ls_joint_frame_b_(const ls_world *w, const ls_joint *j)
-{
-    return ls_quat_mul(w->bodies[j->b].q, j->frame_b);
-}
-
-// x as ls_fx_from_q32 returns x * 2^16: itself, but for the one value that
-// never occurs in a unit quaternion (-2^31 saturates to LS_FX_MIN).
-static ls_fx unit_term(ls_fx x)
-{
-    return x == INT32_MIN ? LS_FX_MIN : x;
-}
-
-// ls_quat_rotate(q, e_k) with its first cross product u x e_k written out:
-// each component is one product by 1 (exact: +-u_i) or none (0), so the
-// same bits without six multiplications and roundings.
-ls_vec3 ls_joint_quat_axis_(ls_quat q, int k)
-{
-    ls_vec3 u = ls_vec3_make(q.x, q.y, q.z), e, t;
-    if (k == 0) {
-        e = ls_vec3_make(LS_FX_ONE, 0, 0);
-        t = ls_vec3_make(0, unit_term(q.z), ls_fx_neg(q.y));
-    } else if (k == 1) {
-        e = ls_vec3_make(0, LS_FX_ONE, 0);
-        t = ls_vec3_make(ls_fx_neg(q.z), 0, unit_term(q.x));
-    } else {
-        e = ls_vec3_make(0, 0, LS_FX_ONE);
-        t = ls_vec3_make(unit_term(q.y), ls_fx_neg(q.x), 0);
-    }
-    t = ls_vec3_add(t, t);
-    return ls_vec3_add(ls_vec3_add(e, ls_vec3_scale(t, q.w)), ls_vec3_cross(u, t));
-}
-
-// The solver state of a joint's body (the identity state for a static body).
-static ls_solver_body *state_a(const ls_world *w, const ls_joint *j)
-{
-    return &w->solver.states[j->state_a];
-}
-
-static ls_solver_body *state_b(const ls_world *w, const ls_joint *j)
-{
-    return &w->solver.states[j->state_b];
-}
-
 void ls_joint_apply_(ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb, ls_vec3 p, ls_vec3 l)
 {
     if (j->moves_a) {
-        ls_solver_body *a = state_a(w, j);
+        ls_solver_body *a = ls_joint_state_a_(w, j);
         a->v = ls_vec3_sub(a->v, ls_vec3_scale(p, j->inv_mass_a));
         ls_vec3 t = ls_vec3_add(ls_vec3_cross(ra, p), l);
         a->w = ls_vec3_sub(a->w, ls_mat3_mul_vec(j->inv_i_a, t));
     }
     if (j->moves_b) {
-        ls_solver_body *b = state_b(w, j);
+        ls_solver_body *b = ls_joint_state_b_(w, j);
         b->v = ls_vec3_add(b->v, ls_vec3_scale(p, j->inv_mass_b));
         ls_vec3 t = ls_vec3_add(ls_vec3_cross(rb, p), l);
         b->w = ls_vec3_add(b->w, ls_mat3_mul_vec(j->inv_i_b, t));
@@ -881,82 +833,18 @@ void ls_joint_apply_(ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb, ls_
 void ls_joint_apply_angular_(ls_world *w, const ls_joint *j, ls_vec3 l)
 {
     if (j->moves_a) {
-        ls_solver_body *a = state_a(w, j);
+        ls_solver_body *a = ls_joint_state_a_(w, j);
         a->w = ls_vec3_sub(a->w, ls_mat3_mul_vec(j->inv_i_a, l));
     }
     if (j->moves_b) {
-        ls_solver_body *b = state_b(w, j);
+        ls_solver_body *b = ls_joint_state_b_(w, j);
         b->w = ls_vec3_add(b->w, ls_mat3_mul_vec(j->inv_i_b, l));
     }
 }
 
-void ls_joint_cache_dirs_(ls_joint *j, int n)
-{
-    for (int k = 0; k < n; k++) {
-        j->dir_ia[k] = ls_mat3_mul_vec(j->inv_i_a, j->dir[k]);
-        j->dir_ib[k] = ls_mat3_mul_vec(j->inv_i_b, j->dir[k]);
-    }
-}
-
-ls_fx ls_joint_cached_k_(const ls_joint *j, ls_vec3 d, int k)
-{
-    int64_t s = ls_vec3_dot_q32(d, j->dir_ia[k]);
-    return ls_fx_from_q32(ls_i64_add_sat(s, ls_vec3_dot_q32(d, j->dir_ib[k])));
-}
-
-// sum_k dir[k] imp[k], each component rounded once from the exact sum.
-static ls_vec3 dirs_times(const ls_vec3 *dir, const ls_fx *imp, int n)
-{
-    int64_t x = 0, y = 0, z = 0;
-    for (int k = 0; k < n; k++) {
-        x = ls_i64_add_sat(x, (int64_t)dir[k].x * imp[k]);
-        y = ls_i64_add_sat(y, (int64_t)dir[k].y * imp[k]);
-        z = ls_i64_add_sat(z, (int64_t)dir[k].z * imp[k]);
-    }
-    return ls_vec3_make(ls_fx_from_q32(x), ls_fx_from_q32(y), ls_fx_from_q32(z));
-}
-
-// dir imp, each component rounded once.
-static ls_vec3 dir_times(ls_vec3 d, ls_fx imp)
-{
-    return ls_vec3_make(ls_fx_from_q32((int64_t)d.x * imp), ls_fx_from_q32((int64_t)d.y * imp),
-                        ls_fx_from_q32((int64_t)d.z * imp));
-}
-
-void ls_joint_apply_dirs_(ls_world *w, const ls_joint *j, int first, const ls_fx *imp, int n)
-{
-    if (n == 1) {
-        // One row: one product per component (the sum's bits, without the
-        // saturating additions).
-        if (j->moves_a) {
-            ls_solver_body *a = state_a(w, j);
-            a->w = ls_vec3_sub(a->w, dir_times(j->dir_ia[first], imp[0]));
-        }
-        if (j->moves_b) {
-            ls_solver_body *b = state_b(w, j);
-            b->w = ls_vec3_add(b->w, dir_times(j->dir_ib[first], imp[0]));
-        }
-        return;
-    }
-    if (j->moves_a) {
-        ls_solver_body *a = state_a(w, j);
-        a->w = ls_vec3_sub(a->w, dirs_times(j->dir_ia + first, imp, n));
-    }
-    if (j->moves_b) {
-        ls_solver_body *b = state_b(w, j);
-        b->w = ls_vec3_add(b->w, dirs_times(j->dir_ib + first, imp, n));
-    }
-}
-
-ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d)
-{
-    int64_t s = ls_vec3_dot_q32(state_b(w, j)->w, d);
-    return ls_fx_from_q32(ls_i64_add_sat(s, -ls_vec3_dot_q32(state_a(w, j)->w, d)));
-}
-
 ls_vec3 ls_joint_anchor_velocity_(const ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb)
 {
-    const ls_solver_body *a = state_a(w, j), *b = state_b(w, j);
+    const ls_solver_body *a = ls_joint_state_a_(w, j), *b = ls_joint_state_b_(w, j);
     ls_vec3 vb = ls_vec3_add(b->v, ls_vec3_cross(b->w, rb));
     ls_vec3 va = ls_vec3_add(a->v, ls_vec3_cross(a->w, ra));
     return ls_vec3_sub(vb, va);
@@ -965,7 +853,7 @@ ls_vec3 ls_joint_anchor_velocity_(const ls_world *w, const ls_joint *j, ls_vec3 
 ls_fx ls_joint_linear_speed_(const ls_world *w, const ls_joint *j, ls_vec3 ra_d, ls_vec3 rb,
                              ls_vec3 d)
 {
-    const ls_solver_body *a = state_a(w, j), *b = state_b(w, j);
+    const ls_solver_body *a = ls_joint_state_a_(w, j), *b = ls_joint_state_b_(w, j);
     int64_t s = ls_vec3_dot_q32(ls_vec3_sub(b->v, a->v), d);
     s = ls_i64_add_sat(s, ls_vec3_dot_q32(b->w, ls_vec3_cross(rb, d)));
     s = ls_i64_add_sat(s, -ls_vec3_dot_q32(a->w, ls_vec3_cross(ra_d, d)));
@@ -1014,7 +902,7 @@ ls_mat3 ls_joint_angular_block_mass_(const ls_joint *j)
 void ls_joint_angular_block_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
     ls_softness s = ls_joint_rigid_(ctx, use_bias);
-    ls_vec3 rhs = ls_vec3_sub(state_b(w, j)->w, state_a(w, j)->w);
+    ls_vec3 rhs = ls_vec3_sub(ls_joint_state_b_(w, j)->w, ls_joint_state_a_(w, j)->w);
     if (use_bias) {
         ls_vec3 c = ls_joint_rotation_error_(ls_joint_frame_a_(w, j), ls_joint_frame_b_(w, j));
         rhs = ls_vec3_add(rhs, ls_joint_bias3_(c, s.bias_rate));
@@ -1032,34 +920,6 @@ ls_vec3 ls_joint_rotation_error_(ls_quat fa, ls_quat fb)
     ls_vec3 v = ls_vec3_make(e.x, e.y, e.z);
     v = e.w < 0 ? ls_vec3_neg(v) : v;
     return ls_vec3_add(v, v);
-}
-
-ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb)
-{
-    ls_quat r = ls_quat_mul(ls_quat_conj(fa), fb);
-    ls_fx x = r.w < 0 ? ls_fx_neg(r.x) : r.x, qw = ls_fx_abs(r.w);
-    ls_fx half = ls_fx_atan2(x, qw); // in [-pi/2, pi/2]
-    return ls_fx_add(half, half);
-}
-
-ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc, const ls_step_ctx *ctx,
-                          bool use_bias)
-{
-    ls_fx bias = 0, mass_scale = LS_FX_ONE, impulse_scale = 0;
-    if (c > 0) {
-        bias = ls_fx_mul(c, ctx->inv_h); // speculative: only stop what would cross this sub-step
-    } else if (use_bias) {
-        bias = ls_joint_bias_(c, ctx->joint.bias_rate);
-        mass_scale = ctx->joint.mass_scale;
-        impulse_scale = ctx->joint.impulse_scale;
-    }
-    ls_fx impulse =
-        ls_fx_neg(ls_fx_add(ls_fx_mul(ls_fx_mul(mass, mass_scale), ls_fx_add(cdot, bias)),
-                            ls_fx_mul(impulse_scale, *acc)));
-    ls_fx now = ls_fx_max(ls_fx_add(*acc, impulse), 0);
-    impulse = ls_fx_sub(now, *acc);
-    *acc = now;
-    return impulse;
 }
 
 ls_fx ls_joint_spring_row_(ls_joint *j, ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc, bool use_bias)

@@ -190,30 +190,12 @@ ls_softness ls_joint_rigid_(const ls_step_ctx *ctx, bool use_bias);
 ls_vec3 ls_joint_arm_a_(const ls_world *w, const ls_joint *j);
 /// Current lever arm of body b's anchor.
 ls_vec3 ls_joint_arm_b_(const ls_world *w, const ls_joint *j);
-/// Current joint frame of body a in the world (x = axis).
-ls_quat ls_joint_frame_a_(const ls_world *w, const ls_joint *j);
-/// Current joint frame of body b in the world.
-ls_quat ls_joint_frame_b_(const ls_world *w, const ls_joint *j);
-/// Column k (0 = x, the axis) of a rotation: q applied to the unit vector e_k.
-ls_vec3 ls_joint_quat_axis_(ls_quat q, int k);
 /// Apply impulse p at the anchors (a loses, b gains) and the pure angular
 /// impulse l (a loses, b gains), to the bodies that move.
 void ls_joint_apply_(ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb, ls_vec3 p, ls_vec3 l);
 /// ls_joint_apply_ with no linear impulse (ra, rb, p zero), the same bits
 /// without the zero products: the angular rows' impulse l (a loses, b gains).
 void ls_joint_apply_angular_(ls_world *w, const ls_joint *j, ls_vec3 l);
-/// Cache dir_ia[k] and dir_ib[k] for the first n of the warm start's row
-/// directions dir[k] (the world inverse inertias of the tick times them).
-void ls_joint_cache_dirs_(ls_joint *j, int n);
-/// d . (I_a + I_b) dir[k] with the cached products: the same bits as
-/// ls_joint_angular_k_(j, d, dir[k]).
-ls_fx ls_joint_cached_k_(const ls_joint *j, ls_vec3 d, int k);
-/// Apply the angular impulses imp[i] about the cached directions dir[first +
-/// i], i < n (a loses, b gains): w_a -= sum dir_ia[k] imp[i], w_b += sum
-/// dir_ib[k] imp[i], each component rounded once from the exact sum.
-void ls_joint_apply_dirs_(ls_world *w, const ls_joint *j, int first, const ls_fx *imp, int n);
-/// (wb - wa) . d: relative angular speed about d.
-ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d);
 /// vb + wb x rb - va - wa x ra: relative velocity of the anchors.
 ls_vec3 ls_joint_anchor_velocity_(const ls_world *w, const ls_joint *j, ls_vec3 ra, ls_vec3 rb);
 /// d . (vb - va) + (rb x d) . wb - (ra_d x d) . wa: speed along d of a linear
@@ -238,14 +220,6 @@ void ls_joint_angular_block_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *
 /// The relative rotation error of the two joint frames as a small-angle vector
 /// (world frame): 2 vec(qB conj(qA)) with the real part made >= 0.
 ls_vec3 ls_joint_rotation_error_(ls_quat fa, ls_quat fb);
-/// Angle of the relative rotation conj(fa) fb about the frame's x axis (its
-/// twist), rad in [-pi, pi].
-ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb);
-/// One-sided limit row on a scalar coordinate c (error c >= 0 allowed) with
-/// speed cdot and effective mass `mass`: returns the impulse to add to the
-/// accumulated `*acc` (kept >= 0). Speculative when c > 0.
-ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc, const ls_step_ctx *ctx,
-                          bool use_bias);
 /// Spring row toward c = 0 (SPEC.md §23.1): returns the impulse to apply.
 /// Damping (or, for a spring too stiff for the sub-step, the whole soft
 /// row) accumulates in *acc; an explicit spring's stiffness impulse (half in
@@ -254,5 +228,215 @@ ls_fx ls_joint_spring_row_(ls_joint *j, ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *
 /// Motor row: returns the impulse to add to *acc (clamped to +-max_motor * h).
 ls_fx ls_joint_motor_row_(const ls_joint *j, ls_fx cdot, ls_fx mass, ls_fx *acc,
                           const ls_step_ctx *ctx);
+
+// ---- Hot helpers of the hinge and cone rows, inline (joint.h) ----
+//
+// Why inline: each runs several times per joint and sub-step, and with the
+// row index or count a constant at the call the compiler drops the products
+// by zero and the loop (the same integer operations on the values that
+// remain, so the same bits).
+
+#define LS_JOINT_INLINE static inline __attribute__((always_inline))
+
+/// True when every component of q lies in [-2^17, 2^17) (a unit
+/// quaternion's, and a product of two, lie within about +-2^16). The frame
+/// arithmetic below then takes a short path: its products are below 2^35 and
+/// its sums below 2^37, far from every saturation bound (of ls_i64_add_sat,
+/// ls_fx_from_q32's +-2^62, ls_fx_add, ls_fx_mul; and ls_fx_neg never meets
+/// INT32_MIN), so plain integer sums rounded by ls_fx_round_q32 are the bits
+/// of the saturating operations.
+LS_JOINT_INLINE bool ls_joint_small_q_(ls_quat q)
+{
+    uint32_t g = ((uint32_t)q.x + 0x20000u) | ((uint32_t)q.y + 0x20000u) |
+                 ((uint32_t)q.z + 0x20000u) | ((uint32_t)q.w + 0x20000u);
+    return g < 0x40000u;
+}
+
+/// Sum of four Q32.32 products rounded to Q16.16, for factors within +-2^17
+/// (ls_fx_dot4_ without its saturation, which cannot act there).
+LS_JOINT_INLINE ls_fx ls_joint_dot4_small_(ls_fx a0, ls_fx b0, ls_fx a1, ls_fx b1, ls_fx a2,
+                                           ls_fx b2, ls_fx a3, ls_fx b3)
+{
+    return (ls_fx)ls_fx_round_q32((int64_t)a0 * b0 + (int64_t)a1 * b1 + (int64_t)a2 * b2 +
+                                  (int64_t)a3 * b3);
+}
+
+/// ls_quat_mul(a, b), inline (the compiler keeps ls_quat_mul a call), with
+/// the short path of ls_joint_small_q_.
+LS_JOINT_INLINE ls_quat ls_joint_quat_mul_(ls_quat a, ls_quat b)
+{
+    if (ls_joint_small_q_(a) && ls_joint_small_q_(b)) {
+        return ls_quat_make(ls_joint_dot4_small_(a.w, b.x, a.x, b.w, a.y, b.z, a.z, -b.y),
+                            ls_joint_dot4_small_(a.w, b.y, a.y, b.w, a.z, b.x, a.x, -b.z),
+                            ls_joint_dot4_small_(a.w, b.z, a.z, b.w, a.x, b.y, a.y, -b.x),
+                            ls_joint_dot4_small_(a.w, b.w, a.x, -b.x, a.y, -b.y, a.z, -b.z));
+    }
+    return ls_quat_mul(a, b);
+}
+
+/// Current joint frame of body a in the world (x = axis).
+LS_JOINT_INLINE ls_quat ls_joint_frame_a_(const ls_world *w, const ls_joint *j)
+{
+    return ls_joint_quat_mul_(w->bodies[j->a].q, j->frame_a);
+}
+
+/// Current joint frame of body b in the world.
+LS_JOINT_INLINE ls_quat ls_joint_frame_b_(const ls_world *w, const ls_joint *j)
+{
+    return ls_joint_quat_mul_(w->bodies[j->b].q, j->frame_b);
+}
+
+/// x as ls_fx_from_q32 returns x * 2^16: itself, but for the one value that
+/// never occurs in a unit quaternion (-2^31 saturates to LS_FX_MIN).
+LS_JOINT_INLINE ls_fx ls_joint_unit_term_(ls_fx x)
+{
+    return x == INT32_MIN ? LS_FX_MIN : x;
+}
+
+/// Column k (0 = x, the axis) of a rotation: q applied to the unit vector
+/// e_k, ls_quat_rotate(q, e_k) with its first cross product u x e_k written
+/// out: each component is one product by 1 (exact: +-u_i) or none (0), so the
+/// same bits without six multiplications and roundings.
+LS_JOINT_INLINE ls_vec3 ls_joint_quat_axis_(ls_quat q, int k)
+{
+    if (ls_joint_small_q_(q)) {
+        // The short path (ls_joint_small_q_): t = 2 (u x e_k) below 2^18,
+        // e_k + round(t w) + round(u x t) with no sum near a bound.
+        int64_t tx = k == 0 ? 0 : k == 1 ? -2 * (int64_t)q.z : 2 * (int64_t)q.y;
+        int64_t ty = k == 0 ? 2 * (int64_t)q.z : k == 1 ? 0 : -2 * (int64_t)q.x;
+        int64_t tz = k == 0 ? -2 * (int64_t)q.y : k == 1 ? 2 * (int64_t)q.x : 0;
+        int64_t x = (k == 0 ? LS_FX_ONE : 0) + ls_fx_round_q32(tx * q.w) +
+                    ls_fx_round_q32(q.y * tz - q.z * ty);
+        int64_t y = (k == 1 ? LS_FX_ONE : 0) + ls_fx_round_q32(ty * q.w) +
+                    ls_fx_round_q32(q.z * tx - q.x * tz);
+        int64_t z = (k == 2 ? LS_FX_ONE : 0) + ls_fx_round_q32(tz * q.w) +
+                    ls_fx_round_q32(q.x * ty - q.y * tx);
+        return ls_vec3_make((ls_fx)x, (ls_fx)y, (ls_fx)z);
+    }
+    ls_vec3 u = ls_vec3_make(q.x, q.y, q.z), e, t;
+    if (k == 0) {
+        e = ls_vec3_make(LS_FX_ONE, 0, 0);
+        t = ls_vec3_make(0, ls_joint_unit_term_(q.z), ls_fx_neg(q.y));
+    } else if (k == 1) {
+        e = ls_vec3_make(0, LS_FX_ONE, 0);
+        t = ls_vec3_make(ls_fx_neg(q.z), 0, ls_joint_unit_term_(q.x));
+    } else {
+        e = ls_vec3_make(0, 0, LS_FX_ONE);
+        t = ls_vec3_make(ls_joint_unit_term_(q.y), ls_fx_neg(q.x), 0);
+    }
+    t = ls_vec3_add(t, t);
+    return ls_vec3_add(ls_vec3_add(e, ls_vec3_scale(t, q.w)), ls_vec3_cross(u, t));
+}
+
+/// The solver state of a joint's body a (the identity state for a static body).
+LS_JOINT_INLINE ls_solver_body *ls_joint_state_a_(const ls_world *w, const ls_joint *j)
+{
+    return &w->solver.states[j->state_a];
+}
+
+/// The solver state of a joint's body b.
+LS_JOINT_INLINE ls_solver_body *ls_joint_state_b_(const ls_world *w, const ls_joint *j)
+{
+    return &w->solver.states[j->state_b];
+}
+
+/// Cache dir_ia[k] and dir_ib[k] for the first n of the warm start's row
+/// directions dir[k] (the world inverse inertias of the tick times them).
+LS_JOINT_INLINE void ls_joint_cache_dirs_(ls_joint *j, int n)
+{
+    for (int k = 0; k < n; k++) {
+        j->dir_ia[k] = ls_mat3_mul_vec(j->inv_i_a, j->dir[k]);
+        j->dir_ib[k] = ls_mat3_mul_vec(j->inv_i_b, j->dir[k]);
+    }
+}
+
+/// d . (I_a + I_b) dir[k] with the cached products: the same bits as
+/// ls_joint_angular_k_(j, d, dir[k]).
+LS_JOINT_INLINE ls_fx ls_joint_cached_k_(const ls_joint *j, ls_vec3 d, int k)
+{
+    int64_t s = ls_vec3_dot_q32(d, j->dir_ia[k]);
+    return ls_fx_from_q32(ls_i64_add_sat(s, ls_vec3_dot_q32(d, j->dir_ib[k])));
+}
+
+/// sum_k dir[k] imp[k], each component rounded once from the exact sum
+/// (one row: one product per component, the sum's bits without the
+/// saturating additions).
+LS_JOINT_INLINE ls_vec3 ls_joint_dirs_times_(const ls_vec3 *dir, const ls_fx *imp, int n)
+{
+    int64_t x = (int64_t)dir[0].x * imp[0], y = (int64_t)dir[0].y * imp[0],
+            z = (int64_t)dir[0].z * imp[0];
+    for (int k = 1; k < n; k++) {
+        x = ls_i64_add_sat(x, (int64_t)dir[k].x * imp[k]);
+        y = ls_i64_add_sat(y, (int64_t)dir[k].y * imp[k]);
+        z = ls_i64_add_sat(z, (int64_t)dir[k].z * imp[k]);
+    }
+    return ls_vec3_make(ls_fx_from_q32(x), ls_fx_from_q32(y), ls_fx_from_q32(z));
+}
+
+/// Apply the angular impulses imp[i] about the cached directions dir[first +
+/// i], i < n (a loses, b gains): w_a -= sum dir_ia[k] imp[i], w_b += sum
+/// dir_ib[k] imp[i], each component rounded once from the exact sum.
+LS_JOINT_INLINE void ls_joint_apply_dirs_(ls_world *w, const ls_joint *j, int first,
+                                          const ls_fx *imp, int n)
+{
+    if (j->moves_a) {
+        ls_solver_body *a = ls_joint_state_a_(w, j);
+        a->w = ls_vec3_sub(a->w, ls_joint_dirs_times_(j->dir_ia + first, imp, n));
+    }
+    if (j->moves_b) {
+        ls_solver_body *b = ls_joint_state_b_(w, j);
+        b->w = ls_vec3_add(b->w, ls_joint_dirs_times_(j->dir_ib + first, imp, n));
+    }
+}
+
+/// (wb - wa) . d: relative angular speed about d.
+LS_JOINT_INLINE ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d)
+{
+    int64_t s = ls_vec3_dot_q32(ls_joint_state_b_(w, j)->w, d);
+    return ls_fx_from_q32(ls_i64_add_sat(s, -ls_vec3_dot_q32(ls_joint_state_a_(w, j)->w, d)));
+}
+
+/// Angle of the relative rotation r = conj(fa) fb about the frame's x axis
+/// (its twist), rad in [-pi, pi]. Only r.x and r.w are needed: they are
+/// computed as ls_quat_mul does, the other two components not at all.
+LS_JOINT_INLINE ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb)
+{
+    ls_quat a = ls_quat_conj(fa);
+    if (ls_joint_small_q_(fa) && ls_joint_small_q_(fb)) {
+        ls_fx sx = ls_joint_dot4_small_(a.w, fb.x, a.x, fb.w, a.y, fb.z, a.z, -fb.y);
+        ls_fx sw = ls_joint_dot4_small_(a.w, fb.w, a.x, -fb.x, a.y, -fb.y, a.z, -fb.z);
+        ls_fx h = ls_fx_atan2(sw < 0 ? -sx : sx, sw < 0 ? -sw : sw); // in [-pi/2, pi/2]
+        return h + h;
+    }
+    ls_fx rx = ls_fx_dot4_(a.w, fb.x, a.x, fb.w, a.y, fb.z, a.z, ls_fx_neg(fb.y));
+    ls_fx rw =
+        ls_fx_dot4_(a.w, fb.w, a.x, ls_fx_neg(fb.x), a.y, ls_fx_neg(fb.y), a.z, ls_fx_neg(fb.z));
+    ls_fx x = rw < 0 ? ls_fx_neg(rx) : rx, qw = ls_fx_abs(rw);
+    ls_fx half = ls_fx_atan2(x, qw); // in [-pi/2, pi/2]
+    return ls_fx_add(half, half);
+}
+
+/// One-sided limit row on a scalar coordinate c (error c >= 0 allowed) with
+/// speed cdot and effective mass `mass`: returns the impulse to add to the
+/// accumulated `*acc` (kept >= 0). Speculative when c > 0.
+LS_JOINT_INLINE ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc,
+                                          const ls_step_ctx *ctx, bool use_bias)
+{
+    ls_fx bias = 0, mass_scale = LS_FX_ONE, impulse_scale = 0;
+    if (c > 0) {
+        bias = ls_fx_mul(c, ctx->inv_h); // speculative: only stop what would cross this sub-step
+    } else if (use_bias) {
+        bias = ls_joint_bias_(c, ctx->joint.bias_rate);
+        mass_scale = ctx->joint.mass_scale;
+        impulse_scale = ctx->joint.impulse_scale;
+    }
+    ls_fx impulse =
+        ls_fx_neg(ls_fx_add(ls_fx_mul(ls_fx_mul(mass, mass_scale), ls_fx_add(cdot, bias)),
+                            ls_fx_mul(impulse_scale, *acc)));
+    ls_fx now = ls_fx_max(ls_fx_add(*acc, impulse), 0);
+    impulse = ls_fx_sub(now, *acc);
+    *acc = now;
+    return impulse;
+}
 
 #endif

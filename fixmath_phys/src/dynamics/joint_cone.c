@@ -27,17 +27,54 @@ static bool twist_limited(const ls_joint *j)
     return j->lower > -LS_FX_PI || j->upper < LS_FX_PI;
 }
 
-static cone cone_of(const ls_world *w, const ls_joint *j)
+// |x| (ls_vec3_len) and, when it is at least MIN_SINE, x / |x|
+// (ls_vec3_normalize; else zero), with one square root: where the
+// normalisation's power-of-two scaling is exact (every component below 2^30,
+// as for the cross product of two unit vectors) its root is that of |x|^2
+// scaled by 4^sh, and floor(sqrt(s)) = floor(sqrt(s 4^sh)) >> sh, so both
+// give the same bits as the two functions.
+static ls_fx sine_and_normal(ls_vec3 x, ls_vec3 *n)
+{
+    *n = ls_vec3_zero();
+    uint32_t m = (uint32_t)ls_fx_max(ls_fx_abs(x.x), ls_fx_max(ls_fx_abs(x.y), ls_fx_abs(x.z)));
+    if (m == 0) {
+        return 0;
+    }
+    int sh = ls_norm_shift_(m);
+    if (sh < 0) {
+        ls_fx sine = ls_vec3_len(x);
+        *n = sine >= MIN_SINE ? ls_vec3_normalize(x, ls_vec3_zero()) : ls_vec3_zero();
+        return sine;
+    }
+    int64_t xs = (int64_t)x.x * ((int64_t)1 << sh), ys = (int64_t)x.y * ((int64_t)1 << sh),
+            zs = (int64_t)x.z * ((int64_t)1 << sh);
+    uint64_t len = ls_isqrt64((uint64_t)(xs * xs + ys * ys + zs * zs)); // < 2^31
+    uint64_t s = ls_vec3_len_sq_q32(x);
+    uint64_t r = len >> sh;
+    r += (s - r * r) > r; // round to nearest
+    ls_fx sine = r > (uint64_t)LS_FX_MAX ? LS_FX_MAX : (ls_fx)r;
+    if (sine >= MIN_SINE) {
+        int64_t h = (int64_t)len / 2;
+        n->x = (ls_fx)((xs >= 0 ? xs * 65536 + h : xs * 65536 - h) / (int64_t)len);
+        n->y = (ls_fx)((ys >= 0 ? ys * 65536 + h : ys * 65536 - h) / (int64_t)len);
+        n->z = (ls_fx)((zs >= 0 ? zs * 65536 + h : zs * 65536 - h) / (int64_t)len);
+    }
+    return sine;
+}
+
+// The directions at the bodies' current poses and, with `angles`, the swing
+// (only with a swing direction: it is read only then) and the twist (only
+// when limited); else those are 0 (the reaction needs no angle).
+static cone cone_of(const ls_world *w, const ls_joint *j, bool angles)
 {
     cone c;
     ls_quat fa = ls_joint_frame_a_(w, j), fb = ls_joint_frame_b_(w, j);
     ls_vec3 a = ls_joint_quat_axis_(fa, 0), b = ls_joint_quat_axis_(fb, 0);
-    ls_vec3 x = ls_vec3_cross(a, b);
-    ls_fx sine = ls_vec3_len(x);
-    c.swing = ls_fx_atan2(sine, ls_vec3_dot(a, b));
-    c.n = sine >= MIN_SINE ? ls_vec3_normalize(x, ls_vec3_zero()) : ls_vec3_zero();
+    ls_fx sine = sine_and_normal(ls_vec3_cross(a, b), &c.n);
+    bool swing = c.n.x != 0 || c.n.y != 0 || c.n.z != 0;
+    c.swing = angles && swing ? ls_fx_atan2(sine, ls_vec3_dot(a, b)) : 0;
     c.t = ls_vec3_normalize(ls_vec3_add(a, b), a);
-    c.twist = twist_limited(j) ? ls_joint_twist_angle_(fa, fb) : 0;
+    c.twist = angles && twist_limited(j) ? ls_joint_twist_angle_(fa, fb) : 0;
     return c;
 }
 
@@ -76,7 +113,7 @@ static bool has_swing(const cone *c)
 // row that is not solved.
 static void warm_start(ls_world *w, ls_joint *j)
 {
-    cone c = cone_of(w, j);
+    cone c = cone_of(w, j, true);
     j->dir[0] = c.n;
     j->dir[1] = c.t;
     j->err[0] = c.swing;
@@ -90,7 +127,7 @@ static void warm_start(ls_world *w, ls_joint *j)
     ls_joint_apply_dirs_(w, j, 0, imp, 2);
 }
 
-static void apply_row(ls_world *w, const ls_joint *j, int k, ls_fx impulse)
+LS_JOINT_INLINE void apply_row(ls_world *w, const ls_joint *j, int k, ls_fx impulse)
 {
     ls_joint_apply_dirs_(w, j, k, &impulse, 1);
 }
@@ -131,7 +168,7 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
 
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
 {
-    cone c = cone_of(w, j);
+    cone c = cone_of(w, j, false);
     *linear = j->linear_impulse;
     *angular = angular_total(j, &c);
 }

@@ -12,6 +12,8 @@
 // current directions in each solve).
 #include "joint.h"
 
+#include "../math/mat3_spd2.h"
+
 // The current axis and alignment directions.
 typedef struct frames {
     ls_vec3 axis;   // a's axis
@@ -20,7 +22,10 @@ typedef struct frames {
     ls_fx angle;    // hinge angle (0 without limit and spring)
 } frames;
 
-static frames frames_of(const ls_world *w, const ls_joint *j)
+// The directions and alignment errors at the bodies' current poses and, with
+// `angled`, the hinge angle when limited or sprung (else 0; the reaction
+// needs no angle).
+static frames frames_of(const ls_world *w, const ls_joint *j, bool angled)
 {
     frames f;
     ls_quat fa = ls_joint_frame_a_(w, j), fb = ls_joint_frame_b_(w, j);
@@ -30,7 +35,7 @@ static frames frames_of(const ls_world *w, const ls_joint *j)
     f.j1 = ls_vec3_cross(v, f.axis);
     f.c0 = ls_vec3_dot(f.axis, u);
     f.c1 = ls_vec3_dot(f.axis, v);
-    bool angled = j->flags & (LS_JOINT_F_LIMIT | LS_JOINT_F_SPRING);
+    angled = angled && (j->flags & (LS_JOINT_F_LIMIT | LS_JOINT_F_SPRING));
     f.angle = angled ? ls_joint_twist_angle_(fa, fb) : 0;
     return f;
 }
@@ -76,14 +81,18 @@ static bool axial_rows(const ls_joint *j)
 }
 
 // K^-1 of the two alignment rows (in the upper-left of a 3x3), from the
-// cached directions (dir[1] = u x a, dir[2] = v x a).
+// cached directions (dir[1] = u x a, dir[2] = v x a): ls_joint_inverse_ of
+// [[k00, k01, 0], [k01, k11, 0], [0, 0, 1]], the inverse without its zeros.
 static ls_mat3 alignment_inverse(const ls_joint *j)
 {
-    ls_fx k01 = ls_joint_cached_k_(j, j->dir[1], 2);
-    ls_mat3 k = {{ls_vec3_make(ls_joint_cached_k_(j, j->dir[1], 1), k01, 0),
-                  ls_vec3_make(k01, ls_joint_cached_k_(j, j->dir[2], 2), 0),
-                  ls_vec3_make(0, 0, LS_FX_ONE)}};
-    return ls_joint_inverse_(k);
+    ls_fx k00 = ls_joint_cached_k_(j, j->dir[1], 1), k01 = ls_joint_cached_k_(j, j->dir[1], 2),
+          k11 = ls_joint_cached_k_(j, j->dir[2], 2);
+    ls_mat3 out;
+    if (ls_mat3_inverse_spd2_(k00, k01, k11, &out)) {
+        return out;
+    }
+    return ls_mat3_diag(ls_vec3_make(ls_joint_inverse1_(k00), ls_joint_inverse1_(k11),
+                                     ls_joint_inverse1_(LS_FX_ONE)));
 }
 
 // The warm start's pose, directions and masses, kept for this sub-step's
@@ -91,7 +100,7 @@ static ls_mat3 alignment_inverse(const ls_joint *j)
 // the axial mass is 0 when the joint has no row about the axis (unused).
 static void warm_start(ls_world *w, ls_joint *j)
 {
-    frames f = frames_of(w, j);
+    frames f = frames_of(w, j, true);
     j->dir[0] = f.axis;
     j->dir[1] = f.j0;
     j->dir[2] = f.j1;
@@ -173,7 +182,7 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
 
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
 {
-    frames f = frames_of(w, j);
+    frames f = frames_of(w, j, false);
     *linear = j->linear_impulse;
     // Plus an explicit spring's stiffness impulse (not warm-started).
     *angular = ls_vec3_add(angular_total(j, &f), ls_vec3_scale(f.axis, j->spring_push));

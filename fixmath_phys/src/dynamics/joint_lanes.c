@@ -165,43 +165,63 @@ static void add_arm_term(int64_t *k, const int32_t *im, const int32_t *r, uint32
 // inverse of the diagonal instead; a non-positive one gives zero.
 void ls_ball_inverse_k_(const int64_t *k, int32_t *out, uint32_t *ovf)
 {
-    int64_t big = 0;
-    for (int i = 0; i < 6; i++) {
-        int64_t a = k[i] < 0 ? -k[i] : k[i];
-        big = a > big ? a : big;
-    }
+    // Written out (no loops over the six entries, the branches on the shifts
+    // taken once, the overflow flag in a local): the warm start inverts a K
+    // per joint and sub-step; the integers are those of the rule above.
+    // The largest |k_i| has the bit length of the OR of them all.
+    const int64_t k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3], k4 = k[4], k5 = k[5];
+    uint64_t bits = (uint64_t)(k0 < 0 ? -k0 : k0) | (uint64_t)(k1 < 0 ? -k1 : k1) |
+                    (uint64_t)(k2 < 0 ? -k2 : k2) | (uint64_t)(k3 < 0 ? -k3 : k3) |
+                    (uint64_t)(k4 < 0 ? -k4 : k4) | (uint64_t)(k5 < 0 ? -k5 : k5);
     for (int i = 0; i < 6; i++) {
         out[i] = 0;
     }
-    if (big == 0) {
+    if (bits == 0) {
         return;
     }
-    int sh = (64 - __builtin_clzll((uint64_t)big)) - 15;
-    int64_t r[6];
-    for (int i = 0; i < 6; i++) {
-        r[i] = sh > 0 ? ls_rnd(k[i], sh) : k[i] * ((int64_t)1 << -sh);
+    int sh = (64 - __builtin_clzll(bits)) - 15;
+    int64_t r0, r1, r2, r3, r4, r5;
+    if (sh > 0) {
+        r0 = ls_rnd(k0, sh), r1 = ls_rnd(k1, sh), r2 = ls_rnd(k2, sh);
+        r3 = ls_rnd(k3, sh), r4 = ls_rnd(k4, sh), r5 = ls_rnd(k5, sh);
+    } else {
+        const int64_t m = (int64_t)1 << -sh;
+        r0 = k0 * m, r1 = k1 * m, r2 = k2 * m, r3 = k3 * m, r4 = k4 * m, r5 = k5 * m;
     }
     int64_t c[6];
-    c[0] = r[3] * r[5] - r[4] * r[4];
-    c[1] = r[2] * r[4] - r[1] * r[5];
-    c[2] = r[1] * r[4] - r[2] * r[3];
-    c[3] = r[0] * r[5] - r[2] * r[2];
-    c[4] = r[1] * r[2] - r[0] * r[4];
-    c[5] = r[0] * r[3] - r[1] * r[1];
-    int64_t det = r[0] * c[0] + r[1] * c[1] + r[2] * c[2];
+    c[0] = r3 * r5 - r4 * r4;
+    c[1] = r2 * r4 - r1 * r5;
+    c[2] = r1 * r4 - r2 * r3;
+    c[3] = r0 * r5 - r2 * r2;
+    c[4] = r1 * r2 - r0 * r4;
+    c[5] = r0 * r3 - r1 * r1;
+    int64_t det = r0 * c[0] + r1 * c[1] + r2 * c[2];
+    uint32_t o = 0;
     if (det < ((int64_t)1 << 31)) {
         // Diagonal fallback: 1 / k_ii (Q28.36 to Q16.16: 2^52 / k).
         for (int i = 0; i < 3; i++) {
             int64_t kk = k[sym(i, i)];
-            out[sym(i, i)] = kk > 0 ? ls_nar((((int64_t)1 << 52) + kk / 2) / kk, ovf) : 0;
+            out[sym(i, i)] = kk > 0 ? ls_nar((((int64_t)1 << 52) + kk / 2) / kk, &o) : 0;
         }
-        return;
+    } else {
+        int64_t recip = ((int64_t)1 << 62) / det; // < 2^31
+        int s = 10 + sh;
+        if (s > 0) { // |c| < 2^31: each product < 2^62
+            out[0] = ls_nar(ls_rnd(c[0] * recip, s), &o);
+            out[1] = ls_nar(ls_rnd(c[1] * recip, s), &o);
+            out[2] = ls_nar(ls_rnd(c[2] * recip, s), &o);
+            out[3] = ls_nar(ls_rnd(c[3] * recip, s), &o);
+            out[4] = ls_nar(ls_rnd(c[4] * recip, s), &o);
+            out[5] = ls_nar(ls_rnd(c[5] * recip, s), &o);
+        } else {
+            const int64_t m = (int64_t)1 << (-s < 32 ? -s : 32);
+            for (int i = 0; i < 6; i++) {
+                out[i] = ls_nar(c[i] * recip * m, &o);
+            }
+        }
     }
-    int64_t recip = ((int64_t)1 << 62) / det; // < 2^31
-    int s = 10 + sh;
-    for (int i = 0; i < 6; i++) {
-        int64_t x = c[i] * recip; // |c| < 2^31: < 2^62
-        out[i] = ls_nar(s > 0 ? ls_rnd(x, s) : x * ((int64_t)1 << (-s < 32 ? -s : 32)), ovf);
+    if (o) {
+        *ovf = 1;
     }
 }
 

@@ -2,6 +2,8 @@
 // Inverse of symmetric positive-definite 3x3 matrices.
 #include "ls/mat3.h"
 
+#include "mat3_spd2.h"
+
 // One entry of the inverse: cofactor c over the determinant's den (det / 2^4),
 // scaled back by 2^sh; false when it does not fit.
 static bool inverse_entry(int64_t c, int64_t den, int sh, ls_fx *out)
@@ -82,5 +84,41 @@ bool ls_mat3_inverse_spd(ls_mat3 m, ls_mat3 *out)
     out->row[0] = ls_vec3_make(r[0], r[1], r[2]);
     out->row[1] = ls_vec3_make(r[3], r[4], r[5]);
     out->row[2] = ls_vec3_make(r[6], r[7], r[8]);
+    return true;
+}
+
+// The steps of ls_mat3_inverse_spd with e = (k00, k01, 0, k01, k11, 0, 0, 0,
+// 1): the scaled entries a2, a5, a6, a7 are 0, so c2, c5, c6, c7 = 0 and c0 =
+// a4 a8, c1 = -a3 a8, c3 = -a8 a1, c4 = a8 a0 (exact integers, so the
+// same values), the matrix is symmetric, and the entries of a zero cofactor
+// are 0 (0 + den/2 over den > 0 is 0, which always fits).
+bool ls_mat3_inverse_spd2_(ls_fx k00, ls_fx k01, ls_fx k11, ls_mat3 *out)
+{
+    uint32_t mx = LS_FX_ONE;
+    const ls_fx e[3] = {k00, k01, k11};
+    for (int k = 0; k < 3; k++) {
+        uint32_t v = (uint32_t)ls_fx_abs(e[k]);
+        mx = v > mx ? v : mx;
+    }
+    int sh = 15 - (31 - __builtin_clz(mx));
+    int64_t a0 = ls_shift_round_(k00, sh), a1 = ls_shift_round_(k01, sh),
+            a4 = ls_shift_round_(k11, sh), a8 = ls_shift_round_(LS_FX_ONE, sh);
+    int64_t c0 = a4 * a8, c1 = -(a1 * a8), c4 = a8 * a0, c8 = a0 * a4 - a1 * a1;
+    int64_t det = a0 * c0 + a1 * c1;
+    if (det <= 0 || a0 <= 0 || c8 <= 0) {
+        return false;
+    }
+    int64_t den = det >> 4;
+    if (den == 0) {
+        return false;
+    }
+    ls_fx r0, r1, r4, r8;
+    if (!inverse_entry(c0, den, sh, &r0) || !inverse_entry(c1, den, sh, &r1) ||
+        !inverse_entry(c4, den, sh, &r4) || !inverse_entry(c8, den, sh, &r8)) {
+        return false;
+    }
+    out->row[0] = ls_vec3_make(r0, r1, 0);
+    out->row[1] = ls_vec3_make(r1, r4, 0);
+    out->row[2] = ls_vec3_make(0, 0, r8);
     return true;
 }
