@@ -247,6 +247,32 @@ static void set_anchors(const ls_world *w, ls_contact *c)
     c->restitution = ls_fx_max(sa->restitution, sb->restitution);
 }
 
+// A new contact of pair pr in *c, computed by the collide routine (with its
+// recycling data when the shapes touch); returns whether they touch.
+static bool fresh_contact(const ls_world *w, ls_pair pr, ls_contact *c)
+{
+    memset(c, 0, sizeof *c);
+    c->shape_a = pr.a;
+    c->shape_b = pr.b;
+    c->a = w->shapes[pr.a].body;
+    c->b = w->shapes[pr.b].body;
+    bool touching = collide_pair(w, pr, &c->m);
+    if (touching) {
+        set_anchors(w, c);
+    }
+    return touching;
+}
+
+// No impulses yet: the warm start (warm_start_from) sets those it finds.
+static void clear_impulses(ls_contact *c)
+{
+    for (int k = 0; k < LS_MANIFOLD_MAX; k++) {
+        c->normal_impulse[k] = 0;
+    }
+    c->friction_impulse = c->rolling_impulse = ls_vec3_zero();
+    c->twist_impulse = 0;
+}
+
 ls_vec3 ls_contact_core_(const ls_world *w, uint32_t shape, ls_vec3 point)
 {
     // A round shape's touching point does not turn with it (a rolling ball
@@ -417,28 +443,12 @@ static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
         ls_contact *c = &r->c;
         const ls_contact *old = r->old != UINT32_MAX ? &w->contacts_old[r->old] : NULL;
         r->recycled = old && recycle(w, old, c);
-        if (r->recycled) {
-            r->touching = true;
-        } else {
-            memset(c, 0, sizeof *c);
-            c->shape_a = pr.a;
-            c->shape_b = pr.b;
-            c->a = sa->body;
-            c->b = sb->body;
-            r->touching = collide_pair(w, pr, &c->m);
-            if (r->touching) {
-                set_anchors(w, c);
-            }
-        }
+        r->touching = r->recycled || fresh_contact(w, pr, c);
         if (r->touching) {
             // The warm start, here rather than in the serial walk: a pair
             // without children has at most one old contact, the one
             // find_old found, which is the walk's match (merge_child).
-            for (int k = 0; k < LS_MANIFOLD_MAX; k++) {
-                c->normal_impulse[k] = 0;
-            }
-            c->friction_impulse = c->rolling_impulse = ls_vec3_zero();
-            c->twist_impulse = 0;
+            clear_impulses(c);
             warm_start_from(c, old);
         }
     }
@@ -507,21 +517,9 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
             return true;
         } else {
             // A body of the pair was woken earlier in this walk.
-            memset(c, 0, sizeof *c);
-            c->shape_a = pr.a;
-            c->shape_b = pr.b;
-            c->a = sa->body;
-            c->b = sb->body;
-            touching = collide_pair(w, pr, &c->m);
-            if (touching) {
-                set_anchors(w, c);
-            }
+            touching = fresh_contact(w, pr, c);
         }
-        for (int k = 0; k < LS_MANIFOLD_MAX; k++) {
-            c->normal_impulse[k] = 0;
-        }
-        c->friction_impulse = c->rolling_impulse = ls_vec3_zero();
-        c->twist_impulse = 0;
+        clear_impulses(c);
         merge_child(w, c, touching, old, old_count, j, pr, false);
         return true;
     }
