@@ -37,7 +37,7 @@ AVX2 void load_normal(const ls_contact_lanes *g, N *n)
 }
 
 // n . (vb - va) + wb . ang_b - wa . ang_a, rounded and checked.
-AVX2 V normal_speed(const N *n, const ls_contact_point_lanes *p, const B *a, const B *b, V *chk)
+AVX2 V normal_speed(const N *n, const ls_contact_point_lanes *p, const B *a, const B *b, K *chk)
 {
     P dv[3], wa[3], wb[3];
     for (int k = 0; k < 3; k++) {
@@ -54,7 +54,7 @@ AVX2 V normal_speed(const N *n, const ls_contact_point_lanes *p, const B *a, con
 }
 
 AVX2 void apply_normal(const ls_contact_lanes *g, const ls_contact_point_lanes *p, B *a, B *b, V d,
-                       V *chk)
+                       K *chk)
 {
     P pd = prep(d);
     for (int k = 0; k < 3; k++) {
@@ -65,7 +65,7 @@ AVX2 void apply_normal(const ls_contact_lanes *g, const ls_contact_point_lanes *
     }
 }
 
-AVX2 void apply_friction(const ls_contact_lanes *g, B *a, B *b, V d1, V d2, V *chk)
+AVX2 void apply_friction(const ls_contact_lanes *g, B *a, B *b, V d1, V d2, K *chk)
 {
     P p1 = prep(d1), p2 = prep(d2);
     P ma = prep(ld(g->inv_mass_a)), mb = prep(ld(g->inv_mass_b));
@@ -83,7 +83,7 @@ AVX2 void apply_friction(const ls_contact_lanes *g, B *a, B *b, V d1, V d2, V *c
 
 // Rolling resistance (ls_rolling_lanes): wa -= Ia^-1 d, wb += Ib^-1 d. Lanes
 // without it hold zeros, so every lane takes the same steps.
-AVX2 void apply_rolling(const ls_rolling_lanes *ro, B *a, B *b, const V *d, V *chk)
+AVX2 void apply_rolling(const ls_rolling_lanes *ro, B *a, B *b, const V *d, K *chk)
 {
     static const int idx[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
     P pd[3] = {prep(d[0]), prep(d[1]), prep(d[2])};
@@ -114,7 +114,7 @@ AVX2 V cap64(V x)
 // The rolling block of the relax pass (solve_surface's first part): r' =
 // clamp(r + rnd(M (wa - wb), 16), limit * total), applied; the new r in *out.
 // rtotal = sum of limit * lambda_i, exact.
-AVX2 void solve_rolling(const ls_rolling_lanes *ro, B *a, B *b, W rtotal, V *out, V *chk)
+AVX2 void solve_rolling(const ls_rolling_lanes *ro, B *a, B *b, W rtotal, V *out, K *chk)
 {
     static const int idx[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
     P dw[3];
@@ -145,7 +145,7 @@ AVX2 void solve_rolling(const ls_rolling_lanes *ro, B *a, B *b, W rtotal, V *out
     W len2 = dot3p(pn[0], pn[1], pn[2], pn[0], pn[1], pn[2]), lim2 = mulp(pl, pl);
     V outside =
         _mm256_or_si256(_mm256_cmpgt_epi64(len2.e, lim2.e), _mm256_cmpgt_epi64(len2.o, lim2.o));
-    if (!all_zero(_mm256_or_si256(far, outside)) && all_zero(*chk)) {
+    if (!all_zero(_mm256_or_si256(far, outside)) && !k_bad(chk)) {
         int64_t e[3][4], o[3][4];
         int32_t xl[8], r[3][8];
         for (int k = 0; k < 3; k++) {
@@ -179,7 +179,7 @@ AVX2 void solve_rolling(const ls_rolling_lanes *ro, B *a, B *b, W rtotal, V *out
 
 AVX2_FN uint32_t warm_start(const ls_contact_sweep *sw, ls_contact_lanes *g)
 {
-    V chk = _mm256_setzero_si256();
+    K chk = k_zero();
     B a, b;
     gather(sw->states, g->a, &a, false);
     gather(sw->states, g->b, &b, false);
@@ -197,7 +197,7 @@ AVX2_FN uint32_t warm_start(const ls_contact_sweep *sw, ls_contact_lanes *g)
         const V r[3] = {ld(ro->r[0]), ld(ro->r[1]), ld(ro->r[2])};
         apply_rolling(ro, &a, &b, r, &chk);
     }
-    if (!all_zero(chk)) {
+    if (k_bad(&chk)) {
         return ls_contact_warm_start_scalar_(sw, g);
     }
     scatter(sw->states, g->a, &a);
@@ -206,7 +206,7 @@ AVX2_FN uint32_t warm_start(const ls_contact_sweep *sw, ls_contact_lanes *g)
 }
 
 // n' = conj(dq) n dq (rotate_conj of the scalar reference), checked.
-AVX2 void rotate_conj(const V *dq, const N *n, V *out, V *chk)
+AVX2 void rotate_conj(const V *dq, const N *n, V *out, K *chk)
 {
     P u[3], pw = prep(dq[3]);
     for (int k = 0; k < 3; k++) {
@@ -233,7 +233,7 @@ AVX2 void rotate_conj(const V *dq, const N *n, V *out, V *chk)
 AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
 {
     ls_rolling_lanes *ro = g->rolling >= 0 ? &sw->rolling[g->rolling] : NULL;
-    V chk = _mm256_setzero_si256();
+    K chk = k_zero();
     B a, b;
     gather(sw->states, g->a, &a, true);
     gather(sw->states, g->b, &b, true);
@@ -313,8 +313,8 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
         V neg_e = _mm256_cmpgt_epi64(zero, ne), neg_o = _mm256_cmpgt_epi64(zero, no);
         ne = _mm256_andnot_si256(neg_e, ne);
         no = _mm256_andnot_si256(neg_o, no);
-        chk = _mm256_or_si256(
-            chk, _mm256_or_si256(_mm256_srli_epi64(ne, 31), _mm256_srli_epi64(no, 31)));
+        chk.bad = _mm256_or_si256(
+            chk.bad, _mm256_or_si256(_mm256_srli_epi64(ne, 31), _mm256_srli_epi64(no, 31)));
         V now = _mm256_blend_epi32(ne, _mm256_slli_epi64(no, 32), 0xAA);
         imp[i] = now;
         maxi[i] = _mm256_max_epi32(ld(p->max_impulse), now);
@@ -390,7 +390,7 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
         W len2 = addw(mulp(p1, p1), mulp(p2, p2)), lim2 = mulp(pl, pl);
         V out =
             _mm256_or_si256(_mm256_cmpgt_epi64(len2.e, lim2.e), _mm256_cmpgt_epi64(len2.o, lim2.o));
-        if (!all_zero(out) && all_zero(chk)) {
+        if (!all_zero(out) && !k_bad(&chk)) {
             int32_t x1[8], x2[8], xl[8];
             st(x1, n1);
             st(x2, n2);
@@ -414,7 +414,7 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
 #undef RND16_64
 #undef CAP64
     }
-    if (!all_zero(chk)) {
+    if (k_bad(&chk)) {
         return ls_contact_solve_scalar_(sw, g);
     }
     for (int i = 0; i < g->points; i++) {
@@ -439,7 +439,7 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
 // ---- prepare -----------------------------------------------------------------
 
 // a x b, each component rounded and checked (cross16).
-AVX2 void cross_p(const P *a, const P *b, V *out, V *chk)
+AVX2 void cross_p(const P *a, const P *b, V *out, K *chk)
 {
     out[0] = NAR(subw(mulp(a[1], b[2]), mulp(a[2], b[1])), 16, *chk);
     out[1] = NAR(subw(mulp(a[2], b[0]), mulp(a[0], b[2])), 16, *chk);
@@ -448,7 +448,7 @@ AVX2 void cross_p(const P *a, const P *b, V *out, V *chk)
 
 // m v for a symmetric Q12.20 m (xx, xy, xz, yy, yz, zz), rounded and checked
 // (sym_mul_q20).
-AVX2 void sym_p(const P *m, const P *v, V *out, V *chk)
+AVX2 void sym_p(const P *m, const P *v, V *out, K *chk)
 {
     out[0] = NAR(dot3p(m[0], m[1], m[2], v[0], v[1], v[2]), 16, *chk);
     out[1] = NAR(dot3p(m[1], m[3], m[4], v[0], v[1], v[2]), 16, *chk);
@@ -489,7 +489,7 @@ AVX2 void st64(int64_t *out, W x)
 // with the scalar reference when a check fails). Lanes and points that are
 // empty have zero inputs and give the zeros the scalar reference leaves;
 // only the normal speed of an empty point is masked.
-AVX2 void prep_math(ls_contact_lanes *g, ls_contact_prep *t, V *chk)
+AVX2 void prep_math(ls_contact_lanes *g, ls_contact_prep *t, K *chk)
 {
     V nv[3];
     P n[3], ia[6], ib[6];
@@ -619,9 +619,9 @@ AVX2 void prep_math(ls_contact_lanes *g, ls_contact_prep *t, V *chk)
 
 AVX2_FN uint32_t prep_math_avx2(ls_contact_lanes *g, ls_contact_prep *t)
 {
-    V chk = _mm256_setzero_si256();
+    K chk = k_zero();
     prep_math(g, t, &chk);
-    return !all_zero(chk);
+    return k_bad(&chk);
 }
 
 static uint32_t prepare(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,

@@ -13,7 +13,7 @@
 #include "lanes_avx2.h"
 
 // v turned by dq (rotate in joint_lanes.c), checked.
-AVX2 void rotate8(const V *dq, const V *v, V *out, V *chk)
+AVX2 void rotate8(const V *dq, const V *v, V *out, K *chk)
 {
     P u[3], pv[3], pw = prep(dq[3]);
     for (int k = 0; k < 3; k++) {
@@ -40,7 +40,7 @@ AVX2 void rotate8(const V *dq, const V *v, V *out, V *chk)
 static const int sym_idx[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
 
 // K += [r]^T I [r] (add_arm_term of joint_lanes.c) in exact 64-bit lanes.
-AVX2 void arm_term8(W *k, ls_lanes *im, const V *r, V *chk)
+AVX2 void arm_term8(W *k, ls_lanes *im, const V *r, K *chk)
 {
     const V zero = _mm256_setzero_si256();
     V s[3][3] = {{zero, _mm256_sub_epi32(zero, r[2]), r[1]},
@@ -73,7 +73,7 @@ AVX2 void arm_term8(W *k, ls_lanes *im, const V *r, V *chk)
 }
 
 // Apply impulse p at arms ra, rb (apply in joint_lanes.c), checked.
-AVX2 void apply8(const ls_ball_lanes *g, const V *ra, const V *rb, B *a, B *b, const V *p, V *chk)
+AVX2 void apply8(const ls_ball_lanes *g, const V *ra, const V *rb, B *a, B *b, const V *p, K *chk)
 {
     P pp[3], pra[3], prb[3];
     for (int k = 0; k < 3; k++) {
@@ -113,7 +113,7 @@ AVX2 void apply8(const ls_ball_lanes *g, const V *ra, const V *rb, B *a, B *b, c
 
 AVX2_FN uint32_t warm_start(const ls_ball_sweep *sw, ls_ball_lanes *g)
 {
-    V chk = _mm256_setzero_si256();
+    K chk = k_zero();
     B a, b;
     gather(sw->states, g->a, &a, true);
     gather(sw->states, g->b, &b, true);
@@ -161,7 +161,7 @@ AVX2_FN uint32_t warm_start(const ls_ball_sweep *sw, ls_ball_lanes *g)
         p[q] = ld(g->impulse[q]);
     }
     apply8(g, ra, rb, &a, &b, p, &chk);
-    if (!all_zero(chk) || lane_ovf) {
+    if (k_bad(&chk) || lane_ovf) {
         return ls_ball_warm_start_scalar_(sw, g);
     }
     for (int q = 0; q < 3; q++) {
@@ -178,7 +178,7 @@ AVX2_FN uint32_t warm_start(const ls_ball_sweep *sw, ls_ball_lanes *g)
 
 AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
 {
-    V chk = _mm256_setzero_si256();
+    K chk = k_zero();
     bool bias = sw->bias_rate != 0;
     B a, b;
     gather(sw->states, g->a, &a, bias);
@@ -215,7 +215,7 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
         W len2 = dot3p(b0, b1, b2, b0, b1, b2), lim = mulp(mx, mx);
         V over =
             _mm256_or_si256(_mm256_cmpgt_epi64(len2.e, lim.e), _mm256_cmpgt_epi64(len2.o, lim.o));
-        if (!all_zero(over) && all_zero(chk)) {
+        if (!all_zero(over) && !k_bad(&chk)) {
             int32_t x[3][8];
             for (int k = 0; k < 3; k++) {
                 st(x[k], bv[k]);
@@ -259,7 +259,7 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
         imp[k] = chk32(_mm256_add_epi32(old, inc[k]), &chk);
     }
     apply8(g, ra, rb, &a, &b, inc, &chk);
-    if (!all_zero(chk)) {
+    if (k_bad(&chk)) {
         return ls_ball_solve_scalar_(sw, g);
     }
     for (int k = 0; k < 3; k++) {

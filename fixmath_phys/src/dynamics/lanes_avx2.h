@@ -71,35 +71,67 @@ AVX2 W dot3p(P ax, P ay, P az, P bx, P by, P bz)
     return addw(addw(mulp(ax, bx), mulp(ay, by)), mulp(az, bz));
 }
 
-// rnd(x, S) as eight 32-bit lanes, checking it lies in the solver range.
-#define NAR(x, S, chk) nar_((x), S, &(chk))
-AVX2 V nar_impl(W x, V r, V c, __m128i sh, __m128i sh31, __m128i shl, V *chk)
+/// The sticky range check of a group. A value is in the solver range when a
+/// biased sum of it has no bit at or above some position: bit 31 of a 32-bit
+/// lane for a sum (chk32), bit 31 + s of a 64-bit lane for a product rounded
+/// by s bits (NAR). Why the sums are kept apart by that position: or-ing the
+/// biased sums and shifting once when the group is judged (k_bad) is the same
+/// test as shifting each, and it takes two instructions off every rounding of
+/// the sweeps (the rounding is most of their work). `bad` holds tests already
+/// reduced to "nonzero means out of range".
+typedef struct K {
+    V c32, c16, c20, c22, bad;
+} K;
+
+AVX2 K k_zero(void)
 {
-    V ce = _mm256_srl_epi64(_mm256_add_epi64(x.e, c), sh31);
-    V co = _mm256_srl_epi64(_mm256_add_epi64(x.o, c), sh31);
-    *chk = _mm256_or_si256(*chk, _mm256_or_si256(ce, co));
-    V e = _mm256_srl_epi64(_mm256_add_epi64(x.e, r), sh);
-    V o = _mm256_sll_epi64(_mm256_add_epi64(x.o, r), shl);
+    const V z = _mm256_setzero_si256();
+    K k = {z, z, z, z, z};
+    return k;
+}
+
+/// Some value of the group left the solver range (or would have saturated).
+AVX2 bool k_bad(const K *k)
+{
+    V x = _mm256_or_si256(k->bad, _mm256_srli_epi32(k->c32, 31));
+    x = _mm256_or_si256(x, _mm256_srli_epi64(k->c16, 31 + 16));
+    x = _mm256_or_si256(x, _mm256_srli_epi64(k->c20, 31 + 20));
+    x = _mm256_or_si256(x, _mm256_srli_epi64(k->c22, 31 + 22));
+    return _mm256_testz_si256(x, x) == 0;
+}
+
+// rnd(x, S) as eight 32-bit lanes, checking it lies in the solver range:
+// x + 2^(S-1) + 2^(30+S) must lie in [0, 2^(31+S)).
+#define NAR(x, S, chk) nar_((x), S, &(chk))
+AVX2 V nar_(W x, int s, K *k)
+{
+    const V r = _mm256_set1_epi64x((long long)((int64_t)1 << (s - 1)));
+    const V c = _mm256_set1_epi64x((long long)((int64_t)1 << (30 + s)));
+    V te = _mm256_add_epi64(x.e, r), to = _mm256_add_epi64(x.o, r);
+    V biased = _mm256_or_si256(_mm256_add_epi64(te, c), _mm256_add_epi64(to, c));
+    if (s == 16) {
+        k->c16 = _mm256_or_si256(k->c16, biased);
+    } else if (s == 20) {
+        k->c20 = _mm256_or_si256(k->c20, biased);
+    } else if (s == 22) {
+        k->c22 = _mm256_or_si256(k->c22, biased);
+    } else {
+        k->bad = _mm256_or_si256(k->bad, _mm256_srl_epi64(biased, _mm_cvtsi32_si128(31 + s)));
+    }
+    V e = _mm256_srl_epi64(te, _mm_cvtsi32_si128(s));
+    V o = _mm256_sll_epi64(to, _mm_cvtsi32_si128(32 - s));
     return _mm256_blend_epi32(e, o, 0xAA);
 }
 
-AVX2 V nar_(W x, int s, V *chk)
-{
-    const V r = _mm256_set1_epi64x((long long)((int64_t)1 << (s - 1)));
-    const V c = _mm256_set1_epi64x((long long)(((int64_t)1 << (s - 1)) + ((int64_t)1 << (30 + s))));
-    return nar_impl(x, r, c, _mm_cvtsi32_si128(s), _mm_cvtsi32_si128(31 + s),
-                    _mm_cvtsi32_si128(32 - s), chk);
-}
-
 // Check a 32-bit sum lies in the solver range.
-AVX2 V chk32(V x, V *chk)
+AVX2 V chk32(V x, K *k)
 {
-    *chk = _mm256_or_si256(*chk, _mm256_srli_epi32(_mm256_add_epi32(x, splat(1 << 30)), 31));
+    k->c32 = _mm256_or_si256(k->c32, _mm256_add_epi32(x, splat(1 << 30)));
     return x;
 }
 
 // v + rnd(d * m, S) (sign +1) or v - rnd(d * m, S), checked.
-AVX2 V upd(V v, P d, V m, int s, int sign, V *chk)
+AVX2 V upd(V v, P d, V m, int s, int sign, K *chk)
 {
     V t = nar_(mulp(d, prep(m)), s, chk);
     V r = sign > 0 ? _mm256_add_epi32(v, t) : _mm256_sub_epi32(v, t);
@@ -107,7 +139,7 @@ AVX2 V upd(V v, P d, V m, int s, int sign, V *chk)
 }
 
 // v +- rnd(d1 * m1 + d2 * m2, S), checked.
-AVX2 V upd2(V v, P d1, V m1, P d2, V m2, int s, int sign, V *chk)
+AVX2 V upd2(V v, P d1, V m1, P d2, V m2, int s, int sign, K *chk)
 {
     V t = nar_(addw(mulp(d1, prep(m1)), mulp(d2, prep(m2))), s, chk);
     V r = sign > 0 ? _mm256_add_epi32(v, t) : _mm256_sub_epi32(v, t);
