@@ -267,7 +267,9 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     B a0 = a, b0 = b;
     V jdelta[LS_MANIFOLD_MAX];
     for (uint32_t k = 0; k < np; k++) {
-        const uint32_t i = (sw->reverse ? first + np - k : first + k) % np;
+        // (first + k) or (first + np - k), modulo np: both below 2 np.
+        uint32_t i = sw->reverse ? first + np - k : first + k;
+        i = i >= np ? i - np : i;
         const ls_contact_point_lanes *p = &g->p[i];
         W sep = subw(dot3p(pnb[0], pnb[1], pnb[2], prep(ld(p->sb[0])), prep(ld(p->sb[1])),
                            prep(ld(p->sb[2]))),
