@@ -126,11 +126,20 @@ static ls_vec3 gyro_omega(const ls_body *b, ls_mat3 rn, ls_vec3 wb, ls_vec3 lb, 
 // predictor-corrector: turning by the old w and then updating w (explicit)
 // gains ~1 % kinetic energy per second on a tumbling box; turning by the
 // mean of the old and the predicted w is second order and keeps it.
+//
+// Why the rotation matrix of a body without gyroscopic motion is not always
+// renewed here: within the sub-steps the contacts and the ball lanes read the
+// rotation since the tick began (dq), and the matrix is made from q again for
+// every moving body when the solve ends (ls_body_update_pose_), so only the
+// bodies of joints solved outside the lanes, which read it (LS_STATE_POSE),
+// need it every sub-step.
 static void integrate_rotation(ls_body *b, ls_solver_body *s, ls_fx h)
 {
     if (!b->gyro) {
         b->q = integrate_q(b->q, s->w, h);
-        b->xf.r = ls_mat3_from_quat(b->q);
+        if (s->flags & LS_STATE_POSE) {
+            b->xf.r = ls_mat3_from_quat(b->q);
+        }
         return;
     }
     ls_mat3 r = b->xf.r;
@@ -767,6 +776,8 @@ void ls_world_solve_(ls_world *w)
         ls_joint *j = &w->joints[w->active_joints[k]];
         if (j->type != LS_JOINT_BALL) {
             ls_joint_prepare_(w, j, &ctx);
+            sv->states[w->bodies[j->a].state].flags |= LS_STATE_POSE;
+            sv->states[w->bodies[j->b].state].flags |= LS_STATE_POSE;
         }
     }
     for (uint32_t sub = 0; sub < ctx.substeps; sub++) {

@@ -24,6 +24,7 @@
 /// Flag bits of ls_solver_body.flags.
 enum {
     LS_STATE_WRITABLE = 1u, ///< dynamic: constraints change its velocities
+    LS_STATE_POSE = 2u,     ///< a joint outside the lanes reads its rotation matrix each sub-step
 };
 
 /// One moving body during a tick's solve. Every component stays within the
