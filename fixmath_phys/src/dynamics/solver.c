@@ -58,11 +58,11 @@ static ls_vec3 clamp_speed(ls_vec3 v, ls_fx limit)
 }
 
 // Gravity, forces and damping of a dynamic body for one sub-step of h seconds.
-static void integrate_velocity(const ls_world *w, const ls_step_ctx *ctx, const ls_body *b,
+// (acc: the body's gravity + force / m, the same in every sub-step: prepare_mass.)
+static void integrate_velocity(const ls_step_ctx *ctx, const ls_body *b, ls_vec3 acc,
                                ls_solver_body *s)
 {
     const ls_fx h = ctx->h;
-    ls_vec3 acc = ls_vec3_mad(w->def.gravity, b->force, b->inv_mass);
     ls_vec3 v = ls_vec3_mad(s->v, acc, h), av = s->w;
     if (b->torque.x || b->torque.y || b->torque.z) {
         av = ls_vec3_add(av, ls_vec3_scale(ls_mat3_mul_vec(b->inv_inertia_world, b->torque), h));
@@ -220,10 +220,13 @@ static void inverse_inertia_q20(const ls_body *b, int32_t *out)
 
 // The solver masses of state s (a dynamic body): 1/m in Q10.22 from the
 // body's mass, rounded to nearest, and its world inverse inertia.
-static void prepare_mass(const ls_body *b, ls_solver_mass *m)
+static void prepare_mass(const ls_world *w, const ls_body *b, ls_solver_mass *m)
 {
     memset(m, 0, sizeof *m);
     m->p = b->p;
+    if (b->type == LS_BODY_DYNAMIC) {
+        m->acc = ls_vec3_mad(w->def.gravity, b->force, b->inv_mass);
+    }
     if (b->type != LS_BODY_DYNAMIC || b->mass <= 0) {
         return;
     }
@@ -357,7 +360,7 @@ static void states_masses(void *p, uint32_t begin, uint32_t end, uint32_t worker
     (void)worker;
     for (uint32_t i = begin; i < end; i++) {
         uint32_t s = i + 1;
-        prepare_mass(&st->w->bodies[sv->states[s].body], &sv->masses[s]);
+        prepare_mass(st->w, &st->w->bodies[sv->states[s].body], &sv->masses[s]);
     }
 }
 
@@ -369,7 +372,7 @@ static void states_velocities(void *p, uint32_t begin, uint32_t end, uint32_t wo
     for (uint32_t i = begin; i < end; i++) {
         ls_solver_body *s = &sv->states[i + 1];
         if (s->flags & LS_STATE_WRITABLE) {
-            integrate_velocity(st->w, st->ctx, &st->w->bodies[s->body], s);
+            integrate_velocity(st->ctx, &st->w->bodies[s->body], sv->masses[i + 1].acc, s);
         }
     }
 }

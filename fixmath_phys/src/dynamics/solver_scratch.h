@@ -24,6 +24,7 @@ typedef struct ls_solver_mass {
     ls_vec3 p;              ///< centre of mass at the tick start (state 0: the origin)
     int32_t pad;
     int64_t moved[3]; ///< sum of v h over this tick's sub-steps, exact (Q32.32)
+    ls_vec3 acc;      ///< gravity + force / m of a dynamic body, constant over the tick's sub-steps
 } ls_solver_mass;
 
 typedef struct ls_solver_scratch {
