@@ -144,6 +144,9 @@ static int add_box(ours *o, double x, double y, double z, const double half[3], 
 static void ours_destroy(void *h)
 {
     ours *o = h;
+    if (o->w && getenv("BENCH_BOX3D_CHECKSUM")) { // the end state's bits (same-bits checks)
+        fprintf(stderr, "checksum %016llx\n", (unsigned long long)ls_world_checksum(o->w));
+    }
     if (o->w) {
         ls_world_destroy(o->w);
     }

@@ -82,6 +82,25 @@ static inline ls_mat3 ls_mat3_from_quat(ls_quat q)
     int64_t wx = (int64_t)q.w * q.x, wy = (int64_t)q.w * q.y, wz = (int64_t)q.w * q.z;
     const int64_t one = (int64_t)1 << 32;
     ls_mat3 m;
+    // Every component below 2 in magnitude (any unit quaternion): each entry
+    // is below 2^37 in Q32.32, where ls_fx_round_q32 is ls_fx_from_q32's
+    // rounding without the wide-sum care, and its result (below 2^21) is
+    // never clamped: the same bits with less work (integration does this
+    // for every turning body in every sub-step).
+    uint32_t mag = (uint32_t)(q.x ^ (q.x >> 31)) | (uint32_t)(q.y ^ (q.y >> 31)) |
+                   (uint32_t)(q.z ^ (q.z >> 31)) | (uint32_t)(q.w ^ (q.w >> 31));
+    if (mag < (1u << 17)) {
+        m.row[0] = ls_vec3_make((ls_fx)ls_fx_round_q32(one - 2 * (yy + zz)),
+                                (ls_fx)ls_fx_round_q32(2 * (xy - wz)),
+                                (ls_fx)ls_fx_round_q32(2 * (xz + wy)));
+        m.row[1] = ls_vec3_make((ls_fx)ls_fx_round_q32(2 * (xy + wz)),
+                                (ls_fx)ls_fx_round_q32(one - 2 * (xx + zz)),
+                                (ls_fx)ls_fx_round_q32(2 * (yz - wx)));
+        m.row[2] = ls_vec3_make((ls_fx)ls_fx_round_q32(2 * (xz - wy)),
+                                (ls_fx)ls_fx_round_q32(2 * (yz + wx)),
+                                (ls_fx)ls_fx_round_q32(one - 2 * (xx + yy)));
+        return m;
+    }
     m.row[0] = ls_vec3_make(ls_fx_from_q32(one - 2 * (yy + zz)), ls_fx_from_q32(2 * (xy - wz)),
                             ls_fx_from_q32(2 * (xz + wy)));
     m.row[1] = ls_vec3_make(ls_fx_from_q32(2 * (xy + wz)), ls_fx_from_q32(one - 2 * (xx + zz)),

@@ -104,7 +104,10 @@ int ls_collide_capsule_capsule(const ls_geom *a, const ls_xform *xa, const ls_ge
     if (!ls_vec3_shorter_than(d, ls_fx_add(rsum, margin))) {
         return 0;
     }
-    m->normal = ls_vec3_normalize(d, crossing_normal(&sa, &sb));
+    // The crossing normal only when d is zero, the one case where
+    // ls_vec3_normalize returns its fallback (same bits, no second root).
+    m->normal = d.x != 0 || d.y != 0 || d.z != 0 ? ls_vec3_normalize(d, ls_vec3_zero())
+                                                 : crossing_normal(&sa, &sb);
     ls_fx lo, hi;
     // Parallel capsules lying side by side touch along a line: report both
     // ends of the overlap so the pair cannot rock about a single point.

@@ -175,21 +175,45 @@ static int64_t tick_reach(const ls_world *w, const ls_body *b)
 // grown margin its far end's points exist as speculative ones (separation
 // > 0: the solver lets them close exactly that gap). Slow pairs (resting
 // piles) keep the plain margin, so their manifolds are unchanged.
-static ls_fx pair_margin(const ls_world *w, ls_pair pr)
+static ls_fx margin_of(const ls_world *w, int64_t reach_a, int64_t reach_b)
 {
-    const ls_body *a = &w->bodies[w->shapes[pr.a].body], *b = &w->bodies[w->shapes[pr.b].body];
-    int64_t m = (int64_t)w->def.contact_margin + tick_reach(w, a) + tick_reach(w, b);
+    int64_t m = (int64_t)w->def.contact_margin + reach_a + reach_b;
     int64_t cap = (int64_t)w->def.contact_margin * LS_SPECULATIVE_MARGINS;
     return (ls_fx)(m < cap ? m : cap);
 }
 
+static ls_fx pair_margin(const ls_world *w, ls_pair pr)
+{
+    const ls_body *a = &w->bodies[w->shapes[pr.a].body], *b = &w->bodies[w->shapes[pr.b].body];
+    return margin_of(w, tick_reach(w, a), tick_reach(w, b));
+}
+
+// The last body whose tick_reach the parallel narrow phase computed. Why:
+// the pairs come sorted by shape a, so runs of pairs share body a, and each
+// reach takes two square roots; nothing tick_reach reads changes during the
+// parallel phase, so the kept value is the one it would compute again (the
+// serial walk, which can wake bodies, computes afresh). Local to one block.
+typedef struct reach_memo {
+    uint32_t body;
+    int64_t reach;
+} reach_memo;
+
+static int64_t memo_reach(const ls_world *w, uint32_t body, reach_memo *m)
+{
+    if (m->body != body) {
+        m->body = body;
+        m->reach = tick_reach(w, &w->bodies[body]);
+    }
+    return m->reach;
+}
+
 // The manifold of a non-mesh pair into *m (zeroed first, as the contact it
-// becomes); returns whether the shapes touch.
-static bool collide_pair(const ls_world *w, ls_pair pr, ls_manifold *m)
+// becomes) with the pair's margin; returns whether the shapes touch.
+static bool collide_pair(const ls_world *w, ls_pair pr, ls_fx margin, ls_manifold *m)
 {
     const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
     memset(m, 0, sizeof *m);
-    return ls_collide(&sa->geom, &sa->xf, &sb->geom, &sb->xf, pair_margin(w, pr), m) > 0;
+    return ls_collide(&sa->geom, &sa->xf, &sb->geom, &sb->xf, margin, m) > 0;
 }
 
 // A deterministic orthonormal tangent basis for unit normal n (SPEC.md §11.2).
@@ -208,16 +232,21 @@ static void set_anchors(const ls_world *w, ls_contact *c)
 {
     const ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
     ls_vec3 n = c->m.normal;
-    for (int i = 0; i < LS_MANIFOLD_MAX; i++) {
-        bool used = i < c->m.count;
+    // Only the used points: the core routines are pure, so an unused point's
+    // core was computed only to be dropped (the contact arrives zeroed, and
+    // its unused anchors and depths stay zero).
+    for (int i = 0; i < c->m.count; i++) {
         ls_vec3 p = c->m.points[i].point;
         // The anchors are the points' core points in the body frames: a round
         // shape's touching point does not turn with it, its core point does.
         ls_vec3 ca = ls_contact_core_(w, c->shape_a, p), cb = ls_contact_core_(w, c->shape_b, p);
-        c->anchor_a[i] = used ? ls_mat3_mul_tvec(a->xf.r, ls_vec3_sub(ca, a->p)) : ls_vec3_zero();
-        c->anchor_b[i] = used ? ls_mat3_mul_tvec(b->xf.r, ls_vec3_sub(cb, b->p)) : ls_vec3_zero();
-        c->base_depth[i] =
-            used ? ls_fx_add(c->m.points[i].depth, ls_vec3_dot(n, ls_vec3_sub(cb, ca))) : 0;
+        c->anchor_a[i] = ls_mat3_mul_tvec(a->xf.r, ls_vec3_sub(ca, a->p));
+        c->anchor_b[i] = ls_mat3_mul_tvec(b->xf.r, ls_vec3_sub(cb, b->p));
+        c->base_depth[i] = ls_fx_add(c->m.points[i].depth, ls_vec3_dot(n, ls_vec3_sub(cb, ca)));
+    }
+    for (int i = c->m.count; i < LS_MANIFOLD_MAX; i++) {
+        c->anchor_a[i] = c->anchor_b[i] = ls_vec3_zero();
+        c->base_depth[i] = 0;
     }
     c->pose_p[0] = a->p;
     c->pose_q[0] = a->q;
@@ -249,14 +278,14 @@ static void set_anchors(const ls_world *w, ls_contact *c)
 
 // A new contact of pair pr in *c, computed by the collide routine (with its
 // recycling data when the shapes touch); returns whether they touch.
-static bool fresh_contact(const ls_world *w, ls_pair pr, ls_contact *c)
+static bool fresh_contact(const ls_world *w, ls_pair pr, ls_fx margin, ls_contact *c)
 {
     memset(c, 0, sizeof *c);
     c->shape_a = pr.a;
     c->shape_b = pr.b;
     c->a = w->shapes[pr.a].body;
     c->b = w->shapes[pr.b].body;
-    bool touching = collide_pair(w, pr, &c->m);
+    bool touching = collide_pair(w, pr, margin, &c->m);
     if (touching) {
         set_anchors(w, c);
     }
@@ -428,6 +457,7 @@ static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
 {
     ls_world *w = ctx;
     (void)worker;
+    reach_memo memo_a = {UINT32_MAX, 0}, memo_b = {UINT32_MAX, 0};
     for (uint32_t i = begin; i < end; i++) {
         ls_pair pr = w->pairs[i];
         ls_pair_manifold *r = &w->pair_manifolds[i];
@@ -443,7 +473,10 @@ static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
         ls_contact *c = &r->c;
         const ls_contact *old = r->old != UINT32_MAX ? &w->contacts_old[r->old] : NULL;
         r->recycled = old && recycle(w, old, c);
-        r->touching = r->recycled || fresh_contact(w, pr, c);
+        r->touching = r->recycled || fresh_contact(w, pr,
+                                                   margin_of(w, memo_reach(w, sa->body, &memo_a),
+                                                             memo_reach(w, sb->body, &memo_b)),
+                                                   c);
         if (r->touching) {
             // The warm start, here rather than in the serial walk: a pair
             // without children has at most one old contact, the one
@@ -517,7 +550,7 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
             return true;
         } else {
             // A body of the pair was woken earlier in this walk.
-            touching = fresh_contact(w, pr, c);
+            touching = fresh_contact(w, pr, pair_margin(w, pr), c);
         }
         clear_impulses(c);
         merge_child(w, c, touching, old, old_count, j, pr, false);

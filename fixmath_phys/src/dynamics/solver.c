@@ -115,10 +115,11 @@ static ls_quat integrate_q(ls_quat q, ls_vec3 w, ls_fx h)
 }
 
 // Angular velocity of a body turned to rotation rn that kept its angular
-// momentum lw (world; lb and wb in the old body frame): rn (wb + I^-1 (rnT lw - lb)).
-static ls_vec3 gyro_omega(const ls_body *b, ls_mat3 rn, ls_vec3 wb, ls_vec3 lb, ls_vec3 lw)
+// momentum lw (world; lb and wb in the old body frame): rn (wb + I^-1 (rnT lw - lb)),
+// given rtl = rnT lw (the energy guard reads it too).
+static ls_vec3 gyro_omega(const ls_body *b, ls_mat3 rn, ls_vec3 wb, ls_vec3 lb, ls_vec3 rtl)
 {
-    ls_vec3 dl = ls_vec3_sub(ls_mat3_mul_tvec(rn, lw), lb);
+    ls_vec3 dl = ls_vec3_sub(rtl, lb);
     return ls_mat3_mul_vec(rn, ls_vec3_add(wb, ls_mat3_mul_vec(b->gyro_m, dl)));
 }
 
@@ -147,18 +148,20 @@ static void integrate_rotation(ls_body *b, ls_solver_body *s, ls_fx h)
     ls_vec3 lb = ls_mat3_mul_vec(b->gyro_i, wb); // scaled angular momentum
     ls_vec3 lw = ls_mat3_mul_vec(r, lb);         // world
     ls_quat q1 = integrate_q(b->q, s->w, h);
-    ls_vec3 w1 = gyro_omega(b, ls_mat3_from_quat(q1), wb, lb, lw);
+    ls_mat3 r1 = ls_mat3_from_quat(q1);
+    ls_vec3 w1 = gyro_omega(b, r1, wb, lb, ls_mat3_mul_tvec(r1, lw));
     ls_vec3 wm = ls_vec3_make(ls_fx_add(s->w.x, w1.x) / 2, ls_fx_add(s->w.y, w1.y) / 2,
                               ls_fx_add(s->w.z, w1.z) / 2);
     b->q = integrate_q(b->q, wm, h);
     b->xf.r = ls_mat3_from_quat(b->q);
-    ls_vec3 w2 = gyro_omega(b, b->xf.r, wb, lb, lw);
+    ls_vec3 rtl = ls_mat3_mul_tvec(b->xf.r, lw);
+    ls_vec3 w2 = gyro_omega(b, b->xf.r, wb, lb, rtl);
     // Energy guard: 2E = w.L (scaled units). The scheme's own error is far
     // below 1/1024 per sub-step; a larger rise (extreme spin, rounding of a
     // badly conditioned inertia) is cut back so energy can never run away.
     int64_t e0 = ls_vec3_dot_q32(wb, lb);
     ls_vec3 wb2 = ls_mat3_mul_tvec(b->xf.r, w2);
-    int64_t e1 = ls_vec3_dot_q32(wb2, ls_mat3_mul_tvec(b->xf.r, lw));
+    int64_t e1 = ls_vec3_dot_q32(wb2, rtl);
     if (e0 > 0 && e1 - e0 > (e0 >> 10)) {
         while (e1 >= ((int64_t)1 << 46)) {
             e0 >>= 1;
