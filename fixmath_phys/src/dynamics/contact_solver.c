@@ -804,9 +804,16 @@ uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *
     return mask;
 }
 
+// A chain lane still moves when a point's impulse changed while its normal
+// velocity missed the target by more than this (raw, 0.00024 m/s).
+#define CHAIN_TOLERANCE 16
+
 uint32_t ls_contact_restitution_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g)
 {
     uint32_t mask = 0;
+    if (g->impact >> LS_IMPACT_CHAIN != 0) {
+        g->impact &= ~(0xffu << LS_IMPACT_FIRED); // FIRED: the chain lanes that still move
+    }
     for (uint32_t l = 0; l < LS_LANES; l++) {
         bool chain = (g->impact >> (LS_IMPACT_CHAIN + l)) & 1u;
         if (!lane_live(g, l) || g->restitution[l] == 0 || (sw->chain_only && !chain)) {
@@ -837,6 +844,11 @@ uint32_t ls_contact_restitution_scalar_(const ls_contact_sweep *sw, ls_contact_l
             int32_t now = ls_nar_pos((int64_t)old - ls_rnd(x, 16), &ovf);
             p->impulse[l] = now;
             delta[i] = now - old;
+            if (chain && now != old &&
+                ((int64_t)vn - target > CHAIN_TOLERANCE ||
+                 (int64_t)target - vn > CHAIN_TOLERANCE)) {
+                g->impact |= 1u << (LS_IMPACT_FIRED + l);
+            }
             if (!jacobi) {
                 apply_normal(g, p, l, &a, &b, delta[i], &ovf);
             }
@@ -866,7 +878,7 @@ uint32_t ls_contact_restitution_scalar_(const ls_contact_sweep *sw, ls_contact_l
 // (the same bits as without the pass); a lane whose body another impact also
 // moved (a chain) gets as target its normal velocity after the replay, vn0
 // plus the change, at least 0, and the restitution sweeps repeat over the
-// chain lanes to meet those targets together.
+// chain lanes to meet those targets together (until no chain lane moves).
 //
 // Tag of a body in the impact states (ls_solver_body.pad): no impact yet, the
 // contact of its impacts so far, or several contacts.
@@ -932,6 +944,7 @@ uint32_t ls_contact_impact_scalar_(const ls_contact_sweep *sw, ls_contact_lanes 
 uint32_t ls_contact_impact_end_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g)
 {
     uint32_t mask = 0;
+    g->impact &= ~(0xffu << LS_IMPACT_FIRED);
     for (uint32_t l = 0; l < LS_LANES; l++) {
         const ls_solver_body *sa = &sw->states[g->a[l]], *sb = &sw->states[g->b[l]];
         if (!((g->impact >> (LS_IMPACT_EVER + l)) & 1u) ||

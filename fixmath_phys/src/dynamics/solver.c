@@ -539,6 +539,9 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow,
         mask = k->solve(&st->sweep, g);
     } else if (kind == SWEEP_RESTITUTION) {
         mask = k->restitution(&st->sweep, g);
+        if ((g->impact >> LS_IMPACT_FIRED & 0xffu) != 0) {
+            st->flag[worker] = 1; // a chain lane still moves
+        }
     } else if (kind == SWEEP_IMPACT) {
         // The impact pass is scalar on every path (as the restitution).
         mask = ls_contact_impact_scalar_(&st->sweep, g);
@@ -615,9 +618,10 @@ static void for_colours(ls_world *w, stage *st, sweep_kind kind, ls_workers_fn *
 }
 
 // Sweeps of the impact pass at most (a row of n touching bodies needs about
-// n / 2 with two colours), and restitution sweeps over its chain lanes.
+// n / 2 with two colours), and restitution sweeps at most while chain lanes
+// still move (5 balls of Newton's cradle: 8).
 #define IMPACT_SWEEPS 32
-#define CHAIN_SWEEPS  8
+#define CHAIN_SWEEPS  32
 
 // The impact pass (contact_solver.c) after the sub-steps: true when some
 // lane is a chain (its restitution target set by the pass).
@@ -904,7 +908,7 @@ void ls_world_solve_(ls_world *w)
     bool chain = may_bounce && impact_pass(w, &st);
     for_colours(w, &st, SWEEP_RESTITUTION, sweep_restitution);
     st.sweep.chain_only = true;
-    for (uint32_t k = 1; k < CHAIN_SWEEPS && chain; k++) {
+    for (uint32_t k = 1; chain && k < CHAIN_SWEEPS && any_flag(&st); k++) {
         for_colours(w, &st, SWEEP_RESTITUTION, sweep_restitution);
     }
     ls_workers_for_(w->workers, sv->group_count, MIN_ITEM_BLOCK, groups_store, &st);
