@@ -28,7 +28,8 @@ typedef int32_t ls_lanes[LS_LANES];
 /// Point k of every manifold of a group (zero in lanes with fewer points).
 /// Fields are in the order the solve sweep reads them.
 typedef struct ls_contact_point_lanes {
-    ls_lanes base;         ///< separation minus n . (sb - sa), m
+    ls_lanes base;         ///< separation minus n . (sb - sa), m; after the sub-steps, in
+                           ///< a chain lane (ls_contact_lanes.impact): the restitution target, m/s
     ls_lanes sa[3], sb[3]; ///< separation arms: the point's core point (the point unless
                            ///< the shape is round) from each centre of mass at the tick start, m
     ls_lanes ang_a[3];     ///< ra x n
@@ -43,13 +44,22 @@ typedef struct ls_contact_point_lanes {
     ls_lanes vn0;          ///< normal velocity at prepare (restitution), m/s
 } ls_contact_point_lanes;
 
+/// Shifts of the bytes of ls_contact_lanes.impact.
+enum { LS_IMPACT_MAY = 0, LS_IMPACT_FIRED = 8, LS_IMPACT_EVER = 16, LS_IMPACT_CHAIN = 24 };
+
 /// A group of up to LS_LANES manifolds of one colour. The fields are in the
 /// order the sweeps read them (the group is streamed from memory every sweep).
 typedef struct ls_contact_lanes {
     // Per group (not per lane): set by the packing and the prepare.
     int32_t points;  ///< most points of any lane
     int32_t rolling; ///< index of the group's rolling data, -1: none
-    int32_t pad[LS_LANES - 2];
+    /// Restitution (solver.c, the impact pass), a byte of lanes each: bits
+    /// 0-7 the lanes that may bounce this tick (restitution and a point
+    /// approaching faster than the threshold at prepare), 8-15 those that
+    /// bounced in the current impact sweep, 16-23 in any sweep, 24-31 the
+    /// lanes whose restitution targets come from the impact pass (IMPACT_*).
+    uint32_t impact;
+    int32_t pad[LS_LANES - 3];
     // Per lane.
     uint32_t a[LS_LANES], b[LS_LANES]; ///< body states (0: the identity)
     uint32_t count[LS_LANES];          ///< points (0: empty lane)
@@ -97,6 +107,7 @@ typedef struct ls_contact_sweep {
     bool use_bias;     ///< solve (true) or relax (false)
     bool surface;      ///< also friction, twist and rolling (the relax pass; the
                        ///< solve pass when position_iterations is 0)
+    bool chain_only;   ///< restitution: only the chain lanes (ls_contact_lanes.impact)
 } ls_contact_sweep;
 
 /// The prepare's scratch for one group (contact_solver.c): each lane's inputs
@@ -144,6 +155,11 @@ void ls_contact_store_(ls_world *w, const ls_contact_lanes *g, const ls_rolling_
 uint32_t ls_contact_warm_start_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g);
 uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g);
 uint32_t ls_contact_restitution_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g);
+/// The impact pass (solver.c): one sweep of sequential impacts on the
+/// velocity changes in sw->states (the impact states), and its end, the
+/// restitution targets of the lanes whose bodies more than one impact moved.
+uint32_t ls_contact_impact_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g);
+uint32_t ls_contact_impact_end_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g);
 /// Clamp an accumulated vector impulse of n (2 or 3) exact components into
 /// the ball of radius lim (contact_solver.c states the rule); the vector
 /// paths call it for the lanes that leave the ball.

@@ -262,8 +262,8 @@ static size_t max_ball_groups(const ls_world_def *def)
 
 // The arrays of the scratch, in allocation order, each aligned to 64 bytes.
 typedef struct layout {
-    size_t states, masses, body_state, groups, rolling, ovf, balls, ball_ovf, ball_rows, joints,
-        contacts, total;
+    size_t states, impact, masses, body_state, groups, rolling, ovf, balls, ball_ovf, ball_rows,
+        joints, contacts, total;
 } layout;
 
 static size_t align64(size_t n)
@@ -276,7 +276,8 @@ static layout layout_of(const ls_world_def *def)
     layout l;
     size_t nb = (size_t)def->max_bodies + 1, ng = max_groups(def);
     l.states = 0;
-    l.masses = l.states + align64(nb * sizeof(ls_solver_body));
+    l.impact = l.states + align64(nb * sizeof(ls_solver_body));
+    l.masses = l.impact + align64(nb * sizeof(ls_solver_body));
     l.body_state = l.masses + align64(nb * sizeof(ls_solver_mass));
     l.groups = l.body_state + align64(nb * sizeof(uint32_t));
     l.rolling = l.groups + align64(ng * sizeof(ls_contact_lanes));
@@ -305,6 +306,7 @@ bool ls_solver_scratch_init_(ls_solver_scratch *sv, const ls_world_def *def)
     }
     uint8_t *base = (uint8_t *)(((uintptr_t)sv->memory + 63) & ~(uintptr_t)63);
     sv->states = (ls_solver_body *)(void *)(base + l.states);
+    sv->impact = (ls_solver_body *)(void *)(base + l.impact);
     sv->masses = (ls_solver_mass *)(void *)(base + l.masses);
     sv->body_state = (uint32_t *)(void *)(base + l.body_state);
     sv->groups = (ls_contact_lanes *)(void *)(base + l.groups);
@@ -353,8 +355,20 @@ typedef struct stage {
     const ls_step_ctx *ctx;
     ls_contact_sweep sweep;
     ls_ball_sweep ball;
-    uint32_t colour; ///< the colour being swept
+    uint32_t colour;              ///< the colour being swept
+    uint8_t flag[LS_WORKERS_MAX]; ///< per worker: a lane may bounce, fired, or is a chain
 } stage;
+
+// Whether a worker raised its flag (then clear them all).
+static bool any_flag(stage *st)
+{
+    bool any = false;
+    for (uint32_t k = 0; k < LS_WORKERS_MAX; k++) {
+        any = any || st->flag[k] != 0;
+        st->flag[k] = 0;
+    }
+    return any;
+}
 
 static void states_masses(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
@@ -391,6 +405,20 @@ static void states_positions(void *p, uint32_t begin, uint32_t end, uint32_t wor
     }
 }
 
+// The impact states: no velocity change yet, untagged (contact_solver.c).
+static void states_impact(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    const stage *st = p;
+    ls_solver_scratch *sv = &st->w->solver;
+    (void)worker;
+    for (uint32_t i = begin; i < end; i++) {
+        ls_solver_body *s = &sv->impact[i];
+        memset(s, 0, sizeof *s);
+        s->flags = sv->states[i].flags;
+        s->pad = -1;
+    }
+}
+
 static void states_finish(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
     const stage *st = p;
@@ -406,9 +434,9 @@ static void states_finish(void *p, uint32_t begin, uint32_t end, uint32_t worker
 
 static void groups_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
-    const stage *st = p;
+    stage *st = p;
     ls_solver_scratch *sv = &st->w->solver;
-    (void)worker;
+    bool bounce = false;
     for (uint32_t gi = begin; gi < end; gi++) {
         ls_contact_lanes *g = &sv->groups[gi];
         ls_rolling_lanes *roll = g->rolling >= 0 ? &sv->rolling[g->rolling] : NULL;
@@ -419,7 +447,23 @@ static void groups_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worke
             points = g->count[l] > points ? g->count[l] : points;
         }
         g->points = (int32_t)points;
+        // The lanes with restitution; the tick may bounce if a point of one
+        // approaches faster than the threshold (the impact pass).
+        uint32_t may = 0;
+        for (uint32_t l = 0; l < LS_LANES; l++) {
+            if (g->count[l] == 0 || g->restitution[l] == 0) {
+                continue;
+            }
+            may |= 1u << l;
+            for (uint32_t i = 0; i < g->count[l]; i++) {
+                bounce = bounce || g->p[i].vn0[l] < st->sweep.threshold;
+            }
+        }
+        g->impact = may << LS_IMPACT_MAY;
         sv->group_ovf[gi] = mask;
+    }
+    if (bounce) {
+        st->flag[worker] = 1; // written only when set: the flags share a cache line
     }
 }
 
@@ -450,10 +494,16 @@ static void groups_store(void *p, uint32_t begin, uint32_t end, uint32_t worker)
     }
 }
 
-typedef enum sweep_kind { SWEEP_WARM, SWEEP_SOLVE, SWEEP_RESTITUTION } sweep_kind;
+typedef enum sweep_kind {
+    SWEEP_WARM,
+    SWEEP_SOLVE,
+    SWEEP_RESTITUTION,
+    SWEEP_IMPACT,
+    SWEEP_IMPACT_END
+} sweep_kind;
 
 // One item of a colour: joint k (< the colour's joint count), else a group.
-static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow)
+static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow, uint32_t worker)
 {
     ls_world *w = st->w;
     ls_solver_scratch *sv = &w->solver;
@@ -474,7 +524,7 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow)
         const ls_ball_kernels *bk = overflow ? &ls_ball_kernels_scalar : sv->ball_kernels;
         // The joints' other rows first (a hinge's alignment, limits, motor
         // and spring; joint.h), on this thread: they touch the same bodies.
-        if (kind != SWEEP_RESTITUTION) {
+        if (kind == SWEEP_WARM || kind == SWEEP_SOLVE) {
             for (uint32_t rows = sv->ball_rows[bi]; rows != 0; rows &= rows - 1) {
                 ls_joint *j = &w->joints[sv->balls[bi].joint[__builtin_ctz(rows)]];
                 if (kind == SWEEP_WARM) {
@@ -497,33 +547,63 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow)
     // order, which the hardware prefetcher follows; prefetching each 5 KB
     // group explicitly (83 lines) cost 13 % of large_pyramid's time in stalls.
     const ls_contact_kernels *k = overflow ? &ls_contact_kernels_scalar : sv->kernels;
-    uint32_t mask = kind == SWEEP_WARM    ? k->warm_start(&st->sweep, g)
-                    : kind == SWEEP_SOLVE ? k->solve(&st->sweep, g)
-                                          : k->restitution(&st->sweep, g);
+    uint32_t mask;
+    if (kind == SWEEP_WARM) {
+        mask = k->warm_start(&st->sweep, g);
+    } else if (kind == SWEEP_SOLVE) {
+        mask = k->solve(&st->sweep, g);
+    } else if (kind == SWEEP_RESTITUTION) {
+        mask = k->restitution(&st->sweep, g);
+        if ((g->impact >> LS_IMPACT_FIRED & 0xffu) != 0) {
+            st->flag[worker] = 1; // a chain lane still moves
+        }
+    } else if (kind == SWEEP_IMPACT) {
+        // The impact pass is scalar on every path (as the restitution).
+        mask = ls_contact_impact_scalar_(&st->sweep, g);
+        if ((g->impact >> LS_IMPACT_FIRED & 0xffu) != 0) {
+            st->flag[worker] = 1;
+        }
+    } else {
+        mask = ls_contact_impact_end_scalar_(&st->sweep, g);
+        if ((g->impact >> LS_IMPACT_CHAIN & 0xffu) != 0) {
+            st->flag[worker] = 1;
+        }
+    }
     sv->group_ovf[gi] |= mask;
 }
 
 static void sweep_warm(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
-    (void)worker;
     for (uint32_t i = begin; i < end; i++) {
-        sweep_item(p, SWEEP_WARM, i, false);
+        sweep_item(p, SWEEP_WARM, i, false, worker);
     }
 }
 
 static void sweep_solve(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
-    (void)worker;
     for (uint32_t i = begin; i < end; i++) {
-        sweep_item(p, SWEEP_SOLVE, i, false);
+        sweep_item(p, SWEEP_SOLVE, i, false, worker);
     }
 }
 
 static void sweep_restitution(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
-    (void)worker;
     for (uint32_t i = begin; i < end; i++) {
-        sweep_item(p, SWEEP_RESTITUTION, i, false);
+        sweep_item(p, SWEEP_RESTITUTION, i, false, worker);
+    }
+}
+
+static void sweep_impact(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    for (uint32_t i = begin; i < end; i++) {
+        sweep_item(p, SWEEP_IMPACT, i, false, worker);
+    }
+}
+
+static void sweep_impact_end(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    for (uint32_t i = begin; i < end; i++) {
+        sweep_item(p, SWEEP_IMPACT_END, i, false, worker);
     }
 }
 
@@ -548,8 +628,34 @@ static void for_colours(ls_world *w, stage *st, sweep_kind kind, ls_workers_fn *
                  sv->colour_ball[c] + sv->colour_group[c + 1] - sv->colour_group[c];
     st->colour = c;
     for (uint32_t i = 0; i < n; i++) {
-        sweep_item(st, kind, i, true);
+        sweep_item(st, kind, i, true, 0);
     }
+}
+
+// Sweeps of the impact pass at most (a row of n touching bodies needs about
+// n / 2 with two colours), and restitution sweeps at most while chain lanes
+// still move (5 balls of Newton's cradle: 8).
+#define IMPACT_SWEEPS 32
+#define CHAIN_SWEEPS  32
+
+// The impact pass (contact_solver.c) after the sub-steps: true when some
+// lane is a chain (its restitution target set by the pass).
+static bool impact_pass(ls_world *w, stage *st)
+{
+    ls_solver_scratch *sv = &w->solver;
+    ls_workers_for_(w->workers, sv->state_count, MIN_BODY_BLOCK, states_impact, st);
+    ls_solver_body *states = st->sweep.states;
+    st->sweep.states = sv->impact;
+    any_flag(st);
+    for (uint32_t k = 0; k < IMPACT_SWEEPS; k++) {
+        for_colours(w, st, SWEEP_IMPACT, sweep_impact);
+        if (!any_flag(st)) {
+            break;
+        }
+    }
+    for_colours(w, st, SWEEP_IMPACT_END, sweep_impact_end);
+    st->sweep.states = states;
+    return any_flag(st);
 }
 
 static ls_step_ctx make_ctx(const ls_world *w)
@@ -777,6 +883,7 @@ void ls_world_solve_(ls_world *w)
     st.ball.states = sv->states;
     st.ball.max_bias = LS_JOINT_MAX_BIAS;
     ls_workers_for_(w->workers, sv->group_count, MIN_ITEM_BLOCK, groups_prepare, &st);
+    bool may_bounce = any_flag(&st);
     ls_workers_for_(w->workers, sv->ball_count, MIN_ITEM_BLOCK, balls_prepare, &st);
     for (uint32_t k = 0; k < nj; k++) {
         ls_joint *j = &w->joints[w->active_joints[k]];
@@ -815,7 +922,12 @@ void ls_world_solve_(ls_world *w)
             for_colours(w, &st, SWEEP_SOLVE, sweep_solve);
         }
     }
+    bool chain = may_bounce && impact_pass(w, &st);
     for_colours(w, &st, SWEEP_RESTITUTION, sweep_restitution);
+    st.sweep.chain_only = true;
+    for (uint32_t k = 1; chain && k < CHAIN_SWEEPS && any_flag(&st); k++) {
+        for_colours(w, &st, SWEEP_RESTITUTION, sweep_restitution);
+    }
     ls_workers_for_(w->workers, sv->group_count, MIN_ITEM_BLOCK, groups_store, &st);
     for (uint32_t bi = 0; bi < sv->ball_count; bi++) {
         ls_ball_store_(w, &sv->balls[bi]);

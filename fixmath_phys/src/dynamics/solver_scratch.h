@@ -29,6 +29,7 @@ typedef struct ls_solver_mass {
 
 typedef struct ls_solver_scratch {
     ls_solver_body *states;           ///< [0] the identity, then the moving bodies in slot order
+    ls_solver_body *impact;           ///< per state: the impact pass's velocity changes
     ls_solver_mass *masses;           ///< per state
     uint32_t *body_state;             ///< per body slot: its state this tick (0: the identity)
     uint32_t state_count;             ///< states in use, the identity included
