@@ -50,7 +50,7 @@ static golden goldens[] = {
     {"trampoline", 0xa8a7ed9a8c2bc6f7ull},
     {"two_ramps", 0x83199a7771154cd4ull},
     {"vehicle_flat", 0x568eade3afb7cab5ull},
-    {"vehicle_pile", 0xba09e9f9034d20d5ull},
+    {"vehicle_pile", 0x0995eccb1b3c170cull},
     {"vehicle_ramp", 0x0e04027bd5c5923cull},
     {"vehicle_slopes", 0xe47ca067e96b1c4dull},
 };
