@@ -59,7 +59,10 @@ typedef struct ls_contact_lanes {
     /// bounced in the current impact sweep, 16-23 in any sweep, 24-31 the
     /// lanes whose restitution targets come from the impact pass (IMPACT_*).
     uint32_t impact;
-    int32_t pad[LS_LANES - 3];
+    uint32_t live; ///< lanes holding a contact (set by the prepare; solver.c, sparse groups)
+#if LS_LANES > 4
+    int32_t pad[LS_LANES - 4];
+#endif
     // Per lane.
     uint32_t a[LS_LANES], b[LS_LANES]; ///< body states (0: the identity)
     uint32_t count[LS_LANES];          ///< points (0: empty lane)

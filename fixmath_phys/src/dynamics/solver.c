@@ -432,6 +432,20 @@ static void states_finish(void *p, uint32_t begin, uint32_t end, uint32_t worker
     }
 }
 
+// Groups with this many contacts or fewer take the scalar reference on every
+// path. Why: a vector sweep costs the same for one contact as for eight, and
+// the reference skips empty lanes, so a sparse group (a small scene's colours
+// and point counts spread its few contacts over many groups) is cheaper lane
+// by lane; the reference and the vector paths give the same bits, so which
+// path takes a group changes nothing else.
+#define SCALAR_MAX_LIVE 2
+
+static const ls_contact_kernels *kernels_of(const ls_solver_scratch *sv, const ls_contact_lanes *g,
+                                            bool overflow)
+{
+    return overflow || g->live <= SCALAR_MAX_LIVE ? &ls_contact_kernels_scalar : sv->kernels;
+}
+
 static void groups_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
     stage *st = p;
@@ -441,7 +455,12 @@ static void groups_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worke
         ls_contact_lanes *g = &sv->groups[gi];
         ls_rolling_lanes *roll = g->rolling >= 0 ? &sv->rolling[g->rolling] : NULL;
         ls_contact_prep t;
-        uint32_t mask = sv->kernels->prepare(st->w, st->ctx, g, roll, &t);
+        uint32_t live = 0;
+        for (uint32_t l = 0; l < LS_LANES; l++) {
+            live += g->contact[l] != UINT32_MAX;
+        }
+        g->live = live;
+        uint32_t mask = kernels_of(sv, g, false)->prepare(st->w, st->ctx, g, roll, &t);
         uint32_t points = 0;
         for (uint32_t l = 0; l < LS_LANES; l++) {
             points = g->count[l] > points ? g->count[l] : points;
@@ -546,7 +565,7 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow,
     // No software prefetch: a colour's groups are contiguous and swept in
     // order, which the hardware prefetcher follows; prefetching each 5 KB
     // group explicitly (83 lines) cost 13 % of large_pyramid's time in stalls.
-    const ls_contact_kernels *k = overflow ? &ls_contact_kernels_scalar : sv->kernels;
+    const ls_contact_kernels *k = kernels_of(sv, g, overflow);
     uint32_t mask;
     if (kind == SWEEP_WARM) {
         mask = k->warm_start(&st->sweep, g);
