@@ -180,7 +180,7 @@ def block_bench_sections():
         verdict = "met" if top < 1000 else "**not met**"
         out.append(
             "With every datagram authenticated, the relay adds "
-            + " / ".join(f"+{us / 1000:.2f}" for _, us in relay)
+            + " / ".join(f"{us / 1000:+.2f}" for _, us in relay)
             + " ms p99 at "
             + " / ".join(str(n) for n, _ in relay)
             + f" sessions × 4 peers over a raw UDP echo (goal < 1 ms at {top_n}: {verdict}; "
