@@ -3,6 +3,7 @@
 // within the margin, EPA when the hulls overlap, then reference/incident face
 // clipping, or one point for edge contacts), sphere-hull, capsule-hull and
 // hull-plane. Same contract as ls_collide; conventions mirror collide_box.c.
+#include "../math/place.h"
 #include "clip.h"
 #include "collide_internal.h"
 #include "gjk.h"
@@ -116,16 +117,40 @@ static ls_fx face_separation(const ls_hull *h, uint32_t f, const ls_vec3 *p, uin
 
 /// The face of h facing dir (normal . dir > 0, or the most aligned one if
 /// none) with the largest SAT separation of the points p (ties: lowest).
+///
+/// Why the early exit is exact: a face's separation is g(min over p of
+/// n . p) with g(x) = from_q32(add_sat(x, -d)) non-decreasing, and the
+/// running minimum only falls, so once g(running minimum) < *sep the face
+/// cannot win (it needs s > *sep, or s == *sep with a lower index). A face
+/// whose plane cuts the other hull loses after its first few points instead
+/// of all of them: the same faces win, the same separations are returned.
 static uint32_t sat_faces(const ls_hull *h, ls_vec3 dir, const ls_vec3 *p, uint32_t n, ls_fx *sep)
 {
     uint32_t best = best_face(h, dir);
     *sep = face_separation(h, best, p, n);
+    uint32_t first = 0;
     for (uint32_t f = 0; f < h->face_count; f++) {
-        if (f == best || ls_vec3_dot_q32(h->faces[f].normal, dir) <= 0) {
+        const ls_hull_face *fc = &h->faces[f];
+        if (f == best || ls_vec3_dot_q32(fc->normal, dir) <= 0) {
             continue;
         }
-        ls_fx s = face_separation(h, f, p, n);
-        if (s > *sep || (s == *sep && f < best)) {
+        int64_t d = -((int64_t)fc->d * 65536), lo = INT64_MAX;
+        ls_fx s = LS_FX_MAX;
+        bool lost = false;
+        // Start at the point that beat the last face: neighbouring faces
+        // share their deepest points, so it usually beats this one at once.
+        uint32_t i = first;
+        for (uint32_t k = 0; k < n && !lost; k++) {
+            int64_t v = ls_vec3_dot_q32(fc->normal, p[i]);
+            if (v < lo) {
+                lo = v;
+                s = ls_fx_from_q32(ls_i64_add_sat(lo, d));
+                lost = s < *sep;
+                first = i;
+            }
+            i = i + 1 == n ? 0 : i + 1;
+        }
+        if (!lost && (s > *sep || (s == *sep && f < best))) {
             *sep = s;
             best = f;
         }
@@ -302,11 +327,24 @@ static int hull_hull(const ls_hull *ha, const ls_xform *xa, const ls_hull *hb, c
         return 0;
     }
     ls_vec3 b_in_a[LS_HULL_MAX_VERTICES], a_in_b[LS_HULL_MAX_VERTICES];
-    for (uint32_t i = 0; i < hb->vertex_count; i++) {
-        b_in_a[i] = to_local(xa, to_world(xb, hb->vertices[i]));
-    }
-    for (uint32_t i = 0; i < ha->vertex_count; i++) {
-        a_in_b[i] = to_local(xb, to_world(xa, ha->vertices[i]));
+    if (ls_mat3_is_small(&xa->r) && ls_mat3_is_small(&xb->r) && // same bits, fewer checks
+        (ls_points_magnitude_bits(ha->vertices, ha->vertex_count) |
+         ls_points_magnitude_bits(hb->vertices, hb->vertex_count)) < (1u << 27)) {
+        for (uint32_t i = 0; i < hb->vertex_count; i++) {
+            b_in_a[i] =
+                ls_unplace_small(&xa->r, xa->p, ls_place_small(xb->p, &xb->r, hb->vertices[i]));
+        }
+        for (uint32_t i = 0; i < ha->vertex_count; i++) {
+            a_in_b[i] =
+                ls_unplace_small(&xb->r, xb->p, ls_place_small(xa->p, &xa->r, ha->vertices[i]));
+        }
+    } else {
+        for (uint32_t i = 0; i < hb->vertex_count; i++) {
+            b_in_a[i] = to_local(xa, to_world(xb, hb->vertices[i]));
+        }
+        for (uint32_t i = 0; i < ha->vertex_count; i++) {
+            a_in_b[i] = to_local(xb, to_world(xa, ha->vertices[i]));
+        }
     }
     ls_fx sep_a, sep_b;
     uint32_t fa = sat_faces(ha, ls_mat3_mul_tvec(xa->r, cc.n), b_in_a, hb->vertex_count, &sep_a);

@@ -6,6 +6,7 @@
 // distances, normals) are rounded. Algorithms, tolerances and caps:
 // SPEC.md §20.
 #include "gjk.h"
+#include "../math/place.h"
 #include "shape_kind.h"
 
 #include "collide_internal.h"
@@ -132,6 +133,18 @@ static void ctx_init(ctx *c, const ls_proxy *a, const ls_xform *xa, const ls_pro
     c->na = clamp_count(a->count);
     c->nb = clamp_count(b->count);
     ls_vec3 t = ls_vec3_sub(xb->p, xa->p);
+    if (ls_mat3_is_small(&xa->r) && ls_mat3_is_small(&xb->r) && // same bits, fewer checks
+        (ls_points_magnitude_bits(a->points, c->na) | ls_points_magnitude_bits(b->points, c->nb)) <
+            (1u << 27)) {
+        ls_vec3 zero = {0, 0, 0};
+        for (uint32_t i = 0; i < c->na; i++) {
+            c->pa[i] = ls_place_small(zero, &xa->r, a->points[i]);
+        }
+        for (uint32_t i = 0; i < c->nb; i++) {
+            c->pb[i] = ls_place_small(t, &xb->r, b->points[i]);
+        }
+        return;
+    }
     for (uint32_t i = 0; i < c->na; i++) {
         c->pa[i] = ls_mat3_mul_vec(xa->r, a->points[i]);
     }

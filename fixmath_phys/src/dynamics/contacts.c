@@ -30,6 +30,7 @@
 // events and their order are the same bits for any number of workers.
 #include "../collision/collide_internal.h"
 #include "../collision/shape_kind.h"
+#include "../math/place.h"
 #include "../world/world_internal.h"
 #include "joint.h"
 #include "workers.h"
@@ -313,14 +314,6 @@ ls_vec3 ls_contact_core_(const ls_world *w, uint32_t shape, ls_vec3 point)
     return k->round ? k->core(&s->geom, &s->xf, point) : point;
 }
 
-// A bound on the magnitudes of v's components: v ^ (v >> 31) is |v| for
-// v >= 0 and |v| - 1 below, and the OR of such values is at least each.
-static inline uint32_t magnitude_bits(ls_vec3 v)
-{
-    return (uint32_t)(v.x ^ (v.x >> 31)) | (uint32_t)(v.y ^ (v.y >> 31)) |
-           (uint32_t)(v.z ^ (v.z >> 31));
-}
-
 // True when body b turned little since orientation q0: its farthest point
 // moved at most `half` (Q16.16 metres) by the turn (2 |vec(q conj(q0))|
 // extent, compared squared). A static body must not have moved at all.
@@ -333,9 +326,9 @@ static bool turned_little(const ls_body *b, ls_vec3 p0, ls_quat q0, ls_fx half)
     uint64_t lim = (uint64_t)half * (uint64_t)half; // Q32
     ls_vec3 dv;
     ls_quat q = b->q;
-    if (magnitude_bits(ls_vec3_make(q.x, q.y, q.z)) < (1u << 17) &&
-        magnitude_bits(ls_vec3_make(q0.x, q0.y, q0.z)) < (1u << 17) &&
-        magnitude_bits(ls_vec3_make(q.w, q0.w, 0)) < (1u << 17)) {
+    if (ls_vec3_magnitude_bits(ls_vec3_make(q.x, q.y, q.z)) < (1u << 17) &&
+        ls_vec3_magnitude_bits(ls_vec3_make(q0.x, q0.y, q0.z)) < (1u << 17) &&
+        ls_vec3_magnitude_bits(ls_vec3_make(q.w, q0.w, 0)) < (1u << 17)) {
         // The vector part of q conj(q0) as ls_quat_mul computes it: with
         // components below 2^17 (unit quaternions), four products below 2^34
         // cannot saturate their sum, and its rounded value is far in range.
@@ -354,26 +347,6 @@ static bool turned_little(const ls_body *b, ls_vec3 p0, ls_quat q0, ls_fx half)
     uint64_t s2 = ls_vec3_len_sq_q32(dv) >> 16;                      // sin^2, Q16
     uint64_t e2 = ((uint64_t)b->extent * (uint64_t)b->extent) >> 16; // Q16
     return 4 * s2 * e2 <= lim;
-}
-
-// p + r x, as ls_vec3_add(p, ls_mat3_mul_vec(r, x)) computes it, for |r| <
-// 2^17 and |x| < 2^27 (checked by the caller). Why it is the same bits
-// without the saturations: each row's exact Q32.32 dot is below 3 * 2^44, so
-// its 64-bit sums cannot saturate and its rounded value is below 2^30, so
-// the Q16.16 clamp never acts; only the sum with p may leave the range, and
-// it is clamped as ls_fx_add does. Recycling moves every point of every
-// resting manifold each tick: this was most of the narrow phase of a pile.
-static inline ls_vec3 place_small(ls_vec3 p, const ls_mat3 *r, ls_vec3 x)
-{
-    int64_t dx =
-        (int64_t)r->row[0].x * x.x + (int64_t)r->row[0].y * x.y + (int64_t)r->row[0].z * x.z;
-    int64_t dy =
-        (int64_t)r->row[1].x * x.x + (int64_t)r->row[1].y * x.y + (int64_t)r->row[1].z * x.z;
-    int64_t dz =
-        (int64_t)r->row[2].x * x.x + (int64_t)r->row[2].y * x.y + (int64_t)r->row[2].z * x.z;
-    return ls_vec3_make(ls_fx_clamp64_((int64_t)p.x + ls_fx_round_q32(dx)),
-                        ls_fx_clamp64_((int64_t)p.y + ls_fx_round_q32(dy)),
-                        ls_fx_clamp64_((int64_t)p.z + ls_fx_round_q32(dz)));
 }
 
 // n . d as ls_vec3_dot computes it, for |n| < 2^17 (any d): the exact dot is
@@ -411,22 +384,21 @@ static bool recycle(const ls_world *w, const ls_contact *old, ls_contact *c)
     const ls_shape *sa = &w->shapes[c->shape_a], *sb = &w->shapes[c->shape_b];
     bool round_a = ls_shape_kind_of(sa->geom.kind)->round;
     bool round_b = ls_shape_kind_of(sb->geom.kind)->round;
-    // The exact shortcuts' bounds (place_small, dot_small): rotations and the
-    // normal hold entries of about 1 (2^16), anchors lie within the bodies.
-    uint32_t rot = magnitude_bits(n), arm = 0;
-    for (int k = 0; k < 3; k++) {
-        rot |= magnitude_bits(a->xf.r.row[k]) | magnitude_bits(b->xf.r.row[k]);
-    }
+    // The exact shortcuts' conditions (ls_place_small, dot_small): rotations
+    // and the normal hold entries of about 1 (2^16), anchors lie within the
+    // bodies.
+    uint32_t arm = 0;
     for (int i = 0; i < c->m.count; i++) {
-        arm |= magnitude_bits(c->anchor_a[i]) | magnitude_bits(c->anchor_b[i]);
+        arm |= ls_vec3_magnitude_bits(c->anchor_a[i]) | ls_vec3_magnitude_bits(c->anchor_b[i]);
     }
-    bool small = rot < (1u << 17) && arm < (1u << 27);
+    bool small = ls_mat3_is_small(&a->xf.r) && ls_mat3_is_small(&b->xf.r) &&
+                 ls_vec3_magnitude_bits(n) < (1u << 17) && arm < (1u << 27);
     for (int i = 0; i < c->m.count; i++) {
         ls_vec3 ca, cb;
         ls_fx depth;
         if (small) {
-            ca = place_small(a->p, &a->xf.r, c->anchor_a[i]);
-            cb = place_small(b->p, &b->xf.r, c->anchor_b[i]);
+            ca = ls_place_small(a->p, &a->xf.r, c->anchor_a[i]);
+            cb = ls_place_small(b->p, &b->xf.r, c->anchor_b[i]);
             depth = ls_fx_sub(c->base_depth[i], dot_small(n, ls_vec3_sub(cb, ca)));
         } else {
             ca = ls_vec3_add(a->p, ls_mat3_mul_vec(a->xf.r, c->anchor_a[i]));
