@@ -315,6 +315,40 @@ static int face_contact(const ls_hull *ref, const ls_xform *xr, uint32_t rf, con
     return m->count;
 }
 
+/// Quick reject: true when the hulls' bounding spheres (radius about each
+/// frame's origin, rounded up) are farther apart than the margin with room
+/// to spare, so core_query would find them separated beyond the margin too.
+/// Why it gives the same result: GJK sees each vertex as r * v rounded, with
+/// r made from a quaternion q with |q|^2 within 1 +- 1/256 (normalized on
+/// entry and every sub-step; a snapshot is refused beyond that). Such a
+/// matrix is |q|^2 * rotation + (1 - |q|^2) * I, entries rounded to 2^-17,
+/// so |r * v| <= (1 + 2^-7 + 2^-15) |v| < |v| + |v| / 64; the points' own
+/// rounding and GJK's rounded distance stay far below 256 raw (4 mm). So
+/// GJK's distance is above the margin whenever the centres are farther
+/// apart than reach = ra + rb + (ra + rb) / 64 + margin + 256. Half the
+/// separated hull pairs of a settling pile are rejected here instead of
+/// running GJK. Hulls of 256 m or more (2^24 raw) always run GJK.
+static bool far_apart(const ls_hull *ha, const ls_xform *xa, const ls_hull *hb, const ls_xform *xb,
+                      ls_fx margin)
+{
+    const uint32_t big = 1u << 24;
+    if ((uint32_t)ha->radius >= big || (uint32_t)hb->radius >= big || (uint32_t)margin >= big) {
+        return false;
+    }
+    int64_t r = (int64_t)ha->radius + hb->radius;
+    int64_t reach = r + (r >> 6) + margin + 256; // below 2^26
+    int64_t d[3] = {(int64_t)xb->p.x - xa->p.x, (int64_t)xb->p.y - xa->p.y,
+                    (int64_t)xb->p.z - xa->p.z};
+    uint64_t d2 = 0;
+    for (int k = 0; k < 3; k++) {
+        if (d[k] > reach || d[k] < -reach) {
+            return true;
+        }
+        d2 += (uint64_t)(d[k] * d[k]);
+    }
+    return d2 > (uint64_t)(reach * reach);
+}
+
 /// Hull a (frame xa: world = xa.p + xa.r * local) against hull b.
 static int hull_hull(const ls_hull *ha, const ls_xform *xa, const ls_hull *hb, const ls_xform *xb,
                      ls_fx margin, ls_manifold *m)
@@ -323,7 +357,7 @@ static int hull_hull(const ls_hull *ha, const ls_xform *xa, const ls_hull *hb, c
     ls_proxy pa = {ha->vertices, ha->vertex_count, 0};
     ls_proxy pb = {hb->vertices, hb->vertex_count, 0};
     core_contact cc;
-    if (!core_query(&pa, xa, &pb, xb, margin, &cc)) {
+    if (far_apart(ha, xa, hb, xb, margin) || !core_query(&pa, xa, &pb, xb, margin, &cc)) {
         return 0;
     }
     ls_vec3 b_in_a[LS_HULL_MAX_VERTICES], a_in_b[LS_HULL_MAX_VERTICES];
