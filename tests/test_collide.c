@@ -9,6 +9,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define PI 3.14159265358979323846
@@ -902,4 +903,67 @@ Test(collide, box_box_contact_agrees_with_a_double_sat_on_random_poses)
         }
     }
     cr_assert_gt(touching, 300, "touching %d", touching);
+}
+
+/// A random vector of up to 100 m per component, less its part along unit n.
+static ls_vec3 random_offset_in_plane(ls_rng *r, ls_vec3 n)
+{
+    ls_fx s = fx(100);
+    ls_vec3 w =
+        ls_vec3_make(ls_rng_range(r, -s, s), ls_rng_range(r, -s, s), ls_rng_range(r, -s, s));
+    return ls_vec3_sub(w, ls_vec3_scale(n, ls_vec3_dot(n, w)));
+}
+
+Test(collide, a_box_beyond_the_cheap_plane_reject_has_no_vertex_within_the_margin)
+{
+    // ls_collide_box_plane rejects a box whose centre is higher than
+    // (1 + 1/64) (hx + hy + hz) + 2 raw above the margin (+ 256 raw) before
+    // it builds the box's axes, claiming the vertex test would find none of
+    // the eight vertices within the margin either. Check it where it is
+    // tightest: centres just beyond that bound, random tilted planes, and
+    // orientations with |q|^2 = 1 +- 1/256 (the least unit a snapshot holds).
+    ls_rng r = ls_rng_make(2026, 30);
+    double least = 1e9;
+    for (int it = 0; it < 100000; it++) {
+        ls_fx one = LS_FX_ONE;
+        ls_quat q = ls_quat_normalize(
+            ls_quat_make(ls_rng_range(&r, -one, one), ls_rng_range(&r, -one, one),
+                         ls_rng_range(&r, -one, one), ls_rng_range(&r, -one, one)));
+        double k = sqrt(1.0 + (double)ls_rng_range(&r, -one, one) / 65536.0 / 256.0);
+        q = ls_quat_make((ls_fx)lround(q.x * k), (ls_fx)lround(q.y * k), (ls_fx)lround(q.z * k),
+                         (ls_fx)lround(q.w * k));
+        ls_vec3 nn =
+            ls_vec3_normalize(ls_vec3_make(ls_rng_range(&r, -one, one), ls_rng_range(&r, -one, one),
+                                           ls_rng_range(&r, -one, one)),
+                              v3(0, 1, 0));
+        ls_geom pl = {
+            .kind = LS_SHAPE_PLANE, .normal = nn, .plane_d = ls_rng_range(&r, -fx(50), fx(50))};
+        ls_geom bx = box(0.01 + (double)ls_rng_below(&r, 5000) / 100.0,
+                         0.01 + (double)ls_rng_below(&r, 5000) / 100.0,
+                         0.01 + (double)ls_rng_below(&r, 5000) / 100.0);
+        ls_fx margin = (ls_fx)ls_rng_range(&r, 0, fx(0.2));
+        ls_vec3 h = bx.half_extents;
+        int64_t sum = (int64_t)h.x + h.y + h.z;
+        int64_t height = sum + (sum >> 6) + 2 + margin + 257 + (int64_t)ls_rng_below(&r, 64);
+        // The centre: a random point of the plane moved `height` along n.
+        ls_vec3 base = ls_vec3_add(ls_vec3_scale(nn, pl.plane_d), random_offset_in_plane(&r, nn));
+        ls_xform xf = ls_xform_make(ls_vec3_add(base, ls_vec3_scale(nn, (ls_fx)height)), q);
+        ls_fx centre = ls_fx_sub(ls_vec3_dot(nn, xf.p), pl.plane_d);
+        if ((int64_t)centre - (sum + (sum >> 6) + 2) - 256 <= margin) {
+            continue; // rounding put it inside the bound: not a case of the claim
+        }
+        ls_manifold m;
+        ls_xform origin = at(0, 0, 0);
+        cr_assert_eq(ls_collide(&bx, &xf, &pl, &origin, margin, &m), 0);
+        for (int v = 0; v < 8; v++) {
+            ls_vec3 local =
+                ls_vec3_make((v & 1) ? h.x : -h.x, (v & 2) ? h.y : -h.y, (v & 4) ? h.z : -h.z);
+            ls_vec3 p = ls_vec3_add(xf.p, ls_mat3_mul_vec(xf.r, local));
+            ls_fx above = ls_fx_sub(ls_vec3_dot(nn, p), pl.plane_d);
+            cr_assert_geq(above, margin, "iteration %d: vertex %d at %.6f m, margin %.6f m", it, v,
+                          val(above), val(margin));
+            least = fmin(least, val(above) - val(margin));
+        }
+    }
+    printf("box-plane cheap reject: least vertex height above the margin %.5f m\n", least);
 }

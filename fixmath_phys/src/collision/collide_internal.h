@@ -20,6 +20,10 @@ typedef struct ls_segment {
 /// World position of a shape's centre: xf.p + xf.r * offset.
 static inline ls_vec3 ls_geom_center(const ls_geom *g, const ls_xform *xf)
 {
+    // Most shapes sit at their body's origin: r * 0 is 0 and p + 0 is p.
+    if ((g->offset.x | g->offset.y | g->offset.z) == 0) {
+        return xf->p;
+    }
     return ls_vec3_add(xf->p, ls_mat3_mul_vec(xf->r, g->offset));
 }
 
