@@ -123,15 +123,17 @@ static ls_contact *next_slot(ls_world *w)
         w->info.capacity_exceeded = true;
         return NULL;
     }
+    w->contact_from[w->contact_count] = UINT32_MAX; // written here, unless deferred
     return &w->contacts[w->contact_count];
 }
 
 // Keep the contact of `child` (the manifold in *c, or none) against the old
 // contacts of the pair from *j on (sorted by child): old ones with a smaller
-// child have ended. `warmed`: the parallel narrow phase already took the
-// impulses from the same old contact (narrow_block).
-static void merge_child(ls_world *w, ls_contact *c, bool touching, const ls_contact *old,
-                        uint32_t old_count, uint32_t *j, ls_pair pr, bool warmed)
+// child have ended. `warm`: the contact to warm-start from the match, or
+// NULL when the parallel narrow phase already took the impulses from the same
+// old contact (narrow_block).
+static void merge_child(ls_world *w, const ls_contact *c, bool touching, const ls_contact *old,
+                        uint32_t old_count, uint32_t *j, ls_pair pr, ls_contact *warm)
 {
     while (*j < old_count && same_pair(&old[*j], pr) && old[*j].child < c->child) {
         contact_ended(w, &old[(*j)++]);
@@ -146,8 +148,8 @@ static void merge_child(ls_world *w, ls_contact *c, bool touching, const ls_cont
         }
         return;
     }
-    if (!warmed) {
-        warm_start_from(c, match);
+    if (warm) {
+        warm_start_from(warm, match);
     }
     if (!match) {
         push_event(w, true, c);
@@ -511,21 +513,23 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
         const ls_pair_manifold *r = &w->pair_manifolds[i];
         bool touching;
         if (r->computed) {
+            // The walk reads the contact where the narrow phase left it and
+            // copy_deferred moves it to its slot afterwards, in parallel: the
+            // copies (376 bytes each) were most of this serial walk.
             touching = r->touching;
             if (touching) {
-                *c = r->c;
-            } else {
-                c->child = 0; // all merge_child reads of a pair that makes no contact
+                w->contact_from[w->contact_count] = i;
             }
             w->info.contacts_recycled += r->recycled;
-            merge_child(w, c, touching, old, old_count, j, pr, true);
+            static const ls_contact none; // child 0: all merge_child reads of no contact
+            merge_child(w, touching ? &r->c : &none, touching, old, old_count, j, pr, NULL);
             return true;
         } else {
             // A body of the pair was woken earlier in this walk.
             touching = fresh_contact(w, pr, pair_margin(w, pr), c);
         }
         clear_impulses(c);
-        merge_child(w, c, touching, old, old_count, j, pr, false);
+        merge_child(w, c, touching, old, old_count, j, pr, c);
         return true;
     }
     // A shape made of children (a mesh) against a convex shape: one contact
@@ -575,12 +579,28 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
         if (touching) {
             set_anchors(w, c);
         }
-        merge_child(w, c, touching, old, old_count, j, pr, false);
+        merge_child(w, c, touching, old, old_count, j, pr, c);
     }
     for (; *j < old_count && same_pair(&old[*j], pr); (*j)++) {
         contact_ended(w, &old[*j]);
     }
     return true;
+}
+
+/// Contacts per block of the parallel copy after the walk.
+#define COPY_MIN_BLOCK 256
+
+// Slots [begin, end) whose contact the walk left in pair_manifolds.
+static void copy_deferred(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    ls_world *w = ctx;
+    (void)worker;
+    for (uint32_t k = begin; k < end; k++) {
+        uint32_t from = w->contact_from[k];
+        if (from != UINT32_MAX) {
+            w->contacts[k] = w->pair_manifolds[from].c;
+        }
+    }
 }
 
 void ls_world_update_contacts_(ls_world *w)
@@ -611,6 +631,7 @@ void ls_world_update_contacts_(ls_world *w)
     for (; j < old_count; j++) {
         contact_ended(w, &old[j]);
     }
+    ls_workers_for_(w->workers, w->contact_count, COPY_MIN_BLOCK, copy_deferred, w);
     ls_fx deepest = 0, buried = 0;
     uint32_t buried_body = UINT32_MAX;
     for (uint32_t c = 0; c < w->contact_count; c++) {

@@ -151,6 +151,8 @@ struct ls_world {
     struct ls_workers *workers;  ///< thread pool (workers.c); NULL = serial
     ls_graph graph;              ///< constraint colouring of this tick (graph.c)
     struct ls_pair_manifold *pair_manifolds; ///< (scratch) narrow phase per pair (max_pairs)
+    uint32_t *contact_from; ///< (scratch) per contact slot: the pair whose manifold the
+                            ///< walk left in pair_manifolds, copied after it; or UINT32_MAX
     uint32_t contact_count;
     ls_contact_event *begin_events;
     ls_contact_event *end_events;
