@@ -69,7 +69,7 @@ static ls_world *instantiate(const ls_scene *s, ls_simd simd)
 }
 
 /// The vector paths besides the scalar reference.
-static const ls_simd vector_paths[] = {LS_SIMD_AVX2};
+static const ls_simd vector_paths[] = {LS_SIMD_AVX2, LS_SIMD_AVX512};
 
 // Step a shipped scene on the scalar reference and on each vector path this
 // machine has, comparing checksums tick by tick; rolling > 0 overrides the
@@ -334,12 +334,15 @@ static int compare_kernel(const ls_contact_kernels *k, const fixture *f0, int wh
     return (int)(ma != 0);
 }
 
-Test(simd, contact_kernels_agree_with_the_scalar_reference_on_random_groups)
+// The vector contact kernels and the ls_simd path that selects each.
+static const struct {
+    const ls_contact_kernels *k;
+    ls_simd simd;
+} contact_paths[] = {{&ls_contact_kernels_avx2, LS_SIMD_AVX2},
+                     {&ls_contact_kernels_avx512, LS_SIMD_AVX512}};
+
+static void contact_kernels_agree(const ls_contact_kernels *k)
 {
-    const ls_contact_kernels *k = &ls_contact_kernels_avx2;
-    if (!ls_simd_available(LS_SIMD_AVX2)) {
-        cr_skip_test("no AVX2 on this machine");
-    }
     fixture *f = aligned_alloc(64, sizeof *f);
     cr_assert_not_null(f);
     int overflowed = 0, runs = 0;
@@ -359,6 +362,20 @@ Test(simd, contact_kernels_agree_with_the_scalar_reference_on_random_groups)
            overflowed);
     cr_assert_gt(overflowed, 20, "the out-of-range groups must exercise the fallback");
     cr_assert_lt(overflowed, runs / 2);
+}
+
+Test(simd, contact_kernels_agree_with_the_scalar_reference_on_random_groups)
+{
+    int tested = 0;
+    for (size_t i = 0; i < sizeof contact_paths / sizeof contact_paths[0]; i++) {
+        if (ls_simd_available(contact_paths[i].simd)) {
+            contact_kernels_agree(contact_paths[i].k);
+            tested++;
+        }
+    }
+    if (tested == 0) {
+        cr_skip_test("no vector path on this machine");
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -419,12 +436,8 @@ static void random_prep(ls_rng *r, prep_fixture *f, int scale)
 // the scalar reference saturated a value the vector path must report it (its
 // prepare then redoes the group with the scalar reference), and wherever the
 // vector path reports nothing every field it writes must be the scalar's.
-Test(simd, contact_prepare_agrees_with_the_scalar_reference_on_random_groups)
+static void contact_prepare_agrees(const ls_contact_kernels *k)
 {
-    const ls_contact_kernels *k = &ls_contact_kernels_avx2;
-    if (!ls_simd_available(LS_SIMD_AVX2)) {
-        cr_skip_test("no AVX2 on this machine");
-    }
     // aligned_alloc wants a size that is a multiple of the alignment.
     const size_t size = (sizeof(prep_fixture) + 63) / 64 * 64;
     prep_fixture *f = aligned_alloc(64, size), *a = aligned_alloc(64, size),
@@ -474,6 +487,20 @@ Test(simd, contact_prepare_agrees_with_the_scalar_reference_on_random_groups)
     cr_assert_lt(flagged, runs / 2);
 }
 
+Test(simd, contact_prepare_agrees_with_the_scalar_reference_on_random_groups)
+{
+    int tested = 0;
+    for (size_t i = 0; i < sizeof contact_paths / sizeof contact_paths[0]; i++) {
+        if (ls_simd_available(contact_paths[i].simd)) {
+            contact_prepare_agrees(contact_paths[i].k);
+            tested++;
+        }
+    }
+    if (tested == 0) {
+        cr_skip_test("no vector path on this machine");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Ball joint kernels on random groups.
 
@@ -517,12 +544,8 @@ static void random_ball_fixture(ls_rng *r, ball_fixture *f, int scale)
     }
 }
 
-Test(simd, ball_joint_kernels_agree_with_the_scalar_reference_on_random_groups)
+static void ball_kernels_agree(const ls_ball_kernels *k)
 {
-    if (!ls_simd_available(LS_SIMD_AVX2)) {
-        cr_skip_test("no AVX2 on this machine");
-    }
-    const ls_ball_kernels *k = &ls_ball_kernels_avx2;
     ball_fixture *f = aligned_alloc(64, sizeof *f), *a = aligned_alloc(64, sizeof *a),
                  *b = aligned_alloc(64, sizeof *b);
     cr_assert(f && a && b);
@@ -556,8 +579,26 @@ Test(simd, ball_joint_kernels_agree_with_the_scalar_reference_on_random_groups)
     free(f);
     free(a);
     free(b);
-    printf("simd: %d ball joint kernel runs compared, %d left the solver range\n", runs,
-           overflowed);
+    printf("simd: %d ball joint kernel runs compared, %d left the solver range (%s)\n", runs,
+           overflowed, k->name);
     cr_assert_gt(overflowed, 10);
     cr_assert_lt(overflowed, runs / 2);
+}
+
+Test(simd, ball_joint_kernels_agree_with_the_scalar_reference_on_random_groups)
+{
+    static const struct {
+        const ls_ball_kernels *k;
+        ls_simd simd;
+    } paths[] = {{&ls_ball_kernels_avx2, LS_SIMD_AVX2}, {&ls_ball_kernels_avx512, LS_SIMD_AVX512}};
+    int tested = 0;
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        if (ls_simd_available(paths[i].simd)) {
+            ball_kernels_agree(paths[i].k);
+            tested++;
+        }
+    }
+    if (tested == 0) {
+        cr_skip_test("no vector path on this machine");
+    }
 }

@@ -96,7 +96,10 @@ bool cli_parse_simd(const cli_command *cmd, const char *text, ls_simd *out)
     static const struct {
         const char *name;
         ls_simd simd;
-    } paths[] = {{"auto", LS_SIMD_AUTO}, {"scalar", LS_SIMD_SCALAR}, {"avx2", LS_SIMD_AVX2}};
+    } paths[] = {{"auto", LS_SIMD_AUTO},
+                 {"scalar", LS_SIMD_SCALAR},
+                 {"avx2", LS_SIMD_AVX2},
+                 {"avx512", LS_SIMD_AVX512}};
     for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
         if (strcmp(text, paths[k].name) == 0) {
             if (!ls_simd_available(paths[k].simd)) {
@@ -107,7 +110,7 @@ bool cli_parse_simd(const cli_command *cmd, const char *text, ls_simd *out)
             return true;
         }
     }
-    cli_usage_error(cmd, "--simd wants auto, scalar or avx2, got '%s'", text);
+    cli_usage_error(cmd, "--simd wants auto, scalar, avx2 or avx512, got '%s'", text);
     return false;
 }
 

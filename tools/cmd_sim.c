@@ -15,7 +15,7 @@
 const cli_command cmd_sim_def = {
     "sim", "run a scene file and print per-tick checksums and a summary",
     "SCENE [--ticks N] [--checksums] [--trace I] [--max-memory MB] [--threads N]\n"
-    "      [--simd auto|scalar|avx2] [--json] [--no-progress]\n\n"
+    "      [--simd auto|scalar|avx2|avx512] [--json] [--no-progress]\n\n"
     "  SCENE          a .scene file; if missing, the installed scenes are searched\n"
     "                 ($LOCKSTEP_DATA/scenes, else the install prefix's share/lockstep/scenes)\n"
     "  --ticks N      ticks to run, 0..100000000 (default: the scene's `ticks`)\n"

@@ -115,6 +115,8 @@ typedef enum ls_simd {
     LS_SIMD_AUTO = 0,   ///< The fastest path this build and CPU have.
     LS_SIMD_SCALAR = 1, ///< The portable scalar reference.
     LS_SIMD_AVX2 = 2,   ///< x86 AVX2 (refused where the CPU or build has none).
+    LS_SIMD_AVX512 = 3, ///< x86 AVX-512 F, VL, DQ, BW for the contact sweeps, AVX2
+                        ///< elsewhere (refused where the CPU or build has none).
 } ls_simd;
 
 /// World definition. Start from ls_default_world_def().

@@ -15,7 +15,20 @@
 //
 // Built on x86 only, with the AVX2 target attribute on each function; the
 // solver picks it at run time when the CPU has AVX2 (solver.c).
+// contact_avx512.c builds this file a second time with LS_LANES_512 defined:
+// the same sweeps with the exact 64-bit domain in 512-bit registers
+// (lanes_avx2.h), named "avx512".
 #include "contact_solver.h"
+
+#if defined(LS_LANES_512)
+#define KERNELS   ls_contact_kernels_avx512
+#define SUPPORTED ls_contact_avx512_supported_
+#define PATH_NAME "avx512"
+#else
+#define KERNELS   ls_contact_kernels_avx2
+#define SUPPORTED ls_contact_avx2_supported_
+#define PATH_NAME "avx2"
+#endif
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 
@@ -97,20 +110,6 @@ AVX2 void apply_rolling(const ls_rolling_lanes *ro, B *a, B *b, const V *d, K *c
     }
 }
 
-// Eight 64-bit values (even lanes e, odd lanes o) whose low halves are kept.
-AVX2 V low32(V e, V o)
-{
-    return _mm256_blend_epi32(e, _mm256_slli_epi64(o, 32), 0xAA);
-}
-
-// min(max(x, 0), 2^30 - 1) of exact 64-bit lanes (ls_cap).
-AVX2 V cap64(V x)
-{
-    const V zero = _mm256_setzero_si256(), top = _mm256_set1_epi64x((1 << 30) - 1);
-    return _mm256_blendv_epi8(_mm256_andnot_si256(_mm256_cmpgt_epi64(zero, x), x), top,
-                              _mm256_cmpgt_epi64(x, top));
-}
-
 // The rolling block of the relax pass (solve_surface's first part): r' =
 // clamp(r + rnd(M (wa - wb), 16), limit * total), applied; the new r in *out.
 // rtotal = sum of limit * lambda_i, exact.
@@ -121,42 +120,36 @@ AVX2 void solve_rolling(const ls_rolling_lanes *ro, B *a, B *b, W rtotal, V *out
     for (int k = 0; k < 3; k++) {
         dw[k] = prep(_mm256_sub_epi32(a->w[k], b->w[k]));
     }
-    V lim = low32(cap64(rnd16_64(rtotal.e)), cap64(rnd16_64(rtotal.o)));
-    const P one = prep(splat(1));
-    const V bias = _mm256_set1_epi64x((int64_t)1 << 30);
-    V old[3], ne[3], no[3], far = _mm256_setzero_si256();
+    V lim = w_cap_rnd16(rtotal);
+    V old[3];
+    W nw[3];
+    bool far = false;
     for (int k = 0; k < 3; k++) {
         old[k] = ld(ro->r[k]);
         W x = dot3p(prep(ld(ro->mass[idx[k][0]])), prep(ld(ro->mass[idx[k][1]])),
                     prep(ld(ro->mass[idx[k][2]])), dw[0], dw[1], dw[2]);
-        W o = mulp(prep(old[k]), one); // old, sign-extended
-        ne[k] = _mm256_add_epi64(o.e, rnd16_64(x.e));
-        no[k] = _mm256_add_epi64(o.o, rnd16_64(x.o));
+        nw[k] = addw(w_of(old[k]), w_rnd16(x));
         // |now| >= 2^30 somewhere: that lane takes the scalar clamp.
-        far = _mm256_or_si256(far, _mm256_srli_epi64(_mm256_add_epi64(ne[k], bias), 31));
-        far = _mm256_or_si256(far, _mm256_srli_epi64(_mm256_add_epi64(no[k], bias), 31));
+        far = far || w_any_far(nw[k]);
     }
     V now[3];
     for (int k = 0; k < 3; k++) {
-        now[k] = low32(ne[k], no[k]);
+        now[k] = w_low32(nw[k]);
     }
     // Within 2^30 each square is below 2^60: the sums compare exactly.
     P pn[3] = {prep(now[0]), prep(now[1]), prep(now[2])}, pl = prep(lim);
     W len2 = dot3p(pn[0], pn[1], pn[2], pn[0], pn[1], pn[2]), lim2 = mulp(pl, pl);
-    V outside =
-        _mm256_or_si256(_mm256_cmpgt_epi64(len2.e, lim2.e), _mm256_cmpgt_epi64(len2.o, lim2.o));
-    if (!all_zero(_mm256_or_si256(far, outside)) && !k_bad(chk)) {
-        int64_t e[3][4], o[3][4];
+    if ((far || w_any_gt(len2, lim2)) && !k_bad(chk)) {
+        int64_t e[3][8];
         int32_t xl[8], r[3][8];
         for (int k = 0; k < 3; k++) {
-            _mm256_storeu_si256((__m256i *)(void *)e[k], ne[k]);
-            _mm256_storeu_si256((__m256i *)(void *)o[k], no[k]);
+            w_st64(e[k], nw[k]);
         }
         st(xl, lim);
         for (int l = 0; l < 8; l++) {
             int64_t c[3];
             for (int k = 0; k < 3; k++) {
-                c[k] = (l & 1) ? o[k][l >> 1] : e[k][l >> 1];
+                c[k] = e[k][l];
             }
             ls_contact_clamp_ball_(c, 3, xl[l]);
             for (int k = 0; k < 3; k++) {
@@ -253,9 +246,9 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     const P inv_h = prep(splat(sw->inv_h));
     const V max_push = splat(sw->max_push);
     const P bias_rate = prep(ld(g->bias_rate));
-    const P iscale_soft = prep(ld(g->impulse_scale));
+    const V iscale_soft = ld(g->impulse_scale);
     V imp[LS_MANIFOLD_MAX], maxi[LS_MANIFOLD_MAX];
-    W total = {zero, zero}, twist_arm = {zero, zero}, rtotal = {zero, zero};
+    W total = w_of(zero), twist_arm = total, rtotal = total;
     const P mu = prep(ld(g->friction));
     const P rlimit = prep(ro ? ld(ro->limit) : zero);
     // Gauss-Seidel over the slots in the scalar reference's order (empty
@@ -264,7 +257,13 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     const uint32_t np = (uint32_t)g->points, first = np ? sw->first % np : 0;
     const V jac = ld((const int32_t *)g->jacobi);
     const bool mixed = !all_zero(jac);
-    B a0 = a, b0 = b;
+    V a0v[3], a0w[3], b0v[3], b0w[3]; // velocities before the loop (impact lanes)
+    for (int c = 0; c < 3; c++) {
+        a0v[c] = a.v[c];
+        a0w[c] = a.w[c];
+        b0v[c] = b.v[c];
+        b0w[c] = b.w[c];
+    }
     V jdelta[LS_MANIFOLD_MAX];
     for (uint32_t k = 0; k < np; k++) {
         // (first + k) or (first + np - k), modulo np: both below 2 np.
@@ -280,10 +279,10 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
         if (mixed) {
             B ra = a, rb = b;
             for (int c = 0; c < 3; c++) {
-                ra.v[c] = _mm256_blendv_epi8(a.v[c], a0.v[c], jac);
-                ra.w[c] = _mm256_blendv_epi8(a.w[c], a0.w[c], jac);
-                rb.v[c] = _mm256_blendv_epi8(b.v[c], b0.v[c], jac);
-                rb.w[c] = _mm256_blendv_epi8(b.w[c], b0.w[c], jac);
+                ra.v[c] = _mm256_blendv_epi8(a.v[c], a0v[c], jac);
+                ra.w[c] = _mm256_blendv_epi8(a.w[c], a0w[c], jac);
+                rb.v[c] = _mm256_blendv_epi8(b.v[c], b0v[c], jac);
+                rb.w[c] = _mm256_blendv_epi8(b.w[c], b0w[c], jac);
             }
             vn = normal_speed(&n, p, &ra, &rb, &chk);
         } else {
@@ -297,7 +296,7 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
             V bias_soft = _mm256_max_epi32(NAR(mulp(ps, bias_rate), 16, chk), max_push);
             bias = _mm256_blendv_epi8(bias_soft, bias_spec, spec);
             mass = _mm256_blendv_epi8(ld(p->soft_mass), ld(p->mass), spec);
-            iscale = _mm256_andnot_si256(spec, iscale_soft.e);
+            iscale = _mm256_andnot_si256(spec, iscale_soft);
         } else {
             bias = _mm256_and_si256(bias_spec, spec);
             mass = ld(p->mass);
@@ -306,24 +305,18 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
         V old = ld(p->impulse);
         W x =
             addw(mulp(prep(mass), prep(_mm256_add_epi32(vn, bias))), mulp(prep(iscale), prep(old)));
-        // now = max(old - rnd(x, 16), 0), checked below 2^31 (ls_nar_pos); old is
-        // >= 0, so its zero-extension is exact.
-        V old_e = _mm256_and_si256(old, _mm256_set1_epi64x(0xFFFFFFFF));
-        V old_o = _mm256_srli_epi64(old, 32);
-        V ne = _mm256_sub_epi64(old_e, rnd16_64(x.e)), no = _mm256_sub_epi64(old_o, rnd16_64(x.o));
-        // Negative: 0 (sign bit set). Above INT32_MAX: a lane that would saturate.
-        V neg_e = _mm256_cmpgt_epi64(zero, ne), neg_o = _mm256_cmpgt_epi64(zero, no);
-        ne = _mm256_andnot_si256(neg_e, ne);
-        no = _mm256_andnot_si256(neg_o, no);
-        chk.bad = _mm256_or_si256(
-            chk.bad, _mm256_or_si256(_mm256_srli_epi64(ne, 31), _mm256_srli_epi64(no, 31)));
-        V now = _mm256_blend_epi32(ne, _mm256_slli_epi64(no, 32), 0xAA);
+        // now = max(old - rnd(x, 16), 0), checked below 2^31 (ls_nar_pos).
+        V now = w_clamp_impulse(old, x, &chk);
         imp[i] = now;
         maxi[i] = _mm256_max_epi32(ld(p->max_impulse), now);
-        P pnow = prep(now);
-        total = addw(total, mulp(mu, pnow));
-        rtotal = addw(rtotal, mulp(rlimit, pnow));
-        twist_arm = addw(twist_arm, mulp(prep(ld(p->twist_lever)), pnow));
+        if (sw->surface) { // the limits of friction, twist and rolling (read only then)
+            P pnow = prep(now);
+            total = addw(total, mulp(mu, pnow));
+            twist_arm = addw(twist_arm, mulp(prep(ld(p->twist_lever)), pnow));
+            if (ro) {
+                rtotal = addw(rtotal, mulp(rlimit, pnow));
+            }
+        }
         V d = _mm256_sub_epi32(now, old);
         jdelta[i] = _mm256_and_si256(jac, d);
         apply_normal(g, p, &a, &b, _mm256_andnot_si256(jac, d), &chk);
@@ -338,13 +331,7 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     }
     if (surface) {
         // Twist: clamp(old - rnd(mass * speed), +-lim), lim = cap(rnd(twist_arm, 16)).
-        const V lim_top = _mm256_set1_epi64x((1 << 30) - 1);
-#define RND16_64(x) rnd16_64(x)
-#define CAP64(x)                                                                                   \
-    _mm256_blendv_epi8(_mm256_andnot_si256(_mm256_cmpgt_epi64(zero, (x)), (x)), lim_top,           \
-                       _mm256_cmpgt_epi64((x), lim_top))
-        V tle = CAP64(RND16_64(twist_arm.e)), tlo = CAP64(RND16_64(twist_arm.o));
-        V tlim = _mm256_blend_epi32(tle, _mm256_slli_epi64(tlo, 32), 0xAA);
+        V tlim = w_cap_rnd16(twist_arm);
         P dw[3];
         for (int k = 0; k < 3; k++) {
             dw[k] = prep(_mm256_sub_epi32(b.w[k], a.w[k]));
@@ -385,14 +372,11 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
             chk32(_mm256_sub_epi32(o1, NAR(mulp(prep(ld(g->tmass[0])), prep(vt1)), 16, chk)), &chk);
         V n2 =
             chk32(_mm256_sub_epi32(o2, NAR(mulp(prep(ld(g->tmass[2])), prep(vt2)), 16, chk)), &chk);
-        V le = CAP64(RND16_64(total.e)), lo = CAP64(RND16_64(total.o));
-        V lim = _mm256_blend_epi32(le, _mm256_slli_epi64(lo, 32), 0xAA);
+        V lim = w_cap_rnd16(total);
         // Outside the circle: the scalar clamp, lane by lane (sliding is rare).
         P p1 = prep(n1), p2 = prep(n2), pl = prep(lim);
         W len2 = addw(mulp(p1, p1), mulp(p2, p2)), lim2 = mulp(pl, pl);
-        V out =
-            _mm256_or_si256(_mm256_cmpgt_epi64(len2.e, lim2.e), _mm256_cmpgt_epi64(len2.o, lim2.o));
-        if (!all_zero(out) && !k_bad(&chk)) {
+        if (w_any_gt(len2, lim2) && !k_bad(&chk)) {
             int32_t x1[8], x2[8], xl[8];
             st(x1, n1);
             st(x2, n2);
@@ -413,8 +397,6 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
         f1 = n1;
         f2 = n2;
         apply_friction(g, &a, &b, _mm256_sub_epi32(n1, o1), _mm256_sub_epi32(n2, o2), &chk);
-#undef RND16_64
-#undef CAP64
     }
     if (k_bad(&chk)) {
         return ls_contact_solve_scalar_(sw, g);
@@ -478,14 +460,6 @@ AVX2 void st3(ls_lanes *dst, const V *v)
     }
 }
 
-// The exact 64-bit values of x in lane order.
-AVX2 void st64(int64_t *out, W x)
-{
-    V lo = _mm256_unpacklo_epi64(x.e, x.o), hi = _mm256_unpackhi_epi64(x.e, x.o);
-    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
-    _mm256_storeu_si256((__m256i *)(void *)(out + 4), _mm256_permute2x128_si256(lo, hi, 0x31));
-}
-
 // ls_contact_prep_math_ on the eight lanes at once: the same integers, with
 // every narrowing checked instead of saturated (the caller redoes the group
 // with the scalar reference when a check fails). Lanes and points that are
@@ -504,7 +478,7 @@ AVX2 void prep_math(ls_contact_lanes *g, ls_contact_prep *t, K *chk)
     const P ima = prep(ld(g->inv_mass_a)), imb = prep(ld(g->inv_mass_b));
     const P shift = prep(splat(1 << (36 - LS_INV_MASS_BITS)));
     const W kmass = addw(mulp(ima, shift), mulp(imb, shift));
-    st64(t->kmass, kmass);
+    w_st64(t->kmass, kmass);
     for (int k = 0; k < 3; k++) {
         st(g->nm_a[k], NAR(mulp(n[k], ima), 16, *chk));
         st(g->nm_b[k], NAR(mulp(n[k], imb), 16, *chk));
@@ -563,7 +537,7 @@ AVX2 void prep_math(ls_contact_lanes *g, ls_contact_prep *t, K *chk)
         prep3(iangb, pib);
         W kii = addw(kmass, addw(dot3p(pa[0], pa[1], pa[2], pia[0], pia[1], pia[2]),
                                  dot3p(pb[0], pb[1], pb[2], pib[0], pib[1], pib[2])));
-        st64(t->kii[i], kii);
+        w_st64(t->kii[i], kii);
     }
     // Friction at the centre and the twist.
     V ca[3], cb[3], t1[3], t2[3];
@@ -603,10 +577,10 @@ AVX2 void prep_math(ls_contact_lanes *g, ls_contact_prep *t, K *chk)
     prep3(i2a, q2a);
     prep3(i1b, q1b);
     prep3(i2b, q2b);
-    st64(t->kt[0], addw(kmass, addw(dot3p(p1a[0], p1a[1], p1a[2], q1a[0], q1a[1], q1a[2]),
-                                    dot3p(p1b[0], p1b[1], p1b[2], q1b[0], q1b[1], q1b[2]))));
-    st64(t->kt[1], addw(kmass, addw(dot3p(p2a[0], p2a[1], p2a[2], q2a[0], q2a[1], q2a[2]),
-                                    dot3p(p2b[0], p2b[1], p2b[2], q2b[0], q2b[1], q2b[2]))));
+    w_st64(t->kt[0], addw(kmass, addw(dot3p(p1a[0], p1a[1], p1a[2], q1a[0], q1a[1], q1a[2]),
+                                      dot3p(p1b[0], p1b[1], p1b[2], q1b[0], q1b[1], q1b[2]))));
+    w_st64(t->kt[1], addw(kmass, addw(dot3p(p2a[0], p2a[1], p2a[2], q2a[0], q2a[1], q2a[2]),
+                                      dot3p(p2b[0], p2b[1], p2b[2], q2b[0], q2b[1], q2b[2]))));
     V ina[3], inb[3];
     sym_p(ia, n, ina, chk);
     sym_p(ib, n, inb, chk);
@@ -615,8 +589,8 @@ AVX2 void prep_math(ls_contact_lanes *g, ls_contact_prep *t, K *chk)
     P pina[3], pinb[3];
     prep3(ina, pina);
     prep3(inb, pinb);
-    st64(t->ktw, addw(dot3p(n[0], n[1], n[2], pina[0], pina[1], pina[2]),
-                      dot3p(n[0], n[1], n[2], pinb[0], pinb[1], pinb[2])));
+    w_st64(t->ktw, addw(dot3p(n[0], n[1], n[2], pina[0], pina[1], pina[2]),
+                        dot3p(n[0], n[1], n[2], pinb[0], pinb[1], pinb[2])));
 }
 
 AVX2_FN uint32_t prep_math_avx2(ls_contact_lanes *g, ls_contact_prep *t)
@@ -644,8 +618,8 @@ static uint32_t prepare(const ls_world *w, const ls_step_ctx *ctx, ls_contact_la
     return mask;
 }
 
-const ls_contact_kernels ls_contact_kernels_avx2 = {
-    .name = "avx2",
+const ls_contact_kernels KERNELS = {
+    .name = PATH_NAME,
     .warm_start = warm_start,
     .solve = solve,
     .restitution = ls_contact_restitution_scalar_,
@@ -653,15 +627,20 @@ const ls_contact_kernels ls_contact_kernels_avx2 = {
     .prepare = prepare,
 };
 
-bool ls_contact_avx2_supported_(void)
+bool SUPPORTED(void)
 {
+#if defined(LS_LANES_512)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+#else
     return __builtin_cpu_supports("avx2");
+#endif
 }
 
 #else
 
-const ls_contact_kernels ls_contact_kernels_avx2 = {
-    .name = "avx2",
+const ls_contact_kernels KERNELS = {
+    .name = PATH_NAME,
     .warm_start = ls_contact_warm_start_scalar_,
     .solve = ls_contact_solve_scalar_,
     .restitution = ls_contact_restitution_scalar_,
@@ -669,7 +648,7 @@ const ls_contact_kernels ls_contact_kernels_avx2 = {
     .prepare = ls_contact_prepare_scalar_,
 };
 
-bool ls_contact_avx2_supported_(void)
+bool SUPPORTED(void)
 {
     return false;
 }

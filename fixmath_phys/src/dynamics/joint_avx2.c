@@ -6,7 +6,17 @@
 // largest allowed speed is shortened per lane; a group where any value would
 // leave the solver range is redone by the scalar reference before anything
 // is stored.
+// joint_avx512.c builds this file a second time with LS_LANES_512 defined
+// (lanes_avx2.h), named "avx512".
 #include "joint_lanes.h"
+
+#if defined(LS_LANES_512)
+#define KERNELS   ls_ball_kernels_avx512
+#define PATH_NAME "avx512"
+#else
+#define KERNELS   ls_ball_kernels_avx2
+#define PATH_NAME "avx2"
+#endif
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 
@@ -126,23 +136,15 @@ AVX2_FN uint32_t warm_start(const ls_ball_sweep *sw, ls_ball_lanes *g)
     rotate8(b.dq, rb0, rb, &chk);
     // K = (ma + mb) E + arm terms, exact 64-bit (ma, mb >= 0: zero-extended).
     V m = _mm256_add_epi32(ld(g->ima), ld(g->imb)); // < 2^32 as unsigned
-    const V low = _mm256_set1_epi64x(0xFFFFFFFF);
-    W md = {_mm256_slli_epi64(_mm256_and_si256(m, low), 36 - LS_INV_MASS_BITS),
-            _mm256_slli_epi64(_mm256_srli_epi64(m, 32), 36 - LS_INV_MASS_BITS)};
-    W zero = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    W md = w_zext_shl(m, 36 - LS_INV_MASS_BITS);
+    W zero = w_of(_mm256_setzero_si256());
     W k[6] = {md, zero, zero, md, zero, md};
     arm_term8(k, g->ia, ra, &chk);
     arm_term8(k, g->ib, rb, &chk);
     // K^-1 per lane (one division each): the scalar code.
     int64_t kk[6][8];
     for (int i = 0; i < 6; i++) {
-        int64_t e[4], o[4];
-        _mm256_storeu_si256((__m256i *)(void *)e, k[i].e);
-        _mm256_storeu_si256((__m256i *)(void *)o, k[i].o);
-        for (int q = 0; q < 4; q++) {
-            kk[i][2 * q] = e[q];
-            kk[i][2 * q + 1] = o[q];
-        }
+        w_st64(kk[i], k[i]);
     }
     int32_t kinv[6][8];
     uint32_t lane_ovf = 0;
@@ -213,9 +215,7 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
         // |bias| above max_bias: shortened per lane (isqrt and a division).
         P b0 = prep(bv[0]), b1 = prep(bv[1]), b2 = prep(bv[2]), mx = prep(splat(sw->max_bias));
         W len2 = dot3p(b0, b1, b2, b0, b1, b2), lim = mulp(mx, mx);
-        V over =
-            _mm256_or_si256(_mm256_cmpgt_epi64(len2.e, lim.e), _mm256_cmpgt_epi64(len2.o, lim.o));
-        if (!all_zero(over) && !k_bad(&chk)) {
+        if (w_any_gt(len2, lim) && !k_bad(&chk)) {
             int32_t x[3][8];
             for (int k = 0; k < 3; k++) {
                 st(x[k], bv[k]);
@@ -270,16 +270,16 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
     return 0;
 }
 
-const ls_ball_kernels ls_ball_kernels_avx2 = {
-    .name = "avx2",
+const ls_ball_kernels KERNELS = {
+    .name = PATH_NAME,
     .warm_start = warm_start,
     .solve = solve,
 };
 
 #else
 
-const ls_ball_kernels ls_ball_kernels_avx2 = {
-    .name = "avx2",
+const ls_ball_kernels KERNELS = {
+    .name = PATH_NAME,
     .warm_start = ls_ball_warm_start_scalar_,
     .solve = ls_ball_solve_scalar_,
 };

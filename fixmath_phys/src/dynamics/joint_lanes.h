@@ -67,5 +67,7 @@ typedef struct ls_ball_kernels {
 extern const ls_ball_kernels ls_ball_kernels_scalar;
 /// The x86 AVX2 sweeps (joint_avx2.c; the scalar ones on other targets).
 extern const ls_ball_kernels ls_ball_kernels_avx2;
+/// The x86 AVX-512 sweeps (joint_avx512.c; the scalar ones on other targets).
+extern const ls_ball_kernels ls_ball_kernels_avx512;
 
 #endif

@@ -12,11 +12,34 @@
 
 #include <immintrin.h>
 
+#if defined(LS_LANES_512)
+// The same sweeps on x86 AVX-512 (F, VL, DQ, BW; contact_avx512.c): the
+// eight 32-bit lanes stay in 256-bit registers, and the exact 64-bit domain
+// (products, their sums, the rounding) holds all eight lanes in one 512-bit
+// register instead of two 256-bit ones (even and odd lanes), with arithmetic
+// 64-bit shifts and a narrowing move; the 32 vector registers keep a group's
+// bodies out of memory. The integers are the same.
+#define AVX2                                                                                       \
+    __attribute__((target("avx2,avx512f,avx512vl,avx512dq,avx512bw"), always_inline)) static inline
+#define AVX2_FN __attribute__((target("avx2,avx512f,avx512vl,avx512dq,avx512bw"))) static
+#else
 #define AVX2    __attribute__((target("avx2"), always_inline)) static inline
 #define AVX2_FN __attribute__((target("avx2"))) static
+#endif
 
 typedef __m256i V;
 
+#if defined(LS_LANES_512)
+/// A value in the exact 64-bit domain: the eight lanes, sign-extended.
+typedef struct W {
+    __m512i q;
+} W;
+
+/// An operand prepared for products: the eight lanes, sign-extended.
+typedef struct P {
+    __m512i q;
+} P;
+#else
 /// A value in the exact 64-bit domain: even lanes (0, 2, 4, 6) and odd lanes.
 typedef struct W {
     V e, o;
@@ -26,6 +49,7 @@ typedef struct W {
 typedef struct P {
     V e, o;
 } P;
+#endif
 
 AVX2 V ld(const int32_t *p)
 {
@@ -42,6 +66,37 @@ AVX2 V splat(int32_t x)
     return _mm256_set1_epi32(x);
 }
 
+#if defined(LS_LANES_512)
+AVX2 P prep(V a)
+{
+    P p = {_mm512_cvtepi32_epi64(a)};
+    return p;
+}
+
+AVX2 W mulp(P a, P b)
+{
+    W r = {_mm512_mul_epi32(a.q, b.q)};
+    return r;
+}
+
+AVX2 W addw(W a, W b)
+{
+    W r = {_mm512_add_epi64(a.q, b.q)};
+    return r;
+}
+
+AVX2 W subw(W a, W b)
+{
+    W r = {_mm512_sub_epi64(a.q, b.q)};
+    return r;
+}
+
+/// The lanes of p as eight 32-bit lanes.
+AVX2 V unprep(P p)
+{
+    return _mm512_cvtepi64_epi32(p.q);
+}
+#else
 AVX2 P prep(V a)
 {
     P p = {a, _mm256_srli_epi64(a, 32)};
@@ -66,6 +121,13 @@ AVX2 W subw(W a, W b)
     return r;
 }
 
+/// The lanes of p as eight 32-bit lanes.
+AVX2 V unprep(P p)
+{
+    return p.e;
+}
+#endif
+
 AVX2 W dot3p(P ax, P ay, P az, P bx, P by, P bz)
 {
     return addw(addw(mulp(ax, bx), mulp(ay, by)), mulp(az, bz));
@@ -79,6 +141,52 @@ AVX2 W dot3p(P ax, P ay, P az, P bx, P by, P bz)
 /// test as shifting each, and it takes two instructions off every rounding of
 /// the sweeps (the rounding is most of their work). `bad` holds tests already
 /// reduced to "nonzero means out of range".
+#if defined(LS_LANES_512)
+typedef struct K {
+    V c32, bad32;               ///< 32-bit sums; tests reduced to "nonzero: out of range"
+    __m512i c16, c20, c22, bad; ///< biased 64-bit roundings by 16, 20, 22 bits; reduced tests
+} K;
+
+AVX2 K k_zero(void)
+{
+    const V z = _mm256_setzero_si256();
+    const __m512i zq = _mm512_setzero_si512();
+    K k = {z, z, zq, zq, zq, zq};
+    return k;
+}
+
+/// Some value of the group left the solver range (or would have saturated).
+AVX2 bool k_bad(const K *k)
+{
+    V x = _mm256_or_si256(k->bad32, _mm256_srli_epi32(k->c32, 31));
+    __m512i q = _mm512_or_si512(k->bad, _mm512_srli_epi64(k->c16, 31 + 16));
+    q = _mm512_or_si512(q, _mm512_srli_epi64(k->c20, 31 + 20));
+    q = _mm512_or_si512(q, _mm512_srli_epi64(k->c22, 31 + 22));
+    return _mm256_testz_si256(x, x) == 0 || _mm512_test_epi64_mask(q, q) != 0;
+}
+
+// rnd(x, S) as eight 32-bit lanes, checking it lies in the solver range:
+// x + 2^(S-1) + 2^(30+S) must lie in [0, 2^(31+S)).
+#define NAR(x, S, chk) nar_((x), S, &(chk))
+AVX2 V nar_(W x, int s, K *k)
+{
+    const __m512i r = _mm512_set1_epi64((long long)((int64_t)1 << (s - 1)));
+    const __m512i c = _mm512_set1_epi64((long long)((int64_t)1 << (30 + s)));
+    __m512i t = _mm512_add_epi64(x.q, r);
+    __m512i biased = _mm512_add_epi64(t, c);
+    if (s == 16) {
+        k->c16 = _mm512_or_si512(k->c16, biased);
+    } else if (s == 20) {
+        k->c20 = _mm512_or_si512(k->c20, biased);
+    } else if (s == 22) {
+        k->c22 = _mm512_or_si512(k->c22, biased);
+    } else {
+        k->bad = _mm512_or_si512(k->bad, _mm512_srl_epi64(biased, _mm_cvtsi32_si128(31 + s)));
+    }
+    return _mm512_cvtepi64_epi32(_mm512_sra_epi64(t, _mm_cvtsi32_si128(s)));
+}
+
+#else
 typedef struct K {
     V c32, c16, c20, c22, bad;
 } K;
@@ -122,6 +230,8 @@ AVX2 V nar_(W x, int s, K *k)
     V o = _mm256_sll_epi64(to, _mm_cvtsi32_si128(32 - s));
     return _mm256_blend_epi32(e, o, 0xAA);
 }
+
+#endif
 
 // Check a 32-bit sum lies in the solver range.
 AVX2 V chk32(V x, K *k)
@@ -238,6 +348,152 @@ AVX2 V rnd16_64(V x)
 AVX2 bool all_zero(V x)
 {
     return _mm256_testz_si256(x, x) != 0;
+}
+
+// ---- the exact 64-bit domain, lane-wise ----------------------------------------
+
+#if defined(LS_LANES_512)
+/// The low 32 bits of each lane.
+AVX2 V w_low32(W x)
+{
+    return _mm512_cvtepi64_epi32(x.q);
+}
+
+/// rnd(x, 16), exact.
+AVX2 W w_rnd16(W x)
+{
+    W r = {_mm512_srai_epi64(_mm512_add_epi64(x.q, _mm512_set1_epi64((int64_t)1 << 15)), 16)};
+    return r;
+}
+
+/// min(max(x, 0), 2^30 - 1) (ls_cap).
+AVX2 W w_cap(W x)
+{
+    const __m512i top = _mm512_set1_epi64((1 << 30) - 1);
+    W r = {_mm512_min_epi64(_mm512_max_epi64(x.q, _mm512_setzero_si512()), top)};
+    return r;
+}
+
+/// x sign-extended.
+AVX2 W w_of(V x)
+{
+    W r = {_mm512_cvtepi32_epi64(x)};
+    return r;
+}
+
+/// Some lane of a is greater than the same lane of b.
+AVX2 bool w_any_gt(W a, W b)
+{
+    return _mm512_cmpgt_epi64_mask(a.q, b.q) != 0;
+}
+
+/// Some lane lies outside [-2^30, 2^30).
+AVX2 bool w_any_far(W x)
+{
+    __m512i t = _mm512_srli_epi64(_mm512_add_epi64(x.q, _mm512_set1_epi64((int64_t)1 << 30)), 31);
+    return _mm512_test_epi64_mask(t, t) != 0;
+}
+
+/// x (lanes as unsigned 32-bit integers) times 2^s.
+AVX2 W w_zext_shl(V x, int s)
+{
+    W r = {_mm512_sll_epi64(_mm512_cvtepu32_epi64(x), _mm_cvtsi32_si128(s))};
+    return r;
+}
+
+/// The lanes in lane order.
+AVX2 void w_st64(int64_t *out, W x)
+{
+    _mm512_storeu_si512((void *)out, x.q);
+}
+
+/// max(old - rnd(x, 16), 0) for old >= 0, checked below 2^31 (ls_nar_pos).
+AVX2 V w_clamp_impulse(V old, W x, K *k)
+{
+    __m512i n = _mm512_sub_epi64(_mm512_cvtepi32_epi64(old), w_rnd16(x).q);
+    n = _mm512_max_epi64(n, _mm512_setzero_si512());
+    k->bad = _mm512_or_si512(k->bad, _mm512_srli_epi64(n, 31));
+    return _mm512_cvtepi64_epi32(n);
+}
+#else
+AVX2 V w_low32(W x)
+{
+    return _mm256_blend_epi32(x.e, _mm256_slli_epi64(x.o, 32), 0xAA);
+}
+
+AVX2 W w_rnd16(W x)
+{
+    W r = {rnd16_64(x.e), rnd16_64(x.o)};
+    return r;
+}
+
+AVX2 V cap64_(V x)
+{
+    const V zero = _mm256_setzero_si256(), top = _mm256_set1_epi64x((1 << 30) - 1);
+    return _mm256_blendv_epi8(_mm256_andnot_si256(_mm256_cmpgt_epi64(zero, x), x), top,
+                              _mm256_cmpgt_epi64(x, top));
+}
+
+AVX2 W w_cap(W x)
+{
+    W r = {cap64_(x.e), cap64_(x.o)};
+    return r;
+}
+
+AVX2 W w_of(V x)
+{
+    return mulp(prep(x), prep(splat(1)));
+}
+
+AVX2 bool w_any_gt(W a, W b)
+{
+    return !all_zero(_mm256_or_si256(_mm256_cmpgt_epi64(a.e, b.e), _mm256_cmpgt_epi64(a.o, b.o)));
+}
+
+AVX2 bool w_any_far(W x)
+{
+    const V bias = _mm256_set1_epi64x((int64_t)1 << 30);
+    V t = _mm256_or_si256(_mm256_srli_epi64(_mm256_add_epi64(x.e, bias), 31),
+                          _mm256_srli_epi64(_mm256_add_epi64(x.o, bias), 31));
+    return !all_zero(t);
+}
+
+AVX2 W w_zext_shl(V x, int s)
+{
+    const V low = _mm256_set1_epi64x(0xFFFFFFFF);
+    const __m128i sh = _mm_cvtsi32_si128(s);
+    W r = {_mm256_sll_epi64(_mm256_and_si256(x, low), sh),
+           _mm256_sll_epi64(_mm256_srli_epi64(x, 32), sh)};
+    return r;
+}
+
+AVX2 void w_st64(int64_t *out, W x)
+{
+    V lo = _mm256_unpacklo_epi64(x.e, x.o), hi = _mm256_unpackhi_epi64(x.e, x.o);
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 4), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
+AVX2 V w_clamp_impulse(V old, W x, K *k)
+{
+    // old is >= 0, so its zero-extension is exact.
+    const V zero = _mm256_setzero_si256();
+    V old_e = _mm256_and_si256(old, _mm256_set1_epi64x(0xFFFFFFFF));
+    V old_o = _mm256_srli_epi64(old, 32);
+    V ne = _mm256_sub_epi64(old_e, rnd16_64(x.e)), no = _mm256_sub_epi64(old_o, rnd16_64(x.o));
+    // Negative: 0 (sign bit set). Above INT32_MAX: a lane that would saturate.
+    ne = _mm256_andnot_si256(_mm256_cmpgt_epi64(zero, ne), ne);
+    no = _mm256_andnot_si256(_mm256_cmpgt_epi64(zero, no), no);
+    k->bad = _mm256_or_si256(k->bad,
+                             _mm256_or_si256(_mm256_srli_epi64(ne, 31), _mm256_srli_epi64(no, 31)));
+    return _mm256_blend_epi32(ne, _mm256_slli_epi64(no, 32), 0xAA);
+}
+#endif
+
+/// cap(rnd(x, 16)) as eight 32-bit lanes.
+AVX2 V w_cap_rnd16(W x)
+{
+    return w_low32(w_cap(w_rnd16(x)));
 }
 
 #endif

@@ -320,8 +320,14 @@ bool ls_solver_scratch_init_(ls_solver_scratch *sv, const ls_world_def *def)
     sv->contact_list = (uint32_t *)(void *)(base + l.contacts);
     sv->max_groups = (uint32_t)max_groups(def);
     bool avx2 = def->simd != LS_SIMD_SCALAR && ls_contact_avx2_supported_();
-    sv->kernels = avx2 ? &ls_contact_kernels_avx2 : &ls_contact_kernels_scalar;
-    sv->ball_kernels = avx2 ? &ls_ball_kernels_avx2 : &ls_ball_kernels_scalar;
+    bool avx512 = (def->simd == LS_SIMD_AUTO || def->simd == LS_SIMD_AVX512) &&
+                  ls_contact_avx512_supported_();
+    sv->kernels = avx512 ? &ls_contact_kernels_avx512
+                  : avx2 ? &ls_contact_kernels_avx2
+                         : &ls_contact_kernels_scalar;
+    sv->ball_kernels = avx512 ? &ls_ball_kernels_avx512
+                       : avx2 ? &ls_ball_kernels_avx2
+                              : &ls_ball_kernels_scalar;
     return true;
 }
 
@@ -333,6 +339,8 @@ bool ls_simd_available(ls_simd simd)
         return true;
     case LS_SIMD_AVX2:
         return ls_contact_avx2_supported_();
+    case LS_SIMD_AVX512:
+        return ls_contact_avx512_supported_() && ls_contact_avx2_supported_();
     }
     return false;
 }
