@@ -361,7 +361,7 @@ static inline ls_fx dot_small(ls_vec3 n, ls_vec3 d)
 
 // Recycle last tick's contact `old` of the same pair into *c when neither
 // body moved more than the recycling distance allows; false to recompute.
-static bool recycle(const ls_world *w, const ls_contact *old, ls_contact *c)
+static bool recycle(const ls_world *w, const ls_contact *old, ls_pair_manifold *r)
 {
     if (old->m.count == 0) {
         return false;
@@ -377,7 +377,7 @@ static bool recycle(const ls_world *w, const ls_contact *old, ls_contact *c)
         !turned_little(b, old->pose_p[1], old->pose_q[1], half)) {
         return false;
     }
-    *c = *old;
+    const ls_contact *c = old;
     // The plain margin, not the pair's speculative one: a manifold with a
     // speculative point beyond it is recomputed (a recycled far point of a
     // rolling capsule kept it rocking on the ground, never asleep).
@@ -416,10 +416,23 @@ static bool recycle(const ls_world *w, const ls_contact *old, ls_contact *c)
         ls_fx hd = (ls_fx)(depth >> 1);
         ls_vec3 pa = round_a ? ls_vec3_mad(ca, n, ls_fx_sub(sa->geom.radius, hd)) : ca;
         ls_vec3 pb = round_b ? ls_vec3_mad(cb, n, ls_fx_sub(hd, sb->geom.radius)) : cb;
-        c->m.points[i].point = ls_vec3_mid(pa, pb);
-        c->m.points[i].depth = depth;
+        r->point[i] = ls_vec3_mid(pa, pb);
+        r->depth[i] = depth;
     }
     return true;
+}
+
+// A recycled contact in its slot: last tick's with the points recycle()
+// moved, its impulses warm-started from last tick's as a new contact's are.
+static void place_recycled(ls_contact *c, const ls_contact *old, const ls_pair_manifold *r)
+{
+    *c = *old;
+    for (int i = 0; i < c->m.count; i++) {
+        c->m.points[i].point = r->point[i];
+        c->m.points[i].depth = r->depth[i];
+    }
+    clear_impulses(c);
+    warm_start_from(c, old);
 }
 
 /// Pairs per block of the parallel narrow phase (a manifold costs ~1 us).
@@ -446,12 +459,14 @@ static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
         }
         ls_contact *c = &r->c;
         const ls_contact *old = r->old != UINT32_MAX ? &w->contacts_old[r->old] : NULL;
-        r->recycled = old && recycle(w, old, c);
+        // A recycled contact is not copied here: copy_deferred places it
+        // (place_recycled) straight from last tick's.
+        r->recycled = old && recycle(w, old, r);
         r->touching = r->recycled || fresh_contact(w, pr,
                                                    margin_of(w, memo_reach(w, sa->body, &memo_a),
                                                              memo_reach(w, sb->body, &memo_b)),
                                                    c);
-        if (r->touching) {
+        if (r->touching && !r->recycled) {
             // The warm start, here rather than in the serial walk: a pair
             // without children has at most one old contact, the one
             // find_old found, which is the walk's match (merge_child).
@@ -522,7 +537,8 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
             }
             w->info.contacts_recycled += r->recycled;
             static const ls_contact none; // child 0: all merge_child reads of no contact
-            merge_child(w, touching ? &r->c : &none, touching, old, old_count, j, pr, NULL);
+            const ls_contact *cur = !touching ? &none : r->recycled ? &old[r->old] : &r->c;
+            merge_child(w, cur, touching, old, old_count, j, pr, NULL);
             return true;
         } else {
             // A body of the pair was woken earlier in this walk.
@@ -598,7 +614,12 @@ static void copy_deferred(void *ctx, uint32_t begin, uint32_t end, uint32_t work
     for (uint32_t k = begin; k < end; k++) {
         uint32_t from = w->contact_from[k];
         if (from != UINT32_MAX) {
-            w->contacts[k] = w->pair_manifolds[from].c;
+            const ls_pair_manifold *r = &w->pair_manifolds[from];
+            if (r->recycled) {
+                place_recycled(&w->contacts[k], &w->contacts_old[r->old], r);
+            } else {
+                w->contacts[k] = r->c;
+            }
         }
     }
 }

@@ -112,11 +112,13 @@ typedef struct ls_contact {
 /// Narrow-phase result of one broad-phase pair, computed in parallel before
 /// the serial merge with last tick's contacts (contacts.c).
 typedef struct ls_pair_manifold {
-    ls_contact c;  ///< the pair's contact: geometry and recycling data (impulses unset)
+    ls_contact c;  ///< the pair's new contact (impulses unset; unused when recycled)
     uint32_t old;  ///< last tick's contact of the pair (index into contacts_old), or UINT32_MAX
     bool touching; ///< the contact has points
     bool computed; ///< c and touching are this tick's (a non-mesh pair with a moving body)
-    bool recycled; ///< c is last tick's manifold moved with the bodies (contacts.c)
+    bool recycled; ///< the contact is last tick's (old) with the points below (contacts.c)
+    ls_vec3 point[LS_MANIFOLD_MAX]; ///< a recycled contact's points, moved with the bodies
+    ls_fx depth[LS_MANIFOLD_MAX];   ///< and their depths
 } ls_pair_manifold;
 
 struct ls_world {
