@@ -218,7 +218,8 @@ Test(fx, floor_ceil_abs_clamp_and_conversions)
 }
 
 // The digit-by-digit definition of floor(sqrt(v)) (ls_isqrt64 until Solver
-// v3's rain work): the reference the table-and-Newton root must equal.
+// v3's rain work): the reference the interpolated table and Newton step of
+// math/isqrt.c must equal.
 static uint64_t isqrt_digits(uint64_t v)
 {
     if (v == 0) {
@@ -269,4 +270,15 @@ Test(fx, isqrt64_equals_the_digit_by_digit_root)
     }
     cr_assert_eq(ls_isqrt64(0xFFFFFFFE00000001ull), 0xFFFFFFFFull);
     cr_assert_eq(ls_isqrt64(0xFFFFFFFE00000000ull), 0xFFFFFFFEull);
+    // The ends of the table's intervals (math/isqrt.c), scaled down by every
+    // power of 4, and their neighbours.
+    for (uint64_t j = 0; j < 384; j++) {
+        for (int k = 0; k < 62; k += 2) {
+            uint64_t v = ((j + 128) << 55) >> k;
+            for (uint64_t d = 0; d < 3; d++) {
+                uint64_t u = v - 1 + d;
+                cr_assert_eq(ls_isqrt64(u), isqrt_digits(u), "v = %llu", (unsigned long long)u);
+            }
+        }
+    }
 }
