@@ -9,21 +9,16 @@
 #include <string.h>
 
 // Indexed by ls_shape_type: the one place that lists the kinds.
-static const ls_shape_kind *const kinds[LS_SHAPE_KIND_COUNT] = {
+const ls_shape_kind *const ls_shape_kinds_[LS_SHAPE_KIND_COUNT] = {
     [LS_SHAPE_SPHERE] = &ls_sphere_kind,   [LS_SHAPE_BOX] = &ls_box_kind,
     [LS_SHAPE_CAPSULE] = &ls_capsule_kind, [LS_SHAPE_PLANE] = &ls_plane_kind,
     [LS_SHAPE_HULL] = &ls_hull_kind,       [LS_SHAPE_MESH] = &ls_mesh_kind,
 };
 
-const ls_shape_kind *ls_shape_kind_of(ls_shape_type t)
-{
-    return (unsigned)t < LS_SHAPE_KIND_COUNT ? kinds[t] : NULL;
-}
-
 ls_shape_type ls_shape_kind_named(const char *name)
 {
     for (int k = 0; k < LS_SHAPE_KIND_COUNT; k++) {
-        if (strcmp(kinds[k]->name, name) == 0) {
+        if (strcmp(ls_shape_kinds_[k]->name, name) == 0) {
             return (ls_shape_type)k;
         }
     }

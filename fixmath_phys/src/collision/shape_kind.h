@@ -67,8 +67,15 @@ typedef struct ls_shape_kind {
                          const ls_xform *xb, ls_fx margin, ls_manifold *m);
 } ls_shape_kind;
 
-/// The entry of a kind, or NULL for a code that names none.
-const ls_shape_kind *ls_shape_kind_of(ls_shape_type t);
+/// The kinds, indexed by ls_shape_type (shape_kind.c: the one place that lists them).
+extern const ls_shape_kind *const ls_shape_kinds_[LS_SHAPE_KIND_COUNT];
+
+/// The entry of a kind, or NULL for a code that names none. Inline: the
+/// narrow phase and the contact prepare ask it for every pair every tick.
+static inline const ls_shape_kind *ls_shape_kind_of(ls_shape_type t)
+{
+    return (unsigned)t < LS_SHAPE_KIND_COUNT ? ls_shape_kinds_[t] : NULL;
+}
 /// The kind whose scene keyword is `name`, or LS_SHAPE_KIND_COUNT.
 ls_shape_type ls_shape_kind_named(const char *name);
 
