@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Q16.16 scalar ops: bit-identity with the linked libfixmath (the oracle) for
 // every non-overflowing input tested, and the saturating overflow policy.
+#include "../fixmath_phys/src/math/isqrt_near.h"
 #include "ls/fx.h"
 #include "ls/rng.h"
 
@@ -237,6 +238,46 @@ static uint64_t isqrt_digits(uint64_t v)
         bit >>= 2;
     }
     return res;
+}
+
+// The division-free root of the rotation integration near 2^56 (math/isqrt_near.h)
+// is ls_isqrt64 on its whole fast range (every fix-up step count), at its
+// edges and beyond them.
+Test(fx, isqrt64_near56_equals_isqrt64)
+{
+    const int64_t one = (int64_t)1 << 56, reach = (int64_t)1 << 44;
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    for (int i = 0; i < 2000000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // d uniform in bits 0..46 of magnitude, either sign: inside and just outside.
+        int shift = 17 + (int)(x % 30);
+        int64_t d = (int64_t)(x >> shift);
+        d = (x & 1) ? -d : d;
+        uint64_t s = (uint64_t)(one + d);
+        cr_assert_eq(ls_isqrt64_near56_(s), ls_isqrt64(s), "s = 2^56 %+lld", (long long)d);
+    }
+    // Around the perfect squares of the fast range and at its edges.
+    for (uint64_t r = ((uint64_t)1 << 28) - (1u << 16); r <= ((uint64_t)1 << 28) + (1u << 16);
+         r += 7) {
+        const uint64_t v[3] = {r * r - 1, r * r, r * r + 2 * r};
+        for (int k = 0; k < 3; k++) {
+            cr_assert_eq(ls_isqrt64_near56_(v[k]), ls_isqrt64(v[k]), "v = %llu",
+                         (unsigned long long)v[k]);
+        }
+    }
+    const uint64_t edge[8] = {(uint64_t)(one - reach),
+                              (uint64_t)(one - reach + 1),
+                              (uint64_t)(one + reach - 1),
+                              (uint64_t)(one + reach),
+                              0,
+                              UINT64_MAX,
+                              (uint64_t)1 << 63,
+                              ((uint64_t)1 << 63) - 1};
+    for (int i = 0; i < 8; i++) {
+        cr_assert_eq(ls_isqrt64_near56_(edge[i]), ls_isqrt64(edge[i]), "edge %d", i);
+    }
 }
 
 Test(fx, isqrt64_equals_the_digit_by_digit_root)

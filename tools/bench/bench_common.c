@@ -891,6 +891,7 @@ int bench_engine_main(const bench_engine *e, int argc, char **argv)
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
         } else if (argv[i][0] == '-') {
+            fprintf(stderr, "bench_%s: unknown option or missing value: %s\n", e->name, argv[i]);
             return usage(e);
         } else {
             nscenes++;
@@ -898,9 +899,19 @@ int bench_engine_main(const bench_engine *e, int argc, char **argv)
     }
     if (nscenes == 0 || repeats < 1 || repeats > 16 || ticks < 0 || ticks > 1000000 ||
         threads < 1 || threads > (long)e->max_threads) {
-        if (threads > (long)e->max_threads) {
+        if (nscenes == 0) {
+            fprintf(stderr, "bench_%s: no scene file given\n", e->name);
+        } else if (repeats < 1 || repeats > 16) {
+            fprintf(stderr, "bench_%s: --repeats %ld: must be 1..16\n", e->name, repeats);
+        } else if (ticks < 0 || ticks > 1000000) {
+            fprintf(stderr, "bench_%s: --ticks %ld: must be 0..1000000 (0: the scene's)\n", e->name,
+                    ticks);
+        } else if (threads > (long)e->max_threads && e->max_threads == 1) {
             fprintf(stderr, "bench_%s: --threads %ld: this engine runs single-threaded here\n",
                     e->name, threads);
+        } else {
+            fprintf(stderr, "bench_%s: --threads %ld: must be 1..%u\n", e->name, threads,
+                    (unsigned)e->max_threads);
         }
         return usage(e);
     }

@@ -243,10 +243,13 @@ int b3b_scene_build(const char *name, b3b_scene *s, char *err, size_t err_size)
         rc = 0;
     } else if (sscanf(name, "pyramid_%d%c", &base, &tail) == 1 && base >= 1 && base <= 200) {
         rc = pyramid(s, base, 200); // large_pyramid with another base, 200 steps, no sleep
+    } else if (sscanf(name, "pile_%d%c", &base, &tail) == 1 && base >= 1 && base <= 65536) {
+        rc = b3b_pile_build((uint32_t)base, s); // the rollback search's pile, 300 steps
+        s->steps = 300;
     } else {
         snprintf(err, err_size,
                  "unknown scene '%s' (large_pyramid, many_pyramids, joint_grid, convex_pile, "
-                 "rain, pyramid_N)",
+                 "rain, pyramid_N, pile_N)",
                  name);
         return -1;
     }
@@ -303,7 +306,8 @@ static void usage(const char *name)
            "       bench_box3d_%s --report FILE\n"
            "  scenes (Box3D's benchmark/main.c): large_pyramid (200 steps), many_pyramids (100),\n"
            "  joint_grid (100), convex_pile (500), rain (400); pyramid_N: large_pyramid with base\n"
-           "  N. 60 Hz, gravity -10, 4 sub-steps unless --substeps; ms/step = wall time of steps\n"
+           "  N; pile_N: the rollback search's N-box pile (300 steps, 240 of them settling).\n"
+           "  60 Hz, gravity -10, 4 sub-steps unless --substeps; ms/step = wall time of steps\n"
            "  1..N-1 / (N-1) (step 0 is the untimed warm-up, as Box3D's driver does).\n"
            "  --rollback: the largest N whose awake, settled N-box pile steps 9 times in\n"
            "  <= 16.7 ms. --csv appends rows `box3d,SCENE,ENGINE,metric,value,unit`.\n"

@@ -359,6 +359,45 @@ static inline ls_fx dot_small(ls_vec3 n, ls_vec3 d)
     return ls_fx_clamp64_(ls_fx_round_q32(s));
 }
 
+// One corner of the recycled points of recycle_near: p + r x, exact (no
+// clamp can act there).
+static inline int64_t place_row(ls_fx p, ls_vec3 row, ls_vec3 x)
+{
+    return (int64_t)p +
+           ls_fx_round_q32((int64_t)row.x * x.x + (int64_t)row.y * x.y + (int64_t)row.z * x.z);
+}
+
+// recycle's loop for two shapes that are not round, both bodies within 2^28
+// raw (4096 m) of the origin and the conditions of its `small`: the same
+// bits with the clamps that cannot act left out. Each product of a rotation
+// entry (< 2^17) and an anchor component (< 2^27) is below 2^44, so a placed
+// coordinate is below 2^28 + 3 * 2^28 + 1 <= 2^30 + 1 and needs no clamp;
+// their difference can (ls_vec3_sub saturates), and so can the dot product.
+static bool recycle_near(const ls_body *a, const ls_body *b, const ls_contact *c, ls_fx margin,
+                         ls_pair_manifold *r)
+{
+    const ls_mat3 *ra = &a->xf.r, *rb = &b->xf.r;
+    ls_vec3 n = c->m.normal;
+    for (int i = 0; i < c->m.count; i++) {
+        ls_vec3 xa = c->anchor_a[i], xb = c->anchor_b[i];
+        int64_t ax = place_row(a->p.x, ra->row[0], xa), ay = place_row(a->p.y, ra->row[1], xa),
+                az = place_row(a->p.z, ra->row[2], xa);
+        int64_t bx = place_row(b->p.x, rb->row[0], xb), by = place_row(b->p.y, rb->row[1], xb),
+                bz = place_row(b->p.z, rb->row[2], xb);
+        int64_t dx = ls_fx_clamp64_(bx - ax), dy = ls_fx_clamp64_(by - ay),
+                dz = ls_fx_clamp64_(bz - az);
+        ls_fx dot = ls_fx_clamp64_(ls_fx_round_q32(n.x * dx + n.y * dy + n.z * dz));
+        ls_fx depth = ls_fx_sub(c->base_depth[i], dot);
+        if (depth <= ls_fx_neg(margin)) {
+            return false;
+        }
+        r->point[i] =
+            ls_vec3_make((ls_fx)((ax + bx) >> 1), (ls_fx)((ay + by) >> 1), (ls_fx)((az + bz) >> 1));
+        r->depth[i] = depth;
+    }
+    return true;
+}
+
 // Recycle last tick's contact `old` of the same pair into *c when neither
 // body moved more than the recycling distance allows; false to recompute.
 static bool recycle(const ls_world *w, const ls_contact *old, ls_pair_manifold *r)
@@ -395,6 +434,10 @@ static bool recycle(const ls_world *w, const ls_contact *old, ls_pair_manifold *
     }
     bool small = ls_mat3_is_small(&a->xf.r) && ls_mat3_is_small(&b->xf.r) &&
                  ls_vec3_magnitude_bits(n) < (1u << 17) && arm < (1u << 27);
+    if (small && !round_a && !round_b &&
+        (ls_vec3_magnitude_bits(a->p) | ls_vec3_magnitude_bits(b->p)) < (1u << 28)) {
+        return recycle_near(a, b, c, margin, r);
+    }
     for (int i = 0; i < c->m.count; i++) {
         ls_vec3 ca, cb;
         ls_fx depth;

@@ -154,7 +154,9 @@ void ls_joint_rebuild_lists_(ls_world *w)
 
 bool ls_joint_filters_pair_(const ls_world *w, uint32_t a, uint32_t b)
 {
-    if (w->joint_count == 0) {
+    // A joint between a and b is on both bodies' lists: a body without joints
+    // (the ground of most pairs) answers at once.
+    if (w->joint_count == 0 || w->body_joint_head[b] == UINT32_MAX) {
         return false;
     }
     for (uint32_t k = w->body_joint_head[a]; k != UINT32_MAX;) {
