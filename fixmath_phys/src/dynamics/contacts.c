@@ -467,15 +467,28 @@ static bool recycle(const ls_world *w, const ls_contact *old, ls_pair_manifold *
 
 // A recycled contact in its slot: last tick's with the points recycle()
 // moved, its impulses warm-started from last tick's as a new contact's are.
+//
+// The warm start (clear_impulses, then warm_start_from) without its search:
+// the points keep their feature ids, so point i matches the first old point
+// with its id -- itself, unless an earlier point has the same id -- and the
+// manifold's friction, twist and rolling impulses are the old ones.
 static void place_recycled(ls_contact *c, const ls_contact *old, const ls_pair_manifold *r)
 {
     *c = *old;
-    for (int i = 0; i < c->m.count; i++) {
+    int count = c->m.count;
+    for (int i = 0; i < count; i++) {
         c->m.points[i].point = r->point[i];
         c->m.points[i].depth = r->depth[i];
+        for (int j = 0; j < i; j++) {
+            if (old->m.points[j].feature == old->m.points[i].feature) {
+                c->normal_impulse[i] = old->normal_impulse[j];
+                break;
+            }
+        }
     }
-    clear_impulses(c);
-    warm_start_from(c, old);
+    for (int i = count; i < LS_MANIFOLD_MAX; i++) {
+        c->normal_impulse[i] = 0;
+    }
 }
 
 /// Pairs per block of the parallel narrow phase (a manifold costs ~1 us).
@@ -667,6 +680,58 @@ static void copy_deferred(void *ctx, uint32_t begin, uint32_t end, uint32_t work
     }
 }
 
+// True when every slot k of this tick's contacts comes from the narrow
+// phase (none was written by the walk) and, if recycled, from last tick's
+// slot k: then update_in_place gives the array copy_deferred would build.
+static bool in_place(const ls_world *w)
+{
+    for (uint32_t k = 0; k < w->contact_count; k++) {
+        uint32_t from = w->contact_from[k];
+        if (from == UINT32_MAX) {
+            return false;
+        }
+        const ls_pair_manifold *r = &w->pair_manifolds[from];
+        if (r->recycled && r->old != k) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// copy_deferred on last tick's array (w->contacts after the swap back): a
+// recycled contact is already in its slot and takes its moved points and
+// its warm start there (place_recycled's bits), a fresh one is copied in. A
+// fresh contact's slot held no recycled contact, so nothing reads it here.
+static void update_in_place(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    ls_world *w = ctx;
+    (void)worker;
+    for (uint32_t k = begin; k < end; k++) {
+        const ls_pair_manifold *r = &w->pair_manifolds[w->contact_from[k]];
+        ls_contact *c = &w->contacts[k];
+        if (!r->recycled) {
+            *c = r->c;
+            continue;
+        }
+        int count = c->m.count;
+        ls_fx was[LS_MANIFOLD_MAX];
+        memcpy(was, c->normal_impulse, sizeof was);
+        for (int i = 0; i < count; i++) {
+            c->m.points[i].point = r->point[i];
+            c->m.points[i].depth = r->depth[i];
+            for (int j = 0; j < i; j++) {
+                if (c->m.points[j].feature == c->m.points[i].feature) {
+                    c->normal_impulse[i] = was[j];
+                    break;
+                }
+            }
+        }
+        for (int i = count; i < LS_MANIFOLD_MAX; i++) {
+            c->normal_impulse[i] = 0;
+        }
+    }
+}
+
 void ls_world_update_contacts_(ls_world *w)
 {
     bool overflow = false;
@@ -695,7 +760,16 @@ void ls_world_update_contacts_(ls_world *w)
     for (; j < old_count; j++) {
         contact_ended(w, &old[j]);
     }
-    ls_workers_for_(w->workers, w->contact_count, COPY_MIN_BLOCK, copy_deferred, w);
+    if (in_place(w)) {
+        // Every slot holds its pair's contact from the same slot last tick (or
+        // a fresh one): update last tick's array where it lies instead of
+        // copying it (376 bytes a contact), and keep it as this tick's.
+        w->contacts_old = w->contacts;
+        w->contacts = old;
+        ls_workers_for_(w->workers, w->contact_count, COPY_MIN_BLOCK, update_in_place, w);
+    } else {
+        ls_workers_for_(w->workers, w->contact_count, COPY_MIN_BLOCK, copy_deferred, w);
+    }
     ls_fx deepest = 0, buried = 0;
     uint32_t buried_body = UINT32_MAX;
     for (uint32_t c = 0; c < w->contact_count; c++) {
