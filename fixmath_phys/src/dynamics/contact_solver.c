@@ -172,28 +172,32 @@ static void clear_lane(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t lan
 void ls_contact_prep_begin_(const ls_world *w, const ls_step_ctx *ctx, ls_contact_lanes *g,
                             ls_rolling_lanes *roll, ls_contact_prep *t, uint32_t lane, uint32_t ci)
 {
-    t->ovf[lane] = 0;
-    t->mass_scale[lane] = 0;
-    t->kmass[lane] = 0;
-    for (int k = 0; k < 3; k++) {
-        t->dv[k][lane] = t->wa[k][lane] = t->wb[k][lane] = 0;
-        t->ca[k][lane] = t->cb[k][lane] = 0;
-    }
-    for (int k = 0; k < 6; k++) {
-        t->ia[k][lane] = t->ib[k][lane] = 0;
-    }
     int count = ci == UINT32_MAX ? 0 : w->contacts[ci].m.count;
-    for (int i = count; i < LS_MANIFOLD_MAX; i++) {
-        t->depth[i][lane] = 0;
+    if (!t->cleared) {
+        t->ovf[lane] = 0;
+        t->mass_scale[lane] = 0;
+        t->kmass[lane] = 0;
         for (int k = 0; k < 3; k++) {
-            t->ra[i][k][lane] = t->rb[i][k][lane] = 0;
+            t->dv[k][lane] = t->wa[k][lane] = t->wb[k][lane] = 0;
+            t->ca[k][lane] = t->cb[k][lane] = 0;
         }
-    }
-    if (ci == UINT32_MAX) {
-        clear_lane(g, roll, lane);
+        for (int k = 0; k < 6; k++) {
+            t->ia[k][lane] = t->ib[k][lane] = 0;
+        }
+        for (int i = count; i < LS_MANIFOLD_MAX; i++) {
+            t->depth[i][lane] = 0;
+            for (int k = 0; k < 3; k++) {
+                t->ra[i][k][lane] = t->rb[i][k][lane] = 0;
+            }
+        }
+        if (ci == UINT32_MAX) {
+            clear_lane(g, roll, lane);
+            return;
+        }
+        clear_points(g, roll, lane, count);
+    } else if (ci == UINT32_MAX) {
         return;
     }
-    clear_points(g, roll, lane, count);
     const ls_solver_scratch *sv = &w->solver;
     const ls_contact *c = &w->contacts[ci];
     uint32_t ia = sv->body_state[c->a], ib = sv->body_state[c->b];

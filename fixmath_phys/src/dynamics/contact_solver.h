@@ -129,6 +129,10 @@ typedef struct ls_contact_prep {
     int64_t kii[LS_MANIFOLD_MAX][LS_LANES]; ///< K_ii of each normal row, Q28.36
     int64_t kt[2][LS_LANES];                ///< K of the friction rows along t1, t2
     int64_t ktw[LS_LANES];                  ///< K of the twist row
+    /// Non-zero when the caller zeroed this scratch and every lane field of
+    /// the group and its rolling block (solver.c, groups_prepare): `begin`
+    /// then skips its own per-lane clearing (the same zeros).
+    uint32_t cleared;
 } ls_contact_prep;
 
 /// The prepare of one lane in three stages (contact_solver.c): `begin` fills

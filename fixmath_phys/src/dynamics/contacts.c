@@ -368,11 +368,12 @@ static inline int64_t place_row(ls_fx p, ls_vec3 row, ls_vec3 x)
 }
 
 // recycle's loop for two shapes that are not round, both bodies within 2^28
-// raw (4096 m) of the origin and the conditions of its `small`: the same
-// bits with the clamps that cannot act left out. Each product of a rotation
-// entry (< 2^17) and an anchor component (< 2^27) is below 2^44, so a placed
-// coordinate is below 2^28 + 3 * 2^28 + 1 <= 2^30 + 1 and needs no clamp;
-// their difference can (ls_vec3_sub saturates), and so can the dot product.
+// raw (4096 m) of the origin, anchors within 2^24 (256 m) and the other
+// conditions of its `small`: the same bits with the clamps that cannot act
+// left out. Each product of a rotation entry (< 2^17) and an anchor
+// component (< 2^24) is below 2^41, so a placed coordinate is below 2^28 +
+// 3 * 2^25 + 1 and needs no clamp, nor does the difference of two (below
+// 2^30, where ls_vec3_sub would saturate at 2^31); the dot product can.
 static bool recycle_near(const ls_body *a, const ls_body *b, const ls_contact *c, ls_fx margin,
                          ls_pair_manifold *r)
 {
@@ -384,8 +385,7 @@ static bool recycle_near(const ls_body *a, const ls_body *b, const ls_contact *c
                 az = place_row(a->p.z, ra->row[2], xa);
         int64_t bx = place_row(b->p.x, rb->row[0], xb), by = place_row(b->p.y, rb->row[1], xb),
                 bz = place_row(b->p.z, rb->row[2], xb);
-        int64_t dx = ls_fx_clamp64_(bx - ax), dy = ls_fx_clamp64_(by - ay),
-                dz = ls_fx_clamp64_(bz - az);
+        int64_t dx = bx - ax, dy = by - ay, dz = bz - az;
         ls_fx dot = ls_fx_clamp64_(ls_fx_round_q32(n.x * dx + n.y * dy + n.z * dz));
         ls_fx depth = ls_fx_sub(c->base_depth[i], dot);
         if (depth <= ls_fx_neg(margin)) {
@@ -434,7 +434,7 @@ static bool recycle(const ls_world *w, const ls_contact *old, ls_pair_manifold *
     }
     bool small = ls_mat3_is_small(&a->xf.r) && ls_mat3_is_small(&b->xf.r) &&
                  ls_vec3_magnitude_bits(n) < (1u << 17) && arm < (1u << 27);
-    if (small && !round_a && !round_b &&
+    if (small && !round_a && !round_b && arm < (1u << 24) &&
         (ls_vec3_magnitude_bits(a->p) | ls_vec3_magnitude_bits(b->p)) < (1u << 28)) {
         return recycle_near(a, b, c, margin, r);
     }

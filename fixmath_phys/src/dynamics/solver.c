@@ -29,6 +29,7 @@
 #include "joint_lanes.h"
 #include "workers.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -478,6 +479,16 @@ static void groups_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worke
             live += g->contact[l] != UINT32_MAX;
         }
         g->live = live;
+        // A group with empty lanes: zero every lane field at once (the
+        // prepare's per-lane clearing writes one word in LS_LANES).
+        t.cleared = live + 2 <= LS_LANES;
+        if (t.cleared) {
+            memset(&t, 0, offsetof(ls_contact_prep, cleared));
+            memset(&g->a, 0, offsetof(ls_contact_lanes, contact) - offsetof(ls_contact_lanes, a));
+            if (roll) {
+                memset(roll, 0, sizeof *roll);
+            }
+        }
         uint32_t mask = kernels_of(sv, g, false)->prepare(st->w, st->ctx, g, roll, &t);
         uint32_t points = 0;
         for (uint32_t l = 0; l < LS_LANES; l++) {
