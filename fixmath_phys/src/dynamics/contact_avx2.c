@@ -255,6 +255,7 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     // slots are zero rows: no impulse). Impact lanes (jacobi) read the
     // velocities from before the loop and apply their impulses after it.
     const uint32_t np = (uint32_t)g->points, first = np ? sw->first % np : 0;
+    const bool bounce = ((g->impact >> LS_IMPACT_MAY) & 0xffu) != 0; // a lane has restitution
     const V jac = ld((const int32_t *)g->jacobi);
     const bool mixed = !all_zero(jac);
     V a0v[3], a0w[3], b0v[3], b0w[3]; // velocities before the loop (impact lanes)
@@ -308,7 +309,9 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
         // now = max(old - rnd(x, 16), 0), checked below 2^31 (ls_nar_pos).
         V now = w_clamp_impulse(old, x, &chk);
         imp[i] = now;
-        maxi[i] = _mm256_max_epi32(ld(p->max_impulse), now);
+        if (bounce) { // the largest impulse is read only by the restitution of such lanes
+            maxi[i] = _mm256_max_epi32(ld(p->max_impulse), now);
+        }
         if (sw->surface) { // the limits of friction, twist and rolling (read only then)
             P pnow = prep(now);
             total = addw(total, mulp(mu, pnow));
@@ -403,7 +406,9 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
     }
     for (int i = 0; i < g->points; i++) {
         st(g->p[i].impulse, imp[i]);
-        st(g->p[i].max_impulse, maxi[i]);
+        if (bounce) {
+            st(g->p[i].max_impulse, maxi[i]);
+        }
     }
     if (surface) {
         st(g->f1, f1);

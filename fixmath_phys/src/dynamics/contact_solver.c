@@ -742,6 +742,7 @@ static uint32_t slot_at(const ls_contact_sweep *sw, uint32_t np, uint32_t k)
 uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *g)
 {
     uint32_t mask = 0;
+    const bool bounce = ((g->impact >> LS_IMPACT_MAY) & 0xffu) != 0; // a lane has restitution
     for (uint32_t l = 0; l < LS_LANES; l++) {
         if (!lane_live(g, l)) {
             continue;
@@ -787,7 +788,9 @@ uint32_t ls_contact_solve_scalar_(const ls_contact_sweep *sw, ls_contact_lanes *
             int64_t x = ls_mul(mass, vn + bias) + ls_mul(iscale, old);
             int32_t now = ls_nar_pos((int64_t)old - ls_rnd(x, 16), &ovf);
             p->impulse[l] = now;
-            p->max_impulse[l] = ls_max32(p->max_impulse[l], now);
+            if (bounce) { // read only by the restitution of a group with such lanes
+                p->max_impulse[l] = ls_max32(p->max_impulse[l], now);
+            }
             total += now;
             twist_arm += ls_mul(p->twist_lever[l], now);
             delta[i] = now - old;
