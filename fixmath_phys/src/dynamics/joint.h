@@ -340,14 +340,25 @@ LS_JOINT_INLINE ls_solver_body *ls_joint_state_b_(const ls_world *w, const ls_jo
     return &w->solver.states[j->state_b];
 }
 
-/// Cache dir_ia[k] and dir_ib[k] for the first n of the warm start's row
-/// directions dir[k] (the world inverse inertias of the tick times them).
+/// Cache dir_ia[k] and dir_ib[k] for the warm start's row directions dir[k],
+/// first <= k < n (the world inverse inertias of the tick times them).
+LS_JOINT_INLINE void ls_joint_cache_dirs_from_(ls_joint *j, int first, int n)
+{
+    for (int k = first; k < n; k++) {
+        ls_vec3 d = j->dir[k];
+        if (d.x == 0 && d.y == 0 && d.z == 0) {
+            j->dir_ia[k] = j->dir_ib[k] = ls_vec3_zero(); // the products, without them
+            continue;
+        }
+        j->dir_ia[k] = ls_mat3_mul_vec(j->inv_i_a, d);
+        j->dir_ib[k] = ls_mat3_mul_vec(j->inv_i_b, d);
+    }
+}
+
+/// ls_joint_cache_dirs_from_(j, 0, n).
 LS_JOINT_INLINE void ls_joint_cache_dirs_(ls_joint *j, int n)
 {
-    for (int k = 0; k < n; k++) {
-        j->dir_ia[k] = ls_mat3_mul_vec(j->inv_i_a, j->dir[k]);
-        j->dir_ib[k] = ls_mat3_mul_vec(j->inv_i_b, j->dir[k]);
-    }
+    ls_joint_cache_dirs_from_(j, 0, n);
 }
 
 /// d . (I_a + I_b) dir[k] with the cached products: the same bits as
@@ -430,9 +441,12 @@ LS_JOINT_INLINE ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx
         mass_scale = ctx->joint.mass_scale;
         impulse_scale = ctx->joint.impulse_scale;
     }
+    // The rigid row (mass scale 1, impulse scale 0) skips two products that
+    // are exact there: mass * 1 = mass, and adding 0 * acc adds nothing.
+    ls_fx m = mass_scale == LS_FX_ONE ? mass : ls_fx_mul(mass, mass_scale);
+    ls_fx t = ls_fx_mul(m, ls_fx_add(cdot, bias));
     ls_fx impulse =
-        ls_fx_neg(ls_fx_add(ls_fx_mul(ls_fx_mul(mass, mass_scale), ls_fx_add(cdot, bias)),
-                            ls_fx_mul(impulse_scale, *acc)));
+        ls_fx_neg(impulse_scale == 0 ? t : ls_fx_add(t, ls_fx_mul(impulse_scale, *acc)));
     ls_fx now = ls_fx_max(ls_fx_add(*acc, impulse), 0);
     impulse = ls_fx_sub(now, *acc);
     *acc = now;

@@ -107,12 +107,16 @@ static void warm_start(ls_world *w, ls_joint *j)
     j->err[0] = f.c0;
     j->err[1] = f.c1;
     j->err[2] = f.angle;
-    ls_joint_cache_dirs_(j, 3);
-    j->row_k[0] = axial_rows(j) ? ls_joint_cached_k_(j, f.axis, 0) : 0;
+    // Without rows about the axis (no limit, motor or spring) its impulse is
+    // 0 (prepare), so the axis's cached products are never read and its
+    // term of the warm start adds nothing (a product 0 before the exact sum).
+    bool axial = axial_rows(j);
+    ls_joint_cache_dirs_from_(j, axial ? 0 : 1, 3);
+    j->row_k[0] = axial ? ls_joint_cached_k_(j, f.axis, 0) : 0;
     j->row_mass[0] = ls_joint_inverse1_(j->row_k[0]);
     j->angular_mass = alignment_inverse(j);
     const ls_fx imp[3] = {axial_impulse(j), j->angular_impulse.x, j->angular_impulse.y};
-    ls_joint_apply_dirs_(w, j, 0, imp, 3);
+    ls_joint_apply_dirs_(w, j, axial ? 0 : 1, imp + (axial ? 0 : 1), axial ? 3 : 2);
 }
 
 static void apply_axial(ls_world *w, const ls_joint *j, ls_fx impulse)
@@ -171,9 +175,21 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
         rhs.x = ls_fx_add(rhs.x, bias.x);
         rhs.y = ls_fx_add(rhs.y, bias.y);
     }
-    ls_vec3 x = ls_mat3_mul_vec(align_inv, rhs);
-    ls_vec3 imp = ls_vec3_neg(ls_vec3_add(ls_vec3_scale(x, s.mass_scale),
-                                          ls_vec3_scale(j->angular_impulse, s.impulse_scale)));
+    // K^-1 rhs with rhs.z = 0: the rows' two components only (x.z is not
+    // used), each the exact sum of its two nonzero products, as
+    // ls_mat3_mul_vec gives them.
+    ls_vec3 x = ls_vec3_make(ls_fx_from_q32(ls_i64_add_sat((int64_t)align_inv.row[0].x * rhs.x,
+                                                           (int64_t)align_inv.row[0].y * rhs.y)),
+                             ls_fx_from_q32(ls_i64_add_sat((int64_t)align_inv.row[1].x * rhs.x,
+                                                           (int64_t)align_inv.row[1].y * rhs.y)),
+                             0);
+    ls_vec3 imp;
+    if (use_bias) {
+        imp = ls_vec3_neg(ls_vec3_add(ls_vec3_scale(x, s.mass_scale),
+                                      ls_vec3_scale(j->angular_impulse, s.impulse_scale)));
+    } else {
+        imp = ls_vec3_neg(x); // the rigid rows: mass scale 1, impulse scale 0 (exact)
+    }
     imp.z = 0;
     j->angular_impulse = ls_vec3_add(j->angular_impulse, imp);
     const ls_fx align[2] = {imp.x, imp.y};
