@@ -238,6 +238,33 @@ ls_fx ls_joint_motor_row_(const ls_joint *j, ls_fx cdot, ls_fx mass, ls_fx *acc,
 
 #define LS_JOINT_INLINE static inline __attribute__((always_inline))
 
+/// True when every component of d lies in [-2^17, 2^17]: a row direction (a
+/// unit vector, a cross product of two) always does.
+LS_JOINT_INLINE bool ls_joint_small_dir_(ls_vec3 d)
+{
+    return ((uint32_t)(d.x ^ (d.x >> 31)) | (uint32_t)(d.y ^ (d.y >> 31)) |
+            (uint32_t)(d.z ^ (d.z >> 31))) < (1u << 17);
+}
+
+/// ls_vec3_dot(a, d) for ls_joint_small_dir_(d) and any a: each product is
+/// at most 2^31 * 2^17, so their exact sum (below 2^50) saturates nothing
+/// before the final rounding and clamp.
+LS_JOINT_INLINE ls_fx ls_joint_dot_dir_(ls_vec3 a, ls_vec3 d)
+{
+    return ls_fx_clamp64_(
+        ls_fx_round_q32((int64_t)a.x * d.x + (int64_t)a.y * d.y + (int64_t)a.z * d.z));
+}
+
+/// ls_vec3_cross(a, b) for two ls_joint_small_dir_ vectors: each difference
+/// of two products is below 2^35, so only the rounding acts (the clamp of
+/// ls_fx_from_q32 cannot).
+LS_JOINT_INLINE ls_vec3 ls_joint_cross_dir_(ls_vec3 a, ls_vec3 b)
+{
+    return ls_vec3_make((ls_fx)ls_fx_round_q32((int64_t)a.y * b.z - (int64_t)a.z * b.y),
+                        (ls_fx)ls_fx_round_q32((int64_t)a.z * b.x - (int64_t)a.x * b.z),
+                        (ls_fx)ls_fx_round_q32((int64_t)a.x * b.y - (int64_t)a.y * b.x));
+}
+
 /// True when every component of q lies in [-2^17, 2^17) (a unit
 /// quaternion's, and a product of two, lie within about +-2^16). The frame
 /// arithmetic below then takes a short path: its products are below 2^35 and
@@ -350,6 +377,16 @@ LS_JOINT_INLINE void ls_joint_cache_dirs_from_(ls_joint *j, int first, int n)
             j->dir_ia[k] = j->dir_ib[k] = ls_vec3_zero(); // the products, without them
             continue;
         }
+        if (ls_joint_small_dir_(d)) {
+            const ls_mat3 *ia = &j->inv_i_a, *ib = &j->inv_i_b;
+            j->dir_ia[k] =
+                ls_vec3_make(ls_joint_dot_dir_(ia->row[0], d), ls_joint_dot_dir_(ia->row[1], d),
+                             ls_joint_dot_dir_(ia->row[2], d));
+            j->dir_ib[k] =
+                ls_vec3_make(ls_joint_dot_dir_(ib->row[0], d), ls_joint_dot_dir_(ib->row[1], d),
+                             ls_joint_dot_dir_(ib->row[2], d));
+            continue;
+        }
         j->dir_ia[k] = ls_mat3_mul_vec(j->inv_i_a, d);
         j->dir_ib[k] = ls_mat3_mul_vec(j->inv_i_b, d);
     }
@@ -403,6 +440,14 @@ LS_JOINT_INLINE void ls_joint_apply_dirs_(ls_world *w, const ls_joint *j, int fi
 /// (wb - wa) . d: relative angular speed about d.
 LS_JOINT_INLINE ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d)
 {
+    ls_vec3 wa = ls_joint_state_a_(w, j)->w, wb = ls_joint_state_b_(w, j)->w;
+    if (ls_joint_small_dir_(d)) {
+        // Each product below 2^48, their exact sum below 2^51: nothing
+        // saturates before the rounding (ls_joint_dot_dir_).
+        return ls_fx_clamp64_(ls_fx_round_q32(((int64_t)wb.x - wa.x) * d.x +
+                                              ((int64_t)wb.y - wa.y) * d.y +
+                                              ((int64_t)wb.z - wa.z) * d.z));
+    }
     int64_t s = ls_vec3_dot_q32(ls_joint_state_b_(w, j)->w, d);
     return ls_fx_from_q32(ls_i64_add_sat(s, -ls_vec3_dot_q32(ls_joint_state_a_(w, j)->w, d)));
 }

@@ -31,10 +31,18 @@ static frames frames_of(const ls_world *w, const ls_joint *j, bool angled)
     ls_quat fa = ls_joint_frame_a_(w, j), fb = ls_joint_frame_b_(w, j);
     f.axis = ls_joint_quat_axis_(fa, 0);
     ls_vec3 u = ls_joint_quat_axis_(fb, 1), v = ls_joint_quat_axis_(fb, 2);
-    f.j0 = ls_vec3_cross(u, f.axis);
-    f.j1 = ls_vec3_cross(v, f.axis);
-    f.c0 = ls_vec3_dot(f.axis, u);
-    f.c1 = ls_vec3_dot(f.axis, v);
+    if (ls_joint_small_dir_(f.axis) && ls_joint_small_dir_(u) && ls_joint_small_dir_(v)) {
+        // Axes of unit frames: the same bits without the saturation checks.
+        f.j0 = ls_joint_cross_dir_(u, f.axis);
+        f.j1 = ls_joint_cross_dir_(v, f.axis);
+        f.c0 = ls_joint_dot_dir_(u, f.axis);
+        f.c1 = ls_joint_dot_dir_(v, f.axis);
+    } else {
+        f.j0 = ls_vec3_cross(u, f.axis);
+        f.j1 = ls_vec3_cross(v, f.axis);
+        f.c0 = ls_vec3_dot(f.axis, u);
+        f.c1 = ls_vec3_dot(f.axis, v);
+    }
     angled = angled && (j->flags & (LS_JOINT_F_LIMIT | LS_JOINT_F_SPRING));
     f.angle = angled ? ls_joint_twist_angle_(fa, fb) : 0;
     return f;
