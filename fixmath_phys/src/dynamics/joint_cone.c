@@ -62,6 +62,19 @@ static ls_fx sine_and_normal(ls_vec3 x, ls_vec3 *n)
     return sine;
 }
 
+// a x b and a . b of the frames' axes: ls_vec3_cross and ls_vec3_dot, with
+// the short path of unit vectors (joint.h, ls_joint_small_dir_).
+static ls_vec3 cross_of(ls_vec3 a, ls_vec3 b)
+{
+    return ls_joint_small_dir_(a) && ls_joint_small_dir_(b) ? ls_joint_cross_dir_(a, b)
+                                                            : ls_vec3_cross(a, b);
+}
+
+static ls_fx dot_of(ls_vec3 a, ls_vec3 b)
+{
+    return ls_joint_small_dir_(b) ? ls_joint_dot_dir_(a, b) : ls_vec3_dot(a, b);
+}
+
 // The directions at the bodies' current poses and, with `angles`, the swing
 // (only with a swing direction: it is read only then) and the twist (only
 // when limited); else those are 0 (the reaction needs no angle).
@@ -70,9 +83,9 @@ static cone cone_of(const ls_world *w, const ls_joint *j, bool angles)
     cone c;
     ls_quat fa = ls_joint_frame_a_(w, j), fb = ls_joint_frame_b_(w, j);
     ls_vec3 a = ls_joint_quat_axis_(fa, 0), b = ls_joint_quat_axis_(fb, 0);
-    ls_fx sine = sine_and_normal(ls_vec3_cross(a, b), &c.n);
+    ls_fx sine = sine_and_normal(cross_of(a, b), &c.n);
     bool swing = c.n.x != 0 || c.n.y != 0 || c.n.z != 0;
-    c.swing = angles && swing ? ls_fx_atan2(sine, ls_vec3_dot(a, b)) : 0;
+    c.swing = angles && swing ? ls_fx_atan2(sine, dot_of(a, b)) : 0;
     c.t = ls_vec3_normalize(ls_vec3_add(a, b), a);
     c.twist = angles && twist_limited(j) ? ls_joint_twist_angle_(fa, fb) : 0;
     return c;
@@ -89,7 +102,7 @@ static void angles_of(const ls_world *w, const ls_joint *j, cone *c)
     ls_quat fa = ls_joint_frame_a_(w, j), fb = ls_joint_frame_b_(w, j);
     if (swing) {
         ls_vec3 a = ls_joint_quat_axis_(fa, 0), b = ls_joint_quat_axis_(fb, 0);
-        c->swing = ls_fx_atan2(ls_vec3_len(ls_vec3_cross(a, b)), ls_vec3_dot(a, b));
+        c->swing = ls_fx_atan2(ls_vec3_len(cross_of(a, b)), dot_of(a, b));
     }
     if (twist_limited(j)) {
         c->twist = ls_joint_twist_angle_(fa, fb);
