@@ -280,6 +280,86 @@ Test(fx, isqrt64_near56_equals_isqrt64)
     }
 }
 
+// The division it replaces: (c 2^16 +- floor(len / 2)) / len, truncated.
+static int32_t unit_div_reference(uint64_t len, int64_t c)
+{
+    int64_t n = c * 65536, h = (int64_t)(len / 2);
+    return (int32_t)((n >= 0 ? n + h : n - h) / (int64_t)len);
+}
+
+static void check_unit_div(uint64_t len, int64_t c)
+{
+    ls_unit_div_ u = ls_unit_div_make_(len);
+    cr_assert_eq(ls_unit_div_q16_(&u, c), unit_div_reference(len, c), "len %llu, c %lld",
+                 (unsigned long long)len, (long long)c);
+}
+
+Test(fx, unit_div_equals_the_division)
+{
+    uint64_t x = 0xD1B54A32D192ED03ull;
+    const uint64_t top = (uint64_t)3037000499u; // 2^31.5
+    for (int i = 0; i < 2000000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // len of every magnitude up to 2^31.5, c anywhere in [-len, len].
+        uint64_t len = (x >> (33 + (int)(x % 31))) % top + 1;
+        uint64_t y = x * 0x9E3779B97F4A7C15ull;
+        int64_t c = (int64_t)(y % (2 * len + 1)) - (int64_t)len;
+        check_unit_div(len, c);
+    }
+    // Every c of the lengths up to 1500 (every remainder and tie occurs).
+    for (uint64_t len = 1; len <= 1500; len++) {
+        for (int64_t c = -(int64_t)len; c <= (int64_t)len; c++) {
+            ls_unit_div_ u = ls_unit_div_make_(len);
+            if (ls_unit_div_q16_(&u, c) != unit_div_reference(len, c)) {
+                check_unit_div(len, c); // names the case
+            }
+        }
+    }
+    // Ties and the ends: c = +-len, 0, +-1, and c 2^16 + len / 2 at a
+    // multiple of len, for small lengths, powers of two and the largest.
+    const uint64_t lens[] = {1,
+                             2,
+                             3,
+                             4,
+                             5,
+                             7,
+                             65535,
+                             65536,
+                             65537,
+                             (uint64_t)1 << 28,
+                             ((uint64_t)1 << 28) + 1,
+                             ((uint64_t)1 << 29) - 1,
+                             (uint64_t)1 << 29,
+                             (uint64_t)1 << 30,
+                             ((uint64_t)1 << 31) + 12345,
+                             top - 1,
+                             top};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        uint64_t len = lens[i];
+        const int64_t cs[5] = {0, 1, (int64_t)len, (int64_t)len / 2, (int64_t)len - 1};
+        for (int k = 0; k < 5; k++) {
+            check_unit_div(len, cs[k]);
+            check_unit_div(len, -cs[k]);
+        }
+        for (int64_t q = 0; q <= 65536; q += 4093) {
+            // c 2^16 + len / 2 = q len + e, e in {-1, 0, 1}: the rounding edges.
+            for (int e = -1; e <= 1; e++) {
+                int64_t num = q * (int64_t)len + e - (int64_t)(len / 2);
+                if (num >= 0 && num % 65536 == 0 && num / 65536 <= (int64_t)len) {
+                    check_unit_div(len, num / 65536);
+                    check_unit_div(len, -(num / 65536));
+                }
+            }
+        }
+        for (int64_t c = (int64_t)len; c >= 0 && c > (int64_t)len - 3000; c--) {
+            check_unit_div(len, c);
+            check_unit_div(len, -c);
+        }
+    }
+}
+
 Test(fx, isqrt64_equals_the_digit_by_digit_root)
 {
     uint64_t x = 0x9E3779B97F4A7C15ull;

@@ -195,6 +195,37 @@ static inline ls_fx ls_fx_sqrt(ls_fx a)
     return a < 0 ? -(ls_fx)res : (ls_fx)res;
 }
 
+/// One length's reciprocal, to divide several components by it
+/// (ls_unit_div_make_, ls_unit_div_q16_): the normalisations' last step.
+typedef struct ls_unit_div_ {
+    uint64_t len; ///< the divisor, 1 <= len < 2^31.5
+    uint64_t m;   ///< floor(2^60 / len)
+} ls_unit_div_;
+
+/// The reciprocal of `len` (1 <= len < 2^31.5): one division.
+static inline ls_unit_div_ ls_unit_div_make_(uint64_t len)
+{
+    ls_unit_div_ u = {len, ((uint64_t)1 << 60) / len};
+    return u;
+}
+
+/// c 2^16 / len rounded to nearest, ties away from zero -- exactly
+/// (c 2^16 +- floor(len / 2)) / len with C's truncation -- for |c| <= len,
+/// without a division. Why it is exact: with a = |c|, b = floor(len / 2) and
+/// N = a 2^16 + b < 2^48, the estimate floor(N m / 2^60) (computed as
+/// floor((a m + floor(b m / 2^16)) / 2^44), the same value; a m <= 2^60 and
+/// b m <= 2^59 because m <= 2^60 / len) lies below N / len by less than
+/// N / 2^60 < 1, so it is the quotient or one less, and one remainder test
+/// settles it. tests/test_fx.c compares it with the division.
+static inline int32_t ls_unit_div_q16_(const ls_unit_div_ *u, int64_t c)
+{
+    uint64_t a = c < 0 ? (uint64_t)0 - (uint64_t)c : (uint64_t)c, b = u->len >> 1;
+    uint64_t q = (a * u->m + ((b * u->m) >> 16)) >> 44;
+    uint64_t r = (a << 16) + b - q * u->len;
+    q += r >= u->len;
+    return c < 0 ? -(int32_t)q : (int32_t)q;
+}
+
 /// Saturate a wide value to Q16.16 with selects, not branches (the solver's hot path).
 static inline ls_fx ls_fx_clamp64_(int64_t r)
 {

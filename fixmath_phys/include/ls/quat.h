@@ -87,13 +87,11 @@ static inline ls_quat ls_quat_normalize(ls_quat q)
     for (int i = 0; i < 4; i++) {
         sum += (uint64_t)(c[i] * c[i]); // each < 2^60, sum < 2^62
     }
-    int64_t len = (int64_t)ls_isqrt64(sum);
-    ls_fx out[4];
-    for (int i = 0; i < 4; i++) {
-        int64_t n = c[i] * 65536;
-        out[i] = (ls_fx)((n >= 0 ? n + len / 2 : n - len / 2) / len);
-    }
-    return ls_quat_make(out[0], out[1], out[2], out[3]);
+    // Each component * 2^16 / len, to nearest; len >= 2^29 (the largest
+    // component is at least 2^29) and every |c| <= len.
+    ls_unit_div_ u = ls_unit_div_make_(ls_isqrt64(sum));
+    return ls_quat_make(ls_unit_div_q16_(&u, c[0]), ls_unit_div_q16_(&u, c[1]),
+                        ls_unit_div_q16_(&u, c[2]), ls_unit_div_q16_(&u, c[3]));
 }
 
 /// Rotation of `angle` radians about the unit vector `axis`.

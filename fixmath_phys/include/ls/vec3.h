@@ -199,12 +199,13 @@ static inline ls_vec3 ls_vec3_normalize(ls_vec3 a, ls_vec3 fallback)
     int64_t x = ls_shift_round_(a.x, sh), y = ls_shift_round_(a.y, sh),
             z = ls_shift_round_(a.z, sh);
     uint64_t len = ls_isqrt64((uint64_t)(x * x + y * y + z * z)); // < 2^31
-    int64_t h = (int64_t)len / 2;
-    // component * 2^16 / len, rounded to nearest (ties away from zero).
+    // component * 2^16 / len, rounded to nearest (ties away from zero); len
+    // >= 2^29 (the largest component is at least 2^29), |x|, |y|, |z| <= len.
+    ls_unit_div_ u = ls_unit_div_make_(len);
     ls_vec3 r;
-    r.x = (ls_fx)((x >= 0 ? x * 65536 + h : x * 65536 - h) / (int64_t)len);
-    r.y = (ls_fx)((y >= 0 ? y * 65536 + h : y * 65536 - h) / (int64_t)len);
-    r.z = (ls_fx)((z >= 0 ? z * 65536 + h : z * 65536 - h) / (int64_t)len);
+    r.x = ls_unit_div_q16_(&u, x);
+    r.y = ls_unit_div_q16_(&u, y);
+    r.z = ls_unit_div_q16_(&u, z);
     return r;
 }
 

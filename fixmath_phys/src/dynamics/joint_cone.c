@@ -54,10 +54,9 @@ static ls_fx sine_and_normal(ls_vec3 x, ls_vec3 *n)
     r += (s - r * r) > r; // round to nearest
     ls_fx sine = r > (uint64_t)LS_FX_MAX ? LS_FX_MAX : (ls_fx)r;
     if (sine >= MIN_SINE) {
-        int64_t h = (int64_t)len / 2;
-        n->x = (ls_fx)((xs >= 0 ? xs * 65536 + h : xs * 65536 - h) / (int64_t)len);
-        n->y = (ls_fx)((ys >= 0 ? ys * 65536 + h : ys * 65536 - h) / (int64_t)len);
-        n->z = (ls_fx)((zs >= 0 ? zs * 65536 + h : zs * 65536 - h) / (int64_t)len);
+        ls_unit_div_ u = ls_unit_div_make_(len); // len >= sine > 0, |xs| <= len
+        *n = ls_vec3_make(ls_unit_div_q16_(&u, xs), ls_unit_div_q16_(&u, ys),
+                          ls_unit_div_q16_(&u, zs));
     }
     return sine;
 }

@@ -117,12 +117,9 @@ static ls_quat integrate_q(ls_quat q, ls_vec3 w, ls_fx h)
     if (len == 0) {
         return ls_quat_identity();
     }
-    ls_fx out[4];
-    for (int i = 0; i < 4; i++) {
-        int64_t n = c[i] * 65536;
-        out[i] = (ls_fx)((n >= 0 ? n + len / 2 : n - len / 2) / len);
-    }
-    return ls_quat_make(out[0], out[1], out[2], out[3]);
+    ls_unit_div_ u = ls_unit_div_make_((uint64_t)len); // |c| <= len: sum >= c^2
+    return ls_quat_make(ls_unit_div_q16_(&u, c[0]), ls_unit_div_q16_(&u, c[1]),
+                        ls_unit_div_q16_(&u, c[2]), ls_unit_div_q16_(&u, c[3]));
 }
 
 // Angular velocity of a body turned to rotation rn that kept its angular
