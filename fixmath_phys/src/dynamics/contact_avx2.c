@@ -390,6 +390,10 @@ AVX2_FN uint32_t solve(const ls_contact_sweep *sw, ls_contact_lanes *g)
                 if (q <= (uint64_t)((int64_t)xl[l] * xl[l])) {
                     continue;
                 }
+                if (xl[l] == 0) { // a zero limit (a point without load): 0, as x 0 / len
+                    x1[l] = x2[l] = 0;
+                    continue;
+                }
                 int64_t len = (int64_t)ls_isqrt64(q);
                 x1[l] = (int32_t)(((int64_t)x1[l] * xl[l]) / len);
                 x2[l] = (int32_t)(((int64_t)x2[l] * xl[l]) / len);

@@ -652,6 +652,12 @@ void ls_contact_clamp_ball_(int64_t *c, int n, int32_t lim)
     if (len2 <= (uint64_t)((int64_t)lim * lim)) {
         return;
     }
+    if (lim == 0) { // no load: 0, as c 0 / len, without the root
+        for (int k = 0; k < n; k++) {
+            c[k] = 0;
+        }
+        return;
+    }
     int64_t len = (int64_t)ls_isqrt64(len2);
     for (int k = 0; k < n; k++) {
         c[k] = (c[k] * lim) / len; // len > lim >= 0: never zero
