@@ -360,6 +360,25 @@ Test(fx, unit_div_equals_the_division)
     }
 }
 
+Test(fx, recip60_near28_equals_the_division)
+{
+    // Every length of the fast range and beyond its ends, then random ones.
+    for (uint64_t len = ((uint64_t)1 << 28) - (1u << 15) - 64;
+         len <= ((uint64_t)1 << 28) + (1u << 15) + 64; len++) {
+        cr_assert_eq(ls_recip60_near28_(len), ((uint64_t)1 << 60) / len, "len %llu",
+                     (unsigned long long)len);
+    }
+    uint64_t x = 0x5851F42D4C957F2Dull;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t len = (x >> 32) | 1u;
+        cr_assert_eq(ls_recip60_near28_(len), ((uint64_t)1 << 60) / len, "len %llu",
+                     (unsigned long long)len);
+    }
+}
+
 Test(fx, isqrt64_equals_the_digit_by_digit_root)
 {
     uint64_t x = 0x9E3779B97F4A7C15ull;

@@ -33,4 +33,30 @@ static inline uint64_t ls_isqrt64_near56_(uint64_t s)
     return x;
 }
 
+/// floor(2^60 / len), exactly as the division, for 1 <= len < 2^32; fast
+/// for len within 2^15 of 2^28 (the length of a unit quaternion held in Q28:
+/// ls_isqrt64_near56_'s fast range gives it). Why it is exact: with len =
+/// 2^28 + e, 2^60 / len = 2^32 - 16 e + e^2 / 2^24 - e^3 / 2^52 + ..., and
+/// |e| < 2^15 keeps the neglected terms below 1, so x = 2^32 - 16 e +
+/// floor(e^2 / 2^24) is within 2 of the quotient, and the remainder 2^60 - x
+/// len steps it onto it.
+static inline uint64_t ls_recip60_near28_(uint64_t len)
+{
+    int64_t e = (int64_t)len - ((int64_t)1 << 28);
+    if (e <= -((int64_t)1 << 15) || e >= ((int64_t)1 << 15)) {
+        return ((uint64_t)1 << 60) / len;
+    }
+    int64_t x = ((int64_t)1 << 32) - 16 * e + ((e * e) >> 24);
+    int64_t r = ((int64_t)1 << 60) - x * (int64_t)len; // |r| < 2^31: no wrap
+    while (r < 0) {
+        x--;
+        r += (int64_t)len;
+    }
+    while (r >= (int64_t)len) {
+        x++;
+        r -= (int64_t)len;
+    }
+    return (uint64_t)x;
+}
+
 #endif
