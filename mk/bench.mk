@@ -264,7 +264,7 @@ bench-report: $(BENCH_REPORT)
 	  m host loadavg "$$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	  m build cc "$$($(CC) --version | head -1)"; \
 	  m build cxx "$$($(CXX) --version | head -1)"; \
-	  m build cflags "$(CFLAGS)"; \
+	  m build cflags "$(CFLAGS) (physics library: $(PHYS_OPT))"; \
 	  m build commit "$$(git rev-parse --short HEAD 2>/dev/null)$$(git diff --quiet HEAD -- fixmath_phys 2>/dev/null || echo ' + uncommitted fixmath_phys changes')"; \
 	  for p in libbullet-dev libode-dev libfixmath-dev; do \
 	    m package $$p "$$(dpkg-query -W -f='$${Version}\n' $$p 2>/dev/null | head -1 | grep . || echo not installed)"; done; \
