@@ -124,13 +124,54 @@ static ls_quat integrate_q(ls_quat q, ls_vec3 w, ls_fx h)
                         ls_unit_div_q16_(&u, c[2]), ls_unit_div_q16_(&u, c[3]));
 }
 
+// m v and m^T v exactly as ls_mat3_mul_vec and ls_mat3_mul_tvec give them.
+// Why the short path: with every component of v within +-2^30, a product of
+// an entry (32 bits) and a component is below 2^61 and a sum of three below
+// 2^62.6, so no exact sum can saturate and only the rounding's clamp can act
+// (ls_fx_from_q32 is ls_fx_round_q32 clamped there): the gyroscopic step
+// makes ten such products per body and sub-step.
+static inline ls_fx row_dot(int64_t s)
+{
+    return ls_fx_clamp64_(ls_fx_round_q32(s));
+}
+
+static inline ls_vec3 mat_vec(const ls_mat3 *m, ls_vec3 v)
+{
+    if (ls_vec3_magnitude_bits(v) >= (1u << 30)) {
+        return ls_mat3_mul_vec(*m, v);
+    }
+    ls_vec3 r;
+    r.x = row_dot((int64_t)m->row[0].x * v.x + (int64_t)m->row[0].y * v.y +
+                  (int64_t)m->row[0].z * v.z);
+    r.y = row_dot((int64_t)m->row[1].x * v.x + (int64_t)m->row[1].y * v.y +
+                  (int64_t)m->row[1].z * v.z);
+    r.z = row_dot((int64_t)m->row[2].x * v.x + (int64_t)m->row[2].y * v.y +
+                  (int64_t)m->row[2].z * v.z);
+    return r;
+}
+
+static inline ls_vec3 mat_tvec(const ls_mat3 *m, ls_vec3 v)
+{
+    if (ls_vec3_magnitude_bits(v) >= (1u << 30)) {
+        return ls_mat3_mul_tvec(*m, v);
+    }
+    ls_vec3 r;
+    r.x = row_dot((int64_t)m->row[0].x * v.x + (int64_t)m->row[1].x * v.y +
+                  (int64_t)m->row[2].x * v.z);
+    r.y = row_dot((int64_t)m->row[0].y * v.x + (int64_t)m->row[1].y * v.y +
+                  (int64_t)m->row[2].y * v.z);
+    r.z = row_dot((int64_t)m->row[0].z * v.x + (int64_t)m->row[1].z * v.y +
+                  (int64_t)m->row[2].z * v.z);
+    return r;
+}
+
 // Angular velocity of a body turned to rotation rn that kept its angular
 // momentum lw (world; lb and wb in the old body frame): rn (wb + I^-1 (rnT lw - lb)),
 // given rtl = rnT lw (the energy guard reads it too).
-static ls_vec3 gyro_omega(const ls_body *b, ls_mat3 rn, ls_vec3 wb, ls_vec3 lb, ls_vec3 rtl)
+static ls_vec3 gyro_omega(const ls_body *b, const ls_mat3 *rn, ls_vec3 wb, ls_vec3 lb, ls_vec3 rtl)
 {
     ls_vec3 dl = ls_vec3_sub(rtl, lb);
-    return ls_mat3_mul_vec(rn, ls_vec3_add(wb, ls_mat3_mul_vec(b->gyro_m, dl)));
+    return mat_vec(rn, ls_vec3_add(wb, mat_vec(&b->gyro_m, dl)));
 }
 
 // Rotate by w over h, keeping the angular momentum (gyro.c explains). Why a
@@ -154,23 +195,23 @@ static void integrate_rotation(ls_body *b, ls_solver_body *s, ls_fx h)
         return;
     }
     ls_mat3 r = b->xf.r;
-    ls_vec3 wb = ls_mat3_mul_tvec(r, s->w);      // body frame
-    ls_vec3 lb = ls_mat3_mul_vec(b->gyro_i, wb); // scaled angular momentum
-    ls_vec3 lw = ls_mat3_mul_vec(r, lb);         // world
+    ls_vec3 wb = mat_tvec(&r, s->w);      // body frame
+    ls_vec3 lb = mat_vec(&b->gyro_i, wb); // scaled angular momentum
+    ls_vec3 lw = mat_vec(&r, lb);         // world
     ls_quat q1 = integrate_q(b->q, s->w, h);
     ls_mat3 r1 = ls_mat3_from_quat(q1);
-    ls_vec3 w1 = gyro_omega(b, r1, wb, lb, ls_mat3_mul_tvec(r1, lw));
+    ls_vec3 w1 = gyro_omega(b, &r1, wb, lb, mat_tvec(&r1, lw));
     ls_vec3 wm = ls_vec3_make(ls_fx_add(s->w.x, w1.x) / 2, ls_fx_add(s->w.y, w1.y) / 2,
                               ls_fx_add(s->w.z, w1.z) / 2);
     b->q = integrate_q(b->q, wm, h);
     b->xf.r = ls_mat3_from_quat(b->q);
-    ls_vec3 rtl = ls_mat3_mul_tvec(b->xf.r, lw);
-    ls_vec3 w2 = gyro_omega(b, b->xf.r, wb, lb, rtl);
+    ls_vec3 rtl = mat_tvec(&b->xf.r, lw);
+    ls_vec3 w2 = gyro_omega(b, &b->xf.r, wb, lb, rtl);
     // Energy guard: 2E = w.L (scaled units). The scheme's own error is far
     // below 1/1024 per sub-step; a larger rise (extreme spin, rounding of a
     // badly conditioned inertia) is cut back so energy can never run away.
     int64_t e0 = ls_vec3_dot_q32(wb, lb);
-    ls_vec3 wb2 = ls_mat3_mul_tvec(b->xf.r, w2);
+    ls_vec3 wb2 = mat_tvec(&b->xf.r, w2);
     int64_t e1 = ls_vec3_dot_q32(wb2, rtl);
     if (e0 > 0 && e1 - e0 > (e0 >> 10)) {
         while (e1 >= ((int64_t)1 << 46)) {
