@@ -130,39 +130,29 @@ static ls_quat integrate_q(ls_quat q, ls_vec3 w, ls_fx h)
 // 2^62.6, so no exact sum can saturate and only the rounding's clamp can act
 // (ls_fx_from_q32 is ls_fx_round_q32 clamped there): the gyroscopic step
 // makes ten such products per body and sub-step.
-static inline ls_fx row_dot(int64_t s)
+static inline ls_fx row_dot(ls_vec3 a, ls_vec3 v)
 {
+    int64_t s = (int64_t)a.x * v.x + (int64_t)a.y * v.y + (int64_t)a.z * v.z;
     return ls_fx_clamp64_(ls_fx_round_q32(s));
+}
+
+// (a . v, b . v, c . v) by the short path (v within +-2^30).
+static inline ls_vec3 row_dots(ls_vec3 a, ls_vec3 b, ls_vec3 c, ls_vec3 v)
+{
+    return ls_vec3_make(row_dot(a, v), row_dot(b, v), row_dot(c, v));
 }
 
 static inline ls_vec3 mat_vec(const ls_mat3 *m, ls_vec3 v)
 {
-    if (ls_vec3_magnitude_bits(v) >= (1u << 30)) {
-        return ls_mat3_mul_vec(*m, v);
-    }
-    ls_vec3 r;
-    r.x = row_dot((int64_t)m->row[0].x * v.x + (int64_t)m->row[0].y * v.y +
-                  (int64_t)m->row[0].z * v.z);
-    r.y = row_dot((int64_t)m->row[1].x * v.x + (int64_t)m->row[1].y * v.y +
-                  (int64_t)m->row[1].z * v.z);
-    r.z = row_dot((int64_t)m->row[2].x * v.x + (int64_t)m->row[2].y * v.y +
-                  (int64_t)m->row[2].z * v.z);
-    return r;
+    return ls_vec3_magnitude_bits(v) >= (1u << 30) ? ls_mat3_mul_vec(*m, v)
+                                                   : row_dots(m->row[0], m->row[1], m->row[2], v);
 }
 
 static inline ls_vec3 mat_tvec(const ls_mat3 *m, ls_vec3 v)
 {
-    if (ls_vec3_magnitude_bits(v) >= (1u << 30)) {
-        return ls_mat3_mul_tvec(*m, v);
-    }
-    ls_vec3 r;
-    r.x = row_dot((int64_t)m->row[0].x * v.x + (int64_t)m->row[1].x * v.y +
-                  (int64_t)m->row[2].x * v.z);
-    r.y = row_dot((int64_t)m->row[0].y * v.x + (int64_t)m->row[1].y * v.y +
-                  (int64_t)m->row[2].y * v.z);
-    r.z = row_dot((int64_t)m->row[0].z * v.x + (int64_t)m->row[1].z * v.y +
-                  (int64_t)m->row[2].z * v.z);
-    return r;
+    return ls_vec3_magnitude_bits(v) >= (1u << 30)
+               ? ls_mat3_mul_tvec(*m, v)
+               : row_dots(ls_mat3_col(*m, 0), ls_mat3_col(*m, 1), ls_mat3_col(*m, 2), v);
 }
 
 // Angular velocity of a body turned to rotation rn that kept its angular
