@@ -541,6 +541,35 @@ static void random_ball_fixture(ls_rng *r, ball_fixture *f, int scale)
             g->c0[k][l] = rnd_range(r, -2 * arm, 2 * arm);
             g->impulse[k][l] = rnd_range(r, -65536 * scale, 65536 * scale);
         }
+        // A hinge's alignment block in two lanes of three (joint.h,
+        // ls_joint_align2): directions of unit length or less (one seed in
+        // eight longer than the short path allows), their inverse-inertia
+        // products (zero for a body that does not move), errors up to 0.5
+        // rad (the larger ones ask for more than the largest bias).
+        if (l % 3 == 2) {
+            continue;
+        }
+        // In every other lane the directions, products and K^-1 are
+        // multiples of 2^15, so that products of odd values end in exactly
+        // one half: the ties, where the ls_fx rounding (away from zero)
+        // differs from the lanes' (up).
+        g->al_on[l] = 1;
+        int32_t dmax = scale > 1 && (l & 1) ? 1 << 18 : 65536;
+        int32_t tie = (l & 2) ? 32768 : 1;
+        for (int row = 0; row < 2; row++) {
+            for (int k = 0; k < 3; k++) {
+                g->al_dir[row][k][l] = rnd_range(r, -dmax / 2 / tie, dmax / 2 / tie) * tie;
+                g->al_ia[row][k][l] =
+                    g->a[l] ? rnd_range(r, -inv / 8 / tie, inv / 8 / tie) * tie : 0;
+                g->al_ib[row][k][l] = rnd_range(r, -inv / 8 / tie, inv / 8 / tie) * tie;
+            }
+            g->al_c[row][l] = rnd_range(r, -32768, 32768);
+            g->al_imp[row][l] = rnd_range(r, -65536 * scale, 65536 * scale);
+            for (int k = 0; k < 2; k++) {
+                int32_t m = row == k ? 4 : 1;
+                g->al_inv[row][k][l] = rnd_range(r, -(1 << 20) / tie, (1 << 20) / tie) * tie * m;
+            }
+        }
     }
 }
 
@@ -556,12 +585,13 @@ static void ball_kernels_agree(const ls_ball_kernels *k)
         for (int pass = 0; pass < 3; pass++) {
             *a = *f;
             *b = *f;
-            ls_ball_sweep sa = {a->states, 0, 65536, 0, 10 * 65536};
-            ls_ball_sweep sb = {b->states, 0, 65536, 0, 10 * 65536};
+            ls_ball_sweep sa = {a->states, 0, 65536, 0, 10 * 65536, 0};
+            ls_ball_sweep sb = {b->states, 0, 65536, 0, 10 * 65536, 0};
             if (pass == 1) {
                 sa.bias_rate = sb.bias_rate = 30 * 65536;
                 sa.mass_scale = sb.mass_scale = 60000;
                 sa.impulse_scale = sb.impulse_scale = 3000;
+                sa.use_bias = sb.use_bias = 1;
             }
             // The warm start fills arms and K^-1, then a solve uses them.
             uint32_t ma = ls_ball_kernels_scalar.warm_start(&sa, &a->group);

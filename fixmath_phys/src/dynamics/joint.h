@@ -125,6 +125,11 @@ typedef struct ls_joint_kind {
     void (*warm_start)(ls_world *w, ls_joint *j);
     /// One iteration; use_bias false is the relax pass. NULL as warm_start.
     void (*solve)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
+    /// With point_in_lanes: the kind's rows other than the point block and
+    /// the two alignment rows of ls_joint_align2_of_, which the ball lanes
+    /// then solve (joint_lanes.h); NULL when the kind has no such block
+    /// (`solve` runs all its rows).
+    void (*solve_rows)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
     /// The impulse and angular impulse on b of the last sub-step, world frame.
     void (*reaction)(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular);
     /// How far, in metres, the anchors are from where the joint holds them at
@@ -437,10 +442,9 @@ LS_JOINT_INLINE void ls_joint_apply_dirs_(ls_world *w, const ls_joint *j, int fi
     }
 }
 
-/// (wb - wa) . d: relative angular speed about d.
-LS_JOINT_INLINE ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d)
+/// (wb - wa) . d for the angular velocities wa, wb.
+LS_JOINT_INLINE ls_fx ls_joint_relative_speed_(ls_vec3 wa, ls_vec3 wb, ls_vec3 d)
 {
-    ls_vec3 wa = ls_joint_state_a_(w, j)->w, wb = ls_joint_state_b_(w, j)->w;
     if (ls_joint_small_dir_(d)) {
         // Each product below 2^48, their exact sum below 2^51: nothing
         // saturates before the rounding (ls_joint_dot_dir_).
@@ -448,8 +452,77 @@ LS_JOINT_INLINE ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint 
                                               ((int64_t)wb.y - wa.y) * d.y +
                                               ((int64_t)wb.z - wa.z) * d.z));
     }
-    int64_t s = ls_vec3_dot_q32(ls_joint_state_b_(w, j)->w, d);
-    return ls_fx_from_q32(ls_i64_add_sat(s, -ls_vec3_dot_q32(ls_joint_state_a_(w, j)->w, d)));
+    int64_t s = ls_vec3_dot_q32(wb, d);
+    return ls_fx_from_q32(ls_i64_add_sat(s, -ls_vec3_dot_q32(wa, d)));
+}
+
+/// (wb - wa) . d: relative angular speed about d.
+LS_JOINT_INLINE ls_fx ls_joint_angular_speed_(const ls_world *w, const ls_joint *j, ls_vec3 d)
+{
+    return ls_joint_relative_speed_(ls_joint_state_a_(w, j)->w, ls_joint_state_b_(w, j)->w, d);
+}
+
+/// A block of two angular rows (a hinge's alignment, SPEC.md §23.3), as the
+/// warm start left it: the directions, their inverse-inertia products, the
+/// errors, K^-1 (the upper-left 2x2 of a 3x3) and the accumulated impulses.
+/// The joint's solve and the ball lanes' scalar reference (joint_lanes.c)
+/// both solve it with ls_joint_align2_solve_, so both give the same bits.
+typedef struct ls_joint_align2 {
+    ls_vec3 dir[2], dir_ia[2], dir_ib[2];
+    ls_fx c[2];      ///< the errors (a . u, a . v)
+    ls_fx inv[2][2]; ///< K^-1
+    ls_fx imp[2];    ///< accumulated impulses (angular_impulse.x, .y)
+} ls_joint_align2;
+
+/// The block of joint j's alignment rows: dir[1], dir[2] (their products
+/// dir_ia, dir_ib), err[0], err[1], angular_mass's upper-left 2x2 and
+/// angular_impulse.x, .y (joint_hinge.c's warm start).
+LS_JOINT_INLINE void ls_joint_align2_of_(const ls_joint *j, ls_joint_align2 *r)
+{
+    for (int k = 0; k < 2; k++) {
+        r->dir[k] = j->dir[1 + k];
+        r->dir_ia[k] = j->dir_ia[1 + k];
+        r->dir_ib[k] = j->dir_ib[1 + k];
+        r->c[k] = j->err[k];
+    }
+    r->inv[0][0] = j->angular_mass.row[0].x;
+    r->inv[0][1] = j->angular_mass.row[0].y;
+    r->inv[1][0] = j->angular_mass.row[1].x;
+    r->inv[1][1] = j->angular_mass.row[1].y;
+    r->imp[0] = j->angular_impulse.x;
+    r->imp[1] = j->angular_impulse.y;
+}
+
+/// One iteration of the block on the angular velocities *wa, *wb with the
+/// softness s (use_bias false: the relax pass, rigid); a body whose dir_ia
+/// (dir_ib) is zero does not move and keeps its velocity.
+LS_JOINT_INLINE void ls_joint_align2_solve_(ls_joint_align2 *r, ls_vec3 *wa, ls_vec3 *wb,
+                                            ls_softness s, bool use_bias)
+{
+    ls_vec3 rhs = ls_vec3_make(ls_joint_relative_speed_(*wa, *wb, r->dir[0]),
+                               ls_joint_relative_speed_(*wa, *wb, r->dir[1]), 0);
+    if (use_bias) {
+        ls_vec3 bias = ls_joint_bias3_(ls_vec3_make(r->c[0], r->c[1], 0), s.bias_rate);
+        rhs.x = ls_fx_add(rhs.x, bias.x);
+        rhs.y = ls_fx_add(rhs.y, bias.y);
+    }
+    // K^-1 rhs with rhs.z = 0: the rows' two components only, each the exact
+    // sum of its two nonzero products, as ls_mat3_mul_vec gives them.
+    ls_fx x[2];
+    for (int k = 0; k < 2; k++) {
+        x[k] = ls_fx_from_q32(
+            ls_i64_add_sat((int64_t)r->inv[k][0] * rhs.x, (int64_t)r->inv[k][1] * rhs.y));
+    }
+    ls_fx imp[2];
+    for (int k = 0; k < 2; k++) {
+        // The relax pass is rigid: mass scale 1, impulse scale 0 (exact).
+        imp[k] = use_bias ? ls_fx_neg(ls_fx_add(ls_fx_mul(x[k], s.mass_scale),
+                                                ls_fx_mul(r->imp[k], s.impulse_scale)))
+                          : ls_fx_neg(x[k]);
+        r->imp[k] = ls_fx_add(r->imp[k], imp[k]);
+    }
+    *wa = ls_vec3_sub(*wa, ls_joint_dirs_times_(r->dir_ia, imp, 2));
+    *wb = ls_vec3_add(*wb, ls_joint_dirs_times_(r->dir_ib, imp, 2));
 }
 
 /// Angle of the relative rotation r = conj(fa) fb about the frame's x axis

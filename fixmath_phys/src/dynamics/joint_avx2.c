@@ -178,6 +178,78 @@ AVX2_FN uint32_t warm_start(const ls_ball_sweep *sw, ls_ball_lanes *g)
     return 0;
 }
 
+// The lanes' alignment blocks (ls_joint_align2_solve_ in joint.h, with the
+// rounding of the ls_fx functions): false when some lane needs what the
+// scalar code does beyond these integers (a direction that is not short, a
+// bias to shorten); an overflow raises chk. Lanes without the block hold
+// zeros and change nothing. The new impulses go to imp.
+AVX2 bool align8(const ls_ball_sweep *sw, const ls_ball_lanes *g, B *a, B *b, V *imp, K *chk)
+{
+    P d[2][3], pwa[3], pwb[3];
+    V big = _mm256_setzero_si256();
+    for (int r = 0; r < 2; r++) {
+        for (int c = 0; c < 3; c++) {
+            V x = ld(g->al_dir[r][c]);
+            big = _mm256_or_si256(big, _mm256_xor_si256(x, _mm256_srai_epi32(x, 31)));
+            d[r][c] = prep(x);
+        }
+    }
+    if (!all_zero(_mm256_srli_epi32(big, 17))) {
+        return false; // ls_joint_small_dir_ fails: the saturating dot products
+    }
+    for (int c = 0; c < 3; c++) {
+        pwa[c] = prep(a->w[c]);
+        pwb[c] = prep(b->w[c]);
+    }
+    V rhs[2];
+    for (int r = 0; r < 2; r++) {
+        W s = subw(dot3p(pwb[0], pwb[1], pwb[2], d[r][0], d[r][1], d[r][2]),
+                   dot3p(pwa[0], pwa[1], pwa[2], d[r][0], d[r][1], d[r][2]));
+        rhs[r] = NARF(s, *chk);
+    }
+    V old[2] = {ld(g->al_imp[0]), ld(g->al_imp[1])};
+    if (sw->use_bias) {
+        P rate = prep(splat(sw->bias_rate));
+        V bv[2];
+        for (int r = 0; r < 2; r++) {
+            bv[r] = NARF(mulp(prep(ld(g->al_c[r])), rate), *chk);
+        }
+        P b0 = prep(bv[0]), b1 = prep(bv[1]), mx = prep(splat(sw->max_bias));
+        if (w_any_gt(addw(mulp(b0, b0), mulp(b1, b1)), mulp(mx, mx))) {
+            return false; // the bias is shortened (ls_joint_bias3_)
+        }
+        for (int r = 0; r < 2; r++) {
+            rhs[r] = chk32(_mm256_add_epi32(rhs[r], bv[r]), chk);
+        }
+    }
+    P pr0 = prep(rhs[0]), pr1 = prep(rhs[1]);
+    P ms = prep(splat(sw->mass_scale)), is = prep(splat(sw->impulse_scale));
+    const V zero = _mm256_setzero_si256();
+    P pinc[2];
+    for (int r = 0; r < 2; r++) {
+        V x = NARF(addw(mulp(prep(ld(g->al_inv[r][0])), pr0), mulp(prep(ld(g->al_inv[r][1])), pr1)),
+                   *chk);
+        V y = x;
+        if (sw->use_bias) {
+            y = chk32(
+                _mm256_add_epi32(NARF(mulp(prep(x), ms), *chk), NARF(mulp(prep(old[r]), is), *chk)),
+                chk);
+        }
+        V inc = chk32(_mm256_sub_epi32(zero, y), chk);
+        imp[r] = chk32(_mm256_add_epi32(old[r], inc), chk);
+        pinc[r] = prep(inc);
+    }
+    for (int c = 0; c < 3; c++) {
+        W da =
+            addw(mulp(prep(ld(g->al_ia[0][c])), pinc[0]), mulp(prep(ld(g->al_ia[1][c])), pinc[1]));
+        W db =
+            addw(mulp(prep(ld(g->al_ib[0][c])), pinc[0]), mulp(prep(ld(g->al_ib[1][c])), pinc[1]));
+        a->w[c] = chk32(_mm256_sub_epi32(a->w[c], NARF(da, *chk)), chk);
+        b->w[c] = chk32(_mm256_add_epi32(b->w[c], NARF(db, *chk)), chk);
+    }
+    return true;
+}
+
 AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
 {
     K chk = k_zero();
@@ -185,6 +257,11 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
     B a, b;
     gather(sw->states, g->a, &a, bias);
     gather(sw->states, g->b, &b, bias);
+    bool align = !all_zero(ld(g->al_on));
+    V al_imp[2];
+    if (align && !align8(sw, g, &a, &b, al_imp, &chk)) {
+        return ls_ball_solve_scalar_(sw, g);
+    }
     V ra[3], rb[3];
     P pra[3], prb[3], pwa[3], pwb[3];
     for (int k = 0; k < 3; k++) {
@@ -264,6 +341,10 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
     }
     for (int k = 0; k < 3; k++) {
         st(g->impulse[k], imp[k]);
+    }
+    if (align) {
+        st(g->al_imp[0], al_imp[0]);
+        st(g->al_imp[1], al_imp[1]);
     }
     scatter(sw->states, g->a, &a);
     scatter(sw->states, g->b, &b);

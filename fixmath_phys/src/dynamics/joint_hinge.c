@@ -132,76 +132,61 @@ static void apply_axial(ls_world *w, const ls_joint *j, ls_fx impulse)
     ls_joint_apply_dirs_(w, j, 0, &impulse, 1);
 }
 
+// The rows about the axis (spring, motor, limits), with the directions and
+// masses of this sub-step's warm start (joint.h); the relax pass, after the
+// positions moved, recomputes only the angle. They share one Jacobian: each
+// sees the speed the ones before it left (cdot + K impulse, K from the warm
+// start) and their sum is applied once.
+static void solve_axial(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
+{
+    if (!axial_rows(j)) {
+        return;
+    }
+    ls_vec3 axis = j->dir[0];
+    ls_fx angle = use_bias ? j->err[2] : current_angle(w, j);
+    ls_fx axial_mass = j->row_mass[0];
+    bool limit = j->flags & LS_JOINT_F_LIMIT, spring = j->flags & LS_JOINT_F_SPRING;
+    ls_fx cdot = ls_joint_angular_speed_(w, j, axis), total = 0, k = j->row_k[0];
+    if (spring && j->spring_hertz > 0) {
+        ls_fx imp = ls_joint_spring_row_(j, angle, cdot, axial_mass, &j->spring_impulse, use_bias);
+        total = ls_fx_add(total, imp);
+        cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
+    }
+    if (j->flags & LS_JOINT_F_MOTOR) {
+        ls_fx imp = ls_joint_motor_row_(j, cdot, axial_mass, &j->motor_impulse, ctx);
+        total = ls_fx_add(total, imp);
+        cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
+    }
+    if (limit) {
+        ls_fx imp = ls_joint_limit_row_(ls_fx_sub(angle, j->lower), cdot, axial_mass,
+                                        &j->lower_impulse, ctx, use_bias);
+        total = ls_fx_add(total, imp);
+        cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
+        imp = ls_joint_limit_row_(ls_fx_sub(j->upper, angle), ls_fx_neg(cdot), axial_mass,
+                                  &j->upper_impulse, ctx, use_bias);
+        total = ls_fx_sub(total, imp);
+    }
+    apply_axial(w, j, total);
+}
+
+// The alignment rows (the ball lanes solve them on their own path,
+// joint_lanes.h): the warm start's block, ls_joint_align2_solve_.
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
-    // Directions and masses from this sub-step's warm start (joint.h); the
-    // relax pass, after the positions moved, recomputes only the angle.
-    frames f;
-    f.axis = j->dir[0];
-    f.j0 = j->dir[1];
-    f.j1 = j->dir[2];
-    f.c0 = j->err[0];
-    f.c1 = j->err[1];
-    f.angle = use_bias ? j->err[2] : current_angle(w, j);
-    ls_fx axial_mass = j->row_mass[0];
-    ls_mat3 align_inv = j->angular_mass;
-    bool limit = j->flags & LS_JOINT_F_LIMIT, spring = j->flags & LS_JOINT_F_SPRING;
-    ls_fx angle = f.angle;
-    // The rows about the axis share one Jacobian: each sees the speed the
-    // ones before it left (cdot + K impulse, K from the warm start) and their
-    // sum is applied once.
-    if (axial_rows(j)) {
-        ls_fx cdot = ls_joint_angular_speed_(w, j, f.axis), total = 0, k = j->row_k[0];
-        if (spring && j->spring_hertz > 0) {
-            ls_fx imp =
-                ls_joint_spring_row_(j, angle, cdot, axial_mass, &j->spring_impulse, use_bias);
-            total = ls_fx_add(total, imp);
-            cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
-        }
-        if (j->flags & LS_JOINT_F_MOTOR) {
-            ls_fx imp = ls_joint_motor_row_(j, cdot, axial_mass, &j->motor_impulse, ctx);
-            total = ls_fx_add(total, imp);
-            cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
-        }
-        if (limit) {
-            ls_fx imp = ls_joint_limit_row_(ls_fx_sub(angle, j->lower), cdot, axial_mass,
-                                            &j->lower_impulse, ctx, use_bias);
-            total = ls_fx_add(total, imp);
-            cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
-            imp = ls_joint_limit_row_(ls_fx_sub(j->upper, angle), ls_fx_neg(cdot), axial_mass,
-                                      &j->upper_impulse, ctx, use_bias);
-            total = ls_fx_sub(total, imp);
-        }
-        apply_axial(w, j, total);
+    solve_axial(w, j, ctx, use_bias);
+    ls_joint_align2 r;
+    ls_joint_align2_of_(j, &r);
+    ls_solver_body *a = ls_joint_state_a_(w, j), *b = ls_joint_state_b_(w, j);
+    ls_vec3 wa = a->w, wb = b->w;
+    ls_joint_align2_solve_(&r, &wa, &wb, ls_joint_rigid_(ctx, use_bias), use_bias);
+    j->angular_impulse.x = r.imp[0];
+    j->angular_impulse.y = r.imp[1];
+    if (j->moves_a) {
+        a->w = wa;
     }
-    // Alignment: two rows solved together.
-    ls_softness s = ls_joint_rigid_(ctx, use_bias);
-    ls_vec3 rhs =
-        ls_vec3_make(ls_joint_angular_speed_(w, j, f.j0), ls_joint_angular_speed_(w, j, f.j1), 0);
-    if (use_bias) {
-        ls_vec3 bias = ls_joint_bias3_(ls_vec3_make(f.c0, f.c1, 0), s.bias_rate);
-        rhs.x = ls_fx_add(rhs.x, bias.x);
-        rhs.y = ls_fx_add(rhs.y, bias.y);
+    if (j->moves_b) {
+        b->w = wb;
     }
-    // K^-1 rhs with rhs.z = 0: the rows' two components only (x.z is not
-    // used), each the exact sum of its two nonzero products, as
-    // ls_mat3_mul_vec gives them.
-    ls_vec3 x = ls_vec3_make(ls_fx_from_q32(ls_i64_add_sat((int64_t)align_inv.row[0].x * rhs.x,
-                                                           (int64_t)align_inv.row[0].y * rhs.y)),
-                             ls_fx_from_q32(ls_i64_add_sat((int64_t)align_inv.row[1].x * rhs.x,
-                                                           (int64_t)align_inv.row[1].y * rhs.y)),
-                             0);
-    ls_vec3 imp;
-    if (use_bias) {
-        imp = ls_vec3_neg(ls_vec3_add(ls_vec3_scale(x, s.mass_scale),
-                                      ls_vec3_scale(j->angular_impulse, s.impulse_scale)));
-    } else {
-        imp = ls_vec3_neg(x); // the rigid rows: mass scale 1, impulse scale 0 (exact)
-    }
-    imp.z = 0;
-    j->angular_impulse = ls_vec3_add(j->angular_impulse, imp);
-    const ls_fx align[2] = {imp.x, imp.y};
-    ls_joint_apply_dirs_(w, j, 1, align, 2);
 }
 
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
@@ -222,5 +207,6 @@ const ls_joint_kind ls_joint_hinge_kind = {
     .prepare = prepare,
     .warm_start = warm_start,
     .solve = solve,
+    .solve_rows = solve_axial,
     .reaction = reaction,
 };

@@ -35,7 +35,8 @@ static void clear_lane(ls_ball_lanes *g, uint32_t lane)
     }
 }
 
-uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, uint32_t jk)
+uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, uint32_t jk,
+                               bool align)
 {
     clear_lane(g, lane);
     g->joint[lane] = jk;
@@ -69,7 +70,37 @@ uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lan
     SET3(g->c0, lane, c0);
     const int32_t imp[3] = {j->linear_impulse.x, j->linear_impulse.y, j->linear_impulse.z};
     SET3(g->impulse, lane, imp);
+    if (align && ls_joint_kind_of(j->type)->solve_rows) {
+        g->al_on[lane] = 1;
+        g->al_imp[0][lane] = j->angular_impulse.x;
+        g->al_imp[1][lane] = j->angular_impulse.y;
+    }
     return ovf;
+}
+
+void ls_ball_align_load_(ls_world *w, const ls_ball_lanes *g, uint32_t lane)
+{
+    ls_joint *j = &w->joints[g->joint[lane]];
+    j->angular_impulse.x = g->al_imp[0][lane];
+    j->angular_impulse.y = g->al_imp[1][lane];
+}
+
+void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
+{
+    ls_joint_align2 r;
+    ls_joint_align2_of_(&w->joints[g->joint[lane]], &r);
+    for (int k = 0; k < 2; k++) {
+        const int32_t d[3] = {r.dir[k].x, r.dir[k].y, r.dir[k].z};
+        const int32_t ia[3] = {r.dir_ia[k].x, r.dir_ia[k].y, r.dir_ia[k].z};
+        const int32_t ib[3] = {r.dir_ib[k].x, r.dir_ib[k].y, r.dir_ib[k].z};
+        SET3(g->al_dir[k], lane, d);
+        SET3(g->al_ia[k], lane, ia);
+        SET3(g->al_ib[k], lane, ib);
+        g->al_c[k][lane] = r.c[k];
+        g->al_inv[k][0][lane] = r.inv[k][0];
+        g->al_inv[k][1][lane] = r.inv[k][1];
+        g->al_imp[k][lane] = r.imp[k];
+    }
 }
 
 void ls_ball_store_(ls_world *w, const ls_ball_lanes *g)
@@ -78,6 +109,9 @@ void ls_ball_store_(ls_world *w, const ls_ball_lanes *g)
         if (g->joint[l] != UINT32_MAX) {
             w->joints[g->joint[l]].linear_impulse =
                 ls_vec3_make(g->impulse[0][l], g->impulse[1][l], g->impulse[2][l]);
+            if (g->al_on[l]) {
+                ls_ball_align_load_(w, g, l);
+            }
         }
     }
 }
@@ -290,6 +324,31 @@ uint32_t ls_ball_warm_start_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
     return mask;
 }
 
+// The lane's alignment block (the hinge's own rows, ls_joint_align2_solve_:
+// the saturating arithmetic of joint.h, not the lanes' narrowing).
+static void align_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, lane_body *a,
+                        lane_body *b)
+{
+    ls_joint_align2 r;
+    for (int k = 0; k < 2; k++) {
+        r.dir[k] = ls_vec3_make(g->al_dir[k][0][l], g->al_dir[k][1][l], g->al_dir[k][2][l]);
+        r.dir_ia[k] = ls_vec3_make(g->al_ia[k][0][l], g->al_ia[k][1][l], g->al_ia[k][2][l]);
+        r.dir_ib[k] = ls_vec3_make(g->al_ib[k][0][l], g->al_ib[k][1][l], g->al_ib[k][2][l]);
+        r.c[k] = g->al_c[k][l];
+        r.inv[k][0] = g->al_inv[k][0][l];
+        r.inv[k][1] = g->al_inv[k][1][l];
+        r.imp[k] = g->al_imp[k][l];
+    }
+    ls_vec3 wa = ls_vec3_make(a->w[0], a->w[1], a->w[2]);
+    ls_vec3 wb = ls_vec3_make(b->w[0], b->w[1], b->w[2]);
+    ls_softness s = {sw->bias_rate, sw->mass_scale, sw->impulse_scale};
+    ls_joint_align2_solve_(&r, &wa, &wb, s, sw->use_bias != 0);
+    a->w[0] = wa.x, a->w[1] = wa.y, a->w[2] = wa.z;
+    b->w[0] = wb.x, b->w[1] = wb.y, b->w[2] = wb.z;
+    g->al_imp[0][l] = r.imp[0];
+    g->al_imp[1][l] = r.imp[1];
+}
+
 uint32_t ls_ball_solve_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
 {
     uint32_t mask = 0;
@@ -302,6 +361,9 @@ uint32_t ls_ball_solve_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
         lane_body a, b;
         load_body(sa, &a);
         load_body(sb, &b);
+        if (g->al_on[l]) {
+            align_solve(sw, g, l, &a, &b);
+        }
         const int32_t ra[3] = GET3(g->ra, l), rb[3] = GET3(g->rb, l);
         // dC/dt = vb - va + (wb x rb - wa x ra), the cross terms summed exactly.
         int32_t rhs[3];

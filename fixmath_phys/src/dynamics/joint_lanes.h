@@ -9,9 +9,13 @@
 // K and its inverse. Here the arms and K^-1 are computed at the sub-step's
 // warm start (the bodies have turned since the last one) and reused by its
 // solve and relax, and eight joints are solved at once. The kinds' other
-// rows (a hinge's alignment, limits, motor and spring; a cone's swing and
-// twist; joint_*.c) depend on angles and stay per joint: the sweep runs them
-// for the group's lanes just before the point blocks (solver.c).
+// rows (a hinge's limits, motor and spring; a cone's swing and twist;
+// joint_*.c) depend on angles and stay per joint: the sweep runs them for the
+// group's lanes just before the point blocks (solver.c). A hinge's two
+// alignment rows, whose directions and K^-1 its warm start computes once per
+// sub-step, are copied into the lanes and solved with the point block, in
+// the same pass over the bodies (joint_grid: 3,120 hinges, a third of the
+// scene's time in those rows when they were solved one joint at a time).
 #ifndef LS_DYNAMICS_JOINT_LANES_H
 #define LS_DYNAMICS_JOINT_LANES_H
 
@@ -28,6 +32,15 @@ typedef struct ls_ball_lanes {
     ls_lanes ra[3], rb[3];             ///< arms this sub-step (warm start), m
     ls_lanes kinv[6];                  ///< K^-1 this sub-step, kg: xx, xy, xz, yy, yz, zz
     ls_lanes impulse[3];               ///< accumulated impulse of this sub-step, N s
+    /// A hinge's two alignment rows (ls_joint_align2, joint.h), copied from
+    /// the joint after its warm start; all zero in a lane without them (the
+    /// block then changes nothing).
+    ls_lanes al_on;                    ///< 1: the lane's joint has the block
+    ls_lanes al_dir[2][3];             ///< row directions (u x a, v x a)
+    ls_lanes al_ia[2][3], al_ib[2][3]; ///< their inverse-inertia products
+    ls_lanes al_c[2];                  ///< errors (a . u, a . v)
+    ls_lanes al_inv[2][2];             ///< K^-1 of the block
+    ls_lanes al_imp[2];                ///< accumulated impulses
 } ls_ball_lanes;
 
 /// The joint softness of a sweep (the world's joint spring, or rigid).
@@ -37,13 +50,23 @@ typedef struct ls_ball_sweep {
     int32_t mass_scale;    ///< (1 in the relax pass)
     int32_t impulse_scale; ///< (0 in the relax pass)
     int32_t max_bias;      ///< most speed the bias may ask for, m/s (LS_JOINT_MAX_BIAS)
+    int32_t use_bias;      ///< 0 in the relax pass (the alignment rows are then rigid)
 } ls_ball_sweep;
 
-/// Fill lane `lane` of g from joint slot j (UINT32_MAX: clear the lane).
-/// Returns non-zero when a value left the solver range.
-uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, uint32_t j);
+/// Fill lane `lane` of g from joint slot j (UINT32_MAX: clear the lane);
+/// `align`: the lane takes the joint's alignment block, if its kind has one
+/// (not in the serial colour, whose lanes may share bodies: there the joint
+/// solves all its rows before the point blocks, as the block's order
+/// requires). Returns non-zero when a value left the solver range.
+uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, uint32_t j,
+                               bool align);
 /// Write each lane's accumulated impulse back to its joint.
 void ls_ball_store_(ls_world *w, const ls_ball_lanes *g);
+/// Before the warm start of lane `lane`'s joint: its alignment impulses
+/// back to the joint (they were accumulated in the lane).
+void ls_ball_align_load_(ls_world *w, const ls_ball_lanes *g, uint32_t lane);
+/// After that warm start: the joint's alignment block into the lane.
+void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane);
 
 /// K^-1 (Q16.16, xx, xy, xz, yy, yz, zz) of a symmetric K given in Q28.36,
 /// with one division (joint_lanes.c states the rule); raises *ovf when an
@@ -52,7 +75,8 @@ void ls_ball_inverse_k_(const int64_t *k, int32_t *out, uint32_t *ovf);
 
 /// The sweeps over one group (scalar reference; lanes one after the other,
 /// so also correct for lanes that share a body). Each returns the lanes
-/// whose values left the solver range.
+/// whose values left the solver range. The solve runs each lane's
+/// alignment block (ls_joint_align2_solve_) before its point block.
 uint32_t ls_ball_warm_start_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g);
 uint32_t ls_ball_solve_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g);
 

@@ -233,6 +233,21 @@ AVX2 V nar_(W x, int s, K *k)
 
 #endif
 
+// ls_fx_round_q32(x) (ties away from zero, the rounding of the ls_fx
+// functions) as eight 32-bit lanes, checked as NAR(x, 16): rnd(x - [x < 0], 16).
+#define NARF(x, chk) narf_((x), &(chk))
+AVX2 V narf_(W x, K *k)
+{
+#if defined(LS_LANES_512)
+    W y = {_mm512_add_epi64(x.q, _mm512_srai_epi64(x.q, 63))};
+#else
+    const V z = _mm256_setzero_si256();
+    W y = {_mm256_add_epi64(x.e, _mm256_cmpgt_epi64(z, x.e)),
+           _mm256_add_epi64(x.o, _mm256_cmpgt_epi64(z, x.o))};
+#endif
+    return nar_(y, 16, k);
+}
+
 // Check a 32-bit sum lies in the solver range.
 AVX2 V chk32(V x, K *k)
 {

@@ -552,10 +552,11 @@ static void balls_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worker
     (void)worker;
     for (uint32_t gi = begin; gi < end; gi++) {
         ls_ball_lanes *g = &sv->balls[gi];
+        bool wide = gi < sv->colour_ball[sv->colour_count]; // not the serial colour
         uint32_t mask = 0;
         for (uint32_t l = 0; l < LS_LANES; l++) {
             uint32_t jk = g->joint[l];
-            mask |= ls_ball_prepare_lane_(st->w, g, l, jk) << l;
+            mask |= ls_ball_prepare_lane_(st->w, g, l, jk, wide) << l;
         }
         sv->ball_ovf[gi] = mask;
     }
@@ -602,11 +603,25 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow,
         const ls_ball_kernels *bk = overflow ? &ls_ball_kernels_scalar : sv->ball_kernels;
         // The joints' other rows first (a hinge's alignment, limits, motor
         // and spring; joint.h), on this thread: they touch the same bodies.
+        // A hinge's alignment rows are the lanes' (joint_lanes.h): its
+        // impulses go back to the joint for its warm start, which leaves the
+        // block for the lanes to copy, and the joint solves only its other
+        // rows.
         if (kind == SWEEP_WARM || kind == SWEEP_SOLVE) {
+            ls_ball_lanes *g = &sv->balls[bi];
             for (uint32_t rows = sv->ball_rows[bi]; rows != 0; rows &= rows - 1) {
-                ls_joint *j = &w->joints[sv->balls[bi].joint[__builtin_ctz(rows)]];
+                uint32_t l = (uint32_t)__builtin_ctz(rows);
+                ls_joint *j = &w->joints[g->joint[l]];
                 if (kind == SWEEP_WARM) {
+                    if (g->al_on[l]) {
+                        ls_ball_align_load_(w, g, l);
+                    }
                     ls_joint_warm_start_(w, j);
+                    if (g->al_on[l]) {
+                        ls_ball_align_fill_(w, g, l);
+                    }
+                } else if (g->al_on[l]) {
+                    ls_joint_kind_of(j->type)->solve_rows(w, j, st->ctx, st->sweep.use_bias);
                 } else {
                     ls_joint_solve_(w, j, st->ctx, st->sweep.use_bias);
                 }
@@ -987,6 +1002,7 @@ void ls_world_solve_(ls_world *w)
         st.ball.bias_rate = ctx.joint.bias_rate;
         st.ball.mass_scale = ctx.joint.mass_scale;
         st.ball.impulse_scale = ctx.joint.impulse_scale;
+        st.ball.use_bias = 1;
         for (uint32_t it = 0; it < w->def.velocity_iterations; it++) {
             for_colours(w, &st, SWEEP_SOLVE, sweep_solve);
         }
@@ -996,6 +1012,7 @@ void ls_world_solve_(ls_world *w)
         st.ball.bias_rate = 0;
         st.ball.mass_scale = LS_FX_ONE;
         st.ball.impulse_scale = 0;
+        st.ball.use_bias = 0;
         for (uint32_t it = 0; it < w->def.position_iterations; it++) {
             for_colours(w, &st, SWEEP_SOLVE, sweep_solve);
         }
