@@ -30,6 +30,7 @@ static golden goldens[] = {
     {"falling_hinges", 0x92617617ff7326a3ull},
     {"flag", 0xf7635b1d79f44d36ull},
     {"heavy_light", 0x42b7d83e1802e8b8ull},
+    {"hinge_net", 0x609d0970f7e1a82eull},
     {"hull_pile", 0x11ca122eafa572b3ull},
     {"mesh_terrain", 0x1503df9a5f33c03cull},
     {"pile_1000", 0xb8707c13e46c8017ull},

@@ -959,6 +959,7 @@ static const char *const SHIPPED[] = {
     "spinner",        "tower_imperfect", "cloth_drape",   "cloth_tear",      "flag",
     "ragdoll_stairs", "rope_swing",      "trampoline",    "vehicle_flat",    "vehicle_ramp",
     "vehicle_pile",   "vehicle_slopes",  "soccer",        "ball_into_cloth", "rope_bridge_loaded",
+    "hinge_net",
 };
 
 Test(shapes, snapshot_shipped_scenes_are_all_listed)
@@ -996,6 +997,7 @@ Test(shapes, snapshot_shipped_scenes_are_all_listed)
     }
 
 SNAPSHOT_TEST(arena, 0)
+SNAPSHOT_TEST(hinge_net, 0)
 SNAPSHOT_TEST(catapult, 0)
 SNAPSHOT_TEST(ccd, 0)
 SNAPSHOT_TEST(compound_stairs, 0)

@@ -585,8 +585,8 @@ static void ball_kernels_agree(const ls_ball_kernels *k)
         for (int pass = 0; pass < 3; pass++) {
             *a = *f;
             *b = *f;
-            ls_ball_sweep sa = {a->states, 0, 65536, 0, 10 * 65536, 0};
-            ls_ball_sweep sb = {b->states, 0, 65536, 0, 10 * 65536, 0};
+            ls_ball_sweep sa = {.states = a->states, .mass_scale = 65536, .max_bias = 10 * 65536};
+            ls_ball_sweep sb = {.states = b->states, .mass_scale = 65536, .max_bias = 10 * 65536};
             if (pass == 1) {
                 sa.bias_rate = sb.bias_rate = 30 * 65536;
                 sa.mass_scale = sb.mass_scale = 60000;

@@ -164,6 +164,7 @@ static const scene_plan PLANS[] = {
     {"dominoes", 0, 600},
     {"falling_hinges", 0, 240},
     {"heavy_light", 0, 600},
+    {"hinge_net", 0, 300},
     {"hull_pile", 60, 24},
     {"mesh_terrain", 0, 600},
     {"pile_1000", 60, 16},
@@ -252,6 +253,7 @@ SYNCTEST_SCENE(compound_stairs)
 SYNCTEST_SCENE(dominoes)
 SYNCTEST_SCENE(falling_hinges)
 SYNCTEST_SCENE(heavy_light)
+SYNCTEST_SCENE(hinge_net)
 SYNCTEST_SCENE(hull_pile)
 SYNCTEST_SCENE(mesh_terrain)
 SYNCTEST_SCENE(pile_1000)

@@ -130,6 +130,10 @@ typedef struct ls_joint_kind {
     /// then solve (joint_lanes.h); NULL when the kind has no such block
     /// (`solve` runs all its rows).
     void (*solve_rows)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
+    /// With solve_rows: true when joint j has no rows besides the point and
+    /// alignment blocks, so that its whole warm start may be the lanes' too
+    /// (joint_lanes.h). NULL: never.
+    bool (*align_only)(const ls_joint *j);
     /// The impulse and angular impulse on b of the last sub-step, world frame.
     void (*reaction)(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular);
     /// How far, in metres, the anchors are from where the joint holds them at
@@ -492,6 +496,11 @@ LS_JOINT_INLINE void ls_joint_align2_of_(const ls_joint *j, ls_joint_align2 *r)
     r->imp[0] = j->angular_impulse.x;
     r->imp[1] = j->angular_impulse.y;
 }
+
+/// K^-1 of the block from K's entries k00, k01, k11 (the hinge's warm
+/// start): ls_mat3_inverse_spd2_'s upper-left 2x2, or where K is not
+/// positive definite the inverses of its diagonal.
+void ls_joint_align2_inverse_(ls_fx k00, ls_fx k01, ls_fx k11, ls_fx inv[2][2]);
 
 /// One iteration of the block on the angular velocities *wa, *wb with the
 /// softness s (use_bias false: the relax pass, rigid); a body whose dir_ia

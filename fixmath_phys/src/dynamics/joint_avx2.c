@@ -8,6 +8,7 @@
 // is stored.
 // joint_avx512.c builds this file a second time with LS_LANES_512 defined
 // (lanes_avx2.h), named "avx512".
+#include "joint.h"
 #include "joint_lanes.h"
 
 #if defined(LS_LANES_512)
@@ -121,12 +122,192 @@ AVX2 void apply8(const ls_ball_lanes *g, const V *ra, const V *rb, B *a, B *b, c
     }
 }
 
+// Small components: every lane of x within [-2^17, 2^17) (ls_joint_small_q_).
+AVX2 V small17(V acc, V x)
+{
+    return _mm256_or_si256(acc, _mm256_add_epi32(x, splat(0x20000)));
+}
+
+AVX2 bool all_small17(V acc)
+{
+    return all_zero(_mm256_srli_epi32(acc, 18));
+}
+
+// a * b of unit quaternions (ls_joint_quat_mul_'s short path), checked.
+AVX2 void qmul8(const V *a, const V *b, V *out, K *chk)
+{
+    P ax = prep(a[0]), ay = prep(a[1]), az = prep(a[2]), aw = prep(a[3]);
+    P bx = prep(b[0]), by = prep(b[1]), bz = prep(b[2]), bw = prep(b[3]);
+    out[0] = NARF(subw(addw(addw(mulp(aw, bx), mulp(ax, bw)), mulp(ay, bz)), mulp(az, by)), *chk);
+    out[1] = NARF(subw(addw(addw(mulp(aw, by), mulp(ay, bw)), mulp(az, bx)), mulp(ax, bz)), *chk);
+    out[2] = NARF(subw(addw(addw(mulp(aw, bz), mulp(az, bw)), mulp(ax, by)), mulp(ay, bx)), *chk);
+    out[3] = NARF(subw(subw(subw(mulp(aw, bw), mulp(ax, bx)), mulp(ay, by)), mulp(az, bz)), *chk);
+}
+
+// Column k of the rotation q (ls_joint_quat_axis_'s short path), checked:
+// t = 2 (u x e_k), e_k + round(t w) + round(u x t).
+AVX2 void qaxis8(const V *q, int k, V *out, K *chk)
+{
+    const V zero = _mm256_setzero_si256();
+    V x2 = _mm256_add_epi32(q[0], q[0]), y2 = _mm256_add_epi32(q[1], q[1]);
+    V z2 = _mm256_add_epi32(q[2], q[2]);
+    V t[3];
+    t[0] = k == 0 ? zero : k == 1 ? _mm256_sub_epi32(zero, z2) : y2;
+    t[1] = k == 0 ? z2 : k == 1 ? zero : _mm256_sub_epi32(zero, x2);
+    t[2] = k == 0 ? _mm256_sub_epi32(zero, y2) : k == 1 ? x2 : zero;
+    P u[3] = {prep(q[0]), prep(q[1]), prep(q[2])}, w = prep(q[3]);
+    P pt[3] = {prep(t[0]), prep(t[1]), prep(t[2])};
+    for (int c = 0; c < 3; c++) {
+        int i = (c + 1) % 3, j = (c + 2) % 3;
+        V e = splat(c == k ? 65536 : 0);
+        V r = _mm256_add_epi32(e, NARF(mulp(pt[c], w), *chk));
+        out[c] =
+            chk32(_mm256_add_epi32(r, NARF(subw(mulp(u[i], pt[j]), mulp(u[j], pt[i])), *chk)), chk);
+    }
+}
+
+// The alignment block of the align_only hinges (hinge warm start, joint.h):
+// the frames at the bodies' poses, the directions u x a and v x a, the
+// errors, the inverse-inertia products, K^-1 (per lane, by the scalar
+// function) and the warm start's impulses applied; the block written to
+// the lanes that have it (the others keep zeros). False when a value is
+// not of the short paths the scalar code then takes.
+AVX2 bool align_warm8(const ls_ball_sweep *sw, ls_ball_lanes *g, B *a, B *b, K *chk)
+{
+    const ls_body *bodies = sw->world->bodies;
+    int32_t qa[4][8], qb[4][8];
+    for (int l = 0; l < 8; l++) {
+        ls_quat x = bodies[g->al_body_a[l]].q, y = bodies[g->al_body_b[l]].q;
+        qa[0][l] = x.x, qa[1][l] = x.y, qa[2][l] = x.z, qa[3][l] = x.w;
+        qb[0][l] = y.x, qb[1][l] = y.y, qb[2][l] = y.z, qb[3][l] = y.w;
+    }
+    V on = _mm256_cmpgt_epi32(ld(g->al_warm), _mm256_setzero_si256());
+    V vqa[4], vqb[4], fa_[4], fb_[4], small = _mm256_setzero_si256();
+    for (int k = 0; k < 4; k++) {
+        vqa[k] = _mm256_and_si256(ld(qa[k]), on);
+        vqb[k] = _mm256_and_si256(ld(qb[k]), on);
+        fa_[k] = ld(g->al_fa[k]);
+        fb_[k] = ld(g->al_fb[k]);
+        small = small17(small17(small17(small17(small, vqa[k]), vqb[k]), fa_[k]), fb_[k]);
+    }
+    V fa[4], fb[4];
+    qmul8(vqa, fa_, fa, chk);
+    qmul8(vqb, fb_, fb, chk);
+    for (int k = 0; k < 4; k++) {
+        small = small17(small17(small, fa[k]), fb[k]);
+    }
+    if (!all_small17(small)) {
+        return false;
+    }
+    V ax[3], u[3], v[3];
+    qaxis8(fa, 0, ax, chk);
+    qaxis8(fb, 1, u, chk);
+    qaxis8(fb, 2, v, chk);
+    // ls_joint_small_dir_ of the three axes and of the two directions.
+    V big = _mm256_setzero_si256();
+    for (int c = 0; c < 3; c++) {
+        big = _mm256_or_si256(big, _mm256_xor_si256(ax[c], _mm256_srai_epi32(ax[c], 31)));
+        big = _mm256_or_si256(big, _mm256_xor_si256(u[c], _mm256_srai_epi32(u[c], 31)));
+        big = _mm256_or_si256(big, _mm256_xor_si256(v[c], _mm256_srai_epi32(v[c], 31)));
+    }
+    P pa[3] = {prep(ax[0]), prep(ax[1]), prep(ax[2])};
+    P pu[3] = {prep(u[0]), prep(u[1]), prep(u[2])}, pv[3] = {prep(v[0]), prep(v[1]), prep(v[2])};
+    V d[2][3];
+    for (int c = 0; c < 3; c++) {
+        int i = (c + 1) % 3, j = (c + 2) % 3;
+        d[0][c] = NARF(subw(mulp(pu[i], pa[j]), mulp(pu[j], pa[i])), *chk);
+        d[1][c] = NARF(subw(mulp(pv[i], pa[j]), mulp(pv[j], pa[i])), *chk);
+        big = _mm256_or_si256(big, _mm256_xor_si256(d[0][c], _mm256_srai_epi32(d[0][c], 31)));
+        big = _mm256_or_si256(big, _mm256_xor_si256(d[1][c], _mm256_srai_epi32(d[1][c], 31)));
+    }
+    if (!all_zero(_mm256_srli_epi32(big, 17))) {
+        return false;
+    }
+    V c0 = NARF(dot3p(pu[0], pu[1], pu[2], pa[0], pa[1], pa[2]), *chk);
+    V c1 = NARF(dot3p(pv[0], pv[1], pv[2], pa[0], pa[1], pa[2]), *chk);
+    // The products I^-1 d (ls_joint_cache_dirs_from_, rows of the matrices).
+    P pd[2][3], ma[9], mb[9];
+    for (int c = 0; c < 3; c++) {
+        pd[0][c] = prep(d[0][c]);
+        pd[1][c] = prep(d[1][c]);
+    }
+    for (int e = 0; e < 9; e++) {
+        ma[e] = prep(ld(g->al_ma[e]));
+        mb[e] = prep(ld(g->al_mb[e]));
+    }
+    V ia[2][3], ib[2][3];
+    for (int r = 0; r < 2; r++) {
+        for (int c = 0; c < 3; c++) {
+            ia[r][c] = NARF(
+                dot3p(ma[3 * c], ma[3 * c + 1], ma[3 * c + 2], pd[r][0], pd[r][1], pd[r][2]), *chk);
+            ib[r][c] = NARF(
+                dot3p(mb[3 * c], mb[3 * c + 1], mb[3 * c + 2], pd[r][0], pd[r][1], pd[r][2]), *chk);
+        }
+    }
+    // K (ls_joint_cached_k_): d_r . (I_a^-1 d_s + I_b^-1 d_s), exact sums.
+    P pia[2][3], pib[2][3];
+    for (int r = 0; r < 2; r++) {
+        for (int c = 0; c < 3; c++) {
+            pia[r][c] = prep(ia[r][c]);
+            pib[r][c] = prep(ib[r][c]);
+        }
+    }
+    const int rs[3][2] = {{0, 0}, {0, 1}, {1, 1}};
+    int32_t kk[3][8];
+    for (int e = 0; e < 3; e++) {
+        int r = rs[e][0], q = rs[e][1];
+        W x = addw(dot3p(pd[r][0], pd[r][1], pd[r][2], pia[q][0], pia[q][1], pia[q][2]),
+                   dot3p(pd[r][0], pd[r][1], pd[r][2], pib[q][0], pib[q][1], pib[q][2]));
+        st(kk[e], NARF(x, *chk));
+    }
+    if (k_bad(chk)) {
+        return false;
+    }
+    int32_t inv[2][2][8];
+    int32_t warm[8];
+    st(warm, ld(g->al_warm));
+    for (int l = 0; l < 8; l++) {
+        ls_fx m[2][2] = {{0, 0}, {0, 0}};
+        if (warm[l]) {
+            ls_joint_align2_inverse_(kk[0][l], kk[1][l], kk[2][l], m);
+        }
+        inv[0][0][l] = m[0][0], inv[0][1][l] = m[0][1];
+        inv[1][0][l] = m[1][0], inv[1][1][l] = m[1][1];
+    }
+    // The warm start's impulses (ls_joint_apply_dirs_).
+    P i0 = prep(ld(g->al_imp[0])), i1 = prep(ld(g->al_imp[1]));
+    for (int c = 0; c < 3; c++) {
+        W da = addw(mulp(pia[0][c], i0), mulp(pia[1][c], i1));
+        W db = addw(mulp(pib[0][c], i0), mulp(pib[1][c], i1));
+        a->w[c] = chk32(_mm256_sub_epi32(a->w[c], NARF(da, *chk)), chk);
+        b->w[c] = chk32(_mm256_add_epi32(b->w[c], NARF(db, *chk)), chk);
+    }
+    if (k_bad(chk)) {
+        return false;
+    }
+    for (int r = 0; r < 2; r++) {
+        for (int c = 0; c < 3; c++) {
+            st(g->al_dir[r][c], _mm256_and_si256(d[r][c], on));
+            st(g->al_ia[r][c], _mm256_and_si256(ia[r][c], on));
+            st(g->al_ib[r][c], _mm256_and_si256(ib[r][c], on));
+        }
+        st(g->al_inv[r][0], ld(inv[r][0]));
+        st(g->al_inv[r][1], ld(inv[r][1]));
+    }
+    st(g->al_c[0], _mm256_and_si256(c0, on));
+    st(g->al_c[1], _mm256_and_si256(c1, on));
+    return true;
+}
+
 AVX2_FN uint32_t warm_start(const ls_ball_sweep *sw, ls_ball_lanes *g)
 {
     K chk = k_zero();
     B a, b;
     gather(sw->states, g->a, &a, true);
     gather(sw->states, g->b, &b, true);
+    if (!all_zero(ld(g->al_warm)) && !align_warm8(sw, g, &a, &b, &chk)) {
+        return ls_ball_warm_start_scalar_(sw, g);
+    }
     V ra0[3], rb0[3], ra[3], rb[3];
     for (int k = 0; k < 3; k++) {
         ra0[k] = ld(g->ra0[k]);

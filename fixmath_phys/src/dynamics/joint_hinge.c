@@ -88,19 +88,35 @@ static bool axial_rows(const ls_joint *j)
     return j->flags & (LS_JOINT_F_LIMIT | LS_JOINT_F_SPRING | LS_JOINT_F_MOTOR);
 }
 
-// K^-1 of the two alignment rows (in the upper-left of a 3x3), from the
-// cached directions (dir[1] = u x a, dir[2] = v x a): ls_joint_inverse_ of
-// [[k00, k01, 0], [k01, k11, 0], [0, 0, 1]], the inverse without its zeros.
-static ls_mat3 alignment_inverse(const ls_joint *j)
+void ls_joint_align2_inverse_(ls_fx k00, ls_fx k01, ls_fx k11, ls_fx inv[2][2])
 {
-    ls_fx k00 = ls_joint_cached_k_(j, j->dir[1], 1), k01 = ls_joint_cached_k_(j, j->dir[1], 2),
-          k11 = ls_joint_cached_k_(j, j->dir[2], 2);
     ls_mat3 out;
     if (ls_mat3_inverse_spd2_(k00, k01, k11, &out)) {
-        return out;
+        inv[0][0] = out.row[0].x, inv[0][1] = out.row[0].y;
+        inv[1][0] = out.row[1].x, inv[1][1] = out.row[1].y;
+        return;
     }
-    return ls_mat3_diag(ls_vec3_make(ls_joint_inverse1_(k00), ls_joint_inverse1_(k11),
-                                     ls_joint_inverse1_(LS_FX_ONE)));
+    inv[0][0] = ls_joint_inverse1_(k00), inv[0][1] = 0;
+    inv[1][0] = 0, inv[1][1] = ls_joint_inverse1_(k11);
+}
+
+// K^-1 of the two alignment rows (in the upper-left of a 3x3; only that
+// part is read), from the cached directions (dir[1] = u x a, dir[2] = v x a).
+static ls_mat3 alignment_inverse(const ls_joint *j)
+{
+    ls_fx inv[2][2];
+    ls_joint_align2_inverse_(ls_joint_cached_k_(j, j->dir[1], 1),
+                             ls_joint_cached_k_(j, j->dir[1], 2),
+                             ls_joint_cached_k_(j, j->dir[2], 2), inv);
+    ls_mat3 out = ls_mat3_diag(ls_vec3_zero());
+    out.row[0] = ls_vec3_make(inv[0][0], inv[0][1], 0);
+    out.row[1] = ls_vec3_make(inv[1][0], inv[1][1], 0);
+    return out;
+}
+
+static bool align_only(const ls_joint *j)
+{
+    return !axial_rows(j);
 }
 
 // The warm start's pose, directions and masses, kept for this sub-step's
@@ -208,5 +224,6 @@ const ls_joint_kind ls_joint_hinge_kind = {
     .warm_start = warm_start,
     .solve = solve,
     .solve_rows = solve_axial,
+    .align_only = align_only,
     .reaction = reaction,
 };

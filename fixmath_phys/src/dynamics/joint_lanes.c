@@ -70,10 +70,31 @@ uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lan
     SET3(g->c0, lane, c0);
     const int32_t imp[3] = {j->linear_impulse.x, j->linear_impulse.y, j->linear_impulse.z};
     SET3(g->impulse, lane, imp);
-    if (align && ls_joint_kind_of(j->type)->solve_rows) {
+    const ls_joint_kind *kind = ls_joint_kind_of(j->type);
+    if (align && kind->solve_rows) {
         g->al_on[lane] = 1;
         g->al_imp[0][lane] = j->angular_impulse.x;
         g->al_imp[1][lane] = j->angular_impulse.y;
+    }
+    if (align && kind->solve_rows && kind->align_only && kind->align_only(j)) {
+        // What the joint's prepare (ls_joint_prepare_bodies_) takes for it.
+        g->al_body_a[lane] = j->a;
+        g->al_body_b[lane] = j->b;
+        const ls_quat fa = j->frame_a, fb = j->frame_b;
+        const int32_t qa[4] = {fa.x, fa.y, fa.z, fa.w}, qb[4] = {fb.x, fb.y, fb.z, fb.w};
+        for (int k = 0; k < 4; k++) {
+            g->al_fa[k][lane] = qa[k];
+            g->al_fb[k][lane] = qb[k];
+        }
+        const ls_mat3 *ma_w = &a->inv_inertia_world, *mb_w = &b->inv_inertia_world;
+        for (int r = 0; r < 3; r++) {
+            const int32_t ra_w[3] = {ma_w->row[r].x, ma_w->row[r].y, ma_w->row[r].z};
+            const int32_t rb_w[3] = {mb_w->row[r].x, mb_w->row[r].y, mb_w->row[r].z};
+            for (int c = 0; c < 3; c++) {
+                g->al_ma[3 * r + c][lane] = ls_body_moves_(a) ? ra_w[c] : 0;
+                g->al_mb[3 * r + c][lane] = ls_body_moves_(b) ? rb_w[c] : 0;
+            }
+        }
     }
     return ovf;
 }
@@ -289,6 +310,12 @@ uint32_t ls_ball_warm_start_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
     for (uint32_t l = 0; l < LS_LANES; l++) {
         if (g->joint[l] == UINT32_MAX) {
             continue;
+        }
+        if (g->al_warm[l]) {
+            // The hinge's own warm start (its alignment block), then the point.
+            ls_ball_align_load_(sw->world, g, l);
+            ls_joint_warm_start_(sw->world, &sw->world->joints[g->joint[l]]);
+            ls_ball_align_fill_(sw->world, g, l);
         }
         uint32_t ovf = 0;
         ls_solver_body *sa = &sw->states[g->a[l]], *sb = &sw->states[g->b[l]];

@@ -15,7 +15,11 @@
 // alignment rows, whose directions and K^-1 its warm start computes once per
 // sub-step, are copied into the lanes and solved with the point block, in
 // the same pass over the bodies (joint_grid: 3,120 hinges, a third of the
-// scene's time in those rows when they were solved one joint at a time).
+// scene's time in those rows when they were solved one joint at a time). A
+// group whose joints with rows are all hinges without limit, motor or spring
+// (their only rows those two) also computes that warm start in the lanes
+// (al_warm): frames, directions, K^-1 and the warm-start impulses, the
+// hinge's own warm start being the scalar reference.
 #ifndef LS_DYNAMICS_JOINT_LANES_H
 #define LS_DYNAMICS_JOINT_LANES_H
 
@@ -41,10 +45,19 @@ typedef struct ls_ball_lanes {
     ls_lanes al_c[2];                  ///< errors (a . u, a . v)
     ls_lanes al_inv[2][2];             ///< K^-1 of the block
     ls_lanes al_imp[2];                ///< accumulated impulses
+    /// 1: the lane's whole warm start is the group's (a hinge with no rows
+    /// but the point and alignment blocks, in a group where every joint with
+    /// rows is such a hinge; joint.h align_only): the kernels then compute
+    /// the alignment block from the data below instead of the joint.
+    ls_lanes al_warm;
+    uint32_t al_body_a[LS_LANES], al_body_b[LS_LANES]; ///< the joint's bodies (not states)
+    ls_lanes al_fa[4], al_fb[4]; ///< the joint frames in the bodies (frame_a, frame_b)
+    ls_lanes al_ma[9], al_mb[9]; ///< world inverse inertias (rows), 0 unless the body moves
 } ls_ball_lanes;
 
 /// The joint softness of a sweep (the world's joint spring, or rigid).
 typedef struct ls_ball_sweep {
+    ls_world *world; ///< the bodies' poses and the joints (the align_only warm start)
     ls_solver_body *states;
     int32_t bias_rate;     ///< 1/s (0 in the relax pass)
     int32_t mass_scale;    ///< (1 in the relax pass)

@@ -558,6 +558,18 @@ static void balls_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worker
             uint32_t jk = g->joint[l];
             mask |= ls_ball_prepare_lane_(st->w, g, l, jk, wide) << l;
         }
+        // The whole warm start in the lanes when every joint with rows is a
+        // hinge with only its alignment rows (joint_lanes.h, al_warm).
+        uint32_t rows = sv->ball_rows[gi];
+        bool pure = wide && rows != 0;
+        for (uint32_t r = rows; r != 0 && pure; r &= r - 1) {
+            const ls_joint *j = &st->w->joints[g->joint[__builtin_ctz(r)]];
+            const ls_joint_kind *kind = ls_joint_kind_of(j->type);
+            pure = kind->align_only && kind->align_only(j);
+        }
+        for (uint32_t r = pure ? rows : 0; r != 0; r &= r - 1) {
+            g->al_warm[__builtin_ctz(r)] = 1;
+        }
         sv->ball_ovf[gi] = mask;
     }
 }
@@ -612,6 +624,9 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow,
             for (uint32_t rows = sv->ball_rows[bi]; rows != 0; rows &= rows - 1) {
                 uint32_t l = (uint32_t)__builtin_ctz(rows);
                 ls_joint *j = &w->joints[g->joint[l]];
+                if (kind == SWEEP_WARM && g->al_warm[l]) {
+                    continue; // the kernel's (joint_lanes.h)
+                }
                 if (kind == SWEEP_WARM) {
                     if (g->al_on[l]) {
                         ls_ball_align_load_(w, g, l);
@@ -973,6 +988,7 @@ void ls_world_solve_(ls_world *w)
     st.sweep.inv_h = ctx.inv_h;
     st.sweep.max_push = ls_fx_neg(ctx.max_push);
     st.sweep.threshold = ls_fx_neg(w->def.restitution_threshold);
+    st.ball.world = w;
     st.ball.states = sv->states;
     st.ball.max_bias = LS_JOINT_MAX_BIAS;
     ls_workers_for_(w->workers, sv->group_count, MIN_ITEM_BLOCK, groups_prepare, &st);
