@@ -546,7 +546,38 @@ static void random_ball_fixture(ls_rng *r, ball_fixture *f, int scale)
         // eight longer than the short path allows), their inverse-inertia
         // products (zero for a body that does not move), errors up to 0.5
         // rad (the larger ones ask for more than the largest bias).
-        if (l % 3 == 2) {
+        if (l % 3 == 2 || l == 6) {
+            // A cone's swing and twist rows (ls_joint_cone_rows): no swing
+            // direction in one case of four, the twist limited in one of two,
+            // angles on both sides of the limits (speculative and violated
+            // rows), directions longer than the short path in some seeds,
+            // and in one case of two masses, K and products that are
+            // multiples of 2^15 (rounding ties).
+            g->cn_on[l] = 1;
+            int32_t tie = rnd_range(r, 0, 1) ? 32768 : 1;
+            int32_t cmax = scale > 1 && rnd_range(r, 0, 1) ? 1 << 18 : 65536;
+            bool swing = rnd_range(r, 0, 3) != 0;
+            for (int k = 0; k < 3; k++) {
+                g->cn_n[k][l] = swing ? rnd_range(r, -cmax / 2, cmax / 2) : 0;
+                g->cn_t[k][l] = rnd_range(r, -cmax / 2, cmax / 2);
+                int32_t im = inv / 8 / tie;
+                g->cn_na[k][l] = g->a[l] ? rnd_range(r, -im, im) * tie : 0;
+                g->cn_nb[k][l] = rnd_range(r, -im, im) * tie;
+                g->cn_ta[k][l] = g->a[l] ? rnd_range(r, -im, im) * tie : 0;
+                g->cn_tb[k][l] = rnd_range(r, -im, im) * tie;
+            }
+            g->cn_swing[l] = rnd_range(r, 0, 205887);
+            g->cn_twist[l] = rnd_range(r, -205887, 205887);
+            g->cn_cone[l] = rnd_range(r, 0, 205887);
+            g->cn_lower[l] = rnd_range(r, -205887, 0);
+            g->cn_upper[l] = rnd_range(r, 0, 205887);
+            g->cn_m[0][l] = rnd_range(r, 0, (1 << 20) / tie) * tie;
+            g->cn_m[1][l] = rnd_range(r, 0, (1 << 20) / tie) * tie;
+            g->cn_k[l] = rnd_range(r, 0, (1 << 17) / tie) * tie;
+            for (int k = 0; k < 3; k++) {
+                g->cn_acc[k][l] = rnd_range(r, 0, 65536 * scale);
+            }
+            g->cn_tl[l] = rnd_range(r, 0, 1);
             continue;
         }
         // In every other lane the directions, products and K^-1 are
@@ -585,8 +616,14 @@ static void ball_kernels_agree(const ls_ball_kernels *k)
         for (int pass = 0; pass < 3; pass++) {
             *a = *f;
             *b = *f;
-            ls_ball_sweep sa = {.states = a->states, .mass_scale = 65536, .max_bias = 10 * 65536};
-            ls_ball_sweep sb = {.states = b->states, .mass_scale = 65536, .max_bias = 10 * 65536};
+            const ls_softness joint = {30 * 65536, 60000, 3000};
+            ls_ball_sweep sa = {.states = a->states,
+                                .mass_scale = 65536,
+                                .max_bias = 10 * 65536,
+                                .inv_h = 480 * 65536,
+                                .joint = joint};
+            ls_ball_sweep sb = sa;
+            sb.states = b->states;
             if (pass == 1) {
                 sa.bias_rate = sb.bias_rate = 30 * 65536;
                 sa.mass_scale = sb.mass_scale = 60000;

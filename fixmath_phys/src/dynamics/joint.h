@@ -108,6 +108,13 @@ typedef struct ls_joint {
 } ls_joint;
 
 /// One joint kind: scene keyword, what it uses, and its solver routines.
+/// The rows of a kind that the ball lanes solve besides the point block.
+typedef enum ls_lane_rows {
+    LS_LANE_ROWS_NONE,
+    LS_LANE_ROWS_ALIGN2, ///< ls_joint_align2 (hinge)
+    LS_LANE_ROWS_CONE,   ///< ls_joint_cone_rows (cone)
+} ls_lane_rows;
+
 typedef struct ls_joint_kind {
     const char *name; ///< scene keyword
     bool needs_axis;  ///< uses def.axis
@@ -125,13 +132,17 @@ typedef struct ls_joint_kind {
     void (*warm_start)(ls_world *w, ls_joint *j);
     /// One iteration; use_bias false is the relax pass. NULL as warm_start.
     void (*solve)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
-    /// With point_in_lanes: the kind's rows other than the point block and
-    /// the two alignment rows of ls_joint_align2_of_, which the ball lanes
-    /// then solve (joint_lanes.h); NULL when the kind has no such block
-    /// (`solve` runs all its rows).
+    /// With lane_rows: what the joint itself solves when the ball lanes take
+    /// that block (joint_lanes.h): a hinge's spring, motor and limit rows, a
+    /// cone's angles in the relax pass. NULL without lane_rows (`solve`
+    /// runs all the kind's rows).
     void (*solve_rows)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
-    /// With solve_rows: true when joint j has no rows besides the point and
-    /// alignment blocks, so that its whole warm start may be the lanes' too
+    /// Which block of the kind's rows the ball lanes solve (outside the
+    /// serial colour; joint_lanes.h): none, a hinge's alignment block or a
+    /// cone's swing and twist rows. With one, solve_rows is set.
+    ls_lane_rows lane_rows;
+    /// With LS_LANE_ROWS_ALIGN2: true when joint j has no rows besides the
+    /// point and alignment blocks, so that its whole warm start may be the lanes' too
     /// (joint_lanes.h). NULL: never.
     bool (*align_only)(const ls_joint *j);
     /// The impulse and angular impulse on b of the last sub-step, world frame.
@@ -557,16 +568,16 @@ LS_JOINT_INLINE ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb)
 /// One-sided limit row on a scalar coordinate c (error c >= 0 allowed) with
 /// speed cdot and effective mass `mass`: returns the impulse to add to the
 /// accumulated `*acc` (kept >= 0). Speculative when c > 0.
-LS_JOINT_INLINE ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc,
-                                          const ls_step_ctx *ctx, bool use_bias)
+LS_JOINT_INLINE ls_fx ls_joint_limit_row_at_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc,
+                                             ls_fx inv_h, ls_softness joint, bool use_bias)
 {
     ls_fx bias = 0, mass_scale = LS_FX_ONE, impulse_scale = 0;
     if (c > 0) {
-        bias = ls_fx_mul(c, ctx->inv_h); // speculative: only stop what would cross this sub-step
+        bias = ls_fx_mul(c, inv_h); // speculative: only stop what would cross this sub-step
     } else if (use_bias) {
-        bias = ls_joint_bias_(c, ctx->joint.bias_rate);
-        mass_scale = ctx->joint.mass_scale;
-        impulse_scale = ctx->joint.impulse_scale;
+        bias = ls_joint_bias_(c, joint.bias_rate);
+        mass_scale = joint.mass_scale;
+        impulse_scale = joint.impulse_scale;
     }
     // The rigid row (mass scale 1, impulse scale 0) skips two products that
     // are exact there: mass * 1 = mass, and adding 0 * acc adds nothing.
@@ -578,6 +589,90 @@ LS_JOINT_INLINE ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx
     impulse = ls_fx_sub(now, *acc);
     *acc = now;
     return impulse;
+}
+
+/// ls_joint_limit_row_at_ with the sub-step's 1/h and the world's joint spring.
+LS_JOINT_INLINE ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc,
+                                          const ls_step_ctx *ctx, bool use_bias)
+{
+    return ls_joint_limit_row_at_(c, cdot, mass, acc, ctx->inv_h, ctx->joint, use_bias);
+}
+
+/// A cone's swing and twist rows (joint_cone.c, SPEC.md §23.7) as its warm
+/// start left them: the directions n (swing; zero: no swing row) and t, their
+/// inverse-inertia products, the angles (the relax pass's from the poses),
+/// the limits, the row masses, K of the twist row and the accumulated
+/// impulses (angular_impulse.x, lower_impulse, upper_impulse). The cone's
+/// solve and the ball lanes' scalar reference (joint_lanes.c) both solve it
+/// with ls_joint_cone_rows_solve_.
+typedef struct ls_joint_cone_rows {
+    ls_vec3 n, t, n_ia, n_ib, t_ia, t_ib;
+    ls_fx swing, twist;       ///< the angles
+    ls_fx cone, lower, upper; ///< the limits
+    ls_fx m_swing, m_twist;   ///< row masses
+    ls_fx k_twist;            ///< K of the twist row
+    ls_fx acc[3];             ///< swing, lower, upper
+    bool twist_limited;
+} ls_joint_cone_rows;
+
+/// A cone's twist rows exist when its range is not the whole turn.
+LS_JOINT_INLINE bool ls_joint_cone_twist_limited_(const ls_joint *j)
+{
+    return j->lower > -LS_FX_PI || j->upper < LS_FX_PI;
+}
+
+/// The cone rows of joint j as its warm start left them: dir[0], dir[1],
+/// their products, err[0], err[1] (the relax pass's angles once updated),
+/// the limits, row_mass, row_k[1] and the accumulated impulses.
+LS_JOINT_INLINE void ls_joint_cone_rows_of_(const ls_joint *j, ls_joint_cone_rows *r)
+{
+    r->n = j->dir[0];
+    r->t = j->dir[1];
+    r->n_ia = j->dir_ia[0];
+    r->n_ib = j->dir_ib[0];
+    r->t_ia = j->dir_ia[1];
+    r->t_ib = j->dir_ib[1];
+    r->swing = j->err[0];
+    r->twist = j->err[1];
+    r->cone = j->cone;
+    r->lower = j->lower;
+    r->upper = j->upper;
+    r->m_swing = j->row_mass[0];
+    r->m_twist = j->row_mass[1];
+    r->k_twist = j->row_k[1];
+    r->acc[0] = j->angular_impulse.x;
+    r->acc[1] = j->lower_impulse;
+    r->acc[2] = j->upper_impulse;
+    r->twist_limited = ls_joint_cone_twist_limited_(j);
+}
+
+/// One iteration of the cone's rows on *wa, *wb (the world's joint spring
+/// `joint`, sub-step rate inv_h; use_bias false: the relax pass).
+LS_JOINT_INLINE void ls_joint_cone_rows_solve_(ls_joint_cone_rows *r, ls_vec3 *wa, ls_vec3 *wb,
+                                               ls_fx inv_h, ls_softness joint, bool use_bias)
+{
+    if (r->n.x != 0 || r->n.y != 0 || r->n.z != 0) {
+        // Swing pushes b's axis back toward a's: an angular impulse -n on b.
+        ls_fx cdot = ls_fx_neg(ls_joint_relative_speed_(*wa, *wb, r->n));
+        ls_fx imp = ls_joint_limit_row_at_(ls_fx_sub(r->cone, r->swing), cdot, r->m_swing,
+                                           &r->acc[0], inv_h, joint, use_bias);
+        ls_fx p = ls_fx_neg(imp);
+        *wa = ls_vec3_sub(*wa, ls_joint_dirs_times_(&r->n_ia, &p, 1));
+        *wb = ls_vec3_add(*wb, ls_joint_dirs_times_(&r->n_ib, &p, 1));
+    }
+    if (r->twist_limited) {
+        // Both limits about t: the upper sees the speed the lower left
+        // (cdot + K impulse) and their sum is applied once (as the hinge).
+        ls_fx cdot = ls_joint_relative_speed_(*wa, *wb, r->t);
+        ls_fx lo = ls_joint_limit_row_at_(ls_fx_sub(r->twist, r->lower), cdot, r->m_twist,
+                                          &r->acc[1], inv_h, joint, use_bias);
+        cdot = ls_fx_add(cdot, ls_fx_mul(r->k_twist, lo));
+        ls_fx hi = ls_joint_limit_row_at_(ls_fx_sub(r->upper, r->twist), ls_fx_neg(cdot),
+                                          r->m_twist, &r->acc[2], inv_h, joint, use_bias);
+        ls_fx p = ls_fx_sub(lo, hi);
+        *wa = ls_vec3_sub(*wa, ls_joint_dirs_times_(&r->t_ia, &p, 1));
+        *wb = ls_vec3_add(*wb, ls_joint_dirs_times_(&r->t_ib, &p, 1));
+    }
 }
 
 #endif

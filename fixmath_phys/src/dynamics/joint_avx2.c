@@ -431,6 +431,95 @@ AVX2 bool align8(const ls_ball_sweep *sw, const ls_ball_lanes *g, B *a, B *b, V 
     return true;
 }
 
+// ls_joint_limit_row_at_ in the lanes `on` (elsewhere the impulse is 0 and
+// *acc is kept): returns the impulse to add, *acc the new accumulated one.
+AVX2 V limit8(V c, V cdot, V mass, V *acc, V on, const ls_ball_sweep *sw, K *chk)
+{
+    const V zero = _mm256_setzero_si256(), one = splat(65536);
+    V pos = _mm256_cmpgt_epi32(c, zero);
+    V bias = NARF(mulp(prep(c), prep(splat(sw->inv_h))), *chk); // speculative
+    V ms = one, is = zero;
+    if (sw->use_bias) {
+        V soft = NARF(mulp(prep(c), prep(splat(sw->joint.bias_rate))), *chk);
+        soft = _mm256_min_epi32(_mm256_max_epi32(soft, splat(-LS_JOINT_MAX_BIAS)),
+                                splat(LS_JOINT_MAX_BIAS));
+        bias = _mm256_blendv_epi8(soft, bias, pos);
+        ms = _mm256_blendv_epi8(splat(sw->joint.mass_scale), one, pos);
+        is = _mm256_andnot_si256(pos, splat(sw->joint.impulse_scale));
+    } else {
+        bias = _mm256_and_si256(bias, pos);
+    }
+    // mass * 1 and 0 * acc are exact: the rigid row's shortcuts give these bits.
+    V m = NARF(mulp(prep(mass), prep(ms)), *chk);
+    V t = NARF(mulp(prep(m), prep(chk32(_mm256_add_epi32(cdot, bias), chk))), *chk);
+    V y = chk32(_mm256_add_epi32(t, NARF(mulp(prep(is), prep(*acc)), *chk)), chk);
+    V now = chk32(_mm256_sub_epi32(*acc, y), chk);
+    now = _mm256_blendv_epi8(*acc, _mm256_max_epi32(now, zero), on);
+    V imp = _mm256_sub_epi32(now, *acc);
+    *acc = now;
+    return imp;
+}
+
+// (w_b - w_a) . d for short directions d (ls_joint_relative_speed_), checked.
+AVX2 V speed8(const B *a, const B *b, const V *d, K *chk)
+{
+    W s = subw(
+        dot3p(prep(b->w[0]), prep(b->w[1]), prep(b->w[2]), prep(d[0]), prep(d[1]), prep(d[2])),
+        dot3p(prep(a->w[0]), prep(a->w[1]), prep(a->w[2]), prep(d[0]), prep(d[1]), prep(d[2])));
+    return NARF(s, *chk);
+}
+
+// w_a -= rnd(p I_a^-1 d), w_b += rnd(p I_b^-1 d) (ls_joint_dirs_times_ of one row), checked.
+AVX2 void turn8(B *a, B *b, const ls_lanes *da, const ls_lanes *db, V p, K *chk)
+{
+    P pp = prep(p);
+    for (int c = 0; c < 3; c++) {
+        a->w[c] = chk32(_mm256_sub_epi32(a->w[c], NARF(mulp(prep(ld(da[c])), pp), *chk)), chk);
+        b->w[c] = chk32(_mm256_add_epi32(b->w[c], NARF(mulp(prep(ld(db[c])), pp), *chk)), chk);
+    }
+}
+
+// The lanes' cone rows (ls_joint_cone_rows_solve_ in joint.h): false when a
+// direction is not short (the scalar code's saturating products); an
+// overflow raises chk. The new accumulated impulses go to acc.
+AVX2 bool cone8(const ls_ball_sweep *sw, const ls_ball_lanes *g, B *a, B *b, V *acc, K *chk)
+{
+    const V zero = _mm256_setzero_si256();
+    V on = _mm256_cmpgt_epi32(ld(g->cn_on), zero);
+    V n[3], t[3], nz = zero, big = zero;
+    for (int c = 0; c < 3; c++) {
+        n[c] = ld(g->cn_n[c]);
+        t[c] = ld(g->cn_t[c]);
+        nz = _mm256_or_si256(nz, n[c]);
+        big = _mm256_or_si256(big, _mm256_xor_si256(n[c], _mm256_srai_epi32(n[c], 31)));
+        big = _mm256_or_si256(big, _mm256_xor_si256(t[c], _mm256_srai_epi32(t[c], 31)));
+    }
+    if (!all_zero(_mm256_srli_epi32(big, 17))) {
+        return false;
+    }
+    for (int k = 0; k < 3; k++) {
+        acc[k] = ld(g->cn_acc[k]);
+    }
+    // Swing, where the warm start found a direction.
+    V swing_on = _mm256_andnot_si256(_mm256_cmpeq_epi32(nz, zero), on);
+    V cdot = chk32(_mm256_sub_epi32(zero, speed8(a, b, n, chk)), chk);
+    V c = chk32(_mm256_sub_epi32(ld(g->cn_cone), ld(g->cn_swing)), chk);
+    V imp = limit8(c, cdot, ld(g->cn_m[0]), &acc[0], swing_on, sw, chk);
+    turn8(a, b, g->cn_na, g->cn_nb, chk32(_mm256_sub_epi32(zero, imp), chk), chk);
+    // Twist, where limited: the upper row sees the speed the lower left.
+    V twist_on = _mm256_and_si256(_mm256_cmpgt_epi32(ld(g->cn_tl), zero), on);
+    V twist = ld(g->cn_twist);
+    cdot = speed8(a, b, t, chk);
+    V lo = limit8(chk32(_mm256_sub_epi32(twist, ld(g->cn_lower)), chk), cdot, ld(g->cn_m[1]),
+                  &acc[1], twist_on, sw, chk);
+    cdot = chk32(_mm256_add_epi32(cdot, NARF(mulp(prep(ld(g->cn_k)), prep(lo)), *chk)), chk);
+    V hi = limit8(chk32(_mm256_sub_epi32(ld(g->cn_upper), twist), chk),
+                  chk32(_mm256_sub_epi32(zero, cdot), chk), ld(g->cn_m[1]), &acc[2], twist_on, sw,
+                  chk);
+    turn8(a, b, g->cn_ta, g->cn_tb, chk32(_mm256_sub_epi32(lo, hi), chk), chk);
+    return true;
+}
+
 AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
 {
     K chk = k_zero();
@@ -438,8 +527,13 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
     B a, b;
     gather(sw->states, g->a, &a, bias);
     gather(sw->states, g->b, &b, bias);
+    bool cone = !all_zero(ld(g->cn_on));
+    V cn_acc[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    if (cone && !cone8(sw, g, &a, &b, cn_acc, &chk)) {
+        return ls_ball_solve_scalar_(sw, g);
+    }
     bool align = !all_zero(ld(g->al_on));
-    V al_imp[2];
+    V al_imp[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
     if (align && !align8(sw, g, &a, &b, al_imp, &chk)) {
         return ls_ball_solve_scalar_(sw, g);
     }
@@ -526,6 +620,11 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
     if (align) {
         st(g->al_imp[0], al_imp[0]);
         st(g->al_imp[1], al_imp[1]);
+    }
+    if (cone) {
+        for (int k = 0; k < 3; k++) {
+            st(g->cn_acc[k], cn_acc[k]);
+        }
     }
     scatter(sw->states, g->a, &a);
     scatter(sw->states, g->b, &b);

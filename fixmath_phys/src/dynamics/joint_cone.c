@@ -10,7 +10,8 @@
 // [lower, upper]; its row turns about the mean axis t = (a + b)/|a + b|.
 // Accumulated: swing in angular_impulse.x, twist in lower/upper_impulse.
 // The point block is solved in the ball lanes (joint_lanes.h) right after
-// these rows.
+// these rows, and outside the serial colour the rows too
+// (ls_joint_cone_rows_solve_, joint.h).
 #include "joint.h"
 
 #define MIN_SINE 66 // |a x b| below 0.001: no swing direction
@@ -24,7 +25,7 @@ typedef struct cone {
 
 static bool twist_limited(const ls_joint *j)
 {
-    return j->lower > -LS_FX_PI || j->upper < LS_FX_PI;
+    return ls_joint_cone_twist_limited_(j);
 }
 
 // |x| (ls_vec3_len) and, when it is at least MIN_SINE, x / |x|
@@ -139,42 +140,40 @@ static void warm_start(ls_world *w, ls_joint *j)
     ls_joint_apply_dirs_(w, j, 0, imp, 2);
 }
 
-LS_JOINT_INLINE void apply_row(ls_world *w, const ls_joint *j, int k, ls_fx impulse)
+// The relax pass's angles from the bodies' current poses, into err (the
+// rows' directions and masses stay the warm start's). In the ball lanes
+// this is all the joint solves itself (joint_lanes.h).
+static void solve_angles(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
-    ls_joint_apply_dirs_(w, j, k, &impulse, 1);
+    (void)ctx;
+    if (use_bias) {
+        return;
+    }
+    cone c;
+    c.n = j->dir[0];
+    c.swing = j->err[0];
+    c.twist = j->err[1];
+    angles_of(w, j, &c);
+    j->err[0] = c.swing;
+    j->err[1] = c.twist;
 }
 
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
-    // Directions and masses from this sub-step's warm start (joint.h); the
-    // relax pass, after the positions moved, recomputes only the angles.
-    cone c;
-    c.n = j->dir[0];
-    c.t = j->dir[1];
-    c.swing = j->err[0];
-    c.twist = j->err[1];
-    if (!use_bias) {
-        angles_of(w, j, &c);
+    solve_angles(w, j, ctx, use_bias);
+    ls_joint_cone_rows r;
+    ls_joint_cone_rows_of_(j, &r);
+    ls_solver_body *a = ls_joint_state_a_(w, j), *b = ls_joint_state_b_(w, j);
+    ls_vec3 wa = a->w, wb = b->w;
+    ls_joint_cone_rows_solve_(&r, &wa, &wb, ctx->inv_h, ctx->joint, use_bias);
+    j->angular_impulse.x = r.acc[0];
+    j->lower_impulse = r.acc[1];
+    j->upper_impulse = r.acc[2];
+    if (j->moves_a) {
+        a->w = wa;
     }
-    const ls_fx *m = j->row_mass;
-    if (has_swing(&c)) {
-        ls_fx mass = m[0];
-        ls_fx cdot = ls_fx_neg(ls_joint_angular_speed_(w, j, c.n));
-        ls_fx imp = ls_joint_limit_row_(ls_fx_sub(j->cone, c.swing), cdot, mass,
-                                        &j->angular_impulse.x, ctx, use_bias);
-        apply_row(w, j, 0, ls_fx_neg(imp));
-    }
-    if (twist_limited(j)) {
-        ls_fx mass = m[1];
-        // Both limits about t: the upper sees the speed the lower left
-        // (cdot + K impulse) and their sum is applied once (as the hinge).
-        ls_fx cdot = ls_joint_angular_speed_(w, j, c.t);
-        ls_fx lo = ls_joint_limit_row_(ls_fx_sub(c.twist, j->lower), cdot, mass, &j->lower_impulse,
-                                       ctx, use_bias);
-        cdot = ls_fx_add(cdot, ls_fx_mul(j->row_k[1], lo));
-        ls_fx hi = ls_joint_limit_row_(ls_fx_sub(j->upper, c.twist), ls_fx_neg(cdot), mass,
-                                       &j->upper_impulse, ctx, use_bias);
-        apply_row(w, j, 1, ls_fx_sub(lo, hi));
+    if (j->moves_b) {
+        b->w = wb;
     }
 }
 
@@ -191,5 +190,7 @@ const ls_joint_kind ls_joint_cone_kind = {
     .point_in_lanes = true,
     .warm_start = warm_start,
     .solve = solve,
+    .solve_rows = solve_angles,
+    .lane_rows = LS_LANE_ROWS_CONE,
     .reaction = reaction,
 };

@@ -224,6 +224,7 @@ const ls_joint_kind ls_joint_hinge_kind = {
     .warm_start = warm_start,
     .solve = solve,
     .solve_rows = solve_axial,
+    .lane_rows = LS_LANE_ROWS_ALIGN2,
     .align_only = align_only,
     .reaction = reaction,
 };

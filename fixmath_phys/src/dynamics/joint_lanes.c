@@ -71,12 +71,19 @@ uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lan
     const int32_t imp[3] = {j->linear_impulse.x, j->linear_impulse.y, j->linear_impulse.z};
     SET3(g->impulse, lane, imp);
     const ls_joint_kind *kind = ls_joint_kind_of(j->type);
-    if (align && kind->solve_rows) {
+    if (align && kind->lane_rows == LS_LANE_ROWS_ALIGN2) {
         g->al_on[lane] = 1;
         g->al_imp[0][lane] = j->angular_impulse.x;
         g->al_imp[1][lane] = j->angular_impulse.y;
     }
-    if (align && kind->solve_rows && kind->align_only && kind->align_only(j)) {
+    if (align && kind->lane_rows == LS_LANE_ROWS_CONE) {
+        g->cn_on[lane] = 1;
+        g->cn_acc[0][lane] = j->angular_impulse.x;
+        g->cn_acc[1][lane] = j->lower_impulse;
+        g->cn_acc[2][lane] = j->upper_impulse;
+    }
+    if (align && kind->lane_rows == LS_LANE_ROWS_ALIGN2 && kind->align_only &&
+        kind->align_only(j)) {
         // What the joint's prepare (ls_joint_prepare_bodies_) takes for it.
         g->al_body_a[lane] = j->a;
         g->al_body_b[lane] = j->b;
@@ -102,12 +109,79 @@ uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lan
 void ls_ball_align_load_(ls_world *w, const ls_ball_lanes *g, uint32_t lane)
 {
     ls_joint *j = &w->joints[g->joint[lane]];
+    if (g->cn_on[lane]) {
+        j->angular_impulse.x = g->cn_acc[0][lane];
+        j->lower_impulse = g->cn_acc[1][lane];
+        j->upper_impulse = g->cn_acc[2][lane];
+        return;
+    }
     j->angular_impulse.x = g->al_imp[0][lane];
     j->angular_impulse.y = g->al_imp[1][lane];
 }
 
+void ls_ball_rows_refresh_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
+{
+    if (g->cn_on[lane]) {
+        const ls_joint *j = &w->joints[g->joint[lane]];
+        g->cn_swing[lane] = j->err[0];
+        g->cn_twist[lane] = j->err[1];
+    }
+}
+
+// The cone's rows of joint j into lane `lane`.
+static void cone_fill(const ls_joint *j, ls_ball_lanes *g, uint32_t lane)
+{
+    ls_joint_cone_rows r;
+    ls_joint_cone_rows_of_(j, &r);
+    const ls_vec3 v[6] = {r.n, r.t, r.n_ia, r.n_ib, r.t_ia, r.t_ib};
+    ls_lanes *dst[6] = {g->cn_n, g->cn_t, g->cn_na, g->cn_nb, g->cn_ta, g->cn_tb};
+    for (int k = 0; k < 6; k++) {
+        dst[k][0][lane] = v[k].x;
+        dst[k][1][lane] = v[k].y;
+        dst[k][2][lane] = v[k].z;
+    }
+    g->cn_swing[lane] = r.swing;
+    g->cn_twist[lane] = r.twist;
+    g->cn_cone[lane] = r.cone;
+    g->cn_lower[lane] = r.lower;
+    g->cn_upper[lane] = r.upper;
+    g->cn_m[0][lane] = r.m_swing;
+    g->cn_m[1][lane] = r.m_twist;
+    g->cn_k[lane] = r.k_twist;
+    for (int k = 0; k < 3; k++) {
+        g->cn_acc[k][lane] = r.acc[k];
+    }
+    g->cn_tl[lane] = r.twist_limited;
+}
+
+// The lane's cone rows (the reverse of cone_fill).
+static void cone_of_lane(const ls_ball_lanes *g, uint32_t l, ls_joint_cone_rows *r)
+{
+    ls_vec3 *v[6] = {&r->n, &r->t, &r->n_ia, &r->n_ib, &r->t_ia, &r->t_ib};
+    const ls_lanes *src[6] = {g->cn_n, g->cn_t, g->cn_na, g->cn_nb, g->cn_ta, g->cn_tb};
+    for (int k = 0; k < 6; k++) {
+        *v[k] = ls_vec3_make(src[k][0][l], src[k][1][l], src[k][2][l]);
+    }
+    r->swing = g->cn_swing[l];
+    r->twist = g->cn_twist[l];
+    r->cone = g->cn_cone[l];
+    r->lower = g->cn_lower[l];
+    r->upper = g->cn_upper[l];
+    r->m_swing = g->cn_m[0][l];
+    r->m_twist = g->cn_m[1][l];
+    r->k_twist = g->cn_k[l];
+    for (int k = 0; k < 3; k++) {
+        r->acc[k] = g->cn_acc[k][l];
+    }
+    r->twist_limited = g->cn_tl[l] != 0;
+}
+
 void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
 {
+    if (g->cn_on[lane]) {
+        cone_fill(&w->joints[g->joint[lane]], g, lane);
+        return;
+    }
     ls_joint_align2 r;
     ls_joint_align2_of_(&w->joints[g->joint[lane]], &r);
     for (int k = 0; k < 2; k++) {
@@ -130,7 +204,7 @@ void ls_ball_store_(ls_world *w, const ls_ball_lanes *g)
         if (g->joint[l] != UINT32_MAX) {
             w->joints[g->joint[l]].linear_impulse =
                 ls_vec3_make(g->impulse[0][l], g->impulse[1][l], g->impulse[2][l]);
-            if (g->al_on[l]) {
+            if (g->al_on[l] || g->cn_on[l]) {
                 ls_ball_align_load_(w, g, l);
             }
         }
@@ -376,6 +450,22 @@ static void align_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, l
     g->al_imp[1][l] = r.imp[1];
 }
 
+// The lane's cone rows (the cone's own, ls_joint_cone_rows_solve_).
+static void cone_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, lane_body *a,
+                       lane_body *b)
+{
+    ls_joint_cone_rows r;
+    cone_of_lane(g, l, &r);
+    ls_vec3 wa = ls_vec3_make(a->w[0], a->w[1], a->w[2]);
+    ls_vec3 wb = ls_vec3_make(b->w[0], b->w[1], b->w[2]);
+    ls_joint_cone_rows_solve_(&r, &wa, &wb, sw->inv_h, sw->joint, sw->use_bias != 0);
+    a->w[0] = wa.x, a->w[1] = wa.y, a->w[2] = wa.z;
+    b->w[0] = wb.x, b->w[1] = wb.y, b->w[2] = wb.z;
+    for (int k = 0; k < 3; k++) {
+        g->cn_acc[k][l] = r.acc[k];
+    }
+}
+
 uint32_t ls_ball_solve_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
 {
     uint32_t mask = 0;
@@ -390,6 +480,9 @@ uint32_t ls_ball_solve_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
         load_body(sb, &b);
         if (g->al_on[l]) {
             align_solve(sw, g, l, &a, &b);
+        }
+        if (g->cn_on[l]) {
+            cone_solve(sw, g, l, &a, &b);
         }
         const int32_t ra[3] = GET3(g->ra, l), rb[3] = GET3(g->rb, l);
         // dC/dt = vb - va + (wb x rb - wa x ra), the cross terms summed exactly.

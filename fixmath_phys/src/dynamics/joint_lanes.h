@@ -9,11 +9,13 @@
 // K and its inverse. Here the arms and K^-1 are computed at the sub-step's
 // warm start (the bodies have turned since the last one) and reused by its
 // solve and relax, and eight joints are solved at once. The kinds' other
-// rows (a hinge's limits, motor and spring; a cone's swing and twist;
+// rows (a hinge's limits, motor and spring; a fixed joint's angular block;
 // joint_*.c) depend on angles and stay per joint: the sweep runs them for the
 // group's lanes just before the point blocks (solver.c). A hinge's two
-// alignment rows, whose directions and K^-1 its warm start computes once per
-// sub-step, are copied into the lanes and solved with the point block, in
+// alignment rows and a cone's swing and twist rows, whose directions and
+// masses the joint's warm start computes once per sub-step (a cone also
+// updates its angles in the relax pass), are copied into the lanes and
+// solved with the point block, in
 // the same pass over the bodies (joint_grid: 3,120 hinges, a third of the
 // scene's time in those rows when they were solved one joint at a time). A
 // group whose joints with rows are all hinges without limit, motor or spring
@@ -53,6 +55,18 @@ typedef struct ls_ball_lanes {
     uint32_t al_body_a[LS_LANES], al_body_b[LS_LANES]; ///< the joint's bodies (not states)
     ls_lanes al_fa[4], al_fb[4]; ///< the joint frames in the bodies (frame_a, frame_b)
     ls_lanes al_ma[9], al_mb[9]; ///< world inverse inertias (rows), 0 unless the body moves
+    /// A cone's swing and twist rows (ls_joint_cone_rows, joint.h), copied
+    /// from the joint after its warm start (the angles again after its
+    /// relax-pass update); all zero in a lane without them.
+    ls_lanes cn_on;                       ///< 1: the lane's joint is a cone with them
+    ls_lanes cn_n[3], cn_t[3];            ///< swing (zero: no swing row) and twist directions
+    ls_lanes cn_na[3], cn_nb[3];          ///< I_a^-1 n, I_b^-1 n
+    ls_lanes cn_ta[3], cn_tb[3];          ///< I_a^-1 t, I_b^-1 t
+    ls_lanes cn_swing, cn_twist;          ///< angles
+    ls_lanes cn_cone, cn_lower, cn_upper; ///< limits
+    ls_lanes cn_m[2], cn_k;               ///< row masses, K of the twist row
+    ls_lanes cn_acc[3];                   ///< accumulated: swing, lower, upper
+    ls_lanes cn_tl;                       ///< 1: the twist is limited
 } ls_ball_lanes;
 
 /// The joint softness of a sweep (the world's joint spring, or rigid).
@@ -64,6 +78,8 @@ typedef struct ls_ball_sweep {
     int32_t impulse_scale; ///< (0 in the relax pass)
     int32_t max_bias;      ///< most speed the bias may ask for, m/s (LS_JOINT_MAX_BIAS)
     int32_t use_bias;      ///< 0 in the relax pass (the alignment rows are then rigid)
+    int32_t inv_h;         ///< 1/h (the cone's speculative limit rows)
+    ls_softness joint;     ///< the world's joint spring (the cone's limit rows)
 } ls_ball_sweep;
 
 /// Fill lane `lane` of g from joint slot j (UINT32_MAX: clear the lane);
@@ -75,11 +91,15 @@ uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lan
                                bool align);
 /// Write each lane's accumulated impulse back to its joint.
 void ls_ball_store_(ls_world *w, const ls_ball_lanes *g);
-/// Before the warm start of lane `lane`'s joint: its alignment impulses
-/// back to the joint (they were accumulated in the lane).
+/// Before the warm start of lane `lane`'s joint: the impulses of its rows
+/// in the lane (alignment block or cone rows) back to the joint (they were
+/// accumulated in the lane).
 void ls_ball_align_load_(ls_world *w, const ls_ball_lanes *g, uint32_t lane);
-/// After that warm start: the joint's alignment block into the lane.
+/// After that warm start: the joint's block into the lane.
 void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane);
+/// After the joint's own rows in a solve or relax sweep: what they changed
+/// that the lane's block reads (a cone's relax-pass angles).
+void ls_ball_rows_refresh_(const ls_world *w, ls_ball_lanes *g, uint32_t lane);
 
 /// K^-1 (Q16.16, xx, xy, xz, yy, yz, zz) of a symmetric K given in Q28.36,
 /// with one division (joint_lanes.c states the rule); raises *ovf when an

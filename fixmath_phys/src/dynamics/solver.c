@@ -627,16 +627,18 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow,
                 if (kind == SWEEP_WARM && g->al_warm[l]) {
                     continue; // the kernel's (joint_lanes.h)
                 }
+                bool in_lanes = g->al_on[l] || g->cn_on[l];
                 if (kind == SWEEP_WARM) {
-                    if (g->al_on[l]) {
+                    if (in_lanes) {
                         ls_ball_align_load_(w, g, l);
                     }
                     ls_joint_warm_start_(w, j);
-                    if (g->al_on[l]) {
+                    if (in_lanes) {
                         ls_ball_align_fill_(w, g, l);
                     }
-                } else if (g->al_on[l]) {
+                } else if (in_lanes) {
                     ls_joint_kind_of(j->type)->solve_rows(w, j, st->ctx, st->sweep.use_bias);
+                    ls_ball_rows_refresh_(w, g, l);
                 } else {
                     ls_joint_solve_(w, j, st->ctx, st->sweep.use_bias);
                 }
@@ -989,6 +991,8 @@ void ls_world_solve_(ls_world *w)
     st.sweep.max_push = ls_fx_neg(ctx.max_push);
     st.sweep.threshold = ls_fx_neg(w->def.restitution_threshold);
     st.ball.world = w;
+    st.ball.inv_h = ctx.inv_h;
+    st.ball.joint = ctx.joint;
     st.ball.states = sv->states;
     st.ball.max_bias = LS_JOINT_MAX_BIAS;
     ls_workers_for_(w->workers, sv->group_count, MIN_ITEM_BLOCK, groups_prepare, &st);
