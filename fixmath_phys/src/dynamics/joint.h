@@ -457,6 +457,18 @@ LS_JOINT_INLINE void ls_joint_apply_dirs_(ls_world *w, const ls_joint *j, int fi
     }
 }
 
+/// Write the angular velocities wa, wb back to the joint's bodies that move
+/// (a body that does not is left alone: it may be the shared identity state).
+LS_JOINT_INLINE void ls_joint_set_spins_(ls_world *w, const ls_joint *j, ls_vec3 wa, ls_vec3 wb)
+{
+    if (j->moves_a) {
+        ls_joint_state_a_(w, j)->w = wa;
+    }
+    if (j->moves_b) {
+        ls_joint_state_b_(w, j)->w = wb;
+    }
+}
+
 /// (wb - wa) . d for the angular velocities wa, wb.
 LS_JOINT_INLINE ls_fx ls_joint_relative_speed_(ls_vec3 wa, ls_vec3 wb, ls_vec3 d)
 {

@@ -163,18 +163,12 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
     solve_angles(w, j, ctx, use_bias);
     ls_joint_cone_rows r;
     ls_joint_cone_rows_of_(j, &r);
-    ls_solver_body *a = ls_joint_state_a_(w, j), *b = ls_joint_state_b_(w, j);
-    ls_vec3 wa = a->w, wb = b->w;
+    ls_vec3 wa = ls_joint_state_a_(w, j)->w, wb = ls_joint_state_b_(w, j)->w;
     ls_joint_cone_rows_solve_(&r, &wa, &wb, ctx->inv_h, ctx->joint, use_bias);
     j->angular_impulse.x = r.acc[0];
     j->lower_impulse = r.acc[1];
     j->upper_impulse = r.acc[2];
-    if (j->moves_a) {
-        a->w = wa;
-    }
-    if (j->moves_b) {
-        b->w = wb;
-    }
+    ls_joint_set_spins_(w, j, wa, wb);
 }
 
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
