@@ -35,6 +35,7 @@
 #include "joint.h"
 #include "workers.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static bool pair_less(uint32_t a0, uint32_t b0, uint32_t a1, uint32_t b1)
@@ -491,6 +492,155 @@ static void place_recycled(ls_contact *c, const ls_contact *old, const ls_pair_m
     }
 }
 
+// ---- Mesh pairs ---------------------------------------------------------------
+
+// The children of mesh pair pr (one shape made of children, the other
+// convex) whose boxes overlap the convex shape's box grown by the margin, in
+// the parent's frame (a box around the rotated box): at most
+// LS_MESH_PAIR_MAX into out, in child order; *over when there were more.
+static uint32_t mesh_children(const ls_world *w, ls_pair pr, ls_fx margin, uint32_t *out,
+                              bool *over)
+{
+    const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
+    bool parent_a = ls_shape_kind_of(sa->geom.kind)->children != NULL;
+    const ls_shape *parent = parent_a ? sa : sb, *other = parent_a ? sb : sa;
+    ls_aabb wb = ls_geom_aabb(&other->geom, &other->xf, margin);
+    ls_vec3 c0 = ls_vec3_mid(wb.min, wb.max), h = ls_vec3_sub(wb.max, c0);
+    ls_vec3 lc = ls_mat3_mul_tvec(parent->xf.r, ls_vec3_sub(c0, parent->xf.p));
+    ls_vec3 e;
+    ls_fx *ev[3] = {&e.x, &e.y, &e.z};
+    for (int k = 0; k < 3; k++) {
+        ls_vec3 col = ls_mat3_col(parent->xf.r, k);
+        int64_t s = (int64_t)ls_fx_abs(col.x) * h.x + (int64_t)ls_fx_abs(col.y) * h.y +
+                    (int64_t)ls_fx_abs(col.z) * h.z;
+        *ev[k] = ls_fx_from_q32(s);
+    }
+    ls_aabb local = {ls_vec3_sub(lc, e), ls_vec3_add(lc, e)};
+    uint32_t n =
+        ls_shape_kind_of(parent->geom.kind)->children(&parent->geom, local, out, LS_MESH_PAIR_MAX);
+    *over = n > LS_MESH_PAIR_MAX;
+    return *over ? LS_MESH_PAIR_MAX : n;
+}
+
+// The contact of child `child` of mesh pair pr into *c (zeroed first, its
+// normal from a to b, with its recycling data when it touches); returns
+// whether it touches.
+static bool mesh_child_contact(const ls_world *w, ls_pair pr, uint32_t child, ls_fx margin,
+                               ls_contact *c)
+{
+    const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
+    bool parent_a = ls_shape_kind_of(sa->geom.kind)->children != NULL;
+    const ls_shape *parent = parent_a ? sa : sb, *other = parent_a ? sb : sa;
+    memset(c, 0, sizeof *c);
+    c->shape_a = pr.a;
+    c->shape_b = pr.b;
+    c->child = child;
+    c->a = sa->body;
+    c->b = sb->body;
+    bool touching = ls_shape_kind_of(parent->geom.kind)
+                        ->collide_child(&parent->geom, child, &parent->xf, &other->geom, &other->xf,
+                                        margin, &c->m) > 0;
+    if (touching && !parent_a) {
+        c->m.normal = ls_vec3_neg(c->m.normal); // the routine's normal is child -> other
+    }
+    if (touching) {
+        set_anchors(w, c);
+    }
+    return touching;
+}
+
+// Arena contacts per worker: max_contacts / (2 workers), at least one pair's
+// worth (LS_MESH_PAIR_MAX) and at most 8,192 (3 MB). Why bounded: a pair
+// that does not fit is merely computed in the serial walk instead.
+static uint32_t arena_contact_cap(const ls_world_def *def, uint32_t workers)
+{
+    uint32_t n = def->max_contacts / (2 * workers);
+    return n < LS_MESH_PAIR_MAX ? LS_MESH_PAIR_MAX : n > 8192 ? 8192 : n;
+}
+
+size_t ls_mesh_arenas_memory_size_(const ls_world_def *def)
+{
+    uint32_t workers = def->worker_count;
+    if (workers <= 1) {
+        return 0;
+    }
+    size_t nc = arena_contact_cap(def, workers);
+    return workers * (sizeof(ls_mesh_arena) + nc * sizeof(ls_contact) +
+                      4 * nc * sizeof(ls_mesh_child) + LS_MESH_PAIR_MAX * sizeof(uint32_t));
+}
+
+bool ls_mesh_arenas_init_(ls_world *w, uint32_t workers)
+{
+    w->mesh_arenas = NULL;
+    w->mesh_arena_count = 0;
+    if (workers <= 1) {
+        return true;
+    }
+    w->mesh_arenas = calloc(workers, sizeof *w->mesh_arenas);
+    if (!w->mesh_arenas) {
+        return false;
+    }
+    w->mesh_arena_count = workers;
+    uint32_t nc = arena_contact_cap(&w->def, workers);
+    for (uint32_t k = 0; k < workers; k++) {
+        ls_mesh_arena *ar = &w->mesh_arenas[k];
+        ar->contacts = malloc(nc * sizeof *ar->contacts);
+        ar->recs = malloc(4 * (size_t)nc * sizeof *ar->recs);
+        ar->children = malloc(LS_MESH_PAIR_MAX * sizeof *ar->children);
+        if (!ar->contacts || !ar->recs || !ar->children) {
+            return false;
+        }
+        ar->contact_cap = nc;
+        ar->rec_cap = 4 * nc;
+    }
+    return true;
+}
+
+void ls_mesh_arenas_free_(ls_world *w)
+{
+    for (uint32_t k = 0; k < w->mesh_arena_count; k++) {
+        free(w->mesh_arenas[k].contacts);
+        free(w->mesh_arenas[k].recs);
+        free(w->mesh_arenas[k].children);
+    }
+    free(w->mesh_arenas);
+    w->mesh_arenas = NULL;
+    w->mesh_arena_count = 0;
+}
+
+// A mesh pair in the parallel narrow phase: its children and the contacts of
+// those that touch into the worker's arena, exactly as the serial walk
+// would compute them (the same functions, the same margin: the mesh is
+// static and the other body moves, so nothing the walk changes is read).
+// False, with the arena as it was, when they do not fit: the walk computes
+// the pair then.
+static bool narrow_mesh(const ls_world *w, ls_pair pr, ls_fx margin, ls_mesh_arena *ar,
+                        uint32_t arena, ls_pair_manifold *r)
+{
+    bool over;
+    uint32_t n = mesh_children(w, pr, margin, ar->children, &over);
+    if (n > ar->rec_cap - ar->rec_count) {
+        return false;
+    }
+    uint32_t first = ar->rec_count, first_contact = ar->contact_count;
+    for (uint32_t k = 0; k < n; k++) {
+        if (ar->contact_count == ar->contact_cap) {
+            ar->rec_count = first;
+            ar->contact_count = first_contact;
+            return false;
+        }
+        uint32_t child = ar->children[k];
+        bool touching = mesh_child_contact(w, pr, child, margin, &ar->contacts[ar->contact_count]);
+        ar->recs[ar->rec_count++] =
+            (ls_mesh_child){child, touching ? ar->contact_count++ : UINT32_MAX};
+    }
+    r->mesh_over = over;
+    r->mesh_arena = arena;
+    r->mesh_first = first;
+    r->mesh_count = n;
+    return true;
+}
+
 /// Pairs per block of the parallel narrow phase (a manifold costs ~1 us).
 #define NARROW_MIN_BLOCK 32
 
@@ -499,17 +649,24 @@ static void place_recycled(ls_contact *c, const ls_contact *old, const ls_pair_m
 static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
 {
     ls_world *w = ctx;
-    (void)worker;
     reach_memo memo_a = {UINT32_MAX, 0}, memo_b = {UINT32_MAX, 0};
     for (uint32_t i = begin; i < end; i++) {
         ls_pair pr = w->pairs[i];
         ls_pair_manifold *r = &w->pair_manifolds[i];
         const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
+        bool mesh_a = ls_shape_kind_of(sa->geom.kind)->children != NULL;
+        bool mesh_b = ls_shape_kind_of(sb->geom.kind)->children != NULL;
         r->computed = (body_active(&w->bodies[sa->body]) || body_active(&w->bodies[sb->body])) &&
-                      !ls_shape_kind_of(sa->geom.kind)->children &&
-                      !ls_shape_kind_of(sb->geom.kind)->children &&
-                      !ls_joint_filters_pair_(w, sa->body, sb->body);
+                      !(mesh_a && mesh_b) && !ls_joint_filters_pair_(w, sa->body, sb->body);
         r->recycled = false;
+        if (r->computed && (mesh_a || mesh_b)) {
+            r->computed = worker < w->mesh_arena_count &&
+                          narrow_mesh(w, pr,
+                                      margin_of(w, memo_reach(w, sa->body, &memo_a),
+                                                memo_reach(w, sb->body, &memo_b)),
+                                      &w->mesh_arenas[worker], worker, r);
+            continue;
+        }
         if (!r->computed) {
             continue;
         }
@@ -609,49 +766,40 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
     if (ka->children && kb->children) {
         return true;
     }
-    bool parent_a = ka->children != NULL;
-    const ls_shape *parent = parent_a ? sa : sb, *other = parent_a ? sb : sa;
-    const ls_shape_kind *kp = parent_a ? ka : kb;
-    // The other shape's box in the parent's local frame (a box around the
-    // rotated box), grown by the margin.
-    ls_fx margin = pair_margin(w, pr); // grown like a convex pair's (SPEC.md §11, stage 3)
-    ls_aabb wb = ls_geom_aabb(&other->geom, &other->xf, margin);
-    ls_vec3 c0 = ls_vec3_mid(wb.min, wb.max), h = ls_vec3_sub(wb.max, c0);
-    ls_vec3 lc = ls_mat3_mul_tvec(parent->xf.r, ls_vec3_sub(c0, parent->xf.p));
-    ls_vec3 e;
-    ls_fx *ev[3] = {&e.x, &e.y, &e.z};
-    for (int k = 0; k < 3; k++) {
-        ls_vec3 col = ls_mat3_col(parent->xf.r, k);
-        int64_t s = (int64_t)ls_fx_abs(col.x) * h.x + (int64_t)ls_fx_abs(col.y) * h.y +
-                    (int64_t)ls_fx_abs(col.z) * h.z;
-        *ev[k] = ls_fx_from_q32(s);
-    }
-    ls_aabb local = {ls_vec3_sub(lc, e), ls_vec3_add(lc, e)};
-    uint32_t n = kp->children(&parent->geom, local, w->children, LS_MESH_PAIR_MAX);
-    if (n > LS_MESH_PAIR_MAX) {
-        w->info.capacity_exceeded = true;
-        n = LS_MESH_PAIR_MAX;
-    }
-    for (uint32_t k = 0; k < n; k++) {
-        ls_contact *c = next_slot(w);
-        if (!c) {
-            return false;
+    const ls_pair_manifold *r = &w->pair_manifolds[i];
+    if (r->computed) {
+        // The parallel narrow phase's children (narrow_mesh), merged as the
+        // walk below would compute them.
+        const ls_mesh_arena *ar = &w->mesh_arenas[r->mesh_arena];
+        w->info.capacity_exceeded |= r->mesh_over;
+        for (uint32_t k = r->mesh_first; k < r->mesh_first + r->mesh_count; k++) {
+            ls_contact *c = next_slot(w);
+            if (!c) {
+                return false;
+            }
+            ls_mesh_child rec = ar->recs[k];
+            if (rec.contact == UINT32_MAX) {
+                ls_contact none; // all merge_child reads of a child that does not touch
+                none.child = rec.child;
+                merge_child(w, &none, false, old, old_count, j, pr, NULL);
+            } else {
+                *c = ar->contacts[rec.contact];
+                merge_child(w, c, true, old, old_count, j, pr, c);
+            }
         }
-        memset(c, 0, sizeof *c);
-        c->shape_a = pr.a;
-        c->shape_b = pr.b;
-        c->child = w->children[k];
-        c->a = sa->body;
-        c->b = sb->body;
-        bool touching = kp->collide_child(&parent->geom, c->child, &parent->xf, &other->geom,
-                                          &other->xf, margin, &c->m) > 0;
-        if (touching && !parent_a) {
-            c->m.normal = ls_vec3_neg(c->m.normal); // the routine's normal is child -> other
+    } else {
+        ls_fx margin = pair_margin(w, pr); // grown like a convex pair's (SPEC.md §11, stage 3)
+        bool over;
+        uint32_t n = mesh_children(w, pr, margin, w->children, &over);
+        w->info.capacity_exceeded |= over;
+        for (uint32_t k = 0; k < n; k++) {
+            ls_contact *c = next_slot(w);
+            if (!c) {
+                return false;
+            }
+            bool touching = mesh_child_contact(w, pr, w->children[k], margin, c);
+            merge_child(w, c, touching, old, old_count, j, pr, c);
         }
-        if (touching) {
-            set_anchors(w, c);
-        }
-        merge_child(w, c, touching, old, old_count, j, pr, c);
     }
     for (; *j < old_count && same_pair(&old[*j], pr); (*j)++) {
         contact_ended(w, &old[*j]);
@@ -746,6 +894,9 @@ void ls_world_update_contacts_(ls_world *w)
     w->begin_count = w->end_count = 0;
     find_old(w, npairs, old_count);
     w->info.contacts_recycled = 0;
+    for (uint32_t k = 0; k < w->mesh_arena_count; k++) {
+        w->mesh_arenas[k].contact_count = w->mesh_arenas[k].rec_count = 0;
+    }
     ls_workers_for_(w->workers, npairs, NARROW_MIN_BLOCK, narrow_block, w);
     uint32_t j = 0;
     for (uint32_t i = 0; i < npairs; i++) {

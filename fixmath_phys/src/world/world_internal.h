@@ -112,14 +112,37 @@ typedef struct ls_contact {
 /// Narrow-phase result of one broad-phase pair, computed in parallel before
 /// the serial merge with last tick's contacts (contacts.c).
 typedef struct ls_pair_manifold {
-    ls_contact c;  ///< the pair's new contact (impulses unset; unused when recycled)
-    uint32_t old;  ///< last tick's contact of the pair (index into contacts_old), or UINT32_MAX
-    bool touching; ///< the contact has points
-    bool computed; ///< c and touching are this tick's (a non-mesh pair with a moving body)
-    bool recycled; ///< the contact is last tick's (old) with the points below (contacts.c)
+    ls_contact c;   ///< the pair's new contact (impulses unset; unused when recycled)
+    uint32_t old;   ///< last tick's contact of the pair (index into contacts_old), or UINT32_MAX
+    bool touching;  ///< the contact has points
+    bool computed;  ///< this tick's result is here: c and touching (a non-mesh pair with a
+                    ///< moving body), or the mesh_* fields (a mesh pair with one)
+    bool recycled;  ///< the contact is last tick's (old) with the points below (contacts.c)
+    bool mesh_over; ///< a mesh pair touched more than LS_MESH_PAIR_MAX children
+    uint32_t mesh_arena;            ///< a mesh pair: the arena (ls_mesh_arena) holding its children
+    uint32_t mesh_first;            ///< and its first child record there
+    uint32_t mesh_count;            ///< and its child records
     ls_vec3 point[LS_MANIFOLD_MAX]; ///< a recycled contact's points, moved with the bodies
     ls_fx depth[LS_MANIFOLD_MAX];   ///< and their depths
 } ls_pair_manifold;
+
+/// One child of a mesh pair, as the parallel narrow phase found it:
+/// `contact` indexes its arena's contacts, UINT32_MAX when it does not touch.
+typedef struct ls_mesh_child {
+    uint32_t child;
+    uint32_t contact;
+} ls_mesh_child;
+
+/// Scratch of one worker for the mesh pairs of the parallel narrow phase
+/// (contacts.c): each pair's children in triangle order and the contacts of
+/// those that touch. A pair that does not fit is left to the serial walk.
+typedef struct ls_mesh_arena {
+    ls_contact *contacts; ///< [contact_cap]
+    ls_mesh_child *recs;  ///< [rec_cap]
+    uint32_t *children;   ///< [LS_MESH_PAIR_MAX] one pair's child indices
+    uint32_t contact_cap, contact_count;
+    uint32_t rec_cap, rec_count;
+} ls_mesh_arena;
 
 struct ls_world {
     ls_world_def def;
@@ -153,6 +176,8 @@ struct ls_world {
     struct ls_workers *workers;  ///< thread pool (workers.c); NULL = serial
     ls_graph graph;              ///< constraint colouring of this tick (graph.c)
     struct ls_pair_manifold *pair_manifolds; ///< (scratch) narrow phase per pair (max_pairs)
+    ls_mesh_arena *mesh_arenas; ///< (scratch) one per worker, NULL with one worker (contacts.c)
+    uint32_t mesh_arena_count;
     uint32_t *contact_from; ///< (scratch) per contact slot: the pair whose manifold the
                             ///< walk left in pair_manifolds, copied after it; or UINT32_MAX
     uint32_t contact_count;
@@ -254,6 +279,13 @@ void ls_body_wake_(ls_body *b);
 ls_vec3 ls_contact_core_(const ls_world *w, uint32_t shape, ls_vec3 point);
 /// Narrow phase + persistent contact update for this step (contacts.c).
 void ls_world_update_contacts_(ls_world *w);
+/// The mesh arenas of a world with `workers` workers (none for one):
+/// false when out of memory (contacts.c).
+bool ls_mesh_arenas_init_(ls_world *w, uint32_t workers);
+/// Free them.
+void ls_mesh_arenas_free_(ls_world *w);
+/// Bytes ls_mesh_arenas_init_ allocates for a world of this definition.
+size_t ls_mesh_arenas_memory_size_(const ls_world_def *def);
 /// Velocity and split-impulse solver over awake bodies (solver.c).
 void ls_world_solve_(ls_world *w);
 /// Island-based waking before the solve and sleeping after it (island.c).
