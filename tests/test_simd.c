@@ -6,6 +6,7 @@
 // reference -- compared word for word.
 #include "../fixmath_phys/src/dynamics/contact_solver.h"
 #include "../fixmath_phys/src/dynamics/joint_lanes.h"
+#include "../fixmath_phys/src/dynamics/rotate.h"
 #include "ls/rng.h"
 #include "ls/scene.h"
 
@@ -664,6 +665,123 @@ Test(simd, ball_joint_kernels_agree_with_the_scalar_reference_on_random_groups)
             ball_kernels_agree(paths[i].k);
             tested++;
         }
+    }
+    if (tested == 0) {
+        cr_skip_test("no vector path on this machine");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The gyroscopic rotation four or eight bodies at a time (rotate.h) against
+// its scalar reference, on random bodies: slow and fast spins (the square
+// root's and the reciprocal's fast ranges and beyond), spins at the clamp,
+// quaternions off unit length, inertias from round to needle-like, and
+// inverse inertias with off-diagonal terms. Lanes the kernel leaves to the
+// scalar code are run there, as the solver does; every byte of the bodies
+// and states must match.
+
+#define ROT_LANES 8
+
+static ls_quat random_unit(ls_rng *r)
+{
+    ls_quat q = ls_quat_make(rnd_range(r, -65536, 65536), rnd_range(r, -65536, 65536),
+                             rnd_range(r, -65536, 65536), rnd_range(r, -65536, 65536));
+    if (q.x == 0 && q.y == 0 && q.z == 0 && q.w == 0) {
+        q.w = 65536;
+    }
+    return ls_quat_normalize(q);
+}
+
+static void random_rot_body(ls_rng *r, ls_body *b, ls_solver_body *s, int kind)
+{
+    memset(b, 0, sizeof *b);
+    memset(s, 0, sizeof *s);
+    b->type = LS_BODY_DYNAMIC;
+    int32_t d[3];
+    for (int k = 0; k < 3; k++) {
+        d[k] = rnd_range(r, 1 << 10, kind == 3 ? 1 << 26 : 1 << 20);
+    }
+    b->inv_inertia.row[0] = ls_vec3_make(d[0], 0, 0);
+    b->inv_inertia.row[1] = ls_vec3_make(0, d[1], 0);
+    b->inv_inertia.row[2] = ls_vec3_make(0, 0, d[2]);
+    if (rnd_range(r, 0, 3) == 0) {
+        int32_t o = rnd_range(r, -d[0] / 4, d[0] / 4);
+        b->inv_inertia.row[0].y = b->inv_inertia.row[1].x = o;
+    }
+    ls_body_update_gyro_(b);
+    b->q0 = random_unit(r);
+    b->q = rnd_range(r, 0, 2) == 0 ? b->q0 : random_unit(r);
+    if (kind == 2) {
+        // Off unit length (a stranger's snapshot, or drift): up to +-3 %.
+        int32_t f = 65536 + rnd_range(r, -2000, 2000);
+        b->q = ls_quat_make(ls_fx_mul(b->q.x, f), ls_fx_mul(b->q.y, f), ls_fx_mul(b->q.z, f),
+                            ls_fx_mul(b->q.w, f));
+    }
+    b->xf.r = ls_mat3_from_quat(b->q);
+    int32_t top = kind == 0   ? 7 << 16
+                  : kind == 1 ? 120 << 16
+                  : kind == 4 ? INT32_MAX / 2
+                              : 40 << 16;
+    s->w = ls_vec3_make(rnd_range(r, -top, top), rnd_range(r, -top, top), rnd_range(r, -top, top));
+    s->flags = LS_STATE_WRITABLE;
+}
+
+static void rotation_kernel_agrees(uint32_t lanes)
+{
+    static ls_body ba[ROT_LANES], bb[ROT_LANES];
+    static ls_solver_body sa[ROT_LANES], sb[ROT_LANES];
+    int done = 0, left = 0;
+    for (int seed = 0; seed < 3000; seed++) {
+        ls_rng r = ls_rng_make((uint64_t)seed, 23);
+        ls_fx h = seed % 3 == 0 ? 273 : seed % 3 == 1 ? 1092 : 137;
+        for (uint32_t l = 0; l < lanes; l++) {
+            random_rot_body(&r, &ba[l], &sa[l], (seed + (int)l) % 5);
+            bb[l] = ba[l];
+            sb[l] = sa[l];
+        }
+        ls_body *pb[ROT_LANES];
+        ls_solver_body *ps[ROT_LANES];
+        for (uint32_t l = 0; l < lanes; l++) {
+            ls_rotate_gyro_(&ba[l], &sa[l], h);
+            pb[l] = &bb[l];
+            ps[l] = &sb[l];
+        }
+        uint32_t m =
+            lanes == 8 ? ls_rotate_gyro8_avx512_(pb, ps, h) : ls_rotate_gyro4_avx2_(pb, ps, h);
+        for (uint32_t l = 0; l < lanes; l++) {
+            if (m >> l & 1u) {
+                done++;
+            } else {
+                left++;
+                ls_rotate_gyro_(&bb[l], &sb[l], h);
+            }
+            cr_assert(memcmp(&ba[l], &bb[l], sizeof ba[l]) == 0, "seed %d lane %u: body differs",
+                      seed, l);
+            cr_assert(memcmp(&sa[l], &sb[l], sizeof sa[l]) == 0,
+                      "seed %d lane %u: state differs (w %d %d %d vs %d %d %d)", seed, l, sa[l].w.x,
+                      sa[l].w.y, sa[l].w.z, sb[l].w.x, sb[l].w.y, sb[l].w.z);
+        }
+    }
+    printf("simd: gyroscopic rotations %u at a time: %d lanes by the kernel, %d left to the "
+           "scalar code\n",
+           lanes, done, left);
+    // The bodies are extreme on purpose (a fifth spin at the clamp, a fifth
+    // turn up to half a radian per sub-step, where the energy guard acts):
+    // in a scene the kernel takes almost every lane (rain: 98 %).
+    cr_assert_gt(done, (int)lanes * 3000 / 3, "the kernel takes a third of the lanes or more");
+    cr_assert_gt(left, 100, "the scalar fallback is exercised");
+}
+
+Test(simd, gyroscopic_rotations_agree_with_the_scalar_reference_on_random_bodies)
+{
+    int tested = 0;
+    if (ls_simd_available(LS_SIMD_AVX2)) {
+        rotation_kernel_agrees(4);
+        tested++;
+    }
+    if (ls_simd_available(LS_SIMD_AVX512)) {
+        rotation_kernel_agrees(8);
+        tested++;
     }
     if (tested == 0) {
         cr_skip_test("no vector path on this machine");

@@ -27,6 +27,7 @@
 #include "contact_solver.h"
 #include "joint.h"
 #include "joint_lanes.h"
+#include "rotate.h"
 #include "workers.h"
 
 #include <stddef.h>
@@ -175,15 +176,8 @@ static ls_vec3 gyro_omega(const ls_body *b, const ls_mat3 *rn, ls_vec3 wb, ls_ve
 // every moving body when the solve ends (ls_body_update_pose_), so only the
 // bodies of joints solved outside the lanes, which read it (LS_STATE_POSE),
 // need it every sub-step.
-static void integrate_rotation(ls_body *b, ls_solver_body *s, ls_fx h)
+void ls_rotate_gyro_(ls_body *b, ls_solver_body *s, ls_fx h)
 {
-    if (!b->gyro) {
-        b->q = integrate_q(b->q, s->w, h);
-        if (s->flags & LS_STATE_POSE) {
-            b->xf.r = ls_mat3_from_quat(b->q);
-        }
-        return;
-    }
     ls_mat3 r = b->xf.r;
     ls_vec3 wb = mat_tvec(&r, s->w);      // body frame
     ls_vec3 lb = mat_vec(&b->gyro_i, wb); // scaled angular momentum
@@ -212,6 +206,20 @@ static void integrate_rotation(ls_body *b, ls_solver_body *s, ls_fx h)
         w2 = ls_vec3_scale(w2, ratio);
     }
     s->w = w2;
+    s->dq = ls_joint_quat_mul_(b->q, ls_quat_conj(b->q0)); // unit: the short path
+}
+
+static void integrate_rotation(ls_body *b, ls_solver_body *s, ls_fx h)
+{
+    if (!b->gyro) {
+        b->q = integrate_q(b->q, s->w, h);
+        if (s->flags & LS_STATE_POSE) {
+            b->xf.r = ls_mat3_from_quat(b->q);
+        }
+        s->dq = ls_joint_quat_mul_(b->q, ls_quat_conj(b->q0)); // unit: the short path
+        return;
+    }
+    ls_rotate_gyro_(b, s, h);
 }
 
 // Positions of a moving or kinematic body for one sub-step, and its motion
@@ -233,10 +241,6 @@ static void integrate_position(const ls_step_ctx *ctx, ls_body *b, ls_solver_bod
     }
     s->dp = ls_vec3_make(d[0], d[1], d[2]);
     b->p = ls_vec3_add(b->p0, s->dp);
-    if (s->w.x || s->w.y || s->w.z) {
-        integrate_rotation(b, s, ctx->h);
-        s->dq = ls_joint_quat_mul_(b->q, ls_quat_conj(b->q0)); // unit: the short path
-    }
 }
 
 // World inverse inertia R I^-1 R^T of a dynamic body in Q12.20: exact sums
@@ -369,6 +373,7 @@ bool ls_solver_scratch_init_(ls_solver_scratch *sv, const ls_world_def *def)
     sv->ball_kernels = avx512 ? &ls_ball_kernels_avx512
                        : avx2 ? &ls_ball_kernels_avx2
                               : &ls_ball_kernels_scalar;
+    sv->rotate_lanes = avx512 ? 8 : avx2 ? 4 : 0;
     return true;
 }
 
@@ -448,9 +453,39 @@ static void states_positions(void *p, uint32_t begin, uint32_t end, uint32_t wor
     const stage *st = p;
     ls_solver_scratch *sv = &st->w->solver;
     (void)worker;
+    ls_fx h = st->ctx->h;
+    uint32_t lanes = sv->rotate_lanes;
+    ls_body *wb[8];
+    ls_solver_body *ws[8];
+    uint32_t n = 0;
     for (uint32_t i = begin; i < end; i++) {
         ls_solver_body *s = &sv->states[i + 1];
-        integrate_position(st->ctx, &st->w->bodies[s->body], s, &sv->masses[i + 1]);
+        ls_body *b = &st->w->bodies[s->body];
+        integrate_position(st->ctx, b, s, &sv->masses[i + 1]);
+        if (!(s->w.x || s->w.y || s->w.z)) {
+            continue;
+        }
+        if (lanes == 0 || !b->gyro) {
+            integrate_rotation(b, s, h);
+            continue;
+        }
+        // Gyroscopic bodies four or eight at a time (rotate.h); each body's
+        // rotation reads and writes only its own records, so the order is free.
+        wb[n] = b;
+        ws[n] = s;
+        if (++n == lanes) {
+            uint32_t done =
+                lanes == 8 ? ls_rotate_gyro8_avx512_(wb, ws, h) : ls_rotate_gyro4_avx2_(wb, ws, h);
+            for (uint32_t l = 0; l < lanes; l++) {
+                if (!(done >> l & 1u)) {
+                    ls_rotate_gyro_(wb[l], ws[l], h);
+                }
+            }
+            n = 0;
+        }
+    }
+    for (uint32_t l = 0; l < n; l++) {
+        ls_rotate_gyro_(wb[l], ws[l], h);
     }
 }
 

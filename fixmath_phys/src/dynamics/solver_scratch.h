@@ -58,7 +58,9 @@ typedef struct ls_solver_scratch {
     uint32_t *joint_order;                      ///< active joint slots grouped by colour
     uint32_t *contact_list; ///< active contacts (index into w->contacts), constraint order
     const struct ls_contact_kernels *kernels; ///< the vector path (or the scalar reference)
-    void *memory;                             ///< the one allocation behind the arrays above
+    uint32_t rotate_lanes; ///< gyroscopic rotations this many at a time (rotate.h): 4 with
+                           ///< AVX2, 8 with AVX-512, 0 on the scalar path
+    void *memory;          ///< the one allocation behind the arrays above
 } ls_solver_scratch;
 
 /// Bytes ls_solver_scratch_init_ allocates for a world of this definition.
