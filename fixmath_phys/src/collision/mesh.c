@@ -119,6 +119,8 @@ static void sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
 
 // ------------------------------------------------------------ creation
 
+static void edges_of(const ls_mesh *m, uint32_t t, ls_mesh_edges *e);
+
 /// Nodes of the BVH over n triangles (the build below makes exactly these).
 static uint32_t count_nodes(uint32_t n)
 {
@@ -146,6 +148,8 @@ static void mesh_fix_pointers(ls_mesh *m)
     m->nodes = (ls_mesh_node *)(void *)(base + off);
     off = align8(off + (size_t)m->node_count * sizeof(ls_mesh_node));
     m->order = (uint32_t *)(void *)(base + off);
+    off = align8(off + (size_t)m->triangle_count * sizeof(uint32_t));
+    m->edges = (ls_mesh_edges *)(void *)(base + off);
 }
 
 /// Bytes of a mesh with these counts.
@@ -155,7 +159,8 @@ static size_t mesh_size(uint32_t v, uint32_t t, uint32_t nodes)
     off = align8(off + (size_t)v * sizeof(ls_vec3));
     off = align8(off + (size_t)t * sizeof(ls_mesh_tri));
     off = align8(off + (size_t)nodes * sizeof(ls_mesh_node));
-    return off + (size_t)t * sizeof(uint32_t);
+    off = align8(off + (size_t)t * sizeof(uint32_t));
+    return off + (size_t)t * sizeof(ls_mesh_edges);
 }
 
 /// Text of a Q16.16 value for messages (6 decimals, integer arithmetic).
@@ -541,6 +546,9 @@ ls_mesh *ls_mesh_create_ex_(const ls_vec3 *vertices, uint32_t vertex_count, cons
             return NULL;
         }
     }
+    for (uint32_t t = 0; t < triangle_count; t++) {
+        edges_of(m, t, &m->edges[t]);
+    }
     if (!build_adjacency(m) || !build_bvh(m)) {
         free(m);
         ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory while building the mesh");
@@ -856,6 +864,30 @@ typedef struct tri_frame {
     uint8_t active;      ///< ls_mesh_tri.active
 } tri_frame;
 
+// Triangle t's ls_mesh_edges, from its vertices relative to vertex 0 as the
+// narrow phase's frame holds them: u = normalize(e) (e itself when zero),
+// len = |e|, out30 = -normalize(n x e) in Q2.30 (0 when that is zero).
+static void edges_of(const ls_mesh *m, uint32_t t, ls_mesh_edges *ed)
+{
+    const ls_mesh_tri *tr = &m->tris[t];
+    ls_vec3 a = m->vertices[tr->v[0]], p[3];
+    for (int k = 0; k < 3; k++) {
+        p[k] = ls_vec3_sub(m->vertices[tr->v[k]], a);
+    }
+    for (int i = 0; i < 3; i++) {
+        ls_vec3 e = ls_vec3_sub(p[(i + 1) % 3], p[i]);
+        ed->u[i] = ls_vec3_normalize(e, e);
+        ed->len[i] = ls_vec3_len(e);
+    }
+    int32_t in30[3][3];
+    edge_normals30(tr->n30, p, in30);
+    for (int i = 0; i < 3; i++) {
+        for (int k = 0; k < 3; k++) {
+            ed->out30[i][k] = -in30[i][k];
+        }
+    }
+}
+
 static void tri_frame_make(const ls_mesh *m, uint32_t t, tri_frame *f)
 {
     const ls_mesh_tri *tr = &m->tris[t];
@@ -864,18 +896,16 @@ static void tri_frame_make(const ls_mesh *m, uint32_t t, tri_frame *f)
         f->t[k] = ls_vec3_sub(m->vertices[tr->v[k]], f->a);
         f->n30[k] = tr->n30[k];
     }
+    const ls_mesh_edges *ed = &m->edges[t];
     for (int i = 0; i < 3; i++) {
-        ls_vec3 e = ls_vec3_sub(f->t[(i + 1) % 3], f->t[i]);
-        f->u[i] = ls_vec3_normalize(e, e);
-        f->len[i] = ls_vec3_len(e);
+        f->u[i] = ed->u[i];
+        f->len[i] = ed->len[i];
     }
     f->n = tr->normal;
     f->active = tr->active;
-    int32_t in30[3][3];
-    edge_normals30(f->n30, f->t, in30);
     for (int i = 0; i < 3; i++) {
         for (int k = 0; k < 3; k++) {
-            f->out30[i][k] = -in30[i][k];
+            f->out30[i][k] = ed->out30[i][k];
         }
         f->m[i] = ls_vec3_make((ls_fx)(((int64_t)f->out30[i][0] + 0x2000) >> 14),
                                (ls_fx)(((int64_t)f->out30[i][1] + 0x2000) >> 14),

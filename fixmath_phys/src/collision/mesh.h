@@ -38,6 +38,16 @@ typedef struct ls_mesh_tri {
     uint8_t pad_[3];
 } ls_mesh_tri;
 
+/// A triangle's edges as the narrow phase reads them, derived once at
+/// creation (mesh.c edges_of): why stored, a capsule or box resting on a
+/// mesh tests the same few triangles every sub-step, and these are three
+/// square roots and divisions per edge (a tenth of Box3D's rain).
+typedef struct ls_mesh_edges {
+    ls_vec3 u[3];        ///< unit direction of edge e
+    ls_fx len[3];        ///< length of edge e
+    int32_t out30[3][3]; ///< outward unit normal of edge e's side plane, Q2.30 (0: none)
+} ls_mesh_edges;
+
 /// One BVH node (bvh.h): a leaf holds triangles order[first .. first +
 /// count); its box is the exact bounds of the node's triangles (local frame).
 typedef ls_bvh_node ls_mesh_node;
@@ -48,11 +58,12 @@ struct ls_mesh {
     uint32_t triangle_count;
     uint32_t node_count;
     uint32_t pad_;
-    ls_aabb bounds;      ///< local bounds of all vertices used by triangles
-    ls_vec3 *vertices;   ///< [vertex_count]
-    ls_mesh_tri *tris;   ///< [triangle_count]
-    ls_mesh_node *nodes; ///< [node_count], root first
-    uint32_t *order;     ///< [triangle_count], triangle indices in leaf order
+    ls_aabb bounds;       ///< local bounds of all vertices used by triangles
+    ls_vec3 *vertices;    ///< [vertex_count]
+    ls_mesh_tri *tris;    ///< [triangle_count]
+    ls_mesh_node *nodes;  ///< [node_count], root first
+    uint32_t *order;      ///< [triangle_count], triangle indices in leaf order
+    ls_mesh_edges *edges; ///< [triangle_count], derived from vertices and tris
 };
 
 /// A copy in one allocation (NULL when out of memory). Free with ls_mesh_destroy.

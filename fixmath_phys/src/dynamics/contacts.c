@@ -712,7 +712,9 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
     ls_pair pr = w->pairs[i];
     const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
     const ls_body *a = &w->bodies[sa->body], *b = &w->bodies[sb->body];
-    if (ls_joint_filters_pair_(w, sa->body, sb->body)) {
+    // A pair the parallel narrow phase computed is not filtered (it asked,
+    // and no joint changes during the step).
+    if (!w->pair_manifolds[i].computed && ls_joint_filters_pair_(w, sa->body, sb->body)) {
         // Joined by a joint without collide_connected (joint.c): no contact.
         for (; *j < old_count && same_pair(&old[*j], pr); (*j)++) {
             contact_ended(w, &old[*j]);
