@@ -635,9 +635,9 @@ static bool narrow_mesh(const ls_world *w, ls_pair pr, ls_fx margin, ls_mesh_are
             (ls_mesh_child){child, touching ? ar->contact_count++ : UINT32_MAX};
     }
     r->mesh_over = over;
-    r->mesh_arena = arena;
-    r->mesh_first = first;
-    r->mesh_count = n;
+    r->mesh.arena = arena;
+    r->mesh.first = first;
+    r->mesh.count = n;
     return true;
 }
 
@@ -772,9 +772,9 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
     if (r->computed) {
         // The parallel narrow phase's children (narrow_mesh), merged as the
         // walk below would compute them.
-        const ls_mesh_arena *ar = &w->mesh_arenas[r->mesh_arena];
+        const ls_mesh_arena *ar = &w->mesh_arenas[r->mesh.arena];
         w->info.capacity_exceeded |= r->mesh_over;
-        for (uint32_t k = r->mesh_first; k < r->mesh_first + r->mesh_count; k++) {
+        for (uint32_t k = r->mesh.first; k < r->mesh.first + r->mesh.count; k++) {
             ls_contact *c = next_slot(w);
             if (!c) {
                 return false;

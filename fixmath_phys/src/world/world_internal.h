@@ -112,16 +112,20 @@ typedef struct ls_contact {
 /// Narrow-phase result of one broad-phase pair, computed in parallel before
 /// the serial merge with last tick's contacts (contacts.c).
 typedef struct ls_pair_manifold {
-    ls_contact c;   ///< the pair's new contact (impulses unset; unused when recycled)
+    union {
+        ls_contact c; ///< the pair's new contact (impulses unset; unused when recycled)
+        struct {
+            uint32_t arena; ///< the arena (ls_mesh_arena) holding its children
+            uint32_t first; ///< its first child record there
+            uint32_t count; ///< its child records
+        } mesh;             ///< a mesh pair's children instead (why a union: no pair has both)
+    };
     uint32_t old;   ///< last tick's contact of the pair (index into contacts_old), or UINT32_MAX
     bool touching;  ///< the contact has points
     bool computed;  ///< this tick's result is here: c and touching (a non-mesh pair with a
-                    ///< moving body), or the mesh_* fields (a mesh pair with one)
+                    ///< moving body), or mesh (a mesh pair with one)
     bool recycled;  ///< the contact is last tick's (old) with the points below (contacts.c)
     bool mesh_over; ///< a mesh pair touched more than LS_MESH_PAIR_MAX children
-    uint32_t mesh_arena;            ///< a mesh pair: the arena (ls_mesh_arena) holding its children
-    uint32_t mesh_first;            ///< and its first child record there
-    uint32_t mesh_count;            ///< and its child records
     ls_vec3 point[LS_MANIFOLD_MAX]; ///< a recycled contact's points, moved with the bodies
     ls_fx depth[LS_MANIFOLD_MAX];   ///< and their depths
 } ls_pair_manifold;
