@@ -20,6 +20,14 @@
 // 64-bit shift, so sra64 moves to unsigned order, shifts and moves back.
 #include "rotate.h"
 
+#if defined(LS_LANES_512)
+#define NL    8 // bodies per call
+#define ENTRY ls_rotate_gyro8_avx512_
+#else
+#define NL    4
+#define ENTRY ls_rotate_gyro4_avx2_
+#endif
+
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 
 #include <immintrin.h>
@@ -29,71 +37,63 @@
 #if defined(LS_LANES_512)
 // The same integers eight bodies at once in 512-bit registers (AVX-512 F and
 // DQ: arithmetic 64-bit shifts, compares into masks).
-#define R4       __attribute__((target("avx2,avx512f,avx512vl,avx512dq"), always_inline)) static inline
-#define R4_FN    __attribute__((target("avx2,avx512f,avx512vl,avx512dq"))) static
-#define NL       8
-#define ENTRY    ls_rotate_gyro8_avx512_
-#define SUPPORTS "avx512"
+#define R4    __attribute__((target("avx2,avx512f,avx512vl,avx512dq"), always_inline)) static inline
+#define R4_FN __attribute__((target("avx2,avx512f,avx512vl,avx512dq"))) static
 typedef __m512i Q; // eight signed 64-bit lanes
+#define X_SET1(x)   _mm512_set1_epi64(x)
+#define X(op)       _mm512_##op##_epi64
+#define X_MUL(s)    _mm512_mul_ep##s##32
+#define X_BIT(op)   _mm512_##op##_si512
+#define X_SRA(x, c) _mm512_sra_epi64(x, c)
+#else
+#define R4        __attribute__((target("avx2"), always_inline)) static inline
+#define R4_FN     __attribute__((target("avx2"))) static
+typedef __m256i Q; // four signed 64-bit lanes
+#define X_SET1(x) _mm256_set1_epi64x(x)
+#define X(op)     _mm256_##op##_epi64
+#define X_MUL(s)  _mm256_mul_ep##s##32
+#define X_BIT(op) _mm256_##op##_si256
+// x >> n, arithmetic, without the instruction: moved to unsigned order,
+// shifted logically and moved back (floor division by 2^n).
+#define X_SRA(x, c)                                                                                \
+    _mm256_sub_epi64(_mm256_srl_epi64(_mm256_xor_si256(x, _mm256_set1_epi64x(INT64_MIN)), c),      \
+                     _mm256_srl_epi64(_mm256_set1_epi64x(INT64_MIN), c))
+#endif
 
 R4 Q k64(int64_t x)
 {
-    return _mm512_set1_epi64(x);
+    return X_SET1(x);
 }
 
-R4 Q add(Q a, Q b)
-{
-    return _mm512_add_epi64(a, b);
-}
+// The lane-wise operations: add, sub; mul (a * b for lanes that fit 32 bits,
+// signed, exact), mulu (lanes below 2^32, unsigned); or_, and_, xor_; sra
+// (x >> n, arithmetic: floor division by 2^n), srl (logical), sll (x << n).
+#define LANE_OP(name, op)                                                                          \
+    R4 Q name(Q a, Q b)                                                                            \
+    {                                                                                              \
+        return op(a, b);                                                                           \
+    }
+#define LANE_SHIFT(name, op)                                                                       \
+    R4 Q name(Q x, int n)                                                                          \
+    {                                                                                              \
+        return op(x, _mm_cvtsi32_si128(n));                                                        \
+    }
+LANE_OP(add, X(add))
+LANE_OP(sub, X(sub))
+LANE_OP(mul, X_MUL(i))
+LANE_OP(mulu, X_MUL(u))
+LANE_OP(or_, X_BIT(or))
+LANE_OP(and_, X_BIT(and))
+LANE_OP(xor_, X_BIT(xor))
+LANE_SHIFT(sra, X_SRA)
+LANE_SHIFT(srl, X(srl))
+LANE_SHIFT(sll, X(sll))
 
-R4 Q sub(Q a, Q b)
-{
-    return _mm512_sub_epi64(a, b);
-}
-
-R4 Q mul(Q a, Q b)
-{
-    return _mm512_mul_epi32(a, b);
-}
-
-R4 Q mulu(Q a, Q b)
-{
-    return _mm512_mul_epu32(a, b);
-}
-
-R4 Q sra(Q x, int n)
-{
-    return _mm512_sra_epi64(x, _mm_cvtsi32_si128(n));
-}
-
-R4 Q srl(Q x, int n)
-{
-    return _mm512_srl_epi64(x, _mm_cvtsi32_si128(n));
-}
-
-R4 Q sll(Q x, int n)
-{
-    return _mm512_sll_epi64(x, _mm_cvtsi32_si128(n));
-}
-
+#if defined(LS_LANES_512)
+// All ones where a > b.
 R4 Q gt(Q a, Q b)
 {
     return _mm512_movm_epi64(_mm512_cmpgt_epi64_mask(a, b));
-}
-
-R4 Q or_(Q a, Q b)
-{
-    return _mm512_or_si512(a, b);
-}
-
-R4 Q and_(Q a, Q b)
-{
-    return _mm512_and_si512(a, b);
-}
-
-R4 Q xor_(Q a, Q b)
-{
-    return _mm512_xor_si512(a, b);
 }
 
 // b where m (all ones), else a.
@@ -106,93 +106,12 @@ R4 bool none_(Q x)
 {
     return _mm512_test_epi64_mask(x, x) == 0;
 }
-
-R4 void store_(int64_t *p, Q x)
-{
-    _mm512_storeu_si512((void *)p, x);
-}
-
-R4 Q load_(const int64_t *p)
-{
-    return _mm512_loadu_si512((const void *)p);
-}
-
 #else
-#define R4    __attribute__((target("avx2"), always_inline)) static inline
-#define R4_FN __attribute__((target("avx2"))) static
-#define NL    4
-#define ENTRY ls_rotate_gyro4_avx2_
-typedef __m256i Q; // four signed 64-bit lanes
-
-R4 Q k64(int64_t x)
-{
-    return _mm256_set1_epi64x(x);
-}
-
-R4 Q add(Q a, Q b)
-{
-    return _mm256_add_epi64(a, b);
-}
-
-R4 Q sub(Q a, Q b)
-{
-    return _mm256_sub_epi64(a, b);
-}
-
-// a * b for lanes that fit 32 bits (signed), exact.
-R4 Q mul(Q a, Q b)
-{
-    return _mm256_mul_epi32(a, b);
-}
-
-// a * b for lanes below 2^32 (unsigned), exact.
-R4 Q mulu(Q a, Q b)
-{
-    return _mm256_mul_epu32(a, b);
-}
-
-R4 Q or_(Q a, Q b)
-{
-    return _mm256_or_si256(a, b);
-}
-
-R4 Q and_(Q a, Q b)
-{
-    return _mm256_and_si256(a, b);
-}
-
-R4 Q xor_(Q a, Q b)
-{
-    return _mm256_xor_si256(a, b);
-}
-
-// x >> n, arithmetic (floor division by 2^n).
-R4 Q sra(Q x, int n)
-{
-    const Q flip = k64(INT64_MIN);
-    Q u = _mm256_srl_epi64(xor_(x, flip), _mm_cvtsi32_si128(n));
-    return sub(u, k64((int64_t)((uint64_t)1 << (63 - n))));
-}
-
-// x >> n, logical.
-R4 Q srl(Q x, int n)
-{
-    return _mm256_srl_epi64(x, _mm_cvtsi32_si128(n));
-}
-
-// x << n.
-R4 Q sll(Q x, int n)
-{
-    return _mm256_sll_epi64(x, _mm_cvtsi32_si128(n));
-}
-
-// All ones where a > b.
 R4 Q gt(Q a, Q b)
 {
     return _mm256_cmpgt_epi64(a, b);
 }
 
-// b where m (all ones), else a.
 R4 Q sel_(Q a, Q b, Q m)
 {
     return _mm256_blendv_epi8(a, b, m);
@@ -202,18 +121,19 @@ R4 bool none_(Q x)
 {
     return _mm256_testz_si256(x, x) != 0;
 }
+#endif
 
 R4 void store_(int64_t *p, Q x)
 {
-    _mm256_storeu_si256((__m256i *)(void *)p, x);
+    memcpy(p, &x, sizeof x);
 }
 
 R4 Q load_(const int64_t *p)
 {
-    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+    Q x;
+    memcpy(&x, p, sizeof x);
+    return x;
 }
-
-#endif
 
 // Nonzero where x lies outside [-2^(bits-1), 2^(bits-1)).
 R4 Q outside(Q x, int bits)
@@ -522,19 +442,9 @@ uint32_t ENTRY(ls_body *const b[NL], ls_solver_body *const s[NL], ls_fx h)
     return rotate_n(b, s, h);
 }
 
-#elif !defined(LS_LANES_512)
-
-uint32_t ls_rotate_gyro4_avx2_(ls_body *const b[4], ls_solver_body *const s[4], ls_fx h)
-{
-    (void)b;
-    (void)s;
-    (void)h;
-    return 0;
-}
-
 #else
 
-uint32_t ls_rotate_gyro8_avx512_(ls_body *const b[8], ls_solver_body *const s[8], ls_fx h)
+uint32_t ENTRY(ls_body *const b[NL], ls_solver_body *const s[NL], ls_fx h)
 {
     (void)b;
     (void)s;
