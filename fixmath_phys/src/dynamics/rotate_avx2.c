@@ -327,7 +327,11 @@ R4 Q field_(Q dist, const void *first, size_t off)
 {
     const int *base = (const int *)(const void *)((const char *)first + off);
 #if defined(LS_LANES_512)
-    return _mm512_cvtepi32_epi64(_mm512_i64gather_epi32(dist, base, 1));
+    // Two AVX2 gathers of four (the AVX-512 one's mask argument trips
+    // -Wsign-conversion in gcc's -O0 macro form).
+    __m128i lo = _mm256_i64gather_epi32(base, _mm512_castsi512_si256(dist), 1);
+    __m128i hi = _mm256_i64gather_epi32(base, _mm512_extracti64x4_epi64(dist, 1), 1);
+    return _mm512_cvtepi32_epi64(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
 #else
     return _mm256_cvtepi32_epi64(_mm256_i64gather_epi32(base, dist, 1));
 #endif
