@@ -105,6 +105,10 @@ typedef struct ls_joint {
                              ///< unit impulse), where row_mass[k] is not 0
     ls_vec3 dir_ia[3];       ///< (scratch) inv_i_a dir[k]: the turn of a per unit impulse
     ls_vec3 dir_ib[3];       ///< (scratch) inv_i_b dir[k]
+    ls_fx far[5];            ///< (scratch) cone: the tests of angles far from their limits
+                             ///< (joint_cone.c): cos(cone - m); cos and sin of
+                             ///< (lower + m)/2 and of (upper - m)/2
+    bool far_twist;          ///< (scratch) cone: the twist range is wider than 2 m
 } ls_joint;
 
 /// One joint kind: scene keyword, what it uses, and its solver routines.
@@ -557,23 +561,34 @@ LS_JOINT_INLINE void ls_joint_align2_solve_(ls_joint_align2 *r, ls_vec3 *wa, ls_
     *wb = ls_vec3_add(*wb, ls_joint_dirs_times_(r->dir_ib, imp, 2));
 }
 
-/// Angle of the relative rotation r = conj(fa) fb about the frame's x axis
-/// (its twist), rad in [-pi, pi]. Only r.x and r.w are needed: they are
-/// computed as ls_quat_mul does, the other two components not at all.
-LS_JOINT_INLINE ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb)
+/// The two components of the relative rotation r = conj(fa) fb that its
+/// twist (the angle about the frame's x axis) depends on, as ls_quat_mul
+/// computes them, with the sign that makes *w >= 0: twist = 2 atan2(*x, *w)
+/// (ls_joint_twist_angle_). The other two components are not computed.
+LS_JOINT_INLINE void ls_joint_twist_xw_(ls_quat fa, ls_quat fb, ls_fx *x, ls_fx *w)
 {
     ls_quat a = ls_quat_conj(fa);
+    ls_fx sx, sw;
     if (ls_joint_small_q_(fa) && ls_joint_small_q_(fb)) {
-        ls_fx sx = ls_joint_dot4_small_(a.w, fb.x, a.x, fb.w, a.y, fb.z, a.z, -fb.y);
-        ls_fx sw = ls_joint_dot4_small_(a.w, fb.w, a.x, -fb.x, a.y, -fb.y, a.z, -fb.z);
-        ls_fx h = ls_fx_atan2(sw < 0 ? -sx : sx, sw < 0 ? -sw : sw); // in [-pi/2, pi/2]
-        return h + h;
+        sx = ls_joint_dot4_small_(a.w, fb.x, a.x, fb.w, a.y, fb.z, a.z, -fb.y);
+        sw = ls_joint_dot4_small_(a.w, fb.w, a.x, -fb.x, a.y, -fb.y, a.z, -fb.z);
+        *x = sw < 0 ? -sx : sx;
+        *w = sw < 0 ? -sw : sw;
+        return;
     }
-    ls_fx rx = ls_fx_dot4_(a.w, fb.x, a.x, fb.w, a.y, fb.z, a.z, ls_fx_neg(fb.y));
-    ls_fx rw =
-        ls_fx_dot4_(a.w, fb.w, a.x, ls_fx_neg(fb.x), a.y, ls_fx_neg(fb.y), a.z, ls_fx_neg(fb.z));
-    ls_fx x = rw < 0 ? ls_fx_neg(rx) : rx, qw = ls_fx_abs(rw);
-    ls_fx half = ls_fx_atan2(x, qw); // in [-pi/2, pi/2]
+    sx = ls_fx_dot4_(a.w, fb.x, a.x, fb.w, a.y, fb.z, a.z, ls_fx_neg(fb.y));
+    sw = ls_fx_dot4_(a.w, fb.w, a.x, ls_fx_neg(fb.x), a.y, ls_fx_neg(fb.y), a.z, ls_fx_neg(fb.z));
+    *x = sw < 0 ? ls_fx_neg(sx) : sx;
+    *w = ls_fx_abs(sw);
+}
+
+/// Angle of the relative rotation r = conj(fa) fb about the frame's x axis
+/// (its twist), rad in [-pi, pi].
+LS_JOINT_INLINE ls_fx ls_joint_twist_angle_(ls_quat fa, ls_quat fb)
+{
+    ls_fx x, w;
+    ls_joint_twist_xw_(fa, fb, &x, &w);
+    ls_fx half = ls_fx_atan2(x, w); // in [-pi/2, pi/2]
     return ls_fx_add(half, half);
 }
 

@@ -14,7 +14,8 @@
 // (ls_joint_cone_rows_solve_, joint.h).
 #include "joint.h"
 
-#define MIN_SINE 66 // |a x b| below 0.001: no swing direction
+#define MIN_SINE   66              // |a x b| below 0.001: no swing direction
+#define FAR_MARGIN (LS_FX_ONE / 4) // m, rad: angles this far inside a limit are not computed
 
 typedef struct cone {
     ls_vec3 n;   // swing direction (zero when undefined)
@@ -75,37 +76,63 @@ static ls_fx dot_of(ls_vec3 a, ls_vec3 b)
     return ls_joint_small_dir_(b) ? ls_joint_dot_dir_(a, b) : ls_vec3_dot(a, b);
 }
 
-// The directions at the bodies' current poses and, with `angles`, the swing
-// (only with a swing direction: it is read only then) and the twist (only
-// when limited); else those are 0 (the reaction needs no angle).
-static cone cone_of(const ls_world *w, const ls_joint *j, bool angles)
+// The directions at the bodies' current poses: n (zero when undefined) and t.
+static cone dirs_of(const ls_world *w, const ls_joint *j)
 {
     cone c;
     ls_quat fa = ls_joint_frame_a_(w, j), fb = ls_joint_frame_b_(w, j);
     ls_vec3 a = ls_joint_quat_axis_(fa, 0), b = ls_joint_quat_axis_(fb, 0);
-    ls_fx sine = sine_and_normal(cross_of(a, b), &c.n);
-    bool swing = c.n.x != 0 || c.n.y != 0 || c.n.z != 0;
-    c.swing = angles && swing ? ls_fx_atan2(sine, dot_of(a, b)) : 0;
+    (void)sine_and_normal(cross_of(a, b), &c.n);
     c.t = ls_vec3_normalize(ls_vec3_add(a, b), a);
-    c.twist = angles && twist_limited(j) ? ls_joint_twist_angle_(fa, fb) : 0;
+    c.swing = 0;
+    c.twist = 0;
     return c;
 }
 
+static bool has_swing(const cone *c)
+{
+    return c->n.x != 0 || c->n.y != 0 || c->n.z != 0;
+}
+
+// x cos(alpha) - w sin(alpha) >= 0, exactly: the half twist atan2(x, w)
+// (w >= 0, not both 0) is at least alpha, for alpha in [-pi/2, pi/2].
+static bool half_twist_at_least(ls_fx x, ls_fx w, ls_fx cos_alpha, ls_fx sin_alpha)
+{
+    return (int64_t)x * cos_alpha - (int64_t)w * sin_alpha >= 0;
+}
+
 // The swing and twist angles at the bodies' current poses (the swing only
-// when the warm start found a swing direction, the twist only when limited).
+// with a swing direction, the twist only when limited), each taken as the
+// middle of its range when it is at least FAR_MARGIN inside it (SPEC.md
+// §23.7 "Angles far from the limits"): swing 0 when a.b >= cos(cone - m),
+// twist (lower + upper)/2 when its half is within [(lower + m)/2,
+// (upper - m)/2]. Why: a limit row that far away only acts on a joint
+// turning faster than m per sub-step, and the two tests replace a square
+// root and an arc tangent (swing) or an arc tangent (twist) by a few
+// products.
 static void angles_of(const ls_world *w, const ls_joint *j, cone *c)
 {
-    bool swing = c->n.x != 0 || c->n.y != 0 || c->n.z != 0;
-    if (!swing && !twist_limited(j)) {
+    bool swing = has_swing(c), twist = twist_limited(j);
+    if (!swing && !twist) {
         return;
     }
     ls_quat fa = ls_joint_frame_a_(w, j), fb = ls_joint_frame_b_(w, j);
     if (swing) {
         ls_vec3 a = ls_joint_quat_axis_(fa, 0), b = ls_joint_quat_axis_(fb, 0);
-        c->swing = ls_fx_atan2(ls_vec3_len(cross_of(a, b)), dot_of(a, b));
+        ls_fx d = dot_of(a, b);
+        c->swing = d >= j->far[0] ? 0 : ls_fx_atan2(ls_vec3_len(cross_of(a, b)), d);
     }
-    if (twist_limited(j)) {
-        c->twist = ls_joint_twist_angle_(fa, fb);
+    if (twist) {
+        ls_fx x, qw;
+        ls_joint_twist_xw_(fa, fb, &x, &qw);
+        if (j->far_twist && (x != 0 || qw != 0) &&
+            half_twist_at_least(x, qw, j->far[1], j->far[2]) &&
+            !half_twist_at_least(x, qw, j->far[3], j->far[4])) {
+            c->twist = (ls_fx)(((int64_t)j->lower + j->upper) / 2);
+        } else {
+            ls_fx half = ls_fx_atan2(x, qw); // in [-pi/2, pi/2]
+            c->twist = ls_fx_add(half, half);
+        }
     }
 }
 
@@ -116,43 +143,52 @@ static ls_vec3 angular_total(const ls_joint *j, const cone *c)
     return ls_vec3_add(l, ls_vec3_scale(c->t, ls_fx_sub(j->lower_impulse, j->upper_impulse)));
 }
 
-static bool has_swing(const cone *c)
+// Once per tick, at the tick's poses: the rows' directions dir = (n, t),
+// their products and masses (0 for a row that is not solved), and the far
+// tests' constants. Why once per tick: the directions turn little within a
+// tick (Box3D keeps them for its whole step), and their square roots and
+// divisions were a third of the cone's work in every sub-step.
+static void prepare(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
 {
-    return c->n.x != 0 || c->n.y != 0 || c->n.z != 0;
-}
-
-// The warm start's pose, directions and masses, kept for this sub-step's
-// solves (joint.h): dir = (n, t), err = (swing, twist), row masses 0 for a
-// row that is not solved.
-static void warm_start(ls_world *w, ls_joint *j)
-{
-    cone c = cone_of(w, j, true);
+    (void)ctx;
+    cone c = dirs_of(w, j);
     j->dir[0] = c.n;
     j->dir[1] = c.t;
-    j->err[0] = c.swing;
-    j->err[1] = c.twist;
     ls_joint_cache_dirs_(j, 2);
     j->row_mass[0] = has_swing(&c) ? ls_joint_inverse1_(ls_joint_cached_k_(j, c.n, 0)) : 0;
     j->row_k[1] = twist_limited(j) ? ls_joint_cached_k_(j, c.t, 1) : 0;
     j->row_mass[1] = ls_joint_inverse1_(j->row_k[1]);
+    j->far[0] = j->cone > FAR_MARGIN ? ls_fx_cos(j->cone - FAR_MARGIN) : LS_FX_MAX;
+    ls_fx lo = j->lower + FAR_MARGIN, hi = j->upper - FAR_MARGIN; // |limits| <= pi
+    j->far_twist = lo <= hi;
+    ls_fx_sincos(lo / 2, &j->far[2], &j->far[1]);
+    ls_fx_sincos(hi / 2, &j->far[4], &j->far[3]);
+}
+
+// Each sub-step: the angles at the sub-step's poses into err = (swing,
+// twist), which its solve uses, and the accumulated impulses applied about
+// the tick's directions.
+static void warm_start(ls_world *w, ls_joint *j)
+{
+    cone c = {.n = j->dir[0]};
+    angles_of(w, j, &c);
+    j->err[0] = c.swing;
+    j->err[1] = c.twist;
     const ls_fx imp[2] = {ls_fx_neg(j->angular_impulse.x),
                           ls_fx_sub(j->lower_impulse, j->upper_impulse)};
     ls_joint_apply_dirs_(w, j, 0, imp, 2);
 }
 
 // The relax pass's angles from the bodies' current poses, into err (the
-// rows' directions and masses stay the warm start's). In the ball lanes
-// this is all the joint solves itself (joint_lanes.h).
+// rows' directions and masses stay the tick's). In the ball lanes this is
+// all the joint solves itself (joint_lanes.h).
 static void solve_angles(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
     (void)ctx;
     if (use_bias) {
         return;
     }
-    cone c;
-    c.n = j->dir[0];
-    c.swing = j->err[0];
-    c.twist = j->err[1];
+    cone c = {.n = j->dir[0]};
     angles_of(w, j, &c);
     j->err[0] = c.swing;
     j->err[1] = c.twist;
@@ -171,9 +207,11 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
     ls_joint_set_spins_(w, j, wa, wb);
 }
 
+// The impulses of the last sub-step about the tick's directions.
 static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_vec3 *angular)
 {
-    cone c = cone_of(w, j, false);
+    (void)w;
+    cone c = {.n = j->dir[0], .t = j->dir[1]};
     *linear = j->linear_impulse;
     *angular = angular_total(j, &c);
 }
@@ -182,6 +220,7 @@ const ls_joint_kind ls_joint_cone_kind = {
     .name = "cone",
     .needs_axis = true,
     .point_in_lanes = true,
+    .prepare = prepare,
     .warm_start = warm_start,
     .solve = solve,
     .solve_rows = solve_angles,
