@@ -35,6 +35,32 @@ static void clear_lane(ls_ball_lanes *g, uint32_t lane)
     }
 }
 
+// The cone's rows of joint j into lane `lane`.
+static void cone_fill(const ls_joint *j, ls_ball_lanes *g, uint32_t lane)
+{
+    ls_joint_cone_rows r;
+    ls_joint_cone_rows_of_(j, &r);
+    const ls_vec3 v[6] = {r.n, r.t, r.n_ia, r.n_ib, r.t_ia, r.t_ib};
+    ls_lanes *dst[6] = {g->cn_n, g->cn_t, g->cn_na, g->cn_nb, g->cn_ta, g->cn_tb};
+    for (int k = 0; k < 6; k++) {
+        dst[k][0][lane] = v[k].x;
+        dst[k][1][lane] = v[k].y;
+        dst[k][2][lane] = v[k].z;
+    }
+    g->cn_swing[lane] = r.swing;
+    g->cn_twist[lane] = r.twist;
+    g->cn_cone[lane] = r.cone;
+    g->cn_lower[lane] = r.lower;
+    g->cn_upper[lane] = r.upper;
+    g->cn_m[0][lane] = r.m_swing;
+    g->cn_m[1][lane] = r.m_twist;
+    g->cn_k[lane] = r.k_twist;
+    for (int k = 0; k < 3; k++) {
+        g->cn_acc[k][lane] = r.acc[k];
+    }
+    g->cn_tl[lane] = r.twist_limited;
+}
+
 uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, uint32_t jk,
                                bool align)
 {
@@ -77,10 +103,10 @@ uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lan
         g->al_imp[1][lane] = j->angular_impulse.y;
     }
     if (align && kind->lane_rows == LS_LANE_ROWS_CONE) {
+        // The tick's rows (the joint's prepare ran first); each sub-step's
+        // warm start changes only the angles (ls_ball_rows_refresh_).
         g->cn_on[lane] = 1;
-        g->cn_acc[0][lane] = j->angular_impulse.x;
-        g->cn_acc[1][lane] = j->lower_impulse;
-        g->cn_acc[2][lane] = j->upper_impulse;
+        cone_fill(j, g, lane);
     }
     if (align && kind->lane_rows == LS_LANE_ROWS_ALIGN2 && kind->align_only &&
         kind->align_only(j)) {
@@ -128,32 +154,6 @@ void ls_ball_rows_refresh_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
     }
 }
 
-// The cone's rows of joint j into lane `lane`.
-static void cone_fill(const ls_joint *j, ls_ball_lanes *g, uint32_t lane)
-{
-    ls_joint_cone_rows r;
-    ls_joint_cone_rows_of_(j, &r);
-    const ls_vec3 v[6] = {r.n, r.t, r.n_ia, r.n_ib, r.t_ia, r.t_ib};
-    ls_lanes *dst[6] = {g->cn_n, g->cn_t, g->cn_na, g->cn_nb, g->cn_ta, g->cn_tb};
-    for (int k = 0; k < 6; k++) {
-        dst[k][0][lane] = v[k].x;
-        dst[k][1][lane] = v[k].y;
-        dst[k][2][lane] = v[k].z;
-    }
-    g->cn_swing[lane] = r.swing;
-    g->cn_twist[lane] = r.twist;
-    g->cn_cone[lane] = r.cone;
-    g->cn_lower[lane] = r.lower;
-    g->cn_upper[lane] = r.upper;
-    g->cn_m[0][lane] = r.m_swing;
-    g->cn_m[1][lane] = r.m_twist;
-    g->cn_k[lane] = r.k_twist;
-    for (int k = 0; k < 3; k++) {
-        g->cn_acc[k][lane] = r.acc[k];
-    }
-    g->cn_tl[lane] = r.twist_limited;
-}
-
 // The lane's cone rows (the reverse of cone_fill).
 static void cone_of_lane(const ls_ball_lanes *g, uint32_t l, ls_joint_cone_rows *r)
 {
@@ -179,7 +179,7 @@ static void cone_of_lane(const ls_ball_lanes *g, uint32_t l, ls_joint_cone_rows 
 void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
 {
     if (g->cn_on[lane]) {
-        cone_fill(&w->joints[g->joint[lane]], g, lane);
+        ls_ball_rows_refresh_(w, g, lane); // the rest is the tick's (prepare)
         return;
     }
     ls_joint_align2 r;

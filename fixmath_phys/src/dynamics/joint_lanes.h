@@ -95,7 +95,9 @@ void ls_ball_store_(ls_world *w, const ls_ball_lanes *g);
 /// in the lane (alignment block or cone rows) back to the joint (they were
 /// accumulated in the lane).
 void ls_ball_align_load_(ls_world *w, const ls_ball_lanes *g, uint32_t lane);
-/// After that warm start: the joint's block into the lane.
+/// After that warm start: the joint's block into the lane (a cone's: only
+/// its angles; its directions, products and masses are the tick's, filled
+/// by ls_ball_prepare_lane_).
 void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane);
 /// After the joint's own rows in a solve or relax sweep: what they changed
 /// that the lane's block reads (a cone's relax-pass angles).

@@ -580,6 +580,21 @@ static void groups_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worke
     }
 }
 
+// The prepare of active joints begin..end-1 (a ball joint has none: its
+// lane does it all). Each touches only its own joint.
+static void joints_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    const stage *st = p;
+    ls_world *w = st->w;
+    (void)worker;
+    for (uint32_t k = begin; k < end; k++) {
+        ls_joint *j = &w->joints[w->active_joints[k]];
+        if (j->type != LS_JOINT_BALL) {
+            ls_joint_prepare_(w, j, st->ctx);
+        }
+    }
+}
+
 static void balls_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
     const stage *st = p;
@@ -1032,15 +1047,17 @@ void ls_world_solve_(ls_world *w)
     st.ball.max_bias = LS_JOINT_MAX_BIAS;
     ls_workers_for_(w->workers, sv->group_count, MIN_ITEM_BLOCK, groups_prepare, &st);
     bool may_bounce = any_flag(&st);
-    ls_workers_for_(w->workers, sv->ball_count, MIN_ITEM_BLOCK, balls_prepare, &st);
+    // The joints' prepare before the ball lanes': a lane copies a cone's
+    // rows, which its prepare makes (joint_lanes.h).
+    ls_workers_for_(w->workers, nj, MIN_ITEM_BLOCK, joints_prepare, &st);
     for (uint32_t k = 0; k < nj; k++) {
-        ls_joint *j = &w->joints[w->active_joints[k]];
+        const ls_joint *j = &w->joints[w->active_joints[k]];
         if (j->type != LS_JOINT_BALL) {
-            ls_joint_prepare_(w, j, &ctx);
             sv->states[w->bodies[j->a].state].flags |= LS_STATE_POSE;
             sv->states[w->bodies[j->b].state].flags |= LS_STATE_POSE;
         }
     }
+    ls_workers_for_(w->workers, sv->ball_count, MIN_ITEM_BLOCK, balls_prepare, &st);
     for (uint32_t sub = 0; sub < ctx.substeps; sub++) {
         // Sub-steps of dt/n rounded alternately down and up so that they add
         // up to dt exactly (1092 / 8 is 136.5 raw): the world's clock never
