@@ -720,7 +720,7 @@ static bool exceeds(ls_vec3 v, ls_fx limit)
     return ls_vec3_len_sq_q32(v) > (uint64_t)limit * (uint64_t)limit;
 }
 
-void ls_joint_finish_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
+void ls_joint_reaction_(const ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
 {
     ls_vec3 lin, ang;
     ls_joint_kind_of(j->type)->reaction(w, j, &lin, &ang);
@@ -729,6 +729,10 @@ void ls_joint_finish_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
     ls_fx h = ctx->h;
     j->force = ls_vec3_make(ls_fx_div(lin.x, h), ls_fx_div(lin.y, h), ls_fx_div(lin.z, h));
     j->torque = ls_vec3_make(ls_fx_div(ang.x, h), ls_fx_div(ang.y, h), ls_fx_div(ang.z, h));
+}
+
+void ls_joint_finish_(ls_world *w, ls_joint *j)
+{
     bool broken = (j->break_force > 0 && exceeds(j->force, j->break_force)) ||
                   (j->break_torque > 0 && exceeds(j->torque, j->break_torque));
     if (!broken) {

@@ -595,6 +595,27 @@ static void joints_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worke
     }
 }
 
+// The accumulated impulses of ball groups begin..end-1 back to their joints
+// (a joint is in one lane of one group).
+static void balls_store(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    const stage *st = p;
+    (void)worker;
+    for (uint32_t bi = begin; bi < end; bi++) {
+        ls_ball_store_(st->w, &st->w->solver.balls[bi]);
+    }
+}
+
+// The reaction of active joints begin..end-1 (each writes its own joint).
+static void joints_reaction(void *p, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    const stage *st = p;
+    (void)worker;
+    for (uint32_t k = begin; k < end; k++) {
+        ls_joint_reaction_(st->w, &st->w->joints[st->w->active_joints[k]], st->ctx);
+    }
+}
+
 static void balls_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worker)
 {
     const stage *st = p;
@@ -1096,11 +1117,10 @@ void ls_world_solve_(ls_world *w)
         for_colours(w, &st, SWEEP_RESTITUTION, sweep_restitution);
     }
     ls_workers_for_(w->workers, sv->group_count, MIN_ITEM_BLOCK, groups_store, &st);
-    for (uint32_t bi = 0; bi < sv->ball_count; bi++) {
-        ls_ball_store_(w, &sv->balls[bi]);
-    }
+    ls_workers_for_(w->workers, sv->ball_count, MIN_ITEM_BLOCK, balls_store, &st);
+    ls_workers_for_(w->workers, nj, MIN_ITEM_BLOCK, joints_reaction, &st);
     for (uint32_t k = 0; k < nj; k++) {
-        ls_joint_finish_(w, &w->joints[w->active_joints[k]], &ctx);
+        ls_joint_finish_(w, &w->joints[w->active_joints[k]]);
     }
     ls_workers_for_(w->workers, nstates, MIN_BODY_BLOCK, states_finish, &st);
     report_overflows(w);

@@ -65,7 +65,9 @@ void ls_joint_prepare_(ls_world *w, struct ls_joint *j, const ls_step_ctx *ctx);
 void ls_joint_warm_start_(ls_world *w, struct ls_joint *j);
 /// Every sub-step: one iteration; use_bias false is the relax pass.
 void ls_joint_solve_(ls_world *w, struct ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
-/// After the sub-steps: reaction force and torque, breaking (serial, joint order).
-void ls_joint_finish_(ls_world *w, struct ls_joint *j, const ls_step_ctx *ctx);
+/// After the sub-steps: the reaction force and torque (writes only joint j).
+void ls_joint_reaction_(const ls_world *w, struct ls_joint *j, const ls_step_ctx *ctx);
+/// After every joint's reaction: breaking (serial, joint order).
+void ls_joint_finish_(ls_world *w, struct ls_joint *j);
 
 #endif
