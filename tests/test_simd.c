@@ -602,6 +602,36 @@ static void random_ball_fixture(ls_rng *r, ball_fixture *f, int scale)
                 g->al_inv[row][k][l] = rnd_range(r, -(1 << 20) / tie, (1 << 20) / tie) * tie * m;
             }
         }
+        // The hinge's rows about its axis (ls_joint_axial_rows) in three
+        // alignment lanes of four: any mix of spring (implicit or explicit),
+        // motor and limits, angles on both sides of the limits, motor
+        // impulses at and inside their bound, ties as above.
+        if (rnd_range(r, 0, 3) != 0) {
+            g->ax_on[l] = 1;
+            int32_t flags = rnd_range(r, 1, 15);
+            g->ax_flags[l] = (flags & 7) ? flags : flags | LS_AXIAL_LIMIT;
+            for (int k = 0; k < 3; k++) {
+                g->ax_d[k][l] = rnd_range(r, -dmax / 2 / tie, dmax / 2 / tie) * tie;
+                g->ax_ia[k][l] = g->a[l] ? rnd_range(r, -inv / 8 / tie, inv / 8 / tie) * tie : 0;
+                g->ax_ib[k][l] = rnd_range(r, -inv / 8 / tie, inv / 8 / tie) * tie;
+            }
+            g->ax_k[l] = rnd_range(r, 0, (1 << 17) / tie) * tie;
+            g->ax_m[l] = rnd_range(r, 0, (1 << 18) / tie) * tie;
+            g->ax_angle[l] = rnd_range(r, -205887, 205887);
+            g->ax_lower[l] = rnd_range(r, -205887, 0);
+            g->ax_upper[l] = rnd_range(r, 0, 205887);
+            g->ax_rate[l] = rnd_range(r, 0, 8 * 65536);
+            g->ax_ms[l] = rnd_range(r, 0, 65536);
+            g->ax_is[l] = rnd_range(r, 0, 65536);
+            g->ax_speed[l] = rnd_range(r, -4 * 65536, 4 * 65536);
+            g->ax_top[l] = rnd_range(r, 0, 65536 * scale);
+            for (int k = 0; k < 4; k++) {
+                g->ax_acc[k][l] = k == 1   ? rnd_range(r, -g->ax_top[l], g->ax_top[l])
+                                  : k >= 2 ? rnd_range(r, 0, 65536 * scale)
+                                           : rnd_range(r, -65536 * scale, 65536 * scale);
+            }
+            g->ax_push[l] = rnd_range(r, -65536, 65536);
+        }
     }
 }
 

@@ -249,6 +249,9 @@ ls_vec3 ls_joint_rotation_error_(ls_quat fa, ls_quat fb);
 /// row) accumulates in *acc; an explicit spring's stiffness impulse (half in
 /// each pass) is summed in j->spring_push.
 ls_fx ls_joint_spring_row_(ls_joint *j, ls_fx c, ls_fx cdot, ls_fx mass, ls_fx *acc, bool use_bias);
+/// A hinge's angle at the bodies' current poses (0 without limit and spring;
+/// joint_hinge.c).
+ls_fx ls_joint_hinge_angle_(const ls_world *w, const ls_joint *j);
 /// Motor row: returns the impulse to add to *acc (clamped to +-max_motor * h).
 ls_fx ls_joint_motor_row_(const ls_joint *j, ls_fx cdot, ls_fx mass, ls_fx *acc,
                           const ls_step_ctx *ctx);
@@ -700,6 +703,115 @@ LS_JOINT_INLINE void ls_joint_cone_rows_solve_(ls_joint_cone_rows *r, ls_vec3 *w
         *wa = ls_vec3_sub(*wa, ls_joint_dirs_times_(&r->t_ia, &p, 1));
         *wb = ls_vec3_add(*wb, ls_joint_dirs_times_(&r->t_ib, &p, 1));
     }
+}
+
+/// A hinge's rows about its axis (joint_hinge.c, SPEC.md §23.4): spring,
+/// motor and limits, as its warm start left them: the axis d (dir[0]), its
+/// inverse-inertia products, K = row_k[0], the row mass, the angle (the relax
+/// pass's from the poses), the limits, the spring's coefficients (and, for
+/// an explicit spring, its stiffness impulse of the sub-step, push, as
+/// ls_joint_spring_row_), the motor's speed and most impulse per sub-step
+/// (max_motor h), and the accumulated impulses (spring, motor, lower,
+/// upper). The hinge's solve and the ball lanes' scalar reference
+/// (joint_lanes.c; implicit springs only) both solve it with
+/// ls_joint_axial_rows_solve_.
+typedef struct ls_joint_axial_rows {
+    ls_vec3 d, d_ia, d_ib;
+    ls_fx k, mass, angle;
+    ls_fx lower, upper;
+    ls_softness spring;
+    ls_fx push; ///< an explicit spring's stiffness impulse (j->spring_push)
+    ls_fx motor_speed, top;
+    ls_fx acc[4]; ///< spring, motor, lower, upper
+    bool spring_on, spring_explicit, motor_on, limit_on;
+} ls_joint_axial_rows;
+
+/// One iteration of the axial rows on *wa, *wb (the world's joint spring
+/// `joint` for the limits, sub-step rate inv_h; use_bias false: the relax
+/// pass). The rows share one speed: each sees the speed the ones before it
+/// left (cdot + K impulse), and their sum is applied once.
+LS_JOINT_INLINE void ls_joint_axial_rows_solve_(ls_joint_axial_rows *r, ls_vec3 *wa, ls_vec3 *wb,
+                                                ls_fx inv_h, ls_softness joint, bool use_bias)
+{
+    ls_fx cdot = ls_joint_relative_speed_(*wa, *wb, r->d), total = 0;
+    if (r->spring_on && r->spring_explicit) {
+        // Half the stiffness impulse from the pose the sub-step starts with
+        // (biased pass), half from the pose it ends with (relax pass).
+        const ls_softness *s = &r->spring;
+        ls_fx push = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_mul(s->bias_rate, r->angle)));
+        r->push = use_bias ? push : ls_fx_add(r->push, push);
+        ls_fx damp = ls_fx_neg(ls_fx_add(ls_fx_mul(ls_fx_mul(r->mass, s->mass_scale), cdot),
+                                         ls_fx_mul(s->impulse_scale, r->acc[0])));
+        r->acc[0] = ls_fx_add(r->acc[0], damp);
+        ls_fx imp = ls_fx_add(push, damp);
+        total = ls_fx_add(total, imp);
+        cdot = ls_fx_add(cdot, ls_fx_mul(r->k, imp));
+    } else if (r->spring_on) {
+        const ls_softness *s = &r->spring;
+        ls_fx rhs = ls_fx_add(cdot, ls_fx_mul(s->bias_rate, r->angle));
+        ls_fx imp = ls_fx_neg(ls_fx_add(ls_fx_mul(ls_fx_mul(r->mass, s->mass_scale), rhs),
+                                        ls_fx_mul(s->impulse_scale, r->acc[0])));
+        r->acc[0] = ls_fx_add(r->acc[0], imp);
+        total = ls_fx_add(total, imp);
+        cdot = ls_fx_add(cdot, ls_fx_mul(r->k, imp));
+    }
+    if (r->motor_on) {
+        ls_fx imp = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_sub(cdot, r->motor_speed)));
+        ls_fx old = r->acc[1];
+        r->acc[1] = ls_fx_clamp(ls_fx_add(old, imp), ls_fx_neg(r->top), r->top);
+        imp = ls_fx_sub(r->acc[1], old);
+        total = ls_fx_add(total, imp);
+        cdot = ls_fx_add(cdot, ls_fx_mul(r->k, imp));
+    }
+    if (r->limit_on) {
+        ls_fx imp = ls_joint_limit_row_at_(ls_fx_sub(r->angle, r->lower), cdot, r->mass, &r->acc[2],
+                                           inv_h, joint, use_bias);
+        total = ls_fx_add(total, imp);
+        cdot = ls_fx_add(cdot, ls_fx_mul(r->k, imp));
+        imp = ls_joint_limit_row_at_(ls_fx_sub(r->upper, r->angle), ls_fx_neg(cdot), r->mass,
+                                     &r->acc[3], inv_h, joint, use_bias);
+        total = ls_fx_sub(total, imp);
+    }
+    *wa = ls_vec3_sub(*wa, ls_joint_dirs_times_(&r->d_ia, &total, 1));
+    *wb = ls_vec3_add(*wb, ls_joint_dirs_times_(&r->d_ib, &total, 1));
+}
+
+/// The axial rows of hinge j after its warm start (dir[0], dir_ia[0],
+/// dir_ib[0], row_k[0], row_mass[0]) at `angle`, with the sub-step length h
+/// (the motor's most impulse, max_motor h).
+LS_JOINT_INLINE void ls_joint_axial_rows_of_(const ls_joint *j, ls_fx angle, ls_fx h,
+                                             ls_joint_axial_rows *r)
+{
+    r->d = j->dir[0];
+    r->d_ia = j->dir_ia[0];
+    r->d_ib = j->dir_ib[0];
+    r->k = j->row_k[0];
+    r->mass = j->row_mass[0];
+    r->angle = angle;
+    r->lower = j->lower;
+    r->upper = j->upper;
+    r->spring = j->spring;
+    r->push = j->spring_push;
+    r->motor_speed = j->motor_speed;
+    r->top = ls_fx_mul(j->max_motor, h);
+    r->acc[0] = j->spring_impulse;
+    r->acc[1] = j->motor_impulse;
+    r->acc[2] = j->lower_impulse;
+    r->acc[3] = j->upper_impulse;
+    r->spring_on = (j->flags & LS_JOINT_F_SPRING) && j->spring_hertz > 0;
+    r->spring_explicit = j->spring_explicit;
+    r->motor_on = (j->flags & LS_JOINT_F_MOTOR) != 0;
+    r->limit_on = (j->flags & LS_JOINT_F_LIMIT) != 0;
+}
+
+/// The accumulated impulses (and an explicit spring's push) back to joint j.
+LS_JOINT_INLINE void ls_joint_axial_rows_store_(ls_joint *j, const ls_joint_axial_rows *r)
+{
+    j->spring_impulse = r->acc[0];
+    j->motor_impulse = r->acc[1];
+    j->lower_impulse = r->acc[2];
+    j->upper_impulse = r->acc[3];
+    j->spring_push = r->push;
 }
 
 #endif

@@ -520,6 +520,95 @@ AVX2 bool cone8(const ls_ball_sweep *sw, const ls_ball_lanes *g, B *a, B *b, V *
     return true;
 }
 
+// k * x (ls_fx_mul), checked.
+AVX2 V fmul8(V k, V x, K *chk)
+{
+    return NARF(mulp(prep(k), prep(x)), *chk);
+}
+
+// The lanes' hinge rows about the axis (ls_joint_axial_rows_solve_ in
+// joint.h): spring, motor and limits where the lane's flags have them, each
+// seeing the speed the ones before it left, their sum applied once. False
+// when the axis is not short (the scalar code's saturating products); an
+// overflow raises chk. The new accumulated impulses go to acc, the explicit
+// springs' stiffness impulses to push.
+AVX2 bool axial8(const ls_ball_sweep *sw, const ls_ball_lanes *g, B *a, B *b, V *acc, V *push,
+                 K *chk)
+{
+    const V zero = _mm256_setzero_si256();
+    V on = _mm256_cmpgt_epi32(ld(g->ax_on), zero);
+    V d[3], big = zero;
+    for (int c = 0; c < 3; c++) {
+        d[c] = ld(g->ax_d[c]);
+        big = _mm256_or_si256(big, _mm256_xor_si256(d[c], _mm256_srai_epi32(d[c], 31)));
+    }
+    if (!all_zero(_mm256_srli_epi32(big, 17))) {
+        return false;
+    }
+    V flags = ld(g->ax_flags);
+    V spring_on = _mm256_and_si256(
+        on, _mm256_cmpgt_epi32(_mm256_and_si256(flags, splat(LS_AXIAL_SPRING)), zero));
+    V motor_on = _mm256_and_si256(
+        on, _mm256_cmpgt_epi32(_mm256_and_si256(flags, splat(LS_AXIAL_MOTOR)), zero));
+    V limit_on = _mm256_and_si256(
+        on, _mm256_cmpgt_epi32(_mm256_and_si256(flags, splat(LS_AXIAL_LIMIT)), zero));
+    for (int k = 0; k < 4; k++) {
+        acc[k] = ld(g->ax_acc[k]);
+    }
+    V m = ld(g->ax_m), kk = ld(g->ax_k), angle = ld(g->ax_angle);
+    V cdot = speed8(a, b, d, chk), total = zero;
+    *push = ld(g->ax_push);
+    if (!all_zero(spring_on)) {
+        // Implicit: -(m s_m (cdot + rate angle) + s_i acc); explicit: the
+        // stiffness push -m (rate angle) (the biased pass's, plus the relax
+        // pass's) and the damping -(m s_m cdot + s_i acc), which alone
+        // accumulates.
+        V expl = _mm256_and_si256(
+            spring_on, _mm256_cmpgt_epi32(_mm256_and_si256(flags, splat(LS_AXIAL_EXPLICIT)), zero));
+        V stiff = fmul8(ld(g->ax_rate), angle, chk);
+        V mm = fmul8(m, ld(g->ax_ms), chk), damp_acc = fmul8(ld(g->ax_is), acc[0], chk);
+        V rhs = chk32(_mm256_add_epi32(cdot, stiff), chk);
+        V soft = chk32(
+            _mm256_sub_epi32(zero, chk32(_mm256_add_epi32(fmul8(mm, rhs, chk), damp_acc), chk)),
+            chk);
+        V damp = chk32(
+            _mm256_sub_epi32(zero, chk32(_mm256_add_epi32(fmul8(mm, cdot, chk), damp_acc), chk)),
+            chk);
+        V p = chk32(_mm256_sub_epi32(zero, fmul8(m, stiff, chk)), chk);
+        V new_push = sw->use_bias ? p : chk32(_mm256_add_epi32(*push, p), chk);
+        *push = _mm256_blendv_epi8(*push, new_push, expl);
+        V add = _mm256_and_si256(_mm256_blendv_epi8(soft, damp, expl), spring_on);
+        V imp = _mm256_and_si256(
+            _mm256_blendv_epi8(soft, chk32(_mm256_add_epi32(p, damp), chk), expl), spring_on);
+        acc[0] = chk32(_mm256_add_epi32(acc[0], add), chk);
+        total = chk32(_mm256_add_epi32(total, imp), chk);
+        cdot = chk32(_mm256_add_epi32(cdot, fmul8(kk, imp, chk)), chk);
+    }
+    if (!all_zero(motor_on)) {
+        V rel = chk32(_mm256_sub_epi32(cdot, ld(g->ax_speed)), chk);
+        V imp = chk32(_mm256_sub_epi32(zero, fmul8(m, rel, chk)), chk);
+        V top = ld(g->ax_top);
+        V now = chk32(_mm256_add_epi32(acc[1], imp), chk);
+        now = _mm256_min_epi32(_mm256_max_epi32(now, _mm256_sub_epi32(zero, top)), top);
+        now = _mm256_blendv_epi8(acc[1], now, motor_on);
+        imp = _mm256_sub_epi32(now, acc[1]);
+        acc[1] = now;
+        total = chk32(_mm256_add_epi32(total, imp), chk);
+        cdot = chk32(_mm256_add_epi32(cdot, fmul8(kk, imp, chk)), chk);
+    }
+    if (!all_zero(limit_on)) {
+        V lo = limit8(chk32(_mm256_sub_epi32(angle, ld(g->ax_lower)), chk), cdot, m, &acc[2],
+                      limit_on, sw, chk);
+        total = chk32(_mm256_add_epi32(total, lo), chk);
+        cdot = chk32(_mm256_add_epi32(cdot, fmul8(kk, lo, chk)), chk);
+        V hi = limit8(chk32(_mm256_sub_epi32(ld(g->ax_upper), angle), chk),
+                      chk32(_mm256_sub_epi32(zero, cdot), chk), m, &acc[3], limit_on, sw, chk);
+        total = chk32(_mm256_sub_epi32(total, hi), chk);
+    }
+    turn8(a, b, g->ax_ia, g->ax_ib, total, chk);
+    return true;
+}
+
 AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
 {
     K chk = k_zero();
@@ -527,6 +616,11 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
     B a, b;
     gather(sw->states, g->a, &a, bias);
     gather(sw->states, g->b, &b, bias);
+    bool axial = !all_zero(ld(g->ax_on));
+    V ax_acc[4], ax_push = _mm256_setzero_si256();
+    if (axial && !axial8(sw, g, &a, &b, ax_acc, &ax_push, &chk)) {
+        return ls_ball_solve_scalar_(sw, g);
+    }
     bool cone = !all_zero(ld(g->cn_on));
     V cn_acc[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
     if (cone && !cone8(sw, g, &a, &b, cn_acc, &chk)) {
@@ -620,6 +714,12 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
     if (align) {
         st(g->al_imp[0], al_imp[0]);
         st(g->al_imp[1], al_imp[1]);
+    }
+    if (axial) {
+        for (int k = 0; k < 4; k++) {
+            st(g->ax_acc[k], ax_acc[k]);
+        }
+        st(g->ax_push, ax_push);
     }
     if (cone) {
         for (int k = 0; k < 3; k++) {

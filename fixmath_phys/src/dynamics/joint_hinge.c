@@ -51,6 +51,11 @@ static frames frames_of(const ls_world *w, const ls_joint *j, bool angled)
 // The hinge angle at the bodies' current poses (0 without limit and spring).
 static ls_fx current_angle(const ls_world *w, const ls_joint *j)
 {
+    return ls_joint_hinge_angle_(w, j);
+}
+
+ls_fx ls_joint_hinge_angle_(const ls_world *w, const ls_joint *j)
+{
     bool angled = j->flags & (LS_JOINT_F_LIMIT | LS_JOINT_F_SPRING);
     return angled ? ls_joint_twist_angle_(ls_joint_frame_a_(w, j), ls_joint_frame_b_(w, j)) : 0;
 }
@@ -143,46 +148,20 @@ static void warm_start(ls_world *w, ls_joint *j)
     ls_joint_apply_dirs_(w, j, axial ? 0 : 1, imp + (axial ? 0 : 1), axial ? 3 : 2);
 }
 
-static void apply_axial(ls_world *w, const ls_joint *j, ls_fx impulse)
-{
-    ls_joint_apply_dirs_(w, j, 0, &impulse, 1);
-}
-
 // The rows about the axis (spring, motor, limits), with the directions and
-// masses of this sub-step's warm start (joint.h); the relax pass, after the
-// positions moved, recomputes only the angle. They share one Jacobian: each
-// sees the speed the ones before it left (cdot + K impulse, K from the warm
-// start) and their sum is applied once.
+// masses of this sub-step's warm start (joint.h, ls_joint_axial_rows); the
+// relax pass, after the positions moved, recomputes only the angle.
 static void solve_axial(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
     if (!axial_rows(j)) {
         return;
     }
-    ls_vec3 axis = j->dir[0];
-    ls_fx angle = use_bias ? j->err[2] : current_angle(w, j);
-    ls_fx axial_mass = j->row_mass[0];
-    bool limit = j->flags & LS_JOINT_F_LIMIT, spring = j->flags & LS_JOINT_F_SPRING;
-    ls_fx cdot = ls_joint_angular_speed_(w, j, axis), total = 0, k = j->row_k[0];
-    if (spring && j->spring_hertz > 0) {
-        ls_fx imp = ls_joint_spring_row_(j, angle, cdot, axial_mass, &j->spring_impulse, use_bias);
-        total = ls_fx_add(total, imp);
-        cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
-    }
-    if (j->flags & LS_JOINT_F_MOTOR) {
-        ls_fx imp = ls_joint_motor_row_(j, cdot, axial_mass, &j->motor_impulse, ctx);
-        total = ls_fx_add(total, imp);
-        cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
-    }
-    if (limit) {
-        ls_fx imp = ls_joint_limit_row_(ls_fx_sub(angle, j->lower), cdot, axial_mass,
-                                        &j->lower_impulse, ctx, use_bias);
-        total = ls_fx_add(total, imp);
-        cdot = ls_fx_add(cdot, ls_fx_mul(k, imp));
-        imp = ls_joint_limit_row_(ls_fx_sub(j->upper, angle), ls_fx_neg(cdot), axial_mass,
-                                  &j->upper_impulse, ctx, use_bias);
-        total = ls_fx_sub(total, imp);
-    }
-    apply_axial(w, j, total);
+    ls_joint_axial_rows r;
+    ls_joint_axial_rows_of_(j, use_bias ? j->err[2] : current_angle(w, j), ctx->h, &r);
+    ls_vec3 wa = ls_joint_state_a_(w, j)->w, wb = ls_joint_state_b_(w, j)->w;
+    ls_joint_axial_rows_solve_(&r, &wa, &wb, ctx->inv_h, ctx->joint, use_bias);
+    ls_joint_set_spins_(w, j, wa, wb);
+    ls_joint_axial_rows_store_(j, &r);
 }
 
 // The alignment rows (the ball lanes solve them on their own path,

@@ -61,6 +61,55 @@ static void cone_fill(const ls_joint *j, ls_ball_lanes *g, uint32_t lane)
     g->cn_tl[lane] = r.twist_limited;
 }
 
+// A hinge's axial rows into lane `lane` for the tick, when it has any:
+// flags, limits, coefficients, impulses.
+static void axial_prepare(const ls_joint *j, ls_ball_lanes *g, uint32_t lane)
+{
+    ls_joint_axial_rows r;
+    ls_joint_axial_rows_of_(j, 0, 0, &r);
+    if (!(r.spring_on || r.motor_on || r.limit_on)) {
+        return;
+    }
+    g->ax_on[lane] = 1;
+    g->ax_flags[lane] = (r.spring_on ? LS_AXIAL_SPRING : 0) | (r.motor_on ? LS_AXIAL_MOTOR : 0) |
+                        (r.limit_on ? LS_AXIAL_LIMIT : 0) |
+                        (r.spring_on && r.spring_explicit ? LS_AXIAL_EXPLICIT : 0);
+    g->ax_push[lane] = r.push;
+    g->ax_lower[lane] = r.lower;
+    g->ax_upper[lane] = r.upper;
+    g->ax_rate[lane] = r.spring.bias_rate;
+    g->ax_ms[lane] = r.spring.mass_scale;
+    g->ax_is[lane] = r.spring.impulse_scale;
+    g->ax_speed[lane] = r.motor_speed;
+    for (int k = 0; k < 4; k++) {
+        g->ax_acc[k][lane] = r.acc[k];
+    }
+}
+
+// The lane's axial rows (the reverse of axial_prepare and the fill).
+static void axial_of_lane(const ls_ball_lanes *g, uint32_t l, ls_joint_axial_rows *r)
+{
+    r->d = ls_vec3_make(g->ax_d[0][l], g->ax_d[1][l], g->ax_d[2][l]);
+    r->d_ia = ls_vec3_make(g->ax_ia[0][l], g->ax_ia[1][l], g->ax_ia[2][l]);
+    r->d_ib = ls_vec3_make(g->ax_ib[0][l], g->ax_ib[1][l], g->ax_ib[2][l]);
+    r->k = g->ax_k[l];
+    r->mass = g->ax_m[l];
+    r->angle = g->ax_angle[l];
+    r->lower = g->ax_lower[l];
+    r->upper = g->ax_upper[l];
+    r->spring = (ls_softness){g->ax_rate[l], g->ax_ms[l], g->ax_is[l]};
+    r->push = g->ax_push[l];
+    r->motor_speed = g->ax_speed[l];
+    r->top = g->ax_top[l];
+    for (int k = 0; k < 4; k++) {
+        r->acc[k] = g->ax_acc[k][l];
+    }
+    r->spring_on = (g->ax_flags[l] & LS_AXIAL_SPRING) != 0;
+    r->spring_explicit = (g->ax_flags[l] & LS_AXIAL_EXPLICIT) != 0;
+    r->motor_on = (g->ax_flags[l] & LS_AXIAL_MOTOR) != 0;
+    r->limit_on = (g->ax_flags[l] & LS_AXIAL_LIMIT) != 0;
+}
+
 uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, uint32_t jk,
                                bool align)
 {
@@ -108,6 +157,9 @@ uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lan
         g->cn_on[lane] = 1;
         cone_fill(j, g, lane);
     }
+    if (align && kind->lane_rows == LS_LANE_ROWS_ALIGN2 && j->type == LS_JOINT_HINGE) {
+        axial_prepare(j, g, lane);
+    }
     if (align && kind->lane_rows == LS_LANE_ROWS_ALIGN2 && kind->align_only &&
         kind->align_only(j)) {
         // What the joint's prepare (ls_joint_prepare_bodies_) takes for it.
@@ -143,6 +195,13 @@ void ls_ball_align_load_(ls_world *w, const ls_ball_lanes *g, uint32_t lane)
     }
     j->angular_impulse.x = g->al_imp[0][lane];
     j->angular_impulse.y = g->al_imp[1][lane];
+    if (g->ax_on[lane]) {
+        j->spring_impulse = g->ax_acc[0][lane];
+        j->motor_impulse = g->ax_acc[1][lane];
+        j->lower_impulse = g->ax_acc[2][lane];
+        j->upper_impulse = g->ax_acc[3][lane];
+        j->spring_push = g->ax_push[lane];
+    }
 }
 
 void ls_ball_rows_refresh_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
@@ -176,7 +235,7 @@ static void cone_of_lane(const ls_ball_lanes *g, uint32_t l, ls_joint_cone_rows 
     r->twist_limited = g->cn_tl[l] != 0;
 }
 
-void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
+void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, ls_fx h)
 {
     if (g->cn_on[lane]) {
         ls_ball_rows_refresh_(w, g, lane); // the rest is the tick's (prepare)
@@ -195,6 +254,28 @@ void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
         g->al_inv[k][0][lane] = r.inv[k][0];
         g->al_inv[k][1][lane] = r.inv[k][1];
         g->al_imp[k][lane] = r.imp[k];
+    }
+    if (g->ax_on[lane]) {
+        const ls_joint *j = &w->joints[g->joint[lane]];
+        ls_joint_axial_rows x;
+        ls_joint_axial_rows_of_(j, j->err[2], h, &x);
+        const int32_t d[3] = {x.d.x, x.d.y, x.d.z};
+        const int32_t ia[3] = {x.d_ia.x, x.d_ia.y, x.d_ia.z};
+        const int32_t ib[3] = {x.d_ib.x, x.d_ib.y, x.d_ib.z};
+        SET3(g->ax_d, lane, d);
+        SET3(g->ax_ia, lane, ia);
+        SET3(g->ax_ib, lane, ib);
+        g->ax_k[lane] = x.k;
+        g->ax_m[lane] = x.mass;
+        g->ax_angle[lane] = x.angle;
+        g->ax_top[lane] = x.top;
+    }
+}
+
+void ls_ball_axial_angle_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, bool use_bias)
+{
+    if (!use_bias) {
+        g->ax_angle[lane] = ls_joint_hinge_angle_(w, &w->joints[g->joint[lane]]);
     }
 }
 
@@ -389,7 +470,7 @@ uint32_t ls_ball_warm_start_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
             // The hinge's own warm start (its alignment block), then the point.
             ls_ball_align_load_(sw->world, g, l);
             ls_joint_warm_start_(sw->world, &sw->world->joints[g->joint[l]]);
-            ls_ball_align_fill_(sw->world, g, l);
+            ls_ball_align_fill_(sw->world, g, l, 0); // no axial rows (align_only)
         }
         uint32_t ovf = 0;
         ls_solver_body *sa = &sw->states[g->a[l]], *sb = &sw->states[g->b[l]];
@@ -450,6 +531,23 @@ static void align_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, l
     g->al_imp[1][l] = r.imp[1];
 }
 
+// The lane's hinge rows about its axis (the hinge's own, ls_joint_axial_rows_solve_).
+static void axial_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, lane_body *a,
+                        lane_body *b)
+{
+    ls_joint_axial_rows r;
+    axial_of_lane(g, l, &r);
+    ls_vec3 wa = ls_vec3_make(a->w[0], a->w[1], a->w[2]);
+    ls_vec3 wb = ls_vec3_make(b->w[0], b->w[1], b->w[2]);
+    ls_joint_axial_rows_solve_(&r, &wa, &wb, sw->inv_h, sw->joint, sw->use_bias != 0);
+    a->w[0] = wa.x, a->w[1] = wa.y, a->w[2] = wa.z;
+    b->w[0] = wb.x, b->w[1] = wb.y, b->w[2] = wb.z;
+    for (int k = 0; k < 4; k++) {
+        g->ax_acc[k][l] = r.acc[k];
+    }
+    g->ax_push[l] = r.push;
+}
+
 // The lane's cone rows (the cone's own, ls_joint_cone_rows_solve_).
 static void cone_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, lane_body *a,
                        lane_body *b)
@@ -478,6 +576,9 @@ uint32_t ls_ball_solve_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
         lane_body a, b;
         load_body(sa, &a);
         load_body(sb, &b);
+        if (g->ax_on[l]) {
+            axial_solve(sw, g, l, &a, &b);
+        }
         if (g->al_on[l]) {
             align_solve(sw, g, l, &a, &b);
         }

@@ -9,13 +9,13 @@
 // K and its inverse. Here the arms and K^-1 are computed at the sub-step's
 // warm start (the bodies have turned since the last one) and reused by its
 // solve and relax, and eight joints are solved at once. The kinds' other
-// rows (a hinge's limits, motor and spring; a fixed joint's angular block;
-// joint_*.c) depend on angles and stay per joint: the sweep runs them for the
-// group's lanes just before the point blocks (solver.c). A hinge's two
-// alignment rows and a cone's swing and twist rows, whose directions and
-// masses the joint's warm start computes once per sub-step (a cone also
-// updates its angles in the relax pass), are copied into the lanes and
-// solved with the point block, in
+// rows (a fixed joint's angular block; joint_*.c) stay per joint: the sweep
+// runs them for the group's lanes just before the point blocks (solver.c).
+// A hinge's rows about its axis (spring, motor, limits) and two alignment
+// rows, and a cone's swing and twist rows, whose directions and masses the
+// joint's warm start (a cone's prepare) computes, are copied into the lanes
+// (the hinge and the cone update their angles in the relax pass, per joint)
+// and solved with the point block, in
 // the same pass over the bodies (joint_grid: 3,120 hinges, a third of the
 // scene's time in those rows when they were solved one joint at a time). A
 // group whose joints with rows are all hinges without limit, motor or spring
@@ -67,7 +67,24 @@ typedef struct ls_ball_lanes {
     ls_lanes cn_m[2], cn_k;               ///< row masses, K of the twist row
     ls_lanes cn_acc[3];                   ///< accumulated: swing, lower, upper
     ls_lanes cn_tl;                       ///< 1: the twist is limited
+    /// A hinge's rows about its axis (ls_joint_axial_rows, joint.h: spring,
+    /// motor, limits), solved before its alignment block; the limits,
+    /// coefficients and flags are the tick's (prepare), the rest is copied
+    /// from the joint after each warm start (the angle again in the relax
+    /// pass); all zero in a lane without them.
+    ls_lanes ax_on;                       ///< 1: the lane's hinge solves these rows here
+    ls_lanes ax_flags;                    ///< LS_AXIAL_SPRING, _EXPLICIT, _MOTOR, _LIMIT
+    ls_lanes ax_d[3], ax_ia[3], ax_ib[3]; ///< the axis and its inverse-inertia products
+    ls_lanes ax_k, ax_m, ax_angle;        ///< K, the row mass, the hinge angle
+    ls_lanes ax_lower, ax_upper;          ///< limits
+    ls_lanes ax_rate, ax_ms, ax_is;       ///< the spring's bias rate, mass and impulse scales
+    ls_lanes ax_speed, ax_top;            ///< motor speed, most motor impulse this sub-step
+    ls_lanes ax_acc[4];                   ///< accumulated: spring, motor, lower, upper
+    ls_lanes ax_push;                     ///< an explicit spring's stiffness impulse (spring_push)
 } ls_ball_lanes;
+
+/// ax_flags bits: the rows a lane's hinge has (EXPLICIT: its spring is).
+enum { LS_AXIAL_SPRING = 1, LS_AXIAL_MOTOR = 2, LS_AXIAL_LIMIT = 4, LS_AXIAL_EXPLICIT = 8 };
 
 /// The joint softness of a sweep (the world's joint spring, or rigid).
 typedef struct ls_ball_sweep {
@@ -97,8 +114,13 @@ void ls_ball_store_(ls_world *w, const ls_ball_lanes *g);
 void ls_ball_align_load_(ls_world *w, const ls_ball_lanes *g, uint32_t lane);
 /// After that warm start: the joint's block into the lane (a cone's: only
 /// its angles; its directions, products and masses are the tick's, filled
-/// by ls_ball_prepare_lane_).
-void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane);
+/// by ls_ball_prepare_lane_); h: the sub-step's length (a hinge motor's
+/// most impulse).
+void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, ls_fx h);
+/// Before a solve or relax sweep of a lane whose hinge solves its axial rows
+/// in the lane: in the relax pass its angle from the bodies' poses (the
+/// biased pass keeps the warm start's).
+void ls_ball_axial_angle_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, bool use_bias);
 /// After the joint's own rows in a solve or relax sweep: what they changed
 /// that the lane's block reads (a cone's relax-pass angles).
 void ls_ball_rows_refresh_(const ls_world *w, ls_ball_lanes *g, uint32_t lane);

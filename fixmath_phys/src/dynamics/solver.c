@@ -705,8 +705,11 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow,
                     }
                     ls_joint_warm_start_(w, j);
                     if (in_lanes) {
-                        ls_ball_align_fill_(w, g, l);
+                        ls_ball_align_fill_(w, g, l, st->ctx->h);
                     }
+                } else if (g->ax_on[l]) {
+                    // A hinge whose axial rows are the lanes' too: only its angle.
+                    ls_ball_axial_angle_(w, g, l, st->sweep.use_bias);
                 } else if (in_lanes) {
                     ls_joint_kind_of(j->type)->solve_rows(w, j, st->ctx, st->sweep.use_bias);
                     ls_ball_rows_refresh_(w, g, l);
