@@ -25,16 +25,6 @@
         (arr)[2][l] = (v)[2];                                                                      \
     } while (0)
 
-// Clear lane `lane`: every field zero (the bodies the identity state).
-static void clear_lane(ls_ball_lanes *g, uint32_t lane)
-{
-    int32_t *base = (int32_t *)g;
-    _Static_assert(sizeof(ls_ball_lanes) % (LS_LANES * sizeof(int32_t)) == 0, "lanes");
-    for (size_t i = lane; i < sizeof(ls_ball_lanes) / sizeof(int32_t); i += LS_LANES) {
-        base[i] = 0;
-    }
-}
-
 // The cone's rows of joint j into lane `lane`.
 static void cone_fill(const ls_joint *j, ls_ball_lanes *g, uint32_t lane)
 {
@@ -113,8 +103,7 @@ static void axial_of_lane(const ls_ball_lanes *g, uint32_t l, ls_joint_axial_row
 uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, uint32_t jk,
                                bool align)
 {
-    clear_lane(g, lane);
-    g->joint[lane] = jk;
+    g->joint[lane] = jk; // the lane is zero (balls_prepare clears the group)
     if (jk == UINT32_MAX) {
         return 0;
     }

@@ -99,7 +99,8 @@ typedef struct ls_ball_sweep {
     ls_softness joint;     ///< the world's joint spring (the cone's limit rows)
 } ls_ball_sweep;
 
-/// Fill lane `lane` of g from joint slot j (UINT32_MAX: clear the lane);
+/// Fill lane `lane` of g, whose fields are all zero, from joint slot j
+/// (UINT32_MAX: leave it empty);
 /// `align`: the lane takes the joint's alignment block, if its kind has one
 /// (not in the serial colour, whose lanes may share bodies: there the joint
 /// solves all its rows before the point blocks, as the block's order
