@@ -7,11 +7,24 @@
 /// part is taken first so no intermediate can overflow.
 static ls_fx div_q32_clamped(int64_t num, int64_t den, ls_fx lim)
 {
-    int64_t q = num / den;
+    int64_t q, s;
+    if (num > -((int64_t)1 << 46) && num < ((int64_t)1 << 46)) {
+        // One division: with num = q den + r (r of num's sign), num 2^16 /
+        // den = q 2^16 + r 2^16 / den, whose two terms share a sign, so its
+        // truncation is q 2^16 + trunc(r 2^16 / den), the sum below; and
+        // q = trunc(s / 2^16).
+        s = (num * 65536) / den;
+        q = s / 65536;
+    } else {
+        q = num / den;
+        s = 0;
+    }
     if (q > 32767 || q < -32767) {
         return q > 0 ? lim : ls_fx_neg(lim);
     }
-    int64_t s = q * 65536 + ((num - q * den) * 65536) / den;
+    if (num <= -((int64_t)1 << 46) || num >= ((int64_t)1 << 46)) {
+        s = q * 65536 + ((num - q * den) * 65536) / den;
+    }
     return ls_fx_clamp(ls_fx_sat64(s, &(bool){false}), ls_fx_neg(lim), lim);
 }
 

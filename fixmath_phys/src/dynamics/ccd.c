@@ -19,6 +19,7 @@
 #include "../collision/mesh.h"
 #include "../collision/shape_kind.h"
 #include "../world/world_internal.h"
+#include "workers.h"
 
 #include <string.h>
 
@@ -84,9 +85,10 @@ static bool cast_mesh(const ls_shape *m, const ls_geom *gb, const ls_proxy *b, c
     return hit;
 }
 
-// Earliest impact of the fast body's shape `mover` against shape `other`.
-static bool sweep_pair(ls_world *w, const ls_shape *mover, const ls_body *mb, const ls_shape *other,
-                       ls_fx *t)
+// Earliest impact of the fast body's shape `mover` against shape `other`;
+// scratch: LS_MESH_PAIR_MAX triangle indices.
+static bool sweep_pair(const ls_world *w, const ls_shape *mover, const ls_body *mb,
+                       const ls_shape *other, uint32_t *scratch, ls_fx *t)
 {
     ls_vec3 move = ls_vec3_sub(mb->p, mb->p0);
     ls_xform x0 = mover->xf; // the final orientation, moved back to the start
@@ -101,8 +103,8 @@ static bool sweep_pair(ls_world *w, const ls_shape *mover, const ls_body *mb, co
     case LS_SHAPE_PLANE:
         return cast_plane(&other->geom, &b, &x0, move, target, t);
     case LS_SHAPE_MESH:
-        return cast_mesh(other, &mover->geom, &b, &x0, move, w->def.contact_margin, target,
-                         w->children, t);
+        return cast_mesh(other, &mover->geom, &b, &x0, move, w->def.contact_margin, target, scratch,
+                         t);
     default: {
         ls_vec3 storage_a[8];
         ls_proxy a = ls_proxy_of_geom(&other->geom, storage_a);
@@ -110,6 +112,36 @@ static bool sweep_pair(ls_world *w, const ls_shape *mover, const ls_body *mb, co
     }
     }
 }
+
+// The times of impact of pairs [begin, end) into ccd_toi (two per pair, one
+// per side; LS_FX_ONE: none). Each pair reads only shapes and bodies and
+// writes its own two entries, so the pairs run in parallel; a mesh's
+// triangle list goes to the worker's own scratch.
+static void sweep_pairs(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    const ls_world *w = ctx;
+    uint32_t *scratch =
+        worker < w->mesh_arena_count ? w->mesh_arenas[worker].children : w->children;
+    for (uint32_t k = begin; k < end; k++) {
+        ls_pair pr = w->pairs[k];
+        const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
+        for (int side = 0; side < 2; side++) {
+            const ls_shape *mover = side ? sb : sa, *other = side ? sa : sb;
+            const ls_body *mb = &w->bodies[mover->body], *ob = &w->bodies[other->body];
+            ls_fx t = LS_FX_ONE;
+            // Static always; dynamic and kinematic only for bullets (their
+            // own motion is not swept: they are taken where they ended).
+            if (mb->alive && mb->fast && ob->alive && (ob->type == LS_BODY_STATIC || mb->bullet) &&
+                !sweep_pair(w, mover, mb, other, scratch, &t)) {
+                t = LS_FX_ONE;
+            }
+            w->ccd_toi[2 * k + (uint32_t)side] = t;
+        }
+    }
+}
+
+/// Pairs per block of the parallel sweeps.
+#define CCD_MIN_BLOCK 64
 
 void ls_world_continuous_(ls_world *w)
 {
@@ -121,30 +153,20 @@ void ls_world_continuous_(ls_world *w)
     if (!any) {
         return;
     }
+    ls_workers_for_(w->workers, w->pair_count, CCD_MIN_BLOCK, sweep_pairs, w);
     // toi per body slot, LS_FX_ONE = no impact; kept in island_min_timer's
-    // storage (scratch of the sleep stage, which runs after this one).
+    // storage (scratch of the sleep stage, which runs after this one). The
+    // minimum over the pairs does not depend on their order.
     ls_fx *toi = w->island_min_timer;
     for (uint32_t i = 0; i < w->body_high; i++) {
         toi[i] = LS_FX_ONE;
     }
     for (uint32_t k = 0; k < w->pair_count; k++) {
         ls_pair pr = w->pairs[k];
-        const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
         for (int side = 0; side < 2; side++) {
-            const ls_shape *mover = side ? sb : sa, *other = side ? sa : sb;
-            const ls_body *mb = &w->bodies[mover->body], *ob = &w->bodies[other->body];
-            if (!mb->alive || !mb->fast || !ob->alive) {
-                continue;
-            }
-            // Static always; dynamic and kinematic only for bullets (their
-            // own motion is not swept: they are taken where they ended).
-            if (ob->type != LS_BODY_STATIC && !mb->bullet) {
-                continue;
-            }
-            ls_fx t;
-            if (sweep_pair(w, mover, mb, other, &t) && t < toi[mover->body]) {
-                toi[mover->body] = t;
-            }
+            uint32_t body = w->shapes[side ? pr.b : pr.a].body;
+            ls_fx t = w->ccd_toi[2 * k + (uint32_t)side];
+            toi[body] = t < toi[body] ? t : toi[body];
         }
     }
     for (uint32_t i = 0; i < w->body_high; i++) {
