@@ -496,6 +496,17 @@ uint32_t ls_ball_warm_start_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
 }
 
 // The lane's alignment block (the hinge's own rows, ls_joint_align2_solve_:
+// A lane body's angular velocity as a vector, and back.
+static ls_vec3 spin_of(const lane_body *b)
+{
+    return ls_vec3_make(b->w[0], b->w[1], b->w[2]);
+}
+
+static void set_spin(lane_body *b, ls_vec3 w)
+{
+    b->w[0] = w.x, b->w[1] = w.y, b->w[2] = w.z;
+}
+
 // the saturating arithmetic of joint.h, not the lanes' narrowing).
 static void align_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, lane_body *a,
                         lane_body *b)
@@ -510,12 +521,11 @@ static void align_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, l
         r.inv[k][1] = g->al_inv[k][1][l];
         r.imp[k] = g->al_imp[k][l];
     }
-    ls_vec3 wa = ls_vec3_make(a->w[0], a->w[1], a->w[2]);
-    ls_vec3 wb = ls_vec3_make(b->w[0], b->w[1], b->w[2]);
+    ls_vec3 wa = spin_of(a), wb = spin_of(b);
     ls_softness s = {sw->bias_rate, sw->mass_scale, sw->impulse_scale};
     ls_joint_align2_solve_(&r, &wa, &wb, s, sw->use_bias != 0);
-    a->w[0] = wa.x, a->w[1] = wa.y, a->w[2] = wa.z;
-    b->w[0] = wb.x, b->w[1] = wb.y, b->w[2] = wb.z;
+    set_spin(a, wa);
+    set_spin(b, wb);
     g->al_imp[0][l] = r.imp[0];
     g->al_imp[1][l] = r.imp[1];
 }
@@ -526,11 +536,10 @@ static void axial_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, l
 {
     ls_joint_axial_rows r;
     axial_of_lane(g, l, &r);
-    ls_vec3 wa = ls_vec3_make(a->w[0], a->w[1], a->w[2]);
-    ls_vec3 wb = ls_vec3_make(b->w[0], b->w[1], b->w[2]);
+    ls_vec3 wa = spin_of(a), wb = spin_of(b);
     ls_joint_axial_rows_solve_(&r, &wa, &wb, sw->inv_h, sw->joint, sw->use_bias != 0);
-    a->w[0] = wa.x, a->w[1] = wa.y, a->w[2] = wa.z;
-    b->w[0] = wb.x, b->w[1] = wb.y, b->w[2] = wb.z;
+    set_spin(a, wa);
+    set_spin(b, wb);
     for (int k = 0; k < 4; k++) {
         g->ax_acc[k][l] = r.acc[k];
     }
@@ -543,11 +552,10 @@ static void cone_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, la
 {
     ls_joint_cone_rows r;
     cone_of_lane(g, l, &r);
-    ls_vec3 wa = ls_vec3_make(a->w[0], a->w[1], a->w[2]);
-    ls_vec3 wb = ls_vec3_make(b->w[0], b->w[1], b->w[2]);
+    ls_vec3 wa = spin_of(a), wb = spin_of(b);
     ls_joint_cone_rows_solve_(&r, &wa, &wb, sw->inv_h, sw->joint, sw->use_bias != 0);
-    a->w[0] = wa.x, a->w[1] = wa.y, a->w[2] = wa.z;
-    b->w[0] = wb.x, b->w[1] = wb.y, b->w[2] = wb.z;
+    set_spin(a, wa);
+    set_spin(b, wb);
     for (int k = 0; k < 3; k++) {
         g->cn_acc[k][l] = r.acc[k];
     }
