@@ -136,14 +136,10 @@ typedef struct ls_joint_kind {
     void (*warm_start)(ls_world *w, ls_joint *j);
     /// One iteration; use_bias false is the relax pass. NULL as warm_start.
     void (*solve)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
-    /// With lane_rows: what the joint itself solves when the ball lanes take
-    /// that block (joint_lanes.h): a hinge's spring, motor and limit rows, a
-    /// cone's angles in the relax pass. NULL without lane_rows (`solve`
-    /// runs all the kind's rows).
-    void (*solve_rows)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias);
     /// Which block of the kind's rows the ball lanes solve (outside the
-    /// serial colour; joint_lanes.h): none, a hinge's alignment block or a
-    /// cone's swing and twist rows. With one, solve_rows is set.
+    /// serial colour; joint_lanes.h): none, a hinge's alignment block (and
+    /// its rows about the axis) or a cone's swing and twist rows; the joint
+    /// then solves none of its rows itself (solver.c).
     ls_lane_rows lane_rows;
     /// With LS_LANE_ROWS_ALIGN2: true when joint j has no rows besides the
     /// point and alignment blocks, so that its whole warm start may be the lanes' too
@@ -630,20 +626,33 @@ LS_JOINT_INLINE ls_fx ls_joint_limit_row_(ls_fx c, ls_fx cdot, ls_fx mass, ls_fx
 
 /// A cone's swing and twist rows (joint_cone.c, SPEC.md §23.7) as its warm
 /// start left them: the directions n (swing; zero: no swing row) and t, their
-/// inverse-inertia products, the angles (the relax pass's from the poses),
-/// the limits, the row masses, K of the twist row and the accumulated
-/// impulses (angular_impulse.x, lower_impulse, upper_impulse). The cone's
-/// solve and the ball lanes' scalar reference (joint_lanes.c) both solve it
-/// with ls_joint_cone_rows_solve_.
+/// inverse-inertia products, the warm start's angles, the limits, the row
+/// masses, K of the twist row, the accumulated impulses (angular_impulse.x,
+/// lower_impulse, upper_impulse) and the sub-step length h (the relax pass's
+/// angles, ls_joint_relax_angle_). The cone's solve and the ball lanes' scalar
+/// reference (joint_lanes.c) both solve it with ls_joint_cone_rows_solve_.
 typedef struct ls_joint_cone_rows {
     ls_vec3 n, t, n_ia, n_ib, t_ia, t_ib;
-    ls_fx swing, twist;       ///< the angles
+    ls_fx swing, twist;       ///< the angles at the sub-step's warm start
     ls_fx cone, lower, upper; ///< the limits
     ls_fx m_swing, m_twist;   ///< row masses
     ls_fx k_twist;            ///< K of the twist row
     ls_fx acc[3];             ///< swing, lower, upper
+    ls_fx h;                  ///< the sub-step's length, s
     bool twist_limited;
 } ls_joint_cone_rows;
+
+/// The relax pass's angle of a row (SPEC.md §23.4 "The relax pass's
+/// angles"): the warm start's angle plus h times the row's speed as the pass
+/// reaches the joint, a first-order step over the sub-step's position update.
+/// Why not from the poses: an angle costs frames, a square root and arc
+/// tangents, and the relax pass only asks whether a limit is near (or, for an
+/// explicit spring, where the sub-step ends) -- Box3D takes its contacts'
+/// separations the same way, from the motion since they were measured.
+LS_JOINT_INLINE ls_fx ls_joint_relax_angle_(ls_fx angle, ls_fx speed, ls_fx h)
+{
+    return ls_fx_add(angle, ls_fx_mul(h, speed));
+}
 
 /// A cone's twist rows exist when its range is not the whole turn.
 LS_JOINT_INLINE bool ls_joint_cone_twist_limited_(const ls_joint *j)
@@ -652,9 +661,9 @@ LS_JOINT_INLINE bool ls_joint_cone_twist_limited_(const ls_joint *j)
 }
 
 /// The cone rows of joint j as its warm start left them: dir[0], dir[1],
-/// their products, err[0], err[1] (the relax pass's angles once updated),
-/// the limits, row_mass, row_k[1] and the accumulated impulses.
-LS_JOINT_INLINE void ls_joint_cone_rows_of_(const ls_joint *j, ls_joint_cone_rows *r)
+/// their products, err[0], err[1], the limits, row_mass, row_k[1] and the
+/// accumulated impulses, with the sub-step length h.
+LS_JOINT_INLINE void ls_joint_cone_rows_of_(const ls_joint *j, ls_fx h, ls_joint_cone_rows *r)
 {
     r->n = j->dir[0];
     r->t = j->dir[1];
@@ -673,19 +682,32 @@ LS_JOINT_INLINE void ls_joint_cone_rows_of_(const ls_joint *j, ls_joint_cone_row
     r->acc[0] = j->angular_impulse.x;
     r->acc[1] = j->lower_impulse;
     r->acc[2] = j->upper_impulse;
+    r->h = h;
     r->twist_limited = ls_joint_cone_twist_limited_(j);
 }
 
 /// One iteration of the cone's rows on *wa, *wb (the world's joint spring
-/// `joint`, sub-step rate inv_h; use_bias false: the relax pass).
+/// `joint`, sub-step rate inv_h; use_bias false: the relax pass, whose
+/// angles are ls_joint_relax_angle_ of the spins *wa, *wb it starts with).
 LS_JOINT_INLINE void ls_joint_cone_rows_solve_(ls_joint_cone_rows *r, ls_vec3 *wa, ls_vec3 *wb,
                                                ls_fx inv_h, ls_softness joint, bool use_bias)
 {
-    if (r->n.x != 0 || r->n.y != 0 || r->n.z != 0) {
+    bool swing_row = r->n.x != 0 || r->n.y != 0 || r->n.z != 0;
+    ls_fx swing = r->swing, twist = r->twist;
+    if (!use_bias) {
+        // d swing/dt = (wb - wa) . n, d twist/dt = (wb - wa) . t.
+        swing = swing_row
+                    ? ls_joint_relax_angle_(swing, ls_joint_relative_speed_(*wa, *wb, r->n), r->h)
+                    : swing;
+        twist = r->twist_limited
+                    ? ls_joint_relax_angle_(twist, ls_joint_relative_speed_(*wa, *wb, r->t), r->h)
+                    : twist;
+    }
+    if (swing_row) {
         // Swing pushes b's axis back toward a's: an angular impulse -n on b.
         ls_fx cdot = ls_fx_neg(ls_joint_relative_speed_(*wa, *wb, r->n));
-        ls_fx imp = ls_joint_limit_row_at_(ls_fx_sub(r->cone, r->swing), cdot, r->m_swing,
-                                           &r->acc[0], inv_h, joint, use_bias);
+        ls_fx imp = ls_joint_limit_row_at_(ls_fx_sub(r->cone, swing), cdot, r->m_swing, &r->acc[0],
+                                           inv_h, joint, use_bias);
         ls_fx p = ls_fx_neg(imp);
         *wa = ls_vec3_sub(*wa, ls_joint_dirs_times_(&r->n_ia, &p, 1));
         *wb = ls_vec3_add(*wb, ls_joint_dirs_times_(&r->n_ib, &p, 1));
@@ -694,11 +716,11 @@ LS_JOINT_INLINE void ls_joint_cone_rows_solve_(ls_joint_cone_rows *r, ls_vec3 *w
         // Both limits about t: the upper sees the speed the lower left
         // (cdot + K impulse) and their sum is applied once (as the hinge).
         ls_fx cdot = ls_joint_relative_speed_(*wa, *wb, r->t);
-        ls_fx lo = ls_joint_limit_row_at_(ls_fx_sub(r->twist, r->lower), cdot, r->m_twist,
-                                          &r->acc[1], inv_h, joint, use_bias);
+        ls_fx lo = ls_joint_limit_row_at_(ls_fx_sub(twist, r->lower), cdot, r->m_twist, &r->acc[1],
+                                          inv_h, joint, use_bias);
         cdot = ls_fx_add(cdot, ls_fx_mul(r->k_twist, lo));
-        ls_fx hi = ls_joint_limit_row_at_(ls_fx_sub(r->upper, r->twist), ls_fx_neg(cdot),
-                                          r->m_twist, &r->acc[2], inv_h, joint, use_bias);
+        ls_fx hi = ls_joint_limit_row_at_(ls_fx_sub(r->upper, twist), ls_fx_neg(cdot), r->m_twist,
+                                          &r->acc[2], inv_h, joint, use_bias);
         ls_fx p = ls_fx_sub(lo, hi);
         *wa = ls_vec3_sub(*wa, ls_joint_dirs_times_(&r->t_ia, &p, 1));
         *wb = ls_vec3_add(*wb, ls_joint_dirs_times_(&r->t_ib, &p, 1));
@@ -707,12 +729,12 @@ LS_JOINT_INLINE void ls_joint_cone_rows_solve_(ls_joint_cone_rows *r, ls_vec3 *w
 
 /// A hinge's rows about its axis (joint_hinge.c, SPEC.md §23.4): spring,
 /// motor and limits, as its warm start left them: the axis d (dir[0]), its
-/// inverse-inertia products, K = row_k[0], the row mass, the angle (the relax
-/// pass's from the poses), the limits, the spring's coefficients (and, for
-/// an explicit spring, its stiffness impulse of the sub-step, push, as
-/// ls_joint_spring_row_), the motor's speed and most impulse per sub-step
-/// (max_motor h), and the accumulated impulses (spring, motor, lower,
-/// upper). The hinge's solve and the ball lanes' scalar reference
+/// inverse-inertia products, K = row_k[0], the row mass, the warm start's
+/// angle (the relax pass's: the one measured at the moved pose, or
+/// ls_joint_relax_angle_; ls_joint_axial_measured_), the limits, the spring's coefficients (and,
+/// for an explicit spring, its stiffness impulse of the sub-step, push, as ls_joint_spring_row_),
+/// the motor's speed and most impulse per sub-step (max_motor h), and the accumulated impulses
+/// (spring, motor, lower, upper). The hinge's solve and the ball lanes' scalar reference
 /// (joint_lanes.c; implicit springs only) both solve it with
 /// ls_joint_axial_rows_solve_.
 typedef struct ls_joint_axial_rows {
@@ -722,9 +744,24 @@ typedef struct ls_joint_axial_rows {
     ls_softness spring;
     ls_fx push; ///< an explicit spring's stiffness impulse (j->spring_push)
     ls_fx motor_speed, top;
+    ls_fx h;      ///< the sub-step's length, s
     ls_fx acc[4]; ///< spring, motor, lower, upper
     bool spring_on, spring_explicit, motor_on, limit_on;
 } ls_joint_axial_rows;
+
+/// True when the relax pass's angle of these rows is measured at the moved
+/// pose (given in `angle`) rather than stepped (ls_joint_relax_angle_): a
+/// hinge with an explicit spring, whose relax-pass half of the stiffness
+/// impulse must see the pose the next warm start measures again (SPEC.md
+/// §23.4). Why: velocity Verlet conserves energy when both halves at a pose
+/// see the same angle; a stepped angle differs from the measured one by the
+/// measurement's rounding, whose difference at every sub-step added 18 % to
+/// an undamped 10 Hz hinge spring's energy in 10 s (measured: 0.96..1.01;
+/// tests/test_joints.c).
+LS_JOINT_INLINE bool ls_joint_axial_measured_(const ls_joint_axial_rows *r)
+{
+    return r->spring_on && r->spring_explicit;
+}
 
 /// One iteration of the axial rows on *wa, *wb (the world's joint spring
 /// `joint` for the limits, sub-step rate inv_h; use_bias false: the relax
@@ -734,11 +771,14 @@ LS_JOINT_INLINE void ls_joint_axial_rows_solve_(ls_joint_axial_rows *r, ls_vec3 
                                                 ls_fx inv_h, ls_softness joint, bool use_bias)
 {
     ls_fx cdot = ls_joint_relative_speed_(*wa, *wb, r->d), total = 0;
+    ls_fx angle = use_bias || ls_joint_axial_measured_(r)
+                      ? r->angle
+                      : ls_joint_relax_angle_(r->angle, cdot, r->h);
     if (r->spring_on && r->spring_explicit) {
         // Half the stiffness impulse from the pose the sub-step starts with
         // (biased pass), half from the pose it ends with (relax pass).
         const ls_softness *s = &r->spring;
-        ls_fx push = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_mul(s->bias_rate, r->angle)));
+        ls_fx push = ls_fx_neg(ls_fx_mul(r->mass, ls_fx_mul(s->bias_rate, angle)));
         r->push = use_bias ? push : ls_fx_add(r->push, push);
         ls_fx damp = ls_fx_neg(ls_fx_add(ls_fx_mul(ls_fx_mul(r->mass, s->mass_scale), cdot),
                                          ls_fx_mul(s->impulse_scale, r->acc[0])));
@@ -748,7 +788,7 @@ LS_JOINT_INLINE void ls_joint_axial_rows_solve_(ls_joint_axial_rows *r, ls_vec3 
         cdot = ls_fx_add(cdot, ls_fx_mul(r->k, imp));
     } else if (r->spring_on) {
         const ls_softness *s = &r->spring;
-        ls_fx rhs = ls_fx_add(cdot, ls_fx_mul(s->bias_rate, r->angle));
+        ls_fx rhs = ls_fx_add(cdot, ls_fx_mul(s->bias_rate, angle));
         ls_fx imp = ls_fx_neg(ls_fx_add(ls_fx_mul(ls_fx_mul(r->mass, s->mass_scale), rhs),
                                         ls_fx_mul(s->impulse_scale, r->acc[0])));
         r->acc[0] = ls_fx_add(r->acc[0], imp);
@@ -764,11 +804,11 @@ LS_JOINT_INLINE void ls_joint_axial_rows_solve_(ls_joint_axial_rows *r, ls_vec3 
         cdot = ls_fx_add(cdot, ls_fx_mul(r->k, imp));
     }
     if (r->limit_on) {
-        ls_fx imp = ls_joint_limit_row_at_(ls_fx_sub(r->angle, r->lower), cdot, r->mass, &r->acc[2],
+        ls_fx imp = ls_joint_limit_row_at_(ls_fx_sub(angle, r->lower), cdot, r->mass, &r->acc[2],
                                            inv_h, joint, use_bias);
         total = ls_fx_add(total, imp);
         cdot = ls_fx_add(cdot, ls_fx_mul(r->k, imp));
-        imp = ls_joint_limit_row_at_(ls_fx_sub(r->upper, r->angle), ls_fx_neg(cdot), r->mass,
+        imp = ls_joint_limit_row_at_(ls_fx_sub(r->upper, angle), ls_fx_neg(cdot), r->mass,
                                      &r->acc[3], inv_h, joint, use_bias);
         total = ls_fx_sub(total, imp);
     }
@@ -794,6 +834,7 @@ LS_JOINT_INLINE void ls_joint_axial_rows_of_(const ls_joint *j, ls_fx angle, ls_
     r->push = j->spring_push;
     r->motor_speed = j->motor_speed;
     r->top = ls_fx_mul(j->max_motor, h);
+    r->h = h;
     r->acc[0] = j->spring_impulse;
     r->acc[1] = j->motor_impulse;
     r->acc[2] = j->lower_impulse;

@@ -460,6 +460,18 @@ AVX2 V limit8(V c, V cdot, V mass, V *acc, V on, const ls_ball_sweep *sw, K *chk
     return imp;
 }
 
+// k * x (ls_fx_mul), checked.
+AVX2 V fmul8(V k, V x, K *chk)
+{
+    return NARF(mulp(prep(k), prep(x)), *chk);
+}
+
+// The relax pass's angle (ls_joint_relax_angle_): angle + h speed, checked.
+AVX2 V relax_angle8(V angle, V speed, const ls_ball_sweep *sw, K *chk)
+{
+    return chk32(_mm256_add_epi32(angle, fmul8(splat(sw->h), speed, chk)), chk);
+}
+
 // (w_b - w_a) . d for short directions d (ls_joint_relative_speed_), checked.
 AVX2 V speed8(const B *a, const B *b, const V *d, K *chk)
 {
@@ -500,15 +512,21 @@ AVX2 bool cone8(const ls_ball_sweep *sw, const ls_ball_lanes *g, B *a, B *b, V *
     for (int k = 0; k < 3; k++) {
         acc[k] = ld(g->cn_acc[k]);
     }
+    // The angles (in the relax pass stepped by the speeds the rows start
+    // with; in lanes without the row the value is unused).
+    V swing_speed = speed8(a, b, n, chk), swing = ld(g->cn_swing), twist = ld(g->cn_twist);
+    if (!sw->use_bias) {
+        swing = relax_angle8(swing, swing_speed, sw, chk);
+        twist = relax_angle8(twist, speed8(a, b, t, chk), sw, chk);
+    }
     // Swing, where the warm start found a direction.
     V swing_on = _mm256_andnot_si256(_mm256_cmpeq_epi32(nz, zero), on);
-    V cdot = chk32(_mm256_sub_epi32(zero, speed8(a, b, n, chk)), chk);
-    V c = chk32(_mm256_sub_epi32(ld(g->cn_cone), ld(g->cn_swing)), chk);
+    V cdot = chk32(_mm256_sub_epi32(zero, swing_speed), chk);
+    V c = chk32(_mm256_sub_epi32(ld(g->cn_cone), swing), chk);
     V imp = limit8(c, cdot, ld(g->cn_m[0]), &acc[0], swing_on, sw, chk);
     turn8(a, b, g->cn_na, g->cn_nb, chk32(_mm256_sub_epi32(zero, imp), chk), chk);
     // Twist, where limited: the upper row sees the speed the lower left.
     V twist_on = _mm256_and_si256(_mm256_cmpgt_epi32(ld(g->cn_tl), zero), on);
-    V twist = ld(g->cn_twist);
     cdot = speed8(a, b, t, chk);
     V lo = limit8(chk32(_mm256_sub_epi32(twist, ld(g->cn_lower)), chk), cdot, ld(g->cn_m[1]),
                   &acc[1], twist_on, sw, chk);
@@ -518,12 +536,6 @@ AVX2 bool cone8(const ls_ball_sweep *sw, const ls_ball_lanes *g, B *a, B *b, V *
                   chk);
     turn8(a, b, g->cn_ta, g->cn_tb, chk32(_mm256_sub_epi32(lo, hi), chk), chk);
     return true;
-}
-
-// k * x (ls_fx_mul), checked.
-AVX2 V fmul8(V k, V x, K *chk)
-{
-    return NARF(mulp(prep(k), prep(x)), *chk);
 }
 
 // The lanes' hinge rows about the axis (ls_joint_axial_rows_solve_ in
@@ -557,14 +569,18 @@ AVX2 bool axial8(const ls_ball_sweep *sw, const ls_ball_lanes *g, B *a, B *b, V 
     }
     V m = ld(g->ax_m), kk = ld(g->ax_k), angle = ld(g->ax_angle);
     V cdot = speed8(a, b, d, chk), total = zero;
+    V expl = _mm256_and_si256(
+        spring_on, _mm256_cmpgt_epi32(_mm256_and_si256(flags, splat(LS_AXIAL_EXPLICIT)), zero));
+    if (!sw->use_bias) {
+        // Stepped, but measured for an explicit spring (ls_joint_axial_measured_).
+        angle = _mm256_blendv_epi8(relax_angle8(angle, cdot, sw, chk), angle, expl);
+    }
     *push = ld(g->ax_push);
     if (!all_zero(spring_on)) {
         // Implicit: -(m s_m (cdot + rate angle) + s_i acc); explicit: the
         // stiffness push -m (rate angle) (the biased pass's, plus the relax
         // pass's) and the damping -(m s_m cdot + s_i acc), which alone
         // accumulates.
-        V expl = _mm256_and_si256(
-            spring_on, _mm256_cmpgt_epi32(_mm256_and_si256(flags, splat(LS_AXIAL_EXPLICIT)), zero));
         V stiff = fmul8(ld(g->ax_rate), angle, chk);
         V mm = fmul8(m, ld(g->ax_ms), chk), damp_acc = fmul8(ld(g->ax_is), acc[0], chk);
         V rhs = chk32(_mm256_add_epi32(cdot, stiff), chk);

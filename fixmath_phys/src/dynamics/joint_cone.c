@@ -166,7 +166,8 @@ static void prepare(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
 }
 
 // Each sub-step: the angles at the sub-step's poses into err = (swing,
-// twist), which its solve uses, and the accumulated impulses applied about
+// twist), which its solves use (the relax pass steps them by the rows'
+// speeds, ls_joint_relax_angle_), and the accumulated impulses applied about
 // the tick's directions.
 static void warm_start(ls_world *w, ls_joint *j)
 {
@@ -179,26 +180,10 @@ static void warm_start(ls_world *w, ls_joint *j)
     ls_joint_apply_dirs_(w, j, 0, imp, 2);
 }
 
-// The relax pass's angles from the bodies' current poses, into err (the
-// rows' directions and masses stay the tick's). In the ball lanes this is
-// all the joint solves itself (joint_lanes.h).
-static void solve_angles(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
-{
-    (void)ctx;
-    if (use_bias) {
-        return;
-    }
-    cone c = {.n = j->dir[0]};
-    angles_of(w, j, &c);
-    j->err[0] = c.swing;
-    j->err[1] = c.twist;
-}
-
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
-    solve_angles(w, j, ctx, use_bias);
     ls_joint_cone_rows r;
-    ls_joint_cone_rows_of_(j, &r);
+    ls_joint_cone_rows_of_(j, ctx->h, &r);
     ls_vec3 wa = ls_joint_state_a_(w, j)->w, wb = ls_joint_state_b_(w, j)->w;
     ls_joint_cone_rows_solve_(&r, &wa, &wb, ctx->inv_h, ctx->joint, use_bias);
     j->angular_impulse.x = r.acc[0];
@@ -223,7 +208,6 @@ const ls_joint_kind ls_joint_cone_kind = {
     .prepare = prepare,
     .warm_start = warm_start,
     .solve = solve,
-    .solve_rows = solve_angles,
     .lane_rows = LS_LANE_ROWS_CONE,
     .reaction = reaction,
 };

@@ -48,12 +48,6 @@ static frames frames_of(const ls_world *w, const ls_joint *j, bool angled)
     return f;
 }
 
-// The hinge angle at the bodies' current poses (0 without limit and spring).
-static ls_fx current_angle(const ls_world *w, const ls_joint *j)
-{
-    return ls_joint_hinge_angle_(w, j);
-}
-
 ls_fx ls_joint_hinge_angle_(const ls_world *w, const ls_joint *j)
 {
     bool angled = j->flags & (LS_JOINT_F_LIMIT | LS_JOINT_F_SPRING);
@@ -148,16 +142,21 @@ static void warm_start(ls_world *w, ls_joint *j)
     ls_joint_apply_dirs_(w, j, axial ? 0 : 1, imp + (axial ? 0 : 1), axial ? 3 : 2);
 }
 
-// The rows about the axis (spring, motor, limits), with the directions and
-// masses of this sub-step's warm start (joint.h, ls_joint_axial_rows); the
-// relax pass, after the positions moved, recomputes only the angle.
+// The rows about the axis (spring, motor, limits), with the directions,
+// masses and angle of this sub-step's warm start (joint.h,
+// ls_joint_axial_rows); the relax pass steps the angle by the axis's speed
+// (ls_joint_relax_angle_) or, with an explicit spring, measures it again at
+// the moved pose (ls_joint_axial_measured_).
 static void solve_axial(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
     if (!axial_rows(j)) {
         return;
     }
     ls_joint_axial_rows r;
-    ls_joint_axial_rows_of_(j, use_bias ? j->err[2] : current_angle(w, j), ctx->h, &r);
+    ls_joint_axial_rows_of_(j, j->err[2], ctx->h, &r);
+    if (!use_bias && ls_joint_axial_measured_(&r)) {
+        r.angle = ls_joint_hinge_angle_(w, j);
+    }
     ls_vec3 wa = ls_joint_state_a_(w, j)->w, wb = ls_joint_state_b_(w, j)->w;
     ls_joint_axial_rows_solve_(&r, &wa, &wb, ctx->inv_h, ctx->joint, use_bias);
     ls_joint_set_spins_(w, j, wa, wb);
@@ -196,7 +195,6 @@ const ls_joint_kind ls_joint_hinge_kind = {
     .prepare = prepare,
     .warm_start = warm_start,
     .solve = solve,
-    .solve_rows = solve_axial,
     .lane_rows = LS_LANE_ROWS_ALIGN2,
     .align_only = align_only,
     .reaction = reaction,

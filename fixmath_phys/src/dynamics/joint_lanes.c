@@ -29,7 +29,7 @@
 static void cone_fill(const ls_joint *j, ls_ball_lanes *g, uint32_t lane)
 {
     ls_joint_cone_rows r;
-    ls_joint_cone_rows_of_(j, &r);
+    ls_joint_cone_rows_of_(j, 0, &r);
     const ls_vec3 v[6] = {r.n, r.t, r.n_ia, r.n_ib, r.t_ia, r.t_ib};
     ls_lanes *dst[6] = {g->cn_n, g->cn_t, g->cn_na, g->cn_nb, g->cn_ta, g->cn_tb};
     for (int k = 0; k < 6; k++) {
@@ -76,9 +76,11 @@ static void axial_prepare(const ls_joint *j, ls_ball_lanes *g, uint32_t lane)
     }
 }
 
-// The lane's axial rows (the reverse of axial_prepare and the fill).
-static void axial_of_lane(const ls_ball_lanes *g, uint32_t l, ls_joint_axial_rows *r)
+// The lane's axial rows (the reverse of axial_prepare and the fill) in a
+// sweep of sub-step h.
+static void axial_of_lane(const ls_ball_lanes *g, uint32_t l, ls_fx h, ls_joint_axial_rows *r)
 {
+    r->h = h;
     r->d = ls_vec3_make(g->ax_d[0][l], g->ax_d[1][l], g->ax_d[2][l]);
     r->d_ia = ls_vec3_make(g->ax_ia[0][l], g->ax_ia[1][l], g->ax_ia[2][l]);
     r->d_ib = ls_vec3_make(g->ax_ib[0][l], g->ax_ib[1][l], g->ax_ib[2][l]);
@@ -142,7 +144,7 @@ uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lan
     }
     if (align && kind->lane_rows == LS_LANE_ROWS_CONE) {
         // The tick's rows (the joint's prepare ran first); each sub-step's
-        // warm start changes only the angles (ls_ball_rows_refresh_).
+        // warm start changes only the angles (ls_ball_align_fill_).
         g->cn_on[lane] = 1;
         cone_fill(j, g, lane);
     }
@@ -193,18 +195,10 @@ void ls_ball_align_load_(ls_world *w, const ls_ball_lanes *g, uint32_t lane)
     }
 }
 
-void ls_ball_rows_refresh_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
+// The lane's cone rows (the reverse of cone_fill) in a sweep of sub-step h.
+static void cone_of_lane(const ls_ball_lanes *g, uint32_t l, ls_fx h, ls_joint_cone_rows *r)
 {
-    if (g->cn_on[lane]) {
-        const ls_joint *j = &w->joints[g->joint[lane]];
-        g->cn_swing[lane] = j->err[0];
-        g->cn_twist[lane] = j->err[1];
-    }
-}
-
-// The lane's cone rows (the reverse of cone_fill).
-static void cone_of_lane(const ls_ball_lanes *g, uint32_t l, ls_joint_cone_rows *r)
-{
+    r->h = h;
     ls_vec3 *v[6] = {&r->n, &r->t, &r->n_ia, &r->n_ib, &r->t_ia, &r->t_ib};
     const ls_lanes *src[6] = {g->cn_n, g->cn_t, g->cn_na, g->cn_nb, g->cn_ta, g->cn_tb};
     for (int k = 0; k < 6; k++) {
@@ -227,7 +221,10 @@ static void cone_of_lane(const ls_ball_lanes *g, uint32_t l, ls_joint_cone_rows 
 void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, ls_fx h)
 {
     if (g->cn_on[lane]) {
-        ls_ball_rows_refresh_(w, g, lane); // the rest is the tick's (prepare)
+        // The angles; the rest is the tick's (prepare).
+        const ls_joint *j = &w->joints[g->joint[lane]];
+        g->cn_swing[lane] = j->err[0];
+        g->cn_twist[lane] = j->err[1];
         return;
     }
     ls_joint_align2 r;
@@ -261,9 +258,9 @@ void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, ls_
     }
 }
 
-void ls_ball_axial_angle_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, bool use_bias)
+void ls_ball_axial_angle_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
 {
-    if (!use_bias) {
+    if (g->ax_flags[lane] & LS_AXIAL_EXPLICIT) {
         g->ax_angle[lane] = ls_joint_hinge_angle_(w, &w->joints[g->joint[lane]]);
     }
 }
@@ -535,7 +532,7 @@ static void axial_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, l
                         lane_body *b)
 {
     ls_joint_axial_rows r;
-    axial_of_lane(g, l, &r);
+    axial_of_lane(g, l, sw->h, &r);
     ls_vec3 wa = spin_of(a), wb = spin_of(b);
     ls_joint_axial_rows_solve_(&r, &wa, &wb, sw->inv_h, sw->joint, sw->use_bias != 0);
     set_spin(a, wa);
@@ -551,7 +548,7 @@ static void cone_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, la
                        lane_body *b)
 {
     ls_joint_cone_rows r;
-    cone_of_lane(g, l, &r);
+    cone_of_lane(g, l, sw->h, &r);
     ls_vec3 wa = spin_of(a), wb = spin_of(b);
     ls_joint_cone_rows_solve_(&r, &wa, &wb, sw->inv_h, sw->joint, sw->use_bias != 0);
     set_spin(a, wa);

@@ -14,8 +14,8 @@
 // A hinge's rows about its axis (spring, motor, limits) and two alignment
 // rows, and a cone's swing and twist rows, whose directions and masses the
 // joint's warm start (a cone's prepare) computes, are copied into the lanes
-// (the hinge and the cone update their angles in the relax pass, per joint)
-// and solved with the point block, in
+// (the relax pass steps their angles by the rows' speeds in the lanes,
+// ls_joint_relax_angle_) and solved with the point block, in
 // the same pass over the bodies (joint_grid: 3,120 hinges, a third of the
 // scene's time in those rows when they were solved one joint at a time). A
 // group whose joints with rows are all hinges without limit, motor or spring
@@ -55,14 +55,14 @@ typedef struct ls_ball_lanes {
     uint32_t al_body_a[LS_LANES], al_body_b[LS_LANES]; ///< the joint's bodies (not states)
     ls_lanes al_fa[4], al_fb[4]; ///< the joint frames in the bodies (frame_a, frame_b)
     ls_lanes al_ma[9], al_mb[9]; ///< world inverse inertias (rows), 0 unless the body moves
-    /// A cone's swing and twist rows (ls_joint_cone_rows, joint.h), copied
-    /// from the joint after its warm start (the angles again after its
-    /// relax-pass update); all zero in a lane without them.
+    /// A cone's swing and twist rows (ls_joint_cone_rows, joint.h): the
+    /// tick's directions, products and masses (prepare), the angles copied
+    /// from the joint after each warm start; all zero in a lane without them.
     ls_lanes cn_on;                       ///< 1: the lane's joint is a cone with them
     ls_lanes cn_n[3], cn_t[3];            ///< swing (zero: no swing row) and twist directions
     ls_lanes cn_na[3], cn_nb[3];          ///< I_a^-1 n, I_b^-1 n
     ls_lanes cn_ta[3], cn_tb[3];          ///< I_a^-1 t, I_b^-1 t
-    ls_lanes cn_swing, cn_twist;          ///< angles
+    ls_lanes cn_swing, cn_twist;          ///< angles at the warm start
     ls_lanes cn_cone, cn_lower, cn_upper; ///< limits
     ls_lanes cn_m[2], cn_k;               ///< row masses, K of the twist row
     ls_lanes cn_acc[3];                   ///< accumulated: swing, lower, upper
@@ -70,12 +70,11 @@ typedef struct ls_ball_lanes {
     /// A hinge's rows about its axis (ls_joint_axial_rows, joint.h: spring,
     /// motor, limits), solved before its alignment block; the limits,
     /// coefficients and flags are the tick's (prepare), the rest is copied
-    /// from the joint after each warm start (the angle again in the relax
-    /// pass); all zero in a lane without them.
+    /// from the joint after each warm start; all zero in a lane without them.
     ls_lanes ax_on;                       ///< 1: the lane's hinge solves these rows here
     ls_lanes ax_flags;                    ///< LS_AXIAL_SPRING, _EXPLICIT, _MOTOR, _LIMIT
     ls_lanes ax_d[3], ax_ia[3], ax_ib[3]; ///< the axis and its inverse-inertia products
-    ls_lanes ax_k, ax_m, ax_angle;        ///< K, the row mass, the hinge angle
+    ls_lanes ax_k, ax_m, ax_angle;        ///< K, the row mass, the hinge angle at the warm start
     ls_lanes ax_lower, ax_upper;          ///< limits
     ls_lanes ax_rate, ax_ms, ax_is;       ///< the spring's bias rate, mass and impulse scales
     ls_lanes ax_speed, ax_top;            ///< motor speed, most motor impulse this sub-step
@@ -96,6 +95,7 @@ typedef struct ls_ball_sweep {
     int32_t max_bias;      ///< most speed the bias may ask for, m/s (LS_JOINT_MAX_BIAS)
     int32_t use_bias;      ///< 0 in the relax pass (the alignment rows are then rigid)
     int32_t inv_h;         ///< 1/h (the cone's speculative limit rows)
+    int32_t h;             ///< the sub-step's length (the relax pass's angles)
     ls_softness joint;     ///< the world's joint spring (the cone's limit rows)
 } ls_ball_sweep;
 
@@ -107,6 +107,10 @@ typedef struct ls_ball_sweep {
 /// requires). Returns non-zero when a value left the solver range.
 uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, uint32_t j,
                                bool align);
+/// Before a relax sweep of a lane whose hinge solves its axial rows in the
+/// lane: the angle measured at the moved pose when the rows ask for it
+/// (ls_joint_axial_measured_: an explicit spring), else nothing.
+void ls_ball_axial_angle_(const ls_world *w, ls_ball_lanes *g, uint32_t lane);
 /// Write each lane's accumulated impulse back to its joint.
 void ls_ball_store_(ls_world *w, const ls_ball_lanes *g);
 /// Before the warm start of lane `lane`'s joint: the impulses of its rows
@@ -118,13 +122,6 @@ void ls_ball_align_load_(ls_world *w, const ls_ball_lanes *g, uint32_t lane);
 /// by ls_ball_prepare_lane_); h: the sub-step's length (a hinge motor's
 /// most impulse).
 void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, ls_fx h);
-/// Before a solve or relax sweep of a lane whose hinge solves its axial rows
-/// in the lane: in the relax pass its angle from the bodies' poses (the
-/// biased pass keeps the warm start's).
-void ls_ball_axial_angle_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, bool use_bias);
-/// After the joint's own rows in a solve or relax sweep: what they changed
-/// that the lane's block reads (a cone's relax-pass angles).
-void ls_ball_rows_refresh_(const ls_world *w, ls_ball_lanes *g, uint32_t lane);
 
 /// K^-1 (Q16.16, xx, xy, xz, yy, yz, zz) of a symmetric K given in Q28.36,
 /// with one division (joint_lanes.c states the rule); raises *ovf when an

@@ -688,12 +688,11 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow,
     if (item < nj + nb) {
         uint32_t bi = sv->colour_ball[c] + item - nj;
         const ls_ball_kernels *bk = overflow ? &ls_ball_kernels_scalar : sv->ball_kernels;
-        // The joints' other rows first (a hinge's alignment, limits, motor
-        // and spring; joint.h), on this thread: they touch the same bodies.
-        // A hinge's alignment rows are the lanes' (joint_lanes.h): its
-        // impulses go back to the joint for its warm start, which leaves the
-        // block for the lanes to copy, and the joint solves only its other
-        // rows.
+        // The joints' other rows first (a fixed joint's angular block;
+        // joint.h), on this thread: they touch the same bodies. A hinge's
+        // rows and a cone's are the lanes' (joint_lanes.h): their impulses go
+        // back to the joint for its warm start, which leaves the rows for
+        // the lanes to copy, and the joint solves none of them itself.
         if (kind == SWEEP_WARM || kind == SWEEP_SOLVE) {
             ls_ball_lanes *g = &sv->balls[bi];
             for (uint32_t rows = sv->ball_rows[bi]; rows != 0; rows &= rows - 1) {
@@ -712,12 +711,13 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow,
                         ls_ball_align_fill_(w, g, l, st->ctx->h);
                     }
                 } else if (g->ax_on[l]) {
-                    // A hinge whose axial rows are the lanes' too: only its angle.
-                    ls_ball_axial_angle_(w, g, l, st->sweep.use_bias);
-                } else if (in_lanes) {
-                    ls_joint_kind_of(j->type)->solve_rows(w, j, st->ctx, st->sweep.use_bias);
-                    ls_ball_rows_refresh_(w, g, l);
-                } else {
+                    // A hinge whose axial rows are the lanes' too: in the
+                    // relax pass, with an explicit spring, the angle at the
+                    // moved pose (the lanes step the others' angles).
+                    if (!st->sweep.use_bias) {
+                        ls_ball_axial_angle_(w, g, l);
+                    }
+                } else if (!in_lanes) {
                     ls_joint_solve_(w, j, st->ctx, st->sweep.use_bias);
                 }
             }
@@ -1070,6 +1070,7 @@ void ls_world_solve_(ls_world *w)
     st.sweep.threshold = ls_fx_neg(w->def.restitution_threshold);
     st.ball.world = w;
     st.ball.inv_h = ctx.inv_h;
+    st.ball.h = ctx.h;
     st.ball.joint = ctx.joint;
     st.ball.states = sv->states;
     st.ball.max_bias = LS_JOINT_MAX_BIAS;
