@@ -143,6 +143,54 @@ Test(broadphase, equals_brute_force_on_every_tick_of_5000_moving_boxes)
     scene_free(&s);
 }
 
+// The bands of the sweep (broadphase.c): boxes spread over a plane (x, z in
+// +-60 m, y in 0..4 m), most 0.2..0.5 m wide, one in ten 2..6 m (the second
+// set of bands), one in a hundred 30..60 m (the widest band), a tenth of
+// them static, moving; and the same scene turned so that the bands run along
+// the other axis.
+static ls_aabb plane_box(ls_rng *r, uint32_t i, bool turned)
+{
+    ls_fx half = i % 100 == 0  ? ls_rng_range(r, FX(15), FX(30))
+                 : i % 10 == 0 ? ls_rng_range(r, FX(1), FX(3))
+                               : ls_rng_range(r, FX(0.1), FX(0.25));
+    ls_vec3 c = {ls_rng_range(r, FX(-60), FX(60)), ls_rng_range(r, 0, FX(4)),
+                 ls_rng_range(r, FX(-60), FX(60))};
+    ls_vec3 h = {half, ls_rng_range(r, FX(0.1), FX(0.25)), half};
+    if (turned) {
+        c = (ls_vec3){c.y, c.x, c.z};
+        h = (ls_vec3){h.y, h.x, h.z};
+    }
+    return (ls_aabb){ls_vec3_sub(c, h), ls_vec3_add(c, h)};
+}
+
+Test(broadphase, equals_brute_force_on_a_plane_of_mixed_widths)
+{
+    enum { N = 3000, TICKS = 30 };
+    for (int turned = 0; turned < 2; turned++) {
+        ls_rng r = ls_rng_make(2026, 11 + (uint64_t)turned);
+        scene s = scene_make(N);
+        ls_broadphase *bp = ls_broadphase_create(N, BIG);
+        cr_assert_not_null(bp);
+        for (uint32_t i = 0; i < N; i++) {
+            s.box[i] = plane_box(&r, i, turned);
+            s.cat[i] = s.mask[i] = 0xFFFFFFFFu;
+            s.is_static[i] = i % 10 == 3;
+            put(bp, &s, i);
+        }
+        for (int t = 0; t < TICKS; t++) {
+            expect_brute(bp, &s, turned ? "plane (turned)" : "plane", t);
+            for (uint32_t i = 0; i < N; i++) {
+                if (!s.is_static[i]) {
+                    move_box(&r, &s.box[i], FX(0.3));
+                    put(bp, &s, i);
+                }
+            }
+        }
+        ls_broadphase_destroy(bp);
+        scene_free(&s);
+    }
+}
+
 /// Random filter: one of four categories, a random subset of them as mask.
 static void random_filter(ls_rng *r, scene *s, uint32_t i)
 {

@@ -34,12 +34,31 @@
 // and the found pairs are both sorted and disjoint, and are merged. In a
 // sinking pyramid a few bodies leave their fat boxes each tick; the sweep's
 // inner loop, most of its cost, then runs for those alone.
+//
+// Bands. A proxy being opened is tested only against the open proxies that
+// may overlap it on one more axis: each sweep cuts the wider-spread of the two
+// other axes into up to MAX_BANDS bands of one width W (at least twice the
+// mean fat-box width there), files each open proxy no wider than W under the
+// band of its lower end, and tests a new proxy against the bands from that of
+// (its lower end - W) to that of its upper end. A filed proxy overlapping it
+// starts no earlier than its lower end minus W (it is at most W wide), so it
+// is in those bands. The wider proxies are filed the same way in a second set
+// of up to MAX_BANDS bands of width W2 (twice their mean width), and the
+// proxies wider than W2 in one last band that every new proxy is tested
+// against. The same pairs, in another order, which the sort removes. Why: in
+// a scene spread over a plane (Box3D's rain: ragdolls over a 4 x 20 grid of
+// cells of two meshes each) about 300 proxies are open at each point of the
+// sweep axis, and testing each of 1,500 moved ones against all of them was
+// two thirds of the broad phase.
 #include "broadphase.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum { RADIX_BITS = 11, RADIX_SIZE = 1 << RADIX_BITS };
+
+/// Most bands of a sweep (plus the wide band).
+enum { MAX_BANDS = 64 };
 
 typedef struct proxy {
     ls_aabb box; ///< As last set.
@@ -83,6 +102,7 @@ struct ls_broadphase {
     open_meta *moved_meta; ///< [cap] their filters and ids.
     uint32_t *moved_pos;   ///< [cap] index of each open moved proxy in moved_box/moved_meta.
     uint32_t *cand;        ///< [cap] open indices that overlap the proxy being opened.
+    uint8_t *band;         ///< [cap] band of each proxy in the current sweep (bands).
     uint64_t *pairs;       ///< [2 max_pairs] packed pair keys; the slack lets us prune by sorting.
     uint64_t *pairs_tmp;
     uint64_t *fresh;   ///< [2 max_pairs] the pairs a sweep found, before the merge.
@@ -342,45 +362,214 @@ static void test_against(ls_broadphase *bp, pair_sink *s, open_box q, open_meta 
     }
 }
 
+/// How a sweep files its open proxies (bands, above): along the open box's
+/// v (side 1) or u extent, bands [lo + k W, lo + (k + 1) W) for k < n (the
+/// first and last also take everything below and above), then n2 bands of
+/// width W2 for the wider proxies, then the band n + n2 for the widest.
+typedef struct band_plan {
+    int side;
+    int64_t lo, width, width2;
+    uint32_t n, n2;
+} band_plan;
+
+/// The lower and upper ends of an open box along the plan's side.
+static ls_fx band_lo(const band_plan *pl, const open_box *b)
+{
+    return pl->side ? b->vmin : b->umin;
+}
+
+static ls_fx band_hi(const band_plan *pl, const open_box *b)
+{
+    return pl->side ? b->vmax : b->umax;
+}
+
+/// The band of width `width` among n from lo that holds x.
+static uint32_t band_at(int64_t lo, int64_t width, uint32_t n, int64_t x)
+{
+    if (x <= lo) {
+        return 0;
+    }
+    int64_t k = (x - lo) / width;
+    return k >= (int64_t)n ? n - 1 : (uint32_t)k;
+}
+
+/// The band of a proxy: that of its lower end among the bands of its width.
+static uint32_t band_of_box(const band_plan *pl, const open_box *b)
+{
+    int64_t w = (int64_t)band_hi(pl, b) - band_lo(pl, b);
+    if (w <= pl->width) {
+        return band_at(pl->lo, pl->width, pl->n, band_lo(pl, b));
+    }
+    if (w <= pl->width2) {
+        return pl->n + band_at(pl->lo, pl->width2, pl->n2, band_lo(pl, b));
+    }
+    return pl->n + pl->n2;
+}
+
+/// W for a set of proxies of mean width `mean` spread over `spread`.
+static int64_t band_width(int64_t mean, int64_t spread)
+{
+    int64_t w = 2 * mean, least = spread / MAX_BANDS + 1;
+    return w > least ? w : least;
+}
+
+static uint32_t band_count(int64_t width, int64_t spread)
+{
+    int64_t n = spread / width + 1;
+    return n > MAX_BANDS ? MAX_BANDS : (uint32_t)n;
+}
+
+/// The plan of this sweep, a pure function of the proxies' fat boxes (the
+/// pairs do not depend on it, only the time): the side whose lower ends
+/// spread most, W = max(2 x mean width, spread / MAX_BANDS + 1), W2 the same
+/// of the proxies wider than W (and more than W).
+static band_plan plan_bands(const ls_broadphase *bp)
+{
+    int64_t lo[2] = {0, 0}, hi[2] = {0, 0}, sum[2] = {0, 0};
+    uint32_t count = 0;
+    for (uint32_t id = 0; id < bp->high; id++) {
+        const proxy *p = &bp->proxies[id];
+        if (!p->active) {
+            continue;
+        }
+        open_box b = box_of(bp, p);
+        const ls_fx l[2] = {b.umin, b.vmin}, h[2] = {b.umax, b.vmax};
+        for (int k = 0; k < 2; k++) {
+            lo[k] = count == 0 || l[k] < lo[k] ? l[k] : lo[k];
+            hi[k] = count == 0 || l[k] > hi[k] ? l[k] : hi[k];
+            sum[k] += (int64_t)h[k] - l[k];
+        }
+        count++;
+    }
+    band_plan pl = {0, 0, 1, 2, 1, 1};
+    if (count == 0) {
+        return pl;
+    }
+    pl.side = hi[1] - lo[1] > hi[0] - lo[0];
+    int64_t spread = hi[pl.side] - lo[pl.side];
+    pl.lo = lo[pl.side];
+    pl.width = band_width(sum[pl.side] / count, spread);
+    pl.n = band_count(pl.width, spread);
+    int64_t wide_sum = 0;
+    uint32_t wide = 0;
+    for (uint32_t id = 0; id < bp->high; id++) {
+        const proxy *p = &bp->proxies[id];
+        if (p->active) {
+            open_box b = box_of(bp, p);
+            int64_t w = (int64_t)band_hi(&pl, &b) - band_lo(&pl, &b);
+            wide_sum += w > pl.width ? w : 0;
+            wide += w > pl.width;
+        }
+    }
+    int64_t w2 = wide ? band_width(wide_sum / wide, spread) : pl.width + 1;
+    pl.width2 = w2 > pl.width ? w2 : pl.width + 1;
+    pl.n2 = band_count(pl.width2, spread);
+    return pl;
+}
+
+/// Open proxies filed by band: band k holds entries [off[k], off[k] + n[k])
+/// of the open arrays, room for every proxy of that band in this sweep.
+typedef struct band_lists {
+    uint32_t off[2 * MAX_BANDS + 1];
+    uint32_t n[2 * MAX_BANDS + 1];
+} band_lists;
+
+/// Test a proxy being opened against the bands of one set of open lists it
+/// may overlap (above) and the wide band.
+static void test_bands(ls_broadphase *bp, pair_sink *s, const band_plan *pl, open_box q,
+                       open_meta qm, const open_box *box, const open_meta *meta,
+                       const band_lists *bl)
+{
+    int64_t lo = band_lo(pl, &q), hi = band_hi(pl, &q);
+    uint32_t b0 = band_at(pl->lo, pl->width, pl->n, lo - pl->width);
+    uint32_t b1 = band_at(pl->lo, pl->width, pl->n, hi);
+    uint32_t c0 = pl->n + band_at(pl->lo, pl->width2, pl->n2, lo - pl->width2);
+    uint32_t c1 = pl->n + band_at(pl->lo, pl->width2, pl->n2, hi);
+    for (uint32_t k = b0; k <= b1; k++) {
+        if (bl->n[k] != 0) {
+            test_against(bp, s, q, qm, box + bl->off[k], meta + bl->off[k], bl->n[k]);
+        }
+    }
+    for (uint32_t k = c0; k <= c1; k++) {
+        if (bl->n[k] != 0) {
+            test_against(bp, s, q, qm, box + bl->off[k], meta + bl->off[k], bl->n[k]);
+        }
+    }
+    uint32_t k = pl->n + pl->n2; // the widest
+    if (bl->n[k] != 0) {
+        test_against(bp, s, q, qm, box + bl->off[k], meta + bl->off[k], bl->n[k]);
+    }
+}
+
+/// Room per band: its proxies' count (moved ones only for `moved`), as offsets.
+static void band_room(const ls_broadphase *bp, const band_plan *pl, bool moved, band_lists *bl)
+{
+    uint32_t count[2 * MAX_BANDS + 1] = {0};
+    for (uint32_t id = 0; id < bp->high; id++) {
+        const proxy *p = &bp->proxies[id];
+        if (p->active && (!moved || p->moved)) {
+            count[bp->band[id]]++;
+        }
+    }
+    uint32_t at = 0;
+    for (uint32_t k = 0; k <= pl->n + pl->n2; k++) {
+        bl->off[k] = at;
+        bl->n[k] = 0;
+        at += count[k];
+    }
+}
+
 /// Sweep the endpoints; `all`: test every pair (no pair is kept from before),
 /// else only the pairs with a moved proxy.
 static void sweep(ls_broadphase *bp, pair_sink *s, bool all)
 {
-    uint32_t n_open = 0, n_moved = 0;
+    band_plan pl = plan_bands(bp);
+    for (uint32_t id = 0; id < bp->high; id++) {
+        const proxy *p = &bp->proxies[id];
+        if (p->active) {
+            open_box b = box_of(bp, p);
+            bp->band[id] = (uint8_t)band_of_box(&pl, &b);
+        }
+    }
+    band_lists open, moved_open;
+    band_room(bp, &pl, false, &open);
+    band_room(bp, &pl, true, &moved_open);
     for (uint32_t i = 0; i < bp->n_ends; i++) {
         uint64_t key = bp->ends[i];
         uint32_t id = key_id(bp, key);
         const proxy *p = &bp->proxies[id];
         bool moved = all || p->moved;
+        uint32_t k = bp->band[id];
         if (!key_is_max(bp, key)) {
             open_box q = box_of(bp, p);
             open_meta qm = {p->category, p->mask, id, p->is_static, p->group};
             if (moved) {
-                test_against(bp, s, q, qm, bp->open_box, bp->open_meta, n_open);
+                test_bands(bp, s, &pl, q, qm, bp->open_box, bp->open_meta, &open);
             } else {
-                test_against(bp, s, q, qm, bp->moved_box, bp->moved_meta, n_moved);
+                test_bands(bp, s, &pl, q, qm, bp->moved_box, bp->moved_meta, &moved_open);
             }
-            bp->open_box[n_open] = q;
-            bp->open_meta[n_open] = qm;
-            bp->open_pos[id] = n_open++;
+            uint32_t at = open.off[k] + open.n[k]++;
+            bp->open_box[at] = q;
+            bp->open_meta[at] = qm;
+            bp->open_pos[id] = at;
             if (moved && !all) {
-                bp->moved_box[n_moved] = q;
-                bp->moved_meta[n_moved] = qm;
-                bp->moved_pos[id] = n_moved++;
+                at = moved_open.off[k] + moved_open.n[k]++;
+                bp->moved_box[at] = q;
+                bp->moved_meta[at] = qm;
+                bp->moved_pos[id] = at;
             }
         } else {
-            // Swap-remove: the open list order only affects the order pairs are
-            // found in, and they are sorted afterwards.
-            uint32_t at = bp->open_pos[id];
-            n_open--;
-            bp->open_box[at] = bp->open_box[n_open];
-            bp->open_meta[at] = bp->open_meta[n_open];
+            // Swap-remove within the band: the open list order only affects
+            // the order pairs are found in, and they are sorted afterwards.
+            uint32_t at = bp->open_pos[id], last = open.off[k] + --open.n[k];
+            bp->open_box[at] = bp->open_box[last];
+            bp->open_meta[at] = bp->open_meta[last];
             bp->open_pos[bp->open_meta[at].id] = at;
             if (moved && !all) {
                 at = bp->moved_pos[id];
-                n_moved--;
-                bp->moved_box[at] = bp->moved_box[n_moved];
-                bp->moved_meta[at] = bp->moved_meta[n_moved];
+                last = moved_open.off[k] + --moved_open.n[k];
+                bp->moved_box[at] = bp->moved_box[last];
+                bp->moved_meta[at] = bp->moved_meta[last];
                 bp->moved_pos[bp->moved_meta[at].id] = at;
             }
         }
@@ -419,12 +608,13 @@ ls_broadphase *ls_broadphase_create(uint32_t max_proxies, uint32_t max_pairs)
     bp->moved_meta = malloc(np * sizeof *bp->moved_meta);
     bp->moved_pos = malloc(np * sizeof *bp->moved_pos);
     bp->cand = malloc(np * sizeof *bp->cand);
+    bp->band = malloc(np * sizeof *bp->band);
     bp->pairs = malloc(nk * sizeof *bp->pairs);
     bp->pairs_tmp = malloc(nk * sizeof *bp->pairs_tmp);
     bp->fresh = malloc(nk * sizeof *bp->fresh);
     if (!bp->proxies || !bp->ends || !bp->ends_tmp || !bp->open_box || !bp->open_meta ||
         !bp->open_pos || !bp->moved_box || !bp->moved_meta || !bp->moved_pos || !bp->cand ||
-        !bp->pairs || !bp->pairs_tmp || !bp->fresh) {
+        !bp->band || !bp->pairs || !bp->pairs_tmp || !bp->fresh) {
         ls_broadphase_destroy(bp);
         return NULL;
     }
@@ -446,6 +636,7 @@ void ls_broadphase_destroy(ls_broadphase *bp)
     free(bp->moved_meta);
     free(bp->moved_pos);
     free(bp->cand);
+    free(bp->band);
     free(bp->pairs);
     free(bp->pairs_tmp);
     free(bp->fresh);
@@ -460,7 +651,7 @@ size_t ls_broadphase_memory_size(uint32_t max_proxies, uint32_t max_pairs)
            np * (sizeof *bp->proxies + 2 * sizeof *bp->ends + 2 * sizeof *bp->ends_tmp +
                  sizeof *bp->open_box + sizeof *bp->open_meta + sizeof *bp->open_pos +
                  sizeof *bp->moved_box + sizeof *bp->moved_meta + sizeof *bp->moved_pos +
-                 sizeof *bp->cand) +
+                 sizeof *bp->cand + sizeof *bp->band) +
            nk * (sizeof *bp->pairs + sizeof *bp->pairs_tmp + sizeof *bp->fresh);
 }
 
