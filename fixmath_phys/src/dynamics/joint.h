@@ -58,21 +58,27 @@ typedef struct ls_joint {
     uint8_t type;        ///< (state) ls_joint_type
     uint32_t a, b;       ///< (state) body slots
     uint32_t flags;      ///< (state) LS_JOINT_F_* bits
-    ls_vec3 local_a;     ///< (state) anchor in a's frame, from a's centre of mass
-    ls_vec3 local_b;     ///< (state) anchor in b's frame, from b's centre of mass
-    ls_quat frame_a;     ///< (state) joint frame in a's frame (x = axis)
-    ls_quat frame_b;     ///< (state) joint frame in b's frame
-    ls_fx lower;         ///< (state) hinge rad, prismatic m, distance min length m, cone twist rad
-    ls_fx upper;         ///< (state) as lower (distance: max length)
-    ls_fx motor_speed;   ///< (state) rad/s or m/s
-    ls_fx max_motor;     ///< (state) N m or N
-    ls_fx spring_hertz;  ///< (state)
-    ls_fx spring_zeta;   ///< (state)
-    ls_fx length;        ///< (state) distance: rest length, m
-    ls_fx cone;          ///< (state) cone: swing limit, rad
-    ls_fx break_force;   ///< (state) N, 0 = unbreakable
-    ls_fx break_torque;  ///< (state) N m, 0 = unbreakable
-    uint64_t user_data;  ///< (state) not in the checksum
+    /// (derived) next joint in the list of body a (UINT32_MAX: end); b's
+    /// next. Beside a, b and flags: a walk of a body's joints (the pair
+    /// filter, ls_joint_filters_pair_, for every broad-phase pair) reads
+    /// one cache line per joint.
+    uint32_t next_a;
+    uint32_t next_b;    ///< (derived)
+    ls_vec3 local_a;    ///< (state) anchor in a's frame, from a's centre of mass
+    ls_vec3 local_b;    ///< (state) anchor in b's frame, from b's centre of mass
+    ls_quat frame_a;    ///< (state) joint frame in a's frame (x = axis)
+    ls_quat frame_b;    ///< (state) joint frame in b's frame
+    ls_fx lower;        ///< (state) hinge rad, prismatic m, distance min length m, cone twist rad
+    ls_fx upper;        ///< (state) as lower (distance: max length)
+    ls_fx motor_speed;  ///< (state) rad/s or m/s
+    ls_fx max_motor;    ///< (state) N m or N
+    ls_fx spring_hertz; ///< (state)
+    ls_fx spring_zeta;  ///< (state)
+    ls_fx length;       ///< (state) distance: rest length, m
+    ls_fx cone;         ///< (state) cone: swing limit, rad
+    ls_fx break_force;  ///< (state) N, 0 = unbreakable
+    ls_fx break_torque; ///< (state) N m, 0 = unbreakable
+    uint64_t user_data; ///< (state) not in the checksum
     ls_vec3 linear_impulse;  ///< (state) point rows; prismatic: perpendicular rows in x, y
     ls_vec3 angular_impulse; ///< (state) fixed, prismatic: 3 rows; hinge: 2 rows in x, y;
                              ///< cone: swing in x
@@ -82,8 +88,6 @@ typedef struct ls_joint {
     ls_fx upper_impulse;     ///< (state) >= 0
     ls_vec3 force;           ///< (state) reaction force on b of the last step, N
     ls_vec3 torque;          ///< (state) reaction torque on b of the last step, N m
-    uint32_t next_a;         ///< (derived) next joint in the list of body a (UINT32_MAX: end)
-    uint32_t next_b;         ///< (derived) next joint in the list of body b
     bool moves_a, moves_b;   ///< (scratch) the body's velocity is solved this tick
     uint32_t state_a;        ///< (scratch) solver state of a this tick (0: the identity)
     uint32_t state_b;        ///< (scratch)
