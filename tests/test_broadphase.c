@@ -83,12 +83,24 @@ static void take(ls_broadphase *bp, scene *s, uint32_t id)
 
 enum { BIG = 1 << 20 };
 
+/// The segments of a segmented sweep run last to first, one after the other
+/// (any order must give the same pairs).
+static void reverse_run(void *ctx, uint32_t count, ls_broadphase_task_fn *task, void *arg)
+{
+    (void)ctx;
+    for (uint32_t k = count; k-- > 0;) {
+        task(arg, k);
+    }
+}
+
+static const ls_broadphase_runner reverse_runner = {reverse_run, NULL};
+
 /// Asserts the broad phase returns exactly the brute-force list.
 static void expect_brute(ls_broadphase *bp, const scene *s, const char *what, int tick)
 {
     static ls_pair got[BIG], want[BIG];
     bool ovf = true;
-    uint32_t n = ls_broadphase_pairs(bp, got, BIG, &ovf);
+    uint32_t n = ls_broadphase_pairs_run(bp, got, BIG, &ovf, &reverse_runner);
     uint32_t m = brute_pairs(s, want, BIG);
     cr_assert_lt(m, BIG, "%s: test scene too dense", what);
     cr_assert_not(ovf, "%s tick %d: unexpected overflow", what, tick);
@@ -143,6 +155,12 @@ Test(broadphase, equals_brute_force_on_every_tick_of_5000_moving_boxes)
     scene_free(&s);
 }
 
+/// Every category and mask: all pairs pass the filter.
+static void random_filter_all(scene *s, uint32_t i)
+{
+    s->cat[i] = s->mask[i] = 0xFFFFFFFFu;
+}
+
 // The bands of the sweep (broadphase.c): boxes spread over a plane (x, z in
 // +-60 m, y in 0..4 m), most 0.2..0.5 m wide, one in ten 2..6 m (the second
 // set of bands), one in a hundred 30..60 m (the widest band), a tenth of
@@ -189,6 +207,75 @@ Test(broadphase, equals_brute_force_on_a_plane_of_mixed_widths)
         ls_broadphase_destroy(bp);
         scene_free(&s);
     }
+}
+
+// The sweep in 2, 3 and 4 segments (broadphase.c, "Segments") on the moving
+// plane above, run in reverse order: the brute-force pairs on every tick.
+Test(broadphase, a_sweep_in_segments_equals_brute_force)
+{
+    enum { N = 2000, TICKS = 10 };
+    for (uint32_t seg = 2; seg <= LS_BROADPHASE_MAX_SEGMENTS; seg++) {
+        ls_rng r = ls_rng_make(77, seg);
+        scene s = scene_make(N);
+        ls_broadphase *bp = ls_broadphase_create_segmented(N, BIG, seg);
+        cr_assert_not_null(bp);
+        for (uint32_t i = 0; i < N; i++) {
+            s.box[i] = plane_box(&r, i, false);
+            random_filter_all(&s, i);
+            s.is_static[i] = i % 7 == 2;
+            put(bp, &s, i);
+        }
+        for (int t = 0; t < TICKS; t++) {
+            expect_brute(bp, &s, "segments", t);
+            for (uint32_t i = 0; i < N; i++) {
+                if (!s.is_static[i] && (i + (uint32_t)t) % 3 != 0) {
+                    move_box(&r, &s.box[i], FX(0.4));
+                    put(bp, &s, i);
+                }
+            }
+        }
+        ls_broadphase_destroy(bp);
+        scene_free(&s);
+    }
+    cr_assert_null(ls_broadphase_create_segmented(8, 8, 0));
+    cr_assert_null(ls_broadphase_create_segmented(8, 8, LS_BROADPHASE_MAX_SEGMENTS + 1));
+}
+
+// A segment whose slice of the pair buffer fills (max_pairs far below the
+// pairs found) has the whole sweep done again in one run: the canonical
+// prefix and the overflow, as without segments.
+Test(broadphase, a_full_segment_slice_gives_the_canonical_prefix)
+{
+    enum { N = 800 };
+    static ls_pair want[BIG], got[BIG];
+    ls_rng r = ls_rng_make(5, 5);
+    scene s = scene_make(N);
+    for (uint32_t i = 0; i < N; i++) {
+        s.box[i] = random_box(&r, FX(4), FX(0.2), FX(0.6));
+        random_filter_all(&s, i);
+        s.present[i] = true;
+    }
+    uint32_t total = brute_pairs(&s, want, BIG);
+    cr_assert_gt(total, 1000);
+    const uint32_t caps[] = {total / 8, total / 2, total - 1, total, 2 * total};
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        ls_broadphase *bp = ls_broadphase_create_segmented(N, caps[c], 3);
+        cr_assert_not_null(bp);
+        for (uint32_t i = 0; i < N; i++) {
+            put(bp, &s, i);
+        }
+        bool ovf = false;
+        uint32_t n = ls_broadphase_pairs_run(bp, got, BIG, &ovf, &reverse_runner);
+        uint32_t expect = total < caps[c] ? total : caps[c];
+        cr_assert_eq(n, expect, "max_pairs %u: %u pairs, want %u", caps[c], n, expect);
+        cr_assert_eq(ovf, total > caps[c], "max_pairs %u", caps[c]);
+        for (uint32_t i = 0; i < n; i++) {
+            cr_assert(got[i].a == want[i].a && got[i].b == want[i].b, "max_pairs %u pair %u",
+                      caps[c], i);
+        }
+        ls_broadphase_destroy(bp);
+    }
+    scene_free(&s);
 }
 
 /// Random filter: one of four categories, a random subset of them as mask.

@@ -50,6 +50,16 @@
 // cells of two meshes each) about 300 proxies are open at each point of the
 // sweep axis, and testing each of 1,500 moved ones against all of them was
 // two thirds of the broad phase.
+//
+// Segments. A broad phase created with S > 1 segments may cut a sweep into S
+// runs of endpoints swept at once (ls_broadphase_pairs_run): a first pass
+// over the endpoints without any test lists the proxies open where each run
+// starts, each run files those in its own lists and then sweeps its
+// endpoints, testing the proxies that open in it, into its own slice of the
+// found pairs. Every pair is met once, when its later proxy opens, in the run
+// that holds that endpoint; the slices are joined and sorted as before. If a
+// slice fills up, the whole sweep is done again in one run, whose pair
+// buffer prunes (above): the same result either way.
 #include "broadphase.h"
 
 #include <stdlib.h>
@@ -59,6 +69,9 @@ enum { RADIX_BITS = 11, RADIX_SIZE = 1 << RADIX_BITS };
 
 /// Most bands of a sweep (plus the wide band).
 enum { MAX_BANDS = 64 };
+
+/// Fewest endpoints for a sweep in segments (below, one run is cheaper).
+enum { MIN_SEGMENT_ENDS = 1024 };
 
 typedef struct proxy {
     ls_aabb box; ///< As last set.
@@ -86,6 +99,17 @@ typedef struct open_meta {
     uint32_t group;
 } open_meta;
 
+/// The working lists of one run of a sweep (the whole sweep, or a segment).
+typedef struct sweep_lists {
+    open_box *open_box;    ///< [cap] extents of the proxies open at the sweep position.
+    open_meta *open_meta;  ///< [cap] their filters and ids, same index.
+    uint32_t *open_pos;    ///< [cap] index of each open proxy in open_box/open_meta.
+    open_box *moved_box;   ///< [cap] the open moved proxies' extents (incremental sweep).
+    open_meta *moved_meta; ///< [cap] their filters and ids.
+    uint32_t *moved_pos;   ///< [cap] index of each open moved proxy in moved_box/moved_meta.
+    uint32_t *cand;        ///< [cap] open indices that overlap the proxy being opened.
+} sweep_lists;
+
 struct ls_broadphase {
     uint32_t cap;      ///< max_proxies.
     uint32_t id_bits;  ///< Bits needed for an id (>= 1).
@@ -95,15 +119,10 @@ struct ls_broadphase {
     proxy *proxies;    ///< [cap]
     uint64_t *ends;    ///< [2 cap] endpoint keys, sorted after each pairs() call.
     uint64_t *ends_tmp;
-    open_box *open_box;    ///< [cap] extents of the proxies open at the sweep position.
-    open_meta *open_meta;  ///< [cap] their filters and ids, same index.
-    uint32_t *open_pos;    ///< [cap] index of each open proxy in open_box/open_meta.
-    open_box *moved_box;   ///< [cap] the open moved proxies' extents (incremental sweep).
-    open_meta *moved_meta; ///< [cap] their filters and ids.
-    uint32_t *moved_pos;   ///< [cap] index of each open moved proxy in moved_box/moved_meta.
-    uint32_t *cand;        ///< [cap] open indices that overlap the proxy being opened.
-    uint8_t *band;         ///< [cap] band of each proxy in the current sweep (bands).
-    uint64_t *pairs;       ///< [2 max_pairs] packed pair keys; the slack lets us prune by sorting.
+    sweep_lists lists[LS_BROADPHASE_MAX_SEGMENTS]; ///< one per segment
+    uint32_t segments;                             ///< 1..LS_BROADPHASE_MAX_SEGMENTS
+    uint8_t *band;   ///< [cap] band of each proxy in the current sweep (bands).
+    uint64_t *pairs; ///< [2 max_pairs] packed pair keys; the slack lets us prune by sorting.
     uint64_t *pairs_tmp;
     uint64_t *fresh;   ///< [2 max_pairs] the pairs a sweep found, before the merge.
     uint32_t high;     ///< One past the highest id set since the last clear: loops stop here.
@@ -298,10 +317,12 @@ static void sort_endpoints(ls_broadphase *bp, bool axis_changed, uint32_t added)
 // more pairs exist, using a buffer of twice that size that is pruned by sorting.
 
 typedef struct pair_sink {
-    uint64_t *buf; ///< [2 max_keep]
+    uint64_t *buf; ///< [2 max_keep], or a segment's slice of it
     uint32_t n;
     uint64_t limit; ///< Keys above this can no longer be among the kept ones.
     bool dropped;   ///< Some pair was discarded.
+    uint32_t slice; ///< A segment's: its room (0: the whole buffer, pruned when full)
+    bool full;      ///< A segment's slice filled up (the sweep is redone in one run).
 } pair_sink;
 
 static void sink_prune(ls_broadphase *bp, pair_sink *s)
@@ -315,6 +336,14 @@ static void sink_prune(ls_broadphase *bp, pair_sink *s)
 static void sink_push(ls_broadphase *bp, pair_sink *s, uint32_t a, uint32_t b)
 {
     uint64_t key = a < b ? ((uint64_t)a << bp->id_bits) | b : ((uint64_t)b << bp->id_bits) | a;
+    if (s->slice != 0) {
+        if (s->n == s->slice) {
+            s->full = true;
+            return;
+        }
+        s->buf[s->n++] = key;
+        return;
+    }
     if (bp->max_keep == 0 || key > s->limit) {
         s->dropped = true;
         return;
@@ -341,7 +370,7 @@ static open_box box_of(const ls_broadphase *bp, const proxy *p)
 /// Test a proxy being opened (q, qm) against open entries [0, count) of one
 /// open list. Overlap on the sweep axis is implied: each of them starts at or
 /// before it and has not ended before it starts.
-static void test_against(ls_broadphase *bp, pair_sink *s, open_box q, open_meta qm,
+static void test_against(ls_broadphase *bp, pair_sink *s, uint32_t *cand, open_box q, open_meta qm,
                          const open_box *box, const open_meta *meta, uint32_t count)
 {
     // Why branch-free: most open proxies miss on u or v at random, which the
@@ -349,12 +378,12 @@ static void test_against(ls_broadphase *bp, pair_sink *s, open_box q, open_meta 
     uint32_t m = 0;
     for (uint32_t j = 0; j < count; j++) {
         const open_box *o = &box[j];
-        bp->cand[m] = j;
+        cand[m] = j;
         m += (uint32_t)((o->umin <= q.umax) & (q.umin <= o->umax) & (o->vmin <= q.vmax) &
                         (q.vmin <= o->vmax));
     }
     for (uint32_t k = 0; k < m; k++) {
-        const open_meta *o = &meta[bp->cand[k]];
+        const open_meta *o = &meta[cand[k]];
         if ((o->category & qm.mask) && (qm.category & o->mask) && !(o->is_static & qm.is_static) &&
             o->group != qm.group) {
             sink_push(bp, s, o->id, qm.id);
@@ -476,8 +505,8 @@ typedef struct band_lists {
 
 /// Test a proxy being opened against the bands of one set of open lists it
 /// may overlap (above) and the wide band.
-static void test_bands(ls_broadphase *bp, pair_sink *s, const band_plan *pl, open_box q,
-                       open_meta qm, const open_box *box, const open_meta *meta,
+static void test_bands(ls_broadphase *bp, pair_sink *s, uint32_t *cand, const band_plan *pl,
+                       open_box q, open_meta qm, const open_box *box, const open_meta *meta,
                        const band_lists *bl)
 {
     int64_t lo = band_lo(pl, &q), hi = band_hi(pl, &q);
@@ -487,17 +516,17 @@ static void test_bands(ls_broadphase *bp, pair_sink *s, const band_plan *pl, ope
     uint32_t c1 = pl->n + band_at(pl->lo, pl->width2, pl->n2, hi);
     for (uint32_t k = b0; k <= b1; k++) {
         if (bl->n[k] != 0) {
-            test_against(bp, s, q, qm, box + bl->off[k], meta + bl->off[k], bl->n[k]);
+            test_against(bp, s, cand, q, qm, box + bl->off[k], meta + bl->off[k], bl->n[k]);
         }
     }
     for (uint32_t k = c0; k <= c1; k++) {
         if (bl->n[k] != 0) {
-            test_against(bp, s, q, qm, box + bl->off[k], meta + bl->off[k], bl->n[k]);
+            test_against(bp, s, cand, q, qm, box + bl->off[k], meta + bl->off[k], bl->n[k]);
         }
     }
     uint32_t k = pl->n + pl->n2; // the widest
     if (bl->n[k] != 0) {
-        test_against(bp, s, q, qm, box + bl->off[k], meta + bl->off[k], bl->n[k]);
+        test_against(bp, s, cand, q, qm, box + bl->off[k], meta + bl->off[k], bl->n[k]);
     }
 }
 
@@ -519,22 +548,64 @@ static void band_room(const ls_broadphase *bp, const band_plan *pl, bool moved, 
     }
 }
 
-/// Sweep the endpoints; `all`: test every pair (no pair is kept from before),
-/// else only the pairs with a moved proxy.
-static void sweep(ls_broadphase *bp, pair_sink *s, bool all)
+/// One sweep's plan and rooms, shared by its runs.
+typedef struct sweep_plan {
+    band_plan bands;
+    band_lists open, moved; ///< offsets, counts 0
+    bool all;
+} sweep_plan;
+
+static sweep_plan plan_sweep(ls_broadphase *bp, bool all)
 {
-    band_plan pl = plan_bands(bp);
+    sweep_plan sp;
+    sp.bands = plan_bands(bp);
+    sp.all = all;
     for (uint32_t id = 0; id < bp->high; id++) {
         const proxy *p = &bp->proxies[id];
         if (p->active) {
             open_box b = box_of(bp, p);
-            bp->band[id] = (uint8_t)band_of_box(&pl, &b);
+            bp->band[id] = (uint8_t)band_of_box(&sp.bands, &b);
         }
     }
-    band_lists open, moved_open;
-    band_room(bp, &pl, false, &open);
-    band_room(bp, &pl, true, &moved_open);
-    for (uint32_t i = 0; i < bp->n_ends; i++) {
+    band_room(bp, &sp.bands, false, &sp.open);
+    band_room(bp, &sp.bands, true, &sp.moved);
+    return sp;
+}
+
+/// File proxy id (open box q) in the run's lists of its band k.
+static void open_in(ls_broadphase *bp, sweep_lists *L, band_lists *open, band_lists *moved,
+                    bool in_moved, uint32_t id, uint32_t k, open_box q, open_meta qm)
+{
+    uint32_t at = open->off[k] + open->n[k]++;
+    L->open_box[at] = q;
+    L->open_meta[at] = qm;
+    L->open_pos[id] = at;
+    if (in_moved) {
+        at = moved->off[k] + moved->n[k]++;
+        L->moved_box[at] = q;
+        L->moved_meta[at] = qm;
+        L->moved_pos[id] = at;
+    }
+    (void)bp;
+}
+
+/// Sweep endpoints [begin, end) with the lists of run L, which start with
+/// the `nseed` proxies of seed[] open (those open at `begin`); `all`: test
+/// every pair (no pair is kept from before), else only the pairs with a
+/// moved proxy.
+static void sweep_run(ls_broadphase *bp, const sweep_plan *sp, sweep_lists *L, pair_sink *s,
+                      uint32_t begin, uint32_t end, const uint32_t *seed, uint32_t nseed)
+{
+    const band_plan *pl = &sp->bands;
+    bool all = sp->all;
+    band_lists open = sp->open, moved_open = sp->moved;
+    for (uint32_t i = 0; i < nseed; i++) {
+        uint32_t id = seed[i];
+        const proxy *p = &bp->proxies[id];
+        open_meta qm = {p->category, p->mask, id, p->is_static, p->group};
+        open_in(bp, L, &open, &moved_open, p->moved && !all, id, bp->band[id], box_of(bp, p), qm);
+    }
+    for (uint32_t i = begin; i < end; i++) {
         uint64_t key = bp->ends[i];
         uint32_t id = key_id(bp, key);
         const proxy *p = &bp->proxies[id];
@@ -544,36 +615,119 @@ static void sweep(ls_broadphase *bp, pair_sink *s, bool all)
             open_box q = box_of(bp, p);
             open_meta qm = {p->category, p->mask, id, p->is_static, p->group};
             if (moved) {
-                test_bands(bp, s, &pl, q, qm, bp->open_box, bp->open_meta, &open);
+                test_bands(bp, s, L->cand, pl, q, qm, L->open_box, L->open_meta, &open);
             } else {
-                test_bands(bp, s, &pl, q, qm, bp->moved_box, bp->moved_meta, &moved_open);
+                test_bands(bp, s, L->cand, pl, q, qm, L->moved_box, L->moved_meta, &moved_open);
             }
-            uint32_t at = open.off[k] + open.n[k]++;
-            bp->open_box[at] = q;
-            bp->open_meta[at] = qm;
-            bp->open_pos[id] = at;
-            if (moved && !all) {
-                at = moved_open.off[k] + moved_open.n[k]++;
-                bp->moved_box[at] = q;
-                bp->moved_meta[at] = qm;
-                bp->moved_pos[id] = at;
-            }
+            open_in(bp, L, &open, &moved_open, moved && !all, id, k, q, qm);
         } else {
             // Swap-remove within the band: the open list order only affects
             // the order pairs are found in, and they are sorted afterwards.
-            uint32_t at = bp->open_pos[id], last = open.off[k] + --open.n[k];
-            bp->open_box[at] = bp->open_box[last];
-            bp->open_meta[at] = bp->open_meta[last];
-            bp->open_pos[bp->open_meta[at].id] = at;
+            uint32_t at = L->open_pos[id], last = open.off[k] + --open.n[k];
+            L->open_box[at] = L->open_box[last];
+            L->open_meta[at] = L->open_meta[last];
+            L->open_pos[L->open_meta[at].id] = at;
             if (moved && !all) {
-                at = bp->moved_pos[id];
+                at = L->moved_pos[id];
                 last = moved_open.off[k] + --moved_open.n[k];
-                bp->moved_box[at] = bp->moved_box[last];
-                bp->moved_meta[at] = bp->moved_meta[last];
-                bp->moved_pos[bp->moved_meta[at].id] = at;
+                L->moved_box[at] = L->moved_box[last];
+                L->moved_meta[at] = L->moved_meta[last];
+                L->moved_pos[L->moved_meta[at].id] = at;
             }
         }
     }
+}
+
+/// The whole sweep in one run into s.
+static void sweep(ls_broadphase *bp, pair_sink *s, bool all)
+{
+    sweep_plan sp = plan_sweep(bp, all);
+    sweep_run(bp, &sp, &bp->lists[0], s, 0, bp->n_ends, NULL, 0);
+}
+
+/// A sweep in segments (Segments, above).
+typedef struct segment_job {
+    ls_broadphase *bp;
+    const sweep_plan *sp;
+    uint32_t start[LS_BROADPHASE_MAX_SEGMENTS + 1]; ///< endpoint runs
+    uint32_t nseed[LS_BROADPHASE_MAX_SEGMENTS];     ///< seeds, in each run's cand
+    pair_sink sink[LS_BROADPHASE_MAX_SEGMENTS];
+} segment_job;
+
+// Run k: its seeds wait in its cand list, which its tests reuse only after
+// every seed is filed.
+static void segment_task(void *arg, uint32_t k)
+{
+    segment_job *job = arg;
+    sweep_lists *L = &job->bp->lists[k];
+    sweep_run(job->bp, job->sp, L, &job->sink[k], job->start[k], job->start[k + 1], L->cand,
+              job->nseed[k]);
+}
+
+/// The sweep into s, in the broad phase's segments when there are several
+/// and enough endpoints (runner NULL: one after the other here), else in one
+/// run; the same pairs either way.
+static void sweep_pairs(ls_broadphase *bp, pair_sink *s, bool all,
+                        const ls_broadphase_runner *runner)
+{
+    uint32_t nseg = bp->segments, slice = (uint32_t)(2 * (uint64_t)bp->max_keep / nseg);
+    if (nseg < 2 || bp->n_ends < MIN_SEGMENT_ENDS || slice == 0) {
+        sweep(bp, s, all);
+        return;
+    }
+    sweep_plan sp = plan_sweep(bp, all);
+    segment_job job;
+    job.bp = bp;
+    job.sp = &sp;
+    for (uint32_t k = 0; k <= nseg; k++) {
+        job.start[k] = (uint32_t)((uint64_t)bp->n_ends * k / nseg);
+    }
+    // The proxies open where each run starts: the sweep's opens and closes
+    // without its tests (run 0's lists hold the open ids meanwhile).
+    uint32_t *ids = bp->lists[0].cand, *pos = bp->lists[0].open_pos, n_open = 0, next = 1;
+    job.nseed[0] = 0;
+    for (uint32_t i = 0; i < job.start[nseg - 1]; i++) {
+        while (next < nseg && i == job.start[next]) {
+            memcpy(bp->lists[next].cand, ids, n_open * sizeof *ids);
+            job.nseed[next++] = n_open;
+        }
+        uint64_t key = bp->ends[i];
+        uint32_t id = key_id(bp, key);
+        if (!key_is_max(bp, key)) {
+            pos[id] = n_open;
+            ids[n_open++] = id;
+        } else {
+            uint32_t at = pos[id], last = ids[--n_open];
+            ids[at] = last;
+            pos[last] = at;
+        }
+    }
+    while (next < nseg) { // runs starting at the last endpoints
+        memcpy(bp->lists[next].cand, ids, n_open * sizeof *ids);
+        job.nseed[next++] = n_open;
+    }
+    for (uint32_t k = 0; k < nseg; k++) {
+        job.sink[k] =
+            (pair_sink){bp->fresh + (size_t)k * slice, 0, UINT64_MAX, false, slice, false};
+    }
+    if (runner) {
+        runner->run(runner->ctx, nseg, segment_task, &job);
+    } else {
+        for (uint32_t k = 0; k < nseg; k++) {
+            segment_task(&job, k);
+        }
+    }
+    uint32_t total = 0;
+    for (uint32_t k = 0; k < nseg; k++) {
+        if (job.sink[k].full) {
+            *s = (pair_sink){bp->fresh, 0, UINT64_MAX, false, 0, false};
+            sweep(bp, s, all); // a slice filled: one run, whose buffer prunes
+            return;
+        }
+        memmove(bp->fresh + total, job.sink[k].buf, job.sink[k].n * sizeof *bp->fresh);
+        total += job.sink[k].n;
+    }
+    *s = (pair_sink){bp->fresh, total, UINT64_MAX, false, 0, false};
 }
 
 // ---------------------------------------------------------------------------
@@ -581,11 +735,50 @@ static void sweep(ls_broadphase *bp, pair_sink *s, bool all)
 
 ls_broadphase *ls_broadphase_create(uint32_t max_proxies, uint32_t max_pairs)
 {
+    return ls_broadphase_create_segmented(max_proxies, max_pairs, 1);
+}
+
+static bool lists_alloc(sweep_lists *L, size_t np)
+{
+    L->open_box = malloc(np * sizeof *L->open_box);
+    L->open_meta = malloc(np * sizeof *L->open_meta);
+    L->open_pos = malloc(np * sizeof *L->open_pos);
+    L->moved_box = malloc(np * sizeof *L->moved_box);
+    L->moved_meta = malloc(np * sizeof *L->moved_meta);
+    L->moved_pos = malloc(np * sizeof *L->moved_pos);
+    L->cand = malloc(np * sizeof *L->cand);
+    return L->open_box && L->open_meta && L->open_pos && L->moved_box && L->moved_meta &&
+           L->moved_pos && L->cand;
+}
+
+static void lists_free(sweep_lists *L)
+{
+    free(L->open_box);
+    free(L->open_meta);
+    free(L->open_pos);
+    free(L->moved_box);
+    free(L->moved_meta);
+    free(L->moved_pos);
+    free(L->cand);
+}
+
+static size_t lists_size(size_t np)
+{
+    sweep_lists *L = NULL; // sizeof only
+    return np *
+           (sizeof *L->open_box + sizeof *L->open_meta + sizeof *L->open_pos +
+            sizeof *L->moved_box + sizeof *L->moved_meta + sizeof *L->moved_pos + sizeof *L->cand);
+}
+
+ls_broadphase *ls_broadphase_create_segmented(uint32_t max_proxies, uint32_t max_pairs,
+                                              uint32_t segments)
+{
     if (max_proxies == 0 || max_proxies > LS_BROADPHASE_MAX_PROXIES ||
-        max_pairs > LS_BROADPHASE_MAX_PAIRS) {
+        max_pairs > LS_BROADPHASE_MAX_PAIRS || segments == 0 ||
+        segments > LS_BROADPHASE_MAX_SEGMENTS) {
         return NULL;
     }
-    // Keep in step with ls_broadphase_memory_size below.
+    // Keep in step with ls_broadphase_memory_size_segmented below.
     ls_broadphase *bp = calloc(1, sizeof *bp);
     if (!bp) {
         return NULL;
@@ -597,24 +790,21 @@ ls_broadphase *ls_broadphase_create(uint32_t max_proxies, uint32_t max_pairs)
     }
     bp->max_keep = max_pairs;
     bp->axis = -1;
+    bp->segments = segments;
     size_t np = max_proxies, nk = (size_t)max_pairs * 2 + 1; // +1: never malloc(0)
     bp->proxies = calloc(np, sizeof *bp->proxies);
     bp->ends = malloc(2 * np * sizeof *bp->ends);
     bp->ends_tmp = malloc(2 * np * sizeof *bp->ends_tmp);
-    bp->open_box = malloc(np * sizeof *bp->open_box);
-    bp->open_meta = malloc(np * sizeof *bp->open_meta);
-    bp->open_pos = malloc(np * sizeof *bp->open_pos);
-    bp->moved_box = malloc(np * sizeof *bp->moved_box);
-    bp->moved_meta = malloc(np * sizeof *bp->moved_meta);
-    bp->moved_pos = malloc(np * sizeof *bp->moved_pos);
-    bp->cand = malloc(np * sizeof *bp->cand);
     bp->band = malloc(np * sizeof *bp->band);
     bp->pairs = malloc(nk * sizeof *bp->pairs);
     bp->pairs_tmp = malloc(nk * sizeof *bp->pairs_tmp);
     bp->fresh = malloc(nk * sizeof *bp->fresh);
-    if (!bp->proxies || !bp->ends || !bp->ends_tmp || !bp->open_box || !bp->open_meta ||
-        !bp->open_pos || !bp->moved_box || !bp->moved_meta || !bp->moved_pos || !bp->cand ||
-        !bp->band || !bp->pairs || !bp->pairs_tmp || !bp->fresh) {
+    bool lists = true;
+    for (uint32_t k = 0; k < segments; k++) {
+        lists = lists_alloc(&bp->lists[k], np) && lists;
+    }
+    if (!bp->proxies || !bp->ends || !bp->ends_tmp || !bp->band || !bp->pairs || !bp->pairs_tmp ||
+        !bp->fresh || !lists) {
         ls_broadphase_destroy(bp);
         return NULL;
     }
@@ -629,13 +819,9 @@ void ls_broadphase_destroy(ls_broadphase *bp)
     free(bp->proxies);
     free(bp->ends);
     free(bp->ends_tmp);
-    free(bp->open_box);
-    free(bp->open_meta);
-    free(bp->open_pos);
-    free(bp->moved_box);
-    free(bp->moved_meta);
-    free(bp->moved_pos);
-    free(bp->cand);
+    for (uint32_t k = 0; k < LS_BROADPHASE_MAX_SEGMENTS; k++) {
+        lists_free(&bp->lists[k]);
+    }
     free(bp->band);
     free(bp->pairs);
     free(bp->pairs_tmp);
@@ -645,13 +831,18 @@ void ls_broadphase_destroy(ls_broadphase *bp)
 
 size_t ls_broadphase_memory_size(uint32_t max_proxies, uint32_t max_pairs)
 {
+    return ls_broadphase_memory_size_segmented(max_proxies, max_pairs, 1);
+}
+
+size_t ls_broadphase_memory_size_segmented(uint32_t max_proxies, uint32_t max_pairs,
+                                           uint32_t segments)
+{
     size_t np = max_proxies, nk = (size_t)max_pairs * 2 + 1;
     ls_broadphase *bp = NULL; // sizeof only
     return sizeof *bp +
            np * (sizeof *bp->proxies + 2 * sizeof *bp->ends + 2 * sizeof *bp->ends_tmp +
-                 sizeof *bp->open_box + sizeof *bp->open_meta + sizeof *bp->open_pos +
-                 sizeof *bp->moved_box + sizeof *bp->moved_meta + sizeof *bp->moved_pos +
-                 sizeof *bp->cand + sizeof *bp->band) +
+                 sizeof *bp->band) +
+           segments * lists_size(np) +
            nk * (sizeof *bp->pairs + sizeof *bp->pairs_tmp + sizeof *bp->fresh);
 }
 
@@ -736,7 +927,7 @@ bool ls_broadphase_contains(const ls_broadphase *bp, uint32_t id)
 
 // Sweeps only when some proxy changed: a world at rest (everything static or
 // asleep) reuses the last, identical, pair set.
-static void recompute_pairs(ls_broadphase *bp)
+static void recompute_pairs(ls_broadphase *bp, const ls_broadphase_runner *runner)
 {
     int axis = choose_axis(bp);
     bool axis_changed = axis != bp->axis;
@@ -757,8 +948,8 @@ static void recompute_pairs(ls_broadphase *bp)
             bp->pairs[stay++] = bp->pairs[i];
         }
     }
-    pair_sink s = {bp->fresh, 0, UINT64_MAX, false};
-    sweep(bp, &s, all);
+    pair_sink s = {bp->fresh, 0, UINT64_MAX, false, 0, false};
+    sweep_pairs(bp, &s, all, runner);
     if (!bp->fat_off && (s.dropped || (uint64_t)stay + s.n > 2 * (uint64_t)bp->max_keep)) {
         // The fat pairs do not all fit: the kept prefix may miss pairs of
         // boxes that overlap. Sweep the boxes themselves from now on.
@@ -766,7 +957,7 @@ static void recompute_pairs(ls_broadphase *bp)
         for (uint32_t id = 0; id < bp->high; id++) {
             bp->proxies[id].fat = bp->proxies[id].box;
         }
-        recompute_pairs(bp);
+        recompute_pairs(bp, runner);
         return;
     }
     radix_sort(s.buf, bp->pairs_tmp, s.n, 2 * bp->id_bits);
@@ -793,8 +984,14 @@ static void recompute_pairs(ls_broadphase *bp)
 
 uint32_t ls_broadphase_pairs(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed)
 {
+    return ls_broadphase_pairs_run(bp, out, max, overflowed, NULL);
+}
+
+uint32_t ls_broadphase_pairs_run(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed,
+                                 const ls_broadphase_runner *runner)
+{
     if (bp->changed) {
-        recompute_pairs(bp);
+        recompute_pairs(bp, runner);
     }
     // The kept fat pairs whose boxes overlap, in key order, up to the limit.
     uint32_t limit = max < bp->max_keep ? max : bp->max_keep;

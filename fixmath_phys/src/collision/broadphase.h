@@ -28,11 +28,21 @@ typedef struct ls_broadphase ls_broadphase;
 /// Largest max_pairs accepted by ls_broadphase_create.
 #define LS_BROADPHASE_MAX_PAIRS 0x7FFFFFFFu
 
+/// Most sweep segments (ls_broadphase_create_segmented).
+#define LS_BROADPHASE_MAX_SEGMENTS 4
+
 /// New broad phase for ids in [0, max_proxies), keeping up to max_pairs pairs; NULL on bad size or
 /// OOM.
 ls_broadphase *ls_broadphase_create(uint32_t max_proxies, uint32_t max_pairs);
+/// The same with working lists for `segments` (1..LS_BROADPHASE_MAX_SEGMENTS)
+/// pieces of a sweep that ls_broadphase_pairs_run may run at once.
+ls_broadphase *ls_broadphase_create_segmented(uint32_t max_proxies, uint32_t max_pairs,
+                                              uint32_t segments);
 /// Bytes ls_broadphase_create allocates for these capacities.
 size_t ls_broadphase_memory_size(uint32_t max_proxies, uint32_t max_pairs);
+/// Bytes ls_broadphase_create_segmented allocates.
+size_t ls_broadphase_memory_size_segmented(uint32_t max_proxies, uint32_t max_pairs,
+                                           uint32_t segments);
 /// Free a broad phase; NULL is a no-op.
 void ls_broadphase_destroy(ls_broadphase *bp);
 /// The max_proxies given at creation.
@@ -52,5 +62,19 @@ bool ls_broadphase_contains(const ls_broadphase *bp, uint32_t id);
 /// (cat_a & mask_b) && (cat_b & mask_a), not both static, not the same group. Returns the number
 /// written.
 uint32_t ls_broadphase_pairs(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed);
+
+/// Runs task(arg, i) once for each i in [0, count), in any order and on any
+/// threads, and returns when all have returned (the caller's workers).
+typedef void ls_broadphase_task_fn(void *arg, uint32_t index);
+typedef struct ls_broadphase_runner {
+    void (*run)(void *ctx, uint32_t count, ls_broadphase_task_fn *task, void *arg);
+    void *ctx;
+} ls_broadphase_runner;
+
+/// ls_broadphase_pairs with the sweep cut into the broad phase's segments,
+/// run by `runner` (NULL: one after the other on this thread): the same
+/// result (broadphase.c, "Segments").
+uint32_t ls_broadphase_pairs_run(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed,
+                                 const ls_broadphase_runner *runner);
 
 #endif

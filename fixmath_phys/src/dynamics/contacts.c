@@ -882,10 +882,32 @@ static void update_in_place(void *ctx, uint32_t begin, uint32_t end, uint32_t wo
     }
 }
 
+// The broad phase's sweep segments on the workers (ls_broadphase_runner).
+typedef struct bp_tasks {
+    ls_broadphase_task_fn *task;
+    void *arg;
+} bp_tasks;
+
+static void bp_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    const bp_tasks *t = ctx;
+    (void)worker;
+    for (uint32_t k = begin; k < end; k++) {
+        t->task(t->arg, k);
+    }
+}
+
+static void bp_run(void *ctx, uint32_t count, ls_broadphase_task_fn *task, void *arg)
+{
+    bp_tasks t = {task, arg};
+    ls_workers_for_(ctx, count, 1, bp_block, &t);
+}
+
 void ls_world_update_contacts_(ls_world *w)
 {
     bool overflow = false;
-    uint32_t npairs = ls_broadphase_pairs(w->bp, w->pairs, w->max_pairs, &overflow);
+    const ls_broadphase_runner runner = {bp_run, w->workers};
+    uint32_t npairs = ls_broadphase_pairs_run(w->bp, w->pairs, w->max_pairs, &overflow, &runner);
     w->info.capacity_exceeded |= overflow;
     w->pair_count = npairs;
     ls_contact *old = w->contacts;

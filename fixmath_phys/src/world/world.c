@@ -140,6 +140,14 @@ static bool world_def_valid(const ls_world_def *d, ls_error *err)
 
 // The step's worker pool: none for one worker; a game's task system when it
 // gives one, else the library's threads (workers.c).
+// The broad phase's sweep segments (collision/broadphase.c): one per worker,
+// at most LS_BROADPHASE_MAX_SEGMENTS (each keeps its own open lists).
+static uint32_t broadphase_segments(const ls_world_def *def)
+{
+    return def->worker_count < LS_BROADPHASE_MAX_SEGMENTS ? def->worker_count
+                                                          : LS_BROADPHASE_MAX_SEGMENTS;
+}
+
 static ls_workers *create_workers(const ls_world_def *def)
 {
     if (def->worker_count <= 1) {
@@ -195,7 +203,8 @@ size_t ls_world_memory_size(const ls_world_def *def)
            ls_workers_memory_size_(def->worker_count, def->enqueue_task != NULL) +
            nc * sizeof *w->pair_manifolds + 2 * nc * sizeof *w->ccd_toi +
            (size_t)def->max_contacts * sizeof *w->contact_from + ls_mesh_arenas_memory_size_(def) +
-           ls_broadphase_memory_size(shape_capacity(def), def->max_contacts) +
+           ls_broadphase_memory_size_segmented(shape_capacity(def), def->max_contacts,
+                                               broadphase_segments(def)) +
            ls_query_tree_memory_size(shape_capacity(def), def->max_bodies) +
            max_joint_slots(def) *
                (sizeof *w->joints + sizeof *w->joint_next_free + sizeof *w->joint_events) +
@@ -229,7 +238,8 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
     w->shapes = calloc(w->def.max_shapes, sizeof *w->shapes);
     w->shape_next_free = calloc(w->def.max_shapes, sizeof *w->shape_next_free);
     w->children = calloc(LS_MESH_PAIR_MAX, sizeof *w->children);
-    w->bp = ls_broadphase_create(w->def.max_shapes, w->max_pairs);
+    w->bp =
+        ls_broadphase_create_segmented(w->def.max_shapes, w->max_pairs, broadphase_segments(def));
     w->qt = ls_query_tree_create(w->def.max_shapes, def->max_bodies);
     w->pairs = calloc(w->max_pairs, sizeof *w->pairs);
     w->contacts = calloc(def->max_contacts, sizeof *w->contacts);
