@@ -41,6 +41,10 @@ ls_workers *ls_workers_create_tasks_(uint32_t count, ls_enqueue_task_fn *enqueue
 size_t ls_workers_memory_size_(uint32_t count, bool tasks);
 /// Stop the threads and free the pool (NULL is fine).
 void ls_workers_destroy_(ls_workers *p);
+/// Between hot = true and hot = false (a step), idle workers wait by
+/// yielding rather than sleeping, and turning hot wakes the sleeping ones
+/// (workers.c, "Hot"). No-op for NULL, one worker or a game's tasks.
+void ls_workers_hot_(ls_workers *p, bool hot);
 /// Workers in the pool (1 for NULL).
 uint32_t ls_workers_count_(const ls_workers *p);
 /// Items per block of a loop of n items with this min_block on this pool:

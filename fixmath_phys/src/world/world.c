@@ -491,6 +491,7 @@ static void count_bodies(ls_world *w)
 
 void ls_world_step(ls_world *w)
 {
+    ls_workers_hot_(w->workers, true); // woken now, ready when the first loop comes
     w->info.capacity_exceeded = false;
     update_broadphase(w);
     ls_world_step_vehicles_(w); // SPEC.md §26.3: needs the query tree, before the solve
@@ -505,4 +506,5 @@ void ls_world_step(ls_world *w)
     w->info.tick = w->tick;
     count_bodies(w);
     ls_query_tree_invalidate(w->qt);
+    ls_workers_hot_(w->workers, false);
 }
