@@ -92,8 +92,14 @@ void ls_world_sleep_islands_(ls_world *w)
     // ground) must not freeze there; it stays awake until the solver has
     // pushed it out to within LS_SLEEP_DEPTH_SLOPS slops.
     ls_fx deep = ls_fx_mul(w->def.linear_slop, LS_FX_INT(LS_SLEEP_DEPTH_SLOPS));
+    // (Only where a body's timer runs: resetting a zero timer changes
+    // nothing, and a falling pile's bodies have none, so most contacts and
+    // joints are skipped before their points or poses are read.)
     for (uint32_t c = 0; c < w->contact_count; c++) {
         const ls_contact *ct = &w->contacts[c];
+        if (w->bodies[ct->a].sleep_timer == 0 && w->bodies[ct->b].sleep_timer == 0) {
+            continue;
+        }
         for (int k = 0; k < ct->m.count; k++) {
             if (ct->m.points[k].depth > deep) {
                 w->bodies[ct->a].sleep_timer = 0;
@@ -107,7 +113,8 @@ void ls_world_sleep_islands_(ls_world *w)
     // stretched.
     for (uint32_t j = 0; j < w->joint_high; j++) {
         const ls_joint *jt = &w->joints[j];
-        if (jt->alive && ls_joint_stretch_(w, jt) > deep) {
+        if (jt->alive && (w->bodies[jt->a].sleep_timer != 0 || w->bodies[jt->b].sleep_timer != 0) &&
+            ls_joint_stretch_(w, jt) > deep) {
             w->bodies[jt->a].sleep_timer = 0;
             w->bodies[jt->b].sleep_timer = 0;
         }
