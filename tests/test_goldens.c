@@ -36,7 +36,7 @@ static golden goldens[] = {
     {"pile_1000", 0xb8707c13e46c8017ull},
     {"pyramid", 0x81629c318dfca708ull},
     {"ragdoll_stairs", 0xf2c1bba48baad740ull},
-    {"ragdolls", 0xb0575a7fc2e26da4ull},
+    {"ragdolls", 0xcb310e3b0e125767ull},
     {"rain_2000", 0x69f33686586f4732ull},
     {"rope_bridge", 0x104dbd42ff3e00f9ull},
     {"rope_bridge_loaded", 0xfff38cac1326a4c2ull},

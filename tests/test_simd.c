@@ -507,6 +507,7 @@ Test(simd, contact_prepare_agrees_with_the_scalar_reference_on_random_groups)
 
 typedef struct ball_fixture {
     ls_solver_body states[STATES];
+    ls_solver_mass masses[STATES]; ///< w_step: the relax pass's stepped angles
     ls_ball_lanes group;
 } ball_fixture;
 
@@ -518,6 +519,14 @@ static void random_ball_fixture(ls_rng *r, ball_fixture *f, int scale)
     random_fixture(r, body_src, scale); // the same random bodies
     memcpy(f->states, body_src->states, sizeof f->states);
     free(body_src);
+    // The spins of the last position update: near the states' own (the relax
+    // pass's impulses moved those a little since), state 0 still.
+    for (uint32_t i = 1; i < STATES; i++) {
+        ls_vec3 w = f->states[i].w;
+        int32_t e = 65536 * scale;
+        f->masses[i].w_step = ls_vec3_make(w.x + rnd_range(r, -e, e), w.y + rnd_range(r, -e, e),
+                                           w.z + rnd_range(r, -e, e));
+    }
     ls_ball_lanes *g = &f->group;
     for (uint32_t l = 0; l < LS_LANES; l++) {
         g->joint[l] = (l == 5) ? UINT32_MAX : l;
@@ -572,6 +581,13 @@ static void random_ball_fixture(ls_rng *r, ball_fixture *f, int scale)
             g->cn_cone[l] = rnd_range(r, 0, 205887);
             g->cn_lower[l] = rnd_range(r, -205887, 0);
             g->cn_upper[l] = rnd_range(r, 0, 205887);
+            if (rnd_range(r, 0, 1)) {
+                // Just inside or outside the limits: where the relax pass's
+                // stepped angles decide the speculative rows.
+                g->cn_swing[l] = g->cn_cone[l] + rnd_range(r, -300, 300);
+                g->cn_twist[l] = (rnd_range(r, 0, 1) ? g->cn_lower[l] : g->cn_upper[l]) +
+                                 rnd_range(r, -3000, 3000);
+            }
             g->cn_m[0][l] = rnd_range(r, 0, (1 << 20) / tie) * tie;
             g->cn_m[1][l] = rnd_range(r, 0, (1 << 20) / tie) * tie;
             g->cn_k[l] = rnd_range(r, 0, (1 << 17) / tie) * tie;
@@ -649,6 +665,7 @@ static void ball_kernels_agree(const ls_ball_kernels *k)
             *b = *f;
             const ls_softness joint = {30 * 65536, 60000, 3000};
             ls_ball_sweep sa = {.states = a->states,
+                                .masses = a->masses,
                                 .mass_scale = 65536,
                                 .max_bias = 10 * 65536,
                                 .inv_h = 480 * 65536,
@@ -658,6 +675,7 @@ static void ball_kernels_agree(const ls_ball_kernels *k)
                                 .joint = joint};
             ls_ball_sweep sb = sa;
             sb.states = b->states;
+            sb.masses = b->masses;
             if (pass == 1) {
                 sa.bias_rate = sb.bias_rate = 30 * 65536;
                 sa.mass_scale = sb.mass_scale = 60000;

@@ -388,6 +388,15 @@ LS_JOINT_INLINE ls_solver_body *ls_joint_state_a_(const ls_world *w, const ls_jo
     return &w->solver.states[j->state_a];
 }
 
+/// The spins the sub-step's position update turned a joint's bodies with
+/// (w_step; the relax pass's stepped angles).
+LS_JOINT_INLINE void ls_joint_step_spins_(const ls_world *w, const ls_joint *j, ls_vec3 *a,
+                                          ls_vec3 *b)
+{
+    *a = w->solver.masses[j->state_a].w_step;
+    *b = w->solver.masses[j->state_b].w_step;
+}
+
 /// The solver state of a joint's body b.
 LS_JOINT_INLINE ls_solver_body *ls_joint_state_b_(const ls_world *w, const ls_joint *j)
 {
@@ -643,16 +652,18 @@ typedef struct ls_joint_cone_rows {
     ls_fx k_twist;            ///< K of the twist row
     ls_fx acc[3];             ///< swing, lower, upper
     ls_fx h;                  ///< the sub-step's length, s
+    ls_vec3 step_a, step_b;   ///< the bodies' w_step (the relax pass's angles)
     bool twist_limited;
 } ls_joint_cone_rows;
 
 /// The relax pass's angle of a row (SPEC.md §23.4 "The relax pass's
-/// angles"): the warm start's angle plus h times the row's speed as the pass
-/// reaches the joint, a first-order step over the sub-step's position update.
-/// Why not from the poses: an angle costs frames, a square root and arc
-/// tangents, and the relax pass only asks whether a limit is near (or, for an
-/// explicit spring, where the sub-step ends) -- Box3D takes its contacts'
-/// separations the same way, from the motion since they were measured.
+/// angles"): the warm start's angle plus h times the row's speed at the
+/// spins the position update turned the bodies with (w_step), to first order
+/// the angle at the moved pose. Why: measuring it costs frames, a square
+/// root and arc tangents per joint and sub-step. Why those spins and not the
+/// ones the relax pass finds: other rows' relax impulses have changed those
+/// already, and a ragdoll's neck resting on its cone limit, its angle stepped
+/// by them, never came to rest.
 LS_JOINT_INLINE ls_fx ls_joint_relax_angle_(ls_fx angle, ls_fx speed, ls_fx h)
 {
     return ls_fx_add(angle, ls_fx_mul(h, speed));
@@ -687,12 +698,13 @@ LS_JOINT_INLINE void ls_joint_cone_rows_of_(const ls_joint *j, ls_fx h, ls_joint
     r->acc[1] = j->lower_impulse;
     r->acc[2] = j->upper_impulse;
     r->h = h;
+    r->step_a = r->step_b = ls_vec3_zero(); // the caller's (w_step)
     r->twist_limited = ls_joint_cone_twist_limited_(j);
 }
 
 /// One iteration of the cone's rows on *wa, *wb (the world's joint spring
 /// `joint`, sub-step rate inv_h; use_bias false: the relax pass, whose
-/// angles are ls_joint_relax_angle_ of the spins *wa, *wb it starts with).
+/// angles are ls_joint_relax_angle_ by step_a, step_b).
 LS_JOINT_INLINE void ls_joint_cone_rows_solve_(ls_joint_cone_rows *r, ls_vec3 *wa, ls_vec3 *wb,
                                                ls_fx inv_h, ls_softness joint, bool use_bias)
 {
@@ -700,11 +712,12 @@ LS_JOINT_INLINE void ls_joint_cone_rows_solve_(ls_joint_cone_rows *r, ls_vec3 *w
     ls_fx swing = r->swing, twist = r->twist;
     if (!use_bias) {
         // d swing/dt = (wb - wa) . n, d twist/dt = (wb - wa) . t.
-        swing = swing_row
-                    ? ls_joint_relax_angle_(swing, ls_joint_relative_speed_(*wa, *wb, r->n), r->h)
-                    : swing;
+        swing = swing_row ? ls_joint_relax_angle_(
+                                swing, ls_joint_relative_speed_(r->step_a, r->step_b, r->n), r->h)
+                          : swing;
         twist = r->twist_limited
-                    ? ls_joint_relax_angle_(twist, ls_joint_relative_speed_(*wa, *wb, r->t), r->h)
+                    ? ls_joint_relax_angle_(
+                          twist, ls_joint_relative_speed_(r->step_a, r->step_b, r->t), r->h)
                     : twist;
     }
     if (swing_row) {
@@ -748,23 +761,23 @@ typedef struct ls_joint_axial_rows {
     ls_softness spring;
     ls_fx push; ///< an explicit spring's stiffness impulse (j->spring_push)
     ls_fx motor_speed, top;
-    ls_fx h;      ///< the sub-step's length, s
-    ls_fx acc[4]; ///< spring, motor, lower, upper
+    ls_fx h;                ///< the sub-step's length, s
+    ls_vec3 step_a, step_b; ///< the bodies' w_step (the relax pass's angle)
+    ls_fx acc[4];           ///< spring, motor, lower, upper
     bool spring_on, spring_explicit, motor_on, limit_on;
 } ls_joint_axial_rows;
 
-/// True when the relax pass's angle of these rows is measured at the moved
-/// pose (given in `angle`) rather than stepped (ls_joint_relax_angle_): a
-/// hinge with an explicit spring, whose relax-pass half of the stiffness
-/// impulse must see the pose the next warm start measures again (SPEC.md
-/// §23.4). Why: velocity Verlet conserves energy when both halves at a pose
-/// see the same angle; a stepped angle differs from the measured one by the
-/// measurement's rounding, whose difference at every sub-step added 18 % to
-/// an undamped 10 Hz hinge spring's energy in 10 s (measured: 0.96..1.01;
+/// True when the relax pass steps these rows' angle (ls_joint_relax_angle_)
+/// rather than measure it at the moved pose (given in `angle`): unless the
+/// spring is explicit. Why not an explicit spring (SPEC.md §23.4): velocity
+/// Verlet conserves energy when both halves at a pose see the same angle; a
+/// stepped angle differs from the measured one by the measurement's
+/// rounding, whose difference at every sub-step added 18 % to an undamped
+/// 10 Hz hinge spring's energy in 10 s (measured: 0.96..1.01;
 /// tests/test_joints.c).
-LS_JOINT_INLINE bool ls_joint_axial_measured_(const ls_joint_axial_rows *r)
+LS_JOINT_INLINE bool ls_joint_axial_steps_(const ls_joint_axial_rows *r)
 {
-    return r->spring_on && r->spring_explicit;
+    return !(r->spring_on && r->spring_explicit);
 }
 
 /// One iteration of the axial rows on *wa, *wb (the world's joint spring
@@ -775,9 +788,10 @@ LS_JOINT_INLINE void ls_joint_axial_rows_solve_(ls_joint_axial_rows *r, ls_vec3 
                                                 ls_fx inv_h, ls_softness joint, bool use_bias)
 {
     ls_fx cdot = ls_joint_relative_speed_(*wa, *wb, r->d), total = 0;
-    ls_fx angle = use_bias || ls_joint_axial_measured_(r)
-                      ? r->angle
-                      : ls_joint_relax_angle_(r->angle, cdot, r->h);
+    ls_fx angle = !use_bias && ls_joint_axial_steps_(r)
+                      ? ls_joint_relax_angle_(
+                            r->angle, ls_joint_relative_speed_(r->step_a, r->step_b, r->d), r->h)
+                      : r->angle;
     if (r->spring_on && r->spring_explicit) {
         // Half the stiffness impulse from the pose the sub-step starts with
         // (biased pass), half from the pose it ends with (relax pass).
@@ -839,6 +853,7 @@ LS_JOINT_INLINE void ls_joint_axial_rows_of_(const ls_joint *j, ls_fx angle, ls_
     r->motor_speed = j->motor_speed;
     r->top = ls_fx_mul(j->max_motor, h);
     r->h = h;
+    r->step_a = r->step_b = ls_vec3_zero(); // the caller's (w_step)
     r->acc[0] = j->spring_impulse;
     r->acc[1] = j->motor_impulse;
     r->acc[2] = j->lower_impulse;

@@ -466,6 +466,27 @@ AVX2 V fmul8(V k, V x, K *chk)
     return NARF(mulp(prep(k), prep(x)), *chk);
 }
 
+// The bodies' w_step (the spins of the position update; ls_joint_relax_angle_).
+AVX2 void step_spins8(const ls_ball_sweep *sw, const uint32_t *idx, V *w)
+{
+    int32_t t[3][8];
+    for (int l = 0; l < 8; l++) {
+        const ls_vec3 s = sw->masses[idx[l]].w_step;
+        t[0][l] = s.x, t[1][l] = s.y, t[2][l] = s.z;
+    }
+    for (int k = 0; k < 3; k++) {
+        w[k] = ld(t[k]);
+    }
+}
+
+// (w_b - w_a) . d of the steps' spins (ls_joint_relative_speed_), checked.
+AVX2 V step_speed8(const V *wa, const V *wb, const V *d, K *chk)
+{
+    W s = subw(dot3p(prep(wb[0]), prep(wb[1]), prep(wb[2]), prep(d[0]), prep(d[1]), prep(d[2])),
+               dot3p(prep(wa[0]), prep(wa[1]), prep(wa[2]), prep(d[0]), prep(d[1]), prep(d[2])));
+    return NARF(s, *chk);
+}
+
 // The relax pass's angle (ls_joint_relax_angle_): angle + h speed, checked.
 AVX2 V relax_angle8(V angle, V speed, const ls_ball_sweep *sw, K *chk)
 {
@@ -516,8 +537,11 @@ AVX2 bool cone8(const ls_ball_sweep *sw, const ls_ball_lanes *g, B *a, B *b, V *
     // with; in lanes without the row the value is unused).
     V swing_speed = speed8(a, b, n, chk), swing = ld(g->cn_swing), twist = ld(g->cn_twist);
     if (!sw->use_bias) {
-        swing = relax_angle8(swing, swing_speed, sw, chk);
-        twist = relax_angle8(twist, speed8(a, b, t, chk), sw, chk);
+        V sa[3], sb[3];
+        step_spins8(sw, g->a, sa);
+        step_spins8(sw, g->b, sb);
+        swing = relax_angle8(swing, step_speed8(sa, sb, n, chk), sw, chk);
+        twist = relax_angle8(twist, step_speed8(sa, sb, t, chk), sw, chk);
     }
     // Swing, where the warm start found a direction.
     V swing_on = _mm256_andnot_si256(_mm256_cmpeq_epi32(nz, zero), on);
@@ -572,8 +596,12 @@ AVX2 bool axial8(const ls_ball_sweep *sw, const ls_ball_lanes *g, B *a, B *b, V 
     V expl = _mm256_and_si256(
         spring_on, _mm256_cmpgt_epi32(_mm256_and_si256(flags, splat(LS_AXIAL_EXPLICIT)), zero));
     if (!sw->use_bias) {
-        // Stepped, but measured for an explicit spring (ls_joint_axial_measured_).
-        angle = _mm256_blendv_epi8(relax_angle8(angle, cdot, sw, chk), angle, expl);
+        // Stepped, but measured for an explicit spring (ls_joint_axial_steps_).
+        V sa[3], sb[3];
+        step_spins8(sw, g->a, sa);
+        step_spins8(sw, g->b, sb);
+        angle = _mm256_blendv_epi8(relax_angle8(angle, step_speed8(sa, sb, d, chk), sw, chk), angle,
+                                   expl);
     }
     *push = ld(g->ax_push);
     if (!all_zero(spring_on)) {

@@ -184,6 +184,7 @@ static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bia
 {
     ls_joint_cone_rows r;
     ls_joint_cone_rows_of_(j, ctx->h, &r);
+    ls_joint_step_spins_(w, j, &r.step_a, &r.step_b);
     ls_vec3 wa = ls_joint_state_a_(w, j)->w, wb = ls_joint_state_b_(w, j)->w;
     ls_joint_cone_rows_solve_(&r, &wa, &wb, ctx->inv_h, ctx->joint, use_bias);
     j->angular_impulse.x = r.acc[0];

@@ -146,7 +146,7 @@ static void warm_start(ls_world *w, ls_joint *j)
 // masses and angle of this sub-step's warm start (joint.h,
 // ls_joint_axial_rows); the relax pass steps the angle by the axis's speed
 // (ls_joint_relax_angle_) or, with an explicit spring, measures it again at
-// the moved pose (ls_joint_axial_measured_).
+// the moved pose (ls_joint_axial_steps_).
 static void solve_axial(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
     if (!axial_rows(j)) {
@@ -154,7 +154,8 @@ static void solve_axial(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool u
     }
     ls_joint_axial_rows r;
     ls_joint_axial_rows_of_(j, j->err[2], ctx->h, &r);
-    if (!use_bias && ls_joint_axial_measured_(&r)) {
+    ls_joint_step_spins_(w, j, &r.step_a, &r.step_b);
+    if (!use_bias && !ls_joint_axial_steps_(&r)) {
         r.angle = ls_joint_hinge_angle_(w, j);
     }
     ls_vec3 wa = ls_joint_state_a_(w, j)->w, wb = ls_joint_state_b_(w, j)->w;

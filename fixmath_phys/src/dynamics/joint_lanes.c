@@ -258,9 +258,9 @@ void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, ls_
     }
 }
 
-void ls_ball_axial_angle_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
+void ls_ball_relax_angles_(const ls_world *w, ls_ball_lanes *g, uint32_t lane)
 {
-    if (g->ax_flags[lane] & LS_AXIAL_EXPLICIT) {
+    if (g->ax_on[lane] && (g->ax_flags[lane] & LS_AXIAL_EXPLICIT)) {
         g->ax_angle[lane] = ls_joint_hinge_angle_(w, &w->joints[g->joint[lane]]);
     }
 }
@@ -533,6 +533,8 @@ static void axial_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, l
 {
     ls_joint_axial_rows r;
     axial_of_lane(g, l, sw->h, &r);
+    r.step_a = sw->masses[g->a[l]].w_step;
+    r.step_b = sw->masses[g->b[l]].w_step;
     ls_vec3 wa = spin_of(a), wb = spin_of(b);
     ls_joint_axial_rows_solve_(&r, &wa, &wb, sw->inv_h, sw->joint, sw->use_bias != 0);
     set_spin(a, wa);
@@ -549,6 +551,8 @@ static void cone_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, la
 {
     ls_joint_cone_rows r;
     cone_of_lane(g, l, sw->h, &r);
+    r.step_a = sw->masses[g->a[l]].w_step;
+    r.step_b = sw->masses[g->b[l]].w_step;
     ls_vec3 wa = spin_of(a), wb = spin_of(b);
     ls_joint_cone_rows_solve_(&r, &wa, &wb, sw->inv_h, sw->joint, sw->use_bias != 0);
     set_spin(a, wa);

@@ -14,8 +14,9 @@
 // A hinge's rows about its axis (spring, motor, limits) and two alignment
 // rows, and a cone's swing and twist rows, whose directions and masses the
 // joint's warm start (a cone's prepare) computes, are copied into the lanes
-// (the relax pass steps their angles by the rows' speeds in the lanes,
-// ls_joint_relax_angle_) and solved with the point block, in
+// (the relax pass steps their angles in the lanes, ls_joint_relax_angle_, but
+// a hinge with an explicit spring measures its own per joint) and solved
+// with the point block, in
 // the same pass over the bodies (joint_grid: 3,120 hinges, a third of the
 // scene's time in those rows when they were solved one joint at a time). A
 // group whose joints with rows are all hinges without limit, motor or spring
@@ -89,14 +90,15 @@ enum { LS_AXIAL_SPRING = 1, LS_AXIAL_MOTOR = 2, LS_AXIAL_LIMIT = 4, LS_AXIAL_EXP
 typedef struct ls_ball_sweep {
     ls_world *world; ///< the bodies' poses and the joints (the align_only warm start)
     ls_solver_body *states;
-    int32_t bias_rate;     ///< 1/s (0 in the relax pass)
-    int32_t mass_scale;    ///< (1 in the relax pass)
-    int32_t impulse_scale; ///< (0 in the relax pass)
-    int32_t max_bias;      ///< most speed the bias may ask for, m/s (LS_JOINT_MAX_BIAS)
-    int32_t use_bias;      ///< 0 in the relax pass (the alignment rows are then rigid)
-    int32_t inv_h;         ///< 1/h (the cone's speculative limit rows)
-    int32_t h;             ///< the sub-step's length (the relax pass's angles)
-    ls_softness joint;     ///< the world's joint spring (the cone's limit rows)
+    int32_t bias_rate;            ///< 1/s (0 in the relax pass)
+    int32_t mass_scale;           ///< (1 in the relax pass)
+    int32_t impulse_scale;        ///< (0 in the relax pass)
+    int32_t max_bias;             ///< most speed the bias may ask for, m/s (LS_JOINT_MAX_BIAS)
+    int32_t use_bias;             ///< 0 in the relax pass (the alignment rows are then rigid)
+    int32_t inv_h;                ///< 1/h (the cone's speculative limit rows)
+    int32_t h;                    ///< the sub-step's length (the relax pass's angles)
+    const ls_solver_mass *masses; ///< per state: w_step (the relax pass's angles)
+    ls_softness joint;            ///< the world's joint spring (the cone's limit rows)
 } ls_ball_sweep;
 
 /// Fill lane `lane` of g, whose fields are all zero, from joint slot j
@@ -107,10 +109,10 @@ typedef struct ls_ball_sweep {
 /// requires). Returns non-zero when a value left the solver range.
 uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, uint32_t j,
                                bool align);
-/// Before a relax sweep of a lane whose hinge solves its axial rows in the
-/// lane: the angle measured at the moved pose when the rows ask for it
-/// (ls_joint_axial_measured_: an explicit spring), else nothing.
-void ls_ball_axial_angle_(const ls_world *w, ls_ball_lanes *g, uint32_t lane);
+/// Before a relax sweep of a lane whose joint's rows are the lane's: a
+/// hinge's angle measured at the moved pose when the relax pass does not step
+/// it (ls_joint_axial_steps_: an explicit spring), else nothing.
+void ls_ball_relax_angles_(const ls_world *w, ls_ball_lanes *g, uint32_t lane);
 /// Write each lane's accumulated impulse back to its joint.
 void ls_ball_store_(ls_world *w, const ls_ball_lanes *g);
 /// Before the warm start of lane `lane`'s joint: the impulses of its rows

@@ -462,6 +462,7 @@ static void states_positions(void *p, uint32_t begin, uint32_t end, uint32_t wor
         ls_solver_body *s = &sv->states[i + 1];
         ls_body *b = &st->w->bodies[s->body];
         integrate_position(st->ctx, b, s, &sv->masses[i + 1]);
+        sv->masses[i + 1].w_step = s->w;
         if (!(s->w.x || s->w.y || s->w.z)) {
             continue;
         }
@@ -710,14 +711,13 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow,
                     if (in_lanes) {
                         ls_ball_align_fill_(w, g, l, st->ctx->h);
                     }
-                } else if (g->ax_on[l]) {
-                    // A hinge whose axial rows are the lanes' too: in the
-                    // relax pass, with an explicit spring, the angle at the
-                    // moved pose (the lanes step the others' angles).
+                } else if (in_lanes) {
+                    // Rows the lanes solve: in the relax pass, the angles
+                    // the lanes do not step, measured at the moved pose.
                     if (!st->sweep.use_bias) {
-                        ls_ball_axial_angle_(w, g, l);
+                        ls_ball_relax_angles_(w, g, l);
                     }
-                } else if (!in_lanes) {
+                } else {
                     ls_joint_solve_(w, j, st->ctx, st->sweep.use_bias);
                 }
             }
@@ -1071,6 +1071,7 @@ void ls_world_solve_(ls_world *w)
     st.ball.world = w;
     st.ball.inv_h = ctx.inv_h;
     st.ball.h = ctx.h;
+    st.ball.masses = sv->masses;
     st.ball.joint = ctx.joint;
     st.ball.states = sv->states;
     st.ball.max_bias = LS_JOINT_MAX_BIAS;

@@ -25,6 +25,10 @@ typedef struct ls_solver_mass {
     int32_t pad;
     int64_t moved[3]; ///< sum of v h over this tick's sub-steps, exact (Q32.32)
     ls_vec3 acc;      ///< gravity + force / m of a dynamic body, constant over the tick's sub-steps
+    /// The spin the sub-step's position update turned the body with (its
+    /// angular velocity then): the relax pass steps joint angles by it
+    /// (joint.h, ls_joint_relax_angle_). State 0: zero.
+    ls_vec3 w_step;
 } ls_solver_mass;
 
 typedef struct ls_solver_scratch {
