@@ -44,6 +44,11 @@ BOX3D_DIR ?= ../shared/anchors/box3d
 BENCH_BOX3D_SCENES ?= large_pyramid many_pyramids joint_grid convex_pile rain
 # Quality-only rows (one run each): Box3D's large_pyramid with base 20 and 40.
 BENCH_BOX3D_QUALITY ?= pyramid_20 pyramid_40
+# Repeats are the outer loop (every scene once, then again), the engines
+# interleaved within a scene: the host's noise comes in stretches of minutes
+# (a neighbour on the second core doubled both engines' 2-worker times for a
+# whole scene's five repeats), and this way it falls on different scenes in
+# different repeats, so each median stays clean.
 BENCH_BOX3D_REPEATS ?= $(BENCH_REPEATS)
 BENCH_DEPS_PKGS = libbullet-dev libode-dev pkg-config g++ cmake
 
@@ -234,8 +239,8 @@ bench-box3d:
 	csv=$(BENCH_OUT)/bench-box3d.csv; failed=""; \
 	engines="$(BENCH_BOX3D_OURS):--threads:1 $(BENCH_BOX3D_OURS):--threads:2 $(BENCH_BOX3D_OURS):--substeps:default \
 	         $(BENCH_BOX3D_PEER):--threads:1 $(BENCH_BOX3D_PEER):--threads:2"; \
-	for sc in $(BENCH_BOX3D_SCENES); do \
-	  for r in $$(seq $(BENCH_BOX3D_REPEATS)); do \
+	for r in $$(seq $(BENCH_BOX3D_REPEATS)); do \
+	  for sc in $(BENCH_BOX3D_SCENES); do \
 	    for b in $$engines; do \
 	      $$(echo $$b | tr : ' ') --scene $$sc --csv $$csv || failed="$$failed $$(echo $$b | sed 's|.*/||')@$$sc"; \
 	    done; \
