@@ -962,8 +962,8 @@ Test(joints, a_chain_with_a_light_end_closes_and_sleeps)
 // e^(-zeta omega t) sin(omega_d t), omega_d = omega sqrt(1 - zeta^2) (zeta <
 // 1), x(t) = v0 t e^(-omega t) (zeta = 1); energy 1/2 m v^2 + 1/2 k x^2
 // constant for zeta = 0. Measured against it every tick for `seconds`.
-static void spring_against_theory(double hertz, double zeta, double seconds, double *energy_min,
-                                  double *energy_max, double *worst_x, double *amp)
+// A small world without gravity (the spring tests').
+static ls_world *zero_gravity_world(void)
 {
     ls_world_def wd = ls_default_world_def();
     wd.gravity = ls_vec3_zero();
@@ -971,6 +971,13 @@ static void spring_against_theory(double hertz, double zeta, double seconds, dou
     ls_error err;
     ls_world *w = ls_world_create(&wd, &err);
     cr_assert_not_null(w, "%s", err.message);
+    return w;
+}
+
+static void spring_against_theory(double hertz, double zeta, double seconds, double *energy_min,
+                                  double *energy_max, double *worst_x, double *amp)
+{
+    ls_world *w = zero_gravity_world();
     ls_body_id s = add_static(w, v3(0, 0, 0));
     ls_body_id b = add_sphere(w, v3(1, 0, 0), 0.1, 1000);
     ls_joint_def d = joint_def(LS_JOINT_DISTANCE, s, b, v3(0, 0, 0));
@@ -1037,12 +1044,7 @@ Test(joints, an_undamped_spring_keeps_its_energy)
 static void hinge_spring_against_theory(double hertz, double *energy_min, double *energy_max,
                                         double *worst, double *amp)
 {
-    ls_world_def wd = ls_default_world_def();
-    wd.gravity = ls_vec3_zero();
-    wd.max_bodies = 8;
-    ls_error err;
-    ls_world *w = ls_world_create(&wd, &err);
-    cr_assert_not_null(w, "%s", err.message);
+    ls_world *w = zero_gravity_world();
     ls_body_id s = add_static(w, v3(2, 0, 0));
     ls_body_id b = add_sphere(w, v3(0, 0, 0), 0.5, 1000);
     ls_joint_def d = joint_def(LS_JOINT_HINGE, s, b, v3(0, 0, 0));
