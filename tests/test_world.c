@@ -52,6 +52,55 @@ Test(world, two_worlds_from_the_same_scene_produce_identical_checksums_every_tic
     ls_world_destroy(b);
 }
 
+// A game's profile clock that counts its calls: each stage of a step then
+// lasts exactly 1 and the step the number of stages.
+static uint64_t counting_clock(void *context)
+{
+    uint64_t *calls = context;
+    return ++*calls;
+}
+
+// ls_world_profile: every stage of a step is timed by the game's clock (the
+// library reads none of its own), the stages add up to the step, a world
+// without a clock reports zeros, and the clock never changes the bits.
+Test(world, the_profile_times_every_stage_with_the_games_clock_and_changes_no_bits)
+{
+    ls_scene s;
+    ls_error err;
+    cr_assert_eq(ls_scene_parse(STACK, strlen(STACK), &s, &err), LS_OK, "%s", err.message);
+    ls_world *plain = ls_scene_instantiate(&s, &err);
+    uint64_t calls = 0;
+    s.world.profile_clock = counting_clock;
+    s.world.profile_context = &calls;
+    ls_world *timed = ls_scene_instantiate(&s, &err);
+    cr_assert(plain && timed, "%s", err.message);
+    ls_scene_free(&s);
+    for (int t = 0; t < 120; t++) {
+        uint64_t before = calls;
+        ls_world_step(plain);
+        ls_world_step(timed);
+        cr_assert_eq(ls_world_checksum(plain), ls_world_checksum(timed), "tick %d", t + 1);
+        ls_profile p = ls_world_profile(timed), z = ls_world_profile(plain);
+        const uint64_t stage[] = {p.proxies,    p.vehicles,  p.pairs,    p.narrow,      p.contacts,
+                                  p.wake,       p.prepare,   p.substeps, p.restitution, p.finish,
+                                  p.continuous, p.particles, p.sleep};
+        const size_t n = sizeof stage / sizeof stage[0];
+        for (size_t k = 0; k < n; k++) {
+            cr_assert_eq(stage[k], 1, "tick %d: stage %zu timed %llu", t + 1, k,
+                         (unsigned long long)stage[k]);
+        }
+        cr_assert_eq(p.step, n, "tick %d: step %llu", t + 1, (unsigned long long)p.step);
+        cr_assert_eq(calls - before, n + 1, "tick %d: %llu clock reads", t + 1,
+                     (unsigned long long)(calls - before));
+        cr_assert_eq(sizeof z, sizeof(uint64_t) * (n + 1), "a stage the test does not know");
+        for (size_t k = 0; k < n + 1; k++) {
+            cr_assert_eq(((const uint64_t *)&z)[k], 0, "no clock: field %zu", k);
+        }
+    }
+    ls_world_destroy(plain);
+    ls_world_destroy(timed);
+}
+
 Test(world, snapshot_at_tick_500_then_restore_replays_ticks_501_to_1000_identically)
 {
     ls_world *w = load_scene(STACK);

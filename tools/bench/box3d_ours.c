@@ -39,6 +39,9 @@ typedef struct ours {
     int debug; // BENCH_BOX3D_DEBUG set: print new contacts of the rain humans, overflows
     uint32_t overflows_seen;
     char warn[640];
+    // BENCH_BOX3D_PROFILE set: ls_world_profile summed over the timed steps
+    uint32_t profiled;
+    ls_profile profile;
 } ours;
 
 static ls_fx fx(double v)
@@ -59,6 +62,13 @@ static ls_vec3 vd(const double v[3])
 static double dfx(ls_fx v)
 {
     return (double)v / 65536.0;
+}
+
+// The profile clock of BENCH_BOX3D_PROFILE (ls_world_def.profile_clock).
+static uint64_t profile_clock(void *context)
+{
+    (void)context;
+    return (uint64_t)bench_now_ns();
 }
 
 // Box3D's world defaults where our world definition has the knob.
@@ -91,6 +101,7 @@ static ls_world_def world_def(const b3b_scene *s, const b3b_opts *o, uint32_t bo
     uint64_t contacts = 8 * (uint64_t)bodies + 1024;
     d.max_contacts = contacts > (1u << 22) ? (1u << 22) : (uint32_t)contacts;
     d.max_joints = joints ? joints : 1;
+    d.profile_clock = getenv("BENCH_BOX3D_PROFILE") ? profile_clock : NULL;
     return d;
 }
 
@@ -146,6 +157,26 @@ static void ours_destroy(void *h)
     ours *o = h;
     if (o->w && getenv("BENCH_BOX3D_CHECKSUM")) { // the end state's bits (same-bits checks)
         fprintf(stderr, "checksum %016llx\n", (unsigned long long)ls_world_checksum(o->w));
+    }
+    if (o->profiled) { // ms per timed step, stage by stage (ls_profile)
+        const ls_profile *p = &o->profile;
+        const struct {
+            const char *name;
+            uint64_t ns;
+        } st[] = {
+            {"proxies", p->proxies}, {"vehicles", p->vehicles},     {"pairs", p->pairs},
+            {"narrow", p->narrow},   {"contacts", p->contacts},     {"wake", p->wake},
+            {"prepare", p->prepare}, {"substeps", p->substeps},     {"restitution", p->restitution},
+            {"finish", p->finish},   {"continuous", p->continuous}, {"particles", p->particles},
+            {"sleep", p->sleep}};
+        fprintf(stderr, "profile (ms/step over %u steps): step %.3f =", o->profiled,
+                (double)p->step / 1e6 / o->profiled);
+        for (size_t k = 0; k < sizeof st / sizeof st[0]; k++) {
+            if (st[k].ns) {
+                fprintf(stderr, " %s %.3f", st[k].name, (double)st[k].ns / 1e6 / o->profiled);
+            }
+        }
+        fprintf(stderr, "\n");
     }
     if (o->w) {
         ls_world_destroy(o->w);
@@ -486,6 +517,20 @@ static void ours_step(void *h, uint32_t index)
         rain_hook(o, index);
     }
     ls_world_step(o->w);
+    if (index > 0 && getenv("BENCH_BOX3D_PROFILE")) { // the timed steps (1..N-1)
+        ls_profile p = ls_world_profile(o->w), *t = &o->profile;
+        uint64_t *sum[] = {&t->step,      &t->proxies,     &t->vehicles, &t->pairs,
+                           &t->narrow,    &t->contacts,    &t->wake,     &t->prepare,
+                           &t->substeps,  &t->restitution, &t->finish,   &t->continuous,
+                           &t->particles, &t->sleep};
+        const uint64_t add[] = {p.step,     p.proxies,    p.vehicles,  p.pairs,    p.narrow,
+                                p.contacts, p.wake,       p.prepare,   p.substeps, p.restitution,
+                                p.finish,   p.continuous, p.particles, p.sleep};
+        for (size_t k = 0; k < sizeof add / sizeof add[0]; k++) {
+            *sum[k] += add[k];
+        }
+        o->profiled++;
+    }
     o->capacity_steps += ls_world_info(o->w).capacity_exceeded;
     if (o->debug && ls_world_info(o->w).overflow_count > o->overflows_seen) {
         ls_step_info info = ls_world_info(o->w);

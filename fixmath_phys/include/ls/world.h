@@ -109,6 +109,33 @@ typedef void *ls_enqueue_task_fn(ls_task_fn *task, uint32_t item_count, uint32_t
 /// A game's task system: return when the task enqueue_task returned is done.
 typedef void ls_finish_task_fn(void *task, void *task_context);
 
+/// A game's clock for ls_world_profile: a monotonic time in nanoseconds (any
+/// origin). The library reads no clock of its own (SPEC.md §11 "Profile").
+typedef uint64_t ls_profile_clock_fn(void *profile_context);
+
+/// Where the last ls_world_step spent its time, in nanoseconds of
+/// ls_world_def.profile_clock (all zero without one). The stages follow each
+/// other, so they add up to `step` (less the clock's own cost). Stages run on
+/// every worker unless marked serial: with several workers a stage whose time
+/// does not shrink is the one to look at. Never state: not in snapshots or
+/// the checksum.
+typedef struct ls_profile {
+    uint64_t step;        ///< The whole ls_world_step.
+    uint64_t proxies;     ///< Broad-phase boxes of the bodies that moved (serial).
+    uint64_t vehicles;    ///< Ray-cast vehicles (serial).
+    uint64_t pairs;       ///< Broad-phase sweep (in segments) and pair filter (serial).
+    uint64_t narrow;      ///< Narrow phase: manifolds of the pairs.
+    uint64_t contacts;    ///< Matching last tick's contacts, events, copies (mostly serial).
+    uint64_t wake;        ///< Waking islands touched this tick (serial).
+    uint64_t prepare;     ///< Solver states, colouring, contact and joint preparation.
+    uint64_t substeps;    ///< Every sub-step: integrate, warm start, solve, relax.
+    uint64_t restitution; ///< Restitution and storing the impulses.
+    uint64_t finish;      ///< Poses and shape transforms.
+    uint64_t continuous;  ///< Continuous collision.
+    uint64_t particles;   ///< Particle systems.
+    uint64_t sleep;       ///< Islands and sleep (serial).
+} ls_profile;
+
 /// Vector path of the constraint sweeps (ls_world_def.simd). Every path gives
 /// the same bits (SPEC.md §11.4): the choice changes speed only.
 typedef enum ls_simd {
@@ -158,6 +185,8 @@ typedef struct ls_world_def {
     uint32_t max_vehicles;             ///< Capacity of ray-cast vehicles (0..1024, default 16;
                                        ///< ls/vehicle.h).
     ls_simd simd; ///< Vector path of the solver (default LS_SIMD_AUTO); not state, same bits.
+    ls_profile_clock_fn *profile_clock; ///< Optional: times the stages (ls_world_profile).
+    void *profile_context;              ///< Passed to profile_clock.
 } ls_world_def;
 
 /// Contact begin/end event between two shapes (shape_a has the lower slot).
@@ -225,6 +254,9 @@ LS_API void ls_world_step(ls_world *w);
 LS_API uint64_t ls_world_checksum(const ls_world *w);
 /// Statistics of the last step.
 LS_API ls_step_info ls_world_info(const ls_world *w);
+/// Where the last step spent its time (ls_profile; zeros without
+/// ls_world_def.profile_clock).
+LS_API ls_profile ls_world_profile(const ls_world *w);
 /// Name of the vector path the solver runs ("scalar", "avx2", ...).
 LS_API const char *ls_world_simd_name(const ls_world *w);
 /// True when this build and CPU can run vector path `simd` (LS_SIMD_AUTO and

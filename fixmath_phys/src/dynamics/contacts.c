@@ -910,6 +910,7 @@ void ls_world_update_contacts_(ls_world *w)
     uint32_t npairs = ls_broadphase_pairs_run(w->bp, w->pairs, w->max_pairs, &overflow, &runner);
     w->info.capacity_exceeded |= overflow;
     w->pair_count = npairs;
+    ls_world_lap_(w, &w->profile.pairs);
     ls_contact *old = w->contacts;
     uint32_t old_count = w->contact_count;
     w->contacts = w->contacts_old;
@@ -922,6 +923,7 @@ void ls_world_update_contacts_(ls_world *w)
         w->mesh_arenas[k].contact_count = w->mesh_arenas[k].rec_count = 0;
     }
     ls_workers_for_(w->workers, npairs, NARROW_MIN_BLOCK, narrow_block, w);
+    ls_world_lap_(w, &w->profile.narrow);
     uint32_t j = 0;
     for (uint32_t i = 0; i < npairs; i++) {
         ls_pair pr = w->pairs[i];
@@ -965,6 +967,7 @@ void ls_world_update_contacts_(ls_world *w)
     }
     w->info.contacts = w->contact_count;
     w->info.max_penetration = deepest;
+    ls_world_lap_(w, &w->profile.contacts);
     // Buried in static geometry deeper than the documented bound: reported
     // like an overflow, so a run that tunnels into the ground does not end
     // "healthy" (bodies pressed into each other in a falling pile are not).

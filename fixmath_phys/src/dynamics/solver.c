@@ -1088,6 +1088,7 @@ void ls_world_solve_(ls_world *w)
         }
     }
     ls_workers_for_(w->workers, sv->ball_count, MIN_ITEM_BLOCK, balls_prepare, &st);
+    ls_world_lap_(w, &w->profile.prepare);
     for (uint32_t sub = 0; sub < ctx.substeps; sub++) {
         // Sub-steps of dt/n rounded alternately down and up so that they add
         // up to dt exactly (1092 / 8 is 136.5 raw): the world's clock never
@@ -1119,6 +1120,7 @@ void ls_world_solve_(ls_world *w)
             for_colours(w, &st, SWEEP_SOLVE, sweep_solve);
         }
     }
+    ls_world_lap_(w, &w->profile.substeps);
     bool chain = may_bounce && impact_pass(w, &st);
     for_colours(w, &st, SWEEP_RESTITUTION, sweep_restitution);
     st.sweep.chain_only = true;
@@ -1133,4 +1135,5 @@ void ls_world_solve_(ls_world *w)
     }
     ls_workers_for_(w->workers, nstates, MIN_BODY_BLOCK, states_finish, &st);
     report_overflows(w);
+    ls_world_lap_(w, &w->profile.restitution);
 }

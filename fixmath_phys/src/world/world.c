@@ -369,6 +369,11 @@ ls_step_info ls_world_info(const ls_world *w)
     return w->info;
 }
 
+ls_profile ls_world_profile(const ls_world *w)
+{
+    return w->profile;
+}
+
 ls_contact_events ls_world_contact_events(const ls_world *w)
 {
     ls_contact_events e = {w->begin_events, w->begin_count, w->end_events, w->end_count};
@@ -491,20 +496,32 @@ static void count_bodies(ls_world *w)
 
 void ls_world_step(ls_world *w)
 {
+    ls_profile *pr = &w->profile;
+    memset(pr, 0, sizeof *pr);
+    uint64_t start = w->def.profile_clock ? w->def.profile_clock(w->def.profile_context) : 0;
+    w->profile_mark = start;
     ls_workers_hot_(w->workers, true); // woken now, ready when the first loop comes
     w->info.capacity_exceeded = false;
     update_broadphase(w);
+    ls_world_lap_(w, &pr->proxies);
     ls_world_step_vehicles_(w); // SPEC.md §26.3: needs the query tree, before the solve
-    ls_world_update_contacts_(w);
+    ls_world_lap_(w, &pr->vehicles);
+    ls_world_update_contacts_(w); // laps pairs, narrow and contacts
     ls_world_wake_islands_(w);
-    ls_world_solve_(w);
+    ls_world_lap_(w, &pr->wake);
+    ls_world_solve_(w); // laps prepare, substeps and restitution
     finish_bodies(w);
+    ls_world_lap_(w, &pr->finish);
     ls_world_continuous_(w);
+    ls_world_lap_(w, &pr->continuous);
     ls_particles_step_(w); // SPEC.md §25.5: after CCD, before sleeping
+    ls_world_lap_(w, &pr->particles);
     ls_world_sleep_islands_(w);
     w->tick++;
     w->info.tick = w->tick;
     count_bodies(w);
     ls_query_tree_invalidate(w->qt);
     ls_workers_hot_(w->workers, false);
+    ls_world_lap_(w, &pr->sleep);
+    pr->step = w->profile_mark - start; // 0 without a clock
 }

@@ -192,6 +192,8 @@ struct ls_world {
     uint8_t *island_awake;   ///< (scratch) per union-find root
     ls_fx *island_min_timer; ///< (scratch) per union-find root
     ls_step_info info;
+    ls_profile profile;    ///< the last step's stage times (ls_world_profile; never state)
+    uint64_t profile_mark; ///< (scratch) the profile clock at the end of the last stage timed
     // Joints (dynamics/joint.c): slots with a free list like bodies.
     struct ls_joint *joints;      ///< max_joints slots
     uint32_t joint_high;          ///< joint slots [0, joint_high) have ever been used
@@ -303,5 +305,18 @@ void ls_world_report_overflow_(ls_world *w, uint32_t i);
 /// moved back to their time of impact with static shapes (and, for bullets,
 /// dynamic ones).
 void ls_world_continuous_(ls_world *w);
+
+/// End a stage of the step's profile: *stage = the profile clock now minus
+/// w->profile_mark, and the mark moves to now. Without ls_world_def's
+/// profile_clock it does nothing: the library reads no clock of its own, and
+/// the times never reach the state (SPEC.md §11 "Profile").
+static inline void ls_world_lap_(ls_world *w, uint64_t *stage)
+{
+    if (w->def.profile_clock) {
+        uint64_t now = w->def.profile_clock(w->def.profile_context);
+        *stage = now - w->profile_mark;
+        w->profile_mark = now;
+    }
+}
 
 #endif
