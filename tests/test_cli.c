@@ -788,6 +788,14 @@ Test(cli, json_outputs_are_valid_json)
     run_free(&r);
     r = RUN("sim", scene, "--ticks", "20", "--json");
     assert_json(r, 0, (const char *const[]){"\"ticks\":20", "\"final_checksum\":\"", NULL});
+    // --profile times the stages and changes no bit: the same final checksum.
+    char sum[64] = "";
+    const char *at = strstr(r.out, "\"final_checksum\":\"");
+    snprintf(sum, sizeof sum, "%.36s", at ? at : "");
+    run_free(&r);
+    r = RUN("sim", scene, "--ticks", "20", "--json", "--profile");
+    assert_json(
+        r, 0, (const char *const[]){sum, "\"profile_ms_per_tick\":{\"step\":", "\"sleep\":", NULL});
     run_free(&r);
     r = RUN("sim", scene, "--ticks", "5", "--checksums", "--trace", "2", "--json");
     assert_json(

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `lockstep sim SCENE`: run a scene headless, optionally printing the canonical
 // checksum of every tick, then a summary.
+#define _POSIX_C_SOURCE 200809L // clock_gettime (the profile clock)
 #include "cli.h"
 #include "json.h"
 #include "ls/fx_text.h"
@@ -11,11 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const cli_command cmd_sim_def = {
     "sim", "run a scene file and print per-tick checksums and a summary",
     "SCENE [--ticks N] [--checksums] [--trace I] [--max-memory MB] [--threads N]\n"
-    "      [--simd auto|scalar|avx2|avx512] [--json] [--no-progress]\n\n"
+    "      [--simd auto|scalar|avx2|avx512] [--profile] [--json] [--no-progress]\n\n"
     "  SCENE          a .scene file; if missing, the installed scenes are searched\n"
     "                 ($LOCKSTEP_DATA/scenes, else the install prefix's share/lockstep/scenes)\n"
     "  --ticks N      ticks to run, 0..100000000 (default: the scene's `ticks`)\n"
@@ -25,6 +27,8 @@ const cli_command cmd_sim_def = {
     "  --threads N    step with N workers, 1..64 (default 1); the results are the same\n"
     "  --simd PATH    the solver's vector path (default auto: the fastest this CPU has);\n"
     "                 the results are the same on every path\n"
+    "  --profile      time the stages of every step (ls_world_profile) and print their\n"
+    "                 mean, ms/tick; timing changes no result\n"
     "  --json         one JSON document: summary, and per_tick records with --checksums/--trace\n"
     "  --no-progress  no progress line (it is only drawn when stderr is a terminal)\n\n"
     "Exit status 3 when a fixed-point overflow happened during the run, or when the world\n"
@@ -35,7 +39,7 @@ const cli_command cmd_sim_def = {
 typedef struct sim_opts {
     const char *path;
     long ticks;
-    bool checksums, json, progress;
+    bool checksums, json, progress, profile;
     uint64_t trace;
     uint64_t max_memory_mb;
     uint64_t threads;
@@ -139,7 +143,8 @@ static void json_tick(json_out *j, const ls_world *w, const sim_opts *o, ls_body
 
 static int parse(int argc, char **argv, sim_opts *o)
 {
-    *o = (sim_opts){NULL, -1, false, false, true, 0, 1024, 1, LS_SIMD_AUTO};
+    *o = (sim_opts){
+        .ticks = -1, .progress = true, .max_memory_mb = 1024, .threads = 1, .simd = LS_SIMD_AUTO};
     for (int i = 1; i < argc; i++) {
         const char *v;
         uint64_t n;
@@ -169,6 +174,8 @@ static int parse(int argc, char **argv, sim_opts *o)
             o->checksums = true;
         } else if (strcmp(argv[i], "--json") == 0) {
             o->json = true;
+        } else if (strcmp(argv[i], "--profile") == 0) {
+            o->profile = true;
         } else if (strcmp(argv[i], "--no-progress") == 0) {
             o->progress = false;
         } else if (argv[i][0] != '-' && !o->path) {
@@ -181,6 +188,58 @@ static int parse(int argc, char **argv, sim_opts *o)
         return cli_usage_error(&cmd_sim_def, "missing SCENE");
     }
     return CLI_EXIT_OK;
+}
+
+// The profile clock of --profile (ls_world_def.profile_clock): nanoseconds.
+static uint64_t sim_clock(void *context)
+{
+    (void)context;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+// The stages of ls_profile in step order, with their names.
+#define PROFILE_STAGES 14
+static void profile_stages(const ls_profile *p, const char **name, uint64_t *ns)
+{
+    static const char *const names[PROFILE_STAGES] = {
+        "step",    "proxies",  "vehicles",    "pairs",  "narrow",     "contacts",  "wake",
+        "prepare", "substeps", "restitution", "finish", "continuous", "particles", "sleep"};
+    const uint64_t v[PROFILE_STAGES] = {
+        p->step,    p->proxies,  p->vehicles,    p->pairs,  p->narrow,     p->contacts,  p->wake,
+        p->prepare, p->substeps, p->restitution, p->finish, p->continuous, p->particles, p->sleep};
+    for (int k = 0; k < PROFILE_STAGES; k++) {
+        name[k] = names[k];
+        ns[k] = v[k];
+    }
+}
+
+// The mean of each stage over `ticks` steps (sum[k] nanoseconds), ms/tick.
+static void print_profile(const uint64_t *sum, long ticks)
+{
+    const char *name[PROFILE_STAGES];
+    uint64_t unused[PROFILE_STAGES];
+    ls_profile zero = {0};
+    profile_stages(&zero, name, unused);
+    printf("profile (ms/tick, mean of %ld ticks):", ticks);
+    for (int k = 0; k < PROFILE_STAGES; k++) {
+        printf(" %s %.4f", name[k], ticks ? (double)sum[k] / 1e6 / (double)ticks : 0.0);
+    }
+    printf("\n");
+}
+
+static void json_profile(json_out *j, const uint64_t *sum, long ticks)
+{
+    const char *name[PROFILE_STAGES];
+    uint64_t unused[PROFILE_STAGES];
+    ls_profile zero = {0};
+    profile_stages(&zero, name, unused);
+    json_key(j, "profile_ms_per_tick"), json_object_begin(j);
+    for (int k = 0; k < PROFILE_STAGES; k++) {
+        json_key(j, name[k]), json_double(j, ticks ? (double)sum[k] / 1e6 / (double)ticks : 0, 4);
+    }
+    json_object_end(j);
 }
 
 static int run(const sim_opts *o, const ls_scene *scene, ls_world *w)
@@ -208,8 +267,18 @@ static int run(const sim_opts *o, const ls_scene *scene, ls_world *w)
     cli_progress bar;
     cli_progress_init(&bar, "sim", "ticks", (uint64_t)n, o->progress);
     uint32_t full_ticks = 0, first_full = 0;
+    uint64_t profile[PROFILE_STAGES] = {0};
     for (long t = 0; t < n; t++) {
         ls_world_step(w);
+        if (o->profile) {
+            const char *name[PROFILE_STAGES];
+            uint64_t ns[PROFILE_STAGES];
+            ls_profile p = ls_world_profile(w);
+            profile_stages(&p, name, ns);
+            for (int k = 0; k < PROFILE_STAGES; k++) {
+                profile[k] += ns[k];
+            }
+        }
         if (ls_world_info(w).capacity_exceeded && full_ticks++ == 0) {
             first_full = ls_world_tick(w);
         }
@@ -232,10 +301,16 @@ static int run(const sim_opts *o, const ls_scene *scene, ls_world *w)
         }
         json_summary(&j, w);
         json_key(&j, "capacity_exceeded_ticks"), json_u64(&j, full_ticks);
+        if (o->profile) {
+            json_profile(&j, profile, n);
+        }
         json_object_end(&j);
         json_finish(&j);
     } else {
         print_summary(w);
+        if (o->profile) {
+            print_profile(profile, n);
+        }
     }
     if (full_ticks) {
         // Why an error and not a warning: a contact left out lets bodies
@@ -267,6 +342,7 @@ int cmd_sim(int argc, char **argv)
     // Threads are not part of a scene: its results never depend on them.
     scene.world.worker_count = (uint32_t)o.threads;
     scene.world.simd = o.simd;
+    scene.world.profile_clock = o.profile ? sim_clock : NULL;
     ls_world *w = ls_scene_instantiate_within(&scene, (size_t)o.max_memory_mb << 20, &err);
     if (!w) {
         ls_error_set_path(&err, o.path);
