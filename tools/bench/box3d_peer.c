@@ -26,7 +26,43 @@ typedef struct peer {
     const b3b_scene *s;
     int substeps;
     b3BodyId *ids; // description order (matched by position for the named scenes)
+    // BENCH_BOX3D_PROFILE set: b3World_GetProfile summed over the timed steps
+    uint32_t profiled;
+    double profile[18];
 } peer;
+
+// The b3Profile fields BENCH_BOX3D_PROFILE prints (ms), in Box3D's step order.
+#define PEER_STAGES 18
+static void peer_stages(const b3Profile *p, const char **name, double *ms)
+{
+    static const char *const names[PEER_STAGES] = {
+        "step",    "pairs",        "collide",     "solve",         "solverSetup",
+        "prepare", "integrateVel", "warmStart",   "solveImpulses", "integratePos",
+        "relax",   "restitution",  "store",       "splitIslands",  "transforms",
+        "refit",   "bullets",      "sleepIslands"};
+    const float v[PEER_STAGES] = {p->step,
+                                  p->pairs,
+                                  p->collide,
+                                  p->solve,
+                                  p->solverSetup,
+                                  p->prepareConstraints,
+                                  p->integrateVelocities,
+                                  p->warmStart,
+                                  p->solveImpulses,
+                                  p->integratePositions,
+                                  p->relaxImpulses,
+                                  p->applyRestitution,
+                                  p->storeImpulses,
+                                  p->splitIslands,
+                                  p->transforms,
+                                  p->refit,
+                                  p->bullets,
+                                  p->sleepIslands};
+    for (int k = 0; k < PEER_STAGES; k++) {
+        name[k] = names[k];
+        ms[k] = v[k];
+    }
+}
 
 typedef struct b3_body_list {
     b3BodyId *ids;
@@ -259,6 +295,17 @@ static void build_described(peer *o)
 static void peer_destroy(void *h)
 {
     peer *o = h;
+    if (o->profiled) { // ms per timed step, Box3D's own stages (b3Profile)
+        const char *name[PEER_STAGES];
+        double unused[PEER_STAGES];
+        b3Profile zero = {0};
+        peer_stages(&zero, name, unused);
+        fprintf(stderr, "profile (ms/step over %u steps):", o->profiled);
+        for (int k = 0; k < PEER_STAGES; k++) {
+            fprintf(stderr, " %s %.3f", name[k], o->profile[k] / o->profiled);
+        }
+        fprintf(stderr, "\n");
+    }
     if (o->s->rain) {
         DestroyRain();
     }
@@ -320,6 +367,16 @@ static void peer_step(void *h, uint32_t index)
         StepRain(o->w, (int)index);
     }
     b3World_Step(o->w, 1.0f / 60.0f, o->substeps);
+    if (index > 0 && getenv("BENCH_BOX3D_PROFILE")) { // the timed steps (1..N-1)
+        const char *name[PEER_STAGES];
+        double ms[PEER_STAGES];
+        b3Profile p = b3World_GetProfile(o->w);
+        peer_stages(&p, name, ms);
+        for (int k = 0; k < PEER_STAGES; k++) {
+            o->profile[k] += ms[k];
+        }
+        o->profiled++;
+    }
 }
 
 static uint32_t peer_bodies(void *h, b3b_state *out, uint32_t max)

@@ -138,8 +138,10 @@ static void clear_points(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t l
     }
 }
 
-// Clear lane `lane`: every field zero, the bodies the identity state.
-static void clear_lane(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t lane)
+// Clear lane `lane`: every field zero, the bodies the identity state, and
+// the lane of the rolling block unless the caller cleared that (roll_cleared).
+static void clear_lane(ls_contact_lanes *g, ls_rolling_lanes *roll, bool roll_cleared,
+                       uint32_t lane)
 {
     int32_t *base = (int32_t *)g;
     const size_t first = offsetof(ls_contact_lanes, a) / sizeof(int32_t);
@@ -148,7 +150,9 @@ static void clear_lane(ls_contact_lanes *g, ls_rolling_lanes *roll, uint32_t lan
     for (size_t i = first + lane; i < sizeof(ls_contact_lanes) / sizeof(int32_t); i += LS_LANES) {
         base[i] = 0;
     }
-    clear_points(g, roll, lane, LS_MANIFOLD_MAX);
+    if (!roll_cleared) {
+        clear_points(g, roll, lane, LS_MANIFOLD_MAX); // the rolling block's lane
+    }
 }
 
 #define GET3(arr, l)                                                                               \
@@ -191,10 +195,12 @@ void ls_contact_prep_begin_(const ls_world *w, const ls_step_ctx *ctx, ls_contac
             }
         }
         if (ci == UINT32_MAX) {
-            clear_lane(g, roll, lane);
+            clear_lane(g, roll, t->points_cleared != 0, lane);
             return;
         }
-        clear_points(g, roll, lane, count);
+        if (!t->points_cleared) {
+            clear_points(g, roll, lane, count);
+        }
     } else if (ci == UINT32_MAX) {
         return;
     }

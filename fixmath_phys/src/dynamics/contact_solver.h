@@ -133,6 +133,10 @@ typedef struct ls_contact_prep {
     /// the group and its rolling block (solver.c, groups_prepare): `begin`
     /// then skips its own per-lane clearing (the same zeros).
     uint32_t cleared;
+    /// Non-zero when the caller zeroed the group's point slots that some lane
+    /// leaves empty, and its rolling block, for every lane at once (solver.c,
+    /// groups_prepare): `begin` then skips clearing them lane by lane.
+    uint32_t points_cleared;
 } ls_contact_prep;
 
 /// The prepare of one lane in three stages (contact_solver.c): `begin` fills

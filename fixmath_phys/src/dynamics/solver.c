@@ -548,12 +548,29 @@ static void groups_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worke
         // A group with empty lanes: zero every lane field at once (the
         // prepare's per-lane clearing writes one word in LS_LANES).
         t.cleared = live + 2 <= LS_LANES;
+        t.points_cleared = t.cleared;
         if (t.cleared) {
             memset(&t, 0, offsetof(ls_contact_prep, cleared));
             memset(&g->a, 0, offsetof(ls_contact_lanes, contact) - offsetof(ls_contact_lanes, a));
             if (roll) {
                 memset(roll, 0, sizeof *roll);
             }
+        } else {
+            // A full group: the point slots some lane leaves empty (from the
+            // fewest points of a lane on) and the rolling block zeroed for
+            // every lane at once; lane by lane they cost one store per field
+            // and lane (a capsule's manifold has 1 or 2 points of 4).
+            uint32_t fewest = LS_MANIFOLD_MAX;
+            for (uint32_t l = 0; l < LS_LANES; l++) {
+                uint32_t ci = g->contact[l];
+                uint32_t n = ci == UINT32_MAX ? 0 : (uint32_t)st->w->contacts[ci].m.count;
+                fewest = n < fewest ? n : fewest;
+            }
+            memset(&g->p[fewest], 0, (LS_MANIFOLD_MAX - fewest) * sizeof g->p[0]);
+            if (roll) {
+                memset(roll, 0, sizeof *roll);
+            }
+            t.points_cleared = 1;
         }
         uint32_t mask = kernels_of(sv, g, false)->prepare(st->w, st->ctx, g, roll, &t);
         uint32_t points = 0;
