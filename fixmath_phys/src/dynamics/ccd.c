@@ -113,26 +113,31 @@ static bool sweep_pair(const ls_world *w, const ls_shape *mover, const ls_body *
     }
 }
 
-// The times of impact of pairs [begin, end) into ccd_toi (two per pair, one
-// per side; LS_FX_ONE: none). Each pair reads only shapes and bodies and
-// writes its own two entries, so the pairs run in parallel; a mesh's
-// triangle list goes to the worker's own scratch.
+// Whether a side of a pair is swept: a fast mover against a static shape
+// always; against a dynamic or kinematic one only when the mover is a bullet
+// (their own motion is not swept: they are taken where they ended).
+static bool swept(const ls_body *mb, const ls_body *ob)
+{
+    return mb->alive && mb->fast && ob->alive && (ob->type == LS_BODY_STATIC || mb->bullet);
+}
+
+// The times of impact of swept pairs [begin, end) of ccd_pairs into ccd_toi
+// (two per swept pair, one per side; LS_FX_ONE: none). Each reads only
+// shapes and bodies and writes its own two entries, so they run in parallel;
+// a mesh's triangle list goes to the worker's own scratch.
 static void sweep_pairs(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
 {
     const ls_world *w = ctx;
     uint32_t *scratch =
         worker < w->mesh_arena_count ? w->mesh_arenas[worker].children : w->children;
     for (uint32_t k = begin; k < end; k++) {
-        ls_pair pr = w->pairs[k];
+        ls_pair pr = w->pairs[w->ccd_pairs[k]];
         const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
         for (int side = 0; side < 2; side++) {
             const ls_shape *mover = side ? sb : sa, *other = side ? sa : sb;
             const ls_body *mb = &w->bodies[mover->body], *ob = &w->bodies[other->body];
             ls_fx t = LS_FX_ONE;
-            // Static always; dynamic and kinematic only for bullets (their
-            // own motion is not swept: they are taken where they ended).
-            if (mb->alive && mb->fast && ob->alive && (ob->type == LS_BODY_STATIC || mb->bullet) &&
-                !sweep_pair(w, mover, mb, other, scratch, &t)) {
+            if (swept(mb, ob) && !sweep_pair(w, mover, mb, other, scratch, &t)) {
                 t = LS_FX_ONE;
             }
             w->ccd_toi[2 * k + (uint32_t)side] = t;
@@ -140,8 +145,11 @@ static void sweep_pairs(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
     }
 }
 
-/// Pairs per block of the parallel sweeps.
-#define CCD_MIN_BLOCK 64
+/// Swept pairs per block of the parallel sweeps. Why this small: a sweep
+/// costs a cast (a mesh's: one per triangle it reaches), and the swept pairs
+/// come in runs (a static mesh's pairs follow each other): blocks of a few
+/// keep both workers busy to the end.
+#define CCD_MIN_BLOCK 8
 
 void ls_world_continuous_(ls_world *w)
 {
@@ -153,7 +161,18 @@ void ls_world_continuous_(ls_world *w)
     if (!any) {
         return;
     }
-    ls_workers_for_(w->workers, w->pair_count, CCD_MIN_BLOCK, sweep_pairs, w);
+    // The pairs with a swept side, in pair order: their sweeps (most pairs
+    // have none) then share out evenly over the workers.
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < w->pair_count; k++) {
+        ls_pair pr = w->pairs[k];
+        const ls_body *ba = &w->bodies[w->shapes[pr.a].body];
+        const ls_body *bb = &w->bodies[w->shapes[pr.b].body];
+        if ((ba->fast || bb->fast) && (swept(ba, bb) || swept(bb, ba))) {
+            w->ccd_pairs[n++] = k;
+        }
+    }
+    ls_workers_for_(w->workers, n, CCD_MIN_BLOCK, sweep_pairs, w);
     // toi per body slot, LS_FX_ONE = no impact; kept in island_min_timer's
     // storage (scratch of the sleep stage, which runs after this one). The
     // minimum over the pairs does not depend on their order.
@@ -161,8 +180,8 @@ void ls_world_continuous_(ls_world *w)
     for (uint32_t i = 0; i < w->body_high; i++) {
         toi[i] = LS_FX_ONE;
     }
-    for (uint32_t k = 0; k < w->pair_count; k++) {
-        ls_pair pr = w->pairs[k];
+    for (uint32_t k = 0; k < n; k++) {
+        ls_pair pr = w->pairs[w->ccd_pairs[k]];
         for (int side = 0; side < 2; side++) {
             uint32_t body = w->shapes[side ? pr.b : pr.a].body;
             ls_fx t = w->ccd_toi[2 * k + (uint32_t)side];

@@ -201,7 +201,7 @@ size_t ls_world_memory_size(const ls_world_def *def)
            max_joint_slots(def) * sizeof *w->active_joints +
            ls_graph_memory_size_(max_constraints(def), def->max_bodies) +
            ls_workers_memory_size_(def->worker_count, def->enqueue_task != NULL) +
-           nc * sizeof *w->pair_manifolds + 2 * nc * sizeof *w->ccd_toi +
+           nc * (sizeof *w->pair_manifolds + 2 * sizeof *w->ccd_toi + sizeof *w->ccd_pairs) +
            (size_t)def->max_contacts * sizeof *w->contact_from + ls_mesh_arenas_memory_size_(def) +
            ls_broadphase_memory_size_segmented(shape_capacity(def), def->max_contacts,
                                                broadphase_segments(def)) +
@@ -250,6 +250,7 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
     w->workers = create_workers(def);
     w->pair_manifolds = calloc(w->max_pairs, sizeof *w->pair_manifolds);
     w->ccd_toi = calloc(2 * (size_t)w->max_pairs, sizeof *w->ccd_toi);
+    w->ccd_pairs = calloc(w->max_pairs, sizeof *w->ccd_pairs);
     bool arenas_ok = ls_mesh_arenas_init_(w, ls_workers_count_(w->workers));
     w->contact_from = calloc(def->max_contacts, sizeof *w->contact_from);
     bool graph_ok = ls_graph_init_(&w->graph, max_constraints(def), def->max_bodies);
@@ -287,7 +288,7 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
         !w->island_min_timer || !w->bodies || !w->next_free || !w->bp || !w->qt || !w->pairs ||
         !w->contacts || !w->contacts_old || !solver_ok || !w->begin_events || !w->end_events ||
         !w->edges || !w->active_joints || !graph_ok || !w->pair_manifolds || !w->ccd_toi ||
-        !w->contact_from || !arenas_ok || (def->worker_count > 1 && !w->workers)) {
+        !w->ccd_pairs || !w->contact_from || !arenas_ok || (def->worker_count > 1 && !w->workers)) {
         ls_world_destroy(w);
         ls_error_set(err, LS_ERR_NO_MEMORY,
                      "out of memory for a world of %u bodies and %u contacts", def->max_bodies,
@@ -323,6 +324,7 @@ void ls_world_destroy(ls_world *w)
     ls_workers_destroy_(w->workers);
     free(w->pair_manifolds);
     free(w->ccd_toi);
+    free(w->ccd_pairs);
     ls_mesh_arenas_free_(w);
     free(w->contact_from);
     free(w->begin_events);

@@ -180,7 +180,9 @@ struct ls_world {
     struct ls_workers *workers;  ///< thread pool (workers.c); NULL = serial
     ls_graph graph;              ///< constraint colouring of this tick (graph.c)
     struct ls_pair_manifold *pair_manifolds; ///< (scratch) narrow phase per pair (max_pairs)
-    ls_fx *ccd_toi; ///< (scratch) continuous collision per pair and side (2 max_pairs, ccd.c)
+    ls_fx *ccd_toi;      ///< (scratch) continuous collision per swept pair and side (2 max_pairs,
+                         ///< ccd.c)
+    uint32_t *ccd_pairs; ///< (scratch) the pairs continuous collision sweeps (max_pairs, ccd.c)
     ls_mesh_arena *mesh_arenas; ///< (scratch) one per worker, NULL with one worker (contacts.c)
     uint32_t mesh_arena_count;
     uint32_t *contact_from; ///< (scratch) per contact slot: the pair whose manifold the
