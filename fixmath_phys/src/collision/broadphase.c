@@ -882,6 +882,21 @@ static bool overlap(const ls_aabb *a, const ls_aabb *b)
 void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
                        uint32_t mask, bool is_static, uint32_t group)
 {
+    if (ls_broadphase_set_proxy(bp, id, box, category, mask, is_static, group)) {
+        ls_broadphase_mark(bp, id + 1);
+    }
+}
+
+void ls_broadphase_mark(ls_broadphase *bp, uint32_t high)
+{
+    LS_ASSERT(high <= bp->cap);
+    bp->high = high > bp->high ? high : bp->high;
+    bp->changed = true;
+}
+
+bool ls_broadphase_set_proxy(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
+                             uint32_t mask, bool is_static, uint32_t group)
+{
     LS_ASSERT(id < bp->cap);
     LS_ASSERT(box.min.x <= box.max.x && box.min.y <= box.max.y && box.min.z <= box.max.z);
     proxy *p = &bp->proxies[id];
@@ -891,7 +906,7 @@ void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t cat
         bp->fat_off ? contains(&box, &p->fat) && contains(&p->fat, &box) : contains(&p->fat, &box);
     if (p->active && p->category == category && p->mask == mask && p->is_static == is_static &&
         p->group == group && inside) {
-        return; // the sweep's input is unchanged; the next pairs() call filters with box
+        return false; // the sweep's input is unchanged; the next pairs() call filters with box
     }
     p->fat = bp->fat_off ? box : grow(box, LS_BROADPHASE_FAT);
     p->moved = true;
@@ -900,8 +915,7 @@ void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t cat
     p->is_static = is_static;
     p->group = group;
     p->active = true; // endpoints are (re)placed lazily by the next pairs() call
-    bp->high = id >= bp->high ? id + 1 : bp->high;
-    bp->changed = true;
+    return true;
 }
 
 void ls_broadphase_remove(ls_broadphase *bp, uint32_t id)

@@ -51,6 +51,15 @@ uint32_t ls_broadphase_capacity(const ls_broadphase *bp);
 /// Proxies of the same group (the shapes of one body) never pair.
 void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
                        uint32_t mask, bool is_static, uint32_t group);
+/// ls_broadphase_set in two parts, for callers that set many proxies on
+/// several threads: set_proxy writes only proxy `id` (calls for distinct ids
+/// may run at the same time) and returns true when the sweep's input changed;
+/// then, on one thread, ls_broadphase_mark(bp, high) with high above every
+/// such id (ls_broadphase_set = set_proxy, then mark(id + 1) if it changed).
+bool ls_broadphase_set_proxy(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
+                             uint32_t mask, bool is_static, uint32_t group);
+/// See ls_broadphase_set_proxy: proxies below `high` (<= capacity) changed.
+void ls_broadphase_mark(ls_broadphase *bp, uint32_t high);
 /// Remove proxy `id`; a no-op if it is not present.
 void ls_broadphase_remove(ls_broadphase *bp, uint32_t id);
 /// Remove every proxy.

@@ -457,9 +457,21 @@ static bool is_fast(const ls_world *w, const ls_body *b)
 // get new boxes, one per shape: sleeping and static bodies cost nothing here.
 // A fast body's box also covers where its velocity takes it this step, so the
 // pairs include what continuous collision must sweep against (ccd.c).
-static void update_broadphase(ls_world *w)
+// Bodies [begin, end) on worker `worker`: each writes only its own body and
+// its shapes' proxies (ls_broadphase_set_proxy), and notes in high[worker]
+// one past the highest proxy whose sweep input changed; the broad phase's
+// shared fields are marked once after the loop (update_broadphase).
+typedef struct proxy_stage {
+    ls_world *w;
+    uint32_t high[LS_WORKERS_MAX];
+} proxy_stage;
+
+static void update_proxies(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
 {
-    for (uint32_t i = 0; i < w->body_high; i++) {
+    proxy_stage *st = ctx;
+    ls_world *w = st->w;
+    uint32_t high = st->high[worker];
+    for (uint32_t i = begin; i < end; i++) {
         ls_body *b = &w->bodies[i];
         if (!b->alive) {
             continue;
@@ -478,8 +490,33 @@ static void update_broadphase(ls_world *w)
                 box.min = ls_vec3_min(box.min, ls_vec3_add(box.min, step));
                 box.max = ls_vec3_max(box.max, ls_vec3_add(box.max, step));
             }
-            ls_broadphase_set(w->bp, k, box, s->category, s->mask, b->type == LS_BODY_STATIC, i);
+            if (ls_broadphase_set_proxy(w->bp, k, box, s->category, s->mask,
+                                        b->type == LS_BODY_STATIC, i)) {
+                high = k + 1 > high ? k + 1 : high;
+            }
         }
+    }
+    st->high[worker] = high;
+}
+
+/// Bodies per block of the parallel box update.
+#define PROXY_MIN_BLOCK 256
+
+static void update_broadphase(ls_world *w)
+{
+    proxy_stage st;
+    st.w = w;
+    uint32_t workers = ls_workers_count_(w->workers);
+    for (uint32_t k = 0; k < workers; k++) {
+        st.high[k] = 0;
+    }
+    ls_workers_for_(w->workers, w->body_high, PROXY_MIN_BLOCK, update_proxies, &st);
+    uint32_t high = 0;
+    for (uint32_t k = 0; k < workers; k++) {
+        high = st.high[k] > high ? st.high[k] : high;
+    }
+    if (high > 0) {
+        ls_broadphase_mark(w->bp, high);
     }
 }
 
