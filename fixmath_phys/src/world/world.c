@@ -192,7 +192,8 @@ size_t ls_world_memory_size(const ls_world_def *def)
     size_t nb = def->max_bodies, nc = def->max_contacts, ns = shape_capacity(def);
     return sizeof *w +
            nb * (sizeof *w->bodies + sizeof *w->next_free + sizeof *w->island_awake +
-                 sizeof *w->island_min_timer) +
+                 sizeof *w->island_min_timer + sizeof *w->island_parent +
+                 sizeof *w->island_dynamic) +
            ns * (sizeof *w->shapes + sizeof *w->shape_next_free) +
            LS_MESH_PAIR_MAX * sizeof *w->children + ls_solver_scratch_size_(def) +
            nc * (sizeof *w->pairs + 2 * sizeof *w->contacts + sizeof *w->begin_events +
@@ -257,6 +258,8 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
     w->begin_events = calloc(def->max_contacts, sizeof *w->begin_events);
     w->end_events = calloc(def->max_contacts, sizeof *w->end_events);
     w->island_awake = calloc(def->max_bodies, sizeof *w->island_awake);
+    w->island_parent = calloc(def->max_bodies, sizeof *w->island_parent);
+    w->island_dynamic = calloc(def->max_bodies, sizeof *w->island_dynamic);
     w->island_min_timer = calloc(def->max_bodies, sizeof *w->island_min_timer);
     w->joints = calloc(max_joint_slots(def), sizeof *w->joints);
     w->joint_next_free = calloc(max_joint_slots(def), sizeof *w->joint_next_free);
@@ -285,10 +288,11 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
         return NULL;
     }
     if (!w->shapes || !w->shape_next_free || !w->children || !w->island_awake ||
-        !w->island_min_timer || !w->bodies || !w->next_free || !w->bp || !w->qt || !w->pairs ||
-        !w->contacts || !w->contacts_old || !solver_ok || !w->begin_events || !w->end_events ||
-        !w->edges || !w->active_joints || !graph_ok || !w->pair_manifolds || !w->ccd_toi ||
-        !w->ccd_pairs || !w->contact_from || !arenas_ok || (def->worker_count > 1 && !w->workers)) {
+        !w->island_min_timer || !w->island_parent || !w->island_dynamic || !w->bodies ||
+        !w->next_free || !w->bp || !w->qt || !w->pairs || !w->contacts || !w->contacts_old ||
+        !solver_ok || !w->begin_events || !w->end_events || !w->edges || !w->active_joints ||
+        !graph_ok || !w->pair_manifolds || !w->ccd_toi || !w->ccd_pairs || !w->contact_from ||
+        !arenas_ok || (def->worker_count > 1 && !w->workers)) {
         ls_world_destroy(w);
         ls_error_set(err, LS_ERR_NO_MEMORY,
                      "out of memory for a world of %u bodies and %u contacts", def->max_bodies,
@@ -330,6 +334,8 @@ void ls_world_destroy(ls_world *w)
     free(w->begin_events);
     free(w->end_events);
     free(w->island_awake);
+    free(w->island_parent);
+    free(w->island_dynamic);
     free(w->island_min_timer);
     free(w->joints);
     free(w->joint_next_free);

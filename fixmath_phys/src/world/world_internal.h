@@ -70,7 +70,6 @@ typedef struct ls_body {
     ls_quat q0;                ///< (scratch) orientation at the start of the tick
     uint32_t state;            ///< (scratch) solver state this tick (body_state.h), 0: none
     bool fast;                 ///< (scratch) moves farther than `thickness` this step (ccd.c)
-    uint32_t island;           ///< (scratch) union-find parent
     bool proxy_dirty;          ///< (derived) transform changed since the broad phase saw it
 } ls_body;
 
@@ -191,6 +190,8 @@ struct ls_world {
     ls_contact_event *begin_events;
     ls_contact_event *end_events;
     uint32_t begin_count, end_count;
+    uint32_t *island_parent; ///< (scratch) union-find parent per body slot (island.c)
+    uint8_t *island_dynamic; ///< (scratch) per body slot: alive and dynamic (island.c)
     uint8_t *island_awake;   ///< (scratch) per union-find root
     ls_fx *island_min_timer; ///< (scratch) per union-find root
     ls_step_info info;
