@@ -44,6 +44,8 @@ BOX3D_DIR ?= ../shared/anchors/box3d
 BENCH_BOX3D_SCENES ?= large_pyramid many_pyramids joint_grid convex_pile rain
 # Quality-only rows (one run each): Box3D's large_pyramid with base 20 and 40.
 BENCH_BOX3D_QUALITY ?= pyramid_20 pyramid_40
+# Scenes whose stages bench-box3d prints for both engines, 1 and 2 workers (one run each).
+BENCH_BOX3D_PROFILE_SCENES ?= rain
 # Repeats are the outer loop (every scene once, then again), the engines
 # interleaved within a scene: the host's noise comes in stretches of minutes
 # (a neighbour on the second core doubled both engines' 2-worker times for a
@@ -255,6 +257,16 @@ bench-box3d:
 	  $$(echo $$b | tr : ' ') --rollback --csv $$csv || failed="$$failed $$(echo $$b | sed 's|.*/||')@rollback"; \
 	done; \
 	$(BENCH_BOX3D_OURS) --report $$csv; \
+	echo "  stages, ms/step (mean over the timed steps of one run; ours: ls_world_profile, Box3D: b3World_GetProfile;"; \
+	echo "  ours' stages add up to its step, Box3D's solve holds prepare..store, the rest are its other stages):"; \
+	for sc in $(BENCH_BOX3D_PROFILE_SCENES); do \
+	  for b in ours:$(BENCH_BOX3D_OURS):1 ours_2w:$(BENCH_BOX3D_OURS):2 box3d:$(BENCH_BOX3D_PEER):1 box3d_2w:$(BENCH_BOX3D_PEER):2; do \
+	    set -- $$(echo $$b | tr : ' '); \
+	    p=$$(BENCH_BOX3D_PROFILE=1 $$2 --scene $$sc --threads $$3 --quiet 2>&1 | sed -n 's/^profile (ms\/step over [0-9]* steps)://p'); \
+	    if [ -n "$$p" ]; then echo "  $$sc $$1:$$p" | fold -s -w 110 | sed '2,$$s/^/      /'; \
+	    else failed="$$failed $$1@$$sc-profile"; fi; \
+	  done; \
+	done; \
 	if [ -n "$$failed" ]; then echo "  bench-box3d: FAILED runs:$$failed"; exit 1; fi
 
 # Machine description + every section's rows -> latest.csv; the ratio charts -> SVG.
