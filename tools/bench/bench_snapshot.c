@@ -70,10 +70,32 @@ static double time_op(op_fn f, ctx *c, int reps)
     return bench_median(ns, BATCHES);
 }
 
+// The profile clock of BENCH_PROFILE (ls_world_def.profile_clock).
+static uint64_t profile_clock(void *context)
+{
+    (void)context;
+    return (uint64_t)bench_now_ns();
+}
+
+/// Stages of ls_profile that BENCH_PROFILE prints, in its order.
+#define STAGES 14
+
+static void profile_add(uint64_t *sum, const ls_profile *p)
+{
+    const uint64_t v[STAGES] = {
+        p->step,    p->proxies,  p->vehicles,    p->pairs,  p->narrow,     p->contacts,  p->wake,
+        p->prepare, p->substeps, p->restitution, p->finish, p->continuous, p->particles, p->sleep};
+    for (int k = 0; k < STAGES; k++) {
+        sum[k] += v[k];
+    }
+}
+
 // A world of the scene with `workers` workers.
+
 static ls_world *make_world(ls_scene *sc, uint32_t workers, ls_error *err)
 {
     sc->world.worker_count = workers; // results are the same bits for any count
+    sc->world.profile_clock = getenv("BENCH_PROFILE") ? profile_clock : NULL;
     return ls_scene_instantiate(sc, err);
 }
 
@@ -146,6 +168,7 @@ static int rollback(ls_scene *sc, const uint8_t *snap, size_t size, rollback_run
         return 1;
     }
     double frame[ROLLBACK_FRAMES], rest[ROLLBACK_FRAMES];
+    uint64_t stage[STAGES] = {0};
     r->same = 1;
     for (int f = 0; f < ROLLBACK_FRAMES; f++) {
         double t0 = bench_now_ns();
@@ -157,6 +180,8 @@ static int rollback(ls_scene *sc, const uint8_t *snap, size_t size, rollback_run
         double t1 = bench_now_ns();
         for (int t = 0; t < ROLLBACK_TICKS; t++) {
             ls_world_step(w);
+            ls_profile p = ls_world_profile(w);
+            profile_add(stage, &p);
         }
         double t2 = bench_now_ns();
         frame[f] = (t2 - t0) / 1e6, rest[f] = (t1 - t0) / 1e6;
@@ -165,6 +190,18 @@ static int rollback(ls_scene *sc, const uint8_t *snap, size_t size, rollback_run
             r->checksum = sum;
         }
         r->same = r->same && sum == r->checksum;
+    }
+    if (sc->world.profile_clock) {
+        // BENCH_PROFILE: the mean stage times of the re-simulated ticks (ls_profile's order).
+        static const char *const names[STAGES] = {
+            "step",    "proxies",  "vehicles",    "pairs",  "narrow",     "contacts",  "wake",
+            "prepare", "substeps", "restitution", "finish", "continuous", "particles", "sleep"};
+        printf("  stages, %u workers, ms/tick:", r->workers);
+        for (int k = 0; k < STAGES; k++) {
+            printf(" %s %.3f", names[k],
+                   (double)stage[k] / 1e6 / (ROLLBACK_FRAMES * ROLLBACK_TICKS));
+        }
+        printf("\n");
     }
     r->ms_frame = bench_median(frame, ROLLBACK_FRAMES);
     r->ms_restore = bench_median(rest, ROLLBACK_FRAMES);
