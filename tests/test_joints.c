@@ -553,6 +553,46 @@ Test(joints, connected_bodies_do_not_collide_unless_asked)
     }
 }
 
+// The joint filter follows joints as they come and go: with two filtering
+// joints between a and b, destroying one still filters the pair; destroying
+// the other lets it collide; a snapshot restored into a fresh world filters
+// as the world it came from (the per-body masks are rebuilt from the joints).
+Test(joints, the_pair_filter_follows_destroyed_joints_and_snapshots)
+{
+    ls_world *w = new_world();
+    ls_body_id s = add_static(w, v3(0, 5, 0));
+    ls_body_id a = add_box(w, v3(0, 4, 0), v3(0.5, 0.5, 0.5), 500);
+    ls_body_id b = add_box(w, v3(0.5, 4, 0), v3(0.5, 0.5, 0.5), 500);
+    ls_body_id c = add_box(w, v3(-0.9, 4, 0), v3(0.5, 0.5, 0.5), 500);
+    ls_joint_def d = joint_def(LS_JOINT_FIXED, s, a, v3(0, 4, 0));
+    add_joint(w, &d);
+    d = joint_def(LS_JOINT_BALL, a, b, v3(0.25, 4, 0));
+    ls_joint_id j1 = add_joint(w, &d);
+    d = joint_def(LS_JOINT_BALL, b, a, v3(0.25, 4.1, 0));
+    ls_joint_id j2 = add_joint(w, &d);
+    d = joint_def(LS_JOINT_BALL, a, c, v3(-0.45, 4, 0));
+    d.collide_connected = true;
+    add_joint(w, &d);
+    step(w, 2);
+    cr_assert_eq(ls_world_info(w).contacts, 1u, "only a-c (collide_connected): %u",
+                 ls_world_info(w).contacts);
+    cr_assert_eq(ls_joint_destroy(w, j1), LS_OK);
+    step(w, 2);
+    cr_assert_eq(ls_world_info(w).contacts, 1u, "a-b still joined: %u", ls_world_info(w).contacts);
+    size_t n = ls_world_snapshot_size(w);
+    uint8_t *snap = malloc(n);
+    cr_assert_eq(ls_world_snapshot_save(w, snap, n), n);
+    cr_assert_eq(ls_joint_destroy(w, j2), LS_OK);
+    step(w, 2);
+    cr_assert_eq(ls_world_info(w).contacts, 2u, "a-b free: %u", ls_world_info(w).contacts);
+    cr_assert_eq(ls_world_snapshot_restore(w, snap, n, NULL), LS_OK);
+    step(w, 2);
+    cr_assert_eq(ls_world_info(w).contacts, 1u, "restored, a-b joined: %u",
+                 ls_world_info(w).contacts);
+    free(snap);
+    ls_world_destroy(w);
+}
+
 // ---- snapshots and checksums ----
 
 static const char *const RAGDOLL =

@@ -192,24 +192,22 @@ static ls_fx pair_margin(const ls_world *w, ls_pair pr)
     return margin_of(w, tick_reach(w, a), tick_reach(w, b));
 }
 
-// The last body whose tick_reach the parallel narrow phase computed. Why:
-// the pairs come sorted by shape a, so runs of pairs share body a, and each
-// reach takes two square roots; nothing tick_reach reads changes during the
-// parallel phase, so the kept value is the one it would compute again (the
-// serial walk, which can wake bodies, computes afresh). Local to one block.
-typedef struct reach_memo {
-    uint32_t body;
-    int64_t reach;
-} reach_memo;
-
-static int64_t memo_reach(const ls_world *w, uint32_t body, reach_memo *m)
+// Every body slot's tick_reach into body_reach, before the parallel narrow
+// phase. Why: a pair's margin takes both bodies' reaches (two square roots
+// each), and a body is in many pairs; nothing tick_reach reads changes
+// during the parallel phase, so the kept value is the one it would compute
+// again (the serial walk, which can wake bodies, computes afresh).
+static void reach_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
 {
-    if (m->body != body) {
-        m->body = body;
-        m->reach = tick_reach(w, &w->bodies[body]);
+    ls_world *w = ctx;
+    (void)worker;
+    for (uint32_t i = begin; i < end; i++) {
+        w->body_reach[i] = tick_reach(w, &w->bodies[i]);
     }
-    return m->reach;
 }
+
+/// Body slots per block of the reach pass.
+#define REACH_MIN_BLOCK 256
 
 // The manifold of a non-mesh pair into *m (zeroed first, as the contact it
 // becomes) with the pair's margin; returns whether the shapes touch.
@@ -649,7 +647,7 @@ static bool narrow_mesh(const ls_world *w, ls_pair pr, ls_fx margin, ls_mesh_are
 static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
 {
     ls_world *w = ctx;
-    reach_memo memo_a = {UINT32_MAX, 0}, memo_b = {UINT32_MAX, 0};
+    const int64_t *reach = w->body_reach;
     for (uint32_t i = begin; i < end; i++) {
         ls_pair pr = w->pairs[i];
         ls_pair_manifold *r = &w->pair_manifolds[i];
@@ -661,9 +659,7 @@ static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
         r->recycled = false;
         if (r->computed && (mesh_a || mesh_b)) {
             r->computed = worker < w->mesh_arena_count &&
-                          narrow_mesh(w, pr,
-                                      margin_of(w, memo_reach(w, sa->body, &memo_a),
-                                                memo_reach(w, sb->body, &memo_b)),
+                          narrow_mesh(w, pr, margin_of(w, reach[sa->body], reach[sb->body]),
                                       &w->mesh_arenas[worker], worker, r);
             continue;
         }
@@ -675,10 +671,8 @@ static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
         // A recycled contact is not copied here: copy_deferred places it
         // (place_recycled) straight from last tick's.
         r->recycled = old && recycle(w, old, r);
-        r->touching = r->recycled || fresh_contact(w, pr,
-                                                   margin_of(w, memo_reach(w, sa->body, &memo_a),
-                                                             memo_reach(w, sb->body, &memo_b)),
-                                                   c);
+        r->touching =
+            r->recycled || fresh_contact(w, pr, margin_of(w, reach[sa->body], reach[sb->body]), c);
         if (r->touching && !r->recycled) {
             // The warm start, here rather than in the serial walk: a pair
             // without children has at most one old contact, the one
@@ -922,6 +916,7 @@ void ls_world_update_contacts_(ls_world *w)
     for (uint32_t k = 0; k < w->mesh_arena_count; k++) {
         w->mesh_arenas[k].contact_count = w->mesh_arenas[k].rec_count = 0;
     }
+    ls_workers_for_(w->workers, w->body_high, REACH_MIN_BLOCK, reach_block, w);
     ls_workers_for_(w->workers, npairs, NARROW_MIN_BLOCK, narrow_block, w);
     ls_world_lap_(w, &w->profile.narrow);
     uint32_t j = 0;

@@ -121,6 +121,12 @@ static uint32_t *next_link(ls_world *w, uint32_t k, uint32_t body)
     return j->a == body ? &j->next_a : &j->next_b;
 }
 
+// The bit of body slot `other` in a body's filter mask (body_joint_filter).
+static uint32_t filter_bit(uint32_t other)
+{
+    return 1u << (other & 31u);
+}
+
 static void link_joint(ls_world *w, uint32_t k)
 {
     ls_joint *j = &w->joints[k];
@@ -128,6 +134,10 @@ static void link_joint(ls_world *w, uint32_t k)
     w->body_joint_head[j->a] = k;
     j->next_b = w->body_joint_head[j->b];
     w->body_joint_head[j->b] = k;
+    if (!(j->flags & LS_JOINT_F_COLLIDE)) {
+        w->body_joint_filter[j->a] |= filter_bit(j->b);
+        w->body_joint_filter[j->b] |= filter_bit(j->a);
+    }
 }
 
 static void unlink_from(ls_world *w, uint32_t k, uint32_t body)
@@ -135,15 +145,25 @@ static void unlink_from(ls_world *w, uint32_t k, uint32_t body)
     for (uint32_t *p = &w->body_joint_head[body]; *p != UINT32_MAX; p = next_link(w, *p, body)) {
         if (*p == k) {
             *p = *next_link(w, k, body);
-            return;
+            break;
         }
     }
+    // The mask of the joints left on the body's list.
+    uint32_t mask = 0;
+    for (uint32_t q = w->body_joint_head[body]; q != UINT32_MAX; q = *next_link(w, q, body)) {
+        const ls_joint *j = &w->joints[q];
+        if (!(j->flags & LS_JOINT_F_COLLIDE)) {
+            mask |= filter_bit(j->a == body ? j->b : j->a);
+        }
+    }
+    w->body_joint_filter[body] = mask;
 }
 
 void ls_joint_rebuild_lists_(ls_world *w)
 {
     for (uint32_t i = 0; i < w->def.max_bodies; i++) {
         w->body_joint_head[i] = UINT32_MAX;
+        w->body_joint_filter[i] = 0;
     }
     for (uint32_t k = 0; k < w->joint_high; k++) {
         if (w->joints[k].alive) {
@@ -155,8 +175,12 @@ void ls_joint_rebuild_lists_(ls_world *w)
 bool ls_joint_filters_pair_(const ls_world *w, uint32_t a, uint32_t b)
 {
     // A joint between a and b is on both bodies' lists: a body without joints
-    // (the ground of most pairs) answers at once.
-    if (w->joint_count == 0 || w->body_joint_head[b] == UINT32_MAX) {
+    // (the ground of most pairs) answers at once, and so does a body none of
+    // whose filtering joints has a partner with b's bit in its mask (two
+    // ragdolls' limbs touching: the walk over a's joint records, a cache
+    // miss each, was 1 % of the rain scene).
+    if (w->joint_count == 0 || w->body_joint_head[b] == UINT32_MAX ||
+        !(w->body_joint_filter[a] & filter_bit(b))) {
         return false;
     }
     for (uint32_t k = w->body_joint_head[a]; k != UINT32_MAX;) {

@@ -204,12 +204,14 @@ size_t ls_world_memory_size(const ls_world_def *def)
            ls_workers_memory_size_(def->worker_count, def->enqueue_task != NULL) +
            nc * (sizeof *w->pair_manifolds + 2 * sizeof *w->ccd_toi + sizeof *w->ccd_pairs) +
            (size_t)def->max_contacts * sizeof *w->contact_from + ls_mesh_arenas_memory_size_(def) +
+           nb * sizeof *w->body_reach +
            ls_broadphase_memory_size_segmented(shape_capacity(def), def->max_contacts,
                                                broadphase_segments(def)) +
            ls_query_tree_memory_size(shape_capacity(def), def->max_bodies) +
            max_joint_slots(def) *
                (sizeof *w->joints + sizeof *w->joint_next_free + sizeof *w->joint_events) +
-           nb * sizeof *w->body_joint_head + ls_particles_memory_size_(def) +
+           nb * (sizeof *w->body_joint_head + sizeof *w->body_joint_filter) +
+           ls_particles_memory_size_(def) +
            max_vehicle_slots(def) * (sizeof(ls_vehicle) + sizeof *w->vehicle_next_free);
 }
 
@@ -254,6 +256,7 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
     w->ccd_pairs = calloc(w->max_pairs, sizeof *w->ccd_pairs);
     bool arenas_ok = ls_mesh_arenas_init_(w, ls_workers_count_(w->workers));
     w->contact_from = calloc(def->max_contacts, sizeof *w->contact_from);
+    w->body_reach = calloc(def->max_bodies, sizeof *w->body_reach);
     bool graph_ok = ls_graph_init_(&w->graph, max_constraints(def), def->max_bodies);
     w->begin_events = calloc(def->max_contacts, sizeof *w->begin_events);
     w->end_events = calloc(def->max_contacts, sizeof *w->end_events);
@@ -265,7 +268,9 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
     w->joint_next_free = calloc(max_joint_slots(def), sizeof *w->joint_next_free);
     w->joint_events = calloc(max_joint_slots(def), sizeof *w->joint_events);
     w->body_joint_head = malloc(def->max_bodies * sizeof *w->body_joint_head);
-    if (!w->joints || !w->joint_next_free || !w->joint_events || !w->body_joint_head) {
+    w->body_joint_filter = calloc(def->max_bodies, sizeof *w->body_joint_filter);
+    if (!w->joints || !w->joint_next_free || !w->joint_events || !w->body_joint_head ||
+        !w->body_joint_filter) {
         ls_world_destroy(w);
         ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory for %u joints", def->max_joints);
         return NULL;
@@ -292,7 +297,7 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
         !w->next_free || !w->bp || !w->qt || !w->pairs || !w->contacts || !w->contacts_old ||
         !solver_ok || !w->begin_events || !w->end_events || !w->edges || !w->active_joints ||
         !graph_ok || !w->pair_manifolds || !w->ccd_toi || !w->ccd_pairs || !w->contact_from ||
-        !arenas_ok || (def->worker_count > 1 && !w->workers)) {
+        !w->body_reach || !arenas_ok || (def->worker_count > 1 && !w->workers)) {
         ls_world_destroy(w);
         ls_error_set(err, LS_ERR_NO_MEMORY,
                      "out of memory for a world of %u bodies and %u contacts", def->max_bodies,
@@ -331,6 +336,7 @@ void ls_world_destroy(ls_world *w)
     free(w->ccd_pairs);
     ls_mesh_arenas_free_(w);
     free(w->contact_from);
+    free(w->body_reach);
     free(w->begin_events);
     free(w->end_events);
     free(w->island_awake);
@@ -341,6 +347,7 @@ void ls_world_destroy(ls_world *w)
     free(w->joint_next_free);
     free(w->joint_events);
     free(w->body_joint_head);
+    free(w->body_joint_filter);
     ls_particles_destroy_(w->particles);
     free(w->vehicles);
     free(w->vehicle_next_free);

@@ -182,6 +182,7 @@ struct ls_world {
     ls_fx *ccd_toi;      ///< (scratch) continuous collision per swept pair and side (2 max_pairs,
                          ///< ccd.c)
     uint32_t *ccd_pairs; ///< (scratch) the pairs continuous collision sweeps (max_pairs, ccd.c)
+    int64_t *body_reach; ///< (scratch) per body slot: its tick_reach this step (contacts.c)
     ls_mesh_arena *mesh_arenas; ///< (scratch) one per worker, NULL with one worker (contacts.c)
     uint32_t mesh_arena_count;
     uint32_t *contact_from; ///< (scratch) per contact slot: the pair whose manifold the
@@ -198,12 +199,15 @@ struct ls_world {
     ls_profile profile;    ///< the last step's stage times (ls_world_profile; never state)
     uint64_t profile_mark; ///< (scratch) the profile clock at the end of the last stage timed
     // Joints (dynamics/joint.c): slots with a free list like bodies.
-    struct ls_joint *joints;      ///< max_joints slots
-    uint32_t joint_high;          ///< joint slots [0, joint_high) have ever been used
-    uint32_t joint_count;         ///< live joints
-    uint32_t joint_free_head;     ///< free-slot list through joint_next_free (UINT32_MAX = none)
-    uint32_t *joint_next_free;    ///< max_joints links
-    uint32_t *body_joint_head;    ///< (derived) per body slot: its first joint (UINT32_MAX = none)
+    struct ls_joint *joints;   ///< max_joints slots
+    uint32_t joint_high;       ///< joint slots [0, joint_high) have ever been used
+    uint32_t joint_count;      ///< live joints
+    uint32_t joint_free_head;  ///< free-slot list through joint_next_free (UINT32_MAX = none)
+    uint32_t *joint_next_free; ///< max_joints links
+    uint32_t *body_joint_head; ///< (derived) per body slot: its first joint (UINT32_MAX = none)
+    /// (derived) per body slot: bit (o mod 32) set for the other body slot o
+    /// of each of its joints without collide_connected (ls_joint_filters_pair_)
+    uint32_t *body_joint_filter;
     ls_joint_event *joint_events; ///< joints broken in the step that ended at joint_event_tick
     uint32_t joint_event_count;   ///< entries of joint_events
     uint32_t joint_event_tick;    ///< tick after the step whose breaks joint_events holds
