@@ -30,6 +30,7 @@
 #include "contact_solver.h"
 
 #include "../collision/shape_kind.h"
+#include "../math/round_div.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -282,7 +283,7 @@ void ls_contact_prep_begin_(const ls_world *w, const ls_step_ctx *ctx, ls_contac
     int32_t cw[3];
     for (int k = 0; k < 3; k++) {
         int64_t sum = centre[k];
-        cw[k] = (int32_t)(sum >= 0 ? (sum + count / 2) / count : (sum - count / 2) / count);
+        cw[k] = (int32_t)ls_round_div_small(sum, count);
     }
     const int32_t ca[3] = {cw[0] - pa.x, cw[1] - pa.y, cw[2] - pa.z};
     const int32_t cb[3] = {cw[0] - pb.x, cw[1] - pb.y, cw[2] - pb.z};

@@ -31,6 +31,7 @@
 #include "../collision/collide_internal.h"
 #include "../collision/shape_kind.h"
 #include "../math/place.h"
+#include "../math/round_div.h"
 #include "../world/world_internal.h"
 #include "joint.h"
 #include "workers.h"
@@ -265,8 +266,7 @@ static void set_anchors(const ls_world *w, ls_contact *c)
     }
     ls_fx mean[3] = {0, 0, 0};
     for (int k = 0; k < 3 && count > 0; k++) {
-        mean[k] =
-            (ls_fx)(sum[k] >= 0 ? (sum[k] + count / 2) / count : (sum[k] - count / 2) / count);
+        mean[k] = (ls_fx)ls_round_div_small(sum[k], count);
     }
     for (int i = 0; i < LS_MANIFOLD_MAX; i++) {
         ls_vec3 p = c->m.points[i].point;
