@@ -288,20 +288,25 @@ static ls_vec3 point_velocity(const ls_body *b, ls_vec3 p)
                        ls_vec3_cross(b->angular_velocity, ls_vec3_sub(p, b->p)));
 }
 
-// Drop the points of a fresh manifold that cannot close this tick (SPEC.md
-// §11.2, "Reachable points"): a point further apart than the world's contact
-// margin is kept only when its gap is at most the margin plus twice how far
-// the two bodies' material points there approach along the normal in one
-// tick (their relative normal speed times dt) plus how far gravity can add
-// to that (|g|_1 dt^2). Why: the pair's margin grows with the bodies' whole
-// reach in any direction (margin_of), so that a fast body's far end has
-// points; but most points of fast pairs then lie ahead of bodies moving
-// sideways, together or apart (the rain scene's falling ragdolls: 77 % of
-// its contacts had only such points), and each costs a prepare and every
-// sweep of the tick. Twice: the approach can grow within the tick (a limb
-// yanked by its joint, a body stopped under one still falling); with once,
-// rain's deepest point went from 1.5 to 4.7 cm, with twice it stays 1.5 cm
-// and rain keeps 59 % of its contacts. The points kept keep their order.
+// Drop the points of a new pair's fresh manifold that cannot close this
+// tick (SPEC.md §11 stage 3, "Reachable points"): a point further apart than
+// the world's contact margin is kept only when its gap is at most the margin
+// plus twice how far the two bodies' material points there approach along
+// the normal in one tick (their relative normal speed times dt) plus how far
+// gravity can add to that (|g|_1 dt^2). Why: the pair's margin grows with
+// the bodies' whole reach in any direction (margin_of), so that a fast
+// body's far end has points; but most points of fast pairs then lie ahead of
+// bodies moving sideways, together or apart (the rain scene's falling
+// ragdolls: 77 % of its contacts had only such points), and each costs a
+// prepare and every sweep of the tick. Twice: the approach can grow within
+// the tick (a limb yanked by its joint, a body stopped under one still
+// falling); with once, rain's deepest point went from 1.5 to 4.7 cm. Only a
+// pair without a contact last tick (new_pair): a contact that exists keeps
+// its points while they lie within the margin, as before; filtered every
+// tick, a contact of two nearly resting bodies came and went with the sign
+// of their jitter, and each end woke the sleeping body of the pair (the
+// settled pile_1000 kept 190 bodies awake after 1,200 ticks instead of 0).
+// The points kept keep their order.
 static void drop_unreachable(const ls_world *w, ls_contact *c)
 {
     const ls_body *a = &w->bodies[c->a], *b = &w->bodies[c->b];
@@ -332,7 +337,7 @@ static void drop_unreachable(const ls_world *w, ls_contact *c)
 
 // A new contact of pair pr in *c, computed by the collide routine (with its
 // recycling data when the shapes touch); returns whether they touch.
-static bool fresh_contact(const ls_world *w, ls_pair pr, ls_fx margin, ls_contact *c)
+static bool fresh_contact(const ls_world *w, ls_pair pr, ls_fx margin, bool new_pair, ls_contact *c)
 {
     memset(c, 0, sizeof *c);
     c->shape_a = pr.a;
@@ -340,7 +345,7 @@ static bool fresh_contact(const ls_world *w, ls_pair pr, ls_fx margin, ls_contac
     c->a = w->shapes[pr.a].body;
     c->b = w->shapes[pr.b].body;
     bool touching = collide_pair(w, pr, margin, &c->m);
-    if (touching) {
+    if (touching && new_pair) {
         drop_unreachable(w, c);
         touching = c->m.count > 0;
     }
@@ -580,7 +585,7 @@ static uint32_t mesh_children(const ls_world *w, ls_pair pr, ls_fx margin, uint3
 // normal from a to b, with its recycling data when it touches); returns
 // whether it touches.
 static bool mesh_child_contact(const ls_world *w, ls_pair pr, uint32_t child, ls_fx margin,
-                               ls_contact *c)
+                               bool new_pair, ls_contact *c)
 {
     const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
     bool parent_a = ls_shape_kind_of(sa->geom.kind)->children != NULL;
@@ -597,7 +602,7 @@ static bool mesh_child_contact(const ls_world *w, ls_pair pr, uint32_t child, ls
     if (touching && !parent_a) {
         c->m.normal = ls_vec3_neg(c->m.normal); // the routine's normal is child -> other
     }
-    if (touching) {
+    if (touching && new_pair) {
         drop_unreachable(w, c);
         touching = c->m.count > 0;
     }
@@ -672,8 +677,8 @@ void ls_mesh_arenas_free_(ls_world *w)
 // static and the other body moves, so nothing the walk changes is read).
 // False, with the arena as it was, when they do not fit: the walk computes
 // the pair then.
-static bool narrow_mesh(const ls_world *w, ls_pair pr, ls_fx margin, ls_mesh_arena *ar,
-                        uint32_t arena, ls_pair_manifold *r)
+static bool narrow_mesh(const ls_world *w, ls_pair pr, ls_fx margin, bool new_pair,
+                        ls_mesh_arena *ar, uint32_t arena, ls_pair_manifold *r)
 {
     bool over;
     uint32_t n = mesh_children(w, pr, margin, ar->children, &over);
@@ -688,7 +693,8 @@ static bool narrow_mesh(const ls_world *w, ls_pair pr, ls_fx margin, ls_mesh_are
             return false;
         }
         uint32_t child = ar->children[k];
-        bool touching = mesh_child_contact(w, pr, child, margin, &ar->contacts[ar->contact_count]);
+        bool touching =
+            mesh_child_contact(w, pr, child, margin, new_pair, &ar->contacts[ar->contact_count]);
         ar->recs[ar->rec_count++] =
             (ls_mesh_child){child, touching ? ar->contact_count++ : UINT32_MAX};
     }
@@ -720,7 +726,7 @@ static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
         if (r->computed && (mesh_a || mesh_b)) {
             r->computed = worker < w->mesh_arena_count &&
                           narrow_mesh(w, pr, margin_of(w, reach[sa->body], reach[sb->body]),
-                                      &w->mesh_arenas[worker], worker, r);
+                                      r->old == UINT32_MAX, &w->mesh_arenas[worker], worker, r);
             continue;
         }
         if (!r->computed) {
@@ -732,7 +738,8 @@ static void narrow_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
         // (place_recycled) straight from last tick's.
         r->recycled = old && recycle(w, old, r);
         r->touching =
-            r->recycled || fresh_contact(w, pr, margin_of(w, reach[sa->body], reach[sb->body]), c);
+            r->recycled || fresh_contact(w, pr, margin_of(w, reach[sa->body], reach[sb->body]),
+                                         r->old == UINT32_MAX, c);
         if (r->touching && !r->recycled) {
             // The warm start, here rather than in the serial walk: a pair
             // without children has at most one old contact, the one
@@ -811,7 +818,8 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
             return true;
         } else {
             // A body of the pair was woken earlier in this walk.
-            touching = fresh_contact(w, pr, pair_margin(w, pr), c);
+            touching =
+                fresh_contact(w, pr, pair_margin(w, pr), w->pair_manifolds[i].old == UINT32_MAX, c);
         }
         clear_impulses(c);
         merge_child(w, c, touching, old, old_count, j, pr, c);
@@ -853,7 +861,8 @@ static bool process_pair(ls_world *w, uint32_t i, const ls_contact *old, uint32_
             if (!c) {
                 return false;
             }
-            bool touching = mesh_child_contact(w, pr, w->children[k], margin, c);
+            bool touching = mesh_child_contact(w, pr, w->children[k], margin,
+                                               w->pair_manifolds[i].old == UINT32_MAX, c);
             merge_child(w, c, touching, old, old_count, j, pr, c);
         }
     }
