@@ -36,7 +36,7 @@ static golden goldens[] = {
     {"pile_1000", 0x2df09c1e34ccadb9ull},
     {"pyramid", 0x81629c318dfca708ull},
     {"ragdoll_stairs", 0xf2c1bba48baad740ull},
-    {"ragdolls", 0x54374829cda9bf54ull},
+    {"ragdolls", 0x15946c2acfd0bd38ull},
     {"rain_2000", 0x52f05cd13c61eb2full},
     {"rope_bridge", 0x7c549befdb8d7a20ull},
     {"rope_bridge_loaded", 0xfff38cac1326a4c2ull},

@@ -392,6 +392,25 @@ void add_joint(BulletWorld *w, const bench_joint &j)
         auto *ct = new btConeTwistConstraint(*a, *b, fa, fb);
         ct->setLimit(btScalar(j.cone), btScalar(j.cone), btScalar(span));
         c = ct;
+        if (j.enable_motor && j.max_motor > 0) {
+            // Joint friction (our cone's motor, speed 0): the cone-twist's own
+            // motor acts only in its obsolete solve, so a second constraint,
+            // a 6-DOF one with every axis free and a motor of speed 0 and
+            // force max_motor on each angular axis (Bullet bounds it by
+            // force / fps).
+            auto *fr = new btGeneric6DofConstraint(*a, *b, fa, fb, true);
+            fr->setLinearLowerLimit(btVector3(1, 1, 1)); // lower > upper: free
+            fr->setLinearUpperLimit(btVector3(-1, -1, -1));
+            for (int k = 0; k < 3; k++) {
+                btRotationalLimitMotor *m = fr->getRotationalLimitMotor(k);
+                m->m_loLimit = 1, m->m_hiLimit = -1; // free
+                m->m_enableMotor = true;
+                m->m_targetVelocity = 0;
+                m->m_maxMotorForce = btScalar(j.max_motor);
+            }
+            w->constraints.emplace_back(fr);
+            w->world.addConstraint(fr, true);
+        }
         break;
     }
     default: // distance

@@ -257,6 +257,14 @@ static void add_joint(ode_world *w, const bench_joint *src, ode_joint *o)
                 dJointSetAMotorParam(o->amotor, dParamHiStop3,
                                      ODE_TWIST_SIGN(o) > 0 ? src->twist_upper : -src->twist_lower);
             }
+            if (src->enable_motor) { // joint friction: speed 0, torque max_motor per axis
+                dJointSetAMotorParam(o->amotor, dParamVel, 0);
+                dJointSetAMotorParam(o->amotor, dParamVel2, 0);
+                dJointSetAMotorParam(o->amotor, dParamVel3, 0);
+                dJointSetAMotorParam(o->amotor, dParamFMax, src->max_motor);
+                dJointSetAMotorParam(o->amotor, dParamFMax2, src->max_motor);
+                dJointSetAMotorParam(o->amotor, dParamFMax3, src->max_motor);
+            }
         }
         break;
     case BENCH_JOINT_HINGE:

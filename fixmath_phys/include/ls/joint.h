@@ -40,8 +40,9 @@ typedef struct ls_joint_def {
     bool enable_limit;          ///< Hinge, prismatic: keep the angle/translation in [lower, upper].
     ls_fx lower;                ///< Hinge: rad in [-pi, pi]; prismatic: m in [-2048, 2048].
     ls_fx upper;                ///< As lower; lower <= upper.
-    bool enable_motor;          ///< Hinge, prismatic: drive the relative speed to motor_speed.
-    ls_fx motor_speed;          ///< rad/s (|.| <= 128) or m/s (|.| <= 512).
+    bool enable_motor;          ///< Hinge, prismatic: drive the relative speed to motor_speed;
+                                ///< cone: joint friction (torque max_motor_torque, speed 0).
+    ls_fx motor_speed;          ///< rad/s (|.| <= 128) or m/s (|.| <= 512); cone: 0.
     ls_fx max_motor_torque;     ///< Most motor torque, N m (prismatic: force, N); >= 0.
     bool enable_spring;         ///< Hinge, prismatic, distance: a spring toward the rest pose.
     ls_fx spring_hertz;         ///< Spring frequency, Hz (0..1000; 0 = no spring force).
@@ -106,8 +107,9 @@ LS_API ls_fx ls_joint_hinge_angle(const ls_world *w, ls_joint_id id);
 /// asserts on a stale id or another kind).
 LS_API ls_fx ls_joint_prismatic_translation(const ls_world *w, ls_joint_id id);
 /// Enable or disable the motor of a hinge or prismatic joint and set its speed
-/// and largest torque (force); wakes the bodies. LS_ERR_INVALID_ID,
-/// LS_ERR_INVALID_ARGUMENT (another kind) or LS_ERR_OUT_OF_RANGE.
+/// and largest torque (force), or a cone joint's friction (speed 0, the
+/// torque); wakes the bodies. LS_ERR_INVALID_ID, LS_ERR_INVALID_ARGUMENT
+/// (another kind) or LS_ERR_OUT_OF_RANGE (a cone's speed other than 0 too).
 LS_API ls_result ls_joint_set_motor(ls_world *w, ls_joint_id id, bool enable, ls_fx speed,
                                     ls_fx max_torque);
 /// Enable or disable the spring of a hinge, prismatic or distance joint and set

@@ -378,6 +378,11 @@ static bool check_kind_ranges(const ls_joint_kind *kind, const ls_joint_def *d, 
             return refuse(err, R, "max_motor_torque", "max_motor_torque below 0", true,
                           d->max_motor_torque);
         }
+        if (d->type == LS_JOINT_CONE && d->enable_motor && d->motor_speed != 0) {
+            return refuse(err, R, "motor_speed",
+                          "a cone joint's motor is joint friction: motor_speed must be 0", true,
+                          d->motor_speed);
+        }
     }
     if (kind->has_spring) {
         if (!in(d->spring_hertz, 0, MAX_HERTZ)) {
@@ -638,8 +643,8 @@ ls_result ls_joint_set_motor(ls_world *w, ls_joint_id id, bool enable, ls_fx spe
         return LS_ERR_INVALID_ARGUMENT;
     }
     ls_fx top = j->type == LS_JOINT_PRISMATIC ? LINEAR_SPEED : ANGULAR_SPEED;
-    if (!in(speed, -top, top) || max_torque < 0) {
-        return LS_ERR_OUT_OF_RANGE;
+    if (!in(speed, -top, top) || max_torque < 0 || (j->type == LS_JOINT_CONE && speed != 0)) {
+        return LS_ERR_OUT_OF_RANGE; // a cone's motor is joint friction (speed 0)
     }
     j->flags = enable ? j->flags | LS_JOINT_F_MOTOR : j->flags & ~(uint32_t)LS_JOINT_F_MOTOR;
     j->motor_speed = speed;

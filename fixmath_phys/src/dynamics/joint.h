@@ -79,40 +79,42 @@ typedef struct ls_joint {
     ls_fx break_force;  ///< (state) N, 0 = unbreakable
     ls_fx break_torque; ///< (state) N m, 0 = unbreakable
     uint64_t user_data; ///< (state) not in the checksum
-    ls_vec3 linear_impulse;  ///< (state) point rows; prismatic: perpendicular rows in x, y
-    ls_vec3 angular_impulse; ///< (state) fixed, prismatic: 3 rows; hinge: 2 rows in x, y;
-                             ///< cone: swing in x
-    ls_fx spring_impulse;    ///< (state)
-    ls_fx motor_impulse;     ///< (state)
-    ls_fx lower_impulse;     ///< (state) >= 0
-    ls_fx upper_impulse;     ///< (state) >= 0
-    ls_vec3 force;           ///< (state) reaction force on b of the last step, N
-    ls_vec3 torque;          ///< (state) reaction torque on b of the last step, N m
-    bool moves_a, moves_b;   ///< (scratch) the body's velocity is solved this tick
-    uint32_t state_a;        ///< (scratch) solver state of a this tick (0: the identity)
-    uint32_t state_b;        ///< (scratch)
-    ls_fx inv_mass_a;        ///< (scratch) 0 when a does not move
-    ls_fx inv_mass_b;        ///< (scratch)
-    ls_mat3 inv_i_a;         ///< (scratch) world inverse inertia, 0 when a does not move
-    ls_mat3 inv_i_b;         ///< (scratch)
-    ls_mat3 angular_mass;    ///< (scratch) (Ia + Ib)^-1 of the 3 angular rows (fixed, prismatic)
-    ls_softness spring;      ///< (scratch) spring coefficients for this sub-step length
-                             ///< (explicit springs: omega^2 h / 2, damping mass/impulse scales)
-    bool spring_explicit;    ///< (scratch) stiffness applied explicitly (SPEC.md §23.1)
-    ls_fx spring_push;       ///< (scratch) the stiffness impulse of this sub-step
-    ls_vec3 dir[3];          ///< (scratch) the kind's row directions at the warm start
-    ls_fx err[3];            ///< (scratch) the kind's angles and errors at the warm start
-    ls_fx row_mass[2];       ///< (scratch) the kind's row masses at the warm start (hinge:
-                             ///< axial; cone: swing, twist); hinge: alignment K^-1 in
-                             ///< angular_mass
-    ls_fx row_k[2];          ///< (scratch) K = 1 / row_mass[k] (the relative turn per
-                             ///< unit impulse), where row_mass[k] is not 0
-    ls_vec3 dir_ia[3];       ///< (scratch) inv_i_a dir[k]: the turn of a per unit impulse
-    ls_vec3 dir_ib[3];       ///< (scratch) inv_i_b dir[k]
-    ls_fx far[5];            ///< (scratch) cone: the tests of angles far from their limits
-                             ///< (joint_cone.c): cos(cone - m); cos and sin of
-                             ///< (lower + m)/2 and of (upper - m)/2
-    bool far_twist;          ///< (scratch) cone: the twist range is wider than 2 m
+    ls_vec3 linear_impulse;   ///< (state) point rows; prismatic: perpendicular rows in x, y
+    ls_vec3 angular_impulse;  ///< (state) fixed, prismatic: 3 rows; hinge: 2 rows in x, y;
+                              ///< cone: swing in x
+    ls_fx spring_impulse;     ///< (state)
+    ls_fx motor_impulse;      ///< (state)
+    ls_fx lower_impulse;      ///< (state) >= 0
+    ls_fx upper_impulse;      ///< (state) >= 0
+    ls_vec3 force;            ///< (state) reaction force on b of the last step, N
+    ls_vec3 torque;           ///< (state) reaction torque on b of the last step, N m
+    bool moves_a, moves_b;    ///< (scratch) the body's velocity is solved this tick
+    uint32_t state_a;         ///< (scratch) solver state of a this tick (0: the identity)
+    uint32_t state_b;         ///< (scratch)
+    ls_fx inv_mass_a;         ///< (scratch) 0 when a does not move
+    ls_fx inv_mass_b;         ///< (scratch)
+    ls_mat3 inv_i_a;          ///< (scratch) world inverse inertia, 0 when a does not move
+    ls_mat3 inv_i_b;          ///< (scratch)
+    ls_mat3 angular_mass;     ///< (scratch) (Ia + Ib)^-1 of the 3 angular rows (fixed, prismatic)
+    ls_softness spring;       ///< (scratch) spring coefficients for this sub-step length
+                              ///< (explicit springs: omega^2 h / 2, damping mass/impulse scales)
+    bool spring_explicit;     ///< (scratch) stiffness applied explicitly (SPEC.md §23.1)
+    ls_fx spring_push;        ///< (scratch) the stiffness impulse of this sub-step
+    ls_vec3 dir[3];           ///< (scratch) the kind's row directions at the warm start
+    ls_fx err[3];             ///< (scratch) the kind's angles and errors at the warm start
+    ls_fx row_mass[2];        ///< (scratch) the kind's row masses at the warm start (hinge:
+                              ///< axial; cone: swing, twist); hinge: alignment K^-1 in
+                              ///< angular_mass
+    ls_fx row_k[2];           ///< (scratch) K = 1 / row_mass[k] (the relative turn per
+                              ///< unit impulse), where row_mass[k] is not 0
+    ls_vec3 dir_ia[3];        ///< (scratch) inv_i_a dir[k]: the turn of a per unit impulse
+    ls_vec3 dir_ib[3];        ///< (scratch) inv_i_b dir[k]
+    ls_fx far[5];             ///< (scratch) cone: the tests of angles far from their limits
+                              ///< (joint_cone.c): cos(cone - m); cos and sin of
+                              ///< (lower + m)/2 and of (upper - m)/2
+    bool far_twist;           ///< (scratch) cone: the twist range is wider than 2 m
+    ls_vec3 friction_impulse; ///< (scratch) cone: the friction block's impulse in this
+                              ///< sub-step (joint_cone.c; not warm started)
 } ls_joint;
 
 /// One joint kind: scene keyword, what it uses, and its solver routines.
@@ -145,6 +147,9 @@ typedef struct ls_joint_kind {
     /// its rows about the axis) or a cone's swing and twist rows; the joint
     /// then solves none of its rows itself (solver.c).
     ls_lane_rows lane_rows;
+    /// With lane_rows: the rows the joint solves itself, on the sweep's
+    /// thread, before the lanes solve theirs (a cone's friction); NULL: none.
+    void (*solve_before_lanes)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx);
     /// With LS_LANE_ROWS_ALIGN2: true when joint j has no rows besides the
     /// point and alignment blocks, so that its whole warm start may be the lanes' too
     /// (joint_lanes.h). NULL: never.

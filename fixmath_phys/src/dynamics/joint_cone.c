@@ -12,6 +12,14 @@
 // The point block is solved in the ball lanes (joint_lanes.h) right after
 // these rows, and outside the serial colour the rows too
 // (ls_joint_cone_rows_solve_, joint.h).
+//
+// Friction (the motor flag, max_motor the torque; SPEC.md §23.7 "Joint
+// friction"): a 3-row angular block against the relative spin, K = Ia + Ib
+// as the fixed joint's, its impulse's length at most max_motor h, solved
+// before the limits (Box3D's order: motor, then limits, then the point).
+// Why not warm started: the block's impulse would be new state (snapshot,
+// checksum, format); friction only resists, and one block solve per pass
+// already stops a spin its bound can stop.
 #include "joint.h"
 
 #define MIN_SINE   66              // |a x b| below 0.001: no swing direction
@@ -148,9 +156,36 @@ static ls_vec3 angular_total(const ls_joint *j, const cone *c)
 // tests' constants. Why once per tick: the directions turn little within a
 // tick (Box3D keeps them for its whole step), and their square roots and
 // divisions were a third of the cone's work in every sub-step.
+static bool has_friction(const ls_joint *j)
+{
+    return (j->flags & LS_JOINT_F_MOTOR) != 0 && j->max_motor > 0;
+}
+
+// One pass of the friction block: the impulse that stops the relative spin,
+// its accumulated length clamped to max_motor h.
+static void friction_solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
+{
+    if (!has_friction(j)) {
+        return;
+    }
+    ls_vec3 cdot = ls_vec3_sub(ls_joint_state_b_(w, j)->w, ls_joint_state_a_(w, j)->w);
+    ls_vec3 old = j->friction_impulse;
+    ls_vec3 acc = ls_vec3_sub(old, ls_mat3_mul_vec(j->angular_mass, cdot));
+    ls_fx top = ls_fx_mul(j->max_motor, ctx->h);
+    if (ls_vec3_len_sq_q32(acc) > (uint64_t)top * (uint64_t)top) {
+        ls_fx len = ls_vec3_len(acc); // > top > 0
+        acc = ls_vec3_scale(acc, ls_fx_div(top, len));
+    }
+    j->friction_impulse = acc;
+    ls_joint_apply_angular_(w, j, ls_vec3_sub(acc, old));
+}
+
 static void prepare(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
 {
     (void)ctx;
+    if (has_friction(j)) {
+        j->angular_mass = ls_joint_angular_block_mass_(j);
+    }
     cone c = dirs_of(w, j);
     j->dir[0] = c.n;
     j->dir[1] = c.t;
@@ -175,6 +210,7 @@ static void warm_start(ls_world *w, ls_joint *j)
     angles_of(w, j, &c);
     j->err[0] = c.swing;
     j->err[1] = c.twist;
+    j->friction_impulse = ls_vec3_zero();
     const ls_fx imp[2] = {ls_fx_neg(j->angular_impulse.x),
                           ls_fx_sub(j->lower_impulse, j->upper_impulse)};
     ls_joint_apply_dirs_(w, j, 0, imp, 2);
@@ -182,6 +218,7 @@ static void warm_start(ls_world *w, ls_joint *j)
 
 static void solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
+    friction_solve(w, j, ctx);
     ls_joint_cone_rows r;
     ls_joint_cone_rows_of_(j, ctx->h, &r);
     ls_joint_step_spins_(w, j, &r.step_a, &r.step_b);
@@ -199,16 +236,18 @@ static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_v
     (void)w;
     cone c = {.n = j->dir[0], .t = j->dir[1]};
     *linear = j->linear_impulse;
-    *angular = angular_total(j, &c);
+    *angular = ls_vec3_add(angular_total(j, &c), j->friction_impulse);
 }
 
 const ls_joint_kind ls_joint_cone_kind = {
     .name = "cone",
     .needs_axis = true,
+    .has_motor = true, // joint friction (motor_speed 0)
     .point_in_lanes = true,
     .prepare = prepare,
     .warm_start = warm_start,
     .solve = solve,
     .lane_rows = LS_LANE_ROWS_CONE,
+    .solve_before_lanes = friction_solve,
     .reaction = reaction,
 };
