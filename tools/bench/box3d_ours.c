@@ -37,6 +37,9 @@ typedef struct ours {
     // warnings
     uint32_t capacity_steps;
     int debug; // BENCH_BOX3D_DEBUG set: print new contacts of the rain humans, overflows
+    // BENCH_BOX3D_CONE_FRICTION set: rain's cone joints get Box3D's joint friction (off by
+    // default: tools/bench/README.md section 9 says why and what it costs)
+    int cone_friction;
     uint32_t overflows_seen;
     char warn[640];
     // BENCH_BOX3D_PROFILE set: ls_world_profile summed over the timed steps
@@ -410,10 +413,13 @@ static void spawn_human(ours *o, int g, int k, const double at[3])
             jd.enable_motor = b->motor != 0; // speed 0: joint friction
             jd.motor_speed = fx(b->motor_speed);
             jd.max_motor_torque = fx(b->max_motor_torque);
-        } else { // spherical with cone and twist limits -> our cone joint (no spring, no motor)
+        } else { // spherical with cone and twist limits -> our cone joint (no spring)
             jd.type = LS_JOINT_CONE;
             jd.cone_angle = fx(b->cone);
             jd.twist_lower = fx(lo), jd.twist_upper = fx(hi);
+            // Box3D's spherical motor at speed 0 is joint friction; ours only on request.
+            jd.enable_motor = o->cone_friction && b->motor != 0;
+            jd.max_motor_torque = jd.enable_motor ? fx(b->max_motor_torque) : 0;
         }
         o->human_joints[h][i] = ls_joint_create(o->w, &jd, &e);
         if (o->human_joints[h][i].index1 == 0) {
@@ -507,6 +513,7 @@ static void *ours_create(const b3b_scene *s, const b3b_opts *opt, char *err, siz
     }
     o->s = s;
     o->debug = getenv("BENCH_BOX3D_DEBUG") != NULL;
+    o->cone_friction = getenv("BENCH_BOX3D_CONE_FRICTION") != NULL;
     return s->rain ? create_rain(o, s, opt, err, n) : create_described(o, s, opt, err, n);
 }
 
