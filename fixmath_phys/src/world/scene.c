@@ -800,9 +800,9 @@ static const struct {
     const char *name;
     unsigned kinds;
 } joint_props[] = {
-    {"anchor", JALL},   {"anchor_b", JD},         {"axis", JH | JP | JC}, {"limits", JH | JP},
+    {"anchor", JALL},        {"anchor_b", JD},         {"axis", JH | JP | JC}, {"limits", JH | JP},
     {"motor", JH | JP | JC}, {"spring", JH | JP | JD}, {"length", JD},         {"cone", JC},
-    {"twist", JC},      {"break", JALL},          {"collide", JALL},
+    {"twist", JC},           {"break", JALL},          {"collide", JALL},
 };
 enum { P_ANCHOR, P_ANCHOR_B, P_AXIS, P_LIMITS, P_MOTOR, P_SPRING, P_LENGTH, P_CONE, P_TWIST };
 
