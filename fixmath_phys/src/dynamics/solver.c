@@ -1143,8 +1143,14 @@ void ls_world_solve_(ls_world *w)
         }
     }
     ls_world_lap_(w, &w->profile.substeps);
+    // Without a point that may bounce (groups_prepare: a lane with
+    // restitution approaching faster than the threshold) the restitution
+    // sweep applies nothing, so it is skipped: one loop over the colours
+    // less, each a wait for the workers.
     bool chain = may_bounce && impact_pass(w, &st);
-    for_colours(w, &st, SWEEP_RESTITUTION, sweep_restitution);
+    if (may_bounce) {
+        for_colours(w, &st, SWEEP_RESTITUTION, sweep_restitution);
+    }
     st.sweep.chain_only = true;
     for (uint32_t k = 1; chain && k < CHAIN_SWEEPS && any_flag(&st); k++) {
         for_colours(w, &st, SWEEP_RESTITUTION, sweep_restitution);
