@@ -236,7 +236,7 @@ bench-box3d:
 	echo "  push-out <= 3 m/s, joints 60 Hz ratio 2, friction 0.6, no restitution. Box3D's driver: step 0 untimed,"; \
 	echo "  ms/step = wall time of steps 1..N-1 / (N-1). ours_default: our default 8 sub-steps; _2w: 2 workers."; \
 	echo "  ours: ground = plane y <= 0 (Box3D: a 1 m thick box), convex_pile at 1/32 of the density, rain's"; \
-	echo "  spherical joints = our cone joints (no spring; no joint friction, +10 % with it). All differences: tools/bench/README.md (section 9)"; \
+	echo "  spherical joints = our cone joints (their joint friction; no spring). All differences: tools/bench/README.md (section 9)"; \
 	$(MAKE) --no-print-directory -s $(BENCH_BOX3D_OURS) $(BENCH_BOX3D_PEER) || { echo "  bench-box3d: could not build the binaries"; exit 1; }; \
 	csv=$(BENCH_OUT)/bench-box3d.csv; failed=""; \
 	engines="$(BENCH_BOX3D_OURS):--threads:1 $(BENCH_BOX3D_OURS):--threads:2 $(BENCH_BOX3D_OURS):--substeps:default \

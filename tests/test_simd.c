@@ -595,6 +595,30 @@ static void random_ball_fixture(ls_rng *r, ball_fixture *f, int scale)
                 g->cn_acc[k][l] = rnd_range(r, 0, 65536 * scale);
             }
             g->cn_tl[l] = rnd_range(r, 0, 1);
+            // Its friction block (ls_joint_friction_rows) in one cone lane of
+            // two: M and the world inverse inertias with a dominant diagonal
+            // (zero for a body that does not move), bounds from tiny (the
+            // impulse is shortened, the scalar code's division) to loose, an
+            // impulse already accumulated in this sub-step, and in some
+            // seeds entries large enough to leave the short range.
+            if (rnd_range(r, 0, 1)) {
+                g->fr_on[l] = 1;
+                int32_t mm = scale > 1 && rnd_range(r, 0, 1) ? 1 << 30 : 1 << 20;
+                for (int row = 0; row < 3; row++) {
+                    for (int c = 0; c < 3; c++) {
+                        int32_t e = row == c ? mm : mm / 8;
+                        int32_t lo = row == c ? e / 2 : -e;
+                        g->fr_m[3 * row + c][l] = rnd_range(r, lo, e);
+                        g->al_ma[3 * row + c][l] = g->a[l] ? rnd_range(r, lo / 4, e / 4) : 0;
+                        g->al_mb[3 * row + c][l] = rnd_range(r, lo / 4, e / 4);
+                    }
+                }
+                g->fr_top[l] =
+                    rnd_range(r, 0, 3) == 0 ? rnd_range(r, 0, 64) : rnd_range(r, 0, 65536 * scale);
+                for (int k = 0; k < 3; k++) {
+                    g->fr_acc[k][l] = rnd_range(r, -g->fr_top[l] / 2, g->fr_top[l] / 2);
+                }
+            }
             continue;
         }
         // In every other lane the directions, products and K^-1 are

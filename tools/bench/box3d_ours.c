@@ -37,8 +37,8 @@ typedef struct ours {
     // warnings
     uint32_t capacity_steps;
     int debug; // BENCH_BOX3D_DEBUG set: print new contacts of the rain humans, overflows
-    // BENCH_BOX3D_CONE_FRICTION set: rain's cone joints get Box3D's joint friction (off by
-    // default: tools/bench/README.md section 9 says why and what it costs)
+    // rain's cone joints get Box3D's joint friction unless BENCH_BOX3D_CONE_FRICTION=0
+    // (tools/bench/README.md section 9: what it costs)
     int cone_friction;
     uint32_t overflows_seen;
     char warn[640];
@@ -417,7 +417,7 @@ static void spawn_human(ours *o, int g, int k, const double at[3])
             jd.type = LS_JOINT_CONE;
             jd.cone_angle = fx(b->cone);
             jd.twist_lower = fx(lo), jd.twist_upper = fx(hi);
-            // Box3D's spherical motor at speed 0 is joint friction; ours only on request.
+            // Box3D's spherical motor at speed 0 is joint friction: ours the same.
             jd.enable_motor = o->cone_friction && b->motor != 0;
             jd.max_motor_torque = jd.enable_motor ? fx(b->max_motor_torque) : 0;
         }
@@ -513,7 +513,8 @@ static void *ours_create(const b3b_scene *s, const b3b_opts *opt, char *err, siz
     }
     o->s = s;
     o->debug = getenv("BENCH_BOX3D_DEBUG") != NULL;
-    o->cone_friction = getenv("BENCH_BOX3D_CONE_FRICTION") != NULL;
+    const char *friction = getenv("BENCH_BOX3D_CONE_FRICTION");
+    o->cone_friction = !(friction && strcmp(friction, "0") == 0);
     return s->rain ? create_rain(o, s, opt, err, n) : create_described(o, s, opt, err, n);
 }
 

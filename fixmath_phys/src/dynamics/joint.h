@@ -147,9 +147,6 @@ typedef struct ls_joint_kind {
     /// its rows about the axis) or a cone's swing and twist rows; the joint
     /// then solves none of its rows itself (solver.c).
     ls_lane_rows lane_rows;
-    /// With lane_rows: the rows the joint solves itself, on the sweep's
-    /// thread, before the lanes solve theirs (a cone's friction); NULL: none.
-    void (*solve_before_lanes)(ls_world *w, ls_joint *j, const ls_step_ctx *ctx);
     /// With LS_LANE_ROWS_ALIGN2: true when joint j has no rows besides the
     /// point and alignment blocks, so that its whole warm start may be the lanes' too
     /// (joint_lanes.h). NULL: never.
@@ -674,6 +671,12 @@ LS_JOINT_INLINE ls_fx ls_joint_relax_angle_(ls_fx angle, ls_fx speed, ls_fx h)
     return ls_fx_add(angle, ls_fx_mul(h, speed));
 }
 
+/// A cone has joint friction: its motor flag with a positive torque.
+LS_JOINT_INLINE bool ls_joint_cone_friction_(const ls_joint *j)
+{
+    return (j->flags & LS_JOINT_F_MOTOR) != 0 && j->max_motor > 0;
+}
+
 /// A cone's twist rows exist when its range is not the whole turn.
 LS_JOINT_INLINE bool ls_joint_cone_twist_limited_(const ls_joint *j)
 {
@@ -747,6 +750,34 @@ LS_JOINT_INLINE void ls_joint_cone_rows_solve_(ls_joint_cone_rows *r, ls_vec3 *w
         *wa = ls_vec3_sub(*wa, ls_joint_dirs_times_(&r->t_ia, &p, 1));
         *wb = ls_vec3_add(*wb, ls_joint_dirs_times_(&r->t_ib, &p, 1));
     }
+}
+
+/// A cone's friction block (joint_cone.c, SPEC.md §23.4 "Cone friction"):
+/// M = (I_a + I_b)^-1, the bodies' world inverse inertias (0 for one that
+/// does not move), the most impulse length of the sub-step, max_motor h, and
+/// the impulse accumulated in it. The cone's solve and the ball lanes' scalar
+/// reference (joint_lanes.c) both solve it with ls_joint_friction_solve_.
+typedef struct ls_joint_friction_rows {
+    ls_mat3 mass, ia, ib;
+    ls_fx top;
+    ls_vec3 acc;
+} ls_joint_friction_rows;
+
+/// One pass of the friction block on *wa, *wb: the impulse that stops the
+/// relative spin, its accumulated length clamped to top.
+LS_JOINT_INLINE void ls_joint_friction_solve_(ls_joint_friction_rows *r, ls_vec3 *wa, ls_vec3 *wb)
+{
+    ls_vec3 cdot = ls_vec3_sub(*wb, *wa);
+    ls_vec3 old = r->acc;
+    ls_vec3 acc = ls_vec3_sub(old, ls_mat3_mul_vec(r->mass, cdot));
+    if (ls_vec3_len_sq_q32(acc) > (uint64_t)r->top * (uint64_t)r->top) {
+        ls_fx len = ls_vec3_len(acc); // > top >= 0
+        acc = ls_vec3_scale(acc, ls_fx_div(r->top, len));
+    }
+    r->acc = acc;
+    ls_vec3 d = ls_vec3_sub(acc, old);
+    *wa = ls_vec3_sub(*wa, ls_mat3_mul_vec(r->ia, d));
+    *wb = ls_vec3_add(*wb, ls_mat3_mul_vec(r->ib, d));
 }
 
 /// A hinge's rows about its axis (joint_hinge.c, SPEC.md §23.4): spring,

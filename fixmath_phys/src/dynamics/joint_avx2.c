@@ -512,6 +512,65 @@ AVX2 void turn8(B *a, B *b, const ls_lanes *da, const ls_lanes *db, V p, K *chk)
     }
 }
 
+// The lanes' cone friction (ls_joint_friction_solve_ in joint.h): the
+// products of a row summed exactly in 64 bits (the spins and impulses are
+// checked to lie in the solver range, so three products stay below 2^63), a
+// lane whose impulse is longer than its bound shortened with the scalar
+// code's own functions; an overflow raises chk. The new accumulated
+// impulses go to acc.
+AVX2 void friction8(const ls_ball_lanes *g, B *a, B *b, V *acc, K *chk)
+{
+    const V zero = _mm256_setzero_si256();
+    V on = _mm256_cmpgt_epi32(ld(g->fr_on), zero);
+    P cd[3];
+    for (int k = 0; k < 3; k++) {
+        cd[k] = prep(chk32(_mm256_and_si256(on, _mm256_sub_epi32(b->w[k], a->w[k])), chk));
+        acc[k] = ld(g->fr_acc[k]);
+    }
+    V now[3];
+    for (int r = 0; r < 3; r++) {
+        V mc = NARF(dot3p(prep(ld(g->fr_m[3 * r])), prep(ld(g->fr_m[3 * r + 1])),
+                          prep(ld(g->fr_m[3 * r + 2])), cd[0], cd[1], cd[2]),
+                    *chk);
+        now[r] = chk32(_mm256_sub_epi32(acc[r], mc), chk);
+    }
+    P pn[3] = {prep(now[0]), prep(now[1]), prep(now[2])};
+    P top = prep(ld(g->fr_top));
+    if (w_any_gt(dot3p(pn[0], pn[1], pn[2], pn[0], pn[1], pn[2]), mulp(top, top)) && !k_bad(chk)) {
+        int32_t x[3][8], t[8];
+        for (int k = 0; k < 3; k++) {
+            st(x[k], now[k]);
+        }
+        st(t, ld(g->fr_top));
+        for (int l = 0; l < 8; l++) {
+            ls_vec3 v = ls_vec3_make(x[0][l], x[1][l], x[2][l]);
+            if (ls_vec3_len_sq_q32(v) > (uint64_t)t[l] * (uint64_t)t[l]) {
+                v = ls_vec3_scale(v, ls_fx_div(t[l], ls_vec3_len(v)));
+                x[0][l] = v.x, x[1][l] = v.y, x[2][l] = v.z;
+            }
+        }
+        for (int k = 0; k < 3; k++) {
+            now[k] = ld(x[k]);
+        }
+    }
+    P pd[3];
+    for (int k = 0; k < 3; k++) {
+        now[k] = _mm256_blendv_epi8(acc[k], now[k], on);
+        pd[k] = prep(chk32(_mm256_sub_epi32(now[k], acc[k]), chk));
+        acc[k] = now[k];
+    }
+    for (int r = 0; r < 3; r++) {
+        V ta = NARF(dot3p(prep(ld(g->al_ma[3 * r])), prep(ld(g->al_ma[3 * r + 1])),
+                          prep(ld(g->al_ma[3 * r + 2])), pd[0], pd[1], pd[2]),
+                    *chk);
+        V tb = NARF(dot3p(prep(ld(g->al_mb[3 * r])), prep(ld(g->al_mb[3 * r + 1])),
+                          prep(ld(g->al_mb[3 * r + 2])), pd[0], pd[1], pd[2]),
+                    *chk);
+        a->w[r] = chk32(_mm256_sub_epi32(a->w[r], _mm256_and_si256(on, ta)), chk);
+        b->w[r] = chk32(_mm256_add_epi32(b->w[r], _mm256_and_si256(on, tb)), chk);
+    }
+}
+
 // The lanes' cone rows (ls_joint_cone_rows_solve_ in joint.h): false when a
 // direction is not short (the scalar code's saturating products); an
 // overflow raises chk. The new accumulated impulses go to acc.
@@ -660,6 +719,11 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
     B a, b;
     gather(sw->states, g->a, &a, bias);
     gather(sw->states, g->b, &b, bias);
+    bool friction = !all_zero(ld(g->fr_on));
+    V fr_acc[3];
+    if (friction) {
+        friction8(g, &a, &b, fr_acc, &chk); // a cone's friction before its rows
+    }
     bool axial = !all_zero(ld(g->ax_on));
     V ax_acc[4], ax_push = _mm256_setzero_si256();
     if (axial && !axial8(sw, g, &a, &b, ax_acc, &ax_push, &chk)) {
@@ -768,6 +832,11 @@ AVX2_FN uint32_t solve(const ls_ball_sweep *sw, ls_ball_lanes *g)
     if (cone) {
         for (int k = 0; k < 3; k++) {
             st(g->cn_acc[k], cn_acc[k]);
+        }
+    }
+    if (friction) {
+        for (int k = 0; k < 3; k++) {
+            st(g->fr_acc[k], fr_acc[k]);
         }
     }
     scatter(sw->states, g->a, &a);

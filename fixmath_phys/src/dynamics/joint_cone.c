@@ -158,26 +158,21 @@ static ls_vec3 angular_total(const ls_joint *j, const cone *c)
 // divisions were a third of the cone's work in every sub-step.
 static bool has_friction(const ls_joint *j)
 {
-    return (j->flags & LS_JOINT_F_MOTOR) != 0 && j->max_motor > 0;
+    return ls_joint_cone_friction_(j);
 }
 
-// One pass of the friction block: the impulse that stops the relative spin,
-// its accumulated length clamped to max_motor h.
+// One pass of the friction block (ls_joint_friction_solve_, joint.h).
 static void friction_solve(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
 {
     if (!has_friction(j)) {
         return;
     }
-    ls_vec3 cdot = ls_vec3_sub(ls_joint_state_b_(w, j)->w, ls_joint_state_a_(w, j)->w);
-    ls_vec3 old = j->friction_impulse;
-    ls_vec3 acc = ls_vec3_sub(old, ls_mat3_mul_vec(j->angular_mass, cdot));
-    ls_fx top = ls_fx_mul(j->max_motor, ctx->h);
-    if (ls_vec3_len_sq_q32(acc) > (uint64_t)top * (uint64_t)top) {
-        ls_fx len = ls_vec3_len(acc); // > top > 0
-        acc = ls_vec3_scale(acc, ls_fx_div(top, len));
-    }
-    j->friction_impulse = acc;
-    ls_joint_apply_angular_(w, j, ls_vec3_sub(acc, old));
+    ls_joint_friction_rows r = {j->angular_mass, j->inv_i_a, j->inv_i_b,
+                                ls_fx_mul(j->max_motor, ctx->h), j->friction_impulse};
+    ls_vec3 wa = ls_joint_state_a_(w, j)->w, wb = ls_joint_state_b_(w, j)->w;
+    ls_joint_friction_solve_(&r, &wa, &wb);
+    j->friction_impulse = r.acc;
+    ls_joint_set_spins_(w, j, wa, wb);
 }
 
 static void prepare(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
@@ -248,6 +243,5 @@ const ls_joint_kind ls_joint_cone_kind = {
     .warm_start = warm_start,
     .solve = solve,
     .lane_rows = LS_LANE_ROWS_CONE,
-    .solve_before_lanes = friction_solve,
     .reaction = reaction,
 };

@@ -49,6 +49,36 @@ static void cone_fill(const ls_joint *j, ls_ball_lanes *g, uint32_t lane)
         g->cn_acc[k][lane] = r.acc[k];
     }
     g->cn_tl[lane] = r.twist_limited;
+    if (ls_joint_cone_friction_(j)) {
+        // The friction block's matrices for the tick (the joint's prepare
+        // made M); the sub-step's bound and a zero impulse come with each
+        // warm start (ls_ball_align_fill_).
+        g->fr_on[lane] = 1;
+        const ls_mat3 *m[3] = {&j->angular_mass, &j->inv_i_a, &j->inv_i_b};
+        ls_lanes *to[3] = {g->fr_m, g->al_ma, g->al_mb};
+        for (int k = 0; k < 3; k++) {
+            for (int row = 0; row < 3; row++) {
+                to[k][3 * row][lane] = m[k]->row[row].x;
+                to[k][3 * row + 1][lane] = m[k]->row[row].y;
+                to[k][3 * row + 2][lane] = m[k]->row[row].z;
+            }
+        }
+    }
+}
+
+// The lane's friction block (the reverse of the fill above).
+static void friction_of_lane(const ls_ball_lanes *g, uint32_t l, ls_joint_friction_rows *r)
+{
+    ls_mat3 *m[3] = {&r->mass, &r->ia, &r->ib};
+    const ls_lanes *src[3] = {g->fr_m, g->al_ma, g->al_mb};
+    for (int k = 0; k < 3; k++) {
+        for (int row = 0; row < 3; row++) {
+            m[k]->row[row] =
+                ls_vec3_make(src[k][3 * row][l], src[k][3 * row + 1][l], src[k][3 * row + 2][l]);
+        }
+    }
+    r->top = g->fr_top[l];
+    r->acc = ls_vec3_make(g->fr_acc[0][l], g->fr_acc[1][l], g->fr_acc[2][l]);
 }
 
 // A hinge's axial rows into lane `lane` for the tick, when it has any:
@@ -182,6 +212,10 @@ void ls_ball_align_load_(ls_world *w, const ls_ball_lanes *g, uint32_t lane)
         j->angular_impulse.x = g->cn_acc[0][lane];
         j->lower_impulse = g->cn_acc[1][lane];
         j->upper_impulse = g->cn_acc[2][lane];
+        if (g->fr_on[lane]) {
+            j->friction_impulse =
+                ls_vec3_make(g->fr_acc[0][lane], g->fr_acc[1][lane], g->fr_acc[2][lane]);
+        }
         return;
     }
     j->angular_impulse.x = g->al_imp[0][lane];
@@ -225,6 +259,12 @@ void ls_ball_align_fill_(const ls_world *w, ls_ball_lanes *g, uint32_t lane, ls_
         const ls_joint *j = &w->joints[g->joint[lane]];
         g->cn_swing[lane] = j->err[0];
         g->cn_twist[lane] = j->err[1];
+        if (g->fr_on[lane]) {
+            g->fr_top[lane] = ls_fx_mul(j->max_motor, h);
+            for (int k = 0; k < 3; k++) {
+                g->fr_acc[k][lane] = 0; // not warm started (joint_cone.c)
+            }
+        }
         return;
     }
     ls_joint_align2 r;
@@ -545,6 +585,20 @@ static void axial_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, l
     g->ax_push[l] = r.push;
 }
 
+// The lane's friction block (the cone's own, ls_joint_friction_solve_).
+static void friction_solve(ls_ball_lanes *g, uint32_t l, lane_body *a, lane_body *b)
+{
+    ls_joint_friction_rows r;
+    friction_of_lane(g, l, &r);
+    ls_vec3 wa = spin_of(a), wb = spin_of(b);
+    ls_joint_friction_solve_(&r, &wa, &wb);
+    set_spin(a, wa);
+    set_spin(b, wb);
+    g->fr_acc[0][l] = r.acc.x;
+    g->fr_acc[1][l] = r.acc.y;
+    g->fr_acc[2][l] = r.acc.z;
+}
+
 // The lane's cone rows (the cone's own, ls_joint_cone_rows_solve_).
 static void cone_solve(const ls_ball_sweep *sw, ls_ball_lanes *g, uint32_t l, lane_body *a,
                        lane_body *b)
@@ -579,6 +633,9 @@ uint32_t ls_ball_solve_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
         }
         if (g->al_on[l]) {
             align_solve(sw, g, l, &a, &b);
+        }
+        if (g->fr_on[l]) {
+            friction_solve(g, l, &a, &b);
         }
         if (g->cn_on[l]) {
             cone_solve(sw, g, l, &a, &b);

@@ -68,6 +68,13 @@ typedef struct ls_ball_lanes {
     ls_lanes cn_m[2], cn_k;               ///< row masses, K of the twist row
     ls_lanes cn_acc[3];                   ///< accumulated: swing, lower, upper
     ls_lanes cn_tl;                       ///< 1: the twist is limited
+    /// A cone's friction block (ls_joint_friction_rows, joint.h), solved
+    /// before its cone rows; the bodies' world inverse inertias are in al_ma
+    /// and al_mb (a cone lane has no alignment block).
+    ls_lanes fr_on;     ///< 1: the lane's cone has friction
+    ls_lanes fr_m[9];   ///< (I_a + I_b)^-1, rows
+    ls_lanes fr_top;    ///< most impulse length this sub-step
+    ls_lanes fr_acc[3]; ///< accumulated this sub-step
     /// A hinge's rows about its axis (ls_joint_axial_rows, joint.h: spring,
     /// motor, limits), solved before its alignment block; the limits,
     /// coefficients and flags are the tick's (prepare), the rest is copied

@@ -729,13 +729,8 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow,
                         ls_ball_align_fill_(w, g, l, st->ctx->h);
                     }
                 } else if (in_lanes) {
-                    // Rows the lanes solve: first the joint's own (a cone's
-                    // friction); in the relax pass, the angles the lanes do
-                    // not step, measured at the moved pose.
-                    const ls_joint_kind *jk = ls_joint_kind_of(j->type);
-                    if (jk->solve_before_lanes) {
-                        jk->solve_before_lanes(w, j, st->ctx);
-                    }
+                    // Rows the lanes solve: in the relax pass, the angles
+                    // the lanes do not step, measured at the moved pose.
                     if (!st->sweep.use_bias) {
                         ls_ball_relax_angles_(w, g, l);
                     }
