@@ -162,13 +162,13 @@ asan:
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  test-units
 
-SIM_DIRS := fixmath_phys/src fixmath_phys/include
+SIM_DIRS := fixmath_phys/src fixmath_phys/include core
 # The one exemption from "no float": the renderer's conversions. Display only:
 # they turn world state into floats for drawing and nothing converts back, so
 # no float reaches the simulation, its snapshots or checksums (the header says more).
 RENDER_FLOAT_H := fixmath_phys/include/ls/render_float.h
-CODE_DIRS := fixmath_phys net replay tools
-C_FILES = $(shell find fixmath_phys net replay tools tests examples -name '*.c' -o -name '*.h' -o -name '*.cpp' | grep -v node_modules | sort)
+CODE_DIRS := fixmath_phys net replay tools core
+C_FILES = $(shell find core fixmath_phys net replay tools tests examples -name '*.c' -o -name '*.h' -o -name '*.cpp' | grep -v node_modules | sort)
 lint: $(LIB_A)
 	@echo "lint: no float/double in simulation code"
 	@! grep -rnwE 'float|double' $(SIM_DIRS) | grep -vE '^[^:]+:[0-9]+:\s*(//|/\*|\*)' | grep -v '^$(RENDER_FLOAT_H):'
@@ -187,6 +187,10 @@ lint: $(LIB_A)
 	@echo "lint: layering: math/ includes no other folder; collision/ includes math/ only"
 	@! grep -rnE '#include "\.\./' fixmath_phys/src/math
 	@! grep -rnE '#include "\.\./(world|dynamics|particles|vehicle|game)/' fixmath_phys/src/collision
+	@echo "lint: core/ (the cursor of the one-walk codecs) includes only ls/base.h and the C library"
+	@! grep -rnE '#include "' core | grep -v '#include "ls/base.h"'
+	@echo "lint: snapshot.c and the checksum are call lists: no subsystem's private header (world/state.h)"
+	@! grep -nE '#include "\.\./' fixmath_phys/src/world/snapshot.c
 	@echo "lint: clang-format"
 	@clang-format --dry-run -Werror $(C_FILES)
 	@echo "lint: ok"

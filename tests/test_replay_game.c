@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ls/game.h"
 #include "ls/replay.h"
+#include "ls/world.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -305,6 +306,29 @@ Test(replay_game, this_build_fingerprint_names_this_release)
     snprintf(want, sizeof want, "lockstep %s (%s: snapshot %s, physics %s)", version, e.solver,
              e.snapshot, e.physics);
     cr_assert_str_eq(words, want);
+}
+
+// The fingerprint's `snapshot=LSSN-N` (SPEC.md §16.8) is the version word of
+// the snapshots this build writes (SPEC.md §13, bytes 4..7) -- in keyframes,
+// so a change of one without the other cannot land.
+Test(replay_game, fingerprint_names_the_snapshot_version)
+{
+    ls_world_def def = ls_default_world_def();
+    ls_world *w = ls_world_create(&def, NULL);
+    cr_assert_not_null(w);
+    size_t n = ls_world_snapshot_size(w);
+    uint8_t *buf = malloc(n);
+    cr_assert_not_null(buf);
+    cr_assert_eq(ls_world_snapshot_save(w, buf, n), n);
+    uint32_t version =
+        (uint32_t)buf[4] | (uint32_t)buf[5] << 8 | (uint32_t)buf[6] << 16 | (uint32_t)buf[7] << 24;
+    char want[32];
+    snprintf(want, sizeof want, ";snapshot=LSSN-%u;", version);
+    cr_assert_not_null(strstr(ls_game_fingerprint(), want), "'%s' does not name version %u",
+                       ls_game_fingerprint(), version);
+    cr_assert_eq(version, 6u, "a new snapshot version: a new fingerprint row (SPEC.md §16.8)");
+    free(buf);
+    ls_world_destroy(w);
 }
 
 Test(replay_game, a_recording_of_the_previous_engine_is_refused_by_name)

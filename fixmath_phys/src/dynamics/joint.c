@@ -14,6 +14,7 @@
 // their order never matters.
 #include "joint.h"
 #include "../math/quat_check.h"
+#include "../world/state.h"
 
 #include "../math/error_field.h"
 #include "ls/fx_text.h"
@@ -42,18 +43,6 @@ ls_joint_type ls_joint_kind_named(const char *name)
     }
     return LS_JOINT_KIND_COUNT;
 }
-
-// ---- Ranges (SPEC.md §23) ----
-
-#define ANCHOR_RANGE  LS_FX_INT(2048) // world anchors, each component
-#define ARM_RANGE     LS_FX_INT(128)  // anchor from a body's centre of mass, each component
-#define MAX_LENGTH    LS_FX_INT(4096) // distance lengths
-#define MIN_ROD       655             // 0.01 m: shortest rigid distance rod
-#define ANGULAR_SPEED LS_FX_INT(128)  // hinge motor speed, rad/s
-#define LINEAR_SPEED  LS_FX_INT(512)  // prismatic motor speed, m/s
-#define MAX_HERTZ     LS_FX_INT(1000) // spring frequency
-#define MAX_ZETA      LS_FX_INT(100)  // spring damping ratio
-#define SLIDER_RANGE  LS_FX_INT(2048) // prismatic limits, m
 
 ls_joint_def ls_default_joint_def(void)
 {
@@ -316,16 +305,16 @@ static bool check_bodies(const ls_world *w, const ls_joint_def *d, ls_error *err
     return true;
 }
 
-// Anchor within the world range and within ARM_RANGE of the body's centre of mass.
+// Anchor within the world range and within LS_JOINT_ARM_RANGE of the body's centre of mass.
 static bool check_anchor(const ls_body *b, ls_vec3 anchor, const char *field, const char *body,
                          ls_error *err)
 {
-    if (!vec_in(anchor, ANCHOR_RANGE, field, "outside +-2048 m", err)) {
+    if (!vec_in(anchor, LS_JOINT_ANCHOR_RANGE, field, "outside +-2048 m", err)) {
         return false;
     }
     char what[96];
     snprintf(what, sizeof what, "more than 128 m from the centre of mass of %s", body);
-    return vec_in(ls_vec3_sub(anchor, b->p), ARM_RANGE, field, what, err);
+    return vec_in(ls_vec3_sub(anchor, b->p), LS_JOINT_ARM_RANGE, field, what, err);
 }
 
 static bool check_angle_pair(ls_fx lo, ls_fx hi, const char *flo, const char *fhi, ls_error *err)
@@ -356,10 +345,10 @@ static bool check_kind_ranges(const ls_joint_kind *kind, const ls_joint_def *d, 
         return false;
     }
     if (kind->has_limit && slider) {
-        if (!in(d->lower, -SLIDER_RANGE, SLIDER_RANGE)) {
+        if (!in(d->lower, -LS_JOINT_SLIDER_RANGE, LS_JOINT_SLIDER_RANGE)) {
             return refuse(err, R, "lower", "lower outside +-2048 m", true, d->lower);
         }
-        if (!in(d->upper, -SLIDER_RANGE, SLIDER_RANGE)) {
+        if (!in(d->upper, -LS_JOINT_SLIDER_RANGE, LS_JOINT_SLIDER_RANGE)) {
             return refuse(err, R, "upper", "upper outside +-2048 m", true, d->upper);
         }
         if (d->lower > d->upper) {
@@ -367,7 +356,7 @@ static bool check_kind_ranges(const ls_joint_kind *kind, const ls_joint_def *d, 
         }
     }
     if (kind->has_motor) {
-        ls_fx top = slider ? LINEAR_SPEED : ANGULAR_SPEED;
+        ls_fx top = slider ? LS_JOINT_LINEAR_SPEED : LS_JOINT_ANGULAR_SPEED;
         if (!in(d->motor_speed, -top, top)) {
             return refuse(err, R, "motor_speed",
                           slider ? "motor_speed outside +-512 m/s"
@@ -385,21 +374,21 @@ static bool check_kind_ranges(const ls_joint_kind *kind, const ls_joint_def *d, 
         }
     }
     if (kind->has_spring) {
-        if (!in(d->spring_hertz, 0, MAX_HERTZ)) {
+        if (!in(d->spring_hertz, 0, LS_JOINT_MAX_HERTZ)) {
             return refuse(err, R, "spring_hertz", "spring_hertz outside 0..1000 Hz", true,
                           d->spring_hertz);
         }
-        if (!in(d->spring_damping_ratio, 0, MAX_ZETA)) {
+        if (!in(d->spring_damping_ratio, 0, LS_JOINT_MAX_ZETA)) {
             return refuse(err, R, "spring_damping_ratio", "spring_damping_ratio outside 0..100",
                           true, d->spring_damping_ratio);
         }
     }
     if (d->type == LS_JOINT_DISTANCE) {
-        if (!in(d->min_length, 0, MAX_LENGTH)) {
+        if (!in(d->min_length, 0, LS_JOINT_MAX_LENGTH)) {
             return refuse(err, R, "min_length", "min_length outside 0..4096 m", true,
                           d->min_length);
         }
-        if (!in(d->max_length, 0, MAX_LENGTH)) {
+        if (!in(d->max_length, 0, LS_JOINT_MAX_LENGTH)) {
             return refuse(err, R, "max_length", "max_length outside 0..4096 m", true,
                           d->max_length);
         }
@@ -447,15 +436,15 @@ static bool check_def(const ls_world *w, const ls_joint_def *d, ls_error *err)
     if (two) {
         ls_fx len = ls_vec3_len(ls_vec3_sub(d->anchor_b, d->anchor));
         bool rod = d->min_length == d->max_length;
-        if (len > MAX_LENGTH) {
+        if (len > LS_JOINT_MAX_LENGTH) {
             return refuse(err, LS_ERR_OUT_OF_RANGE, "anchor_b", "anchors farther apart than 4096 m",
                           true, len);
         }
-        if (rod && d->max_length == 0 && len < MIN_ROD) {
+        if (rod && d->max_length == 0 && len < LS_JOINT_MIN_ROD) {
             return refuse(err, LS_ERR_OUT_OF_RANGE, "anchor_b",
                           "anchors closer than 0.01 m make no rod (use a ball joint)", true, len);
         }
-        if (rod && d->max_length != 0 && d->max_length < MIN_ROD) {
+        if (rod && d->max_length != 0 && d->max_length < LS_JOINT_MIN_ROD) {
             return refuse(err, LS_ERR_OUT_OF_RANGE, "max_length",
                           "a rigid rod (min_length = max_length) shorter than 0.01 m", true,
                           d->max_length);
@@ -642,7 +631,7 @@ ls_result ls_joint_set_motor(ls_world *w, ls_joint_id id, bool enable, ls_fx spe
     if (!ls_joint_kind_of(j->type)->has_motor) {
         return LS_ERR_INVALID_ARGUMENT;
     }
-    ls_fx top = j->type == LS_JOINT_PRISMATIC ? LINEAR_SPEED : ANGULAR_SPEED;
+    ls_fx top = j->type == LS_JOINT_PRISMATIC ? LS_JOINT_LINEAR_SPEED : LS_JOINT_ANGULAR_SPEED;
     if (!in(speed, -top, top) || max_torque < 0 || (j->type == LS_JOINT_CONE && speed != 0)) {
         return LS_ERR_OUT_OF_RANGE; // a cone's motor is joint friction (speed 0)
     }
@@ -666,7 +655,7 @@ ls_result ls_joint_set_spring(ls_world *w, ls_joint_id id, bool enable, ls_fx he
     if (!ls_joint_kind_of(j->type)->has_spring) {
         return LS_ERR_INVALID_ARGUMENT;
     }
-    if (!in(hertz, 0, MAX_HERTZ) || !in(damping_ratio, 0, MAX_ZETA)) {
+    if (!in(hertz, 0, LS_JOINT_MAX_HERTZ) || !in(damping_ratio, 0, LS_JOINT_MAX_ZETA)) {
         return LS_ERR_OUT_OF_RANGE;
     }
     j->flags = enable ? j->flags | LS_JOINT_F_SPRING : j->flags & ~(uint32_t)LS_JOINT_F_SPRING;
@@ -1013,86 +1002,4 @@ ls_fx ls_joint_radians_to_degrees_(ls_fx rad)
         d--;
     }
     return (ls_fx)d;
-}
-
-// ---- Snapshot restore checks ----
-
-static bool fx_ok(ls_fx v)
-{
-    return v != INT32_MIN;
-}
-
-static bool vec_ok(ls_vec3 v, ls_fx range)
-{
-    return in(v.x, -range, range) && in(v.y, -range, range) && in(v.z, -range, range);
-}
-
-static bool quat_unit(ls_quat q)
-{
-    return ls_quat_is_stored_unit(q);
-}
-
-// The creation ranges (SPEC.md §23) a live joint's parameters must hold.
-static const char *joint_problem(const ls_world *w, const ls_joint *j)
-{
-    const ls_fx big = LS_FX_MAX;
-    if (!ls_joint_kind_of(j->type) || (j->flags & ~(uint32_t)LS_JOINT_F_ALL) != 0) {
-        return "joint type or flags";
-    }
-    if (j->a >= w->body_high || j->b >= w->body_high || j->a == j->b || !w->bodies[j->a].alive ||
-        !w->bodies[j->b].alive) {
-        return "joint bodies";
-    }
-    if (!vec_ok(j->local_a, 2 * ARM_RANGE) || !vec_ok(j->local_b, 2 * ARM_RANGE) ||
-        !quat_unit(j->frame_a) || !quat_unit(j->frame_b)) {
-        return "joint anchors or frames";
-    }
-    if (!vec_ok(j->linear_impulse, big) || !vec_ok(j->angular_impulse, big) ||
-        !vec_ok(j->force, big) || !vec_ok(j->torque, big) || !fx_ok(j->spring_impulse) ||
-        !fx_ok(j->motor_impulse) || j->lower_impulse < 0 || j->upper_impulse < 0) {
-        return "joint impulses";
-    }
-    bool slider = j->type == LS_JOINT_PRISMATIC, distance = j->type == LS_JOINT_DISTANCE;
-    ls_fx range = slider ? SLIDER_RANGE : distance ? MAX_LENGTH : LS_FX_PI;
-    ls_fx floor = distance ? 0 : -range;
-    if (!in(j->lower, floor, range) || !in(j->upper, j->lower, range) ||
-        (distance && !in(j->length, j->lower, j->upper)) || !in(j->cone, 0, LS_FX_PI)) {
-        return "joint limits";
-    }
-    ls_fx top = slider ? LINEAR_SPEED : ANGULAR_SPEED;
-    if (!in(j->motor_speed, -top, top) || j->max_motor < 0 || !in(j->spring_hertz, 0, MAX_HERTZ) ||
-        !in(j->spring_zeta, 0, MAX_ZETA) || j->break_force < 0 || j->break_torque < 0) {
-        return "joint motor, spring or break";
-    }
-    return NULL;
-}
-
-const char *ls_joint_state_problem_(const ls_world *w, uint32_t *where)
-{
-    uint32_t alive = 0;
-    *where = 0;
-    if (w->joint_high > w->def.max_joints || w->joint_count > w->joint_high) {
-        return "joint counts";
-    }
-    for (uint32_t i = 0; i < w->joint_high; i++) {
-        *where = i;
-        if (w->joints[i].alive) {
-            alive++;
-            const char *why = joint_problem(w, &w->joints[i]);
-            if (why) {
-                return why;
-            }
-        }
-    }
-    if (alive != w->joint_count) {
-        return "live joint count";
-    }
-    uint32_t steps = 0;
-    for (uint32_t i = w->joint_free_head; i != UINT32_MAX; i = w->joint_next_free[i]) {
-        *where = i;
-        if (i >= w->joint_high || w->joints[i].alive || ++steps > w->joint_high) {
-            return "free joint list";
-        }
-    }
-    return NULL;
 }

@@ -39,6 +39,18 @@
 #include "ls/joint.h"
 #include "solver.h"
 
+// ---- Ranges (SPEC.md §23) ----
+
+#define LS_JOINT_ANCHOR_RANGE  LS_FX_INT(2048) // world anchors, each component
+#define LS_JOINT_ARM_RANGE     LS_FX_INT(128) // anchor from a body's centre of mass, each component
+#define LS_JOINT_MAX_LENGTH    LS_FX_INT(4096) // distance lengths
+#define LS_JOINT_MIN_ROD       655             // 0.01 m: shortest rigid distance rod
+#define LS_JOINT_ANGULAR_SPEED LS_FX_INT(128)  // hinge motor speed, rad/s
+#define LS_JOINT_LINEAR_SPEED  LS_FX_INT(512)  // prismatic motor speed, m/s
+#define LS_JOINT_MAX_HERTZ     LS_FX_INT(1000) // spring frequency
+#define LS_JOINT_MAX_ZETA      LS_FX_INT(100)  // spring damping ratio
+#define LS_JOINT_SLIDER_RANGE  LS_FX_INT(2048) // prismatic limits, m
+
 /// Flag bits of ls_joint.flags (state).
 enum {
     LS_JOINT_F_LIMIT = 1u,   ///< enable_limit
@@ -185,11 +197,6 @@ void ls_joint_destroy_of_body_(ls_world *w, uint32_t body);
 /// True when the contacts between body slots a and b are dropped: a joint
 /// joins them without collide_connected.
 bool ls_joint_filters_pair_(const ls_world *w, uint32_t a, uint32_t b);
-/// Rebuild the per-body joint lists (derived) from the joint slots (snapshot restore).
-void ls_joint_rebuild_lists_(ls_world *w);
-/// The restore checks of the joint slots and free list; NULL when sound,
-/// else what is wrong (and *where the slot).
-const char *ls_joint_state_problem_(const ls_world *w, uint32_t *where);
 
 /// Degrees (scene text) to radians: round(deg_raw * 74961321 / 2^32), ties away
 /// from zero (74961321 = round(2^32 pi / 180)); exact and integer-only.

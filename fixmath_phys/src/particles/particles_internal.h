@@ -216,15 +216,6 @@ void ls_particles_rebuild_(ls_world *w);
 void ls_particles_update_weights_(ls_world *w, ls_particle_system *s);
 /// Record an overflow of particle i of system slot si this tick (SPEC.md §2).
 void ls_particles_report_overflow_(ls_world *w, uint32_t si, uint32_t i);
-/// Empty the store (a refused snapshot leaves the world empty; a version 3
-/// snapshot has no particle systems).
-void ls_particles_clear_(ls_world *w);
-/// What a restored particle section holds that no world writes, or NULL
-/// (*where = the system slot); binds embedded hulls (snapshot.c, restore).
-const char *ls_particles_state_problem_(ls_world *w, uint32_t *where);
-/// After an accepted restore: derived weights and pin counts, events cleared,
-/// the overflow record copied to the step info.
-void ls_particles_after_restore_(ls_world *w);
 
 // ---- Constraint kinds: one table, one file per kind ----
 

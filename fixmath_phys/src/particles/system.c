@@ -12,6 +12,7 @@
 #include "stick.h"
 
 #include "../math/error_field.h"
+#include "../world/state.h"
 
 #include <stdio.h>
 #include <stdlib.h>

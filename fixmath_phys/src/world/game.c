@@ -5,6 +5,7 @@
 #include "ls/game.h"
 
 #include "../game/soccer.h"
+#include "state.h"
 
 #include <string.h>
 
@@ -48,8 +49,10 @@ const char *ls_game_fingerprint(void)
     // with are the recorded scene's `game` statement (SPEC.md §15, §16.8), and
     // the embedded scene is part of the replay, so a soccer recording needs no
     // other string and every push recording (crosscheck's arena.lsr) still verifies.
+    // `snapshot=` is made from the version the snapshot code writes, so the two
+    // cannot drift apart (tests: replay_game/fingerprint_names_the_snapshot_version).
     return "fx=Q16.16;libfixmath=0~20220222,no-FIXMATH-defines;checksum=xxh3-64,SPEC-8+12;"
-           "snapshot=LSSN-6;physics=solver-v3;game=push-20N-v1";
+           "snapshot=LSSN-" LS_SNAPSHOT_VERSION_TEXT ";physics=solver-v3;game=push-20N-v1";
 }
 
 uint64_t ls_game_tick(ls_world *w, const ls_scene *scene, const uint8_t *inputs, uint32_t players,
