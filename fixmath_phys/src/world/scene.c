@@ -6,6 +6,7 @@
 // far as one field goes, the rest when the builder runs (instantiation).
 #include "ls/scene.h"
 #include "../math/quat_check.h"
+#include "scene_internal.h"
 
 #include "../collision/shape_kind.h"
 #include "../dynamics/joint.h"
@@ -964,6 +965,11 @@ static ls_result parse_joint(parser *ps, ls_scene *s)
 // ls_scene_particle_kind.
 static const char *const particle_statement[] = {"cloth", "rope", "ragdoll_particles",
                                                  "particle_body"};
+
+const char *ls_scene_particle_keyword_(ls_scene_particle_kind kind)
+{
+    return particle_statement[kind & 3u];
+}
 
 // Properties of particle statements: keyword and the statements that take it
 // (bit per ls_scene_particle_kind). Its index is its bit in `seen`.
