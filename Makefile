@@ -187,6 +187,8 @@ lint: $(LIB_A)
 	@echo "lint: layering: math/ includes no other folder; collision/ includes math/ only"
 	@! grep -rnE '#include "\.\./' fixmath_phys/src/math
 	@! grep -rnE '#include "\.\./(world|dynamics|particles|vehicle|game)/' fixmath_phys/src/collision
+	@echo "lint: the games (fixmath_phys/src/game/) use the public API only"
+	@! grep -rnE '#include "\.\./' fixmath_phys/src/game
 	@echo "lint: core/ (the cursor of the one-walk codecs) includes only ls/base.h and the C library"
 	@! grep -rnE '#include "' core | grep -v '#include "ls/base.h"'
 	@echo "lint: snapshot.c and the checksum are call lists: no subsystem's private header (world/state.h)"

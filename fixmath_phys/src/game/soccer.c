@@ -3,7 +3,7 @@
 // the step a ball past a goal line inside the mouth scores, and the kick-off
 // puts everything back. All match state lives in the world's game words, so
 // snapshots, rollback, replays and the checksum carry it with the physics.
-#include "soccer.h"
+#include "rules.h"
 
 static bool body_id_equal(ls_body_id a, ls_body_id b)
 {
