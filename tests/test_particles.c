@@ -297,8 +297,11 @@ Test(particles, one_exact_projection_fixes_a_stick_to_3_lsb_and_the_printed_sign
         p[3] = ls_vec3_add(p[2], ls_vec3_scale(dir, fx_of(ratio * raw_len(p[0], p[1]) / 65536.0)));
         uint32_t i0 = add_particle(w, s, p[0], FX(1)), i1 = add_particle(w, s, p[1], FX(1));
         add_constraint(w, s,
-                       &(ls_particle_constraint_def){
-                           .type = LS_PARTICLE_STICK, .a = i0, .b = i1, .stiffness = LS_FX_ONE});
+                       &(ls_particle_constraint_def){.cookie = LS_DEF_COOKIE,
+                                                     .type = LS_PARTICLE_STICK,
+                                                     .a = i0,
+                                                     .b = i1,
+                                                     .stiffness = LS_FX_ONE});
         double rest = (double)lround(raw_len(p[0], p[1])); // the stored rest length
         set_at_rest(w, s, i0, p[2]);
         set_at_rest(w, s, i1, p[3]);
@@ -418,7 +421,9 @@ Test(particles, sqrt_free_stick_matches_2r2L_over_r2_plus_L2_within_2_lsb_never_
         ls_particle_system_id s = new_system(w, 2, 1, 1, LS_STICK_APPROX);
         uint32_t a = add_particle(w, s, v3(0, 0, 0), FX(1));
         uint32_t b = add_particle(w, s, v3(0.6, 0, 0.8), FX(1));
-        add_constraint(w, s, &(ls_particle_constraint_def){.a = a, .b = b, .stiffness = FX(1)});
+        add_constraint(w, s,
+                       &(ls_particle_constraint_def){
+                           .cookie = LS_DEF_COOKIE, .a = a, .b = b, .stiffness = FX(1)});
         ls_vec3 pb = v3(0.6 * ratio, 0, 0.8 * ratio);
         set_at_rest(w, s, b, pb);
         double L = raw_len(ls_vec3_zero(), pb);
@@ -493,7 +498,9 @@ Test(particles, pinned_particles_keep_bit_identical_positions_every_step)
     ls_particle_system_id t = new_system(w, 2, 1, 4, LS_STICK_EXACT);
     add_particle(w, t, v3(0, 0, 0), 0);
     add_particle(w, t, v3(0, 0, 1), 0);
-    add_constraint(w, t, &(ls_particle_constraint_def){.a = 0, .b = 1, .stiffness = FX(1)});
+    add_constraint(
+        w, t,
+        &(ls_particle_constraint_def){.cookie = LS_DEF_COOKIE, .a = 0, .b = 1, .stiffness = FX(1)});
     set_at_rest(w, t, 1, v3(0, 0, 3)); // stretched: still nothing moves
     // A ragdoll hung by its immovable head (mass 0).
     ls_particle_ragdoll_def rd = ls_default_particle_ragdoll_def();
@@ -508,12 +515,16 @@ Test(particles, pinned_particles_keep_bit_identical_positions_every_step)
     uint32_t h = add_particle(w, drag, v3(5, 4, 0), FX(1));
     uint32_t body = add_particle(w, drag, v3(5, 3.5, 0), FX(5));
     uint32_t feet = add_particle(w, drag, v3(5, 2.5, 0), FX(5));
-    add_constraint(w, drag, &(ls_particle_constraint_def){.a = h, .b = body, .stiffness = FX(1)});
     add_constraint(w, drag,
-                   &(ls_particle_constraint_def){.a = body, .b = feet, .stiffness = FX(1)});
+                   &(ls_particle_constraint_def){
+                       .cookie = LS_DEF_COOKIE, .a = h, .b = body, .stiffness = FX(1)});
+    add_constraint(w, drag,
+                   &(ls_particle_constraint_def){
+                       .cookie = LS_DEF_COOKIE, .a = body, .b = feet, .stiffness = FX(1)});
     uint32_t pin = add_constraint(
         w, drag,
-        &(ls_particle_constraint_def){.type = LS_PARTICLE_PIN, .a = h, .target = v3(5, 4, 0)});
+        &(ls_particle_constraint_def){
+            .cookie = LS_DEF_COOKIE, .type = LS_PARTICLE_PIN, .a = h, .target = v3(5, 4, 0)});
     for (int step = 1; step <= 1200; step++) {
         ls_vec3 target = v3(5 + 0.01 * (step % 200), 4 + 0.005 * (step % 50), 0);
         cr_assert_eq(ls_particle_pin_set_target(w, drag, pin, target), LS_OK);
@@ -542,7 +553,9 @@ Test(particles, masses_3_to_1_split_the_correction_1_to_3_within_1_lsb_and_fix_t
     ls_particle_system_id s = new_system(w, 2, 1, 1, LS_STICK_EXACT);
     uint32_t a = add_particle(w, s, v3(0, 0, 0), FX(3));
     uint32_t b = add_particle(w, s, v3(1, 0, 0), FX(1));
-    add_constraint(w, s, &(ls_particle_constraint_def){.a = a, .b = b, .stiffness = FX(1)});
+    add_constraint(
+        w, s,
+        &(ls_particle_constraint_def){.cookie = LS_DEF_COOKIE, .a = a, .b = b, .stiffness = FX(1)});
     ls_vec3 pa = v3(0.1, 0.2, 0.3), pb = v3(1.7, -0.4, 0.9);
     set_at_rest(w, s, a, pa);
     set_at_rest(w, s, b, pb);
@@ -734,7 +747,8 @@ Test(particles, tetrahedra_sharing_one_particle_stay_rigid_around_it_within_0_1_
             for (int b = a + 1; b < 4; b++) {
                 uint32_t i = tets[k][a], j = tets[k][b];
                 add_constraint(w, s,
-                               &(ls_particle_constraint_def){.a = i, .b = j, .stiffness = FX(1)});
+                               &(ls_particle_constraint_def){
+                                   .cookie = LS_DEF_COOKIE, .a = i, .b = j, .stiffness = FX(1)});
                 rest[i][j] = dist(w, s, i, j);
             }
         }
@@ -776,8 +790,10 @@ Test(particles, tetrahedra_sharing_two_particles_turn_only_about_the_hinge_withi
                     continue; // the hinge stick once
                 }
                 add_constraint(w, s,
-                               &(ls_particle_constraint_def){
-                                   .a = tets[k][a], .b = tets[k][b], .stiffness = FX(1)});
+                               &(ls_particle_constraint_def){.cookie = LS_DEF_COOKIE,
+                                                             .a = tets[k][a],
+                                                             .b = tets[k][b],
+                                                             .stiffness = FX(1)});
             }
         }
     }
@@ -821,10 +837,13 @@ Test(particles, a_one_sided_stick_is_inert_above_its_minimum_and_holds_it_below)
         add_particle(ws[k], s[k], v3(3, 0, 0), FX(1));
         cr_assert_eq(ls_particle_set_position(ws[k], s[k], 1, v3(3, 0, 0), v3(3.05, 0, 0)), LS_OK);
     }
-    add_constraint(
-        with, s[0],
-        &(ls_particle_constraint_def){
-            .type = LS_PARTICLE_RANGE, .a = 0, .b = 1, .min_length = FX(1), .stiffness = FX(1)});
+    add_constraint(with, s[0],
+                   &(ls_particle_constraint_def){.cookie = LS_DEF_COOKIE,
+                                                 .type = LS_PARTICLE_RANGE,
+                                                 .a = 0,
+                                                 .b = 1,
+                                                 .min_length = FX(1),
+                                                 .stiffness = FX(1)});
     bool apart = true; // the range has never had to act
     for (int t = 1; t <= 100; t++) {
         ls_world_step(with);
@@ -877,11 +896,16 @@ Test(particles, an_angle_limit_holds_the_dot_product_and_equals_the_one_sided_st
     add_particle(w, s, v3(0, 0, 0), FX(1));   // vertex
     add_particle(w, s, v3(1, 0, 0), FX(1));   // arm b, L1 = 1
     add_particle(w, s, v3(0, 0.8, 0), FX(1)); // arm c, L2 = 0.8 (90 degrees now)
-    add_constraint(w, s, &(ls_particle_constraint_def){.a = 0, .b = 1, .stiffness = FX(1)});
-    add_constraint(w, s, &(ls_particle_constraint_def){.a = 0, .b = 2, .stiffness = FX(1)});
+    add_constraint(
+        w, s,
+        &(ls_particle_constraint_def){.cookie = LS_DEF_COOKIE, .a = 0, .b = 1, .stiffness = FX(1)});
+    add_constraint(
+        w, s,
+        &(ls_particle_constraint_def){.cookie = LS_DEF_COOKIE, .a = 0, .b = 2, .stiffness = FX(1)});
     ls_fx min_angle = 68629; // 60 degrees
     add_constraint(w, s,
-                   &(ls_particle_constraint_def){.type = LS_PARTICLE_ANGLE,
+                   &(ls_particle_constraint_def){.cookie = LS_DEF_COOKIE,
+                                                 .type = LS_PARTICLE_ANGLE,
                                                  .a = 0,
                                                  .b = 1,
                                                  .c = 2,
@@ -925,7 +949,9 @@ Test(particles, a_half_stiff_stick_goes_60_80_90_95_97_5_within_1_lsb)
     ls_particle_system_id s = ls_particle_system_create(w, &d, NULL);
     add_particle(w, s, v3(0, 0, 0), FX(1));
     add_particle(w, s, v3(100, 0, 0), FX(1));
-    add_constraint(w, s, &(ls_particle_constraint_def){.a = 0, .b = 1, .stiffness = LS_FX_HALF});
+    add_constraint(w, s,
+                   &(ls_particle_constraint_def){
+                       .cookie = LS_DEF_COOKIE, .a = 0, .b = 1, .stiffness = LS_FX_HALF});
     set_at_rest(w, s, 1, v3(60, 0, 0));
     for (int t = 0; t < 5; t++) {
         ls_world_step(w);
@@ -982,7 +1008,9 @@ static uint64_t chain_run(bool reversed)
     add_particle(w, s, v3(1.5, 5, 0), FX(1));
     for (int k = 0; k < 3; k++) {
         uint32_t a = reversed ? (uint32_t)(2 - k) : (uint32_t)k;
-        add_constraint(w, s, &(ls_particle_constraint_def){.a = a, .b = a + 1, .stiffness = FX(1)});
+        add_constraint(w, s,
+                       &(ls_particle_constraint_def){
+                           .cookie = LS_DEF_COOKIE, .a = a, .b = a + 1, .stiffness = FX(1)});
     }
     for (int t = 0; t < 120; t++) {
         ls_world_step(w);
@@ -1306,9 +1334,14 @@ Test(particles, a_stick_stretched_past_its_tear_ratio_breaks_once_with_one_event
     add_particle(w, s, v3(0.1, 0, 0), FX(1));
     add_particle(w, s, v3(0.2, 0, 0), FX(1));
     add_constraint(w, s,
-                   &(ls_particle_constraint_def){
-                       .a = 0, .b = 1, .stiffness = fx_of(0.1), .tear_ratio = fx_of(1.5)});
-    add_constraint(w, s, &(ls_particle_constraint_def){.a = 1, .b = 2, .stiffness = FX(1)});
+                   &(ls_particle_constraint_def){.cookie = LS_DEF_COOKIE,
+                                                 .a = 0,
+                                                 .b = 1,
+                                                 .stiffness = fx_of(0.1),
+                                                 .tear_ratio = fx_of(1.5)});
+    add_constraint(
+        w, s,
+        &(ls_particle_constraint_def){.cookie = LS_DEF_COOKIE, .a = 1, .b = 2, .stiffness = FX(1)});
     // Fling particle 1 away: 1 m in one tick.
     cr_assert_eq(ls_particle_set_position(w, s, 1, v3(0.1, 0, 0), v3(-0.9, 0, 0)), LS_OK);
     ls_world_step(w);

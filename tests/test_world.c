@@ -3,6 +3,7 @@
 // scene round trips. Tolerances are stated next to each assertion.
 #define _POSIX_C_SOURCE 200809L
 #include "ls/scene.h"
+#include "ls/vehicle.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -99,6 +100,129 @@ Test(world, the_profile_times_every_stage_with_the_games_clock_and_changes_no_bi
     }
     ls_world_destroy(plain);
     ls_world_destroy(timed);
+}
+
+// A profile clock that calls back into its own world while the step runs, as
+// a game's task system or clock might: every call that changes the world is
+// refused with LS_ERR_LOCKED and changes nothing (world_internal.h,
+// ls_world_locked_; SPEC.md §19.1).
+typedef struct reentry {
+    ls_world *w;
+    ls_body_id body;
+    uint32_t calls, refused, accepted;
+} reentry;
+
+static uint64_t reentering_clock(void *context)
+{
+    reentry *r = context;
+    if (!r->w) {
+        return 0;
+    }
+    r->calls++;
+    ls_error err;
+    ls_body_def d = ls_default_body_def();
+    d.type = LS_BODY_DYNAMIC;
+    d.position = ls_vec3_make(0, FX(9), 0);
+    ls_body_id made = ls_body_create(r->w, &d, &err);
+    r->refused += made.index1 == 0 && err.code == LS_ERR_LOCKED;
+    r->accepted += made.index1 != 0;
+    const ls_result codes[] = {
+        ls_body_apply_force(r->w, r->body, ls_vec3_make(FX(100), 0, 0)),
+        ls_body_set_velocity(r->w, r->body, ls_vec3_make(FX(5), 0, 0), ls_vec3_zero()),
+        ls_body_wake(r->w, r->body),
+        ls_body_destroy(r->w, r->body),
+        ls_world_set_game_word(r->w, 0, 7),
+    };
+    for (size_t k = 0; k < sizeof codes / sizeof codes[0]; k++) {
+        r->refused += codes[k] == LS_ERR_LOCKED;
+        r->accepted += codes[k] != LS_ERR_LOCKED;
+    }
+    return r->calls;
+}
+
+Test(world, calls_that_change_the_world_from_inside_its_step_are_refused)
+{
+    ls_scene s;
+    ls_error err;
+    cr_assert_eq(ls_scene_parse(STACK, strlen(STACK), &s, &err), LS_OK, "%s", err.message);
+    ls_world *plain = ls_scene_instantiate(&s, &err);
+    reentry r = {0};
+    s.world.profile_clock = reentering_clock;
+    s.world.profile_context = &r;
+    ls_world *w = ls_scene_instantiate(&s, &err);
+    cr_assert(plain && w, "%s", err.message);
+    ls_scene_free(&s);
+    r.w = w;
+    r.body = ls_world_body_at(w, 2);
+    for (int t = 0; t < 60; t++) {
+        ls_world_step(plain);
+        ls_world_step(w);
+        cr_assert_eq(ls_world_checksum(plain), ls_world_checksum(w), "tick %d", t + 1);
+    }
+    cr_assert_gt(r.calls, 60u);
+    cr_assert_eq(r.accepted, 0u, "a call changed the world during its step");
+    cr_assert_eq(r.refused, r.calls * 6);
+    cr_assert_eq(ls_world_body_count(w), ls_world_body_count(plain));
+    // After the step the same calls work again.
+    r.w = NULL;
+    cr_assert_eq(ls_body_apply_force(w, r.body, ls_vec3_make(FX(1), 0, 0)), LS_OK);
+    cr_assert_str_eq(ls_result_name(LS_ERR_LOCKED), "LS_ERR_LOCKED");
+    ls_world_destroy(plain);
+    ls_world_destroy(w);
+}
+
+// A definition not started from its ls_default_*_def() (memset, an aggregate
+// initialiser) is refused, naming the field "cookie"; one from the default
+// (or handed back by ls_body_shape) is taken (SPEC.md §19.1).
+static void assert_cookie_refused(const ls_error *err, const char *name)
+{
+    cr_assert_eq(err->code, LS_ERR_INVALID_ARGUMENT);
+    cr_assert_str_eq(err->field, "cookie");
+    cr_assert_not_null(strstr(err->message, name), "%s", err->message);
+}
+
+Test(world, definitions_not_made_by_their_default_are_refused_by_cookie)
+{
+    ls_error err;
+    ls_world_def wd;
+    memset(&wd, 0, sizeof wd);
+    wd = ls_default_world_def();
+    wd.cookie = 0;
+    cr_assert_null(ls_world_create(&wd, &err));
+    assert_cookie_refused(&err, "ls_default_world_def()");
+    ls_world_def good = ls_default_world_def();
+    ls_world *w = ls_world_create(&good, &err);
+    cr_assert_not_null(w, "%s", err.message);
+
+    ls_body_def bd = {.type = LS_BODY_DYNAMIC, .orientation = {0, 0, 0, LS_FX_ONE}};
+    cr_assert_eq(ls_body_create(w, &bd, &err).index1, 0u);
+    assert_cookie_refused(&err, "ls_default_body_def()");
+    bd = ls_default_body_def();
+    bd.shape = (ls_shape_def){.type = LS_SHAPE_SPHERE, .radius = LS_FX_ONE / 2};
+    cr_assert_eq(ls_body_create(w, &bd, &err).index1, 0u);
+    assert_cookie_refused(&err, "ls_default_shape_def()");
+    ls_shape_def parts[2] = {ls_default_shape_def(), {.type = LS_SHAPE_BOX}};
+    bd.shape = ls_default_shape_def();
+    bd.shapes = parts;
+    bd.shape_count = 2;
+    cr_assert_eq(ls_body_create(w, &bd, &err).index1, 0u);
+    assert_cookie_refused(&err, "ls_default_shape_def()");
+    bd.shape_count = 0;
+    ls_body_id a = ls_body_create(w, &bd, &err);
+    cr_assert_neq(a.index1, 0u, "%s", err.message);
+    // A shape handed back by the world carries the cookie: it can be reused.
+    bd.shape = ls_body_shape(w, a);
+    bd.position = ls_vec3_make(FX(3), 0, 0);
+    ls_body_id b = ls_body_create(w, &bd, &err);
+    cr_assert_neq(b.index1, 0u, "%s", err.message);
+
+    ls_joint_def jd = {.type = LS_JOINT_BALL, .body_a = a, .body_b = b};
+    cr_assert_eq(ls_joint_create(w, &jd, &err).index1, 0u);
+    assert_cookie_refused(&err, "ls_default_joint_def()");
+    ls_vehicle_def vd = {.chassis = a, .wheel_count = 4};
+    cr_assert_eq(ls_vehicle_create(w, &vd, &err).index1, 0u);
+    assert_cookie_refused(&err, "ls_default_vehicle_def()");
+    ls_world_destroy(w);
 }
 
 Test(world, snapshot_at_tick_500_then_restore_replays_ticks_501_to_1000_identically)

@@ -66,6 +66,13 @@ LS_EXTERN_C_BEGIN
 /// Patch version.
 #define LS_VERSION_PATCH 0
 
+/// The `cookie` every definition struct's default function sets
+/// (ls_default_*_def()): a create call refuses a definition without it
+/// (LS_ERR_INVALID_ARGUMENT, field "cookie"), so one made with memset or an
+/// aggregate initialiser -- whose fields the library would take as chosen --
+/// is caught at once instead of behaving oddly (Box2D's def cookie).
+#define LS_DEF_COOKIE 0x4C534446u /* "LSDF" */
+
 /// Result codes: LS_OK is zero, every error is negative.
 #define LS_RESULT_MAP(X)                                                                           \
     X(LS_OK, 0, "ok")                                                                              \
@@ -82,7 +89,8 @@ LS_EXTERN_C_BEGIN
     X(LS_ERR_NOT_FOUND, -11, "not found")                                                          \
     X(LS_ERR_OVERFLOW, -12, "fixed-point overflow")                                                \
     X(LS_ERR_DESYNC, -13, "desync")                                                                \
-    X(LS_ERR_INVALID_ID, -14, "stale or destroyed id")
+    X(LS_ERR_INVALID_ID, -14, "stale or destroyed id")                                             \
+    X(LS_ERR_LOCKED, -15, "the world is stepping")
 
 /// Result of any operation that bad input or the environment can make fail.
 typedef enum ls_result {

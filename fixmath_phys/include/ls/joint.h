@@ -56,6 +56,7 @@ typedef struct ls_joint_def {
     ls_fx break_torque;         ///< Breaks above this reaction torque, N m (0 = unbreakable).
     bool collide_connected;     ///< Let the two bodies collide (default false).
     uint64_t user_data;         ///< Opaque to the engine; not part of the checksum.
+    uint32_t cookie;            ///< Set by ls_default_joint_def(); a def without it is refused.
 } ls_joint_def;
 
 /// A joint that broke in the last step (it has been destroyed).

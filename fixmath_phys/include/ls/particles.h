@@ -51,6 +51,7 @@ typedef struct ls_particle_system_def {
     uint32_t mask;            ///< Categories the particles collide with, default all.
     bool collide_particles;   ///< Collide with particles of other systems, default true.
     uint64_t user_data;       ///< Opaque to the engine; not part of the checksum.
+    uint32_t cookie; ///< Set by ls_default_particle_system_def(); a def without it is refused.
 } ls_particle_system_def;
 
 /// One particle's definition. Start from ls_default_particle_def().
@@ -59,6 +60,7 @@ typedef struct ls_particle_def {
     ls_vec3 velocity; ///< m/s: the previous position is position - round(velocity*dt).
     ls_fx mass;       ///< kg (0.001..1000); 0 makes the particle immovable (pinned).
     ls_fx radius;     ///< Collision radius, m (0..64), default 0.02.
+    uint32_t cookie;  ///< Set by ls_default_particle_def(); a def without it is refused.
 } ls_particle_def;
 
 /// Everything readable about one particle, from ls_particle_get_state.
@@ -102,6 +104,7 @@ typedef struct ls_particle_constraint_def {
     ls_vec3 target;   ///< Pin: world point, or (with body) the point in the body's
                       ///< frame, from its centre of mass.
     ls_body_id body;  ///< Pin: follow this body's point (null: a fixed world point).
+    uint32_t cookie;  ///< Set by ls_default_particle_constraint_def(); a def without it is refused.
 } ls_particle_constraint_def;
 
 /// A constraint torn in the last step (it stays in the system, disabled).
@@ -249,6 +252,7 @@ typedef struct ls_cloth_def {
     ls_fx bend_stiffness;          ///< Stiffness of the bend sticks (0..1], default 1.
     ls_fx tear_ratio; ///< Structural and shear sticks tear above this stretch (0 = never).
     uint32_t pins;    ///< LS_CLOTH_PIN_* bits: those particles are immovable.
+    uint32_t cookie;  ///< Set by ls_default_cloth_def(); a def without it is refused.
 } ls_cloth_def;
 
 /// Rope: segments+1 particles from start to end joined by sticks (or by
@@ -272,6 +276,7 @@ typedef struct ls_rope_def {
                                    ///< held end (pinned or attached) than the rope's rest length
                                    ///< between them (heavy ends do not stretch the rope), default
                                    ///< true; ignored with tear_ratio (a torn part must fall).
+    uint32_t cookie;               ///< Set by ls_default_rope_def(); a def without it is refused.
 } ls_rope_def;
 
 /// Particle ragdoll (Jakobsen's Hitman ragdoll): 16 particles (0 head, 1 neck,
@@ -287,6 +292,7 @@ typedef struct ls_particle_ragdoll_def {
     ls_fx mass;                    ///< Total, kg, default 70.
     ls_fx radius;                  ///< Particle radius, m, default 0.06.
     ls_vec3 velocity;              ///< Initial velocity of every particle, m/s.
+    uint32_t cookie; ///< Set by ls_default_particle_ragdoll_def(); a def without it is refused.
 } ls_particle_ragdoll_def;
 
 /// Particle arrangement of a particle rigid body.
@@ -309,6 +315,7 @@ typedef struct ls_particle_body_def {
     ls_vec3 angular_velocity;      ///< rad/s (each particle starts with v + w x r).
     ls_fx mass;                    ///< Total, kg, split equally, default 1.
     ls_fx radius;                  ///< Particle radius, m, default 0.
+    uint32_t cookie; ///< Set by ls_default_particle_body_def(); a def without it is refused.
 } ls_particle_body_def;
 
 /// The default cloth: 16 x 16, spacing 0.1 m in the xz plane at the origin, 1 kg.

@@ -80,6 +80,7 @@ typedef struct ls_vehicle_def {
     ls_query_filter filter; ///< What the wheels touch; the chassis's own shapes are
                             ///< always skipped. Default: everything.
     uint64_t user_data;     ///< Opaque to the engine; not part of the checksum.
+    uint32_t cookie;        ///< Set by ls_default_vehicle_def(); a def without it is refused.
 } ls_vehicle_def;
 
 /// The driver's controls, held until changed (state: in the snapshot and checksum).

@@ -72,6 +72,7 @@ typedef struct ls_shape_def {
     ls_quat local_orientation; ///< Shape rotation in the body frame (all zero = identity).
     const ls_hull *hull;       ///< LS_SHAPE_HULL: the hull (the world keeps its own copy).
     const ls_mesh *mesh;       ///< LS_SHAPE_MESH: the mesh (static bodies only; copied).
+    uint32_t cookie;           ///< Set by ls_default_shape_def(); a def without it is refused.
 } ls_shape_def;
 
 /// Body definition. Start from ls_default_body_def().
@@ -91,6 +92,7 @@ typedef struct ls_body_def {
     ls_shape_def shape;       ///< The body's shape when shape_count is 0.
     const ls_shape_def *shapes; ///< Compound body: its shapes (at most LS_BODY_MAX_SHAPES).
     uint32_t shape_count;       ///< Number of `shapes`; 0 = the one shape `shape`.
+    uint32_t cookie;            ///< Set by ls_default_body_def(); a def without it is refused.
 } ls_body_def;
 
 /// Most shapes one body may own.
@@ -187,6 +189,7 @@ typedef struct ls_world_def {
     ls_simd simd; ///< Vector path of the solver (default LS_SIMD_AUTO); not state, same bits.
     ls_profile_clock_fn *profile_clock; ///< Optional: times the stages (ls_world_profile).
     void *profile_context;              ///< Passed to profile_clock.
+    uint32_t cookie; ///< Set by ls_default_world_def(); a def without it is refused.
 } ls_world_def;
 
 /// Contact begin/end event between two shapes (shape_a has the lower slot).

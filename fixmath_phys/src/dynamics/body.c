@@ -27,6 +27,7 @@ ls_shape_def ls_default_shape_def(void)
     d.category = 1;
     d.mask = UINT32_MAX;
     d.local_orientation = ls_quat_identity();
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -39,6 +40,7 @@ ls_body_def ls_default_body_def(void)
     d.allow_sleep = true;
     d.awake = true;
     d.shape = ls_default_shape_def();
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -321,10 +323,23 @@ static uint32_t free_shape_slots(const ls_world *w)
 
 ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return (ls_body_id){0, 0};
+    }
     ls_body_id none = {0, 0};
     if (!w || !def) {
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world or no body definition");
         return none;
+    }
+    if (ls_def_missing_(def->cookie, "body_def", err)) {
+        return none;
+    }
+    for (uint32_t k = 0; k < (def->shape_count ? def->shape_count : 1); k++) {
+        const ls_shape_def *sd =
+            def->shape_count ? (def->shapes ? &def->shapes[k] : NULL) : &def->shape;
+        if (sd && ls_def_missing_(sd->cookie, "shape_def", err)) {
+            return none;
+        }
     }
     if (!check_body(def, err)) {
         return none;
@@ -448,6 +463,9 @@ static void move_contacts(ls_world *w, uint32_t keep, uint32_t from, uint32_t n)
 
 ls_result ls_body_destroy(ls_world *w, ls_body_id id)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_body *b = ls_world_body_(w, id);
     if (!b) {
         return LS_ERR_INVALID_ID;
@@ -534,6 +552,7 @@ static ls_shape_def shape_of(const ls_world *w, const ls_body *b, uint32_t k)
     s.local_orientation = sh->local_q;
     s.hull = (const ls_hull *)sh->geom.hull;
     s.mesh = (const ls_mesh *)sh->geom.mesh;
+    s.cookie = LS_DEF_COOKIE; // a def the caller may pass back to ls_body_create
     return s;
 }
 
@@ -618,6 +637,9 @@ ls_result ls_body_get_state(const ls_world *w, ls_body_id id, ls_body_state *out
 
 ls_result ls_body_set_transform(ls_world *w, ls_body_id id, ls_vec3 position, ls_quat orientation)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_body *b = ls_world_body_(w, id);
     if (!b) {
         return LS_ERR_INVALID_ID;
@@ -632,6 +654,9 @@ ls_result ls_body_set_transform(ls_world *w, ls_body_id id, ls_vec3 position, ls
 
 ls_result ls_body_set_velocity(ls_world *w, ls_body_id id, ls_vec3 linear, ls_vec3 angular)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_body *b = ls_world_body_(w, id);
     if (!b) {
         return LS_ERR_INVALID_ID;
@@ -652,6 +677,9 @@ ls_result ls_body_set_velocity(ls_world *w, ls_body_id id, ls_vec3 linear, ls_ve
 
 ls_result ls_body_apply_force(ls_world *w, ls_body_id id, ls_vec3 force)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_body *b = ls_world_body_(w, id);
     if (!b) {
         return LS_ERR_INVALID_ID;
@@ -665,6 +693,9 @@ ls_result ls_body_apply_force(ls_world *w, ls_body_id id, ls_vec3 force)
 
 ls_result ls_body_apply_torque(ls_world *w, ls_body_id id, ls_vec3 torque)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_body *b = ls_world_body_(w, id);
     if (!b) {
         return LS_ERR_INVALID_ID;
@@ -678,6 +709,9 @@ ls_result ls_body_apply_torque(ls_world *w, ls_body_id id, ls_vec3 torque)
 
 ls_result ls_body_apply_impulse(ls_world *w, ls_body_id id, ls_vec3 impulse, ls_vec3 point)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_body *b = ls_world_body_(w, id);
     if (!b) {
         return LS_ERR_INVALID_ID;
@@ -694,6 +728,9 @@ ls_result ls_body_apply_impulse(ls_world *w, ls_body_id id, ls_vec3 impulse, ls_
 
 ls_result ls_body_wake(ls_world *w, ls_body_id id)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_body *b = ls_world_body_(w, id);
     if (!b) {
         return LS_ERR_INVALID_ID;

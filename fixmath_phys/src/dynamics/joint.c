@@ -53,6 +53,7 @@ ls_joint_def ls_default_joint_def(void)
     d.cone_angle = LS_FX_PI;
     d.twist_lower = -LS_FX_PI;
     d.twist_upper = LS_FX_PI;
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -202,6 +203,9 @@ static void free_joint(ls_world *w, uint32_t k)
 
 ls_result ls_joint_destroy(ls_world *w, ls_joint_id id)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     if (!joint_of(w, id)) {
         return LS_ERR_INVALID_ID;
     }
@@ -519,9 +523,15 @@ static void set_parameters(ls_joint *j, const ls_joint_kind *kind, const ls_join
 
 ls_joint_id ls_joint_create(ls_world *w, const ls_joint_def *def, ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return (ls_joint_id){0, 0};
+    }
     ls_joint_id none = {0, 0};
     if (!w || !def) {
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world or no joint definition");
+        return none;
+    }
+    if (ls_def_missing_(def->cookie, "joint_def", err)) {
         return none;
     }
     if (!check_def(w, def, err)) {
@@ -624,6 +634,9 @@ ls_fx ls_joint_prismatic_translation(const ls_world *w, ls_joint_id id)
 ls_result ls_joint_set_motor(ls_world *w, ls_joint_id id, bool enable, ls_fx speed,
                              ls_fx max_torque)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_joint *j = joint_of(w, id);
     if (!j) {
         return LS_ERR_INVALID_ID;
@@ -648,6 +661,9 @@ ls_result ls_joint_set_motor(ls_world *w, ls_joint_id id, bool enable, ls_fx spe
 ls_result ls_joint_set_spring(ls_world *w, ls_joint_id id, bool enable, ls_fx hertz,
                               ls_fx damping_ratio)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_joint *j = joint_of(w, id);
     if (!j) {
         return LS_ERR_INVALID_ID;

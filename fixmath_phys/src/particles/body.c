@@ -40,6 +40,7 @@ ls_particle_body_def ls_default_particle_body_def(void)
     d.position = ls_vec3_make(0, LS_FX_ONE, 0);
     d.orientation = ls_quat_identity();
     d.mass = LS_FX_ONE;
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -148,9 +149,15 @@ static ls_result check(const ls_particle_body_def *d, ls_error *err)
 ls_particle_system_id ls_particle_body_create(ls_world *w, const ls_particle_body_def *def,
                                               ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return (ls_particle_system_id){0, 0};
+    }
     ls_particle_system_id none = {0, 0};
     if (!w || !def) {
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world or no particle body definition");
+        return none;
+    }
+    if (ls_def_missing_(def->cookie, "particle_body_def", err)) {
         return none;
     }
     if (check(def, err) != LS_OK) {

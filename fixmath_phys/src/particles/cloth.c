@@ -33,6 +33,7 @@ ls_cloth_def ls_default_cloth_def(void)
     d.shear = true;
     d.bend = true;
     d.bend_stiffness = LS_FX_ONE;
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -132,9 +133,15 @@ static bool stick(ls_world *w, ls_particle_system *s, uint32_t p, uint32_t q, ls
 
 ls_particle_system_id ls_cloth_create(ls_world *w, const ls_cloth_def *def, ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return (ls_particle_system_id){0, 0};
+    }
     ls_particle_system_id none = {0, 0};
     if (!w || !def) {
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world or no cloth definition");
+        return none;
+    }
+    if (ls_def_missing_(def->cookie, "cloth_def", err)) {
         return none;
     }
     ls_vec3 u = ls_vec3_normalize(def->axis_u, ls_vec3_zero());

@@ -33,6 +33,7 @@ ls_particle_constraint_def ls_default_particle_constraint_def(void)
     d.c = 2;
     d.max_angle = LS_FX_PI;
     d.stiffness = LS_FX_ONE;
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -100,6 +101,12 @@ uint32_t ls_particles_push_constraint_(ls_world *w, ls_particle_system *s,
 uint32_t ls_particle_constraint_add(ls_world *w, ls_particle_system_id id,
                                     const ls_particle_constraint_def *def, ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return UINT32_MAX;
+    }
+    if (def && ls_def_missing_(def->cookie, "particle_constraint_def", err)) {
+        return UINT32_MAX;
+    }
     ls_particle_system *s = ls_particle_system_(w, id);
     if (!s || !def) {
         ls_particles_fail_(err, s ? LS_ERR_INVALID_ARGUMENT : LS_ERR_INVALID_ID, "system",
@@ -113,6 +120,9 @@ uint32_t ls_particle_constraint_add(ls_world *w, ls_particle_system_id id,
 uint32_t ls_particle_stick_add(ls_world *w, ls_particle_system_id id, uint32_t a, uint32_t b,
                                ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return UINT32_MAX;
+    }
     ls_particle_constraint_def d = ls_default_particle_constraint_def();
     d.a = a;
     d.b = b;
@@ -165,6 +175,9 @@ bool ls_particle_constraint_is_torn(const ls_world *w, ls_particle_system_id id,
 ls_result ls_particle_constraint_set_enabled(ls_world *w, ls_particle_system_id id, uint32_t index,
                                              bool enabled)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_particle_system *s;
     ls_pcon *c = constraint_of(w, id, index, &s);
     if (!c) {
@@ -186,6 +199,9 @@ ls_result ls_particle_constraint_set_enabled(ls_world *w, ls_particle_system_id 
 ls_result ls_particle_pin_set_target(ls_world *w, ls_particle_system_id id, uint32_t index,
                                      ls_vec3 target)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_particle_system *s;
     ls_pcon *c = constraint_of(w, id, index, &s);
     if (!c) {

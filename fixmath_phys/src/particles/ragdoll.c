@@ -86,6 +86,7 @@ ls_particle_ragdoll_def ls_default_particle_ragdoll_def(void)
     d.height = 117965; // 1.8 m
     d.mass = LS_FX_INT(70);
     d.radius = 3932; // 0.06 m
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -97,9 +98,15 @@ static ls_fx scaled(int32_t mm, ls_fx height)
 ls_particle_system_id ls_particle_ragdoll_create(ls_world *w, const ls_particle_ragdoll_def *def,
                                                  ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return (ls_particle_system_id){0, 0};
+    }
     ls_particle_system_id none = {0, 0};
     if (!w || !def) {
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world or no ragdoll definition");
+        return none;
+    }
+    if (ls_def_missing_(def->cookie, "particle_ragdoll_def", err)) {
         return none;
     }
     if (def->height < 13107 || def->height > LS_FX_INT(10)) {

@@ -29,6 +29,7 @@ ls_rope_def ls_default_rope_def(void)
     d.radius = 1311; // 0.02 m
     d.pin_start = true;
     d.long_range = true;
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -140,9 +141,15 @@ static bool long_range(ls_world *w, ls_particle_system *s, uint32_t from, uint32
 
 ls_particle_system_id ls_rope_create(ls_world *w, const ls_rope_def *def, ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return (ls_particle_system_id){0, 0};
+    }
     ls_particle_system_id none = {0, 0};
     if (!w || !def) {
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world or no rope definition");
+        return none;
+    }
+    if (ls_def_missing_(def->cookie, "rope_def", err)) {
         return none;
     }
     if (check(w, def, err) != LS_OK) {

@@ -193,6 +193,7 @@ ls_particle_system_def ls_default_particle_system_def(void)
     d.category = 1;
     d.mask = UINT32_MAX;
     d.collide_particles = true;
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -202,6 +203,7 @@ ls_particle_def ls_default_particle_def(void)
     memset(&d, 0, sizeof d);
     d.mass = LS_FX_ONE;
     d.radius = 1311; // 0.02 m
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -341,9 +343,15 @@ ls_particle_system *ls_particles_new_system_(ls_world *w, const ls_particle_syst
 ls_particle_system_id ls_particle_system_create(ls_world *w, const ls_particle_system_def *def,
                                                 ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return (ls_particle_system_id){0, 0};
+    }
     ls_particle_system_id none = {0, 0};
     if (!w || !def) {
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world or no particle system definition");
+        return none;
+    }
+    if (ls_def_missing_(def->cookie, "particle_system_def", err)) {
         return none;
     }
     if (ls_particles_check_system_def_(w, def, "", true, err) != LS_OK) {
@@ -375,6 +383,9 @@ static void compact(ls_particle_store *ps, uint32_t to, uint32_t from, uint32_t 
 
 ls_result ls_particle_system_destroy(ls_world *w, ls_particle_system_id id)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_particle_system *s = ls_particle_system_(w, id);
     if (!s) {
         return LS_ERR_INVALID_ID;
@@ -402,6 +413,9 @@ ls_result ls_particle_system_destroy(ls_world *w, ls_particle_system_id id)
 ls_result ls_particle_system_set_wind(ls_world *w, ls_particle_system_id id, ls_vec3 acceleration,
                                       ls_fx turbulence)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_particle_system *s = ls_particle_system_(w, id);
     if (!s) {
         return LS_ERR_INVALID_ID;
@@ -417,6 +431,9 @@ ls_result ls_particle_system_set_wind(ls_world *w, ls_particle_system_id id, ls_
 ls_result ls_particle_system_set_iterations(ls_world *w, ls_particle_system_id id,
                                             uint32_t iterations)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_particle_system *s = ls_particle_system_(w, id);
     if (!s) {
         return LS_ERR_INVALID_ID;
@@ -482,6 +499,12 @@ uint32_t ls_particles_push_(ls_world *w, ls_particle_system *s, const ls_particl
 uint32_t ls_particle_add(ls_world *w, ls_particle_system_id id, const ls_particle_def *def,
                          ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return UINT32_MAX;
+    }
+    if (def && ls_def_missing_(def->cookie, "particle_def", err)) {
+        return UINT32_MAX;
+    }
     ls_particle_system *s = ls_particle_system_(w, id);
     if (!s || !def) {
         ls_particles_fail_(err, s ? LS_ERR_INVALID_ARGUMENT : LS_ERR_INVALID_ID, "system",
@@ -583,6 +606,9 @@ static uint32_t mutable_particle(const ls_world *w, ls_particle_system_id id, ui
 ls_result ls_particle_set_position(ls_world *w, ls_particle_system_id id, uint32_t index,
                                    ls_vec3 position, ls_vec3 previous)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_particle_system *s;
     ls_result r;
     uint32_t i = mutable_particle(w, id, index, &s, &r);
@@ -599,6 +625,9 @@ ls_result ls_particle_set_position(ls_world *w, ls_particle_system_id id, uint32
 
 ls_result ls_particle_set_mass(ls_world *w, ls_particle_system_id id, uint32_t index, ls_fx mass)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_particle_system *s;
     ls_result r;
     uint32_t i = mutable_particle(w, id, index, &s, &r);
@@ -616,6 +645,9 @@ ls_result ls_particle_set_mass(ls_world *w, ls_particle_system_id id, uint32_t i
 ls_result ls_particle_apply_force(ls_world *w, ls_particle_system_id id, uint32_t index,
                                   ls_vec3 force)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_particle_system *s;
     ls_result r;
     uint32_t i = mutable_particle(w, id, index, &s, &r);

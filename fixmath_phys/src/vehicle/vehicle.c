@@ -41,6 +41,7 @@ ls_vehicle_def ls_default_vehicle_def(void)
     d.max_steer = LS_FX_HALF;
     d.steer_rate = LS_FX_INT(2);
     d.filter = ls_default_query_filter();
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -198,9 +199,15 @@ static ls_vehicle_id id_of(const ls_world *w, uint32_t i)
 
 ls_vehicle_id ls_vehicle_create(ls_world *w, const ls_vehicle_def *def, ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return (ls_vehicle_id){0, 0};
+    }
     ls_vehicle_id null_id = {0, 0};
     if (!def) {
         refuse(err, LS_ERR_INVALID_ARGUMENT, "def", "no vehicle definition");
+        return null_id;
+    }
+    if (ls_def_missing_(def->cookie, "vehicle_def", err)) {
         return null_id;
     }
     if (!ls_vehicle_def_valid_(w, def, err)) {
@@ -232,6 +239,9 @@ ls_vehicle_id ls_vehicle_create(ls_world *w, const ls_vehicle_def *def, ls_error
 
 ls_result ls_vehicle_destroy(ls_world *w, ls_vehicle_id id)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_vehicle *v = ls_vehicle_slot_(w, id);
     if (!v) {
         return LS_ERR_INVALID_ID;
@@ -283,6 +293,9 @@ uint32_t ls_vehicle_wheel_count(const ls_world *w, ls_vehicle_id id)
 ls_result ls_vehicle_set_controls(ls_world *w, ls_vehicle_id id,
                                   const ls_vehicle_controls *controls)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     ls_vehicle *v = ls_vehicle_slot_(w, id);
     if (!v || !controls) {
         return v ? LS_ERR_INVALID_ARGUMENT : LS_ERR_INVALID_ID;

@@ -154,6 +154,9 @@ static void leave_empty(ls_world *w)
 
 ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size, ls_error *err)
 {
+    if (ls_world_locked_(w, err)) {
+        return LS_ERR_LOCKED;
+    }
     // The header is checked first so a snapshot of another world says so
     // instead of "corrupt".
     if (size < 16) {

@@ -27,6 +27,21 @@ ls_fx ls_tick_dt(uint32_t tick_rate)
     }
 }
 
+bool ls_def_missing_(uint32_t cookie, const char *name, ls_error *err)
+{
+    if (cookie == LS_DEF_COOKIE) {
+        return false;
+    }
+    ls_error_set(err, LS_ERR_INVALID_ARGUMENT,
+                 "the %s was not made by ls_default_%s() (its cookie is missing): start every "
+                 "definition from its default, then set the fields you choose",
+                 name, name);
+    if (err) {
+        snprintf(err->field, sizeof err->field, "cookie");
+    }
+    return true;
+}
+
 ls_world_def ls_default_world_def(void)
 {
     ls_world_def d;
@@ -57,6 +72,7 @@ ls_world_def ls_default_world_def(void)
     d.max_particles = 4096;
     d.max_particle_constraints = 16384;
     d.max_vehicles = 16;
+    d.cookie = LS_DEF_COOKIE;
     return d;
 }
 
@@ -221,6 +237,9 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
         ls_error_set(err, LS_ERR_INVALID_ARGUMENT, "no world definition");
         return NULL;
     }
+    if (ls_def_missing_(def->cookie, "world_def", err)) {
+        return NULL;
+    }
     if (!world_def_valid(def, err)) {
         return NULL;
     }
@@ -312,6 +331,10 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
 
 void ls_world_destroy(ls_world *w)
 {
+    LS_ASSERT(!w || !w->locked); // not from inside its own step
+    if (w && w->locked) {
+        return;
+    }
     if (!w) {
         return;
     }
@@ -366,6 +389,9 @@ ls_rng *ls_world_rng(ls_world *w)
 
 ls_result ls_world_set_game_word(ls_world *w, uint32_t index, int32_t value)
 {
+    if (ls_world_locked_(w, NULL)) {
+        return LS_ERR_LOCKED;
+    }
     if (index >= LS_WORLD_GAME_WORDS) {
         return LS_ERR_OUT_OF_RANGE;
     }
@@ -548,6 +574,11 @@ static void count_bodies(ls_world *w)
 
 void ls_world_step(ls_world *w)
 {
+    LS_ASSERT(!w || !w->locked); // not from inside its own step
+    if (w && w->locked) {
+        return;
+    }
+    w->locked = true; // until the step returns: ls_world_locked_ (world_internal.h)
     ls_profile *pr = &w->profile;
     memset(pr, 0, sizeof *pr);
     uint64_t start = w->def.profile_clock ? w->def.profile_clock(w->def.profile_context) : 0;
@@ -576,4 +607,5 @@ void ls_world_step(ls_world *w)
     ls_workers_hot_(w->workers, false);
     ls_world_lap_(w, &pr->sleep);
     pr->step = w->profile_mark - start; // 0 without a clock
+    w->locked = false;
 }

@@ -149,6 +149,9 @@ typedef struct ls_mesh_arena {
 
 struct ls_world {
     ls_world_def def;
+    /// (scratch) True while ls_world_step runs: calls that change the world
+    /// are refused (LS_ERR_LOCKED; ls_world_locked_). Not state.
+    bool locked;
     ls_fx dt;
     uint32_t tick;
     ls_rng rng;
@@ -325,5 +328,28 @@ static inline void ls_world_lap_(ls_world *w, uint64_t *stage)
         w->profile_mark = now;
     }
 }
+
+/// True when `w` is inside ls_world_step (a task of the game's task system or
+/// a profile clock called back into it): a call that changes the world is
+/// refused with LS_ERR_LOCKED and changes nothing (Box2D's `locked`). Why:
+/// the step's stages hold pointers into the slot arrays and counts taken at
+/// their start, so a body, joint or particle created or destroyed meanwhile
+/// would be read half-made or after it is gone. `err` (may be NULL) is
+/// filled when locked.
+static inline bool ls_world_locked_(const ls_world *w, ls_error *err)
+{
+    if (!w || !w->locked) {
+        return false;
+    }
+    ls_error_set(err, LS_ERR_LOCKED,
+                 "the world is inside ls_world_step: calls that change it are refused until "
+                 "the step returns");
+    return true;
+}
+
+/// True (and *err filled: LS_ERR_INVALID_ARGUMENT, field "cookie") when a
+/// definition was not started from its ls_default_<name>() (LS_DEF_COOKIE,
+/// ls/base.h).
+bool ls_def_missing_(uint32_t cookie, const char *name, ls_error *err);
 
 #endif
