@@ -2,15 +2,17 @@
 // SPEC.md conformance: facts a second implementation needs, checked against
 // the code through observable bytes (snapshot words at known offsets, checksum
 // goldens, keyframe chunk payloads, encoded datagrams, decimal parse results).
-// Each test names the SPEC section it checks. Issue 17.
+// Each test names the SPEC section it checks. Issues 17 and 32.
 #define _POSIX_C_SOURCE 200809L
 #include "ls/checksum.h"
 #include "ls/fx_text.h"
+#include "ls/game.h"
 #include "ls/joint.h"
 #include "ls/net_peer.h"
 #include "ls/net_relay.h"
 #include "ls/particles.h"
 #include "ls/replay.h"
+#include "ls/replay_sign.h"
 #include "ls/scene.h"
 #include "ls/vehicle.h"
 
@@ -19,6 +21,7 @@
 #include "../tools/net_tool.c"
 
 #include <criterion/criterion.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -857,6 +860,213 @@ Test(conformance, vehicle_section_layout_and_checksum)
     ls_world_destroy(w);
 }
 
+// SPEC §13: the whole version-6 layout walked part by part from the counts
+// its own words give (header, geometry entries, body, shape and contact
+// records, joint section, section word, particle and vehicle sections), and
+// the closed size formula 84 + G + 160·body_high + 108·shape_high +
+// 368·contact_count + 12 + 188·joint_high + 4 + P + V, both equal to
+// ls_world_snapshot_size for shipped scenes of every kind: plain bodies, hulls
+// and meshes (the geometry table), joints, particles (cloth) and vehicles
+// with game words (soccer), instantiated and after some steps.
+typedef struct snap_parts {
+    uint32_t geometry_count, geometry_words, body_high, shape_high, contact_count, joint_high;
+    uint32_t sections, system_high, particles, constraints, vehicle_high, game_words_used;
+    size_t joints, particle_section, vehicle_section; // word indices (0: absent)
+    size_t words;                                     // where the walk ended
+} snap_parts;
+
+static snap_parts walk_snapshot(const uint8_t *s)
+{
+    snap_parts p = {0};
+    p.geometry_count = word(s, W_GEOMETRY_COUNT);
+    p.body_high = word(s, W_BODY_HIGH);
+    p.shape_high = word(s, W_SHAPE_HIGH);
+    p.contact_count = word(s, W_CONTACT_COUNT);
+    size_t at = HEADER_WORDS;
+    for (uint32_t g = 0; g < p.geometry_count; g++) {
+        uint32_t kind = word(s, at), vertices = word(s, at + 1);
+        size_t start = at;
+        if (kind == 4) { // hull: kind, vertex_count, 3 words per vertex
+            at += 2 + 3 * (size_t)vertices;
+        } else { // mesh: kind, vertex_count, vertices, triangle_count, 3 indices each
+            cr_assert_eq(kind, 5, "geometry entry %u: kind %u", g, kind);
+            size_t triangles = word(s, at + 2 + 3 * (size_t)vertices);
+            at += 3 + 3 * (size_t)vertices + 3 * triangles;
+        }
+        p.geometry_words += (uint32_t)(at - start);
+    }
+    at += (size_t)p.body_high * SLOT_WORDS + (size_t)p.shape_high * SHAPE_WORDS +
+          (size_t)p.contact_count * CONTACT_WORDS;
+    p.joints = at;
+    p.joint_high = word(s, at);
+    at += 3 + (size_t)p.joint_high * JOINT_WORDS;
+    p.sections = word(s, at++);
+    cr_assert_eq(p.sections & ~3u, 0, "section word %08x", p.sections);
+    if (p.sections & 1u) { // particle section (SPEC §25.8)
+        p.particle_section = at;
+        p.system_high = word(s, at);
+        size_t slots = at + 6;
+        at = slots + (size_t)p.system_high * PSYS_WORDS;
+        for (uint32_t i = 0; i < p.system_high; i++) {
+            size_t slot = slots + (size_t)i * PSYS_WORDS;
+            if (word(s, slot + 1) & 1u) { // alive
+                p.particles += word(s, slot + P_COUNT);
+                p.constraints += word(s, slot + P_CON_COUNT);
+            }
+        }
+        at += 11 * (size_t)p.particles + 13 * (size_t)p.constraints;
+    }
+    if (p.sections & 2u) { // vehicle section (SPEC §26.7)
+        p.vehicle_section = at;
+        p.game_words_used = word(s, at);
+        p.vehicle_high = word(s, at + 33);
+        at += VEHICLE_HEAD + (VEHICLE_WORDS + 1) * (size_t)p.vehicle_high;
+    }
+    p.words = at;
+    return p;
+}
+
+static snap_parts check_snapshot_size(const ls_world *w, const char *name)
+{
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    cr_assert_eq(word(s, W_MAGIC), 0x4E53534Cu);
+    cr_assert_eq(word(s, W_VERSION), 6);
+    uint32_t tick = word(s, W_TICK);
+    snap_parts p = walk_snapshot(s);
+    cr_assert_eq(4 * p.words, n, "%s tick %u: the walk ends at byte %zu of %zu", name, tick,
+                 4 * p.words, n);
+    size_t P = (p.sections & 1u) ? 24 + 164 * (size_t)p.system_high + 44 * (size_t)p.particles +
+                                       52 * (size_t)p.constraints
+                                 : 0;
+    size_t V = (p.sections & 2u) ? 144 + 1536 * (size_t)p.vehicle_high : 0;
+    size_t formula = 84 + 4 * (size_t)p.geometry_words + 160 * (size_t)p.body_high +
+                     108 * (size_t)p.shape_high + 368 * (size_t)p.contact_count + 12 +
+                     188 * (size_t)p.joint_high + 4 + P + V;
+    cr_assert_eq(formula, n, "%s tick %u: formula %zu, ls_world_snapshot_size %zu", name, tick,
+                 formula, n);
+    // The counts the walk read are the world's.
+    cr_assert_eq(word(s, W_BODY_COUNT), ls_world_body_count(w), "%s", name);
+    cr_assert_eq(word(s, p.joints + 1), ls_world_joint_count(w), "%s", name);
+    cr_assert_eq((p.sections & 1u) != 0, ls_world_particle_system_count(w) > 0, "%s", name);
+    uint32_t particles = 0, constraints = 0;
+    for (uint32_t i = 0; i < p.system_high; i++) {
+        ls_particle_system_id id = ls_world_particle_system_at(w, i);
+        if (id.index1 != 0) {
+            particles += ls_particle_count(w, id);
+            constraints += ls_particle_constraint_count(w, id);
+        }
+    }
+    cr_assert_eq(p.particles, particles, "%s", name);
+    cr_assert_eq(p.constraints, constraints, "%s", name);
+    if (p.sections & 2u) {
+        cr_assert_eq(word(s, p.vehicle_section + 34), ls_world_vehicle_count(w), "%s", name);
+    }
+    free(s);
+    return p;
+}
+
+Test(conformance, snapshot_size_formula_of_shipped_scenes)
+{
+    static const struct {
+        const char *scene;
+        uint32_t geometry, joints, sections; // at least that many entries / joint slots
+        bool contacts;                       // after 30 ticks
+    } scenes[] = {
+        {"six_box_tower", 0, 0, 0, true},    // plain bodies
+        {"hull_pile", 1, 0, 0, true},        // hulls: the geometry table
+        {"mesh_terrain", 3, 0, 0, true},     // two meshes (one from an OBJ file) and a hull
+        {"ragdolls", 0, 1, 0, true},         // joints (cones with friction, hinges)
+        {"cloth_drape", 0, 0, 1, true},      // a cloth: the particle section
+        {"ball_into_cloth", 0, 0, 1, false}, // a cloth and bodies
+        {"soccer", 1, 0, 2, true},           // a mesh arena, four cars, then the game words
+    };
+    for (size_t i = 0; i < sizeof scenes / sizeof scenes[0]; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "tools/scenes/%s.scene", scenes[i].scene);
+        ls_scene sc;
+        ls_world *w = conf_scene(path, NULL, &sc);
+        snap_parts p = check_snapshot_size(w, scenes[i].scene);
+        cr_assert_geq(p.geometry_count, scenes[i].geometry, "%s", scenes[i].scene);
+        cr_assert_geq(p.joint_high, scenes[i].joints, "%s", scenes[i].scene);
+        cr_assert_eq(p.sections, scenes[i].sections, "%s: section word %u", scenes[i].scene,
+                     p.sections);
+        // Through the game loop (§16.7) with no input: contacts appear, soccer
+        // sets its game words (kickoff timer, scores).
+        uint8_t inputs[LS_SCENE_MAX_PLAYERS] = {0};
+        for (int t = 0; t < 30; t++) {
+            ls_game_tick(w, &sc, inputs, sc.player_count, 1);
+        }
+        p = check_snapshot_size(w, scenes[i].scene);
+        cr_assert_eq(p.contact_count > 0, scenes[i].contacts, "%s: %u contacts", scenes[i].scene,
+                     p.contact_count);
+        cr_assert_eq(p.sections, scenes[i].sections, "%s", scenes[i].scene);
+        cr_assert_eq(p.game_words_used, (p.sections & 2u) ? 1u : 0u, "%s", scenes[i].scene);
+        ls_scene_free(&sc);
+        ls_world_destroy(w);
+    }
+}
+
+// SPEC §12, §23.1: the flags each kind keeps when created with every feature
+// asked for (limit, motor, spring, collide_connected): hinge and prismatic
+// all four, fixed and ball collide only, distance spring and collide, cone
+// motor (its joint friction, motor speed 0) and collide; the snapshot word is
+// alive + 256·type + 65536·flags and the checksum's `type | flags << 8`.
+Test(conformance, joint_flags_kept_by_each_kind)
+{
+    ls_world *w = conf_scene(NULL,
+                             "world gravity 0 0 0\n"
+                             "body dynamic box pos 0 0 0\n"
+                             "body dynamic box pos 3 0 0\n",
+                             NULL);
+    static const uint32_t kept[] = {8, 15, 8, 15, 12, 10}; // by type code 0..5
+    ls_error err;
+    for (uint32_t type = 0; type < 6; type++) {
+        ls_joint_def jd = ls_default_joint_def();
+        jd.type = (ls_joint_type)type;
+        jd.body_a = ls_world_body_at(w, 0);
+        jd.body_b = ls_world_body_at(w, 1);
+        jd.anchor = ls_vec3_make(3 * 65536 / 2, 0, 0);
+        jd.anchor_b = ls_vec3_make(3 * 65536, 0, 0);
+        jd.enable_limit = jd.enable_motor = jd.enable_spring = jd.collide_connected = true;
+        jd.lower = -65536;
+        jd.upper = 65536;
+        jd.max_motor_torque = 10 * 65536;
+        jd.spring_hertz = 2 * 65536;
+        ls_joint_id id = ls_joint_create(w, &jd, &err);
+        cr_assert_neq(id.index1, 0, "type %u: %s", type, err.message);
+        cr_assert_eq(id.index1, type + 1);
+    }
+    size_t n;
+    uint8_t *s = snapshot(w, &n);
+    size_t j = joint_section_index(s);
+    cr_assert_eq(word(s, j), 6, "joint_high");
+    ls_hasher h;
+    ls_hasher_init(&h);
+    hash_bodies_from_snapshot(&h, s);
+    ls_hasher_put_u32(&h, word(s, j + 1));
+    for (uint32_t i = 0; i < 6; i++) {
+        size_t at = j + 3 + (size_t)i * JOINT_WORDS;
+        uint32_t f = word(s, at + 1);
+        cr_assert_eq(f, 1u | i << 8 | kept[i] << 16, "type %u: flags word %08x", i, f);
+        ls_hasher_put_u32(&h, i);
+        ls_hasher_put_u32(&h, word(s, at));
+        ls_hasher_put_u32(&h, i | kept[i] << 8); // the hash word: type | flags << 8
+        put_words(&h, s, at + 2, 2 + 3 + 3 + 4 + 4 + 10);
+        put_words(&h, s, at + 30, 3 + 3 + 4 + 3 + 3);
+    }
+    cr_assert_eq(ls_world_checksum(w), ls_hasher_digest(&h));
+    // The cone's motor flag is set and cleared by ls_joint_set_motor (speed 0 only).
+    ls_joint_id cone = ls_world_joint_at(w, 5);
+    cr_assert_eq(ls_joint_set_motor(w, cone, true, 65536, 65536), LS_ERR_OUT_OF_RANGE);
+    cr_assert_eq(ls_joint_set_motor(w, cone, false, 0, 0), LS_OK);
+    free(s);
+    s = snapshot(w, &n);
+    cr_assert_eq(word(s, j + 3 + 5 * JOINT_WORDS + 1), 1u | 5u << 8 | 8u << 16, "collide only");
+    free(s);
+    ls_world_destroy(w);
+}
+
 // SPEC §14: `asleep` starts a dynamic body asleep only if it may sleep;
 // `no_sleep` wins over `asleep` in either order, and static and kinematic
 // bodies never start asleep. An asleep body keeps its scene velocity but does
@@ -1075,6 +1285,386 @@ Test(conformance, keyframe_delta_chain_of_15)
         cr_assert_eq(k[i].encoding, expect, "keyframe %d (tick %u)", i, k[i].tick);
         cr_assert_eq(k[i].tick, (uint32_t)i + 1);
     }
+}
+
+// ---- 7b. the golden recording, written from SPEC §16.1-§16.4 and §16.10 alone ----
+
+typedef struct out_buf {
+    uint8_t data[2048];
+    size_t len;
+} out_buf;
+
+static uint8_t *grow_out(out_buf *o, size_t n)
+{
+    cr_assert_leq(o->len + n, sizeof o->data);
+    uint8_t *p = o->data + o->len;
+    o->len += n;
+    return p;
+}
+
+static void out_bytes(out_buf *o, const void *p, size_t n)
+{
+    memcpy(grow_out(o, n), p, n);
+}
+
+static void out_u16(out_buf *o, uint16_t v)
+{
+    ls_put_u16le(grow_out(o, 2), v);
+}
+
+static void out_u32(out_buf *o, uint32_t v)
+{
+    ls_put_u32le(grow_out(o, 4), v);
+}
+
+static void out_u64(out_buf *o, uint64_t v)
+{
+    ls_put_u64le(grow_out(o, 8), v);
+}
+
+static void out_varint(out_buf *o, uint32_t v)
+{
+    do {
+        uint8_t b = (uint8_t)(v & 0x7F);
+        v >>= 7;
+        out_bytes(o, &(uint8_t){(uint8_t)(b | (v ? 0x80 : 0))}, 1);
+    } while (v);
+}
+
+// SPEC §16.2: a 32-byte chunk header, then the payload.
+static size_t out_chunk(out_buf *o, uint32_t tag, uint32_t first, uint32_t count,
+                        const out_buf *payload)
+{
+    size_t at = o->len;
+    out_u32(o, tag);
+    out_u32(o, (uint32_t)payload->len);
+    out_u32(o, first);
+    out_u32(o, count);
+    out_u64(o, ls_hash64(payload->data, payload->len));
+    out_u64(o, ls_hash64(o->data + at, 24));
+    out_bytes(o, payload->data, payload->len);
+    return at;
+}
+
+// SPEC §16.4 zero-run encoder.
+static void zero_runs(out_buf *o, const uint8_t *d, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t lit = i, run = 0;
+        for (;;) {
+            if (lit == n) {
+                break;
+            }
+            if (d[lit] != 0) {
+                lit++;
+                continue;
+            }
+            size_t z = lit;
+            while (z < n && d[z] == 0) {
+                z++;
+            }
+            if (z - lit >= 3 || z == n) {
+                run = z - lit;
+                break;
+            }
+            lit = z;
+        }
+        out_varint(o, (uint32_t)(lit - i));
+        out_bytes(o, d + i, lit - i);
+        out_varint(o, (uint32_t)run);
+        i = lit + run;
+    }
+}
+
+// SPEC §16.10: the toy game's inputs and checksums.
+static uint8_t golden_input(uint32_t t, uint32_t p)
+{
+    return (uint8_t)(((((t + 11 * p) / 32) * 2654435761u) >> 24) & 0x0F);
+}
+
+// SPEC §16.10: the golden recording written byte by byte from the SPEC's
+// text alone (no recorder, no reader): header, four TICK chunks, two raw
+// keyframes, INDX and trailer give the 1049 bytes and the XXH3 that
+// replay::format_golden_bytes pins for the recorder's file; the checksums,
+// keyframe encodings and chunk offsets SPEC §16.10 quotes.
+Test(conformance, replay_golden_written_from_the_spec)
+{
+    static const char scene[] = "toy scene: any opaque bytes\n";
+    const uint32_t players = 4, ticks = 64, chunk_ticks = 16, interval = 32;
+    out_buf f = {0};
+    // Header (§16.1).
+    out_bytes(&f, "LSRP\r\n\x1a\n", 8);
+    out_u16(&f, 1);           // format version
+    out_u16(&f, 0);           // flags
+    out_u32(&f, 72 + 6 + 28); // H
+    out_u16(&f, 0);           // engine version 0.1.0
+    out_u16(&f, 1);
+    out_u16(&f, 0);
+    out_u16(&f, 0);        // reserved
+    out_u32(&f, 60);       // tick rate
+    out_u32(&f, players);  // P
+    out_u32(&f, 1);        // B
+    out_u32(&f, interval); // keyframe interval
+    out_u64(&f, 99);       // seed
+    out_u32(&f, 6);        // F
+    out_u32(&f, 28);       // S
+    out_bytes(&f, "toy-v1", 6);
+    out_bytes(&f, scene, 28);
+    out_u64(&f, ls_hash64(scene, 28));
+    out_u64(&f, ls_hash64(f.data, f.len));
+    cr_assert_eq(f.len, 106);
+
+    uint64_t h = ls_hash64(scene, 28), sums[64], kf_state[2];
+    size_t tick_at[4], kf_at[2];
+    uint32_t kf_encoding[2];
+    uint8_t prev_kf[8] = {0};
+    for (uint32_t c = 0; c < ticks / chunk_ticks; c++) {
+        // TICK chunk (§16.2, §16.3): frames coded against the previous one,
+        // the frame before the chunk all zero.
+        out_buf enc = {0}, payload = {0};
+        uint8_t prev[4] = {0}, frame[4];
+        uint32_t run = 0;
+        for (uint32_t t = c * chunk_ticks; t < (c + 1) * chunk_ticks; t++) {
+            for (uint32_t p = 0; p < players; p++) {
+                frame[p] = golden_input(t, p);
+            }
+            h = ls_hash64(frame, players) ^ (h * UINT64_C(0x9E3779B97F4A7C15));
+            sums[t] = h;
+            if (memcmp(frame, prev, players) == 0) {
+                run++;
+                continue;
+            }
+            uint8_t mask = 0;
+            for (uint32_t p = 0; p < players; p++) {
+                mask |= (uint8_t)((frame[p] != prev[p]) << p);
+            }
+            out_varint(&enc, run << 1 | 1);
+            out_bytes(&enc, &mask, 1); // ⌈4·1/8⌉ = 1 byte
+            for (uint32_t p = 0; p < players; p++) {
+                if (frame[p] != prev[p]) {
+                    out_bytes(&enc, &(uint8_t){(uint8_t)(frame[p] ^ prev[p])}, 1);
+                }
+            }
+            memcpy(prev, frame, players);
+            run = 0;
+        }
+        if (run) {
+            out_varint(&enc, run << 1);
+        }
+        out_u32(&payload, (uint32_t)enc.len);
+        out_bytes(&payload, enc.data, enc.len);
+        for (uint32_t t = c * chunk_ticks; t < (c + 1) * chunk_ticks; t++) {
+            out_u64(&payload, sums[t]);
+        }
+        tick_at[c] = out_chunk(&f, 0x4B434954u, c * chunk_ticks, chunk_ticks, &payload);
+        uint32_t done = (c + 1) * chunk_ticks;
+        if (done % interval != 0) {
+            continue;
+        }
+        // KEYF (§16.2, §16.4): the toy state, u64 h; raw unless zero runs are
+        // strictly shorter, then delta zero runs if strictly shorter still.
+        uint32_t k = done / interval - 1;
+        uint8_t state[8], x[8];
+        ls_put_u64le(state, h);
+        kf_state[k] = h;
+        out_buf z = {0}, dz = {0}, payload_k = {0};
+        zero_runs(&z, state, 8);
+        const out_buf *data = NULL;
+        uint32_t encoding = 0;
+        size_t best = 8;
+        if (z.len < best) {
+            data = &z, encoding = 1, best = z.len;
+        }
+        if (k > 0) {
+            for (int i = 0; i < 8; i++) {
+                x[i] = state[i] ^ prev_kf[i];
+            }
+            zero_runs(&dz, x, 8);
+            if (dz.len < best) {
+                data = &dz, encoding = 2, best = dz.len;
+            }
+        }
+        out_u32(&payload_k, 8);
+        out_u32(&payload_k, encoding);
+        out_bytes(&payload_k, data ? data->data : state, best);
+        kf_encoding[k] = encoding;
+        kf_at[k] = out_chunk(&f, 0x4659454Bu, done, 0, &payload_k);
+        memcpy(prev_kf, state, 8);
+    }
+    // INDX (§16.2) and the trailer.
+    out_buf index = {0};
+    out_u32(&index, 4);
+    out_u32(&index, 2);
+    for (uint32_t c = 0; c < 4; c++) {
+        out_u64(&index, tick_at[c]);
+        out_u32(&index, c * chunk_ticks);
+        out_u32(&index, chunk_ticks);
+    }
+    for (uint32_t k = 0; k < 2; k++) {
+        out_u64(&index, kf_at[k]);
+        out_u32(&index, (k + 1) * interval);
+        out_u32(&index, 8);
+    }
+    size_t indx = out_chunk(&f, 0x58444E49u, 0, ticks, &index);
+    out_u64(&f, indx);
+    out_bytes(&f, "LSRPEND\n", 8);
+
+    // = replay::format_golden_bytes (tests/test_replay.c, the recorder's file).
+    cr_assert_eq(f.len, 1049, "%zu bytes", f.len);
+    cr_assert_eq(ls_hash64(f.data, f.len), UINT64_C(0xb76c16acf7219e24), "%016llx",
+                 (unsigned long long)ls_hash64(f.data, f.len));
+    // The values SPEC §16.10 quotes.
+    cr_assert_eq(sums[0], UINT64_C(0x8eefcc704d373f27), "h1 %016llx", (unsigned long long)sums[0]);
+    cr_assert_eq(kf_state[0], UINT64_C(0xbbccc72b0fcfb174), "h32 %016llx",
+                 (unsigned long long)kf_state[0]);
+    cr_assert_eq(kf_state[1], UINT64_C(0x2b1dba8dc7a38dc1), "h64 %016llx",
+                 (unsigned long long)kf_state[1]);
+    cr_assert_eq(kf_encoding[0], 0);
+    cr_assert_eq(kf_encoding[1], 0);
+    cr_assert_eq(sums[63], kf_state[1], "the checksum of the last tick is the state h64");
+    static const size_t chunk_offsets[7] = {106, 277, 451, 499, 673, 849, 897};
+    const size_t got[7] = {tick_at[0], tick_at[1], kf_at[0], tick_at[2],
+                           tick_at[3], kf_at[1],   indx};
+    for (int i = 0; i < 7; i++) {
+        cr_assert_eq(got[i], chunk_offsets[i], "chunk %d at byte %zu", i, got[i]);
+    }
+}
+
+// ---- 7c. signed recordings ----
+
+// SPEC §16.11: a signed file's header (flag 1, the public key after the scene,
+// H = 72 + F + S + 32), a SIGN chunk after every TICK and KEYF chunk (first
+// tick = ticks so far, count 0, 72 bytes: u64 own offset, the Ed25519
+// signature of "LSRP-SIGN-v1" + 4 zeros, u64 N, BLAKE2b-256 of bytes [0, N)),
+// and an INDX chunk that lists the TICK and KEYF chunks only; checked here
+// with libsodium directly, not with the reader.
+Test(conformance, signed_recording_sign_chunks_and_index)
+{
+    cr_assert_geq(sodium_init(), 0);
+    uint8_t seed[32], pk[32], sk[64];
+    for (int i = 0; i < 32; i++) {
+        seed[i] = (uint8_t)(i * 7 + 1);
+    }
+    crypto_sign_seed_keypair(pk, sk, seed);
+    ls_error err;
+    ls_replay_signer *signer = ls_replay_signer_create(sk, &err);
+    cr_assert_not_null(signer, "%s", err.message);
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/ls_test_conformance_sign_%ld.lsr", (long)getpid());
+    ls_replay_recorder_def def = ls_default_replay_recorder_def();
+    def.fingerprint = "conformance";
+    def.scene = (const uint8_t *)"scene";
+    def.scene_size = 5;
+    def.players = 2;
+    def.chunk_ticks = 10;
+    def.keyframe_interval = 25;
+    def.signer = signer;
+    ls_replay_recorder *rec = conf_recorder(path, &def);
+    for (uint32_t t = 0; t < 50; t++) {
+        uint8_t in[2] = {(uint8_t)(t / 4), 3};
+        cr_assert_eq(ls_replay_recorder_append(rec, in, 1000u + t), LS_OK);
+        if (ls_replay_recorder_keyframe_due(rec)) {
+            uint8_t kf[12] = {(uint8_t)t, 1, 2, 3};
+            cr_assert_eq(ls_replay_recorder_add_keyframe(rec, kf, sizeof kf), LS_OK);
+        }
+    }
+    cr_assert_eq(ls_replay_recorder_finish(rec), LS_OK);
+    ls_replay_recorder_destroy(rec);
+    ls_replay_signer_destroy(signer);
+    size_t size;
+    uint8_t *file = read_all(path, &size);
+    unlink(path);
+
+    uint32_t hsize = ls_get_u32le(file + 12);
+    cr_assert_eq(ls_get_u16le(file + 10), 1, "flags bit 0: signed");
+    cr_assert_eq(hsize, 72 + 11 + 5 + 32);
+    cr_assert_eq(memcmp(file + 56 + 11 + 5, pk, 32), 0, "the public key follows the scene");
+    cr_assert_eq(ls_get_u64le(file + hsize - 16), ls_hash64("scene", 5));
+    cr_assert_eq(ls_get_u64le(file + hsize - 8), ls_hash64(file, hsize - 8));
+
+    // Walk the chunks: every TICK or KEYF chunk is followed by its SIGN chunk.
+    uint64_t tick_at[8], kf_at[4];
+    uint32_t ntick = 0, nkf = 0, nsign = 0, ticks = 0, last = 0;
+    size_t at = hsize, indx = 0, last_sign = 0;
+    while (at < size - 16) {
+        uint32_t tag = ls_get_u32le(file + at), len = ls_get_u32le(file + at + 4);
+        uint32_t first = ls_get_u32le(file + at + 8), count = ls_get_u32le(file + at + 12);
+        if (tag == 0x4B434954u || tag == 0x4659454Bu) { // TICK, KEYF
+            cr_assert_neq(last, tag, "a SIGN chunk between any two signed chunks");
+            if (tag == 0x4B434954u) {
+                tick_at[ntick++] = at;
+                ticks += count;
+            } else {
+                kf_at[nkf++] = at;
+            }
+        } else if (tag == 0x4E474953u) { // SIGN
+            cr_assert(last == 0x4B434954u || last == 0x4659454Bu, "SIGN after TICK or KEYF");
+            cr_assert_eq(len, 72);
+            cr_assert_eq(first, ticks, "first tick = ticks so far");
+            cr_assert_eq(count, 0);
+            cr_assert_eq(ls_get_u64le(file + at + 32), at, "N = the SIGN chunk's own offset");
+            uint8_t msg[56], digest[32];
+            memcpy(msg, "LSRP-SIGN-v1\0\0\0\0", 16);
+            ls_put_u64le(msg + 16, at);
+            crypto_generichash(digest, 32, file, at, NULL, 0);
+            memcpy(msg + 24, digest, 32);
+            cr_assert_eq(crypto_sign_verify_detached(file + at + 40, msg, 56, pk), 0,
+                         "signature %u", nsign);
+            nsign++;
+            last_sign = at;
+        } else {
+            cr_assert_eq(tag, 0x58444E49u, "INDX");
+            cr_assert_eq(last, 0x4E474953u, "the last signed chunk's SIGN comes before INDX");
+            indx = at;
+        }
+        last = tag;
+        at += 32 + (size_t)len;
+    }
+    cr_assert_eq(ntick, 6,
+                 "ticks 0..9, 10..19, 20..24, keyframe 25, 25..34, 35..44, 45..49, keyframe 50");
+    cr_assert_eq(nkf, 2);
+    cr_assert_eq(nsign, ntick + nkf);
+    cr_assert_eq(ls_get_u64le(file + size - 16), indx);
+    // INDX: C and K count the TICK and KEYF chunks; no entry names a SIGN chunk.
+    const uint8_t *p = file + indx + 32;
+    cr_assert_eq(ls_get_u32le(p), ntick);
+    cr_assert_eq(ls_get_u32le(p + 4), nkf);
+    cr_assert_eq(ls_get_u32le(file + indx + 4), 8 + 16 * (ntick + nkf));
+    cr_assert_eq(ls_get_u32le(file + indx + 8), 0, "INDX first tick 0");
+    cr_assert_eq(ls_get_u32le(file + indx + 12), ticks, "INDX count = the ticks");
+    for (uint32_t i = 0; i < ntick; i++) {
+        cr_assert_eq(ls_get_u64le(p + 8 + 16 * i), tick_at[i]);
+    }
+    for (uint32_t i = 0; i < nkf; i++) {
+        cr_assert_eq(ls_get_u64le(p + 8 + 16 * (ntick + i)), kf_at[i]);
+        cr_assert_eq(ls_get_u32le(p + 8 + 16 * (ntick + i) + 12), 12, "decoded size");
+    }
+    ls_replay_reader *r = ls_replay_reader_open_memory(file, size, &err);
+    cr_assert_not_null(r, "%s", err.message);
+    ls_replay_reader_destroy(r);
+    // An index that also lists a SIGN chunk (as a third keyframe), resealed and
+    // named by the trailer, disagrees with the chunks: corrupt.
+    uint32_t len = 8 + 16 * (ntick + nkf + 1);
+    uint8_t *bad = malloc(indx + 32 + len + 16);
+    cr_assert_not_null(bad);
+    memcpy(bad, file, indx + 32 + 8 + 16 * (ntick + nkf));
+    uint8_t *q = bad + indx + 32;
+    ls_put_u32le(q + 4, nkf + 1);
+    ls_put_u64le(q + 8 + 16 * (ntick + nkf), last_sign); // the last keyframe's SIGN chunk
+    ls_put_u32le(q + 8 + 16 * (ntick + nkf) + 8, 50);
+    ls_put_u32le(q + 8 + 16 * (ntick + nkf) + 12, 72);
+    ls_put_u32le(bad + indx + 4, len);
+    ls_put_u64le(bad + indx + 16, ls_hash64(q, len));
+    ls_put_u64le(bad + indx + 24, ls_hash64(bad + indx, 24));
+    ls_put_u64le(q + len, indx);
+    memcpy(q + len + 8, "LSRPEND\n", 8);
+    cr_assert_eq(ls_get_u32le(bad + ls_get_u64le(q + 8 + 16 * (ntick + nkf))), 0x4E474953u);
+    cr_assert_null(ls_replay_reader_open_memory(bad, indx + 32 + len + 16, &err));
+    cr_assert_eq(err.code, LS_ERR_CORRUPT);
+    cr_assert(strstr(err.message, "disagrees with the chunks"), "%s", err.message);
+    free(bad);
+    free(file);
 }
 
 // ---- 8. ACK checksum_next ----
