@@ -16,8 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /// each triangle's vertices and centroid, slightly above.
 static void collide_some(const ls_mesh *m)
 {
-    ls_xform xm = ls_xform_make(ls_vec3_make(LS_FX_INT(3), 0, LS_FX_INT(-2)),
-                                ls_quat_normalize(ls_quat_make(0, 20000, 0, 60000)));
+    ls_xform xm = ls_xform_make_(ls_vec3_make(LS_FX_INT(3), 0, LS_FX_INT(-2)),
+                                 ls_quat_normalize(ls_quat_make(0, 20000, 0, 60000)));
     ls_geom shapes[3] = {
         {.kind = LS_SHAPE_SPHERE, .radius = LS_FX_HALF},
         {.kind = LS_SHAPE_BOX, .half_extents = ls_vec3_make(LS_FX_HALF, 20000, 40000)},
@@ -32,11 +32,11 @@ static void collide_some(const ls_mesh *m)
             ls_vec3 p = k < 3 ? ls_mesh_vertex(m, v[k]) : ls_mesh_vertex(m, v[0]);
             ls_vec3 w = ls_vec3_add(xm.p, ls_mat3_mul_vec(xm.r, p));
             w.y = ls_fx_add(w.y, 20000);
-            ls_xform xg = ls_xform_make(w, q);
+            ls_xform xg = ls_xform_make_(w, q);
             for (int s = 0; s < 3; s++) {
                 ls_manifold a, b;
-                int na = ls_collide_mesh_triangle(m, t, &xm, &shapes[s], &xg, 1311, &a);
-                int nb = ls_collide_mesh_triangle(m, t, &xm, &shapes[s], &xg, 1311, &b);
+                int na = ls_collide_mesh_triangle_(m, t, &xm, &shapes[s], &xg, 1311, &a);
+                int nb = ls_collide_mesh_triangle_(m, t, &xm, &shapes[s], &xg, 1311, &b);
                 if (na != nb || memcmp(&a, &b, sizeof a) != 0 || na < 0 || na > LS_MANIFOLD_MAX) {
                     abort(); // deterministic and bounded
                 }
@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     // The BVH over the whole bounds finds every triangle, in order.
     uint32_t n = ls_mesh_triangle_count(m);
     uint32_t *all = malloc(sizeof *all * n);
-    if (ls_mesh_query(m, ls_mesh_bounds(m), all, n) != n) {
+    if (ls_mesh_query_(m, ls_mesh_bounds_(m), all, n) != n) {
         abort();
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -69,15 +69,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     free(all);
-    ls_mesh *c = ls_mesh_clone(m);
-    if (!c || ls_mesh_memory_size(c) != ls_mesh_memory_size(m) ||
+    ls_mesh *c = ls_mesh_clone_(m);
+    if (!c || ls_mesh_memory_size_(c) != ls_mesh_memory_size_(m) ||
         memcmp(c->tris, m->tris, sizeof *m->tris * n) != 0) {
         abort();
     }
     ls_mesh_destroy(c);
     // Rays down through the bounds' corners and centre.
-    ls_xform id = ls_xform_make(ls_vec3_zero(), ls_quat_identity());
-    ls_aabb b = ls_mesh_bounds(m);
+    ls_xform id = ls_xform_make_(ls_vec3_zero(), ls_quat_identity());
+    ls_aabb b = ls_mesh_bounds_(m);
     ls_vec3 ctr = ls_vec3_mid(b.min, b.max);
     ls_vec3 from[3] = {ls_vec3_make(ctr.x, ls_fx_add(b.max.y, LS_FX_ONE), ctr.z),
                        ls_vec3_make(b.min.x, ls_fx_add(b.max.y, LS_FX_ONE), b.min.z), ctr};
@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ls_fx f;
         ls_vec3 nrm;
         uint32_t t;
-        if (ls_mesh_ray_cast(m, &id, from[k], to, &f, &nrm, &t) &&
+        if (ls_mesh_ray_cast_(m, &id, from[k], to, &f, &nrm, &t) &&
             (f < 0 || f > LS_FX_ONE || t >= n)) {
             abort();
         }

@@ -33,7 +33,7 @@ test-headers: $(LIB_A)
 	done; done; echo "headers: $$n passed, 0 failed (C11 + $(words $(CXX_HEADER_COMPILERS)) compilers x $(words $(CXX_HEADER_STDS)) C++ standards)"
 
 test-exports: $(LIB_SO)
-	sh tests/library/check_exports.sh $(LIB_SO_REAL) $(PUBLIC_HEADERS)
+	sh tests/library/check_exports.sh $(LIB_SO_REAL) $(LIB_A) $(PUBLIC_HEADERS)
 
 # Installs into $(BUILD)/stage, so it needs the CLI as well (the relay it runs).
 test-examples: $(LIB_A) $(LIB_SO) $(TOOL)

@@ -72,13 +72,13 @@ static uint32_t brute_pairs(const scene *s, ls_pair *out, uint32_t max)
 static void put(ls_broadphase *bp, scene *s, uint32_t id)
 {
     s->present[id] = true;
-    ls_broadphase_set(bp, id, s->box[id], s->cat[id], s->mask[id], s->is_static[id], id);
+    ls_broadphase_set_(bp, id, s->box[id], s->cat[id], s->mask[id], s->is_static[id], id);
 }
 
 static void take(ls_broadphase *bp, scene *s, uint32_t id)
 {
     s->present[id] = false;
-    ls_broadphase_remove(bp, id);
+    ls_broadphase_remove_(bp, id);
 }
 
 enum { BIG = 1 << 20 };
@@ -100,7 +100,7 @@ static void expect_brute(ls_broadphase *bp, const scene *s, const char *what, in
 {
     static ls_pair got[BIG], want[BIG];
     bool ovf = true;
-    uint32_t n = ls_broadphase_pairs_run(bp, got, BIG, &ovf, &reverse_runner);
+    uint32_t n = ls_broadphase_pairs_run_(bp, got, BIG, &ovf, &reverse_runner);
     uint32_t m = brute_pairs(s, want, BIG);
     cr_assert_lt(m, BIG, "%s: test scene too dense", what);
     cr_assert_not(ovf, "%s tick %d: unexpected overflow", what, tick);
@@ -134,7 +134,7 @@ Test(broadphase, equals_brute_force_on_every_tick_of_5000_moving_boxes)
     enum { N = 5000, TICKS = 60 };
     ls_rng r = ls_rng_make(2024, 3);
     scene s = scene_make(N);
-    ls_broadphase *bp = ls_broadphase_create(N, BIG);
+    ls_broadphase *bp = ls_broadphase_create_(N, BIG);
     cr_assert_not_null(bp);
     for (uint32_t i = 0; i < N; i++) {
         s.box[i] = random_box(&r, FX(30), FX(0.25), FX(2));
@@ -151,7 +151,7 @@ Test(broadphase, equals_brute_force_on_every_tick_of_5000_moving_boxes)
             }
         }
     }
-    ls_broadphase_destroy(bp);
+    ls_broadphase_destroy_(bp);
     scene_free(&s);
 }
 
@@ -187,7 +187,7 @@ Test(broadphase, equals_brute_force_on_a_plane_of_mixed_widths)
     for (int turned = 0; turned < 2; turned++) {
         ls_rng r = ls_rng_make(2026, 11 + (uint64_t)turned);
         scene s = scene_make(N);
-        ls_broadphase *bp = ls_broadphase_create(N, BIG);
+        ls_broadphase *bp = ls_broadphase_create_(N, BIG);
         cr_assert_not_null(bp);
         for (uint32_t i = 0; i < N; i++) {
             s.box[i] = plane_box(&r, i, turned);
@@ -204,7 +204,7 @@ Test(broadphase, equals_brute_force_on_a_plane_of_mixed_widths)
                 }
             }
         }
-        ls_broadphase_destroy(bp);
+        ls_broadphase_destroy_(bp);
         scene_free(&s);
     }
 }
@@ -217,7 +217,7 @@ Test(broadphase, a_sweep_in_segments_equals_brute_force)
     for (uint32_t seg = 2; seg <= LS_BROADPHASE_MAX_SEGMENTS; seg++) {
         ls_rng r = ls_rng_make(77, seg);
         scene s = scene_make(N);
-        ls_broadphase *bp = ls_broadphase_create_segmented(N, BIG, seg);
+        ls_broadphase *bp = ls_broadphase_create_segmented_(N, BIG, seg);
         cr_assert_not_null(bp);
         for (uint32_t i = 0; i < N; i++) {
             s.box[i] = plane_box(&r, i, false);
@@ -234,11 +234,11 @@ Test(broadphase, a_sweep_in_segments_equals_brute_force)
                 }
             }
         }
-        ls_broadphase_destroy(bp);
+        ls_broadphase_destroy_(bp);
         scene_free(&s);
     }
-    cr_assert_null(ls_broadphase_create_segmented(8, 8, 0));
-    cr_assert_null(ls_broadphase_create_segmented(8, 8, LS_BROADPHASE_MAX_SEGMENTS + 1));
+    cr_assert_null(ls_broadphase_create_segmented_(8, 8, 0));
+    cr_assert_null(ls_broadphase_create_segmented_(8, 8, LS_BROADPHASE_MAX_SEGMENTS + 1));
 }
 
 // A segment whose slice of the pair buffer fills (max_pairs far below the
@@ -259,13 +259,13 @@ Test(broadphase, a_full_segment_slice_gives_the_canonical_prefix)
     cr_assert_gt(total, 1000);
     const uint32_t caps[] = {total / 8, total / 2, total - 1, total, 2 * total};
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
-        ls_broadphase *bp = ls_broadphase_create_segmented(N, caps[c], 3);
+        ls_broadphase *bp = ls_broadphase_create_segmented_(N, caps[c], 3);
         cr_assert_not_null(bp);
         for (uint32_t i = 0; i < N; i++) {
             put(bp, &s, i);
         }
         bool ovf = false;
-        uint32_t n = ls_broadphase_pairs_run(bp, got, BIG, &ovf, &reverse_runner);
+        uint32_t n = ls_broadphase_pairs_run_(bp, got, BIG, &ovf, &reverse_runner);
         uint32_t expect = total < caps[c] ? total : caps[c];
         cr_assert_eq(n, expect, "max_pairs %u: %u pairs, want %u", caps[c], n, expect);
         cr_assert_eq(ovf, total > caps[c], "max_pairs %u", caps[c]);
@@ -273,7 +273,7 @@ Test(broadphase, a_full_segment_slice_gives_the_canonical_prefix)
             cr_assert(got[i].a == want[i].a && got[i].b == want[i].b, "max_pairs %u pair %u",
                       caps[c], i);
         }
-        ls_broadphase_destroy(bp);
+        ls_broadphase_destroy_(bp);
     }
     scene_free(&s);
 }
@@ -323,7 +323,7 @@ Test(broadphase, equals_brute_force_on_every_tick_of_1000_boxes_with_churn_and_a
     enum { N = 1000, TICKS = 200 };
     ls_rng r = ls_rng_make(77, 5);
     scene s = scene_make(N);
-    ls_broadphase *bp = ls_broadphase_create(N, BIG);
+    ls_broadphase *bp = ls_broadphase_create_(N, BIG);
     cr_assert_not_null(bp);
     for (uint32_t i = 0; i < N; i++) {
         // A column: narrow in x and z, tall in y, so y is the sweep axis at first.
@@ -344,7 +344,7 @@ Test(broadphase, equals_brute_force_on_every_tick_of_1000_boxes_with_churn_and_a
             churn(&r, bp, &s);
         }
     }
-    ls_broadphase_destroy(bp);
+    ls_broadphase_destroy_(bp);
     scene_free(&s);
 }
 
@@ -353,7 +353,7 @@ static void expect_brute_prefix(ls_broadphase *bp, const scene *s, uint32_t cap,
 {
     static ls_pair got[BIG], want[BIG];
     bool ovf = false;
-    uint32_t n = ls_broadphase_pairs(bp, got, BIG, &ovf);
+    uint32_t n = ls_broadphase_pairs_(bp, got, BIG, &ovf);
     uint32_t m = brute_pairs(s, want, BIG);
     cr_assert_eq(n, m < cap ? m : cap, "tick %d: %u pairs, brute force %u, cap %u", tick, n, m,
                  cap);
@@ -377,7 +377,7 @@ Test(broadphase, fat_boxes_and_the_incremental_sweep_equal_brute_force_and_keep_
         uint32_t cap = phase == 0 ? BIG : 600;
         ls_rng r = ls_rng_make(31 + (uint64_t)phase, 7);
         scene s = scene_make(N);
-        ls_broadphase *bp = ls_broadphase_create(N, cap);
+        ls_broadphase *bp = ls_broadphase_create_(N, cap);
         cr_assert_not_null(bp);
         for (uint32_t i = 0; i < N; i++) {
             s.box[i] = random_box(&r, FX(6), FX(0.05), FX(0.6));
@@ -408,7 +408,7 @@ Test(broadphase, fat_boxes_and_the_incremental_sweep_equal_brute_force_and_keep_
                 }
             }
         }
-        ls_broadphase_destroy(bp);
+        ls_broadphase_destroy_(bp);
         scene_free(&s);
     }
 }
@@ -418,7 +418,7 @@ static void check_layout(uint32_t n, void (*layout)(ls_rng *, scene *, uint32_t)
 {
     ls_rng r = ls_rng_make(n, 9);
     scene s = scene_make(n);
-    ls_broadphase *bp = ls_broadphase_create(n, BIG);
+    ls_broadphase *bp = ls_broadphase_create_(n, BIG);
     cr_assert_not_null(bp);
     for (uint32_t i = 0; i < n; i++) {
         s.cat[i] = s.mask[i] = 1;
@@ -427,7 +427,7 @@ static void check_layout(uint32_t n, void (*layout)(ls_rng *, scene *, uint32_t)
     }
     expect_brute(bp, &s, what, 0);
     expect_brute(bp, &s, what, 1); // the incremental path on an unchanged scene
-    ls_broadphase_destroy(bp);
+    ls_broadphase_destroy_(bp);
     scene_free(&s);
 }
 
@@ -476,7 +476,7 @@ static void expect_pairs(ls_broadphase *bp, const ls_pair *want, uint32_t n_want
 {
     ls_pair got[64];
     bool ovf = true;
-    uint32_t n = ls_broadphase_pairs(bp, got, 64, &ovf);
+    uint32_t n = ls_broadphase_pairs_(bp, got, 64, &ovf);
     cr_assert_not(ovf);
     cr_assert_eq(n, n_want, "%u pairs, want %u", n, n_want);
     for (uint32_t i = 0; i < n; i++) {
@@ -487,66 +487,66 @@ static void expect_pairs(ls_broadphase *bp, const ls_pair *want, uint32_t n_want
 
 Test(broadphase, touching_faces_edges_and_corners_count_but_a_one_ulp_gap_does_not)
 {
-    ls_broadphase *bp = ls_broadphase_create(8, 64);
-    ls_broadphase_set(bp, 0, cube(0, 0, 0, FX(1)), 1, 1, false, 0);
-    ls_broadphase_set(bp, 1, cube(FX(1), 0, 0, FX(1)), 1, 1, false, 1);         // face of 0 on x
-    ls_broadphase_set(bp, 2, cube(0, FX(-1), 0, FX(1)), 1, 1, false, 2);        // face of 0 on y
-    ls_broadphase_set(bp, 3, cube(FX(1), FX(1), FX(1), FX(1)), 1, 1, false, 3); // corner of 0
-    ls_broadphase_set(bp, 4, cube(0, 0, FX(1) + 1, FX(1)), 1, 1, false, 4);     // 1 ulp above 0
-    ls_broadphase_set(bp, 5, (ls_aabb){{0, 0, 0}, {0, 0, 0}}, 1, 1, false, 5);  // a point
+    ls_broadphase *bp = ls_broadphase_create_(8, 64);
+    ls_broadphase_set_(bp, 0, cube(0, 0, 0, FX(1)), 1, 1, false, 0);
+    ls_broadphase_set_(bp, 1, cube(FX(1), 0, 0, FX(1)), 1, 1, false, 1);         // face of 0 on x
+    ls_broadphase_set_(bp, 2, cube(0, FX(-1), 0, FX(1)), 1, 1, false, 2);        // face of 0 on y
+    ls_broadphase_set_(bp, 3, cube(FX(1), FX(1), FX(1), FX(1)), 1, 1, false, 3); // corner of 0
+    ls_broadphase_set_(bp, 4, cube(0, 0, FX(1) + 1, FX(1)), 1, 1, false, 4);     // 1 ulp above 0
+    ls_broadphase_set_(bp, 5, (ls_aabb){{0, 0, 0}, {0, 0, 0}}, 1, 1, false, 5);  // a point
     const ls_pair want[] = {{0, 1}, {0, 2}, {0, 3}, {0, 5}, {1, 2}, {1, 3}, {2, 5}, {3, 4}};
     expect_pairs(bp, want, 8);
-    ls_broadphase_destroy(bp);
+    ls_broadphase_destroy_(bp);
 }
 
 Test(broadphase, pairs_need_each_category_accepted_by_the_other_mask)
 {
-    ls_broadphase *bp = ls_broadphase_create(8, 64);
+    ls_broadphase *bp = ls_broadphase_create_(8, 64);
     ls_aabb b = cube(0, 0, 0, FX(1));
-    ls_broadphase_set(bp, 0, b, 0x1, 0x2, false, 0); // accepts only 1
-    ls_broadphase_set(bp, 1, b, 0x2, 0x1, false, 1); // accepts only 0
-    ls_broadphase_set(bp, 2, b, 0x2, 0x0, false, 2); // accepts nobody
-    ls_broadphase_set(bp, 3, b, 0x4, 0xFF, false, 3);
-    ls_broadphase_set(bp, 4, b, 0x8, 0x4, false, 4); // 3 and 4 accept each other
+    ls_broadphase_set_(bp, 0, b, 0x1, 0x2, false, 0); // accepts only 1
+    ls_broadphase_set_(bp, 1, b, 0x2, 0x1, false, 1); // accepts only 0
+    ls_broadphase_set_(bp, 2, b, 0x2, 0x0, false, 2); // accepts nobody
+    ls_broadphase_set_(bp, 3, b, 0x4, 0xFF, false, 3);
+    ls_broadphase_set_(bp, 4, b, 0x8, 0x4, false, 4); // 3 and 4 accept each other
     const ls_pair want[] = {{0, 1}, {3, 4}};
     expect_pairs(bp, want, 2);
-    ls_broadphase_destroy(bp);
+    ls_broadphase_destroy_(bp);
 }
 
 Test(broadphase, static_static_pairs_are_excluded_and_static_dynamic_pairs_kept)
 {
-    ls_broadphase *bp = ls_broadphase_create(8, 64);
+    ls_broadphase *bp = ls_broadphase_create_(8, 64);
     ls_aabb b = cube(0, 0, 0, FX(1));
-    ls_broadphase_set(bp, 0, b, 1, 1, true, 0);
-    ls_broadphase_set(bp, 1, b, 1, 1, true, 1);
-    ls_broadphase_set(bp, 2, b, 1, 1, false, 2);
-    ls_broadphase_set(bp, 3, b, 1, 1, true, 3);
+    ls_broadphase_set_(bp, 0, b, 1, 1, true, 0);
+    ls_broadphase_set_(bp, 1, b, 1, 1, true, 1);
+    ls_broadphase_set_(bp, 2, b, 1, 1, false, 2);
+    ls_broadphase_set_(bp, 3, b, 1, 1, true, 3);
     const ls_pair want[] = {{0, 2}, {1, 2}, {2, 3}};
     expect_pairs(bp, want, 3);
-    ls_broadphase_destroy(bp);
+    ls_broadphase_destroy_(bp);
 }
 
 Test(broadphase, removed_proxies_leave_no_pairs_and_can_be_set_again)
 {
-    ls_broadphase *bp = ls_broadphase_create(8, 64);
+    ls_broadphase *bp = ls_broadphase_create_(8, 64);
     ls_aabb b = cube(0, 0, 0, FX(1));
     for (uint32_t i = 0; i < 4; i++) {
-        ls_broadphase_set(bp, i, b, 1, 1, false, i);
+        ls_broadphase_set_(bp, i, b, 1, 1, false, i);
     }
     const ls_pair all[] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
     expect_pairs(bp, all, 6);
-    ls_broadphase_remove(bp, 1);
-    ls_broadphase_remove(bp, 7); // not present: no-op
-    cr_assert_not(ls_broadphase_contains(bp, 1));
+    ls_broadphase_remove_(bp, 1);
+    ls_broadphase_remove_(bp, 7); // not present: no-op
+    cr_assert_not(ls_broadphase_contains_(bp, 1));
     const ls_pair without1[] = {{0, 2}, {0, 3}, {2, 3}};
     expect_pairs(bp, without1, 3);
-    ls_broadphase_set(bp, 1, b, 1, 1, false, 1);
-    ls_broadphase_remove(bp, 2); // removed and re-added between calls
-    ls_broadphase_set(bp, 2, b, 1, 1, false, 2);
+    ls_broadphase_set_(bp, 1, b, 1, 1, false, 1);
+    ls_broadphase_remove_(bp, 2); // removed and re-added between calls
+    ls_broadphase_set_(bp, 2, b, 1, 1, false, 2);
     expect_pairs(bp, all, 6);
-    ls_broadphase_clear(bp);
+    ls_broadphase_clear_(bp);
     expect_pairs(bp, NULL, 0);
-    ls_broadphase_destroy(bp);
+    ls_broadphase_destroy_(bp);
 }
 
 /// Fills bp with the same final boxes as `s`, via a history chosen by `seed`:
@@ -566,21 +566,21 @@ static void build_with_history(ls_broadphase *bp, const scene *s, uint64_t seed)
     static ls_pair scratch[BIG];
     for (uint32_t k = 0; k < s->n; k++) {
         uint32_t i = order[k];
-        ls_broadphase_set(bp, i, random_box(&r, FX(10), 0, FX(3)), 1, 1, false, i);
+        ls_broadphase_set_(bp, i, random_box(&r, FX(10), 0, FX(3)), 1, 1, false, i);
         if (k % 37 == 0) {
-            ls_broadphase_pairs(bp, scratch, BIG, NULL); // sorts the decoys into the order
+            ls_broadphase_pairs_(bp, scratch, BIG, NULL); // sorts the decoys into the order
         }
         if (k % 5 == 0) {
-            ls_broadphase_remove(bp, i);
+            ls_broadphase_remove_(bp, i);
         }
     }
-    ls_broadphase_pairs(bp, scratch, BIG, NULL);
+    ls_broadphase_pairs_(bp, scratch, BIG, NULL);
     for (uint32_t k = s->n; k-- > 0;) {
         uint32_t i = order[k];
         if (s->present[i]) {
-            ls_broadphase_set(bp, i, s->box[i], s->cat[i], s->mask[i], s->is_static[i], i);
+            ls_broadphase_set_(bp, i, s->box[i], s->cat[i], s->mask[i], s->is_static[i], i);
         } else {
-            ls_broadphase_remove(bp, i);
+            ls_broadphase_remove_(bp, i);
         }
     }
 }
@@ -596,18 +596,18 @@ Test(broadphase, same_final_boxes_give_the_same_pairs_whatever_the_insertion_his
         s.present[i] = ls_rng_below(&r, 5) != 0;
     }
     static ls_pair first[BIG], again[BIG];
-    ls_broadphase *bp = ls_broadphase_create(N, BIG);
+    ls_broadphase *bp = ls_broadphase_create_(N, BIG);
     build_with_history(bp, &s, 1);
-    uint32_t n = ls_broadphase_pairs(bp, first, BIG, NULL);
-    ls_broadphase_destroy(bp);
+    uint32_t n = ls_broadphase_pairs_(bp, first, BIG, NULL);
+    ls_broadphase_destroy_(bp);
     cr_assert_gt(n, 100, "the scene should have many pairs");
     for (uint64_t seed = 2; seed < 6; seed++) {
-        bp = ls_broadphase_create(N, BIG);
+        bp = ls_broadphase_create_(N, BIG);
         build_with_history(bp, &s, seed);
-        cr_assert_eq(ls_broadphase_pairs(bp, again, BIG, NULL), n);
+        cr_assert_eq(ls_broadphase_pairs_(bp, again, BIG, NULL), n);
         cr_assert_arr_eq(again, first, n * sizeof(ls_pair), "history %d", (int)seed);
         expect_brute(bp, &s, "history", (int)seed);
-        ls_broadphase_destroy(bp);
+        ls_broadphase_destroy_(bp);
     }
     scene_free(&s);
 }
@@ -615,10 +615,10 @@ Test(broadphase, same_final_boxes_give_the_same_pairs_whatever_the_insertion_his
 /// Ten identical boxes: 45 pairs (i, j), i < j.
 static ls_broadphase *ten_overlapping(uint32_t max_pairs)
 {
-    ls_broadphase *bp = ls_broadphase_create(10, max_pairs);
+    ls_broadphase *bp = ls_broadphase_create_(10, max_pairs);
     cr_assert_not_null(bp);
     for (uint32_t i = 0; i < 10; i++) {
-        ls_broadphase_set(bp, 9 - i, cube(0, 0, 0, FX(1)), 1, 1, false, 9 - i);
+        ls_broadphase_set_(bp, 9 - i, cube(0, 0, 0, FX(1)), 1, 1, false, 9 - i);
     }
     return bp;
 }
@@ -638,15 +638,15 @@ Test(broadphase, a_small_output_buffer_gets_the_canonical_prefix_and_reports_ove
     ls_broadphase *bp = ten_overlapping(64);
     ls_pair p[45];
     bool ovf = false;
-    cr_assert_eq(ls_broadphase_pairs(bp, p, 12, &ovf), 12);
+    cr_assert_eq(ls_broadphase_pairs_(bp, p, 12, &ovf), 12);
     cr_assert(ovf);
     expect_canonical_prefix(p, 12);
-    cr_assert_eq(ls_broadphase_pairs(bp, p, 45, &ovf), 45);
+    cr_assert_eq(ls_broadphase_pairs_(bp, p, 45, &ovf), 45);
     cr_assert_not(ovf, "exactly enough room is not an overflow");
     expect_canonical_prefix(p, 45);
-    cr_assert_eq(ls_broadphase_pairs(bp, NULL, 0, &ovf), 0);
+    cr_assert_eq(ls_broadphase_pairs_(bp, NULL, 0, &ovf), 0);
     cr_assert(ovf);
-    ls_broadphase_destroy(bp);
+    ls_broadphase_destroy_(bp);
 }
 
 Test(broadphase, a_full_internal_pair_buffer_keeps_the_canonical_prefix_and_reports_overflow)
@@ -655,21 +655,21 @@ Test(broadphase, a_full_internal_pair_buffer_keeps_the_canonical_prefix_and_repo
         ls_broadphase *bp = ten_overlapping(cap);
         ls_pair p[64];
         bool ovf = false;
-        uint32_t n = ls_broadphase_pairs(bp, p, 64, &ovf);
+        uint32_t n = ls_broadphase_pairs_(bp, p, 64, &ovf);
         cr_assert_eq(n, cap, "max_pairs %u", cap);
         cr_assert_eq(ovf, cap < 45, "max_pairs %u", cap);
         expect_canonical_prefix(p, n);
-        ls_broadphase_destroy(bp);
+        ls_broadphase_destroy_(bp);
     }
 }
 
 Test(broadphase, create_rejects_zero_proxies_and_reports_its_capacity)
 {
-    cr_assert_null(ls_broadphase_create(0, 10));
-    ls_broadphase *bp = ls_broadphase_create(3, 0);
+    cr_assert_null(ls_broadphase_create_(0, 10));
+    ls_broadphase *bp = ls_broadphase_create_(3, 0);
     cr_assert_not_null(bp);
-    cr_assert_eq(ls_broadphase_capacity(bp), 3);
-    cr_assert_eq(ls_broadphase_pairs(bp, NULL, 0, NULL), 0, "empty broad phase");
-    ls_broadphase_destroy(bp);
-    ls_broadphase_destroy(NULL);
+    cr_assert_eq(ls_broadphase_capacity_(bp), 3);
+    cr_assert_eq(ls_broadphase_pairs_(bp, NULL, 0, NULL), 0, "empty broad phase");
+    ls_broadphase_destroy_(bp);
+    ls_broadphase_destroy_(NULL);
 }

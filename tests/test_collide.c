@@ -51,12 +51,12 @@ static ls_xform at_rot(double x, double y, double z, double ax, double ay, doubl
 {
     double s = sin(angle / 2), c = cos(angle / 2);
     ls_quat q = ls_quat_normalize(ls_quat_make(fx(ax * s), fx(ay * s), fx(az * s), fx(c)));
-    return ls_xform_make(v3(x, y, z), q);
+    return ls_xform_make_(v3(x, y, z), q);
 }
 
 static ls_xform at(double x, double y, double z)
 {
-    return ls_xform_make(v3(x, y, z), ls_quat_identity());
+    return ls_xform_make_(v3(x, y, z), ls_quat_identity());
 }
 
 /// Capsule axis (local +Y) turned onto world X (rotation of 90 deg about Z).
@@ -106,7 +106,7 @@ static void assert_well_formed(const ls_manifold *m)
 static int collide(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
                    ls_manifold *m)
 {
-    int n = ls_collide(a, xa, b, xb, MARGIN, m);
+    int n = ls_collide_(a, xa, b, xb, MARGIN, m);
     cr_assert_eq(n, m->count);
     assert_well_formed(m);
     return n;
@@ -582,8 +582,8 @@ Test(collide, same_call_twice_gives_bit_identical_manifolds)
             ls_manifold m1, m2;
             memset(&m1, 0xAB, sizeof m1); // stale contents must not leak through
             memset(&m2, 0x5C, sizeof m2);
-            ls_collide(&s[i].g, &s[i].x, &s[j].g, &s[j].x, MARGIN, &m1);
-            ls_collide(&s[i].g, &s[i].x, &s[j].g, &s[j].x, MARGIN, &m2);
+            ls_collide_(&s[i].g, &s[i].x, &s[j].g, &s[j].x, MARGIN, &m1);
+            ls_collide_(&s[i].g, &s[i].x, &s[j].g, &s[j].x, MARGIN, &m2);
             cr_assert_eq(memcmp(&m1, &m2, sizeof m1), 0, "pair %d %d", i, j);
         }
     }
@@ -623,23 +623,23 @@ Test(collide, aabb_of_sphere_box_capsule_and_plane)
     ls_fx margin = fx(0.1);
     ls_geom s = sphere(0.5);
     ls_xform xs = at(1, 2, 3);
-    ls_aabb a = ls_geom_aabb(&s, &xs, margin);
+    ls_aabb a = ls_geom_aabb_(&s, &xs, margin);
     assert_vec_near(a.min, 0.4, 1.4, 2.4, ULP, "sphere min");
     assert_vec_near(a.max, 1.6, 2.6, 3.6, ULP, "sphere max");
 
     ls_geom b = box(1, 0.5, 1);
     ls_xform xb = at_rot(0, 0, 0, 0, 1, 0, PI / 4);
-    a = ls_geom_aabb(&b, &xb, 0);
+    a = ls_geom_aabb_(&b, &xb, 0);
     assert_vec_near(a.max, sqrt(2), 0.5, sqrt(2), 1e-4, "rotated box max");
 
     ls_geom c = capsule(0.25, 1);
     ls_xform xc = at(0, 0, 0);
-    a = ls_geom_aabb(&c, &xc, 0);
+    a = ls_geom_aabb_(&c, &xc, 0);
     assert_vec_near(a.max, 0.25, 1.25, 0.25, ULP, "capsule max");
     assert_vec_near(a.min, -0.25, -1.25, -0.25, ULP, "capsule min");
 
     ls_geom p = ground();
-    a = ls_geom_aabb(&p, &xc, margin);
+    a = ls_geom_aabb_(&p, &xc, margin);
     cr_assert_eq(a.max.x, LS_FX_MAX / 2);
     cr_assert_eq(a.min.y, -(LS_FX_MAX / 2));
 }
@@ -651,7 +651,7 @@ Test(collide, offset_shape_centre_is_rotated_with_the_body)
     ls_geom s = sphere(0.5);
     s.offset = v3(1, 0, 0);
     ls_xform x = at_rot(0, 0, 0, 0, 1, 0, PI / 2);
-    ls_aabb a = ls_geom_aabb(&s, &x, 0);
+    ls_aabb a = ls_geom_aabb_(&s, &x, 0);
     assert_vec_near(a.min, -0.5, -0.5, -1.5, 2 * ULP, "min");
 }
 
@@ -685,7 +685,7 @@ static scene_shape random_shape(ls_rng *r, int k, ls_vec3 base)
     ls_vec3 p =
         ls_vec3_add(base, ls_vec3_make(ls_rng_range(r, -span, span), ls_rng_range(r, -span, span),
                                        ls_rng_range(r, -span, span)));
-    s.x = ls_xform_make(p, q);
+    s.x = ls_xform_make_(p, q);
     return s;
 }
 
@@ -708,7 +708,7 @@ Test(collide, random_poses_give_well_formed_symmetric_manifolds_inside_both_aabb
         int n = collide(&a.g, &a.x, &b.g, &b.x, &ab);
         cr_assert_eq(collide(&b.g, &b.x, &a.g, &a.x, &ba), n);
         hits += n > 0;
-        ls_aabb bxa = ls_geom_aabb(&a.g, &a.x, 0), bxb = ls_geom_aabb(&b.g, &b.x, 0);
+        ls_aabb bxa = ls_geom_aabb_(&a.g, &a.x, 0), bxb = ls_geom_aabb_(&b.g, &b.x, 0);
         for (int i = 0; i < n; i++) {
             ls_vec3 p = ab.points[i].point;
             ls_fx grow = ls_fx_add(MARGIN, ls_fx_abs(ab.points[i].depth)) + fx(1e-3);
@@ -916,7 +916,7 @@ static ls_vec3 random_offset_in_plane(ls_rng *r, ls_vec3 n)
 
 Test(collide, a_box_beyond_the_cheap_plane_reject_has_no_vertex_within_the_margin)
 {
-    // ls_collide_box_plane rejects a box whose centre is higher than
+    // ls_collide_box_plane_ rejects a box whose centre is higher than
     // (1 + 1/64) (hx + hy + hz) + 2 raw above the margin (+ 256 raw) before
     // it builds the box's axes, claiming the vertex test would find none of
     // the eight vertices within the margin either. Check it with centres
@@ -949,14 +949,14 @@ Test(collide, a_box_beyond_the_cheap_plane_reject_has_no_vertex_within_the_margi
         int64_t height = sum + (sum >> 6) + 2 + margin + 257 + (int64_t)ls_rng_below(&r, 64);
         // The centre: a random point of the plane moved `height` along n.
         ls_vec3 base = ls_vec3_add(ls_vec3_scale(nn, pl.plane_d), random_offset_in_plane(&r, nn));
-        ls_xform xf = ls_xform_make(ls_vec3_add(base, ls_vec3_scale(nn, (ls_fx)height)), q);
+        ls_xform xf = ls_xform_make_(ls_vec3_add(base, ls_vec3_scale(nn, (ls_fx)height)), q);
         ls_fx centre = ls_fx_sub(ls_vec3_dot(nn, xf.p), pl.plane_d);
         if ((int64_t)centre - (sum + (sum >> 6) + 2) - 256 <= margin) {
             continue; // rounding put it inside the bound: not a case of the claim
         }
         ls_manifold m;
         ls_xform origin = at(0, 0, 0);
-        cr_assert_eq(ls_collide(&bx, &xf, &pl, &origin, margin, &m), 0);
+        cr_assert_eq(ls_collide_(&bx, &xf, &pl, &origin, margin, &m), 0);
         for (int v = 0; v < 8; v++) {
             ls_vec3 local =
                 ls_vec3_make((v & 1) ? h.x : -h.x, (v & 2) ? h.y : -h.y, (v & 4) ? h.z : -h.z);

@@ -46,12 +46,12 @@ static ls_xform at_rot(double x, double y, double z, double ax, double ay, doubl
 {
     double s = sin(angle / 2), c = cos(angle / 2);
     ls_quat q = ls_quat_normalize(ls_quat_make(fx(ax * s), fx(ay * s), fx(az * s), fx(c)));
-    return ls_xform_make(v3(x, y, z), q);
+    return ls_xform_make_(v3(x, y, z), q);
 }
 
 static ls_xform at(double x, double y, double z)
 {
-    return ls_xform_make(v3(x, y, z), ls_quat_identity());
+    return ls_xform_make_(v3(x, y, z), ls_quat_identity());
 }
 
 static ls_quat random_quat(ls_rng *r)
@@ -128,7 +128,7 @@ Test(hull, make_box_equals_the_hull_of_its_corners_byte_for_byte)
         ls_hull *h = ls_hull_create(p, 8, NULL);
         cr_assert_not_null(h);
         ls_hull b;
-        ls_hull_make_box(v3(sizes[s][0], sizes[s][1], sizes[s][2]), &b);
+        ls_hull_make_box_(v3(sizes[s][0], sizes[s][1], sizes[s][2]), &b);
         cr_assert(memcmp(h, &b, sizeof b) == 0, "box %d differs from its hull", s);
         ls_hull_destroy(h);
     }
@@ -376,7 +376,7 @@ Test(hull, mass_props_of_box_hulls_match_the_analytic_box_within_1_percent)
         ls_hull *h = ls_hull_create(p, 8, NULL);
         cr_assert_not_null(h);
         ls_hull_mass mp;
-        cr_assert(ls_hull_mass_props(h, fx(dens[k]), &mp), "box %d mass in range", k);
+        cr_assert(ls_hull_mass_props_(h, fx(dens[k]), &mp), "box %d mass in range", k);
         double m = dens[k] * 8 * hx * hy * hz;
         double ixx = m / 3 * (hy * hy + hz * hz), iyy = m / 3 * (hx * hx + hz * hz),
                izz = m / 3 * (hx * hx + hy * hy);
@@ -402,7 +402,7 @@ Test(hull, mass_props_of_box_hulls_match_the_analytic_box_within_1_percent)
     }
     ls_hull *h = ls_hull_create(p, 8, NULL);
     ls_hull_mass mp;
-    cr_assert(ls_hull_mass_props(h, fx(100), &mp));
+    cr_assert(ls_hull_mass_props_(h, fx(100), &mp));
     double m = 100 * 8 * 2 * 1 * 0.5;
     double i1 = m / 3 * (1 + 0.25), i2 = m / 3 * (4 + 0.25);
     double c = cos(PI / 6), s = sin(PI / 6);
@@ -413,7 +413,7 @@ Test(hull, mass_props_of_box_hulls_match_the_analytic_box_within_1_percent)
     // A 64 m cube of 1000 kg/m^3 is far out of range: refused, not wrapped.
     box_corners(32, 32, 32, p);
     ls_hull *big = ls_hull_create(p, 8, NULL);
-    cr_assert_not(ls_hull_mass_props(big, fx(1000), &mp));
+    cr_assert_not(ls_hull_mass_props_(big, fx(1000), &mp));
     ls_hull_destroy(big);
     ls_hull_destroy(h);
 }
@@ -426,8 +426,8 @@ Test(hull, aabb_bounds_every_vertex_and_ray_cast_hits_faces_exactly)
     ls_hull *h = ls_hull_create(p, 32, NULL);
     cr_assert_not_null(h);
     for (int it = 0; it < 200; it++) {
-        ls_xform x = ls_xform_make(random_vec(&r, 2000), random_quat(&r));
-        ls_aabb b = ls_hull_aabb(h, &x, 0);
+        ls_xform x = ls_xform_make_(random_vec(&r, 2000), random_quat(&r));
+        ls_aabb b = ls_hull_aabb_(h, &x, 0);
         for (uint32_t i = 0; i < h->vertex_count; i++) {
             ls_vec3 w = ls_vec3_add(x.p, ls_mat3_mul_vec(x.r, h->vertices[i]));
             cr_assert(w.x >= b.min.x - 1 && w.y >= b.min.y - 1 && w.z >= b.min.z - 1);
@@ -437,17 +437,17 @@ Test(hull, aabb_bounds_every_vertex_and_ray_cast_hits_faces_exactly)
     ls_hull_destroy(h);
     // Ray against a box hull rotated 90 degrees about y at (5, 0, 0).
     ls_hull box;
-    ls_hull_make_box(v3(1, 2, 3), &box);
+    ls_hull_make_box_(v3(1, 2, 3), &box);
     ls_xform x = at_rot(5, 0, 0, 0, 1, 0, PI / 2); // local z -> world x
     ls_fx t;
     ls_vec3 n;
-    cr_assert(ls_hull_ray_cast(&box, &x, v3(0, 0.5, 0.25), v3(10, 0.5, 0.25), &t, &n));
+    cr_assert(ls_hull_ray_cast_(&box, &x, v3(0, 0.5, 0.25), v3(10, 0.5, 0.25), &t, &n));
     // Entry at x = 5 - 3 = 2: fraction 0.2, normal -x.
     cr_assert(fabs(val(t) - 0.2) <= 2 * ULP, "fraction %f", val(t));
     cr_assert(fabs(val(n.x) + 1) <= 2 * ULP && fabs(val(n.y)) <= 2 * ULP, "normal");
-    cr_assert_not(ls_hull_ray_cast(&box, &x, v3(0, 3, 0), v3(10, 3, 0), &t, &n), "passes above");
-    cr_assert_not(ls_hull_ray_cast(&box, &x, v3(0, 0, 0), v3(1.9, 0, 0), &t, &n), "stops short");
-    cr_assert(ls_hull_ray_cast(&box, &x, v3(5, 0, 0), v3(10, 0, 0), &t, &n), "inside");
+    cr_assert_not(ls_hull_ray_cast_(&box, &x, v3(0, 3, 0), v3(10, 3, 0), &t, &n), "passes above");
+    cr_assert_not(ls_hull_ray_cast_(&box, &x, v3(0, 0, 0), v3(1.9, 0, 0), &t, &n), "stops short");
+    cr_assert(ls_hull_ray_cast_(&box, &x, v3(5, 0, 0), v3(10, 0, 0), &t, &n), "inside");
     cr_assert_eq(t, 0);
     cr_assert(fabs(val(n.x) + 1) <= 2 * ULP, "inside: normal against the direction");
 }
@@ -721,8 +721,8 @@ Test(hull_sat, hull_hull_agrees_with_a_brute_force_sat_on_10000_random_pairs, .t
             ls_hull_destroy(hb);
             continue;
         }
-        ls_xform xa = ls_xform_make(random_vec(&r, 1000), random_quat(&r));
-        ls_xform xb = ls_xform_make(ls_vec3_add(xa.p, random_vec(&r, 2.2)), random_quat(&r));
+        ls_xform xa = ls_xform_make_(random_vec(&r, 1000), random_quat(&r));
+        ls_xform xb = ls_xform_make_(ls_vec3_add(xa.p, random_vec(&r, 2.2)), random_quat(&r));
         pairs++;
         dhull_make(ha, &xa, &da);
         dhull_make(hb, &xb, &db);
@@ -730,7 +730,7 @@ Test(hull_sat, hull_hull_agrees_with_a_brute_force_sat_on_10000_random_pairs, .t
         double sat = dsat(&da, &db, &axis);
         ls_proxy pa = {ha->vertices, ha->vertex_count, 0}, pb = {hb->vertices, hb->vertex_count, 0};
         ls_gjk_result g;
-        bool sep = ls_gjk_distance(&pa, &xa, &pb, &xb, &g);
+        bool sep = ls_gjk_distance_(&pa, &xa, &pb, &xb, &g);
         max_gjk = g.iterations > max_gjk ? g.iterations : max_gjk;
         cr_assert_leq(g.iterations, LS_GJK_MAX_ITERS);
         if (fabs(sat) < band) {
@@ -756,7 +756,7 @@ Test(hull_sat, hull_hull_agrees_with_a_brute_force_sat_on_10000_random_pairs, .t
             } else {
                 overlapping++;
                 ls_epa_result e;
-                ls_epa_penetration(&pa, &xa, &pb, &xb, &g, &e);
+                ls_epa_penetration_(&pa, &xa, &pb, &xb, &g, &e);
                 max_epa = e.iterations > max_epa ? e.iterations : max_epa;
                 cr_assert_leq(e.iterations, LS_EPA_MAX_ITERS);
                 double err = fabs(val(e.depth) + sat);
@@ -781,7 +781,7 @@ Test(hull_sat, hull_hull_agrees_with_a_brute_force_sat_on_10000_random_pairs, .t
         // The manifold: a verdict consistent with the cores, normal A -> B.
         ls_geom ga = {.kind = LS_SHAPE_HULL, .hull = ha}, gb = {.kind = LS_SHAPE_HULL, .hull = hb};
         ls_manifold m;
-        int n = ls_collide_hull_hull(&ga, &xa, &gb, &xb, fx(0.02), &m);
+        int n = ls_collide_hull_hull_(&ga, &xa, &gb, &xb, fx(0.02), &m);
         if (sat < -band) {
             cr_assert_gt(n, 0, "pair %d: overlapping hulls gave no contact", pairs);
             manifolds++;
@@ -821,33 +821,33 @@ Test(hull_sat, hull_hull_agrees_with_a_brute_force_sat_on_10000_random_pairs, .t
 Test(hull_gjk, distance_between_unit_cubes_and_touching_and_identical_shapes)
 {
     ls_hull box;
-    ls_hull_make_box(v3(0.5, 0.5, 0.5), &box);
+    ls_hull_make_box_(v3(0.5, 0.5, 0.5), &box);
     ls_proxy p = {box.vertices, box.vertex_count, 0};
     ls_xform xa = at(100, 5, -7), xb = at(101.75, 5.25, -7);
     ls_gjk_result g;
-    cr_assert(ls_gjk_distance(&p, &xa, &p, &xb, &g));
+    cr_assert(ls_gjk_distance_(&p, &xa, &p, &xb, &g));
     cr_assert_eq(g.distance, fx(0.75), "distance %f", val(g.distance));
     cr_assert(ls_vec3_equal(g.normal, v3(1, 0, 0)));
     cr_assert_eq(g.point_a.x, fx(100.5));
     cr_assert_eq(g.point_b.x, fx(101.25));
     // Face to face exactly: touching counts as overlap with depth 0.
     xb = at(101, 5.25, -7);
-    cr_assert_not(ls_gjk_distance(&p, &xa, &p, &xb, &g));
+    cr_assert_not(ls_gjk_distance_(&p, &xa, &p, &xb, &g));
     cr_assert(g.overlap);
     ls_epa_result e;
-    ls_epa_penetration(&p, &xa, &p, &xb, &g, &e);
+    ls_epa_penetration_(&p, &xa, &p, &xb, &g, &e);
     cr_assert_eq(e.depth, 0);
     cr_assert(ls_vec3_equal(e.normal, v3(1, 0, 0)), "touching normal %f %f %f", val(e.normal.x),
               val(e.normal.y), val(e.normal.z));
     // Identical shapes: depth 1 (a face width), a face normal.
-    cr_assert_not(ls_gjk_distance(&p, &xa, &p, &xa, &g));
-    ls_epa_penetration(&p, &xa, &p, &xa, &g, &e);
+    cr_assert_not(ls_gjk_distance_(&p, &xa, &p, &xa, &g));
+    ls_epa_penetration_(&p, &xa, &p, &xa, &g, &e);
     cr_assert_eq(e.depth, fx(1));
     cr_assert_eq(ls_vec3_len_sq_q32(e.normal), (uint64_t)1 << 32);
     // Rotated and overlapping by 0.1 along y.
-    xb = ls_xform_make(v3(100, 5.9, -7), at_rot(0, 0, 0, 0, 1, 0, 0.4).q);
-    cr_assert_not(ls_gjk_distance(&p, &xa, &p, &xb, &g));
-    ls_epa_penetration(&p, &xa, &p, &xb, &g, &e);
+    xb = ls_xform_make_(v3(100, 5.9, -7), at_rot(0, 0, 0, 0, 1, 0, 0.4).q);
+    cr_assert_not(ls_gjk_distance_(&p, &xa, &p, &xb, &g));
+    ls_epa_penetration_(&p, &xa, &p, &xb, &g, &e);
     cr_assert(fabs(val(e.depth) - 0.1) <= 4 * ULP, "depth %f", val(e.depth));
     cr_assert(fabs(val(e.normal.y) - 1) <= 2 * ULP);
 }
@@ -911,7 +911,7 @@ Test(hull_gjk, gjk_and_epa_terminate_within_their_caps_on_random_and_degenerate_
         ls_vec3 pa[64], pb[64];
         int na = stress_points(&r, kind == 2 ? 0 : kind, pa, NULL, 0);
         int nb = stress_points(&r, kind, pb, pa, na);
-        ls_xform xa = ls_xform_make(random_vec(&r, 2000), random_quat(&r));
+        ls_xform xa = ls_xform_make_(random_vec(&r, 2000), random_quat(&r));
         ls_xform xb;
         if (kind == 2) {
             xb = xa; // identical shapes, same pose
@@ -924,14 +924,14 @@ Test(hull_gjk, gjk_and_epa_terminate_within_their_caps_on_random_and_degenerate_
             xb = xa;
             xb.p = ls_vec3_add(xa.p, ls_mat3_mul_vec(xa.r, off));
         } else if (kind == 7) {
-            xb = ls_xform_make(ls_vec3_add(xa.p, v3(1000, -200, 500)), random_quat(&r));
+            xb = ls_xform_make_(ls_vec3_add(xa.p, v3(1000, -200, 500)), random_quat(&r));
         } else {
-            xb = ls_xform_make(ls_vec3_add(xa.p, random_vec(&r, kind == 4 ? 1.0 / 2048 : 2.5)),
-                               random_quat(&r));
+            xb = ls_xform_make_(ls_vec3_add(xa.p, random_vec(&r, kind == 4 ? 1.0 / 2048 : 2.5)),
+                                random_quat(&r));
         }
         ls_proxy a = {pa, (uint32_t)na, 0}, b = {pb, (uint32_t)nb, 0};
         ls_gjk_result g;
-        bool sep = ls_gjk_distance(&a, &xa, &b, &xb, &g);
+        bool sep = ls_gjk_distance_(&a, &xa, &b, &xb, &g);
         max_gjk = g.iterations > max_gjk ? g.iterations : max_gjk;
         gjk_capped += !g.converged;
         if (g.iterations > LS_GJK_MAX_ITERS || g.distance < 0) {
@@ -947,7 +947,7 @@ Test(hull_gjk, gjk_and_epa_terminate_within_their_caps_on_random_and_degenerate_
         } else {
             overlaps++;
             ls_epa_result e;
-            bool conv = ls_epa_penetration(&a, &xa, &b, &xb, &g, &e);
+            bool conv = ls_epa_penetration_(&a, &xa, &b, &xb, &g, &e);
             epa_capped += !conv && e.iterations >= LS_EPA_MAX_ITERS;
             max_epa = e.iterations > max_epa ? e.iterations : max_epa;
             max_faces = e.faces > max_faces ? e.faces : max_faces;
@@ -986,13 +986,13 @@ Test(hull, box_hull_agrees_with_box_box_on_resting_and_random_poses)
 {
     // A box resting flat on a box hull: 4 points, same as box-box.
     ls_hull base;
-    ls_hull_make_box(v3(1, 0.5, 1), &base);
+    ls_hull_make_box_(v3(1, 0.5, 1), &base);
     ls_geom gh = hull_geom(&base), gb = box_geom(1, 0.5, 1), top = box_geom(0.5, 0.5, 0.5);
     ls_xform xbase = at(0, 0, 0), xtop = at(0.2, 0.99, -0.1);
     ls_manifold mh, mb;
     mh.count = mb.count = 0;
-    int nh = ls_collide_box_hull(&top, &xtop, &gh, &xbase, MARGIN, &mh);
-    int nb = ls_collide_box_box(&top, &xtop, &gb, &xbase, MARGIN, &mb);
+    int nh = ls_collide_box_hull_(&top, &xtop, &gh, &xbase, MARGIN, &mh);
+    int nb = ls_collide_box_box_(&top, &xtop, &gb, &xbase, MARGIN, &mb);
     cr_assert_eq(nh, 4);
     cr_assert_eq(nb, 4);
     cr_assert(ls_vec3_equal(mh.normal, mb.normal));
@@ -1013,13 +1013,13 @@ Test(hull, box_hull_agrees_with_box_box_on_resting_and_random_poses)
         ls_geom a = {.kind = LS_SHAPE_BOX, .half_extents = ha};
         ls_geom b = {.kind = LS_SHAPE_BOX, .half_extents = hb};
         ls_hull hbh;
-        ls_hull_make_box(hb, &hbh);
+        ls_hull_make_box_(hb, &hbh);
         ls_geom bh = hull_geom(&hbh);
-        ls_xform xa = ls_xform_make(random_vec(&r, 1000), random_quat(&r));
-        ls_xform xb = ls_xform_make(ls_vec3_add(xa.p, random_vec(&r, 1.6)), random_quat(&r));
-        mh.count = mb.count = 0; // the pair routines append (ls_collide clears)
-        nh = ls_collide_box_hull(&a, &xa, &bh, &xb, MARGIN, &mh);
-        nb = ls_collide_box_box(&a, &xa, &b, &xb, MARGIN, &mb);
+        ls_xform xa = ls_xform_make_(random_vec(&r, 1000), random_quat(&r));
+        ls_xform xb = ls_xform_make_(ls_vec3_add(xa.p, random_vec(&r, 1.6)), random_quat(&r));
+        mh.count = mb.count = 0; // the pair routines append (ls_collide_ clears)
+        nh = ls_collide_box_hull_(&a, &xa, &bh, &xb, MARGIN, &mh);
+        nb = ls_collide_box_box_(&a, &xa, &b, &xb, MARGIN, &mb);
         if (nh == 0 || nb == 0) {
             only_one += (nh == 0) != (nb == 0);
             if ((nh == 0) != (nb == 0)) {
@@ -1067,29 +1067,29 @@ Test(hull, box_hull_agrees_with_box_box_on_resting_and_random_poses)
 Test(hull, sphere_capsule_and_plane_against_hulls)
 {
     ls_hull box;
-    ls_hull_make_box(v3(1, 0.5, 1), &box);
+    ls_hull_make_box_(v3(1, 0.5, 1), &box);
     ls_geom gh = hull_geom(&box);
     ls_xform xh = at(10, 0, 0);
     // Sphere over the top face.
     ls_geom s = {.kind = LS_SHAPE_SPHERE, .radius = fx(0.25)};
     ls_xform xs = at(10.3, 0.74, 0.1);
     ls_manifold m;
-    cr_assert_eq(ls_collide_sphere_hull(&s, &xs, &gh, &xh, MARGIN, &m), 1);
+    cr_assert_eq(ls_collide_sphere_hull_(&s, &xs, &gh, &xh, MARGIN, &m), 1);
     cr_assert(ls_vec3_equal(m.normal, v3(0, -1, 0)));
     cr_assert(fabs(val(m.points[0].depth) - 0.01) <= 2 * ULP);
     cr_assert(fabs(val(m.points[0].point.y) - 0.495) <= 2 * ULP);
     // Centre inside, nearest face +x.
     xs = at(10.9, 0.1, 0);
-    cr_assert_eq(ls_collide_sphere_hull(&s, &xs, &gh, &xh, MARGIN, &m), 1);
+    cr_assert_eq(ls_collide_sphere_hull_(&s, &xs, &gh, &xh, MARGIN, &m), 1);
     cr_assert(ls_vec3_equal(m.normal, v3(-1, 0, 0)));
     cr_assert(fabs(val(m.points[0].depth) - 0.35) <= 2 * ULP);
     // Far away: nothing.
     xs = at(10, 2, 0);
-    cr_assert_eq(ls_collide_sphere_hull(&s, &xs, &gh, &xh, MARGIN, &m), 0);
+    cr_assert_eq(ls_collide_sphere_hull_(&s, &xs, &gh, &xh, MARGIN, &m), 0);
     // Capsule lying on the top face (axis along x): two points.
     ls_geom c = {.kind = LS_SHAPE_CAPSULE, .radius = fx(0.2), .half_height = fx(0.6)};
     ls_xform xc = at_rot(10, 0.65, 0, 0, 0, 1, PI / 2);
-    cr_assert_eq(ls_collide_capsule_hull(&c, &xc, &gh, &xh, MARGIN, &m), 2);
+    cr_assert_eq(ls_collide_capsule_hull_(&c, &xc, &gh, &xh, MARGIN, &m), 2);
     cr_assert(fabs(val(m.normal.y) + 1) <= 2 * ULP);
     for (int i = 0; i < 2; i++) {
         cr_assert(fabs(val(m.points[i].depth) - 0.05) <= 4 * ULP, "depth %f",
@@ -1097,16 +1097,16 @@ Test(hull, sphere_capsule_and_plane_against_hulls)
     }
     // Capsule standing on the face: one point.
     xc = at(10, 1.29, 0);
-    cr_assert_eq(ls_collide_capsule_hull(&c, &xc, &gh, &xh, MARGIN, &m), 1);
+    cr_assert_eq(ls_collide_capsule_hull_(&c, &xc, &gh, &xh, MARGIN, &m), 1);
     cr_assert(fabs(val(m.points[0].depth) - 0.01) <= 4 * ULP);
     // Capsule axis through the hull (core overlap): pushed out of the top.
     xc = at(10, 0.4, 0);
-    cr_assert_geq(ls_collide_capsule_hull(&c, &xc, &gh, &xh, MARGIN, &m), 1);
+    cr_assert_geq(ls_collide_capsule_hull_(&c, &xc, &gh, &xh, MARGIN, &m), 1);
     cr_assert(fabs(val(m.normal.y) + 1) <= 2 * ULP, "normal y %f", val(m.normal.y));
     // Hull resting on the ground plane: its 4 bottom corners.
     ls_geom plane = {.kind = LS_SHAPE_PLANE, .normal = v3(0, 1, 0), .plane_d = 0};
     ls_xform xr = at(3, 0.49, 0), x0 = at(0, 0, 0);
-    cr_assert_eq(ls_collide_hull_plane(&gh, &xr, &plane, &x0, MARGIN, &m), 4);
+    cr_assert_eq(ls_collide_hull_plane_(&gh, &xr, &plane, &x0, MARGIN, &m), 4);
     cr_assert(ls_vec3_equal(m.normal, v3(0, -1, 0)));
     for (int i = 0; i < 4; i++) {
         cr_assert_eq(m.points[i].depth, fx(0.01));
@@ -1132,32 +1132,32 @@ static double dbox_dist(dvec p, dvec c, const ls_mat3 *r, dvec h)
 Test(hull, shape_cast_of_a_sphere_against_a_hull_matches_the_analytic_fraction)
 {
     ls_hull box;
-    ls_hull_make_box(v3(1, 1, 1), &box);
+    ls_hull_make_box_(v3(1, 1, 1), &box);
     ls_proxy a = {box.vertices, box.vertex_count, 0};
     ls_vec3 zero = ls_vec3_zero();
     ls_proxy b = {&zero, 1, fx(0.5)};
     ls_xform xa = at(0, 0, 0), xb = at(-5, 0.3, 0.2);
     ls_cast_result c;
-    cr_assert(ls_shape_cast(&a, &xa, &b, &xb, v3(10, 0, 0), 0, &c));
+    cr_assert(ls_shape_cast_(&a, &xa, &b, &xb, v3(10, 0, 0), 0, &c));
     cr_assert(fabs(val(c.fraction) - 0.35) <= 1e-4, "fraction %f", val(c.fraction));
     cr_assert(fabs(val(c.normal.x) + 1) <= 2 * ULP, "normal");
     cr_assert(fabs(val(c.point.x) + 1) <= 3e-4 && fabs(val(c.point.y) - 0.3) <= 1e-4);
     // Toward a corner along the diagonal.
     xb = at(5, 5, 5);
-    cr_assert(ls_shape_cast(&a, &xa, &b, &xb, v3(-4, -4, -4), 0, &c));
+    cr_assert(ls_shape_cast_(&a, &xa, &b, &xb, v3(-4, -4, -4), 0, &c));
     double want = 1 - 0.5 / (4 * sqrt(3.0));
     cr_assert(fabs(val(c.fraction) - want) <= 1e-4, "corner fraction %f vs %f", val(c.fraction),
               want);
     // Target separation 0.1: hits earlier by 0.1 / 10.
     xb = at(-5, 0.3, 0.2);
-    cr_assert(ls_shape_cast(&a, &xa, &b, &xb, v3(10, 0, 0), fx(0.1), &c));
+    cr_assert(ls_shape_cast_(&a, &xa, &b, &xb, v3(10, 0, 0), fx(0.1), &c));
     cr_assert(fabs(val(c.fraction) - 0.34) <= 1e-4, "fraction %f", val(c.fraction));
     // Misses, moving away, and starting in contact.
-    cr_assert_not(ls_shape_cast(&a, &xa, &b, &xb, v3(10, 4, 0), 0, &c));
-    cr_assert_not(ls_shape_cast(&a, &xa, &b, &xb, v3(-10, 0, 0), 0, &c));
-    cr_assert_not(ls_shape_cast(&a, &xa, &b, &xb, v3(3, 0, 0), 0, &c), "stops short");
+    cr_assert_not(ls_shape_cast_(&a, &xa, &b, &xb, v3(10, 4, 0), 0, &c));
+    cr_assert_not(ls_shape_cast_(&a, &xa, &b, &xb, v3(-10, 0, 0), 0, &c));
+    cr_assert_not(ls_shape_cast_(&a, &xa, &b, &xb, v3(3, 0, 0), 0, &c), "stops short");
     xb = at(0.5, 0.5, 1.2);
-    cr_assert(ls_shape_cast(&a, &xa, &b, &xb, v3(1, 0, 0), 0, &c));
+    cr_assert(ls_shape_cast_(&a, &xa, &b, &xb, v3(1, 0, 0), 0, &c));
     cr_assert_eq(c.fraction, 0);
     // Random rotated hull boxes against a double reference: first root of
     // dist(centre(t), box) = r by fine stepping and bisection.
@@ -1170,9 +1170,9 @@ Test(hull, shape_cast_of_a_sphere_against_a_hull_matches_the_analytic_fraction)
                   0.2 + (double)ls_rng_below(&r, 100) / 100.0,
                   0.2 + (double)ls_rng_below(&r, 100) / 100.0};
         ls_hull hb;
-        ls_hull_make_box(v3(h.x, h.y, h.z), &hb);
+        ls_hull_make_box_(v3(h.x, h.y, h.z), &hb);
         ls_proxy ph = {hb.vertices, hb.vertex_count, 0};
-        ls_xform xh = ls_xform_make(random_vec(&r, 500), random_quat(&r));
+        ls_xform xh = ls_xform_make_(random_vec(&r, 500), random_quat(&r));
         ls_fx rad = ls_rng_range(&r, fx(0.05), fx(0.6));
         ls_proxy ps = {&zero, 1, rad};
         ls_xform xs = xh;
@@ -1202,7 +1202,7 @@ Test(hull, shape_cast_of_a_sphere_against_a_hull_matches_the_analytic_fraction)
                 break;
             }
         }
-        bool hit = ls_shape_cast(&ph, &xh, &ps, &xs, tr, 0, &c);
+        bool hit = ls_shape_cast_(&ph, &xh, &ps, &xs, tr, 0, &c);
         max_iters = c.iterations > max_iters ? c.iterations : max_iters;
         double len = dlen(d);
         if (t_ref < 0) {
@@ -1261,8 +1261,8 @@ Test(hull_gjk, hulls_just_beyond_the_quick_reject_reach_are_separated_beyond_the
         }
         double sa = (double)ls_rng_range(&r, -LS_FX_ONE, LS_FX_ONE) / 65536.0;
         double sb = (double)ls_rng_range(&r, -LS_FX_ONE, LS_FX_ONE) / 65536.0;
-        ls_xform xa = ls_xform_make(random_vec(&r, 1000), scaled_quat(&r, sa));
-        ls_xform xb = ls_xform_make(v3(0, 0, 0), scaled_quat(&r, sb));
+        ls_xform xa = ls_xform_make_(random_vec(&r, 1000), scaled_quat(&r, sa));
+        ls_xform xb = ls_xform_make_(v3(0, 0, 0), scaled_quat(&r, sb));
         ls_fx margin = (ls_fx)ls_rng_range(&r, 0, fx(0.2));
         int64_t rr = (int64_t)ha->radius + hb->radius;
         int64_t reach = rr + (rr >> 6) + margin + 256;
@@ -1297,7 +1297,7 @@ Test(hull_gjk, hulls_just_beyond_the_quick_reject_reach_are_separated_beyond_the
                 double k = sqrt(1.0 + sb / 256.0);
                 q = ls_quat_make((ls_fx)lround(q.x * k), (ls_fx)lround(q.y * k),
                                  (ls_fx)lround(q.z * k), (ls_fx)lround(q.w * k));
-                xb = ls_xform_make(v3(0, 0, 0), q);
+                xb = ls_xform_make_(v3(0, 0, 0), q);
             }
         }
         int64_t step = reach + 1 + (int64_t)ls_rng_below(&r, 64);
@@ -1313,13 +1313,13 @@ Test(hull_gjk, hulls_just_beyond_the_quick_reject_reach_are_separated_beyond_the
         }
         ls_proxy pa = {ha->vertices, ha->vertex_count, 0}, pb = {hb->vertices, hb->vertex_count, 0};
         ls_gjk_result g;
-        cr_assert(ls_gjk_distance(&pa, &xa, &pb, &xb, &g), "pair %d: overlap reported", pairs);
+        cr_assert(ls_gjk_distance_(&pa, &xa, &pb, &xb, &g), "pair %d: overlap reported", pairs);
         cr_assert_geq(g.distance, margin, "pair %d: distance %.6f below the margin %.6f", pairs,
                       val(g.distance), val(margin));
         least_gap = fmin(least_gap, val(g.distance) - val(margin));
         ls_geom ga = {.kind = LS_SHAPE_HULL, .hull = ha}, gb = {.kind = LS_SHAPE_HULL, .hull = hb};
         ls_manifold m;
-        cr_assert_eq(ls_collide_hull_hull(&ga, &xa, &gb, &xb, margin, &m), 0);
+        cr_assert_eq(ls_collide_hull_hull_(&ga, &xa, &gb, &xb, margin, &m), 0);
         ls_hull_destroy(ha);
         ls_hull_destroy(hb);
         pairs++;

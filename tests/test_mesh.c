@@ -28,12 +28,12 @@ static ls_xform at_rot(double x, double y, double z, double ax, double ay, doubl
 {
     double s = sin(angle / 2), c = cos(angle / 2);
     ls_quat q = ls_quat_normalize(ls_quat_make(fx(ax * s), fx(ay * s), fx(az * s), fx(c)));
-    return ls_xform_make(v3(x, y, z), q);
+    return ls_xform_make_(v3(x, y, z), q);
 }
 
 static ls_xform at(double x, double y, double z)
 {
-    return ls_xform_make(v3(x, y, z), ls_quat_identity());
+    return ls_xform_make_(v3(x, y, z), ls_quat_identity());
 }
 
 static void assert_near(double got, double want, double tol, const char *what)
@@ -87,7 +87,7 @@ static void assert_well_formed(const ls_manifold *m)
 static int collide_tri(const ls_mesh *mesh, uint32_t t, const ls_xform *xm, const ls_geom *g,
                        const ls_xform *xg, ls_manifold *m)
 {
-    int n = ls_collide_mesh_triangle(mesh, t, xm, g, xg, MARGIN, m);
+    int n = ls_collide_mesh_triangle_(mesh, t, xm, g, xg, MARGIN, m);
     cr_assert_eq(n, m->count);
     assert_well_formed(m);
     return n;
@@ -203,11 +203,11 @@ Test(mesh, accessors_normals_clone_and_bounds)
     cr_assert(ls_vec3_equal(m->tris[0].normal, ls_vec3_make(0, LS_FX_ONE, 0)));
     cr_assert(m->tris[0].n30[1] == (1 << 30));
     cr_assert(ls_vec3_equal(m->tris[1].normal, ls_vec3_make(LS_FX_ONE, 0, 0)));
-    ls_aabb b = ls_mesh_bounds(m);
+    ls_aabb b = ls_mesh_bounds_(m);
     cr_assert(ls_vec3_equal(b.min, v3(0, 0, 0)) && ls_vec3_equal(b.max, v3(1, 3, 1)));
-    ls_mesh *c = ls_mesh_clone(m);
+    ls_mesh *c = ls_mesh_clone_(m);
     cr_assert_not_null(c);
-    cr_assert_eq(ls_mesh_memory_size(c), ls_mesh_memory_size(m));
+    cr_assert_eq(ls_mesh_memory_size_(c), ls_mesh_memory_size_(m));
     cr_assert_eq(memcmp(c->tris, m->tris, sizeof(ls_mesh_tri) * 2), 0);
     cr_assert_eq(memcmp(c->nodes, m->nodes, sizeof(ls_mesh_node) * m->node_count), 0);
     cr_assert(c->vertices != m->vertices);
@@ -482,14 +482,14 @@ Test(mesh, query_equals_brute_force_in_ascending_order)
                 want[nw++] = t;
             }
         }
-        uint32_t n = ls_mesh_query(m, b, got, nt);
+        uint32_t n = ls_mesh_query_(m, b, got, nt);
         cr_assert_eq(n, nw, "query %d: %u hits, brute force %u", q, n, nw);
         cr_assert_eq(memcmp(got, want, sizeof *got * n), 0, "query %d: different triangles", q);
-        uint32_t k = ls_mesh_query(m, b, few, 7);
+        uint32_t k = ls_mesh_query_(m, b, few, 7);
         cr_assert_eq(k, nw);
         cr_assert_eq(memcmp(few, want, sizeof *few * (nw < 7 ? nw : 7)), 0,
                      "query %d: truncated result is not the smallest indices", q);
-        cr_assert_eq(ls_mesh_query(m, b, NULL, 0), nw);
+        cr_assert_eq(ls_mesh_query_(m, b, NULL, 0), nw);
         total_hits += nw;
     }
     cr_assert(total_hits > 5000, "the boxes hit too little to mean anything (%llu)",
@@ -497,7 +497,7 @@ Test(mesh, query_equals_brute_force_in_ascending_order)
     // A box touching a triangle's AABB corner exactly counts (closed intervals).
     ls_vec3 lo = ls_vec3_min(v[0], ls_vec3_min(v[1], v[2]));
     ls_aabb corner = {ls_vec3_sub(lo, v3(1, 1, 1)), lo};
-    uint32_t n = ls_mesh_query(m, corner, got, nt);
+    uint32_t n = ls_mesh_query_(m, corner, got, nt);
     bool found = false;
     for (uint32_t i = 0; i < n; i++) {
         found = found || got[i] == 0;
@@ -723,9 +723,9 @@ Test(mesh, hull_against_a_triangle_matches_the_box)
 static int floor_contacts(const ls_mesh *mesh, const ls_geom *g, const ls_xform *xg, ls_fx *deepest)
 {
     ls_xform xm = at(0, 0, 0);
-    ls_aabb wb = ls_geom_aabb(g, xg, MARGIN);
+    ls_aabb wb = ls_geom_aabb_(g, xg, MARGIN);
     uint32_t tris[64];
-    uint32_t n = ls_mesh_query(mesh, ls_mesh_local_aabb(&xm, wb), tris, 64);
+    uint32_t n = ls_mesh_query_(mesh, ls_mesh_local_aabb_(&xm, wb), tris, 64);
     cr_assert(n <= 64);
     int points = 0;
     *deepest = LS_FX_MIN;
@@ -925,9 +925,9 @@ Test(mesh, gentle_terrain_gives_face_normals_never_edge_kicks)
         ls_xform xs[3] = {at_rot(x, 0.19, z, 0, 1, 0, yaw), at(x, 0.29, z),
                           at_rot(x, 0.19, z, sin(yaw), 0, cos(yaw), PI / 2)};
         for (int s = 0; s < 3; s++) {
-            ls_aabb wb = ls_geom_aabb(&shapes[s], &xs[s], MARGIN);
+            ls_aabb wb = ls_geom_aabb_(&shapes[s], &xs[s], MARGIN);
             uint32_t tris[64];
-            uint32_t n = ls_mesh_query(mesh, ls_mesh_local_aabb(&xm, wb), tris, 64);
+            uint32_t n = ls_mesh_query_(mesh, ls_mesh_local_aabb_(&xm, wb), tris, 64);
             int points = 0;
             for (uint32_t k = 0; k < n; k++) {
                 ls_manifold m;
@@ -962,21 +962,21 @@ Test(mesh, ray_cast_hits_the_nearest_front_face)
     ls_fx f;
     ls_vec3 n;
     uint32_t t;
-    cr_assert(ls_mesh_ray_cast(mesh, &xm, v3(0.3, 2, 0.6), v3(0.3, -2, 0.6), &f, &n, &t));
+    cr_assert(ls_mesh_ray_cast_(mesh, &xm, v3(0.3, 2, 0.6), v3(0.3, -2, 0.6), &f, &n, &t));
     assert_near(val(f), 0.5, ULP, "fraction");
     cr_assert(ls_vec3_equal(n, v3(0, 1, 0)));
     // Cell (8, 8) holds (0.3, 0.6): x + z - 0.9 < 1, the first triangle of the cell? 0.3+0.6<1.
     cr_assert_eq(t, 2 * (8 * 16 + 8), "triangle %u", t);
     // A slanted ray: from (-3, 1, 0) to (1, -1, 0) crosses y = 0 at x = -1.
-    cr_assert(ls_mesh_ray_cast(mesh, &xm, v3(-3, 1, 0.25), v3(1, -1, 0.25), &f, &n, &t));
+    cr_assert(ls_mesh_ray_cast_(mesh, &xm, v3(-3, 1, 0.25), v3(1, -1, 0.25), &f, &n, &t));
     assert_near(val(f), 0.5, ULP, "slanted fraction");
     // From below (back faces), parallel, short of the floor, beyond the edge: no hit.
-    cr_assert(!ls_mesh_ray_cast(mesh, &xm, v3(0.3, -2, 0.6), v3(0.3, 2, 0.6), &f, &n, &t));
-    cr_assert(!ls_mesh_ray_cast(mesh, &xm, v3(-3, 0.5, 0), v3(3, 0.5, 0), &f, &n, &t));
-    cr_assert(!ls_mesh_ray_cast(mesh, &xm, v3(0.3, 2, 0.6), v3(0.3, 0.1, 0.6), &f, &n, &t));
-    cr_assert(!ls_mesh_ray_cast(mesh, &xm, v3(8.5, 2, 0), v3(8.5, -2, 0), &f, &n, &t));
+    cr_assert(!ls_mesh_ray_cast_(mesh, &xm, v3(0.3, -2, 0.6), v3(0.3, 2, 0.6), &f, &n, &t));
+    cr_assert(!ls_mesh_ray_cast_(mesh, &xm, v3(-3, 0.5, 0), v3(3, 0.5, 0), &f, &n, &t));
+    cr_assert(!ls_mesh_ray_cast_(mesh, &xm, v3(0.3, 2, 0.6), v3(0.3, 0.1, 0.6), &f, &n, &t));
+    cr_assert(!ls_mesh_ray_cast_(mesh, &xm, v3(8.5, 2, 0), v3(8.5, -2, 0), &f, &n, &t));
     // Through a shared vertex: the lowest of the triangles that meet there.
-    cr_assert(ls_mesh_ray_cast(mesh, &xm, v3(1, 1, 1), v3(1, -1, 1), &f, &n, &t));
+    cr_assert(ls_mesh_ray_cast_(mesh, &xm, v3(1, 1, 1), v3(1, -1, 1), &f, &n, &t));
     assert_near(val(f), 0.5, ULP, "vertex fraction");
     cr_assert_eq(t, 2 * (8 * 16 + 8) + 1, "triangle %u", t); // lowest index touching (1, 0, 1)
     // Random rays against the analytic plane y = 0.
@@ -991,7 +991,7 @@ Test(mesh, ray_cast_hits_the_nearest_front_face)
         ls_vec3 from = v3(x0, y0, z0), to = v3(x0 + dx, y0 + dy, z0 + dz);
         double fy = val(from.y), ty = val(to.y);
         double want = fy / (fy - ty);
-        cr_assert(ls_mesh_ray_cast(mesh, &xm, from, to, &f, &n, &t), "ray %d missed", i);
+        cr_assert(ls_mesh_ray_cast_(mesh, &xm, from, to, &f, &n, &t), "ray %d missed", i);
         assert_near(val(f), want, 1.5 * ULP, "random ray fraction");
         cr_assert(ls_vec3_equal(n, v3(0, 1, 0)));
         double hx = val(from.x) + (val(to.x) - val(from.x)) * want + 8;
@@ -1007,11 +1007,11 @@ Test(mesh, ray_cast_hits_the_nearest_front_face)
     ls_vec3 v[6] = {v3(0, 0, 0), v3(0, 0, 1), v3(1, 0, 0), v3(0, 1, 0), v3(0, 1, 1), v3(1, 1, 0)};
     uint32_t idx[6] = {0, 1, 2, 3, 4, 5};
     ls_mesh *two = ls_mesh_create(v, 6, idx, 2, NULL);
-    cr_assert(ls_mesh_ray_cast(two, &xm, v3(0.2, 3, 0.2), v3(0.2, -1, 0.2), &f, &n, &t));
+    cr_assert(ls_mesh_ray_cast_(two, &xm, v3(0.2, 3, 0.2), v3(0.2, -1, 0.2), &f, &n, &t));
     cr_assert_eq(t, 1);
     assert_near(val(f), 0.5, ULP, "upper layer");
     ls_xform xr = at_rot(10, 0, 0, 0, 0, 1, -PI / 2); // local +y becomes world +x
-    cr_assert(ls_mesh_ray_cast(two, &xr, v3(13, -0.2, 0.2), v3(9, -0.2, 0.2), &f, &n, &t));
+    cr_assert(ls_mesh_ray_cast_(two, &xr, v3(13, -0.2, 0.2), v3(9, -0.2, 0.2), &f, &n, &t));
     cr_assert_eq(t, 1);
     assert_near(val(f), 0.5, 2 * ULP, "turned fraction");
     assert_vec_near(n, 1, 0, 0, 2 * ULP, "turned normal");

@@ -310,13 +310,13 @@ static int compare_kernel(const ls_contact_kernels *k, const fixture *f0, int wh
     ls_contact_sweep sa = sweep_of(a, use_bias, surface), sb = sweep_of(b, use_bias, surface);
     uint32_t ma, mb;
     if (which == 0) {
-        ma = ls_contact_kernels_scalar.warm_start(&sa, &a->group);
+        ma = ls_contact_kernels_scalar_.warm_start(&sa, &a->group);
         mb = k->warm_start(&sb, &b->group);
     } else if (which == 1) {
-        ma = ls_contact_kernels_scalar.solve(&sa, &a->group);
+        ma = ls_contact_kernels_scalar_.solve(&sa, &a->group);
         mb = k->solve(&sb, &b->group);
     } else {
-        ma = ls_contact_kernels_scalar.restitution(&sa, &a->group);
+        ma = ls_contact_kernels_scalar_.restitution(&sa, &a->group);
         mb = k->restitution(&sb, &b->group);
     }
     cr_assert_eq(ma, mb, "seed %d kernel %d: overflow lanes %#x (scalar) vs %#x (%s)", seed, which,
@@ -339,8 +339,8 @@ static int compare_kernel(const ls_contact_kernels *k, const fixture *f0, int wh
 static const struct {
     const ls_contact_kernels *k;
     ls_simd simd;
-} contact_paths[] = {{&ls_contact_kernels_avx2, LS_SIMD_AVX2},
-                     {&ls_contact_kernels_avx512, LS_SIMD_AVX512}};
+} contact_paths[] = {{&ls_contact_kernels_avx2_, LS_SIMD_AVX2},
+                     {&ls_contact_kernels_avx512_, LS_SIMD_AVX512}};
 
 static void contact_kernels_agree(const ls_contact_kernels *k)
 {
@@ -451,7 +451,7 @@ static void contact_prepare_agrees(const ls_contact_kernels *k)
         random_prep(&r, f, scale);
         *a = *f;
         *b = *f;
-        uint32_t ma = ls_contact_kernels_scalar.prep_math(&a->group, &a->t);
+        uint32_t ma = ls_contact_kernels_scalar_.prep_math(&a->group, &a->t);
         uint32_t mb = k->prep_math(&b->group, &b->t);
         runs++;
         saturated += ma != 0;
@@ -707,10 +707,10 @@ static void ball_kernels_agree(const ls_ball_kernels *k)
                 sa.use_bias = sb.use_bias = 1;
             }
             // The warm start fills arms and K^-1, then a solve uses them.
-            uint32_t ma = ls_ball_kernels_scalar.warm_start(&sa, &a->group);
+            uint32_t ma = ls_ball_kernels_scalar_.warm_start(&sa, &a->group);
             uint32_t mb = k->warm_start(&sb, &b->group);
             if (pass > 0) {
-                ma |= ls_ball_kernels_scalar.solve(&sa, &a->group);
+                ma |= ls_ball_kernels_scalar_.solve(&sa, &a->group);
                 mb |= k->solve(&sb, &b->group);
             }
             cr_assert_eq(ma, mb, "seed %d pass %d: overflow lanes %#x vs %#x", seed, pass, ma, mb);
@@ -733,7 +733,8 @@ Test(simd, ball_joint_kernels_agree_with_the_scalar_reference_on_random_groups)
     static const struct {
         const ls_ball_kernels *k;
         ls_simd simd;
-    } paths[] = {{&ls_ball_kernels_avx2, LS_SIMD_AVX2}, {&ls_ball_kernels_avx512, LS_SIMD_AVX512}};
+    } paths[] = {{&ls_ball_kernels_avx2_, LS_SIMD_AVX2},
+                 {&ls_ball_kernels_avx512_, LS_SIMD_AVX512}};
     int tested = 0;
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         if (ls_simd_available(paths[i].simd)) {

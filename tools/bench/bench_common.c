@@ -383,7 +383,7 @@ static int convert_body(const ls_body_def *bd, ls_fx mass, const double com_ours
             o->shapes[k].identity = is_identity_pose(local_pos[k], local_q[k]);
         }
     } else {
-        // Sum the shapes in the body frame (parallel-axis theorem), as ls_mass_compute does.
+        // Sum the shapes in the body frame (parallel-axis theorem), as ls_mass_compute_ does.
         double m_tot = 0, mom[3] = {0, 0, 0}, cs[LS_BODY_MAX_SHAPES][3], ms[LS_BODY_MAX_SHAPES];
         double ts[LS_BODY_MAX_SHAPES][3][3];
         for (uint32_t k = 0; k < n; k++) {

@@ -145,10 +145,10 @@ LS_API const char *ls_version_string(void);
 #define LS_ASSERT(c) ((void)0)
 #else
 /// Programmer-error check; aborts with file and line. Compiled out by LS_NO_ASSERT.
-#define LS_ASSERT(c) ((c) ? (void)0 : ls_assert_fail_(#c, __FILE__, __LINE__))
+#define LS_ASSERT(c) ((c) ? (void)0 : ls_assert_fail(#c, __FILE__, __LINE__))
 #endif
 /// Called by LS_ASSERT; prints and aborts.
-LS_API void ls_assert_fail_(const char *cond, const char *file, int line);
+LS_API void ls_assert_fail(const char *cond, const char *file, int line);
 
 /// Write a 16-bit value little-endian.
 static inline void ls_put_u16le(uint8_t *p, uint16_t v)

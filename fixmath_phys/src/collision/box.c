@@ -15,7 +15,7 @@ static bool box_check(const ls_geom *g, ls_error *err)
                                         "shape.half_extents.z outside 0.05..64 m"};
     for (int k = 0; k < 3; k++) {
         if (c[k] < LS_SHAPE_SIZE_MIN_RAW || c[k] > LS_SHAPE_SIZE_MAX_RAW) {
-            return ls_shape_refuse(err, fields[k], what[k], true, c[k]);
+            return ls_shape_refuse_(err, fields[k], what[k], true, c[k]);
         }
     }
     return true;
@@ -121,7 +121,7 @@ static ls_fx box_thickness(const ls_geom *g)
     return ls_fx_min(g->half_extents.x, ls_fx_min(g->half_extents.y, g->half_extents.z));
 }
 
-// Vertex i = 4 [x+] + 2 [y+] + [z+]: the order of ls_hull_make_box.
+// Vertex i = 4 [x+] + 2 [y+] + [z+]: the order of ls_hull_make_box_.
 static ls_proxy box_proxy(const ls_geom *g, ls_vec3 storage[8])
 {
     ls_vec3 h = g->half_extents;
@@ -134,7 +134,7 @@ static ls_proxy box_proxy(const ls_geom *g, ls_vec3 storage[8])
     return p;
 }
 
-const ls_shape_kind ls_box_kind = {
+const ls_shape_kind ls_box_kind_ = {
     .name = "box",
     .check = box_check,
     .mass = box_mass,
@@ -144,9 +144,9 @@ const ls_shape_kind ls_box_kind = {
     .ray_cast = box_ray,
     .collide =
         {
-            [LS_SHAPE_BOX] = ls_collide_box_box,
-            [LS_SHAPE_CAPSULE] = ls_collide_box_capsule,
-            [LS_SHAPE_PLANE] = ls_collide_box_plane,
-            [LS_SHAPE_HULL] = ls_collide_box_hull,
+            [LS_SHAPE_BOX] = ls_collide_box_box_,
+            [LS_SHAPE_CAPSULE] = ls_collide_box_capsule_,
+            [LS_SHAPE_PLANE] = ls_collide_box_plane_,
+            [LS_SHAPE_HULL] = ls_collide_box_hull_,
         },
 };

@@ -14,7 +14,7 @@
 //
 // Fat boxes. The sweep runs on each proxy's fat box -- its box grown by
 // LS_BROADPHASE_FAT when it was last set outside the previous fat box -- and
-// keeps the fat pairs; each ls_broadphase_pairs call then keeps the fat pairs
+// keeps the fat pairs; each ls_broadphase_pairs_ call then keeps the fat pairs
 // whose own boxes overlap. Why: in a pile every awake body moves a little
 // each tick, so every box changes and the whole sweep (endpoint refresh,
 // sort, sweep, pair sort: about 6 % of a 5,050-box pyramid's tick) ran every
@@ -52,7 +52,7 @@
 // two thirds of the broad phase.
 //
 // Segments. A broad phase created with S > 1 segments may cut a sweep into S
-// runs of endpoints swept at once (ls_broadphase_pairs_run): a first pass
+// runs of endpoints swept at once (ls_broadphase_pairs_run_): a first pass
 // over the endpoints without any test lists the proxies open where each run
 // starts, each run files those in its own lists and then sweeps its
 // endpoints, testing the proxies that open in it, into its own slice of the
@@ -733,9 +733,9 @@ static void sweep_pairs(ls_broadphase *bp, pair_sink *s, bool all,
 // ---------------------------------------------------------------------------
 // Public API
 
-ls_broadphase *ls_broadphase_create(uint32_t max_proxies, uint32_t max_pairs)
+ls_broadphase *ls_broadphase_create_(uint32_t max_proxies, uint32_t max_pairs)
 {
-    return ls_broadphase_create_segmented(max_proxies, max_pairs, 1);
+    return ls_broadphase_create_segmented_(max_proxies, max_pairs, 1);
 }
 
 static bool lists_alloc(sweep_lists *L, size_t np)
@@ -770,15 +770,15 @@ static size_t lists_size(size_t np)
             sizeof *L->moved_box + sizeof *L->moved_meta + sizeof *L->moved_pos + sizeof *L->cand);
 }
 
-ls_broadphase *ls_broadphase_create_segmented(uint32_t max_proxies, uint32_t max_pairs,
-                                              uint32_t segments)
+ls_broadphase *ls_broadphase_create_segmented_(uint32_t max_proxies, uint32_t max_pairs,
+                                               uint32_t segments)
 {
     if (max_proxies == 0 || max_proxies > LS_BROADPHASE_MAX_PROXIES ||
         max_pairs > LS_BROADPHASE_MAX_PAIRS || segments == 0 ||
         segments > LS_BROADPHASE_MAX_SEGMENTS) {
         return NULL;
     }
-    // Keep in step with ls_broadphase_memory_size_segmented below.
+    // Keep in step with ls_broadphase_memory_size_segmented_ below.
     ls_broadphase *bp = calloc(1, sizeof *bp);
     if (!bp) {
         return NULL;
@@ -805,13 +805,13 @@ ls_broadphase *ls_broadphase_create_segmented(uint32_t max_proxies, uint32_t max
     }
     if (!bp->proxies || !bp->ends || !bp->ends_tmp || !bp->band || !bp->pairs || !bp->pairs_tmp ||
         !bp->fresh || !lists) {
-        ls_broadphase_destroy(bp);
+        ls_broadphase_destroy_(bp);
         return NULL;
     }
     return bp;
 }
 
-void ls_broadphase_destroy(ls_broadphase *bp)
+void ls_broadphase_destroy_(ls_broadphase *bp)
 {
     if (!bp) {
         return;
@@ -829,13 +829,13 @@ void ls_broadphase_destroy(ls_broadphase *bp)
     free(bp);
 }
 
-size_t ls_broadphase_memory_size(uint32_t max_proxies, uint32_t max_pairs)
+size_t ls_broadphase_memory_size_(uint32_t max_proxies, uint32_t max_pairs)
 {
-    return ls_broadphase_memory_size_segmented(max_proxies, max_pairs, 1);
+    return ls_broadphase_memory_size_segmented_(max_proxies, max_pairs, 1);
 }
 
-size_t ls_broadphase_memory_size_segmented(uint32_t max_proxies, uint32_t max_pairs,
-                                           uint32_t segments)
+size_t ls_broadphase_memory_size_segmented_(uint32_t max_proxies, uint32_t max_pairs,
+                                            uint32_t segments)
 {
     size_t np = max_proxies, nk = (size_t)max_pairs * 2 + 1;
     ls_broadphase *bp = NULL; // sizeof only
@@ -846,7 +846,7 @@ size_t ls_broadphase_memory_size_segmented(uint32_t max_proxies, uint32_t max_pa
            nk * (sizeof *bp->pairs + sizeof *bp->pairs_tmp + sizeof *bp->fresh);
 }
 
-uint32_t ls_broadphase_capacity(const ls_broadphase *bp)
+uint32_t ls_broadphase_capacity_(const ls_broadphase *bp)
 {
     return bp->cap;
 }
@@ -879,23 +879,23 @@ static bool overlap(const ls_aabb *a, const ls_aabb *b)
            (b->min.y <= a->max.y) & (a->min.z <= b->max.z) & (b->min.z <= a->max.z);
 }
 
-void ls_broadphase_set(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
-                       uint32_t mask, bool is_static, uint32_t group)
+void ls_broadphase_set_(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
+                        uint32_t mask, bool is_static, uint32_t group)
 {
-    if (ls_broadphase_set_proxy(bp, id, box, category, mask, is_static, group)) {
-        ls_broadphase_mark(bp, id + 1);
+    if (ls_broadphase_set_proxy_(bp, id, box, category, mask, is_static, group)) {
+        ls_broadphase_mark_(bp, id + 1);
     }
 }
 
-void ls_broadphase_mark(ls_broadphase *bp, uint32_t high)
+void ls_broadphase_mark_(ls_broadphase *bp, uint32_t high)
 {
     LS_ASSERT(high <= bp->cap);
     bp->high = high > bp->high ? high : bp->high;
     bp->changed = true;
 }
 
-bool ls_broadphase_set_proxy(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
-                             uint32_t mask, bool is_static, uint32_t group)
+bool ls_broadphase_set_proxy_(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32_t category,
+                              uint32_t mask, bool is_static, uint32_t group)
 {
     LS_ASSERT(id < bp->cap);
     LS_ASSERT(box.min.x <= box.max.x && box.min.y <= box.max.y && box.min.z <= box.max.z);
@@ -918,14 +918,14 @@ bool ls_broadphase_set_proxy(ls_broadphase *bp, uint32_t id, ls_aabb box, uint32
     return true;
 }
 
-void ls_broadphase_remove(ls_broadphase *bp, uint32_t id)
+void ls_broadphase_remove_(ls_broadphase *bp, uint32_t id)
 {
     LS_ASSERT(id < bp->cap);
     bp->proxies[id].active = false;
     bp->changed = true;
 }
 
-void ls_broadphase_clear(ls_broadphase *bp)
+void ls_broadphase_clear_(ls_broadphase *bp)
 {
     for (uint32_t id = 0; id < bp->high; id++) {
         bp->proxies[id].active = false;
@@ -934,7 +934,7 @@ void ls_broadphase_clear(ls_broadphase *bp)
     bp->changed = true;
 }
 
-bool ls_broadphase_contains(const ls_broadphase *bp, uint32_t id)
+bool ls_broadphase_contains_(const ls_broadphase *bp, uint32_t id)
 {
     return id < bp->cap && bp->proxies[id].active;
 }
@@ -996,13 +996,13 @@ static void recompute_pairs(ls_broadphase *bp, const ls_broadphase_runner *runne
     }
 }
 
-uint32_t ls_broadphase_pairs(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed)
+uint32_t ls_broadphase_pairs_(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed)
 {
-    return ls_broadphase_pairs_run(bp, out, max, overflowed, NULL);
+    return ls_broadphase_pairs_run_(bp, out, max, overflowed, NULL);
 }
 
-uint32_t ls_broadphase_pairs_run(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed,
-                                 const ls_broadphase_runner *runner)
+uint32_t ls_broadphase_pairs_run_(ls_broadphase *bp, ls_pair *out, uint32_t max, bool *overflowed,
+                                  const ls_broadphase_runner *runner)
 {
     if (bp->changed) {
         recompute_pairs(bp, runner);

@@ -4,8 +4,8 @@
 #include "bvh.h"
 
 // The walk itself, with the node test's context apart from the visitor's so
-// that ls_bvh_query can pass its box. Both entry points inline it, each with
-// a constant test, so the box test of ls_bvh_query costs no call.
+// that ls_bvh_query_ can pass its box. Both entry points inline it, each with
+// a constant test, so the box test of ls_bvh_query_ costs no call.
 static inline bool walk(const ls_bvh_node *nodes, uint32_t node_count, const uint32_t *order,
                         ls_bvh_test test, const void *test_ctx, ls_bvh_visit visit, void *ctx)
 {
@@ -36,8 +36,8 @@ static inline bool walk(const ls_bvh_node *nodes, uint32_t node_count, const uin
     return false;
 }
 
-bool ls_bvh_walk(const ls_bvh_node *nodes, uint32_t node_count, const uint32_t *order,
-                 ls_bvh_test test, ls_bvh_visit visit, void *ctx)
+bool ls_bvh_walk_(const ls_bvh_node *nodes, uint32_t node_count, const uint32_t *order,
+                  ls_bvh_test test, ls_bvh_visit visit, void *ctx)
 {
     return walk(nodes, node_count, order, test, ctx, visit, ctx);
 }
@@ -47,8 +47,8 @@ static bool overlaps_box(const void *box, const ls_aabb *node_box)
     return ls_aabb_overlap(node_box, box);
 }
 
-bool ls_bvh_query(const ls_bvh_node *nodes, uint32_t node_count, const uint32_t *order,
-                  const ls_aabb *box, ls_bvh_visit visit, void *ctx)
+bool ls_bvh_query_(const ls_bvh_node *nodes, uint32_t node_count, const uint32_t *order,
+                   const ls_aabb *box, ls_bvh_visit visit, void *ctx)
 {
     return walk(nodes, node_count, order, overlaps_box, box, visit, ctx);
 }

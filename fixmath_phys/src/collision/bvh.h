@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The one walk of a bounding-volume hierarchy: the world's query tree
 // (query_tree.h) and every mesh's triangle tree (mesh.h) are arrays of
-// ls_bvh_node, and every query over either goes through ls_bvh_walk or
-// ls_bvh_query (the model is Box2D's b2DynamicTree_Query: the walk owns the
+// ls_bvh_node, and every query over either goes through ls_bvh_walk_ or
+// ls_bvh_query_ (the model is Box2D's b2DynamicTree_Query: the walk owns the
 // stack, the caller owns the test and what happens at each item).
 //
 // Order is part of the contract. The walk is depth first from the root, the
@@ -45,12 +45,12 @@ static inline bool ls_aabb_overlap(const ls_aabb *a, const ls_aabb *b)
 /// node_count is 0): visit(ctx, order[i]) for the items of each leaf whose box
 /// passes test, in the order described above. Returns true when visit
 /// stopped the walk. Allocates nothing.
-bool ls_bvh_walk(const ls_bvh_node *nodes, uint32_t node_count, const uint32_t *order,
-                 ls_bvh_test test, ls_bvh_visit visit, void *ctx);
+bool ls_bvh_walk_(const ls_bvh_node *nodes, uint32_t node_count, const uint32_t *order,
+                  ls_bvh_test test, ls_bvh_visit visit, void *ctx);
 
-/// ls_bvh_walk with the test "the node's box overlaps box" (closed
+/// ls_bvh_walk_ with the test "the node's box overlaps box" (closed
 /// intervals). Items are not tested: visit checks its own item's box.
-bool ls_bvh_query(const ls_bvh_node *nodes, uint32_t node_count, const uint32_t *order,
-                  const ls_aabb *box, ls_bvh_visit visit, void *ctx);
+bool ls_bvh_query_(const ls_bvh_node *nodes, uint32_t node_count, const uint32_t *order,
+                   const ls_aabb *box, ls_bvh_visit visit, void *ctx);
 
 #endif

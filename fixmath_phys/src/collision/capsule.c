@@ -9,12 +9,12 @@
 static bool capsule_check(const ls_geom *g, ls_error *err)
 {
     if (g->radius < LS_SHAPE_SIZE_MIN_RAW || g->radius > LS_SHAPE_SIZE_MAX_RAW) {
-        return ls_shape_refuse(err, "shape.radius", "shape.radius outside 0.05..64 m", true,
-                               g->radius);
+        return ls_shape_refuse_(err, "shape.radius", "shape.radius outside 0.05..64 m", true,
+                                g->radius);
     }
     if (g->half_height < 0 || g->half_height > LS_SHAPE_SIZE_MAX_RAW) {
-        return ls_shape_refuse(err, "shape.half_height", "shape.half_height outside 0..64 m", true,
-                               g->half_height);
+        return ls_shape_refuse_(err, "shape.half_height", "shape.half_height outside 0..64 m", true,
+                                g->half_height);
     }
     return true;
 }
@@ -69,14 +69,14 @@ static bool capsule_ray(const ls_geom *g, const ls_xform *xf, ls_vec3 from, ls_v
     ls_fx best = LS_FX_MAX, tt;
     ls_vec3 nl = ls_vec3_zero();
     ls_vec3 o_xz = ls_vec3_make(o.x, 0, o.z), d_xz = ls_vec3_make(d.x, 0, d.z);
-    if (ls_ray_sphere(o_xz, d_xz, g->radius, &tt) &&
+    if (ls_ray_sphere_(o_xz, d_xz, g->radius, &tt) &&
         ls_fx_abs(ls_fx_add(o.y, ls_fx_mul(d.y, tt))) <= g->half_height) {
         best = tt;
         nl = ls_vec3_normalize(ls_vec3_mad(o_xz, d_xz, tt), ls_vec3_make(LS_FX_ONE, 0, 0));
     }
     for (int s = -1; s <= 1; s += 2) {
         ls_vec3 oc = ls_vec3_sub(o, ls_vec3_make(0, s > 0 ? g->half_height : -g->half_height, 0));
-        if (ls_ray_sphere(oc, d, g->radius, &tt) && tt < best) {
+        if (ls_ray_sphere_(oc, d, g->radius, &tt) && tt < best) {
             best = tt;
             nl = ls_vec3_normalize(ls_vec3_mad(oc, d, tt),
                                    ls_vec3_make(0, s > 0 ? LS_FX_ONE : -LS_FX_ONE, 0));
@@ -111,7 +111,7 @@ static ls_vec3 capsule_core(const ls_geom *g, const ls_xform *xf, ls_vec3 p)
     return ls_segment_at(&seg, ls_segment_project(&seg, p));
 }
 
-const ls_shape_kind ls_capsule_kind = {
+const ls_shape_kind ls_capsule_kind_ = {
     .name = "capsule",
     .round = true,
     .check = capsule_check,
@@ -123,8 +123,8 @@ const ls_shape_kind ls_capsule_kind = {
     .ray_cast = capsule_ray,
     .collide =
         {
-            [LS_SHAPE_CAPSULE] = ls_collide_capsule_capsule,
-            [LS_SHAPE_PLANE] = ls_collide_capsule_plane,
-            [LS_SHAPE_HULL] = ls_collide_capsule_hull,
+            [LS_SHAPE_CAPSULE] = ls_collide_capsule_capsule_,
+            [LS_SHAPE_PLANE] = ls_collide_capsule_plane_,
+            [LS_SHAPE_HULL] = ls_collide_capsule_hull_,
         },
 };

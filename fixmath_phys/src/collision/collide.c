@@ -7,19 +7,19 @@
 
 #include <string.h>
 
-ls_xform ls_xform_make(ls_vec3 p, ls_quat q)
+ls_xform ls_xform_make_(ls_vec3 p, ls_quat q)
 {
     ls_xform xf = {p, q, ls_mat3_from_quat(q)};
     return xf;
 }
 
-ls_aabb ls_geom_aabb(const ls_geom *g, const ls_xform *xf, ls_fx margin)
+ls_aabb ls_geom_aabb_(const ls_geom *g, const ls_xform *xf, ls_fx margin)
 {
     return ls_shape_kind_of(g->kind)->aabb(g, xf, margin);
 }
 
-int ls_collide(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-               ls_fx margin, ls_manifold *m)
+int ls_collide_(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
+                ls_fx margin, ls_manifold *m)
 {
     memset(m, 0, sizeof *m);
     // Each pair has one routine, in the row of one of its kinds; the swapped

@@ -6,18 +6,18 @@
 #include "geom.h"
 
 /// Build the world transform of a body from position and orientation.
-ls_xform ls_xform_make(ls_vec3 p, ls_quat q);
+ls_xform ls_xform_make_(ls_vec3 p, ls_quat q);
 
 /// World-space AABB of a shape on a body with transform xf, grown by margin.
 /// Planes return a huge box (+-LS_FX_MAX / 2).
-ls_aabb ls_geom_aabb(const ls_geom *g, const ls_xform *xf, ls_fx margin);
+ls_aabb ls_geom_aabb_(const ls_geom *g, const ls_xform *xf, ls_fx margin);
 
 /// Contact manifold between shape a (on transform xa) and shape b (on xb).
 /// Points are reported when the surfaces are closer than `margin` (depth >
 /// -margin). The normal points from a to b. Returns m->count (0 = no contact).
 /// Any pair of kinds is accepted; the implementation swaps internally so that
 /// the result is always expressed with a first. Plane-plane gives 0.
-int ls_collide(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-               ls_fx margin, ls_manifold *m);
+int ls_collide_(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
+                ls_fx margin, ls_manifold *m);
 
 #endif

@@ -55,8 +55,8 @@ static ls_vec3 box_point(const box_w *b, const int s[3])
     return ls_vec3_add(b->c, ls_mat3_mul_vec(b->r, local));
 }
 
-int ls_collide_box_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-                         ls_fx margin, ls_manifold *m)
+int ls_collide_box_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                          const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     (void)xb; // planes are static and given in world coordinates
     ls_vec3 n = b->normal;
@@ -103,7 +103,7 @@ int ls_collide_box_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
             count++;
         }
     }
-    ls_manifold_reduce(c, count, m);
+    ls_manifold_reduce_(c, count, m);
     return m->count;
 }
 
@@ -311,7 +311,7 @@ static int face_contact(const box_w *ref, const box_w *inc, int k, int sign, boo
         }
     }
     m->normal = ref_is_b ? ls_vec3_neg(nr) : nr;
-    ls_manifold_reduce(c, count, m);
+    ls_manifold_reduce_(c, count, m);
     return m->count;
 }
 
@@ -343,7 +343,7 @@ static int edge_contact(const box_w *A, const box_w *B, const sat_axis *ax, ls_f
     ls_segment ea = support_edge(A, ax->i, ax->n, &bits_a);
     ls_segment eb = support_edge(B, ax->j, ls_vec3_neg(ax->n), &bits_b);
     ls_fx s, t;
-    ls_segment_closest(&ea, &eb, &s, &t);
+    ls_segment_closest_(&ea, &eb, &s, &t);
     ls_vec3 p = ls_segment_at(&ea, s);
     ls_vec3 q = ls_segment_at(&eb, t);
     ls_fx depth = ls_vec3_dot(ls_vec3_sub(p, q), ax->n);
@@ -356,8 +356,8 @@ static int edge_contact(const box_w *A, const box_w *B, const sat_axis *ax, ls_f
     return m->count;
 }
 
-int ls_collide_box_box(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-                       ls_fx margin, ls_manifold *m)
+int ls_collide_box_box_(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
+                        ls_fx margin, ls_manifold *m)
 {
     box_w A = box_make(a, xa);
     box_w B = box_make(b, xb);

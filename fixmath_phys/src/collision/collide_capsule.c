@@ -28,7 +28,7 @@ static ls_fx div_q32_clamped(int64_t num, int64_t den, ls_fx lim)
     return ls_fx_clamp(ls_fx_sat64(s, &(bool){false}), ls_fx_neg(lim), lim);
 }
 
-bool ls_segment_overlap(const ls_segment *a, const ls_segment *b, ls_fx *lo, ls_fx *hi)
+bool ls_segment_overlap_(const ls_segment *a, const ls_segment *b, ls_fx *lo, ls_fx *hi)
 {
     // b's centre projects onto a's line at u_a . (c_b - c_a).
     ls_fx p = ls_vec3_dot(a->u, ls_vec3_sub(b->c, a->c));
@@ -42,14 +42,14 @@ bool ls_segment_overlap(const ls_segment *a, const ls_segment *b, ls_fx *lo, ls_
 static ls_fx parallel_param(const ls_segment *a, const ls_segment *b)
 {
     ls_fx lo, hi;
-    if (ls_segment_overlap(a, b, &lo, &hi)) {
+    if (ls_segment_overlap_(a, b, &lo, &hi)) {
         return (ls_fx)(((int64_t)lo + hi) >> 1);
     }
     // Disjoint: lo exceeds a's end only when b lies beyond it.
     return lo > a->h ? a->h : ls_fx_neg(a->h);
 }
 
-bool ls_segment_closest(const ls_segment *a, const ls_segment *b, ls_fx *s, ls_fx *t)
+bool ls_segment_closest_(const ls_segment *a, const ls_segment *b, ls_fx *s, ls_fx *t)
 {
     // Minimise |r + s u_a - t u_b|^2 with r = c_a - c_b (Ericson, unit axes):
     // s = (bb e - d) / (1 - bb^2), then clamp, t from s, s again from t.
@@ -103,13 +103,13 @@ static void push_segment_point(ls_manifold *m, const ls_segment *a, const ls_seg
     }
 }
 
-int ls_collide_capsule_capsule(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                               const ls_xform *xb, ls_fx margin, ls_manifold *m)
+int ls_collide_capsule_capsule_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                                const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     ls_segment sa = ls_capsule_segment(a, xa);
     ls_segment sb = ls_capsule_segment(b, xb);
     ls_fx s, t;
-    bool parallel = ls_segment_closest(&sa, &sb, &s, &t);
+    bool parallel = ls_segment_closest_(&sa, &sb, &s, &t);
     ls_vec3 p = ls_segment_at(&sa, s);
     ls_vec3 q = ls_segment_at(&sb, t);
     ls_vec3 d = ls_vec3_sub(q, p);
@@ -124,7 +124,7 @@ int ls_collide_capsule_capsule(const ls_geom *a, const ls_xform *xa, const ls_ge
     ls_fx lo, hi;
     // Parallel capsules lying side by side touch along a line: report both
     // ends of the overlap so the pair cannot rock about a single point.
-    if (parallel && ls_segment_overlap(&sa, &sb, &lo, &hi) && hi - lo > (LS_FX_ONE >> 8)) {
+    if (parallel && ls_segment_overlap_(&sa, &sb, &lo, &hi) && hi - lo > (LS_FX_ONE >> 8)) {
         push_segment_point(m, &sa, &sb, lo, a->radius, b->radius, margin, 0);
         push_segment_point(m, &sa, &sb, hi, a->radius, b->radius, margin, 1);
         return m->count;
@@ -135,8 +135,8 @@ int ls_collide_capsule_capsule(const ls_geom *a, const ls_xform *xa, const ls_ge
     return m->count;
 }
 
-int ls_collide_capsule_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                             const ls_xform *xb, ls_fx margin, ls_manifold *m)
+int ls_collide_capsule_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                              const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     (void)xb; // planes are static and given in world coordinates
     ls_segment seg = ls_capsule_segment(a, xa);
@@ -304,8 +304,8 @@ static int face_points(ls_manifold *m, const box_capsule *bc, int f, ls_fx margi
     return m->count;
 }
 
-int ls_collide_box_capsule(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                           const ls_xform *xb, ls_fx margin, ls_manifold *m)
+int ls_collide_box_capsule_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                            const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     ls_segment seg = ls_capsule_segment(b, xb);
     box_capsule bc;

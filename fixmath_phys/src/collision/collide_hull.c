@@ -2,7 +2,7 @@
 // Narrow phase for convex hulls: hull-hull and box-hull (GJK when separated
 // within the margin, EPA when the hulls overlap, then reference/incident face
 // clipping, or one point for edge contacts), sphere-hull, capsule-hull and
-// hull-plane. Same contract as ls_collide; conventions mirror collide_box.c.
+// hull-plane. Same contract as ls_collide_; conventions mirror collide_box.c.
 #include "../math/place.h"
 #include "clip.h"
 #include "collide_internal.h"
@@ -32,7 +32,7 @@
 
 typedef ls_contact_cand cand;
 
-/// Keep at most 4 candidates (ls_manifold_reduce, as the box routines do);
+/// Keep at most 4 candidates (ls_manifold_reduce_, as the box routines do);
 /// a repeated feature id keeps its first point only.
 static void reduce_to_manifold(cand *c, int n, ls_manifold *m)
 {
@@ -46,7 +46,7 @@ static void reduce_to_manifold(cand *c, int n, ls_manifold *m)
             c[w++] = c[i];
         }
     }
-    ls_manifold_reduce(c, w, m);
+    ls_manifold_reduce_(c, w, m);
 }
 
 /// Hysteresis as box-box: challenger must beat sep by abs + |sep| * 2^-shift.
@@ -196,7 +196,7 @@ static bool core_query(const ls_proxy *pa, const ls_xform *xa, const ls_proxy *p
                        const ls_xform *xb, ls_fx limit, core_contact *cc)
 {
     ls_gjk_result g;
-    if (ls_gjk_distance(pa, xa, pb, xb, &g)) {
+    if (ls_gjk_distance_(pa, xa, pb, xb, &g)) {
         if (g.distance >= limit) {
             return false;
         }
@@ -208,7 +208,7 @@ static bool core_query(const ls_proxy *pa, const ls_xform *xa, const ls_proxy *p
         return true;
     }
     ls_epa_result e;
-    ls_epa_penetration(pa, xa, pb, xb, &g, &e);
+    ls_epa_penetration_(pa, xa, pb, xb, &g, &e);
     cc->n = e.normal;
     cc->sep = ls_fx_neg(e.depth);
     cc->pa = e.point_a;
@@ -407,24 +407,24 @@ static ls_xform shape_frame(const ls_geom *g, const ls_xform *xf)
     return x;
 }
 
-int ls_collide_hull_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-                         ls_fx margin, ls_manifold *m)
+int ls_collide_hull_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                          const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     ls_xform fa = shape_frame(a, xa), fb = shape_frame(b, xb);
     return hull_hull(a->hull, &fa, b->hull, &fb, margin, m);
 }
 
-int ls_collide_box_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-                        ls_fx margin, ls_manifold *m)
+int ls_collide_box_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
+                         ls_fx margin, ls_manifold *m)
 {
     ls_hull box;
-    ls_hull_make_box(a->half_extents, &box);
+    ls_hull_make_box_(a->half_extents, &box);
     ls_xform fa = shape_frame(a, xa), fb = shape_frame(b, xb);
     return hull_hull(&box, &fa, b->hull, &fb, margin, m);
 }
 
-int ls_collide_sphere_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                           const ls_xform *xb, ls_fx margin, ls_manifold *m)
+int ls_collide_sphere_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                            const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     m->count = 0;
     ls_vec3 c = ls_geom_center(a, xa);
@@ -437,7 +437,7 @@ int ls_collide_sphere_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *
     ls_xform xc = *xa;
     xc.p = c;
     ls_gjk_result g;
-    if (ls_gjk_distance(&pa, &xc, &pb, &fb, &g)) {
+    if (ls_gjk_distance_(&pa, &xc, &pb, &fb, &g)) {
         if (g.distance >= ls_fx_add(r, margin)) {
             return 0;
         }
@@ -505,14 +505,14 @@ static ls_vec3 seg_at(ls_vec3 p0, ls_vec3 p1, int64_t t)
                         (ls_fx)(p0.z + ((((int64_t)p1.z - p0.z) * t + h) >> 30)));
 }
 
-int ls_collide_capsule_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                            const ls_xform *xb, ls_fx margin, ls_manifold *m)
+int ls_collide_capsule_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                             const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     m->count = 0;
     const ls_hull *h = b->hull;
     ls_xform fb = shape_frame(b, xb);
     ls_vec3 storage[8];
-    ls_proxy pa = ls_proxy_of_geom(a, storage);
+    ls_proxy pa = ls_proxy_of_geom_(a, storage);
     pa.radius = 0;
     ls_proxy pb = {h->vertices, h->vertex_count, 0};
     ls_fx r = a->radius;
@@ -563,8 +563,8 @@ int ls_collide_capsule_hull(const ls_geom *a, const ls_xform *xa, const ls_geom 
     return m->count;
 }
 
-int ls_collide_hull_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                          const ls_xform *xb, ls_fx margin, ls_manifold *m)
+int ls_collide_hull_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                           const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     (void)xb; // planes are static and given in world coordinates
     m->count = 0;

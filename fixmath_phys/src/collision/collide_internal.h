@@ -104,7 +104,7 @@ static inline int64_t ls_wide_frac(int64_t a, int64_t n, int64_t d)
 
 /// Ray o + t d (t in [0, 1]) against a sphere of radius r at the origin; false
 /// when it misses or starts inside.
-bool ls_ray_sphere(ls_vec3 o, ls_vec3 d, ls_fx r, ls_fx *t_hit);
+bool ls_ray_sphere_(ls_vec3 o, ls_vec3 d, ls_fx r, ls_fx *t_hit);
 
 /// A candidate contact point of a pair routine, before reduction.
 typedef struct ls_contact_cand {
@@ -117,43 +117,43 @@ typedef struct ls_contact_cand {
 /// candidates: all when they fit, else the deepest, the farthest from it, the
 /// widest triangle's third point and the point that grows it most, in
 /// candidate order (manifold.c).
-void ls_manifold_reduce(const ls_contact_cand *c, int n, ls_manifold *m);
+void ls_manifold_reduce_(const ls_contact_cand *c, int n, ls_manifold *m);
 
 /// Parameters s on a and t on b of the closest points between two segments.
 /// Returns true when the segments are nearly parallel; s is then the middle of
 /// their overlap along a (or the nearer end of a when they do not overlap).
-bool ls_segment_closest(const ls_segment *a, const ls_segment *b, ls_fx *s, ls_fx *t);
+bool ls_segment_closest_(const ls_segment *a, const ls_segment *b, ls_fx *s, ls_fx *t);
 
 /// Overlap [lo, hi] along a's parameter of b projected onto a's line (for
 /// nearly parallel segments). Returns false when the projections are disjoint.
-bool ls_segment_overlap(const ls_segment *a, const ls_segment *b, ls_fx *lo, ls_fx *hi);
+bool ls_segment_overlap_(const ls_segment *a, const ls_segment *b, ls_fx *lo, ls_fx *hi);
 
 /// Sphere a against sphere b.
-int ls_collide_sphere_sphere(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                             const ls_xform *xb, ls_fx margin, ls_manifold *m);
-/// Sphere a against box b.
-int ls_collide_sphere_box(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                          const ls_xform *xb, ls_fx margin, ls_manifold *m);
-/// Sphere a against capsule b.
-int ls_collide_sphere_capsule(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+int ls_collide_sphere_sphere_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
                               const ls_xform *xb, ls_fx margin, ls_manifold *m);
-/// Sphere a against plane b.
-int ls_collide_sphere_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                            const ls_xform *xb, ls_fx margin, ls_manifold *m);
-/// Box a against box b (SAT over 15 axes, face clipping or edge-edge).
-int ls_collide_box_box(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-                       ls_fx margin, ls_manifold *m);
-/// Box a against capsule b.
-int ls_collide_box_capsule(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+/// Sphere a against box b.
+int ls_collide_sphere_box_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
                            const ls_xform *xb, ls_fx margin, ls_manifold *m);
-/// Box a against plane b.
-int ls_collide_box_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-                         ls_fx margin, ls_manifold *m);
-/// Capsule a against capsule b.
-int ls_collide_capsule_capsule(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+/// Sphere a against capsule b.
+int ls_collide_sphere_capsule_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
                                const ls_xform *xb, ls_fx margin, ls_manifold *m);
-/// Capsule a against plane b.
-int ls_collide_capsule_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+/// Sphere a against plane b.
+int ls_collide_sphere_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
                              const ls_xform *xb, ls_fx margin, ls_manifold *m);
+/// Box a against box b (SAT over 15 axes, face clipping or edge-edge).
+int ls_collide_box_box_(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
+                        ls_fx margin, ls_manifold *m);
+/// Box a against capsule b.
+int ls_collide_box_capsule_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                            const ls_xform *xb, ls_fx margin, ls_manifold *m);
+/// Box a against plane b.
+int ls_collide_box_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                          const ls_xform *xb, ls_fx margin, ls_manifold *m);
+/// Capsule a against capsule b.
+int ls_collide_capsule_capsule_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                                const ls_xform *xb, ls_fx margin, ls_manifold *m);
+/// Capsule a against plane b.
+int ls_collide_capsule_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                              const ls_xform *xb, ls_fx margin, ls_manifold *m);
 
 #endif

@@ -24,15 +24,15 @@ static int sphere_pair(ls_vec3 ca, ls_fx ra, ls_vec3 cb, ls_fx rb, ls_fx margin,
     return m->count;
 }
 
-int ls_collide_sphere_sphere(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                             const ls_xform *xb, ls_fx margin, ls_manifold *m)
+int ls_collide_sphere_sphere_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                              const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     return sphere_pair(ls_geom_center(a, xa), a->radius, ls_geom_center(b, xb), b->radius, margin,
                        m);
 }
 
-int ls_collide_sphere_capsule(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                              const ls_xform *xb, ls_fx margin, ls_manifold *m)
+int ls_collide_sphere_capsule_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                               const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     ls_vec3 c = ls_geom_center(a, xa);
     ls_segment seg = ls_capsule_segment(b, xb);
@@ -40,8 +40,8 @@ int ls_collide_sphere_capsule(const ls_geom *a, const ls_xform *xa, const ls_geo
     return sphere_pair(c, a->radius, p, b->radius, margin, m);
 }
 
-int ls_collide_sphere_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                            const ls_xform *xb, ls_fx margin, ls_manifold *m)
+int ls_collide_sphere_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                             const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     (void)xb; // planes are static and given in world coordinates
     ls_vec3 c = ls_geom_center(a, xa);
@@ -75,8 +75,8 @@ static int shallowest_axis(ls_vec3 p, ls_vec3 h)
     return best;
 }
 
-int ls_collide_sphere_box(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                          const ls_xform *xb, ls_fx margin, ls_manifold *m)
+int ls_collide_sphere_box_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                           const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
     ls_vec3 c = ls_geom_center(a, xa);
     ls_vec3 cb = ls_geom_center(b, xb);

@@ -16,7 +16,7 @@
 
 // ------------------------------------------------------------ wide helpers
 
-int ls_orient3d(ls_vec3 a, ls_vec3 b, ls_vec3 c, ls_vec3 p)
+int ls_orient3d_(ls_vec3 a, ls_vec3 b, ls_vec3 c, ls_vec3 p)
 {
     ls_i3 ia = ls_i3_of(a);
     ls_i3 n = ls_i3_cross(ls_i3_sub(ls_i3_of(b), ia), ls_i3_sub(ls_i3_of(c), ia));
@@ -29,7 +29,7 @@ static uint64_t mag64(int64_t v)
     return v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
 }
 
-ls_i3 ls_i3_fit(ls_i3 v, int bits)
+ls_i3 ls_i3_fit_(ls_i3 v, int bits)
 {
     uint64_t m = mag64(v.x) | mag64(v.y) | mag64(v.z);
     if (m == 0) {
@@ -67,15 +67,15 @@ static ls_i3 fit_wide(ls_i128 x, ls_i128 y, ls_i128 z, int bits)
     r.x = ls_i128_lo64(x);
     r.y = ls_i128_lo64(y);
     r.z = ls_i128_lo64(z);
-    return sh < 0 ? ls_i3_fit(r, bits) : r;
+    return sh < 0 ? ls_i3_fit_(r, bits) : r;
 }
 
-ls_i3 ls_i3_unit(ls_i3 v, int bits, ls_i3 fallback)
+ls_i3 ls_i3_unit_(ls_i3 v, int bits, ls_i3 fallback)
 {
     if (ls_i3_is_zero(v)) {
         return fallback;
     }
-    v = ls_i3_fit(v, 30);
+    v = ls_i3_fit_(v, 30);
     uint64_t len = ls_isqrt64((uint64_t)(v.x * v.x + v.y * v.y + v.z * v.z)); // < 2^31
     int64_t l = (int64_t)len, h = l / 2;
     int64_t one = (int64_t)1 << bits;
@@ -86,18 +86,18 @@ ls_i3 ls_i3_unit(ls_i3 v, int bits, ls_i3 fallback)
     return r;
 }
 
-ls_vec3 ls_i3_unit_fx(ls_i3 v, ls_vec3 fallback)
+ls_vec3 ls_i3_unit_fx_(ls_i3 v, ls_vec3 fallback)
 {
     if (ls_i3_is_zero(v)) {
         return fallback;
     }
-    ls_i3 u = ls_i3_unit(v, 16, ls_i3_of(fallback));
+    ls_i3 u = ls_i3_unit_(v, 16, ls_i3_of(fallback));
     return ls_vec3_make((ls_fx)u.x, (ls_fx)u.y, (ls_fx)u.z);
 }
 
 // ------------------------------------------------------------------ proxies
 
-ls_proxy ls_proxy_of_geom(const ls_geom *g, ls_vec3 storage[8])
+ls_proxy ls_proxy_of_geom_(const ls_geom *g, ls_vec3 storage[8])
 {
     // Each kind gives its own proxy (shape_kind.h); others have none.
     const ls_shape_kind *kind = ls_shape_kind_of(g->kind);
@@ -379,7 +379,7 @@ static solution solve_triangle(const vert *s, int i, int j, int k)
         r.contains = true;
         return r;
     }
-    ls_i3 d = ls_i3_fit(n, 30);
+    ls_i3 d = ls_i3_fit_(n, 30);
     if (side > 0) {
         d.x = -d.x;
         d.y = -d.y;
@@ -395,15 +395,15 @@ static solution solve_triangle(const vert *s, int i, int j, int k)
 static solution solve_tetra(const vert *s)
 {
     static const int face[4][4] = {{0, 1, 2, 3}, {0, 1, 3, 2}, {0, 2, 3, 1}, {1, 2, 3, 0}};
-    int vol = ls_orient3d(s[0].w, s[1].w, s[2].w, s[3].w);
+    int vol = ls_orient3d_(s[0].w, s[1].w, s[2].w, s[3].w);
     bool any = false;
     solution best;
     memset(&best, 0, sizeof best);
     for (int f = 0; f < 4; f++) {
         const int *t = face[f];
         if (vol != 0) {
-            int side = ls_orient3d(s[t[0]].w, s[t[1]].w, s[t[2]].w, ls_vec3_zero());
-            int opp = ls_orient3d(s[t[0]].w, s[t[1]].w, s[t[2]].w, s[t[3]].w);
+            int side = ls_orient3d_(s[t[0]].w, s[t[1]].w, s[t[2]].w, ls_vec3_zero());
+            int opp = ls_orient3d_(s[t[0]].w, s[t[1]].w, s[t[2]].w, s[t[3]].w);
             if (side * opp >= 0) {
                 continue; // the origin is on the tetrahedron's side of this face
             }
@@ -556,12 +556,12 @@ static bool gjk_run(const ctx *c, ls_gjk_result *out)
     out->point_a = ls_vec3_add(c->origin, combine(pa, best.lam, n));
     out->point_b = ls_vec3_add(c->origin, combine(pb, best.lam, n));
     out->distance = ls_vec3_len(best.v);
-    out->normal = ls_i3_unit_fx(best.dir, fallback_normal(c));
+    out->normal = ls_i3_unit_fx_(best.dir, fallback_normal(c));
     return true;
 }
 
-bool ls_gjk_distance(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, const ls_xform *xb,
-                     ls_gjk_result *out)
+bool ls_gjk_distance_(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, const ls_xform *xb,
+                      ls_gjk_result *out)
 {
     if (a->count == 0 || b->count == 0) {
         memset(out, 0, sizeof *out);
@@ -613,7 +613,7 @@ static void face_geometry(epa *e, epa_face *f)
     f->n = ls_i3_cross(ls_i3_sub(ls_i3_of(e->v[f->v[1]].w), a),
                        ls_i3_sub(ls_i3_of(e->v[f->v[2]].w), a));
     ls_i3 zero = {0, 0, 0};
-    f->nn = ls_i3_unit(f->n, 30, zero);
+    f->nn = ls_i3_unit_(f->n, 30, zero);
     f->dist = ls_i3_dot(f->nn, a);
 }
 
@@ -768,8 +768,8 @@ static bool blow_up(epa *e)
         int k = m[1] < m[0] ? 1 : 0;
         k = m[2] < m[k] ? 2 : k;
         ls_i3 axis = {k == 0, k == 1, k == 2};
-        ls_i3 d1 = ls_i3_fit(ls_i3_cross(ab, axis), 30);
-        ls_i3 d2 = ls_i3_fit(ls_i3_cross(ab, d1), 30);
+        ls_i3 d1 = ls_i3_fit_(ls_i3_cross(ab, axis), 30);
+        ls_i3 d2 = ls_i3_fit_(ls_i3_cross(ab, d1), 30);
         ls_i3 dirs[4] = {d1, i3_neg(d1), d2, i3_neg(d2)};
         for (int i = 0; i < 4 && e->nv == 2; i++) {
             vert w = support(c, dirs[i]);
@@ -787,11 +787,11 @@ static bool blow_up(epa *e)
         if (ls_i3_is_zero(n)) {
             return false;
         }
-        ls_i3 d = ls_i3_fit(n, 30);
+        ls_i3 d = ls_i3_fit_(n, 30);
         ls_i3 dirs[2] = {d, i3_neg(d)};
         for (int i = 0; i < 2 && e->nv == 3; i++) {
             vert w = support(c, dirs[i]);
-            if (ls_orient3d(e->v[0].w, e->v[1].w, e->v[2].w, w.w) != 0) {
+            if (ls_orient3d_(e->v[0].w, e->v[1].w, e->v[2].w, w.w) != 0) {
                 e->v[e->nv++] = w;
             }
         }
@@ -799,13 +799,13 @@ static bool blow_up(epa *e)
             return false;
         }
     }
-    return ls_orient3d(e->v[0].w, e->v[1].w, e->v[2].w, e->v[3].w) != 0;
+    return ls_orient3d_(e->v[0].w, e->v[1].w, e->v[2].w, e->v[3].w) != 0;
 }
 
 /// The four outward faces of the tetrahedron v[0..3] with their adjacency.
 static void init_tetra(epa *e)
 {
-    if (ls_orient3d(e->v[0].w, e->v[1].w, e->v[2].w, e->v[3].w) < 0) {
+    if (ls_orient3d_(e->v[0].w, e->v[1].w, e->v[2].w, e->v[3].w) < 0) {
         vert t = e->v[1];
         e->v[1] = e->v[2];
         e->v[2] = t;
@@ -870,8 +870,8 @@ static void face_witness(const epa *e, const epa_face *f, ls_vec3 *pa, ls_vec3 *
     *pb = combine(b, lam, 3);
 }
 
-bool ls_epa_penetration(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b,
-                        const ls_xform *xb, const ls_gjk_result *gjk, ls_epa_result *out)
+bool ls_epa_penetration_(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b,
+                         const ls_xform *xb, const ls_gjk_result *gjk, ls_epa_result *out)
 {
     memset(out, 0, sizeof *out);
     out->normal = ls_vec3_make(0, LS_FX_ONE, 0);
@@ -938,7 +938,7 @@ bool ls_epa_penetration(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b
     }
     const epa_face *bf = &e.f[best];
     out->faces = e.nf;
-    out->normal = ls_i3_unit_fx(bf->n, fallback_normal(&c));
+    out->normal = ls_i3_unit_fx_(bf->n, fallback_normal(&c));
     int64_t depth = (bf->dist + Q30 / 2) >> 30;
     out->depth = depth < 0 ? 0 : depth > LS_FX_MAX ? LS_FX_MAX : (ls_fx)depth;
     ls_vec3 pa, pb;
@@ -959,8 +959,8 @@ bool ls_epa_penetration(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b
 /// Each advancement step aims this many raw units (1/4096 m) short of the target.
 #define CAST_AIM 16
 
-bool ls_shape_cast(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, const ls_xform *xb,
-                   ls_vec3 translation_b, ls_fx target_separation, ls_cast_result *out)
+bool ls_shape_cast_(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, const ls_xform *xb,
+                    ls_vec3 translation_b, ls_fx target_separation, ls_cast_result *out)
 {
     memset(out, 0, sizeof *out);
     out->normal = ls_vec3_make(0, LS_FX_ONE, 0);
@@ -980,10 +980,10 @@ bool ls_shape_cast(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, con
     for (int it = 0; it < LS_CAST_MAX_ITERS; it++) {
         xt.p = ls_vec3_mad(xb->p, translation_b, (ls_fx)t);
         out->iterations = it + 1;
-        if (!ls_gjk_distance(a, xa, b, &xt, &g)) {
+        if (!ls_gjk_distance_(a, xa, b, &xt, &g)) {
             if (it == 0) {
                 ls_epa_result e;
-                ls_epa_penetration(a, xa, b, &xt, &g, &e);
+                ls_epa_penetration_(a, xa, b, &xt, &g, &e);
                 out->fraction = 0;
                 out->normal = e.normal;
                 out->point = ls_vec3_mad(e.point_a, e.normal, a->radius);

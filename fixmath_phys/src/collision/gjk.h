@@ -180,20 +180,20 @@ static inline bool ls_i3_is_zero(ls_i3 a)
 /// Sign of the orientation of p against the plane through a, b, c:
 /// sign(((b - a) x (c - a)) . (p - a)), exact for Q16.16 inputs whose
 /// pairwise differences stay below 2^30.
-int ls_orient3d(ls_vec3 a, ls_vec3 b, ls_vec3 c, ls_vec3 p);
+int ls_orient3d_(ls_vec3 a, ls_vec3 b, ls_vec3 c, ls_vec3 p);
 
 /// v scaled by a power of two so that its largest component magnitude lies in
 /// [2^(bits-1), 2^bits) (right shifts floor); the zero vector stays zero.
 /// bits <= 31. Used to turn wide exact directions into support directions.
-ls_i3 ls_i3_fit(ls_i3 v, int bits);
+ls_i3 ls_i3_fit_(ls_i3 v, int bits);
 
 /// Unit vector along v with components scaled by 2^bits (bits <= 30),
 /// each rounded to nearest as ls_vec3_normalize does; `fallback` (already
 /// scaled) when v is zero. v's components must be below 2^62 in magnitude.
-ls_i3 ls_i3_unit(ls_i3 v, int bits, ls_i3 fallback);
+ls_i3 ls_i3_unit_(ls_i3 v, int bits, ls_i3 fallback);
 
-/// As ls_i3_unit with bits = 16: a Q16.16 unit vector.
-ls_vec3 ls_i3_unit_fx(ls_i3 v, ls_vec3 fallback);
+/// As ls_i3_unit_ with bits = 16: a Q16.16 unit vector.
+ls_vec3 ls_i3_unit_fx_(ls_i3 v, ls_vec3 fallback);
 
 // ----------------------------------------------------------------- proxies
 
@@ -210,7 +210,7 @@ typedef struct ls_proxy {
 /// body's local frame (offset applied). storage holds the generated points
 /// (sphere 1, capsule 2, box 8); a hull's proxy points at its vertices.
 /// Any other kind gives a proxy of count 0.
-ls_proxy ls_proxy_of_geom(const ls_geom *g, ls_vec3 storage[8]);
+ls_proxy ls_proxy_of_geom_(const ls_geom *g, ls_vec3 storage[8]);
 
 /// Iteration cap of GJK (each iteration adds one support point).
 #define LS_GJK_MAX_ITERS 64
@@ -230,7 +230,7 @@ ls_proxy ls_proxy_of_geom(const ls_geom *g, ls_vec3 storage[8]);
 /// Shape cast: iteration cap of the conservative advancement.
 #define LS_CAST_MAX_ITERS 32
 
-/// Result of ls_gjk_distance. Points are world coordinates.
+/// Result of ls_gjk_distance_. Points are world coordinates.
 typedef struct ls_gjk_result {
     ls_vec3 point_a;      ///< Closest point on A's core (world).
     ls_vec3 point_b;      ///< Closest point on B's core (world).
@@ -251,10 +251,10 @@ typedef struct ls_gjk_result {
 /// support points, collinear/coplanar simplices, touching, identical and
 /// tiny shapes. Both proxies need count >= 1; world positions within
 /// +-2048 m, proxy points within +-111 m of their body.
-bool ls_gjk_distance(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, const ls_xform *xb,
-                     ls_gjk_result *out);
+bool ls_gjk_distance_(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, const ls_xform *xb,
+                      ls_gjk_result *out);
 
-/// Result of ls_epa_penetration.
+/// Result of ls_epa_penetration_.
 typedef struct ls_epa_result {
     ls_vec3 normal;    ///< Unit normal from A to B: moving B by depth * normal separates the cores.
     ls_fx depth;       ///< Penetration depth of the cores (>= 0).
@@ -266,14 +266,14 @@ typedef struct ls_epa_result {
     uint8_t face_b[3]; ///< Point indices in B of the final face's vertices.
 } ls_epa_result;
 
-/// EPA from the simplex of an overlapping ls_gjk_distance result. Returns
+/// EPA from the simplex of an overlapping ls_gjk_distance_ result. Returns
 /// true when converged within tolerance; false when a cap stopped it (the
 /// result is the best face found) or the Minkowski difference is flat (no
 /// volume: depth 0, normal from A's points' mean towards B's, or +Y).
-bool ls_epa_penetration(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b,
-                        const ls_xform *xb, const ls_gjk_result *gjk, ls_epa_result *out);
+bool ls_epa_penetration_(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b,
+                         const ls_xform *xb, const ls_gjk_result *gjk, ls_epa_result *out);
 
-/// Result of ls_shape_cast.
+/// Result of ls_shape_cast_.
 typedef struct ls_cast_result {
     ls_fx fraction; ///< 0..1 of translation_b at the hit.
     ls_vec3 point;  ///< Hit point on A's surface (radius included), world, at the hit.
@@ -286,7 +286,7 @@ typedef struct ls_cast_result {
 /// target_separation (within 1/4096 m), by conservative advancement along
 /// the GJK normal. Returns false when there is no hit (b moves apart or never
 /// gets that close). Shapes closer than target at the start hit at fraction 0.
-bool ls_shape_cast(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, const ls_xform *xb,
-                   ls_vec3 translation_b, ls_fx target_separation, ls_cast_result *out);
+bool ls_shape_cast_(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b, const ls_xform *xb,
+                    ls_vec3 translation_b, ls_fx target_separation, ls_cast_result *out);
 
 #endif

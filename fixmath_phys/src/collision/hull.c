@@ -335,7 +335,7 @@ static void finish(ls_hull *h, const ls_vec3 *v, uint32_t nv, const loops *L)
     for (uint32_t f = 0; f < h->face_count; f++) {
         ls_hull_face *fc = &h->faces[f];
         ls_i3 n = loop_normal(h->vertices, &h->face_vertices[fc->first], fc->count);
-        fc->normal = ls_i3_unit_fx(n, ls_vec3_make(0, LS_FX_ONE, 0));
+        fc->normal = ls_i3_unit_fx_(n, ls_vec3_make(0, LS_FX_ONE, 0));
         // Plane offset: the hull's support along the rounded normal, so no
         // vertex lies above any face plane.
         int64_t best = ls_vec3_dot_q32(fc->normal, h->vertices[0]);
@@ -366,7 +366,7 @@ static ls_hull *fail(ls_error *err, ls_result code, const char *field, const cha
 {
     va_list ap;
     va_start(ap, fmt);
-    ls_error_set_fieldv(err, code, field, fmt, ap);
+    ls_error_set_fieldv_(err, code, field, fmt, ap);
     va_end(ap);
     return NULL;
 }
@@ -412,7 +412,7 @@ typedef struct builder {
 
 static int tri_orient(const builder *b, const tri *t, ls_vec3 p)
 {
-    return ls_orient3d(b->p[t->v[0]], b->p[t->v[1]], b->p[t->v[2]], p);
+    return ls_orient3d_(b->p[t->v[0]], b->p[t->v[1]], b->p[t->v[2]], p);
 }
 
 /// Does a visible triangle other than `self` hold the directed edge a -> b?
@@ -638,7 +638,7 @@ ls_hull *ls_hull_create(const ls_vec3 *points, uint32_t count, ls_error *err)
             why = "all %u points are collinear: a hull needs volume";
         } else {
             for (i3 = i2 + 1; i3 < b->n; i3++) {
-                if (ls_orient3d(b->p[0], b->p[1], b->p[i2], b->p[i3]) != 0) {
+                if (ls_orient3d_(b->p[0], b->p[1], b->p[i2], b->p[i3]) != 0) {
                     break;
                 }
             }
@@ -654,7 +654,7 @@ ls_hull *ls_hull_create(const ls_vec3 *points, uint32_t count, ls_error *err)
         return fail(err, LS_ERR_INVALID_ARGUMENT, "points", why, (unsigned)count);
     }
     uint16_t v0 = 0, v1 = 1, v2 = (uint16_t)i2, v3 = (uint16_t)i3;
-    if (ls_orient3d(b->p[v0], b->p[v1], b->p[v2], b->p[v3]) < 0) {
+    if (ls_orient3d_(b->p[v0], b->p[v1], b->p[v2], b->p[v3]) < 0) {
         uint16_t t = v1;
         v1 = v2;
         v2 = t;
@@ -904,7 +904,7 @@ ls_hull *ls_hull_create_from_faces(const ls_vec3 *vertices, uint32_t vertex_coun
                 }
             }
         }
-        ls_vec3 un = ls_i3_unit_fx(nrm, ls_vec3_make(0, LS_FX_ONE, 0));
+        ls_vec3 un = ls_i3_unit_fx_(nrm, ls_vec3_make(0, LS_FX_ONE, 0));
         ls_vec3 o = vertices[idx[0]];
         for (uint32_t i = 1; i < n; i++) {
             int64_t hq = height_q32(un, o, vertices[idx[i]]);
@@ -1001,7 +1001,7 @@ uint32_t ls_hull_face_vertices(const ls_hull *hull, uint32_t f, uint32_t *indice
 
 // ------------------------------------------------------------ mass, box, AABB
 
-bool ls_hull_mass_props(const ls_hull *h, ls_fx density, ls_hull_mass *out)
+bool ls_hull_mass_props_(const ls_hull *h, ls_fx density, ls_hull_mass *out)
 {
     memset(out, 0, sizeof *out);
     out->center = h->centroid;
@@ -1037,7 +1037,7 @@ bool ls_hull_mass_props(const ls_hull *h, ls_fx density, ls_hull_mass *out)
     return ok && !o;
 }
 
-void ls_hull_make_box(ls_vec3 half, ls_hull *out)
+void ls_hull_make_box_(ls_vec3 half, ls_hull *out)
 {
     // Vertex i = 4 [x+] + 2 [y+] + [z+] is the lexicographic order; faces
     // are the canonical loops of ls_hull_create on the same corners.
@@ -1071,7 +1071,7 @@ void ls_hull_make_box(ls_vec3 half, ls_hull *out)
     out->radius = (ls_fx)r;
 }
 
-ls_aabb ls_hull_aabb(const ls_hull *h, const ls_xform *xf, ls_fx margin)
+ls_aabb ls_hull_aabb_(const ls_hull *h, const ls_xform *xf, ls_fx margin)
 {
     ls_aabb box;
     ls_fx lo[3], hi[3];
@@ -1100,8 +1100,8 @@ static bool ratio_gt(int64_t a, int64_t b, int64_t c, int64_t d)
     return ls_i128_cmp(ls_i128_mul(a, d), ls_i128_mul(c, b)) > 0;
 }
 
-bool ls_hull_ray_cast(const ls_hull *h, const ls_xform *xf, ls_vec3 from, ls_vec3 to,
-                      ls_fx *fraction, ls_vec3 *normal)
+bool ls_hull_ray_cast_(const ls_hull *h, const ls_xform *xf, ls_vec3 from, ls_vec3 to,
+                       ls_fx *fraction, ls_vec3 *normal)
 {
     ls_vec3 o = ls_mat3_mul_tvec(xf->r, ls_vec3_sub(from, xf->p));
     ls_vec3 d = ls_mat3_mul_tvec(xf->r, ls_vec3_sub(to, from));

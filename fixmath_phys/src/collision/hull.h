@@ -47,35 +47,35 @@ typedef struct ls_hull_mass {
     ls_vec3 center;
     int64_t ixx, iyy, izz, ixy, ixz, iyz; ///< Q32.32
 } ls_hull_mass;
-bool ls_hull_mass_props(const ls_hull *h, ls_fx density, ls_hull_mass *out);
+bool ls_hull_mass_props_(const ls_hull *h, ls_fx density, ls_hull_mass *out);
 
 /// The 8-vertex, 6-face hull of a box of half extents `half` (used by the
 /// hull-box routines).
-void ls_hull_make_box(ls_vec3 half, ls_hull *out);
+void ls_hull_make_box_(ls_vec3 half, ls_hull *out);
 
 /// World AABB of a hull under transform xf, grown by margin (min floored, max rounded up).
-ls_aabb ls_hull_aabb(const ls_hull *h, const ls_xform *xf, ls_fx margin);
+ls_aabb ls_hull_aabb_(const ls_hull *h, const ls_xform *xf, ls_fx margin);
 
 /// Ray cast against a hull in world space: the segment from -> to. On a hit
 /// writes the fraction (0..1) and the outward unit normal and returns true.
 /// A start inside the hull is a hit at fraction 0 with normal -direction.
-bool ls_hull_ray_cast(const ls_hull *h, const ls_xform *xf, ls_vec3 from, ls_vec3 to,
-                      ls_fx *fraction, ls_vec3 *normal);
+bool ls_hull_ray_cast_(const ls_hull *h, const ls_xform *xf, ls_vec3 from, ls_vec3 to,
+                       ls_fx *fraction, ls_vec3 *normal);
 
-/// Hull a against hull b; normal from a to b; same contract as ls_collide.
-int ls_collide_hull_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-                         ls_fx margin, ls_manifold *m);
-/// Sphere a against hull b.
-int ls_collide_sphere_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                           const ls_xform *xb, ls_fx margin, ls_manifold *m);
-/// Box a against hull b.
-int ls_collide_box_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-                        ls_fx margin, ls_manifold *m);
-/// Capsule a against hull b.
-int ls_collide_capsule_hull(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                            const ls_xform *xb, ls_fx margin, ls_manifold *m);
-/// Hull a against plane b.
-int ls_collide_hull_plane(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+/// Hull a against hull b; normal from a to b; same contract as ls_collide_.
+int ls_collide_hull_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
                           const ls_xform *xb, ls_fx margin, ls_manifold *m);
+/// Sphere a against hull b.
+int ls_collide_sphere_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                            const ls_xform *xb, ls_fx margin, ls_manifold *m);
+/// Box a against hull b.
+int ls_collide_box_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
+                         ls_fx margin, ls_manifold *m);
+/// Capsule a against hull b.
+int ls_collide_capsule_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                             const ls_xform *xb, ls_fx margin, ls_manifold *m);
+/// Hull a against plane b.
+int ls_collide_hull_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                           const ls_xform *xb, ls_fx margin, ls_manifold *m);
 
 #endif

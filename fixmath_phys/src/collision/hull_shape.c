@@ -8,8 +8,8 @@
 static bool hull_check(const ls_geom *g, ls_error *err)
 {
     if (!g->hull) {
-        return ls_shape_refuse(err, "shape.hull", "a hull shape needs a hull (ls_hull_create)",
-                               false, 0);
+        return ls_shape_refuse_(err, "shape.hull", "a hull shape needs a hull (ls_hull_create)",
+                                false, 0);
     }
     return true;
 }
@@ -18,7 +18,7 @@ static bool hull_mass(const ls_geom *g, ls_fx density, ls_shape_mass *out)
 {
     ls_hull_mass hm;
     out->mass = 0;
-    if (!ls_hull_mass_props(g->hull, density, &hm)) {
+    if (!ls_hull_mass_props_(g->hull, density, &hm)) {
         return false; // volume or mass beyond Q16.16 (mass.c refuses the body)
     }
     out->mass = hm.mass;
@@ -34,13 +34,13 @@ static bool hull_mass(const ls_geom *g, ls_fx density, ls_shape_mass *out)
 
 static ls_aabb hull_aabb(const ls_geom *g, const ls_xform *xf, ls_fx margin)
 {
-    return ls_hull_aabb(g->hull, xf, margin);
+    return ls_hull_aabb_(g->hull, xf, margin);
 }
 
 static bool hull_ray(const ls_geom *g, const ls_xform *xf, ls_vec3 from, ls_vec3 to, ls_fx *t,
                      ls_vec3 *n)
 {
-    return ls_hull_ray_cast(g->hull, xf, from, to, t, n);
+    return ls_hull_ray_cast_(g->hull, xf, from, to, t, n);
 }
 
 // The smallest distance from the centroid to a face plane.
@@ -65,7 +65,7 @@ static ls_proxy hull_proxy(const ls_geom *g, ls_vec3 storage[8])
     return p;
 }
 
-const ls_shape_kind ls_hull_kind = {
+const ls_shape_kind ls_hull_kind_ = {
     .name = "hull",
     .needs_data = true,
     .check = hull_check,
@@ -76,7 +76,7 @@ const ls_shape_kind ls_hull_kind = {
     .ray_cast = hull_ray,
     .collide =
         {
-            [LS_SHAPE_HULL] = ls_collide_hull_hull,
-            [LS_SHAPE_PLANE] = ls_collide_hull_plane,
+            [LS_SHAPE_HULL] = ls_collide_hull_hull_,
+            [LS_SHAPE_PLANE] = ls_collide_hull_plane_,
         },
 };

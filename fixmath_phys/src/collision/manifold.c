@@ -80,7 +80,7 @@ static int pick_fourth(const ls_contact_cand *c, int n, const int tri[3], int or
     return best;
 }
 
-void ls_manifold_reduce(const ls_contact_cand *c, int n, ls_manifold *m)
+void ls_manifold_reduce_(const ls_contact_cand *c, int n, ls_manifold *m)
 {
     int keep[LS_MANIFOLD_MAX] = {-1, -1, -1, -1};
     if (n > LS_MANIFOLD_MAX) {

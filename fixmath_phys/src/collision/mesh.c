@@ -593,7 +593,7 @@ void ls_mesh_triangle(const ls_mesh *mesh, uint32_t t, uint32_t out[3])
     }
 }
 
-ls_mesh *ls_mesh_clone(const ls_mesh *m)
+ls_mesh *ls_mesh_clone_(const ls_mesh *m)
 {
     ls_mesh *c = malloc(m->size);
     if (c) {
@@ -603,17 +603,17 @@ ls_mesh *ls_mesh_clone(const ls_mesh *m)
     return c;
 }
 
-size_t ls_mesh_memory_size(const ls_mesh *m)
+size_t ls_mesh_memory_size_(const ls_mesh *m)
 {
     return m->size;
 }
 
-ls_aabb ls_mesh_bounds(const ls_mesh *m)
+ls_aabb ls_mesh_bounds_(const ls_mesh *m)
 {
     return m->bounds;
 }
 
-ls_aabb ls_mesh_local_aabb(const ls_xform *xm, ls_aabb world)
+ls_aabb ls_mesh_local_aabb_(const ls_xform *xm, ls_aabb world)
 {
     ls_vec3 c = ls_vec3_mid(world.min, world.max);
     ls_vec3 h = ls_vec3_sub(world.max, c);
@@ -654,7 +654,7 @@ static void heap_down(uint32_t *h, uint32_t n, uint32_t i)
     }
 }
 
-/// A walk of the triangles whose own box overlaps `box` (ls_mesh_walk).
+/// A walk of the triangles whose own box overlaps `box` (ls_mesh_walk_).
 typedef struct tri_walk {
     const ls_mesh *m;
     ls_aabb box;
@@ -669,10 +669,10 @@ static bool visit_overlapping(void *ctx, uint32_t t)
     return ls_aabb_overlap(&tb, &tw->box) && tw->visit(tw->ctx, t);
 }
 
-bool ls_mesh_walk(const ls_mesh *m, ls_aabb local_box, ls_bvh_visit visit, void *ctx)
+bool ls_mesh_walk_(const ls_mesh *m, ls_aabb local_box, ls_bvh_visit visit, void *ctx)
 {
     tri_walk tw = {m, local_box, visit, ctx};
-    return ls_bvh_query(m->nodes, m->node_count, m->order, &local_box, visit_overlapping, &tw);
+    return ls_bvh_query_(m->nodes, m->node_count, m->order, &local_box, visit_overlapping, &tw);
 }
 
 /// The `max` smallest triangle indices seen, in a max-heap, and how many were seen.
@@ -702,10 +702,10 @@ static bool keep_smallest(void *ctx, uint32_t t)
     return false;
 }
 
-uint32_t ls_mesh_query(const ls_mesh *m, ls_aabb local_box, uint32_t *out, uint32_t max)
+uint32_t ls_mesh_query_(const ls_mesh *m, ls_aabb local_box, uint32_t *out, uint32_t max)
 {
     smallest k = {out, max, 0, 0};
-    ls_mesh_walk(m, local_box, keep_smallest, &k);
+    ls_mesh_walk_(m, local_box, keep_smallest, &k);
     // Heap sort: ascending order.
     for (uint32_t end = k.kept; end > 1; end--) {
         uint32_t s = out[0];
@@ -827,13 +827,13 @@ static bool ray_visit(void *ctx, uint32_t t)
     return false;
 }
 
-bool ls_mesh_ray_cast(const ls_mesh *m, const ls_xform *xm, ls_vec3 from, ls_vec3 to,
-                      ls_fx *fraction, ls_vec3 *normal, uint32_t *tri)
+bool ls_mesh_ray_cast_(const ls_mesh *m, const ls_xform *xm, ls_vec3 from, ls_vec3 to,
+                       ls_fx *fraction, ls_vec3 *normal, uint32_t *tri)
 {
     ls_vec3 o = ls_mat3_mul_tvec(xm->r, ls_vec3_sub(from, xm->p));
     ls_vec3 e = ls_mat3_mul_tvec(xm->r, ls_vec3_sub(to, xm->p));
     ray_walk r = {m, o, ls_vec3_sub(e, o), (int64_t)1 << 32, LS_MESH_NONE};
-    ls_bvh_walk(m->nodes, m->node_count, m->order, ray_enters, ray_visit, &r);
+    ls_bvh_walk_(m->nodes, m->node_count, m->order, ray_enters, ray_visit, &r);
     int64_t best = r.best;
     uint32_t best_tri = r.best_tri;
     if (best_tri == LS_MESH_NONE) {
@@ -1192,7 +1192,7 @@ static int capsule_tri(const tri_frame *f, const ls_segment *seg, ls_fx r, ls_fx
         ls_fx half = f->len[i] >> 1;
         ls_segment te = {ls_vec3_mad(f->t[i], f->u[i], half), f->u[i], half};
         ls_fx s, t;
-        ls_segment_closest(&te, seg, &s, &t);
+        ls_segment_closest_(&te, seg, &s, &t);
         ls_vec3 q = ls_segment_at(&te, s), p = ls_segment_at(seg, t);
         uint64_t d = ls_vec3_len_sq_q32(ls_vec3_sub(p, q));
         if (best < 0 || d < best_d) {
@@ -1579,7 +1579,7 @@ static int edge_contact(const tri_frame *f, const polytope *s, const sat_axis *a
     ls_vec3 a = s->v[s->ev[be][0]], b = s->v[s->ev[be][1]];
     ls_segment se = {ls_vec3_mid(a, b), s->edir[be], ls_vec3_len(ls_vec3_sub(b, a)) >> 1};
     ls_fx ps, pt;
-    ls_segment_closest(&te, &se, &ps, &pt);
+    ls_segment_closest_(&te, &se, &ps, &pt);
     ls_vec3 p = ls_segment_at(&te, ps), q = ls_segment_at(&se, pt);
     ls_fx depth = ls_vec3_dot(ls_vec3_sub(p, q), ax->n);
     if (depth <= ls_fx_neg(margin)) {
@@ -1633,8 +1633,8 @@ static ls_vec3 to_tri(const ls_xform *xm, const tri_frame *f, ls_vec3 w)
     return ls_vec3_sub(ls_mat3_mul_tvec(xm->r, ls_vec3_sub(w, xm->p)), f->a);
 }
 
-int ls_collide_mesh_triangle(const ls_mesh *mesh, uint32_t tri, const ls_xform *xm,
-                             const ls_geom *g, const ls_xform *xg, ls_fx margin, ls_manifold *m)
+int ls_collide_mesh_triangle_(const ls_mesh *mesh, uint32_t tri, const ls_xform *xm,
+                              const ls_geom *g, const ls_xform *xg, ls_fx margin, ls_manifold *m)
 {
     memset(m, 0, sizeof *m);
     if (tri >= mesh->triangle_count) {

@@ -4,7 +4,7 @@
 //
 // A mesh is one allocation: the header below followed by its arrays, which
 // the header's pointers address. It is immutable after creation; a world
-// keeps its own copy (ls_mesh_clone).
+// keeps its own copy (ls_mesh_clone_).
 #ifndef LS_COLLISION_MESH_H
 #define LS_COLLISION_MESH_H
 
@@ -67,35 +67,35 @@ struct ls_mesh {
 };
 
 /// A copy in one allocation (NULL when out of memory). Free with ls_mesh_destroy.
-ls_mesh *ls_mesh_clone(const ls_mesh *m);
+ls_mesh *ls_mesh_clone_(const ls_mesh *m);
 /// Bytes the mesh occupies (one allocation).
-size_t ls_mesh_memory_size(const ls_mesh *m);
+size_t ls_mesh_memory_size_(const ls_mesh *m);
 /// Bounds of the vertices used by triangles, in the mesh's local frame.
-ls_aabb ls_mesh_bounds(const ls_mesh *m);
+ls_aabb ls_mesh_bounds_(const ls_mesh *m);
 /// Mesh-local box enclosing the world box `world` for a mesh on transform xm
 /// (conservative by 1 ulp per side).
-ls_aabb ls_mesh_local_aabb(const ls_xform *xm, ls_aabb world);
+ls_aabb ls_mesh_local_aabb_(const ls_xform *xm, ls_aabb world);
 /// visit(ctx, tri) for each triangle whose local AABB overlaps local_box
-/// (closed intervals), in the order of ls_bvh_walk; stops when visit returns
+/// (closed intervals), in the order of ls_bvh_walk_; stops when visit returns
 /// true, and returns true then. Allocates nothing.
-bool ls_mesh_walk(const ls_mesh *m, ls_aabb local_box, ls_bvh_visit visit, void *ctx);
+bool ls_mesh_walk_(const ls_mesh *m, ls_aabb local_box, ls_bvh_visit visit, void *ctx);
 /// Triangles whose local AABB overlaps local_box (closed intervals), in
 /// ascending triangle index. Writes at most max indices (the smallest ones)
 /// and returns the total count. Allocates nothing.
-uint32_t ls_mesh_query(const ls_mesh *m, ls_aabb local_box, uint32_t *out, uint32_t max);
+uint32_t ls_mesh_query_(const ls_mesh *m, ls_aabb local_box, uint32_t *out, uint32_t max);
 /// Contact manifold between triangle tri of mesh (on xm) and convex shape g
-/// (on xg): sphere, box, capsule or hull. Same contract as ls_collide with the
+/// (on xg): sphere, box, capsule or hull. Same contract as ls_collide_ with the
 /// triangle as shape a: normal from the triangle to g, points midway, depth
 /// > -margin, feature ids unique within the manifold and stable while the
 /// same features touch. One-sided, with the internal-edge rule of SPEC.md §21.
 /// Returns m->count (m is cleared first).
-int ls_collide_mesh_triangle(const ls_mesh *mesh, uint32_t tri, const ls_xform *xm,
-                             const ls_geom *g, const ls_xform *xg, ls_fx margin, ls_manifold *m);
+int ls_collide_mesh_triangle_(const ls_mesh *mesh, uint32_t tri, const ls_xform *xm,
+                              const ls_geom *g, const ls_xform *xg, ls_fx margin, ls_manifold *m);
 /// Closest front-face hit of the world segment from -> to against the mesh on
 /// xm: fraction in [0, 1], world unit face normal and triangle index; ties go
 /// to the lower triangle index. False when nothing is hit.
-bool ls_mesh_ray_cast(const ls_mesh *m, const ls_xform *xm, ls_vec3 from, ls_vec3 to,
-                      ls_fx *fraction, ls_vec3 *normal, uint32_t *tri);
+bool ls_mesh_ray_cast_(const ls_mesh *m, const ls_xform *xm, ls_vec3 from, ls_vec3 to,
+                       ls_fx *fraction, ls_vec3 *normal, uint32_t *tri);
 
 /// ls_mesh_create with the index of the offending triangle (or vertex) on
 /// failure: *bad_tri / *bad_vertex get it (UINT32_MAX when not concerned).

@@ -10,8 +10,8 @@
 static bool mesh_check(const ls_geom *g, ls_error *err)
 {
     if (!g->mesh) {
-        return ls_shape_refuse(err, "shape.mesh", "a mesh shape needs a mesh (ls_mesh_create)",
-                               false, 0);
+        return ls_shape_refuse_(err, "shape.mesh", "a mesh shape needs a mesh (ls_mesh_create)",
+                                false, 0);
     }
     return true;
 }
@@ -19,7 +19,7 @@ static bool mesh_check(const ls_geom *g, ls_error *err)
 // The world box of the local bounds: centre moved, extents by |R|.
 static ls_aabb mesh_aabb(const ls_geom *g, const ls_xform *xf, ls_fx margin)
 {
-    ls_aabb b = ls_mesh_bounds(g->mesh);
+    ls_aabb b = ls_mesh_bounds_(g->mesh);
     ls_vec3 c = ls_vec3_mid(b.min, b.max);
     ls_vec3 h = ls_vec3_sub(b.max, c);
     ls_vec3 wc = ls_vec3_add(xf->p, ls_mat3_mul_vec(xf->r, c));
@@ -39,21 +39,21 @@ static bool mesh_ray(const ls_geom *g, const ls_xform *xf, ls_vec3 from, ls_vec3
                      ls_vec3 *n)
 {
     uint32_t tri;
-    return ls_mesh_ray_cast(g->mesh, xf, from, to, t, n, &tri);
+    return ls_mesh_ray_cast_(g->mesh, xf, from, to, t, n, &tri);
 }
 
 static uint32_t mesh_children(const ls_geom *g, ls_aabb local_box, uint32_t *out, uint32_t max)
 {
-    return ls_mesh_query(g->mesh, local_box, out, max);
+    return ls_mesh_query_(g->mesh, local_box, out, max);
 }
 
 static int mesh_collide_child(const ls_geom *g, uint32_t child, const ls_xform *xg,
                               const ls_geom *b, const ls_xform *xb, ls_fx margin, ls_manifold *m)
 {
-    return ls_collide_mesh_triangle(g->mesh, child, xg, b, xb, margin, m);
+    return ls_collide_mesh_triangle_(g->mesh, child, xg, b, xb, margin, m);
 }
 
-const ls_shape_kind ls_mesh_kind = {
+const ls_shape_kind ls_mesh_kind_ = {
     .name = "mesh",
     .static_only = true,
     .needs_data = true,

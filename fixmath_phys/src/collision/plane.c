@@ -7,8 +7,8 @@
 static bool plane_check(const ls_geom *g, ls_error *err)
 {
     if (ls_vec3_equal(g->normal, ls_vec3_zero()) || ls_fx_abs(g->plane_d) > LS_FX_INT(2048)) {
-        return ls_shape_refuse(err, "shape.normal", "plane normal is zero or |plane_d| > 2048",
-                               true, g->plane_d);
+        return ls_shape_refuse_(err, "shape.normal", "plane normal is zero or |plane_d| > 2048",
+                                true, g->plane_d);
     }
     return true;
 }
@@ -38,7 +38,7 @@ static bool plane_ray(const ls_geom *g, const ls_xform *xf, ls_vec3 from, ls_vec
     return *t <= LS_FX_ONE;
 }
 
-const ls_shape_kind ls_plane_kind = {
+const ls_shape_kind ls_plane_kind_ = {
     .name = "plane",
     .static_only = true,
     .check = plane_check,

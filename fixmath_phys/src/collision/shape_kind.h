@@ -77,20 +77,20 @@ static inline const ls_shape_kind *ls_shape_kind_of(ls_shape_type t)
     return (unsigned)t < LS_SHAPE_KIND_COUNT ? ls_shape_kinds_[t] : NULL;
 }
 /// The kind whose scene keyword is `name`, or LS_SHAPE_KIND_COUNT.
-ls_shape_type ls_shape_kind_named(const char *name);
+ls_shape_type ls_shape_kind_named_(const char *name);
 
 /// Registry entries (one file each).
-extern const ls_shape_kind ls_sphere_kind;
-extern const ls_shape_kind ls_box_kind;
-extern const ls_shape_kind ls_capsule_kind;
-extern const ls_shape_kind ls_plane_kind;
-extern const ls_shape_kind ls_hull_kind;
-extern const ls_shape_kind ls_mesh_kind;
+extern const ls_shape_kind ls_sphere_kind_;
+extern const ls_shape_kind ls_box_kind_;
+extern const ls_shape_kind ls_capsule_kind_;
+extern const ls_shape_kind ls_plane_kind_;
+extern const ls_shape_kind ls_hull_kind_;
+extern const ls_shape_kind ls_mesh_kind_;
 
 /// For check routines: fill err naming `field`, with the value when one is
 /// given (has_value), and return false.
-bool ls_shape_refuse(ls_error *err, const char *field, const char *what, bool has_value,
-                     ls_fx value);
+bool ls_shape_refuse_(ls_error *err, const char *field, const char *what, bool has_value,
+                      ls_fx value);
 
 /// Sizes of spheres, boxes and capsules: 0.05..64 m.
 #define LS_SHAPE_SIZE_MIN_RAW 3277

@@ -8,8 +8,8 @@
 static bool sphere_check(const ls_geom *g, ls_error *err)
 {
     if (g->radius < LS_SHAPE_SIZE_MIN_RAW || g->radius > LS_SHAPE_SIZE_MAX_RAW) {
-        return ls_shape_refuse(err, "shape.radius", "shape.radius outside 0.05..64 m", true,
-                               g->radius);
+        return ls_shape_refuse_(err, "shape.radius", "shape.radius outside 0.05..64 m", true,
+                                g->radius);
     }
     return true;
 }
@@ -39,7 +39,7 @@ static ls_aabb sphere_aabb(const ls_geom *g, const ls_xform *xf, ls_fx margin)
     return box;
 }
 
-bool ls_ray_sphere(ls_vec3 o, ls_vec3 d, ls_fx r, ls_fx *t_hit)
+bool ls_ray_sphere_(ls_vec3 o, ls_vec3 d, ls_fx r, ls_fx *t_hit)
 {
     // |o + t d|^2 = r^2, in Q32.32 to keep squares of metres in range.
     int64_t a = (int64_t)ls_vec3_len_sq_q32(d);
@@ -68,7 +68,7 @@ static bool sphere_ray(const ls_geom *g, const ls_xform *xf, ls_vec3 from, ls_ve
 {
     ls_vec3 d = ls_vec3_sub(to, from);
     ls_vec3 o = ls_vec3_sub(from, ls_geom_center(g, xf));
-    if (!ls_ray_sphere(o, d, g->radius, t)) {
+    if (!ls_ray_sphere_(o, d, g->radius, t)) {
         return false;
     }
     *n = ls_vec3_normalize(ls_vec3_mad(o, d, *t), ls_vec3_make(0, LS_FX_ONE, 0));
@@ -93,7 +93,7 @@ static ls_vec3 sphere_core(const ls_geom *g, const ls_xform *xf, ls_vec3 p)
     return ls_geom_center(g, xf);
 }
 
-const ls_shape_kind ls_sphere_kind = {
+const ls_shape_kind ls_sphere_kind_ = {
     .name = "sphere",
     .round = true,
     .check = sphere_check,
@@ -105,10 +105,10 @@ const ls_shape_kind ls_sphere_kind = {
     .ray_cast = sphere_ray,
     .collide =
         {
-            [LS_SHAPE_SPHERE] = ls_collide_sphere_sphere,
-            [LS_SHAPE_BOX] = ls_collide_sphere_box,
-            [LS_SHAPE_CAPSULE] = ls_collide_sphere_capsule,
-            [LS_SHAPE_PLANE] = ls_collide_sphere_plane,
-            [LS_SHAPE_HULL] = ls_collide_sphere_hull,
+            [LS_SHAPE_SPHERE] = ls_collide_sphere_sphere_,
+            [LS_SHAPE_BOX] = ls_collide_sphere_box_,
+            [LS_SHAPE_CAPSULE] = ls_collide_sphere_capsule_,
+            [LS_SHAPE_PLANE] = ls_collide_sphere_plane_,
+            [LS_SHAPE_HULL] = ls_collide_sphere_hull_,
         },
 };

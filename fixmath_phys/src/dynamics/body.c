@@ -92,12 +92,12 @@ void ls_shape_update_xf_(ls_shape *s, const ls_body *b)
 void ls_body_update_derived_(ls_world *w, ls_body *b)
 {
     ls_body_update_pose_(w, b);
-    ls_query_tree_invalidate(w->qt); // queries see the new pose
+    ls_query_tree_invalidate_(w->qt); // queries see the new pose
 }
 
 void ls_body_update_pose_(const ls_world *w, ls_body *b)
 {
-    b->xf = ls_xform_make(b->p, b->q);
+    b->xf = ls_xform_make_(b->p, b->q);
     if (b->type == LS_BODY_DYNAMIC && b->inertia_diagonal) {
         ls_vec3 d =
             ls_vec3_make(b->inv_inertia.row[0].x, b->inv_inertia.row[1].y, b->inv_inertia.row[2].z);
@@ -117,8 +117,8 @@ void ls_body_update_pose_(const ls_world *w, ls_body *b)
 // The farthest corner from the centre of mass of a shape's box in the body frame.
 static ls_fx shape_reach(const ls_shape *s)
 {
-    ls_xform local = ls_xform_make(s->local_p, s->local_q);
-    ls_aabb box = ls_geom_aabb(&s->geom, &local, 0);
+    ls_xform local = ls_xform_make_(s->local_p, s->local_q);
+    ls_aabb box = ls_geom_aabb_(&s->geom, &local, 0);
     ls_vec3 far = ls_vec3_make(ls_fx_max(ls_fx_abs(box.min.x), ls_fx_abs(box.max.x)),
                                ls_fx_max(ls_fx_abs(box.min.y), ls_fx_abs(box.max.y)),
                                ls_fx_max(ls_fx_abs(box.min.z), ls_fx_abs(box.max.z)));
@@ -152,14 +152,14 @@ static bool fail(ls_error *err, ls_result code, const char *field, const char *w
 {
     char text[LS_FX_TEXT_MAX];
     ls_fx_format(v, text);
-    ls_error_set_field(err, code, field, "%s (got %s)", what, text);
+    ls_error_set_field_(err, code, field, "%s (got %s)", what, text);
     return false;
 }
 
 // As fail, for problems that have no value to show.
 static bool fail_plain(ls_error *err, ls_result code, const char *field, const char *what)
 {
-    ls_error_set_field(err, code, field, "%s", what);
+    ls_error_set_field_(err, code, field, "%s", what);
     return false;
 }
 
@@ -308,8 +308,8 @@ static void free_shape_slot(ls_world *w, uint32_t i)
     w->shape_next_free[i] = w->shape_free_head;
     w->shape_free_head = i;
     w->shape_count--;
-    ls_broadphase_remove(w->bp, i);
-    ls_query_tree_invalidate(w->qt);
+    ls_broadphase_remove_(w->bp, i);
+    ls_query_tree_invalidate_(w->qt);
 }
 
 static uint32_t free_shape_slots(const ls_world *w)
@@ -367,7 +367,7 @@ ls_body_id ls_body_create(ls_world *w, const ls_body_def *def, ls_error *err)
     }
     ls_mass_props mp;
     memset(&mp, 0, sizeof mp);
-    if (def->type == LS_BODY_DYNAMIC && ls_mass_compute(parts, n, &mp, err) != LS_OK) {
+    if (def->type == LS_BODY_DYNAMIC && ls_mass_compute_(parts, n, &mp, err) != LS_OK) {
         return none;
     }
     if (free_shape_slots(w) < n) {

@@ -49,7 +49,7 @@ static bool cast_convex(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b
                         const ls_xform *xb0, ls_vec3 move, ls_fx target, ls_fx *t)
 {
     ls_cast_result r;
-    if (!ls_shape_cast(a, xa, b, xb0, move, target, &r) || r.fraction <= 0) {
+    if (!ls_shape_cast_(a, xa, b, xb0, move, target, &r) || r.fraction <= 0) {
         return false;
     }
     *t = r.fraction;
@@ -62,10 +62,10 @@ static bool cast_mesh(const ls_shape *m, const ls_geom *gb, const ls_proxy *b, c
 {
     ls_xform end = *xb0;
     end.p = ls_vec3_add(end.p, move);
-    ls_aabb b0 = ls_geom_aabb(gb, xb0, margin), b1 = ls_geom_aabb(gb, &end, margin);
+    ls_aabb b0 = ls_geom_aabb_(gb, xb0, margin), b1 = ls_geom_aabb_(gb, &end, margin);
     ls_aabb wb = {ls_vec3_min(b0.min, b1.min), ls_vec3_max(b0.max, b1.max)};
-    ls_aabb local = ls_mesh_local_aabb(&m->xf, wb);
-    uint32_t n = ls_mesh_query(m->geom.mesh, local, scratch, LS_MESH_PAIR_MAX);
+    ls_aabb local = ls_mesh_local_aabb_(&m->xf, wb);
+    uint32_t n = ls_mesh_query_(m->geom.mesh, local, scratch, LS_MESH_PAIR_MAX);
     n = n > LS_MESH_PAIR_MAX ? LS_MESH_PAIR_MAX : n;
     bool hit = false;
     for (uint32_t k = 0; k < n; k++) {
@@ -94,7 +94,7 @@ static bool sweep_pair(const ls_world *w, const ls_shape *mover, const ls_body *
     ls_xform x0 = mover->xf; // the final orientation, moved back to the start
     x0.p = ls_vec3_sub(x0.p, move);
     ls_vec3 storage[8];
-    ls_proxy b = ls_proxy_of_geom(&mover->geom, storage);
+    ls_proxy b = ls_proxy_of_geom_(&mover->geom, storage);
     if (b.count == 0) {
         return false;
     }
@@ -107,7 +107,7 @@ static bool sweep_pair(const ls_world *w, const ls_shape *mover, const ls_body *
                          t);
     default: {
         ls_vec3 storage_a[8];
-        ls_proxy a = ls_proxy_of_geom(&other->geom, storage_a);
+        ls_proxy a = ls_proxy_of_geom_(&other->geom, storage_a);
         return a.count > 0 && cast_convex(&a, &other->xf, &b, &x0, move, target, t);
     }
     }

@@ -21,11 +21,11 @@
 #include "contact_solver.h"
 
 #if defined(LS_LANES_512)
-#define KERNELS   ls_contact_kernels_avx512
+#define KERNELS   ls_contact_kernels_avx512_
 #define SUPPORTED ls_contact_avx512_supported_
 #define PATH_NAME "avx512"
 #else
-#define KERNELS   ls_contact_kernels_avx2
+#define KERNELS   ls_contact_kernels_avx2_
 #define SUPPORTED ls_contact_avx2_supported_
 #define PATH_NAME "avx2"
 #endif

@@ -986,7 +986,7 @@ uint32_t ls_contact_impact_end_scalar_(const ls_contact_sweep *sw, ls_contact_la
     return mask;
 }
 
-const ls_contact_kernels ls_contact_kernels_scalar = {
+const ls_contact_kernels ls_contact_kernels_scalar_ = {
     .name = "scalar",
     .warm_start = ls_contact_warm_start_scalar_,
     .solve = ls_contact_solve_scalar_,

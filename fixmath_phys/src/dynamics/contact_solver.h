@@ -194,14 +194,14 @@ typedef struct ls_contact_kernels {
 } ls_contact_kernels;
 
 /// The scalar reference kernels.
-extern const ls_contact_kernels ls_contact_kernels_scalar;
+extern const ls_contact_kernels ls_contact_kernels_scalar_;
 /// The x86 AVX2 kernels (contact_avx2.c; the scalar ones on other targets).
-extern const ls_contact_kernels ls_contact_kernels_avx2;
+extern const ls_contact_kernels ls_contact_kernels_avx2_;
 /// True when this build and CPU can run the AVX2 kernels.
 bool ls_contact_avx2_supported_(void);
 /// The x86 AVX-512 kernels (F, VL, DQ, BW; contact_avx512.c; the scalar ones
 /// on other targets).
-extern const ls_contact_kernels ls_contact_kernels_avx512;
+extern const ls_contact_kernels ls_contact_kernels_avx512_;
 /// True when this build and CPU can run the AVX-512 kernels.
 bool ls_contact_avx512_supported_(void);
 

@@ -216,7 +216,7 @@ static bool collide_pair(const ls_world *w, ls_pair pr, ls_fx margin, ls_manifol
 {
     const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
     memset(m, 0, sizeof *m);
-    return ls_collide(&sa->geom, &sa->xf, &sb->geom, &sb->xf, margin, m) > 0;
+    return ls_collide_(&sa->geom, &sa->xf, &sb->geom, &sb->xf, margin, m) > 0;
 }
 
 // A deterministic orthonormal tangent basis for unit normal n (SPEC.md §11.2).
@@ -563,7 +563,7 @@ static uint32_t mesh_children(const ls_world *w, ls_pair pr, ls_fx margin, uint3
     const ls_shape *sa = &w->shapes[pr.a], *sb = &w->shapes[pr.b];
     bool parent_a = ls_shape_kind_of(sa->geom.kind)->children != NULL;
     const ls_shape *parent = parent_a ? sa : sb, *other = parent_a ? sb : sa;
-    ls_aabb wb = ls_geom_aabb(&other->geom, &other->xf, margin);
+    ls_aabb wb = ls_geom_aabb_(&other->geom, &other->xf, margin);
     ls_vec3 c0 = ls_vec3_mid(wb.min, wb.max), h = ls_vec3_sub(wb.max, c0);
     ls_vec3 lc = ls_mat3_mul_tvec(parent->xf.r, ls_vec3_sub(c0, parent->xf.p));
     ls_vec3 e;
@@ -970,7 +970,7 @@ void ls_world_update_contacts_(ls_world *w)
 {
     bool overflow = false;
     const ls_broadphase_runner runner = {bp_run, w->workers};
-    uint32_t npairs = ls_broadphase_pairs_run(w->bp, w->pairs, w->max_pairs, &overflow, &runner);
+    uint32_t npairs = ls_broadphase_pairs_run_(w->bp, w->pairs, w->max_pairs, &overflow, &runner);
     w->info.capacity_exceeded |= overflow;
     w->pair_count = npairs;
     ls_world_lap_(w, &w->profile.pairs);

@@ -25,16 +25,16 @@
 // ---- Kind registry ----
 
 static const ls_joint_kind *const kinds[LS_JOINT_KIND_COUNT] = {
-    &ls_joint_ball_kind,      &ls_joint_hinge_kind,    &ls_joint_fixed_kind,
-    &ls_joint_prismatic_kind, &ls_joint_distance_kind, &ls_joint_cone_kind,
+    &ls_joint_ball_kind_,      &ls_joint_hinge_kind_,    &ls_joint_fixed_kind_,
+    &ls_joint_prismatic_kind_, &ls_joint_distance_kind_, &ls_joint_cone_kind_,
 };
 
-const ls_joint_kind *ls_joint_kind_of(uint32_t type)
+const ls_joint_kind *ls_joint_kind_of_(uint32_t type)
 {
     return type < LS_JOINT_KIND_COUNT ? kinds[type] : NULL;
 }
 
-ls_joint_type ls_joint_kind_named(const char *name)
+ls_joint_type ls_joint_kind_named_(const char *name)
 {
     for (uint32_t t = 0; t < LS_JOINT_KIND_COUNT; t++) {
         if (strcmp(kinds[t]->name, name) == 0) {
@@ -260,9 +260,9 @@ static bool refuse(ls_error *err, ls_result code, const char *field, const char 
     char text[LS_FX_TEXT_MAX];
     ls_fx_format(v, text);
     if (has_value) {
-        ls_error_set_field(err, code, field, "%s (got %s)", what, text);
+        ls_error_set_field_(err, code, field, "%s (got %s)", what, text);
     } else {
-        ls_error_set_field(err, code, field, "%s", what);
+        ls_error_set_field_(err, code, field, "%s", what);
     }
     return false;
 }
@@ -420,7 +420,7 @@ static bool check_kind_ranges(const ls_joint_kind *kind, const ls_joint_def *d, 
 
 static bool check_def(const ls_world *w, const ls_joint_def *d, ls_error *err)
 {
-    const ls_joint_kind *kind = ls_joint_kind_of((uint32_t)d->type);
+    const ls_joint_kind *kind = ls_joint_kind_of_((uint32_t)d->type);
     if (!kind) {
         return refuse(err, LS_ERR_INVALID_ARGUMENT, "type", "unknown joint type", false, 0);
     }
@@ -556,7 +556,7 @@ ls_joint_id ls_joint_create(ls_world *w, const ls_joint_def *def, ls_error *err)
     j->type = (uint8_t)def->type;
     j->a = ia;
     j->b = ib;
-    const ls_joint_kind *kind = ls_joint_kind_of(j->type);
+    const ls_joint_kind *kind = ls_joint_kind_of_(j->type);
     set_parameters(j, kind, def);
     ls_vec3 anchor_b = def->type == LS_JOINT_DISTANCE ? def->anchor_b : def->anchor;
     j->local_a = ls_mat3_mul_tvec(a->xf.r, ls_vec3_sub(def->anchor, a->p));
@@ -641,7 +641,7 @@ ls_result ls_joint_set_motor(ls_world *w, ls_joint_id id, bool enable, ls_fx spe
     if (!j) {
         return LS_ERR_INVALID_ID;
     }
-    if (!ls_joint_kind_of(j->type)->has_motor) {
+    if (!ls_joint_kind_of_(j->type)->has_motor) {
         return LS_ERR_INVALID_ARGUMENT;
     }
     ls_fx top = j->type == LS_JOINT_PRISMATIC ? LS_JOINT_LINEAR_SPEED : LS_JOINT_ANGULAR_SPEED;
@@ -668,7 +668,7 @@ ls_result ls_joint_set_spring(ls_world *w, ls_joint_id id, bool enable, ls_fx he
     if (!j) {
         return LS_ERR_INVALID_ID;
     }
-    if (!ls_joint_kind_of(j->type)->has_spring) {
+    if (!ls_joint_kind_of_(j->type)->has_spring) {
         return LS_ERR_INVALID_ARGUMENT;
     }
     if (!in(hertz, 0, LS_JOINT_MAX_HERTZ) || !in(damping_ratio, 0, LS_JOINT_MAX_ZETA)) {
@@ -732,7 +732,7 @@ void ls_joint_prepare_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
     j->spring_explicit = spring_is_explicit(j->spring_hertz, ctx->h);
     j->spring = j->spring_explicit ? explicit_spring(j->spring_hertz, j->spring_zeta, ctx)
                                    : ls_softness_make_(j->spring_hertz, j->spring_zeta, ctx->h);
-    const ls_joint_kind *kind = ls_joint_kind_of(j->type);
+    const ls_joint_kind *kind = ls_joint_kind_of_(j->type);
     if (kind->prepare) {
         kind->prepare(w, j, ctx);
     }
@@ -740,12 +740,12 @@ void ls_joint_prepare_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
 
 void ls_joint_warm_start_(ls_world *w, ls_joint *j)
 {
-    ls_joint_kind_of(j->type)->warm_start(w, j);
+    ls_joint_kind_of_(j->type)->warm_start(w, j);
 }
 
 void ls_joint_solve_(ls_world *w, ls_joint *j, const ls_step_ctx *ctx, bool use_bias)
 {
-    ls_joint_kind_of(j->type)->solve(w, j, ctx, use_bias);
+    ls_joint_kind_of_(j->type)->solve(w, j, ctx, use_bias);
 }
 
 // |v| > limit, exactly (limit > 0).
@@ -757,7 +757,7 @@ static bool exceeds(ls_vec3 v, ls_fx limit)
 void ls_joint_reaction_(const ls_world *w, ls_joint *j, const ls_step_ctx *ctx)
 {
     ls_vec3 lin, ang;
-    ls_joint_kind_of(j->type)->reaction(w, j, &lin, &ang);
+    ls_joint_kind_of_(j->type)->reaction(w, j, &lin, &ang);
     // Per sub-step impulses over the last sub-step's length (ctx->h after the
     // loop; sub-steps alternate between floor and ceil of dt/n).
     ls_fx h = ctx->h;
@@ -850,7 +850,7 @@ ls_fx ls_joint_point_stretch_(const ls_world *w, const ls_joint *j)
 
 ls_fx ls_joint_stretch_(const ls_world *w, const ls_joint *j)
 {
-    const ls_joint_kind *k = ls_joint_kind_of(j->type);
+    const ls_joint_kind *k = ls_joint_kind_of_(j->type);
     return k->stretch ? k->stretch(w, j) : ls_joint_point_stretch_(w, j);
 }
 

@@ -177,17 +177,17 @@ ls_fx ls_joint_stretch_(const ls_world *w, const ls_joint *j);
 /// The distance between the two anchors, m.
 ls_fx ls_joint_point_stretch_(const ls_world *w, const ls_joint *j);
 /// The entry of a kind, or NULL for a code that names none.
-const ls_joint_kind *ls_joint_kind_of(uint32_t type);
+const ls_joint_kind *ls_joint_kind_of_(uint32_t type);
 /// The kind whose scene keyword is `name`, or LS_JOINT_KIND_COUNT.
-ls_joint_type ls_joint_kind_named(const char *name);
+ls_joint_type ls_joint_kind_named_(const char *name);
 
 /// Registry entries (one file each).
-extern const ls_joint_kind ls_joint_ball_kind;
-extern const ls_joint_kind ls_joint_hinge_kind;
-extern const ls_joint_kind ls_joint_fixed_kind;
-extern const ls_joint_kind ls_joint_prismatic_kind;
-extern const ls_joint_kind ls_joint_distance_kind;
-extern const ls_joint_kind ls_joint_cone_kind;
+extern const ls_joint_kind ls_joint_ball_kind_;
+extern const ls_joint_kind ls_joint_hinge_kind_;
+extern const ls_joint_kind ls_joint_fixed_kind_;
+extern const ls_joint_kind ls_joint_prismatic_kind_;
+extern const ls_joint_kind ls_joint_distance_kind_;
+extern const ls_joint_kind ls_joint_cone_kind_;
 
 // ---- World side (joint.c) ----
 

@@ -12,10 +12,10 @@
 #include "joint_lanes.h"
 
 #if defined(LS_LANES_512)
-#define KERNELS   ls_ball_kernels_avx512
+#define KERNELS   ls_ball_kernels_avx512_
 #define PATH_NAME "avx512"
 #else
-#define KERNELS   ls_ball_kernels_avx2
+#define KERNELS   ls_ball_kernels_avx2_
 #define PATH_NAME "avx2"
 #endif
 

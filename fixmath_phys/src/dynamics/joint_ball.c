@@ -12,7 +12,7 @@ static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_v
     *angular = ls_vec3_zero();
 }
 
-const ls_joint_kind ls_joint_ball_kind = {
+const ls_joint_kind ls_joint_ball_kind_ = {
     .name = "ball",
     .point_in_lanes = true,
     .reaction = reaction,

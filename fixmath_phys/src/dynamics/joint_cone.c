@@ -234,7 +234,7 @@ static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_v
     *angular = ls_vec3_add(angular_total(j, &c), j->friction_impulse);
 }
 
-const ls_joint_kind ls_joint_cone_kind = {
+const ls_joint_kind ls_joint_cone_kind_ = {
     .name = "cone",
     .needs_axis = true,
     .has_motor = true, // joint friction (motor_speed 0)

@@ -122,7 +122,7 @@ static ls_fx stretch(const ls_world *w, const ls_joint *j)
     return e > 0 ? e : 0;
 }
 
-const ls_joint_kind ls_joint_distance_kind = {
+const ls_joint_kind ls_joint_distance_kind_ = {
     .name = "distance",
     .has_spring = true,
     .prepare = prepare,

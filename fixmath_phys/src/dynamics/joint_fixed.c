@@ -29,7 +29,7 @@ static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_v
     *angular = j->angular_impulse;
 }
 
-const ls_joint_kind ls_joint_fixed_kind = {
+const ls_joint_kind ls_joint_fixed_kind_ = {
     .name = "fixed",
     .point_in_lanes = true,
     .prepare = prepare,

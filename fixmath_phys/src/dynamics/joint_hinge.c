@@ -186,7 +186,7 @@ static void reaction(const ls_world *w, const ls_joint *j, ls_vec3 *linear, ls_v
     *angular = ls_vec3_add(angular_total(j, &f), ls_vec3_scale(f.axis, j->spring_push));
 }
 
-const ls_joint_kind ls_joint_hinge_kind = {
+const ls_joint_kind ls_joint_hinge_kind_ = {
     .name = "hinge",
     .needs_axis = true,
     .point_in_lanes = true,

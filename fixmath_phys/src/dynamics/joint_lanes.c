@@ -166,7 +166,7 @@ uint32_t ls_ball_prepare_lane_(const ls_world *w, ls_ball_lanes *g, uint32_t lan
     SET3(g->c0, lane, c0);
     const int32_t imp[3] = {j->linear_impulse.x, j->linear_impulse.y, j->linear_impulse.z};
     SET3(g->impulse, lane, imp);
-    const ls_joint_kind *kind = ls_joint_kind_of(j->type);
+    const ls_joint_kind *kind = ls_joint_kind_of_(j->type);
     if (align && kind->lane_rows == LS_LANE_ROWS_ALIGN2) {
         g->al_on[lane] = 1;
         g->al_imp[0][lane] = j->angular_impulse.x;
@@ -687,7 +687,7 @@ uint32_t ls_ball_solve_scalar_(const ls_ball_sweep *sw, ls_ball_lanes *g)
     return mask;
 }
 
-const ls_ball_kernels ls_ball_kernels_scalar = {
+const ls_ball_kernels ls_ball_kernels_scalar_ = {
     .name = "scalar",
     .warm_start = ls_ball_warm_start_scalar_,
     .solve = ls_ball_solve_scalar_,

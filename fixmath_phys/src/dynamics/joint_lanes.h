@@ -152,10 +152,10 @@ typedef struct ls_ball_kernels {
 } ls_ball_kernels;
 
 /// The scalar reference.
-extern const ls_ball_kernels ls_ball_kernels_scalar;
+extern const ls_ball_kernels ls_ball_kernels_scalar_;
 /// The x86 AVX2 sweeps (joint_avx2.c; the scalar ones on other targets).
-extern const ls_ball_kernels ls_ball_kernels_avx2;
+extern const ls_ball_kernels ls_ball_kernels_avx2_;
 /// The x86 AVX-512 sweeps (joint_avx512.c; the scalar ones on other targets).
-extern const ls_ball_kernels ls_ball_kernels_avx512;
+extern const ls_ball_kernels ls_ball_kernels_avx512_;
 
 #endif

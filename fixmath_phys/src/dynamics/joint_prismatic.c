@@ -152,7 +152,7 @@ static ls_fx stretch(const ls_world *w, const ls_joint *j)
     return off;
 }
 
-const ls_joint_kind ls_joint_prismatic_kind = {
+const ls_joint_kind ls_joint_prismatic_kind_ = {
     .name = "prismatic",
     .needs_axis = true,
     .has_limit = true,

@@ -123,7 +123,7 @@ static bool quat_unit(ls_quat q)
 static const char *joint_problem(const ls_world *w, const ls_joint *j)
 {
     const ls_fx big = LS_FX_MAX;
-    if (!ls_joint_kind_of(j->type) || (j->flags & ~(uint32_t)LS_JOINT_F_ALL) != 0) {
+    if (!ls_joint_kind_of_(j->type) || (j->flags & ~(uint32_t)LS_JOINT_F_ALL) != 0) {
         return "joint type or flags";
     }
     if (j->a >= w->body_high || j->b >= w->body_high || j->a == j->b || !w->bodies[j->a].alive ||

@@ -33,8 +33,8 @@ static ls_result refuse(ls_error *err, const char *field, const char *what, int6
     } else {
         ls_fx_format((ls_fx)raw, text);
     }
-    ls_error_set_field(err, LS_ERR_OUT_OF_RANGE, field,
-                       "%s %s outside the supported range (SPEC.md section 5)", what, text);
+    ls_error_set_field_(err, LS_ERR_OUT_OF_RANGE, field,
+                        "%s %s outside the supported range (SPEC.md section 5)", what, text);
     return LS_ERR_OUT_OF_RANGE;
 }
 
@@ -98,8 +98,8 @@ static bool is_identity_pose(const ls_mass_part *p)
            p->orientation.y == 0 && p->orientation.z == 0 && p->orientation.w == LS_FX_ONE;
 }
 
-ls_result ls_mass_compute(const ls_mass_part *parts, uint32_t count, ls_mass_props *out,
-                          ls_error *err)
+ls_result ls_mass_compute_(const ls_mass_part *parts, uint32_t count, ls_mass_props *out,
+                           ls_error *err)
 {
     int64_t mass = 0, moment[3] = {0, 0, 0}, t[3][3] = {{0}};
     ls_shape_mass sm[LS_BODY_MAX_SHAPES];

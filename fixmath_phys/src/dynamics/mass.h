@@ -27,7 +27,7 @@ typedef struct ls_mass_props {
 /// with a message) a mass outside 0.01..1000 kg, a principal inertia outside
 /// 1/1024..32767 kg m^2 or an inverse inertia tensor outside [-1024, 1024]
 /// per entry (SPEC.md §5).
-ls_result ls_mass_compute(const ls_mass_part *parts, uint32_t count, ls_mass_props *out,
-                          ls_error *err);
+ls_result ls_mass_compute_(const ls_mass_part *parts, uint32_t count, ls_mass_props *out,
+                           ls_error *err);
 
 #endif

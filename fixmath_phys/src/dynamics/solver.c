@@ -367,12 +367,12 @@ bool ls_solver_scratch_init_(ls_solver_scratch *sv, const ls_world_def *def)
     bool avx2 = def->simd != LS_SIMD_SCALAR && ls_contact_avx2_supported_();
     bool avx512 = (def->simd == LS_SIMD_AUTO || def->simd == LS_SIMD_AVX512) &&
                   ls_contact_avx512_supported_();
-    sv->kernels = avx512 ? &ls_contact_kernels_avx512
-                  : avx2 ? &ls_contact_kernels_avx2
-                         : &ls_contact_kernels_scalar;
-    sv->ball_kernels = avx512 ? &ls_ball_kernels_avx512
-                       : avx2 ? &ls_ball_kernels_avx2
-                              : &ls_ball_kernels_scalar;
+    sv->kernels = avx512 ? &ls_contact_kernels_avx512_
+                  : avx2 ? &ls_contact_kernels_avx2_
+                         : &ls_contact_kernels_scalar_;
+    sv->ball_kernels = avx512 ? &ls_ball_kernels_avx512_
+                       : avx2 ? &ls_ball_kernels_avx2_
+                              : &ls_ball_kernels_scalar_;
     sv->rotate_lanes = avx512 ? 8 : avx2 ? 4 : 0;
     return true;
 }
@@ -528,7 +528,7 @@ static void states_finish(void *p, uint32_t begin, uint32_t end, uint32_t worker
 static const ls_contact_kernels *kernels_of(const ls_solver_scratch *sv, const ls_contact_lanes *g,
                                             bool overflow)
 {
-    return overflow || g->live <= SCALAR_MAX_LIVE ? &ls_contact_kernels_scalar : sv->kernels;
+    return overflow || g->live <= SCALAR_MAX_LIVE ? &ls_contact_kernels_scalar_ : sv->kernels;
 }
 
 static void groups_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worker)
@@ -657,7 +657,7 @@ static void balls_prepare(void *p, uint32_t begin, uint32_t end, uint32_t worker
         bool pure = wide && rows != 0;
         for (uint32_t r = rows; r != 0 && pure; r &= r - 1) {
             const ls_joint *j = &st->w->joints[g->joint[__builtin_ctz(r)]];
-            const ls_joint_kind *kind = ls_joint_kind_of(j->type);
+            const ls_joint_kind *kind = ls_joint_kind_of_(j->type);
             pure = kind->align_only && kind->align_only(j);
         }
         for (uint32_t r = pure ? rows : 0; r != 0; r &= r - 1) {
@@ -705,7 +705,7 @@ static void sweep_item(stage *st, sweep_kind kind, uint32_t item, bool overflow,
     }
     if (item < nj + nb) {
         uint32_t bi = sv->colour_ball[c] + item - nj;
-        const ls_ball_kernels *bk = overflow ? &ls_ball_kernels_scalar : sv->ball_kernels;
+        const ls_ball_kernels *bk = overflow ? &ls_ball_kernels_scalar_ : sv->ball_kernels;
         // The joints' other rows first (a fixed joint's angular block;
         // joint.h), on this thread: they touch the same bodies. A hinge's
         // rows and a cone's are the lanes' (joint_lanes.h): their impulses go
@@ -979,7 +979,7 @@ static void pack(ls_world *w, uint32_t nj)
         for (uint32_t k = g->start[c]; k < g->start[c + 1]; k++) {
             uint32_t item = g->order[k];
             const ls_joint_kind *jk =
-                item < nj ? ls_joint_kind_of(w->joints[w->active_joints[item]].type) : NULL;
+                item < nj ? ls_joint_kind_of_(w->joints[w->active_joints[item]].type) : NULL;
             if (jk && jk->point_in_lanes) {
                 // Point blocks go to the wide path (joint_lanes.h), with the
                 // joint's other rows run just before them.

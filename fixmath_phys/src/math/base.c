@@ -40,7 +40,7 @@ const char *ls_version_string(void)
     return LS_STR_(LS_VERSION_MAJOR) "." LS_STR_(LS_VERSION_MINOR) "." LS_STR_(LS_VERSION_PATCH);
 }
 
-void ls_assert_fail_(const char *cond, const char *file, int line)
+void ls_assert_fail(const char *cond, const char *file, int line)
 {
     fprintf(stderr, "%s:%d: assertion failed: %s\n", file, line, cond);
     abort();
@@ -74,8 +74,8 @@ ls_result ls_error_set(ls_error *err, ls_result code, const char *fmt, ...)
     return code;
 }
 
-ls_result ls_error_set_fieldv(ls_error *err, ls_result code, const char *field, const char *fmt,
-                              va_list ap)
+ls_result ls_error_set_fieldv_(ls_error *err, ls_result code, const char *field, const char *fmt,
+                               va_list ap)
 {
     ls_error_setv(err, code, fmt, ap);
     if (err && field) {
@@ -84,11 +84,12 @@ ls_result ls_error_set_fieldv(ls_error *err, ls_result code, const char *field, 
     return code;
 }
 
-ls_result ls_error_set_field(ls_error *err, ls_result code, const char *field, const char *fmt, ...)
+ls_result ls_error_set_field_(ls_error *err, ls_result code, const char *field, const char *fmt,
+                              ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    ls_error_set_fieldv(err, code, field, fmt, ap);
+    ls_error_set_fieldv_(err, code, field, fmt, ap);
     va_end(ap);
     return code;
 }

@@ -9,10 +9,10 @@
 
 /// Fill err (may be NULL) with code, the formatted message and the name of the
 /// field concerned (NULL: leave the field empty); returns code.
-ls_result ls_error_set_field(ls_error *err, ls_result code, const char *field, const char *fmt, ...)
-    LS_PRINTF(4, 5);
-/// As ls_error_set_field with a va_list.
-ls_result ls_error_set_fieldv(ls_error *err, ls_result code, const char *field, const char *fmt,
-                              va_list ap);
+ls_result ls_error_set_field_(ls_error *err, ls_result code, const char *field, const char *fmt,
+                              ...) LS_PRINTF(4, 5);
+/// As ls_error_set_field_ with a va_list.
+ls_result ls_error_set_fieldv_(ls_error *err, ls_result code, const char *field, const char *fmt,
+                               va_list ap);
 
 #endif

@@ -196,7 +196,7 @@ static void xform_at(ls_vec3 p, ls_xform *xf)
 static bool make_proxy(const ls_world *w, const ls_shape *sh, body_proxy *bp)
 {
     ls_vec3 storage[8];
-    ls_proxy px = ls_proxy_of_geom(&sh->geom, storage);
+    ls_proxy px = ls_proxy_of_geom_(&sh->geom, storage);
     if (px.count == 0 || px.count > LS_HULL_MAX_VERTICES) {
         return false;
     }
@@ -283,13 +283,13 @@ static void triangle_contact(ls_world *w, uint32_t slot, const body_proxy *bp, c
     xform_at(xs[0], &txf);
     int64_t reach = (int64_t)bp->radius + r + e + LS_PCOLLIDE_SKIN;
     ls_gjk_result g;
-    if (!ls_gjk_distance(&bp->fin, &bp->xf_start, &tri, &txf, &g)) {
+    if (!ls_gjk_distance_(&bp->fin, &bp->xf_start, &tri, &txf, &g)) {
         return; // the cores overlap at the start: the particles' own contacts act
     }
     if (g.distance >= reach) {
         ls_gjk_result gs;
         if (bp->sweep.count == bp->fin.count ||
-            (ls_gjk_distance(&bp->sweep, &bp->xf_fin, &tri, &txf, &gs) && gs.distance >= reach)) {
+            (ls_gjk_distance_(&bp->sweep, &bp->xf_fin, &tri, &txf, &gs) && gs.distance >= reach)) {
             return;
         }
     }

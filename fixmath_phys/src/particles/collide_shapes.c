@@ -10,7 +10,7 @@
 // the answer does not depend on its shape, so neither does anything here.
 //
 // Narrow phase. Every kind goes through the shape registry: a particle is a
-// sphere (radius r + e around x*), collided with ls_collide; a kind made of
+// sphere (radius r + e around x*), collided with ls_collide_; a kind made of
 // children (a mesh) lists its triangles near the sphere and collides each
 // with collide_child (one plane per touching triangle, the internal-edge rule
 // included). Round kinds (the registry's `round` flag with a proxy of one or
@@ -80,8 +80,8 @@ void ls_pcollide_gather_shapes_(ls_world *w, const ls_particle_system *s, ls_aab
 {
     struct ls_particle_collide *pc = w->particles->collide;
     system_filter sf = {w, s};
-    uint32_t n = ls_query_tree_collect(ls_query_tree_sync(w), &box, keeps, &sf, pc->slots);
-    ls_query_sort_u32(pc->slots, n);
+    uint32_t n = ls_query_tree_collect_(ls_query_tree_sync_(w), &box, keeps, &sf, pc->slots);
+    ls_query_sort_u32_(pc->slots, n);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t k = pc->slots[i];
         const ls_shape *sh = &w->shapes[k];
@@ -90,8 +90,8 @@ void ls_pcollide_gather_shapes_(ls_world *w, const ls_particle_system *s, ls_aab
         memset(ps, 0, sizeof *ps);
         ps->slot = k;
         ls_aabb tight;
-        if (!ls_query_shape_boxes(&sh->geom, &sh->xf, &tight, &ps->box)) {
-            ps->box = ls_geom_aabb(&sh->geom, &sh->xf, 0); // unbounded (a plane): huge
+        if (!ls_query_shape_boxes_(&sh->geom, &sh->xf, &tight, &ps->box)) {
+            ps->box = ls_geom_aabb_(&sh->geom, &sh->xf, 0); // unbounded (a plane): huge
             ps->unbounded = true;
         }
         if (kind->round && kind->proxy) {
@@ -128,7 +128,7 @@ static uint32_t children_near(ls_world *w, const ls_shape_kind *kind, const ls_s
                               ls_aabb world_box)
 {
     struct ls_particle_collide *pc = w->particles->collide;
-    ls_aabb local = ls_mesh_local_aabb(&sh->xf, world_box);
+    ls_aabb local = ls_mesh_local_aabb_(&sh->xf, world_box);
     uint32_t n = kind->children(&sh->geom, local, pc->tris, LS_PCOLLIDE_TRIS);
     if (n > LS_PCOLLIDE_TRIS) {
         w->info.capacity_exceeded = true;
@@ -330,7 +330,7 @@ static int round_plane(ls_vec3 a, ls_vec3 b, ls_fx radius, ls_vec3 m, ls_vec3 xs
 }
 
 /// Planes of a shape that is not round against the sphere (x*, r + e), at
-/// most max, through the registry: ls_collide, or per child (triangle) of a
+/// most max, through the registry: ls_collide_, or per child (triangle) of a
 /// kind made of children near `box`. A half-space has no reach limit.
 static uint32_t shape_planes(ls_world *w, const ls_shape *sh, bool unbounded, ls_aabb box,
                              ls_vec3 xs, ls_fx r, ls_fx e, plane *out, uint32_t max)
@@ -355,7 +355,7 @@ static uint32_t shape_planes(ls_world *w, const ls_shape *sh, bool unbounded, ls
         }
         return n;
     }
-    if (ls_collide(&g, &xf, &sh->geom, &sh->xf, margin, &m) > 0) {
+    if (ls_collide_(&g, &xf, &sh->geom, &sh->xf, margin, &m) > 0) {
         ls_fx depth = m.points[0].depth;
         for (int p = 1; p < m.count; p++) {
             depth = ls_fx_max(depth, m.points[p].depth);
@@ -694,9 +694,9 @@ void ls_pcollide_body_contacts_(ls_world *w, uint32_t si)
     ls_particle_body_xform_(w, s, &bxf);
     const ls_particle_embed *em = &s->embed;
     ls_vec3 p = ls_vec3_add(bxf.p, ls_mat3_mul_vec(bxf.r, em->local_p));
-    ls_xform exf = ls_xform_make(p, ls_quat_normalize(ls_quat_mul(bxf.q, em->local_q)));
+    ls_xform exf = ls_xform_make_(p, ls_quat_normalize(ls_quat_mul(bxf.q, em->local_q)));
     ls_fx margin = ls_fx_add(e, LS_PCOLLIDE_SKIN);
-    ls_aabb box = ls_geom_aabb(&em->geom, &exf, margin);
+    ls_aabb box = ls_geom_aabb_(&em->geom, &exf, margin);
     ls_pcollide_gather_shapes_(w, s, box);
     if (pc->shape_count == 0) {
         return;
@@ -720,7 +720,7 @@ void ls_pcollide_body_contacts_(ls_world *w, uint32_t si)
             }
             continue;
         }
-        if (ls_collide(&em->geom, &exf, &sh->geom, &sh->xf, margin, &m) > 0) {
+        if (ls_collide_(&em->geom, &exf, &sh->geom, &sh->xf, margin, &m) > 0) {
             body_manifold(w, si, &bxf, &br, k, &m, ls_vec3_neg(m.normal));
         }
     }

@@ -194,7 +194,7 @@ static ls_fx wide_to_fx(int64_t v)
 // of a body, so the relaxation makes no contact for it and a body fell through
 // a cloth's pinned edge. Here the body is stopped instead. Found per system
 // (pinned_contacts): against each dynamic, awake shape whose sphere test with
-// the particle (radius r at x, ls_collide with margin m = min(|v_body| dt +
+// the particle (radius r at x, ls_collide_ with margin m = min(|v_body| dt +
 // skin, 1 m): speculative, so a fast body is stopped before it gets in) finds
 // depth d along n (out of the shape, towards the particle), a contact at p =
 // x - n r with bias = min(max(d - slop, 0) / (4 dt), max_push) for d >= 0 (a
@@ -262,7 +262,7 @@ static void pinned_contacts(ls_world *w, struct ls_particle_collide *pc,
                           ls_vec3_add(x, ls_vec3_make(reach, reach, reach))};
             ls_manifold m;
             if (!ls_aabb_overlap(&pc->shapes[k].box, &pb) ||
-                ls_collide(&g, &xf, &sh->geom, &sh->xf, margin, &m) <= 0) {
+                ls_collide_(&g, &xf, &sh->geom, &sh->xf, margin, &m) <= 0) {
                 continue;
             }
             ls_fx depth = m.points[0].depth;
@@ -361,7 +361,7 @@ void ls_particles_couple_(ls_world *w)
         }
     }
     solve_pinned(w, pc, pinned);
-    ls_query_sort_u32(pc->body_list, pc->body_count);
+    ls_query_sort_u32_(pc->body_list, pc->body_count);
     for (uint32_t n = 0; n < pc->body_count; n++) {
         uint32_t bi = pc->body_list[n];
         ls_body *b = &w->bodies[bi];

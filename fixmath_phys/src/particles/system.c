@@ -24,7 +24,7 @@ ls_result ls_particles_fail_(ls_error *err, ls_result code, const char *field, c
 {
     va_list ap;
     va_start(ap, fmt);
-    ls_error_set_fieldv(err, code, field, fmt, ap);
+    ls_error_set_fieldv_(err, code, field, fmt, ap);
     va_end(ap);
     return code;
 }

@@ -66,7 +66,7 @@ ls_vehicle_def ls_default_car_def(ls_body_id chassis, ls_vec3 half)
 // Fills err with the field concerned (printf-style name); returns false.
 static bool refuse(ls_error *err, ls_result code, const char *field, const char *text)
 {
-    ls_error_set_field(err, code, field, "%s", text);
+    ls_error_set_field_(err, code, field, "%s", text);
     return false;
 }
 

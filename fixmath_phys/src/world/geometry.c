@@ -83,7 +83,7 @@ uint32_t ls_world_geometry_add_(ls_world *w, const ls_geom *g, ls_error *err)
             memcpy(e.hull, g->hull, sizeof *e.hull);
         }
     } else {
-        e.mesh = ls_mesh_clone(g->mesh);
+        e.mesh = ls_mesh_clone_(g->mesh);
     }
     if (!e.hull && !e.mesh) {
         ls_error_set(err, LS_ERR_NO_MEMORY, "out of memory for the world's shape data");

@@ -111,12 +111,12 @@ static bool make_caster(const ls_shape_def *def, ls_vec3 position, ls_quat orien
     if (!in_world(p.x, p.y, p.z)) {
         return false;
     }
-    c->xf = ls_xform_make(p, q);
-    c->proxy = ls_proxy_of_geom(&c->g, c->storage);
+    c->xf = ls_xform_make_(p, q);
+    c->proxy = ls_proxy_of_geom_(&c->g, c->storage);
     if (c->proxy.count == 0) {
         return false;
     }
-    c->box = ls_geom_aabb(&c->g, &c->xf, 0);
+    c->box = ls_geom_aabb_(&c->g, &c->xf, 0);
     return true;
 }
 
@@ -142,7 +142,7 @@ static void triangle_proxy(const ls_mesh *m, uint32_t tri, const ls_xform *xm, l
     for (int j = 0; j < 3; j++) {
         pts[j] = ls_vec3_sub(wv[j], origin);
     }
-    *xt = ls_xform_make(origin, ls_quat_identity());
+    *xt = ls_xform_make_(origin, ls_quat_identity());
 }
 
 // --------------------------------------------------------------- sweeps
@@ -175,7 +175,7 @@ static void consider(sweep *q, int32_t t, uint32_t k, ls_vec3 n, ls_vec3 p)
 // Linear cast of proxy b (on xb, moving by move) against fixed proxy a, by
 // conservative advancement along the GJK normal (the distance between convex
 // shapes is convex in the fraction, so a step of gap / closing speed never
-// passes the first contact). Unlike ls_shape_cast, each step is rounded down
+// passes the first contact). Unlike ls_shape_cast_, each step is rounded down
 // and aims CAST_TARGET short of contact, so that no step lands on touching
 // cores (which GJK reports as overlap) when the geometry is exact; a step
 // that still lands on overlapping cores reports the step before it. A start
@@ -191,10 +191,10 @@ static bool cast_convex(const ls_proxy *a, const ls_xform *xa, const ls_proxy *b
     ls_gjk_result g;
     for (int it = 0; it < LS_CAST_MAX_ITERS; it++) {
         xt.p = ls_vec3_mad(xb->p, move, (ls_fx)t);
-        if (!ls_gjk_distance(a, xa, b, &xt, &g)) {
+        if (!ls_gjk_distance_(a, xa, b, &xt, &g)) {
             if (it == 0) {
                 ls_epa_result e;
-                ls_epa_penetration(a, xa, b, &xt, &g, &e);
+                ls_epa_penetration_(a, xa, b, &xt, &g, &e);
                 *t_out = 0;
                 *n = e.normal;
                 *p = ls_vec3_mad(e.point_a, e.normal, a->radius);
@@ -304,7 +304,7 @@ static bool cast_mesh(const sweep *q, const ls_shape *s, int32_t *t, ls_vec3 *n,
     memset(&mc, 0, sizeof mc);
     mc.q = q;
     mc.s = s;
-    ls_mesh_walk(s->geom.mesh, ls_mesh_local_aabb(&s->xf, swept), cast_triangle, &mc);
+    ls_mesh_walk_(s->geom.mesh, ls_mesh_local_aabb_(&s->xf, swept), cast_triangle, &mc);
     *t = mc.t;
     *n = mc.n;
     *p = mc.p;
@@ -332,7 +332,7 @@ static void test_shape(sweep *q, uint32_t k, int32_t enter, bool bounded)
         hit = cast_mesh(q, s, &t, &n, &p);
     } else {
         ls_vec3 storage[8];
-        ls_proxy a = ls_proxy_of_geom(&s->geom, storage);
+        ls_proxy a = ls_proxy_of_geom_(&s->geom, storage);
         hit = a.count > 0 && cast_convex(&a, &s->xf, &q->c->proxy, &q->c->xf, q->move, &t, &n, &p);
     }
     if (!hit) {
@@ -354,9 +354,9 @@ static void sweep_brute(sweep *q)
         }
         ls_aabb tight, leaf;
         int32_t enter = 0;
-        if (!ls_query_shape_boxes(&s->geom, &s->xf, &tight, &leaf)) {
+        if (!ls_query_shape_boxes_(&s->geom, &s->xf, &tight, &leaf)) {
             test_shape(q, k, 0, false);
-        } else if (ls_query_seg_box(&q->seg, &leaf, &enter)) {
+        } else if (ls_query_seg_box_(&q->seg, &leaf, &enter)) {
             test_shape(q, k, enter, true);
         }
     }
@@ -367,7 +367,7 @@ static void sweep_brute(sweep *q)
 // least the node's); nearer children are visited first.
 static void sweep_tree(sweep *q)
 {
-    const ls_query_tree *t = ls_query_tree_sync(q->w);
+    const ls_query_tree *t = ls_query_tree_sync_(q->w);
     for (uint32_t i = 0; i < t->plane_count; i++) {
         test_shape(q, t->planes[i], 0, false);
     }
@@ -375,7 +375,7 @@ static void sweep_tree(sweep *q)
     int32_t stack_t[LS_BVH_STACK];
     uint32_t sp = 0;
     int32_t e;
-    if (t->node_count == 0 || !ls_query_seg_box(&q->seg, &t->nodes[0].box, &e)) {
+    if (t->node_count == 0 || !ls_query_seg_box_(&q->seg, &t->nodes[0].box, &e)) {
         return;
     }
     stack[sp] = 0;
@@ -389,15 +389,15 @@ static void sweep_tree(sweep *q)
         if (nd->count > 0) {
             for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
                 uint32_t k = t->order[i];
-                if (ls_query_seg_box(&q->seg, &t->box[k], &e) && !(q->found && e > q->best_t)) {
+                if (ls_query_seg_box_(&q->seg, &t->box[k], &e) && !(q->found && e > q->best_t)) {
                     test_shape(q, k, e, true);
                 }
             }
             continue;
         }
         int32_t e0, e1;
-        bool h0 = ls_query_seg_box(&q->seg, &t->nodes[nd->first].box, &e0);
-        bool h1 = ls_query_seg_box(&q->seg, &t->nodes[nd->first + 1].box, &e1);
+        bool h0 = ls_query_seg_box_(&q->seg, &t->nodes[nd->first].box, &e0);
+        bool h1 = ls_query_seg_box_(&q->seg, &t->nodes[nd->first + 1].box, &e1);
         LS_ASSERT(sp + 2 <= LS_BVH_STACK);
         // Push the farther first; on a tie the first child is visited first.
         if (h0 && h1 && e1 < e0) {
@@ -524,7 +524,7 @@ typedef struct mesh_overlap {
 static bool cores_touch(const ls_proxy *a, const ls_xform *xa, const caster *c)
 {
     ls_gjk_result g;
-    return !ls_gjk_distance(a, xa, &c->proxy, &c->xf, &g) ||
+    return !ls_gjk_distance_(a, xa, &c->proxy, &c->xf, &g) ||
            (int64_t)g.distance <= (int64_t)a->radius + c->proxy.radius;
 }
 
@@ -552,12 +552,12 @@ static bool overlaps(const ls_world *w, const caster *c, uint32_t k)
     }
     case LS_SHAPE_MESH: {
         mesh_overlap mo = {c, s};
-        return ls_mesh_walk(s->geom.mesh, ls_mesh_local_aabb(&s->xf, c->box), overlap_triangle,
-                            &mo);
+        return ls_mesh_walk_(s->geom.mesh, ls_mesh_local_aabb_(&s->xf, c->box), overlap_triangle,
+                             &mo);
     }
     default: {
         ls_vec3 storage[8];
-        ls_proxy a = ls_proxy_of_geom(&s->geom, storage);
+        ls_proxy a = ls_proxy_of_geom_(&s->geom, storage);
         return a.count > 0 && cores_touch(&a, &s->xf, c);
     }
     }
@@ -594,7 +594,7 @@ uint32_t ls_world_overlap_shape_ex_(const ls_world *w, const ls_shape_def *shape
             const ls_shape *s = &w->shapes[k];
             ls_aabb tight, leaf;
             if (!s->alive || !accepts(w, &f, k) ||
-                (ls_query_shape_boxes(&s->geom, &s->xf, &tight, &leaf) &&
+                (ls_query_shape_boxes_(&s->geom, &s->xf, &tight, &leaf) &&
                  !ls_aabb_overlap(&leaf, &c.box)) ||
                 !overlaps(w, &c, k)) {
                 continue;
@@ -606,10 +606,10 @@ uint32_t ls_world_overlap_shape_ex_(const ls_world *w, const ls_shape_def *shape
         }
         return n;
     }
-    ls_query_tree *t = ls_query_tree_sync(w);
+    ls_query_tree *t = ls_query_tree_sync_(w);
     overlap_query oq = {w, &f, &c};
-    n = ls_query_tree_collect(t, &c.box, overlap_keep, &oq, t->scratch);
-    ls_query_sort_u32(t->scratch, n);
+    n = ls_query_tree_collect_(t, &c.box, overlap_keep, &oq, t->scratch);
+    ls_query_sort_u32_(t->scratch, n);
     for (uint32_t i = 0; i < n && i < max_out; i++) {
         out[i] = ls_world_shape_id_of_(w, t->scratch[i]);
     }
@@ -658,7 +658,7 @@ uint32_t ls_world_query_aabb_ex_(const ls_world *w, ls_vec3 min, ls_vec3 max, ls
             }
             for (uint32_t k = b->shape_head; k != UINT32_MAX; k = w->shapes[k].next) {
                 const ls_shape *s = &w->shapes[k];
-                ls_aabb box = ls_geom_aabb(&s->geom, &s->xf, 0);
+                ls_aabb box = ls_geom_aabb_(&s->geom, &s->xf, 0);
                 if (ls_aabb_overlap(&q, &box)) {
                     if (n < max_out) {
                         out[n] = ls_world_id_of_(w, i);
@@ -672,7 +672,7 @@ uint32_t ls_world_query_aabb_ex_(const ls_world *w, ls_vec3 min, ls_vec3 max, ls
     }
     // Bodies with a shape whose tight box overlaps, each once (marked with
     // this query's epoch), then sorted by slot.
-    ls_query_tree *t = ls_query_tree_sync(w);
+    ls_query_tree *t = ls_query_tree_sync_(w);
     if (++t->epoch == 0) {
         memset(t->mark, 0, (size_t)t->max_bodies * sizeof *t->mark);
         t->epoch = 1;
@@ -680,11 +680,11 @@ uint32_t ls_world_query_aabb_ex_(const ls_world *w, ls_vec3 min, ls_vec3 max, ls
     // The tree's items are walked by their leaf boxes, which contain the
     // tight ones: the same shapes pass, in the same order.
     aabb_query aq = {w, &q, t};
-    n = ls_query_tree_collect(t, &q, aabb_keep, &aq, t->scratch);
+    n = ls_query_tree_collect_(t, &q, aabb_keep, &aq, t->scratch);
     for (uint32_t i = 0; i < n; i++) {
         t->scratch[i] = w->shapes[t->scratch[i]].body;
     }
-    ls_query_sort_u32(t->scratch, n);
+    ls_query_sort_u32_(t->scratch, n);
     for (uint32_t i = 0; i < n && i < max_out; i++) {
         out[i] = ls_world_id_of_(w, t->scratch[i]);
     }

@@ -16,7 +16,7 @@ static size_t node_capacity(uint32_t max_shapes)
     return 2 * (size_t)(max_shapes ? max_shapes : 1);
 }
 
-size_t ls_query_tree_memory_size(uint32_t max_shapes, uint32_t max_bodies)
+size_t ls_query_tree_memory_size_(uint32_t max_shapes, uint32_t max_bodies)
 {
     const ls_query_tree *t = NULL; // sizeof only
     size_t ns = max_shapes, nb = max_bodies;
@@ -26,7 +26,7 @@ size_t ls_query_tree_memory_size(uint32_t max_shapes, uint32_t max_bodies)
            node_capacity(max_shapes) * sizeof *t->nodes;
 }
 
-ls_query_tree *ls_query_tree_create(uint32_t max_shapes, uint32_t max_bodies)
+ls_query_tree *ls_query_tree_create_(uint32_t max_shapes, uint32_t max_bodies)
 {
     ls_query_tree *t = calloc(1, sizeof *t);
     if (!t) {
@@ -47,13 +47,13 @@ ls_query_tree *ls_query_tree_create(uint32_t max_shapes, uint32_t max_bodies)
     t->nodes = calloc(node_capacity(max_shapes), sizeof *t->nodes);
     if (!t->stamps || !t->mark || !t->tight || !t->box || !t->order || !t->planes || !t->scratch ||
         !t->nodes) {
-        ls_query_tree_destroy(t);
+        ls_query_tree_destroy_(t);
         return NULL;
     }
     return t;
 }
 
-void ls_query_tree_destroy(ls_query_tree *t)
+void ls_query_tree_destroy_(ls_query_tree *t)
 {
     if (!t) {
         return;
@@ -69,7 +69,7 @@ void ls_query_tree_destroy(ls_query_tree *t)
     free(t);
 }
 
-void ls_query_tree_invalidate(ls_query_tree *t)
+void ls_query_tree_invalidate_(ls_query_tree *t)
 {
     t->dirty = true;
 }
@@ -193,7 +193,7 @@ static bool unbounded(const ls_aabb *b)
            b->max.z > u;
 }
 
-// One walk of ls_query_tree_collect.
+// One walk of ls_query_tree_collect_.
 typedef struct collect {
     const ls_query_tree *t;
     const ls_aabb *box;
@@ -212,8 +212,8 @@ static bool collect_visit(void *ctx, uint32_t k)
     return false;
 }
 
-uint32_t ls_query_tree_collect(const ls_query_tree *t, const ls_aabb *box, ls_query_keep keep,
-                               void *ctx, uint32_t *out)
+uint32_t ls_query_tree_collect_(const ls_query_tree *t, const ls_aabb *box, ls_query_keep keep,
+                                void *ctx, uint32_t *out)
 {
     collect c = {t, box, keep, ctx, out, 0};
     for (uint32_t i = 0; i < t->plane_count; i++) {
@@ -221,13 +221,13 @@ uint32_t ls_query_tree_collect(const ls_query_tree *t, const ls_aabb *box, ls_qu
             out[c.n++] = t->planes[i];
         }
     }
-    ls_bvh_query(t->nodes, t->node_count, t->order, box, collect_visit, &c);
+    ls_bvh_query_(t->nodes, t->node_count, t->order, box, collect_visit, &c);
     return c.n;
 }
 
-bool ls_query_shape_boxes(const ls_geom *g, const ls_xform *xf, ls_aabb *tight, ls_aabb *leaf)
+bool ls_query_shape_boxes_(const ls_geom *g, const ls_xform *xf, ls_aabb *tight, ls_aabb *leaf)
 {
-    *tight = ls_geom_aabb(g, xf, 0);
+    *tight = ls_geom_aabb_(g, xf, 0);
     if (unbounded(tight)) {
         return false;
     }
@@ -262,7 +262,7 @@ static void rebuild(ls_query_tree *t, const ls_world *w)
         if (!s->alive) {
             continue;
         }
-        if (!ls_query_shape_boxes(&s->geom, &s->xf, &t->tight[k], &t->box[k])) {
+        if (!ls_query_shape_boxes_(&s->geom, &s->xf, &t->tight[k], &t->box[k])) {
             t->planes[t->plane_count++] = k;
             continue;
         }
@@ -298,7 +298,7 @@ static bool stamps_changed(const ls_query_tree *t, const ls_world *w)
     return diff != 0;
 }
 
-ls_query_tree *ls_query_tree_sync(const ls_world *w)
+ls_query_tree *ls_query_tree_sync_(const ls_world *w)
 {
     ls_query_tree *t = w->qt;
     if (t->dirty || (LS_QUERY_STAMPS && stamps_changed(t, w))) {
@@ -309,7 +309,7 @@ ls_query_tree *ls_query_tree_sync(const ls_world *w)
 
 // ------------------------------------------------------- segment and box
 
-bool ls_query_seg_box(const ls_query_seg *s, const ls_aabb *b, int32_t *enter)
+bool ls_query_seg_box_(const ls_query_seg *s, const ls_aabb *b, int32_t *enter)
 {
     const int64_t one = 65536, narrow = INT64_C(1) << 31;
     // Every segment shorter than 2^31 raw (32768 m) per axis is decided
@@ -386,7 +386,7 @@ static void sift_down(uint32_t *v, uint32_t n, uint32_t i)
     }
 }
 
-void ls_query_sort_u32(uint32_t *v, uint32_t n)
+void ls_query_sort_u32_(uint32_t *v, uint32_t n)
 {
     for (uint32_t i = n / 2; i > 0; i--) {
         sift_down(v, n, i - 1);

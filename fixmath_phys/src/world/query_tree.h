@@ -5,9 +5,9 @@
 //
 // It is a cache, never state: not saved in snapshots, not in the checksum,
 // and no query result depends on its shape. Queries bring it up to date
-// lazily (ls_query_tree_sync): the first query after anything moved rebuilds
+// lazily (ls_query_tree_sync_): the first query after anything moved rebuilds
 // it with a deterministic median split. Its memory is allocated with the
-// world (ls_query_tree_create); building and querying never allocate.
+// world (ls_query_tree_create_); building and querying never allocate.
 #ifndef LS_WORLD_QUERY_TREE_H
 #define LS_WORLD_QUERY_TREE_H
 
@@ -67,28 +67,28 @@ typedef struct ls_query_tree {
 } ls_query_tree;
 
 /// A tree for these capacities, or NULL when out of memory.
-ls_query_tree *ls_query_tree_create(uint32_t max_shapes, uint32_t max_bodies);
-/// Bytes ls_query_tree_create allocates.
-size_t ls_query_tree_memory_size(uint32_t max_shapes, uint32_t max_bodies);
+ls_query_tree *ls_query_tree_create_(uint32_t max_shapes, uint32_t max_bodies);
+/// Bytes ls_query_tree_create_ allocates.
+size_t ls_query_tree_memory_size_(uint32_t max_shapes, uint32_t max_bodies);
 /// Free a tree (NULL is a no-op).
-void ls_query_tree_destroy(ls_query_tree *t);
+void ls_query_tree_destroy_(ls_query_tree *t);
 /// Make the next query rebuild the tree (the world calls it after a step or restore).
-void ls_query_tree_invalidate(ls_query_tree *t);
+void ls_query_tree_invalidate_(ls_query_tree *t);
 /// The world's tree, rebuilt first if the world changed since it was built:
 /// the dirty flag is set, or a body slot was created, destroyed or moved
 /// (compared with the stamps, which catches changes made between steps).
 /// Mutates the tree behind a const world: one query at a time per world.
-ls_query_tree *ls_query_tree_sync(const ls_world *w);
+ls_query_tree *ls_query_tree_sync_(const ls_world *w);
 
 /// Whether a box query keeps shape slot k (ctx: the query's own state).
 typedef bool (*ls_query_keep)(void *ctx, uint32_t k);
 
 /// The shapes a box query keeps, into out (room for every shape): first the
 /// unbounded ones (ascending slot), then the tree's shapes whose leaf box
-/// overlaps box, in the order of ls_bvh_walk; each only when keep(ctx, k)
-/// says so. Returns how many. Called on a synced tree (ls_query_tree_sync).
-uint32_t ls_query_tree_collect(const ls_query_tree *t, const ls_aabb *box, ls_query_keep keep,
-                               void *ctx, uint32_t *out);
+/// overlaps box, in the order of ls_bvh_walk_; each only when keep(ctx, k)
+/// says so. Returns how many. Called on a synced tree (ls_query_tree_sync_).
+uint32_t ls_query_tree_collect_(const ls_query_tree *t, const ls_aabb *box, ls_query_keep keep,
+                                void *ctx, uint32_t *out);
 
 /// A segment o + s d, s in [0, 1], carrying a box of extents lo (below o)
 /// and hi (above o) along it: a shape's box is met when the carried box
@@ -105,14 +105,14 @@ typedef struct ls_query_seg {
 /// segments shorter than 2^31 raw per axis; longer ones pass a little more
 /// (fractions rounded outwards). Monotone: a box that contains b passes
 /// whenever b does, with *enter no larger.
-bool ls_query_seg_box(const ls_query_seg *s, const ls_aabb *b, int32_t *enter);
+bool ls_query_seg_box_(const ls_query_seg *s, const ls_aabb *b, int32_t *enter);
 
 /// Tight AABB (margin 0) of a live shape and its leaf box (grown by
 /// LS_QUERY_MARGIN); false when the shape is unbounded (a plane).
-bool ls_query_shape_boxes(const ls_geom *g, const ls_xform *xf, ls_aabb *tight, ls_aabb *leaf);
+bool ls_query_shape_boxes_(const ls_geom *g, const ls_xform *xf, ls_aabb *tight, ls_aabb *leaf);
 
 /// Sort n shape or body indices ascending (heap sort, in place).
-void ls_query_sort_u32(uint32_t *v, uint32_t n);
+void ls_query_sort_u32_(uint32_t *v, uint32_t n);
 
 // Testing aids: the same queries with `brute` true skip the tree and test
 // every shape in slot order with the same per-shape rules. Results must be

@@ -294,7 +294,7 @@ static ls_result parse_shape_prop(parser *ps, ls_shape_def *s, const char *key, 
         const char *name;
         ls_vec3 *v;
     } vectors[] = {{"half", &s->half_extents}, {"normal", &s->normal}, {"at", &s->local_position}};
-    ls_shape_type kind = ls_shape_kind_named(key);
+    ls_shape_type kind = ls_shape_kind_named_(key);
     if (kind != LS_SHAPE_KIND_COUNT) {
         s->type = kind;
         return LS_OK;
@@ -443,7 +443,7 @@ static bool once_per_line(parser *ps, const char *key)
     for (int i = 0; i < 3; i++) {
         name = strcmp(key, types[i]) == 0 ? "type" : name;
     }
-    name = ls_shape_kind_named(key) != LS_SHAPE_KIND_COUNT ? "shape" : name;
+    name = ls_shape_kind_named_(key) != LS_SHAPE_KIND_COUNT ? "shape" : name;
     for (uint32_t i = 0; i < ps->nseen; i++) {
         if (strcmp(ps->seen[i], name) == 0) {
             return false;
@@ -895,7 +895,7 @@ static ls_result parse_joint(parser *ps, ls_scene *s)
         return fail_at(ps, where, "missing joint type after", "joint");
     }
     ls_joint_def d = ls_default_joint_def();
-    d.type = ls_joint_kind_named(key);
+    d.type = ls_joint_kind_named_(key);
     if (d.type == LS_JOINT_KIND_COUNT) {
         return fail_at(ps, type_at,
                        "unknown joint type (ball, hinge, fixed, prismatic, distance, "
@@ -930,7 +930,7 @@ static ls_result parse_joint(parser *ps, ls_scene *s)
         if (!(joint_props[k].kinds & kind_bit)) {
             char what[64];
             snprintf(what, sizeof what, "does not apply to a %s joint",
-                     ls_joint_kind_of(d.type)->name);
+                     ls_joint_kind_of_(d.type)->name);
             return fail_at(ps, where, key, what);
         }
         if (seen & (1u << k)) {
@@ -953,7 +953,7 @@ static ls_result parse_joint(parser *ps, ls_scene *s)
                     {P_CONE, JC, "needs `cone SWING` (degrees)"}};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
         if ((required[i].kinds & kind_bit) && !(seen & (1u << required[i].prop))) {
-            return fail_at(ps, type_at, ls_joint_kind_of(d.type)->name, required[i].what);
+            return fail_at(ps, type_at, ls_joint_kind_of_(d.type)->name, required[i].what);
         }
     }
     return add_joint(ps, s, &d);
@@ -1401,7 +1401,7 @@ static ls_result parse_embedded_shape_prop(parser *ps, ls_shape_def *sh, const c
                                            const char *where)
 {
     static const char *const geometry[] = {"radius", "half", "half_height", "points", "at", "rot"};
-    ls_shape_type kind = ls_shape_kind_named(key);
+    ls_shape_type kind = ls_shape_kind_named_(key);
     bool ok = kind != LS_SHAPE_KIND_COUNT;
     for (size_t i = 0; i < sizeof geometry / sizeof geometry[0]; i++) {
         ok |= strcmp(key, geometry[i]) == 0;

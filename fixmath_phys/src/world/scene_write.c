@@ -210,7 +210,7 @@ static ls_fx deg(ls_fx rad)
 // (angles in degrees that convert back to the same radians).
 static void emit_joint(out *o, const ls_scene *s, const ls_joint_def *d)
 {
-    const ls_joint_kind *kind = ls_joint_kind_of((uint32_t)d->type);
+    const ls_joint_kind *kind = ls_joint_kind_of_((uint32_t)d->type);
     if (!kind) {
         return;
     }

@@ -149,7 +149,7 @@ static void leave_empty(ls_world *w)
     ls_vehicles_state_clear_(w);
     ls_joint_rebuild_lists_(w);
     w->joint_event_count = 0;
-    ls_broadphase_clear(w->bp);
+    ls_broadphase_clear_(w->bp);
 }
 
 ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size, ls_error *err)
@@ -184,7 +184,7 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
                             ls_get_u32le(buf + 8), ls_get_u32le(buf + 12), w->def.max_bodies,
                             w->def.max_shapes);
     }
-    ls_query_tree_invalidate(w->qt); // shapes change below, whatever the outcome
+    ls_query_tree_invalidate_(w->qt); // shapes change below, whatever the outcome
     // Restore into the live world only after a dry validation would need a
     // second copy; instead, validate while reading and fail closed.
     ls_cursor c = ls_cursor_loader_(buf, size);
@@ -218,7 +218,7 @@ ls_result ls_world_snapshot_restore(ls_world *w, const uint8_t *buf, size_t size
                             "world is left empty",
                             size, c.pos);
     }
-    ls_broadphase_clear(w->bp);
+    ls_broadphase_clear_(w->bp);
     for (uint32_t i = 0; i < w->body_high; i++) {
         ls_body *b = &w->bodies[i];
         if (b->alive) {

@@ -79,7 +79,7 @@ ls_world_def ls_default_world_def(void)
 // Fills err (may be NULL) with the field concerned; returns false for `return fail(...)`.
 static bool refuse(ls_error *err, ls_result code, const char *field, const char *text)
 {
-    ls_error_set_field(err, code, field, "%s", text);
+    ls_error_set_field_(err, code, field, "%s", text);
     return false;
 }
 
@@ -221,9 +221,9 @@ size_t ls_world_memory_size(const ls_world_def *def)
            nc * (sizeof *w->pair_manifolds + 2 * sizeof *w->ccd_toi + sizeof *w->ccd_pairs) +
            (size_t)def->max_contacts * sizeof *w->contact_from + ls_mesh_arenas_memory_size_(def) +
            nb * sizeof *w->body_reach +
-           ls_broadphase_memory_size_segmented(shape_capacity(def), def->max_contacts,
-                                               broadphase_segments(def)) +
-           ls_query_tree_memory_size(shape_capacity(def), def->max_bodies) +
+           ls_broadphase_memory_size_segmented_(shape_capacity(def), def->max_contacts,
+                                                broadphase_segments(def)) +
+           ls_query_tree_memory_size_(shape_capacity(def), def->max_bodies) +
            max_joint_slots(def) *
                (sizeof *w->joints + sizeof *w->joint_next_free + sizeof *w->joint_events) +
            nb * (sizeof *w->body_joint_head + sizeof *w->body_joint_filter) +
@@ -261,8 +261,8 @@ ls_world *ls_world_create(const ls_world_def *def, ls_error *err)
     w->shape_next_free = calloc(w->def.max_shapes, sizeof *w->shape_next_free);
     w->children = calloc(LS_MESH_PAIR_MAX, sizeof *w->children);
     w->bp =
-        ls_broadphase_create_segmented(w->def.max_shapes, w->max_pairs, broadphase_segments(def));
-    w->qt = ls_query_tree_create(w->def.max_shapes, def->max_bodies);
+        ls_broadphase_create_segmented_(w->def.max_shapes, w->max_pairs, broadphase_segments(def));
+    w->qt = ls_query_tree_create_(w->def.max_shapes, def->max_bodies);
     w->pairs = calloc(w->max_pairs, sizeof *w->pairs);
     w->contacts = calloc(def->max_contacts, sizeof *w->contacts);
     w->contacts_old = calloc(def->max_contacts, sizeof *w->contacts_old);
@@ -344,8 +344,8 @@ void ls_world_destroy(ls_world *w)
     free(w->shape_next_free);
     free(w->children);
     ls_world_geometry_clear_(w);
-    ls_broadphase_destroy(w->bp);
-    ls_query_tree_destroy(w->qt);
+    ls_broadphase_destroy_(w->bp);
+    ls_query_tree_destroy_(w->qt);
     free(w->pairs);
     free(w->contacts);
     free(w->contacts_old);
@@ -478,7 +478,7 @@ static void finish_bodies(ls_world *w)
         }
     }
     ls_workers_for_(w->workers, w->body_high, FINISH_MIN_BLOCK, finish_poses, w);
-    ls_query_tree_invalidate(w->qt); // queries see the new poses
+    ls_query_tree_invalidate_(w->qt); // queries see the new poses
 }
 
 // A fast body (ccd.c) moves farther than half its thinnest width in a step.
@@ -497,7 +497,7 @@ static bool is_fast(const ls_world *w, const ls_body *b)
 // A fast body's box also covers where its velocity takes it this step, so the
 // pairs include what continuous collision must sweep against (ccd.c).
 // Bodies [begin, end) on worker `worker`: each writes only its own body and
-// its shapes' proxies (ls_broadphase_set_proxy), and notes in high[worker]
+// its shapes' proxies (ls_broadphase_set_proxy_), and notes in high[worker]
 // one past the highest proxy whose sweep input changed; the broad phase's
 // shared fields are marked once after the loop (update_broadphase).
 typedef struct proxy_stage {
@@ -524,13 +524,13 @@ static void update_proxies(void *ctx, uint32_t begin, uint32_t end, uint32_t wor
         ls_vec3 step = ls_vec3_scale(b->linear_velocity, w->dt);
         for (uint32_t k = b->shape_head; k != UINT32_MAX; k = w->shapes[k].next) {
             const ls_shape *s = &w->shapes[k];
-            ls_aabb box = ls_geom_aabb(&s->geom, &s->xf, w->def.contact_margin);
+            ls_aabb box = ls_geom_aabb_(&s->geom, &s->xf, w->def.contact_margin);
             if (fast) {
                 box.min = ls_vec3_min(box.min, ls_vec3_add(box.min, step));
                 box.max = ls_vec3_max(box.max, ls_vec3_add(box.max, step));
             }
-            if (ls_broadphase_set_proxy(w->bp, k, box, s->category, s->mask,
-                                        b->type == LS_BODY_STATIC, i)) {
+            if (ls_broadphase_set_proxy_(w->bp, k, box, s->category, s->mask,
+                                         b->type == LS_BODY_STATIC, i)) {
                 high = k + 1 > high ? k + 1 : high;
             }
         }
@@ -555,7 +555,7 @@ static void update_broadphase(ls_world *w)
         high = st.high[k] > high ? st.high[k] : high;
     }
     if (high > 0) {
-        ls_broadphase_mark(w->bp, high);
+        ls_broadphase_mark_(w->bp, high);
     }
 }
 
@@ -603,7 +603,7 @@ void ls_world_step(ls_world *w)
     w->tick++;
     w->info.tick = w->tick;
     count_bodies(w);
-    ls_query_tree_invalidate(w->qt);
+    ls_query_tree_invalidate_(w->qt);
     ls_workers_hot_(w->workers, false);
     ls_world_lap_(w, &pr->sleep);
     pr->step = w->profile_mark - start; // 0 without a clock
