@@ -17,7 +17,6 @@ ls_aabb ls_geom_aabb_(const ls_geom *g, const ls_xform *xf, ls_fx margin);
 /// -margin). The normal points from a to b. Returns m->count (0 = no contact).
 /// Any pair of kinds is accepted; the implementation swaps internally so that
 /// the result is always expressed with a first. Plane-plane gives 0.
-int ls_collide_(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-                ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_;
 
 #endif

@@ -129,31 +129,22 @@ bool ls_segment_closest_(const ls_segment *a, const ls_segment *b, ls_fx *s, ls_
 bool ls_segment_overlap_(const ls_segment *a, const ls_segment *b, ls_fx *lo, ls_fx *hi);
 
 /// Sphere a against sphere b.
-int ls_collide_sphere_sphere_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                              const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_sphere_sphere_;
 /// Sphere a against box b.
-int ls_collide_sphere_box_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                           const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_sphere_box_;
 /// Sphere a against capsule b.
-int ls_collide_sphere_capsule_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                               const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_sphere_capsule_;
 /// Sphere a against plane b.
-int ls_collide_sphere_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                             const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_sphere_plane_;
 /// Box a against box b (SAT over 15 axes, face clipping or edge-edge).
-int ls_collide_box_box_(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-                        ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_box_box_;
 /// Box a against capsule b.
-int ls_collide_box_capsule_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                            const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_box_capsule_;
 /// Box a against plane b.
-int ls_collide_box_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                          const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_box_plane_;
 /// Capsule a against capsule b.
-int ls_collide_capsule_capsule_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                                const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_capsule_capsule_;
 /// Capsule a against plane b.
-int ls_collide_capsule_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                              const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_capsule_plane_;
 
 #endif

@@ -57,4 +57,11 @@ typedef struct ls_manifold {
     ls_contact_point points[LS_MANIFOLD_MAX];
 } ls_manifold;
 
+/// A manifold routine: shape a (on transform xa) against shape b (on xb),
+/// points reported closer than `margin`, normal from a to b; returns m->count.
+/// Every pair routine is declared with this type (`ls_manifold_fn
+/// ls_collide_box_box_;`), and the shape kinds' collide table holds pointers to it.
+typedef int ls_manifold_fn(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
+                           const ls_xform *xb, ls_fx margin, ls_manifold *m);
+
 #endif

@@ -63,19 +63,14 @@ bool ls_hull_ray_cast_(const ls_hull *h, const ls_xform *xf, ls_vec3 from, ls_ve
                        ls_fx *fraction, ls_vec3 *normal);
 
 /// Hull a against hull b; normal from a to b; same contract as ls_collide_.
-int ls_collide_hull_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                          const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_hull_hull_;
 /// Sphere a against hull b.
-int ls_collide_sphere_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                            const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_sphere_hull_;
 /// Box a against hull b.
-int ls_collide_box_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b, const ls_xform *xb,
-                         ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_box_hull_;
 /// Capsule a against hull b.
-int ls_collide_capsule_hull_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                             const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_capsule_hull_;
 /// Hull a against plane b.
-int ls_collide_hull_plane_(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                           const ls_xform *xb, ls_fx margin, ls_manifold *m);
+ls_manifold_fn ls_collide_hull_plane_;
 
 #endif

@@ -12,8 +12,7 @@
 #include "gjk.h"
 
 /// Manifold routine: shape a (kind of the row) against shape b (kind of the column).
-typedef int (*ls_collide_fn)(const ls_geom *a, const ls_xform *xa, const ls_geom *b,
-                             const ls_xform *xb, ls_fx margin, ls_manifold *m);
+typedef ls_manifold_fn *ls_collide_fn;
 
 /// Mass properties of one shape of uniform density, held in int64 so the
 /// range check sees values past Q16.16: mass (kg, wide Q16.16, rounded once
