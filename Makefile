@@ -21,7 +21,7 @@ CFLAGS  ?= $(OPT) -g
 # -pthread: the step's worker pool (fixmath_phys/src/dynamics/workers.c); every
 # native compile and link that takes ALLFLAGS gets it.
 ALLFLAGS = -std=c11 $(WARN) -ffp-contract=off -fPIC -fvisibility=hidden -MMD -MP -pthread $(CFLAGS) $(EXTRA_CFLAGS)
-INCLUDES = -Ifixmath_phys/include
+INCLUDES = -Icore/include -Ifixmath_phys/include
 LDLIBS_TOOL = -lm
 LDLIBS_TEST = -lcriterion -llibfixmath -lm
 LIB_LIBS := -pthread
@@ -34,9 +34,9 @@ FUZZ_LIBS := -pthread
 # native library's only: PHYS_SRC is also what the crosscheck and browser
 # builds compile, and they have no install.
 DATA_DIR_SRC := fixmath_phys/src/world/data_dir.c
-PHYS_SRC  := $(filter-out $(DATA_DIR_SRC),$(wildcard fixmath_phys/src/*.c fixmath_phys/src/*/*.c))
+PHYS_SRC  := $(filter-out $(DATA_DIR_SRC),$(wildcard core/src/*.c fixmath_phys/src/*.c fixmath_phys/src/*/*.c))
 # Private headers of the physics library (folders by concept: math, collision, dynamics, world).
-PHYS_H    := $(wildcard fixmath_phys/src/*/*.h)
+PHYS_H    := $(wildcard core/src/*.h fixmath_phys/src/*/*.h)
 LIB_SRC   := $(PHYS_SRC) $(DATA_DIR_SRC)
 TOOL_SRC  := $(wildcard tools/*.c)
 TEST_SRC  := $(wildcard tests/*.c)
@@ -45,7 +45,7 @@ TEST_SRC  := $(wildcard tests/*.c)
 # liblockstep.so.0.MINOR while the major is 0 (every 0.x minor may break the
 # ABI, so a program linked against 0.3 must not load 0.4), liblockstep.so.MAJOR
 # from 1.0 on.
-LS_VERSION_PART = $(shell sed -n 's/^\#define LS_VERSION_$(1) //p' fixmath_phys/include/ls/base.h)
+LS_VERSION_PART = $(shell sed -n 's/^\#define LS_VERSION_$(1) //p' core/include/ls/base.h)
 LS_MAJOR   := $(call LS_VERSION_PART,MAJOR)
 LS_MINOR   := $(call LS_VERSION_PART,MINOR)
 LS_VERSION := $(LS_MAJOR).$(LS_MINOR).$(call LS_VERSION_PART,PATCH)
@@ -163,6 +163,8 @@ asan:
 	  test-units
 
 SIM_DIRS := fixmath_phys/src fixmath_phys/include core
+# The physics' public header names (ls/NAME.h), which replay/ and net/ never include.
+PHYS_PUBLIC_NAMES = $(subst $(eval) ,|,$(basename $(notdir $(wildcard fixmath_phys/include/ls/*.h))))
 # The one exemption from "no float": the renderer's conversions. Display only:
 # they turn world state into floats for drawing and nothing converts back, so
 # no float reaches the simulation, its snapshots or checksums (the header says more).
@@ -176,8 +178,8 @@ lint: $(LIB_A)
 	@! grep -rnE 'fix16_(exp|log|log2|slog2|sin|cos|tan|asin|acos|atan|atan2|sin_parabola|from_float|from_dbl|to_float|to_dbl)\s*\(|F16\(' $(CODE_DIRS) --include='*.c' --include='*.h'
 	@echo "lint: the library needs no compiled libfixmath symbol"
 	@! nm -u $(LIB_A) | grep -E ' fix16_| fract32_'
-	@echo "lint: replay/ and net/ know nothing of physics; only net/uv/ includes <uv.h>"
-	@! grep -rnE '#include "ls/(world|scene|game|collide|broadphase)\.h"' replay net 2>/dev/null
+	@echo "lint: replay/ and net/ know nothing of physics (no header of fixmath_phys/include, only core/'s); only net/uv/ includes <uv.h>"
+	@! grep -rnE '#include "ls/($(PHYS_PUBLIC_NAMES))\.h"' replay/src replay/include replay/sign net/src net/include net/uv
 	@! grep -rln '#include <uv.h>' net 2>/dev/null | grep -v '^net/uv/'
 	@echo "lint: libwebsockets only in the lockstep program: tools/relay_ws.c, tools/ws_client.c (and the tests' probe)"
 	@! grep -rln '#include <libwebsockets.h>' fixmath_phys net replay tools examples | grep -vE '^tools/(relay_ws|ws_client)\.c$$'
@@ -189,8 +191,9 @@ lint: $(LIB_A)
 	@! grep -rnE '#include "\.\./(world|dynamics|particles|vehicle|game)/' fixmath_phys/src/collision
 	@echo "lint: the games (fixmath_phys/src/game/) use the public API only"
 	@! grep -rnE '#include "\.\./' fixmath_phys/src/game
-	@echo "lint: core/ (the cursor of the one-walk codecs) includes only ls/base.h and the C library"
-	@! grep -rnE '#include "' core | grep -v '#include "ls/base.h"'
+	@echo "lint: core/ (base, hash, rng, the error record, the one-walk cursor) includes only its own headers and the C library (and xxhash)"
+	@! grep -rhoE '#include "[^"]+"' core | sed 's/^#include "//; s/"$$//' | sort -u | \
+	  while read f; do [ -f core/include/$$f ] || [ -f core/src/$$f ] || echo "core/ includes $$f"; done | grep .
 	@echo "lint: snapshot.c and the checksum are call lists: no subsystem's private header (world/state.h)"
 	@! grep -nE '#include "\.\./' fixmath_phys/src/world/snapshot.c
 	@echo "lint: clang-format"
@@ -221,7 +224,7 @@ CMAKE_TO_PREFIX = $(subst $(eval) ,/,$(foreach c,$(subst /, ,$(LIBDIR_REL)) cmak
 install-lib: $(LIB_A) $(LIB_SO)
 	@case '$(LIBDIR)' in '$(PREFIX)'/?*) ;; *) echo "install: LIBDIR=$(LIBDIR) is not under PREFIX=$(PREFIX)"; exit 2;; esac
 	install -d $(DESTDIR)$(PREFIX)/include/ls $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(CMAKEDIR)
-	install -m 644 fixmath_phys/include/ls/*.h replay/include/ls/*.h net/include/ls/*.h \
+	install -m 644 core/include/ls/*.h fixmath_phys/include/ls/*.h replay/include/ls/*.h net/include/ls/*.h \
 	  $(DESTDIR)$(PREFIX)/include/ls/
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIB_SO_REAL) $(DESTDIR)$(LIBDIR)/

@@ -28,14 +28,14 @@ BP_STAMP := $(BP_NODE_MODULES)/.package-lock.json
 BP_NET_SRC := net/src/peer.c net/src/rollback.c net/src/wire.c net/src/outbox.c \
   net/src/auth.c net/src/state_send.c net/src/spectator.c
 BP_C     := tools/browser_peer/api.c tools/browser_peer/sodium_shim.c $(BP_NET_SRC) $(PHYS_SRC)
-BP_H     := tools/browser_peer/sodium/sodium.h $(PHYS_H) $(wildcard fixmath_phys/include/ls/*.h \
+BP_H     := tools/browser_peer/sodium/sodium.h $(PHYS_H) $(wildcard core/include/ls/*.h fixmath_phys/include/ls/*.h \
   net/include/ls/*.h net/src/*.h)
 # As the viewer (mk/viewer.mk): the 1 MiB stack first in memory so an overflow
 # traps; the heap may grow (peer.js re-reads the memory on every call).
 # -Itools/browser_peer/sodium makes <sodium.h> the shim: wasi-libc's sysroot has no
 # other, and the native build never has this folder on its path.
 BP_FLAGS  = -std=c11 $(WARN) -ffp-contract=off -O2 -mexec-model=reactor \
-  -Ifixmath_phys/include -Inet/include -Itools/browser_peer/sodium
+  -Icore/include -Ifixmath_phys/include -Inet/include -Itools/browser_peer/sodium
 BP_LDFLAGS := -Wl,--stack-first -Wl,-z,stack-size=1048576
 BP_TICKS ?= 1200
 BP_KEYS_TICKS ?= 600
@@ -150,7 +150,7 @@ BP_BENCH_NATIVE = $(BUILD)/browser_peer/bench_native
 BP_BENCH_TICKS ?= 3600
 $(BP_BENCH_NATIVE): tools/browser_peer/bench_native.c tools/browser_peer/api.c tools/browser_peer/api.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLFLAGS) -Ifixmath_phys/include -Inet/include -o $@ tools/browser_peer/bench_native.c \
+	$(CC) $(ALLFLAGS) -Icore/include -Ifixmath_phys/include -Inet/include -o $@ tools/browser_peer/bench_native.c \
 	  tools/browser_peer/api.c $(LIB_A) -lsodium -lm
 BENCH_SECTIONS += bench-browser-peer
 .PHONY: bench-browser-peer

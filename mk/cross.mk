@@ -125,12 +125,12 @@ XC_DESC.s390x-gcc-O2 := s390x (big-endian) gcc -O2, qemu-s390x
 XC_DESC.wasm32-clang-O2 := wasm32-wasi clang -O2, node WASI
 XC_DESC.x86_64-w64-mingw32 := x86-64 Windows mingw-w64 gcc -O2, wine64
 
-XC_BASEFLAGS = -std=c11 $(WARN) -ffp-contract=off -Ifixmath_phys/include -Ireplay/include -Inet/include
+XC_BASEFLAGS = -std=c11 $(WARN) -ffp-contract=off -Icore/include -Ifixmath_phys/include -Ireplay/include -Inet/include
 # The runner also reads replays (the `replay` job), so it links the replay reader.
 XC_REPLAY_SRC := $(wildcard replay/src/*.c)
 # ... and SyncTest (net/src/synctest.c: libc and ls/base.h only, no libuv or libsodium).
 XC_SYNCTEST_SRC := net/src/synctest.c
-XC_PHYS_DEPS := $(PHYS_SRC) $(XC_REPLAY_SRC) $(XC_SYNCTEST_SRC) net/include/ls/net_synctest.h $(PHYS_H) $(wildcard fixmath_phys/include/ls/*.h \
+XC_PHYS_DEPS := $(PHYS_SRC) $(XC_REPLAY_SRC) $(XC_SYNCTEST_SRC) net/include/ls/net_synctest.h $(PHYS_H) $(wildcard core/include/ls/*.h fixmath_phys/include/ls/*.h \
   replay/src/*.h replay/include/ls/*.h) mk/cross.mk
 XC_SCENES := $(sort $(wildcard tools/scenes/*.scene))
 XC_SLEEP_SCENE := $(XC_DIR)/scenes/falling_boxes.scene

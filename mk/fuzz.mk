@@ -14,7 +14,7 @@ fuzz-build:
 
 # Each harness links the library sources directly: the whole library is
 # instrumented, not just the entry point.
-$(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRC) $(wildcard fixmath_phys/include/ls/*.h fixmath_phys/src/*/*.h replay/include/ls/*.h replay/src/*.h net/include/ls/*.h net/src/*.h)
+$(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRC) $(wildcard core/include/ls/*.h core/src/*.h fixmath_phys/include/ls/*.h fixmath_phys/src/*/*.h replay/include/ls/*.h replay/src/*.h net/include/ls/*.h net/src/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(INCLUDES) -o $@ $< $(LIB_SRC) $(FUZZ_LIBS)
 

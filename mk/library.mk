@@ -3,7 +3,7 @@
 # exports exactly the LS_API functions; the examples build from an installed
 # tree through pkg-config and CMake and run; and the same from the Debian
 # packages (mk/deb.mk, test-deb). `make test` runs all four (test-library).
-PUBLIC_HEADERS := $(sort $(wildcard fixmath_phys/include/ls/*.h replay/include/ls/*.h net/include/ls/*.h))
+PUBLIC_HEADERS := $(sort $(wildcard core/include/ls/*.h fixmath_phys/include/ls/*.h replay/include/ls/*.h net/include/ls/*.h))
 DEPS_PKGS += g++ pkg-config cmake
 HDR_TEST_DIR := $(BUILD)/header-test
 CXX_HEADER_COMPILERS := g++ clang++

@@ -24,11 +24,11 @@ VIEWER_CC    := clang --target=wasm32-wasi
 # 1 MiB stack goes first in memory so an overflow traps (see mk/cross.mk); the
 # heap may grow: the page's WASI shim re-reads the memory on every call.
 VIEWER_FLAGS  = -std=c11 $(WARN) -ffp-contract=off -O2 -mexec-model=reactor \
-  -Ifixmath_phys/include -Ireplay/include -Itools
+  -Icore/include -Ifixmath_phys/include -Ireplay/include -Itools
 VIEWER_LDFLAGS := -Wl,--stack-first -Wl,-z,stack-size=1048576
 VIEWER_C     := tools/viewer/api.c tools/render/load.c $(PHYS_SRC) $(wildcard replay/src/*.c)
 VIEWER_H     := tools/viewer/api.h tools/render/render.h $(PHYS_H) $(wildcard \
-  fixmath_phys/include/ls/*.h replay/src/*.h replay/include/ls/*.h)
+  core/include/ls/*.h fixmath_phys/include/ls/*.h replay/src/*.h replay/include/ls/*.h)
 VIEWER_BENCH_NATIVE = $(BUILD)/viewer_bench_native
 VIEWER_BENCH_FILE   = $(BUILD)/bench-viewer.lsr
 

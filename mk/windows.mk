@@ -13,7 +13,7 @@ WIN_AR ?= x86_64-w64-mingw32-ar
 WIN_BUILD ?= $(BUILD)/windows
 WIN_CFLAGS ?= -O2
 WIN_FLAGS = -std=c11 $(WARN) -ffp-contract=off -isystem $(XC_MINGW_INC) \
-  -Ifixmath_phys/include -Ireplay/include -Inet/include $(WIN_CFLAGS)
+  -Icore/include -Ifixmath_phys/include -Ireplay/include -Inet/include $(WIN_CFLAGS)
 WIN_LIB_SRC := $(PHYS_SRC) $(wildcard replay/src/*.c) replay/nosign/sign_none.c net/src/synctest.c
 WIN_TOOL_SRC := tools/lockstep.c tools/cli.c tools/json.c tools/progress.c tools/cmd_sim.c \
   tools/cmd_demo.c tools/cmd_fx.c $(filter-out tools/cmd_replay_picture.c,$(wildcard tools/cmd_replay*.c)) \

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // PCG32: the reference sequence, plain-data state, bounded draws.
+#include "ls/fx.h"
 #include "ls/rng.h"
 
 #include <criterion/criterion.h>

@@ -6,7 +6,7 @@
 // anything else that is wrong is an error naming the byte offset and tick.
 // Plain C11 with explicit little-endian decoding: builds for every crosscheck
 // target.
-#include "ls/checksum.h"
+#include "ls/hash.h"
 #include "reader_impl.h"
 
 #include <errno.h>

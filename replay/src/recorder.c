@@ -5,7 +5,7 @@
 #if !defined(_POSIX_C_SOURCE) && (defined(__unix__) || defined(__APPLE__))
 #define _POSIX_C_SOURCE 200809L
 #endif
-#include "ls/checksum.h"
+#include "ls/hash.h"
 #include "replay_format.h"
 
 #include <errno.h>

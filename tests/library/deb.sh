@@ -51,7 +51,7 @@ echo "deb: dpkg -x into $sysroot: SONAME $soname (readelf -d), liblockstep.so ->
 
 # The tree's physics, the reference.
 cd "$out"
-cc -std=c11 -I"$root/fixmath_phys/include" "$root/examples/physics.c" "$build/liblockstep.a" -pthread -lm -o physics_tree
+cc -std=c11 -I"$root/core/include" -I"$root/fixmath_phys/include" "$root/examples/physics.c" "$build/liblockstep.a" -pthread -lm -o physics_tree
 ./physics_tree >physics.out || fail "tree physics exited $?"
 
 # pkg-config: the .pc says prefix=/usr; the scratch root stands in for it.

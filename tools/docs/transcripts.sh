@@ -15,7 +15,7 @@ root=$(pwd)
 mkdir -p "$out"
 
 # examples/physics.c against the library just built (examples.sh builds it from an install).
-$cc -std=c11 -Ifixmath_phys/include "$root/examples/physics.c" "$lib" $libs -o "$out/physics"
+$cc -std=c11 -Icore/include -Ifixmath_phys/include "$root/examples/physics.c" "$lib" $libs -o "$out/physics"
 "$out/physics" >"$out/physics_output.txt"
 
 "$tool" relay --help >"$out/relay_help.txt"

@@ -36,7 +36,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 BENCH_CSV = "tools/bench/results/latest.csv"
 CROSS_TXT = "tools/crosscheck/results/latest.txt"
 DEFAULT_FILES = ["README.md", "tools/crosscheck/README.md"]
-PUBLIC_HEADERS = ["fixmath_phys/include/ls/*.h", "replay/include/ls/*.h", "net/include/ls/*.h"]
+PUBLIC_HEADERS = ["core/include/ls/*.h", "fixmath_phys/include/ls/*.h", "replay/include/ls/*.h", "net/include/ls/*.h"]
 
 MARKER = re.compile(
     r"<!-- generated: ([a-z0-9-]+) \(make readme\) -->(.*?)<!-- end generated -->", re.S

@@ -1,44 +1,23 @@
 // SPDX-License-Identifier: MIT
 /// @file
-/// The canonical 64-bit checksum: XXH3-64 (seed 0) over a canonical
-/// little-endian encoding of values, fed field by field. Never hash raw structs:
-/// padding and byte order would leak in. SPEC.md "Checksum" defines the bytes.
+/// The canonical 64-bit checksum of the physics: the hasher of ls/hash.h
+/// (XXH3-64, seed 0, over canonical little-endian bytes) plus the fixed-point
+/// values, fed field by field. SPEC.md "Checksum" defines the bytes.
 #ifndef LS_CHECKSUM_H
 #define LS_CHECKSUM_H
 
+#include "ls/hash.h"
 #include "ls/quat.h"
 #include "ls/vec3.h"
 
 LS_EXTERN_C_BEGIN
 
-/// Canonical bytes an ls_hasher gathers before it feeds XXH3 (a size, not part of the hash).
-#define LS_HASHER_BUFFER 256
-
-/// Streaming checksum state. Initialise with ls_hasher_init; opaque otherwise.
-typedef struct ls_hasher {
-    LS_ALIGNAS(64) unsigned char xxh_[640]; ///< XXH3 streaming state (private).
-    unsigned char buf_[LS_HASHER_BUFFER];   ///< Pending canonical bytes (private).
-    size_t len_;                            ///< Bytes pending in buf_ (private).
-} ls_hasher;
-
-/// Start a new checksum.
-LS_API void ls_hasher_init(ls_hasher *h);
-/// Append raw bytes (already canonical, e.g. an encoded input frame).
-LS_API void ls_hasher_put_bytes(ls_hasher *h, const void *data, size_t n);
-/// Append a 32-bit unsigned integer as 4 little-endian bytes.
-LS_API void ls_hasher_put_u32(ls_hasher *h, uint32_t v);
-/// Append a 64-bit unsigned integer as 8 little-endian bytes.
-LS_API void ls_hasher_put_u64(ls_hasher *h, uint64_t v);
 /// Append a Q16.16 value as its raw 32-bit two's complement, little-endian.
 LS_API void ls_hasher_put_fx(ls_hasher *h, ls_fx v);
 /// Append x, y, z.
 LS_API void ls_hasher_put_vec3(ls_hasher *h, ls_vec3 v);
 /// Append x, y, z, w.
 LS_API void ls_hasher_put_quat(ls_hasher *h, ls_quat q);
-/// The checksum of everything appended so far (the hasher stays usable).
-LS_API uint64_t ls_hasher_digest(ls_hasher *h);
-/// XXH3-64 (seed 0) of a byte buffer: the same as one ls_hasher_put_bytes.
-LS_API uint64_t ls_hash64(const void *data, size_t n);
 
 LS_EXTERN_C_END
 

@@ -6,7 +6,7 @@
 // SPEC.md §20.
 #include "hull.h"
 
-#include "../math/error_field.h"
+#include "../../../core/src/error_field.h"
 #include "gjk.h"
 #include "ls/fx_text.h"
 

@@ -2,7 +2,7 @@
 // The table of shape kinds (see shape_kind.h).
 #include "shape_kind.h"
 
-#include "../math/error_field.h"
+#include "../../../core/src/error_field.h"
 #include "ls/fx_text.h"
 
 #include <stdio.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Bodies: creation with range validation (SPEC.md §5), mass properties, ids,
 // accessors and the calls that change a body from outside the step.
+#include "../../../core/src/error_field.h"
 #include "../collision/collide.h"
 #include "../collision/shape_kind.h"
-#include "../math/error_field.h"
 #include "../world/query_tree.h"
 #include "../world/world_internal.h"
 #include "joint.h"

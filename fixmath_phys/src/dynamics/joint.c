@@ -16,7 +16,7 @@
 #include "../math/quat_check.h"
 #include "../world/state.h"
 
-#include "../math/error_field.h"
+#include "../../../core/src/error_field.h"
 #include "ls/fx_text.h"
 
 #include <stdio.h>

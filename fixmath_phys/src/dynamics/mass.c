@@ -10,10 +10,10 @@
 // in), and a diagonal tensor is inverted axis by axis.
 #include "mass.h"
 
+#include "../../../core/src/error_field.h"
 #include "../collision/collide_internal.h"
 #include "../collision/gjk.h"
 #include "../collision/shape_kind.h"
-#include "../math/error_field.h"
 #include "ls/fx_text.h"
 
 #include <stdio.h>

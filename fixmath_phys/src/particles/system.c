@@ -11,7 +11,7 @@
 // system, so moving a range changes nothing they hold.
 #include "stick.h"
 
-#include "../math/error_field.h"
+#include "../../../core/src/error_field.h"
 #include "../world/state.h"
 
 #include <stdio.h>

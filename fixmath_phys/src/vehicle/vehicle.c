@@ -2,7 +2,7 @@
 // Vehicle lifetime, definitions, validation and getters (SPEC.md §26.1-26.2).
 #include "vehicle_internal.h"
 
-#include "../math/error_field.h"
+#include "../../../core/src/error_field.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // World lifetime, definitions and the step pipeline (SPEC.md §11).
+#include "../../../core/src/error_field.h"
 #include "../collision/collide.h"
 #include "../dynamics/joint.h"
 #include "../dynamics/workers.h"
-#include "../math/error_field.h"
 #include "../particles/particles_internal.h"
 #include "../vehicle/vehicle_internal.h"
 #include "query_tree.h"

@@ -5,7 +5,7 @@
 #ifndef LS_RNG_H
 #define LS_RNG_H
 
-#include "ls/fx.h"
+#include "ls/base.h"
 
 LS_EXTERN_C_BEGIN
 
@@ -47,16 +47,20 @@ static inline uint32_t ls_rng_below(ls_rng *r, uint32_t bound)
     }
 }
 
-/// Uniform Q16.16 in [0, 1): the top 16 bits of the next output.
-static inline ls_fx ls_rng_unit(ls_rng *r)
+// The two Q16.16 draws below are written with int32_t, the type that ls_fx
+// (ls/fx.h) names: this header is part of core/, which net/ and replay/ build
+// on without libfixmath, so it cannot include ls/fx.h. The types are the same.
+
+/// Uniform Q16.16 (an ls_fx) in [0, 1): the top 16 bits of the next output.
+static inline int32_t ls_rng_unit(ls_rng *r)
 {
-    return (ls_fx)(ls_rng_next_u32(r) >> 16);
+    return (int32_t)(ls_rng_next_u32(r) >> 16);
 }
 
-/// Uniform Q16.16 in [lo, hi) (lo < hi; hi - lo must not overflow).
-static inline ls_fx ls_rng_range(ls_rng *r, ls_fx lo, ls_fx hi)
+/// Uniform Q16.16 (ls_fx) in [lo, hi) (lo < hi; hi - lo must not overflow).
+static inline int32_t ls_rng_range(ls_rng *r, int32_t lo, int32_t hi)
 {
-    return lo + (ls_fx)ls_rng_below(r, (uint32_t)(hi - lo));
+    return lo + (int32_t)ls_rng_below(r, (uint32_t)(hi - lo));
 }
 
 LS_EXTERN_C_END

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// Foundation shared by every module: version, result codes, assertions and
-/// little-endian byte helpers. It lives under fixmath_phys/ only because the
-/// project has no top-level include/; replay/ and net/ may include it.
+/// little-endian byte helpers. It lives in core/, the folder that physics,
+/// replay and net all build on (with ls/hash.h and ls/rng.h), and includes
+/// nothing but the C library.
 #ifndef LS_BASE_H
 #define LS_BASE_H
 
