@@ -7,6 +7,7 @@
 #include "ls/scene.h"
 #include "../math/quat_check.h"
 #include "scene_internal.h"
+#include "scene_props.h"
 
 #include "../collision/shape_kind.h"
 #include "../dynamics/joint.h"
@@ -149,52 +150,163 @@ static ls_result read_uint(parser *ps, const char *name, uint32_t lo, uint32_t h
     return LS_OK;
 }
 
-static ls_result parse_world_prop(parser *ps, ls_scene *s, const char *key, const char *where)
+// A Q16.16 number within [lo, hi] (and not 0 when `nonzero`); the message
+// shows the value given and the range.
+static ls_result read_fx_in(parser *ps, const char *name, ls_fx lo, ls_fx hi, ls_fx *out)
 {
-    ls_world_def *d = &s->world;
-    uint32_t seed_lo = 0;
-    if (strcmp(key, "gravity") == 0) {
-        return read_vec3(ps, key, &d->gravity);
+    const char *where;
+    skip_blanks(ps);
+    where = ps->p;
+    ls_result r = read_fx(ps, name, out);
+    if (r == LS_OK && (*out < lo || *out > hi)) {
+        char a[LS_FX_TEXT_MAX], b[LS_FX_TEXT_MAX], g[LS_FX_TEXT_MAX];
+        char what[LS_ERROR_MESSAGE_MAX / 2];
+        ls_fx_format(*out, g), ls_fx_format(lo, a), ls_fx_format(hi, b);
+        snprintf(what, sizeof what, "%s (got %s; allowed %s..%s)", name, g, a, b);
+        return fail_at(ps, where, "number out of range for", what);
     }
-    if (strcmp(key, "tick_rate") == 0) {
-        return read_uint(ps, key, 30, 120, &d->tick_rate);
+    return r;
+}
+
+static ls_result read_vec3_in(parser *ps, const char *name, ls_fx lo, ls_fx hi, ls_vec3 *v)
+{
+    ls_result r = read_fx_in(ps, name, lo, hi, &v->x);
+    if (r == LS_OK) {
+        r = read_fx_in(ps, name, lo, hi, &v->y);
     }
-    if (strcmp(key, "iterations") == 0) {
-        ls_result r = read_uint(ps, key, 1, 64, &d->velocity_iterations);
-        return r == LS_OK ? read_uint(ps, key, 0, 64, &d->position_iterations) : r;
+    return r == LS_OK ? read_fx_in(ps, name, lo, hi, &v->z) : r;
+}
+
+// One keyword out of `words` (NULL-terminated); its index.
+static ls_result read_word(parser *ps, const char *name, const char *const *words,
+                           const char *allowed, unsigned *out)
+{
+    char tok[32];
+    const char *where = ps->p;
+    if (!next_token(ps, tok, sizeof tok, &where)) {
+        return fail_at(ps, where, "missing word after", name);
     }
-    if (strcmp(key, "substeps") == 0) {
-        return read_uint(ps, key, 1, 16, &d->substeps);
+    for (unsigned i = 0; words[i]; i++) {
+        if (strcmp(tok, words[i]) == 0) {
+            *out = i;
+            return LS_OK;
+        }
     }
-    if (strcmp(key, "ticks") == 0) {
-        return read_uint(ps, key, 1, 10000000, &s->ticks);
+    char what[LS_ERROR_MESSAGE_MAX / 2];
+    snprintf(what, sizeof what, "%s (got %s; allowed %s)", name, tok, allowed);
+    return fail_at(ps, where, "unknown word for", what);
+}
+
+static ls_result read_degrees(parser *ps, const char *name, ls_fx *out)
+{
+    ls_fx deg;
+    ls_result r = read_fx(ps, name, &deg);
+    *out = ls_joint_degrees_to_radians_(deg);
+    return r;
+}
+
+// One number of property e (the second when `second`): in degrees (radians
+// stored) for the kinds of e->degrees, within its range when it has one.
+static ls_result read_prop_fx(parser *ps, const ls_scene_prop_ *e, bool degrees, bool second,
+                              ls_fx *out)
+{
+    if (degrees) {
+        return read_degrees(ps, e->name, out);
     }
-    if (strcmp(key, "seed") == 0) {
-        ls_result r = read_uint(ps, key, 0, UINT32_MAX, &seed_lo);
-        d->seed = seed_lo;
-        return r;
+    if (!(e->flags & LS_SP_RANGE_)) {
+        return read_fx(ps, e->name, out);
     }
-    if (strcmp(key, "max_bodies") == 0) {
-        return read_uint(ps, key, 1, MAX_BODIES, &d->max_bodies);
+    return read_fx_in(ps, e->name, (ls_fx)(second ? e->lo2 : e->lo),
+                      (ls_fx)(second ? e->hi2 : e->hi), out);
+}
+
+// The one reading walker: the value of property e (scene_props.h) after its
+// keyword at `where`, into the statement's struct obj of kind `kind`.
+static ls_result read_prop(parser *ps, const ls_scene_prop_ *e, void *obj, uint32_t kind,
+                           const char *where)
+{
+    char *base = obj;
+    void *at = base + e->off, *at2 = base + e->off2;
+    bool degrees = (e->degrees >> kind) & 1u;
+    ls_result r = LS_OK;
+    if (e->enable) {
+        *(bool *)(void *)(base + e->enable) = true;
     }
-    if (strcmp(key, "max_contacts") == 0) {
-        return read_uint(ps, key, 1, 1u << 22, &d->max_contacts);
-    }
-    if (strcmp(key, "max_shapes") == 0) {
-        return read_uint(ps, key, 0, 1u << 22, &d->max_shapes);
-    }
-    if (strcmp(key, "restitution_threshold") == 0) {
-        // Closing speed (m/s) below which nothing bounces (SPEC.md §11.2): 0 lets every
-        // contact with restitution bounce; 100 m/s is beyond every body's speed (§5).
-        const char *at = ps->p;
-        ls_result r = read_fx(ps, key, &d->restitution_threshold);
-        if (r == LS_OK &&
-            (d->restitution_threshold < 0 || d->restitution_threshold > LS_FX_INT(100))) {
-            return fail_at(ps, at, "out of range (0..100 m/s):", key);
+    switch ((ls_scene_value_)e->value) {
+    case LS_SV_FLAG_:
+        *(bool *)at = e->lo != 0;
+        return LS_OK;
+    case LS_SV_FX_:
+        return read_prop_fx(ps, e, degrees, false, at);
+    case LS_SV_FX2_: {
+        ls_fx *a = at, *b = at2;
+        r = read_prop_fx(ps, e, degrees, false, a);
+        if (r == LS_OK && (e->flags & LS_SP_SECOND_OPTIONAL_)) {
+            skip_blanks(ps);
+            char c = at_eol(ps) ? ' ' : *ps->p;
+            if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.')) {
+                return LS_OK;
+            }
+        }
+        if (r == LS_OK) {
+            r = read_prop_fx(ps, e, degrees, true, b);
+        }
+        if (r == LS_OK && (((e->flags & LS_SP_ASCENDING_) && *a > *b) ||
+                           ((e->flags & LS_SP_DESCENDING_) && *b > *a))) {
+            return fail_at(ps, where, e->name, e->why);
         }
         return r;
     }
-    return fail_at(ps, where, "unknown world property", key);
+    case LS_SV_VEC3_: {
+        ls_vec3 *v = at;
+        r = (e->flags & LS_SP_RANGE_) ? read_vec3_in(ps, e->name, (ls_fx)e->lo, (ls_fx)e->hi, v)
+                                      : read_vec3(ps, e->name, v);
+        if (r == LS_OK && (e->flags & LS_SP_DIRECTION_) && ls_vec3_equal(*v, ls_vec3_zero())) {
+            return fail_at(ps, where, e->name, "zero vector has no direction");
+        }
+        return r;
+    }
+    case LS_SV_U32_:
+        return read_uint(ps, e->name, (uint32_t)e->lo, (uint32_t)e->hi, at);
+    case LS_SV_U32_2_:
+        r = read_uint(ps, e->name, (uint32_t)e->lo, (uint32_t)e->hi, at);
+        return r == LS_OK ? read_uint(ps, e->name, (uint32_t)e->lo2, (uint32_t)e->hi2, at2) : r;
+    case LS_SV_U32_AS_U64_: {
+        uint32_t v = 0;
+        r = read_uint(ps, e->name, (uint32_t)e->lo, (uint32_t)e->hi, &v);
+        *(uint64_t *)at = v;
+        return r;
+    }
+    case LS_SV_WORD_: {
+        unsigned w = 0;
+        r = read_word(ps, e->name, e->words, e->allowed, &w);
+        memcpy(at, &w, sizeof w);
+        return r;
+    }
+    default: // LS_SP_BY_HAND_ entries: their statement reads them
+        return fail_at(ps, where, "unknown property", e->name);
+    }
+}
+
+// `world` properties (ls_scene_world_props_): read_prop, but for the speed
+// threshold, whose message and column predate read_fx_in's.
+static ls_result parse_world_prop(parser *ps, ls_scene *s, const char *key, const char *where)
+{
+    int k = ls_scene_prop_find_(&ls_scene_world_props_, key);
+    if (k < 0) {
+        return fail_at(ps, where, "unknown world property", key);
+    }
+    const ls_scene_prop_ *e = &ls_scene_world_props_.props[k];
+    if (!(e->flags & LS_SP_BY_HAND_)) {
+        return read_prop(ps, e, s, 0, where);
+    }
+    ls_world_def *d = &s->world; // restitution_threshold
+    const char *at = ps->p;
+    ls_result r = read_fx(ps, key, &d->restitution_threshold);
+    if (r == LS_OK && (d->restitution_threshold < e->lo || d->restitution_threshold > e->hi)) {
+        return fail_at(ps, at, "out of range (0..100 m/s):", key);
+    }
+    return r;
 }
 
 // Body type keywords; LS_ERR_NOT_FOUND when key is none.
@@ -765,104 +877,6 @@ static ls_result read_body_ref(parser *ps, const ls_scene *s, const char *name, 
     return LS_OK;
 }
 
-static ls_result read_degrees(parser *ps, const char *name, ls_fx *out)
-{
-    ls_fx deg;
-    ls_result r = read_fx(ps, name, &deg);
-    *out = ls_joint_degrees_to_radians_(deg);
-    return r;
-}
-
-// Two numbers LO HI with LO <= HI (degrees when `angles`).
-static ls_result read_range(parser *ps, const char *name, const char *where, bool angles, ls_fx *lo,
-                            ls_fx *hi)
-{
-    ls_result r = angles ? read_degrees(ps, name, lo) : read_fx(ps, name, lo);
-    if (r == LS_OK) {
-        r = angles ? read_degrees(ps, name, hi) : read_fx(ps, name, hi);
-    }
-    if (r == LS_OK && *lo > *hi) {
-        return fail_at(ps, where, name, "lower above upper");
-    }
-    return r;
-}
-
-// Joint properties: keyword, which kinds take it (bit per ls_joint_type), bit of `seen`.
-enum {
-    JB = 1u << LS_JOINT_BALL,
-    JH = 1u << LS_JOINT_HINGE,
-    JF = 1u << LS_JOINT_FIXED,
-    JP = 1u << LS_JOINT_PRISMATIC,
-    JD = 1u << LS_JOINT_DISTANCE,
-    JC = 1u << LS_JOINT_CONE,
-    JALL = JB | JH | JF | JP | JD | JC,
-};
-static const struct {
-    const char *name;
-    unsigned kinds;
-} joint_props[] = {
-    {"anchor", JALL},        {"anchor_b", JD},         {"axis", JH | JP | JC}, {"limits", JH | JP},
-    {"motor", JH | JP | JC}, {"spring", JH | JP | JD}, {"length", JD},         {"cone", JC},
-    {"twist", JC},           {"break", JALL},          {"collide", JALL},
-};
-enum { P_ANCHOR, P_ANCHOR_B, P_AXIS, P_LIMITS, P_MOTOR, P_SPRING, P_LENGTH, P_CONE, P_TWIST };
-
-// `break FORCE [TORQUE]`: the torque is there when the next token is a number.
-static ls_result read_break(parser *ps, ls_joint_def *d)
-{
-    ls_result r = read_fx(ps, "break", &d->break_force);
-    skip_blanks(ps);
-    char c = at_eol(ps) ? ' ' : *ps->p;
-    if (r == LS_OK && ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.')) {
-        r = read_fx(ps, "break", &d->break_torque);
-    }
-    return r;
-}
-
-static ls_result parse_joint_prop(parser *ps, ls_joint_def *d, int k, const char *where)
-{
-    const char *name = joint_props[k].name;
-    bool angles = d->type == LS_JOINT_HINGE;
-    switch (k) {
-    case P_ANCHOR:
-        return read_vec3(ps, name, &d->anchor);
-    case P_ANCHOR_B:
-        return read_vec3(ps, name, &d->anchor_b);
-    case P_AXIS: {
-        ls_result r = read_vec3(ps, name, &d->axis);
-        if (r == LS_OK && ls_vec3_equal(d->axis, ls_vec3_zero())) {
-            return fail_at(ps, where, "axis", "zero vector has no direction");
-        }
-        return r;
-    }
-    case P_LIMITS:
-        d->enable_limit = true;
-        return read_range(ps, name, where, angles, &d->lower, &d->upper);
-    case P_MOTOR: {
-        d->enable_motor = true;
-        ls_result r = read_fx(ps, name, &d->motor_speed);
-        return r == LS_OK ? read_fx(ps, name, &d->max_motor_torque) : r;
-    }
-    case P_SPRING: {
-        d->enable_spring = true;
-        ls_result r = read_fx(ps, name, &d->spring_hertz);
-        return r == LS_OK ? read_fx(ps, name, &d->spring_damping_ratio) : r;
-    }
-    case P_LENGTH:
-        return read_range(ps, name, where, false, &d->min_length, &d->max_length);
-    case P_CONE:
-        return read_degrees(ps, name, &d->cone_angle);
-    case P_TWIST:
-        return read_range(ps, name, where, true, &d->twist_lower, &d->twist_upper);
-    default:
-        if (strcmp(name, "break") == 0) {
-            return read_break(ps, d);
-        }
-        d->collide_connected = true;
-        return LS_OK;
-    }
-}
-
 static ls_result add_joint(parser *ps, ls_scene *s, const ls_joint_def *d)
 {
     if (s->joint_count == ps->joint_cap) {
@@ -918,16 +932,15 @@ static ls_result parse_joint(parser *ps, ls_scene *s)
     }
     d.body_a.index1 = a + 1;
     d.body_b.index1 = b + 1;
+    // Properties (ls_scene_joint_props_): every keyword of the table, else an error.
+    const ls_scene_props_ *t = &ls_scene_joint_props_;
     unsigned seen = 0, kind_bit = 1u << d.type;
     while (next_token(ps, key, sizeof key, &where)) {
-        int k = -1;
-        for (size_t i = 0; i < sizeof joint_props / sizeof joint_props[0]; i++) {
-            k = strcmp(key, joint_props[i].name) == 0 ? (int)i : k;
-        }
+        int k = ls_scene_prop_find_(t, key);
         if (k < 0) {
             return fail_at(ps, where, "unknown joint property", key);
         }
-        if (!(joint_props[k].kinds & kind_bit)) {
+        if (!(t->props[k].kinds & kind_bit)) {
             char what[64];
             snprintf(what, sizeof what, "does not apply to a %s joint",
                      ls_joint_kind_of_(d.type)->name);
@@ -937,23 +950,15 @@ static ls_result parse_joint(parser *ps, ls_scene *s)
             return fail_at(ps, where, "repeated on this line", key);
         }
         seen |= 1u << k;
-        r = parse_joint_prop(ps, &d, k, where);
+        r = read_prop(ps, &t->props[k], &d, (uint32_t)d.type, where);
         if (r != LS_OK) {
             return r;
         }
     }
     // Required properties, reported at the joint type.
-    static const struct {
-        int prop;
-        unsigned kinds;
-        const char *what;
-    } required[] = {{P_ANCHOR, JALL, "needs `anchor X Y Z`"},
-                    {P_AXIS, JH | JP | JC, "needs `axis X Y Z`"},
-                    {P_ANCHOR_B, JD, "needs `anchor_b X Y Z`"},
-                    {P_CONE, JC, "needs `cone SWING` (degrees)"}};
-    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
-        if ((required[i].kinds & kind_bit) && !(seen & (1u << required[i].prop))) {
-            return fail_at(ps, type_at, ls_joint_kind_of_(d.type)->name, required[i].what);
+    for (uint32_t i = 0; i < t->count; i++) {
+        if ((t->props[i].required & kind_bit) && !(seen & (1u << i))) {
+            return fail_at(ps, type_at, ls_joint_kind_of_(d.type)->name, t->props[i].why);
         }
     }
     return add_joint(ps, s, &d);
@@ -1067,33 +1072,6 @@ static const struct {
     [Q_PARTICLE_RADIUS] = {"particle_radius", KB},
 };
 
-// A Q16.16 number within [lo, hi] (and not 0 when `nonzero`); the message
-// shows the value given and the range.
-static ls_result read_fx_in(parser *ps, const char *name, ls_fx lo, ls_fx hi, ls_fx *out)
-{
-    const char *where;
-    skip_blanks(ps);
-    where = ps->p;
-    ls_result r = read_fx(ps, name, out);
-    if (r == LS_OK && (*out < lo || *out > hi)) {
-        char a[LS_FX_TEXT_MAX], b[LS_FX_TEXT_MAX], g[LS_FX_TEXT_MAX];
-        char what[LS_ERROR_MESSAGE_MAX / 2];
-        ls_fx_format(*out, g), ls_fx_format(lo, a), ls_fx_format(hi, b);
-        snprintf(what, sizeof what, "%s (got %s; allowed %s..%s)", name, g, a, b);
-        return fail_at(ps, where, "number out of range for", what);
-    }
-    return r;
-}
-
-static ls_result read_vec3_in(parser *ps, const char *name, ls_fx lo, ls_fx hi, ls_vec3 *v)
-{
-    ls_result r = read_fx_in(ps, name, lo, hi, &v->x);
-    if (r == LS_OK) {
-        r = read_fx_in(ps, name, lo, hi, &v->y);
-    }
-    return r == LS_OK ? read_fx_in(ps, name, lo, hi, &v->z) : r;
-}
-
 // A direction: any vector but zero.
 static ls_result read_direction(parser *ps, const char *name, const char *where, ls_vec3 *v)
 {
@@ -1137,26 +1115,6 @@ static ls_result read_u64(parser *ps, const char *name, uint64_t *out)
     }
     *out = (uint64_t)v;
     return LS_OK;
-}
-
-// One keyword out of `words` (NULL-terminated); its index.
-static ls_result read_word(parser *ps, const char *name, const char *const *words,
-                           const char *allowed, unsigned *out)
-{
-    char tok[32];
-    const char *where = ps->p;
-    if (!next_token(ps, tok, sizeof tok, &where)) {
-        return fail_at(ps, where, "missing word after", name);
-    }
-    for (unsigned i = 0; words[i]; i++) {
-        if (strcmp(tok, words[i]) == 0) {
-            *out = i;
-            return LS_OK;
-        }
-    }
-    char what[LS_ERROR_MESSAGE_MAX / 2];
-    snprintf(what, sizeof what, "%s (got %s; allowed %s)", name, tok, allowed);
-    return fail_at(ps, where, "unknown word for", what);
 }
 
 // Cloth pin names (`pins NAME+NAME...`), bits of ls_cloth_def.pins; the last
@@ -1535,53 +1493,6 @@ static uint32_t column_of(const parser *ps, const char *at)
     return (uint32_t)(at - ps->line_start) + 1;
 }
 
-// Vehicle-line properties; the index is the bit in `seen`.
-enum {
-    V_CAR,
-    V_PROBE,
-    V_ENGINE,
-    V_BRAKE,
-    V_MAX_STEER,
-    V_BOOST,
-    V_FILTER,
-    V_THROTTLE,
-    V_STEER,
-    V_BRAKING,
-    V_HANDBRAKE,
-    V_BOOSTING,
-    V_STEER_RATE,
-    V_COUNT
-};
-static const char *const vehicle_props[V_COUNT] = {
-    "car",      "probe", "engine",  "brake",     "max_steer", "boost",     "filter",
-    "throttle", "steer", "braking", "handbrake", "boosting",  "steer_rate"};
-
-// Wheel-line properties; the index is the bit in `seen`.
-enum {
-    W_MOUNT,
-    W_AXIS,
-    W_FORWARD,
-    W_RADIUS,
-    W_REST,
-    W_TRAVEL,
-    W_SPRING,
-    W_DAMPER,
-    W_INERTIA,
-    W_DRIVE,
-    W_BRAKE,
-    W_STEER,
-    W_HANDBRAKE,
-    W_FRICTION,
-    W_ROLLING,
-    W_ANTI_ROLL,
-    W_SLIP,
-    W_COUNT
-};
-static const char *const wheel_props[W_COUNT] = {
-    "mount",     "axis",     "forward", "radius",    "rest",  "travel",
-    "spring",    "damper",   "inertia", "drive",     "brake", "steer",
-    "handbrake", "friction", "rolling", "anti_roll", "slip"};
-
 // Index of key in names[0..n), or -1.
 static int prop_index(const char *const *names, int n, const char *key)
 {
@@ -1593,65 +1504,27 @@ static int prop_index(const char *const *names, int n, const char *key)
     return -1;
 }
 
-static const ls_fx FX_MAX = INT32_MAX;
-
-static ls_result parse_vehicle_prop(parser *ps, const ls_scene *s, ls_scene_vehicle *v, int k,
-                                    const char *where, uint32_t chassis)
+// `car` (ls_scene_vehicle_props_, by hand): the definition of ls_default_car_def()
+// for the chassis box.
+static ls_result read_car(parser *ps, const ls_scene *s, ls_scene_vehicle *v, const char *where,
+                          uint32_t chassis)
 {
     ls_vehicle_def *d = &v->def;
-    const char *name = vehicle_props[k];
-    switch (k) {
-    case V_CAR: {
-        // Why first: `car` replaces the whole definition, so the other
-        // properties on the line can only override it if they come after it.
-        if (ps->nseen > 0) {
-            return fail_at(ps, where, "car", "must come right after the chassis");
-        }
-        const ls_shape_def *sh = &s->bodies[chassis].shape;
-        if (sh->type != LS_SHAPE_BOX) {
-            char what[96];
-            snprintf(what, sizeof what, "the chassis (body %u) must be a box for `car` (got %s)",
-                     chassis, ls_shape_kind_of(sh->type)->name);
-            return fail_at(ps, where, "car", what);
-        }
-        *d = ls_default_car_def(d->chassis, sh->half_extents);
-        ps->vehicle_is_car = true;
-        return LS_OK;
+    // Why first: `car` replaces the whole definition, so the other
+    // properties on the line can only override it if they come after it.
+    if (ps->nseen > 0) {
+        return fail_at(ps, where, "car", "must come right after the chassis");
     }
-    case V_PROBE: {
-        static const char *const probes[] = {"ray", "sphere", NULL};
-        unsigned p = 0;
-        ls_result r = read_word(ps, name, probes, "ray, sphere", &p);
-        d->probe = (ls_wheel_probe)p;
-        return r;
+    const ls_shape_def *sh = &s->bodies[chassis].shape;
+    if (sh->type != LS_SHAPE_BOX) {
+        char what[96];
+        snprintf(what, sizeof what, "the chassis (body %u) must be a box for `car` (got %s)",
+                 chassis, ls_shape_kind_of(sh->type)->name);
+        return fail_at(ps, where, "car", what);
     }
-    case V_ENGINE:
-        return read_fx_in(ps, name, 0, LS_FX_INT(30000), &d->engine_force);
-    case V_BRAKE:
-        return read_fx_in(ps, name, 0, LS_FX_INT(30000), &d->brake_force);
-    case V_MAX_STEER:
-        return read_fx_in(ps, name, 0, LS_FX_ONE * 6 / 5, &d->max_steer);
-    case V_BOOST:
-        return read_fx_in(ps, name, 0, LS_FX_INT(30000), &d->boost_force);
-    case V_FILTER: {
-        ls_result r = read_uint(ps, name, 0, UINT32_MAX, &d->filter.category);
-        return r == LS_OK ? read_uint(ps, name, 0, UINT32_MAX, &d->filter.mask) : r;
-    }
-    case V_THROTTLE:
-        return read_fx_in(ps, name, -LS_FX_ONE, LS_FX_ONE, &v->controls.throttle);
-    case V_STEER:
-        return read_fx_in(ps, name, -LS_FX_ONE, LS_FX_ONE, &v->controls.steer);
-    case V_BRAKING:
-        return read_fx_in(ps, name, 0, LS_FX_ONE, &v->controls.brake);
-    case V_HANDBRAKE:
-        v->controls.handbrake = true;
-        return LS_OK;
-    case V_STEER_RATE:
-        return read_fx_in(ps, name, 0, LS_FX_INT(64), &d->steer_rate);
-    default:
-        v->controls.boost = true;
-        return LS_OK;
-    }
+    *d = ls_default_car_def(d->chassis, sh->half_extents);
+    ps->vehicle_is_car = true;
+    return LS_OK;
 }
 
 // Checks the vehicle whose wheel lines just ended (at the next statement or
@@ -1735,13 +1608,15 @@ static ls_result parse_vehicle(parser *ps, ls_scene *s)
     char key[32];
     const char *where;
     while (r == LS_OK && next_token(ps, key, sizeof key, &where)) {
-        int k = prop_index(vehicle_props, V_COUNT, key);
+        int k = ls_scene_prop_find_(&ls_scene_vehicle_props_, key);
+        const ls_scene_prop_ *e = k < 0 ? NULL : &ls_scene_vehicle_props_.props[k];
         if (k < 0) {
             r = fail_at(ps, where, "unknown vehicle property", key);
         } else if (seen & (1u << k)) {
             r = fail_at(ps, where, "repeated on this line", key);
         } else {
-            r = parse_vehicle_prop(ps, s, &v, k, where, chassis);
+            r = (e->flags & LS_SP_BY_HAND_) ? read_car(ps, s, &v, where, chassis)
+                                            : read_prop(ps, e, &v, 0, where);
             seen |= 1u << k;
             ps->nseen++;
         }
@@ -1755,75 +1630,22 @@ static ls_result parse_vehicle(parser *ps, ls_scene *s)
     return r;
 }
 
-static ls_result parse_wheel_prop(parser *ps, ls_wheel_def *w, int k, const char *where,
-                                  uint32_t self)
+// `anti_roll J STIFFNESS` (ls_scene_wheel_props_, by hand): J is another wheel
+// of the vehicle, checked when its wheel lines end.
+static ls_result read_anti_roll(parser *ps, const ls_scene_prop_ *e, ls_wheel_def *w, uint32_t self)
 {
-    const char *name = wheel_props[k];
-    switch (k) {
-    case W_MOUNT:
-        return read_vec3_in(ps, name, LS_FX_INT(-64), LS_FX_INT(64), &w->mount);
-    case W_AXIS:
-        return read_direction(ps, name, where, &w->axis);
-    case W_FORWARD:
-        return read_direction(ps, name, where, &w->forward);
-    case W_RADIUS:
-        return read_fx_in(ps, name, LS_FX_ONE / 20 + 1, LS_FX_INT(4), &w->radius);
-    case W_REST:
-        return read_fx_in(ps, name, LS_FX_ONE / 100, LS_FX_INT(4), &w->rest_length);
-    case W_TRAVEL:
-        return read_fx_in(ps, name, 0, LS_FX_INT(4), &w->max_travel);
-    case W_SPRING:
-        return read_fx_in(ps, name, LS_FX_ONE, FX_MAX, &w->stiffness);
-    case W_DAMPER:
-        return read_fx_in(ps, name, 0, LS_FX_INT(20000), &w->damping);
-    case W_INERTIA:
-        return read_fx_in(ps, name, LS_FX_ONE / 100, LS_FX_INT(100), &w->inertia);
-    case W_DRIVE:
-        return read_fx_in(ps, name, 0, LS_FX_ONE, &w->drive_share);
-    case W_BRAKE:
-        return read_fx_in(ps, name, 0, LS_FX_ONE, &w->brake_share);
-    case W_STEER:
-        return read_fx_in(ps, name, -LS_FX_ONE, LS_FX_ONE, &w->steer_share);
-    case W_HANDBRAKE:
-        w->handbrake = true;
-        return LS_OK;
-    case W_FRICTION: {
-        ls_result r = read_fx_in(ps, name, 0, LS_FX_INT(4), &w->static_friction);
-        if (r == LS_OK) {
-            r = read_fx_in(ps, name, 0, LS_FX_INT(4), &w->dynamic_friction);
-        }
-        if (r == LS_OK && w->dynamic_friction > w->static_friction) {
-            return fail_at(ps, where, name, "dynamic (sliding) above static");
-        }
-        return r;
+    skip_blanks(ps);
+    const char *j_at = ps->p;
+    uint32_t j;
+    ls_result r = read_uint(ps, e->name, 0, LS_VEHICLE_MAX_WHEELS - 1, &j);
+    if (r == LS_OK && j == self) {
+        return fail_at(ps, j_at, e->name, "a wheel cannot share a bar with itself");
     }
-    case W_ROLLING:
-        return read_fx_in(ps, name, 0, LS_FX_ONE, &w->rolling_resistance);
-    case W_SLIP: {
-        // `slip PEAK SLIDE`: the lateral slip curve's angles, rad (SPEC.md §26.5).
-        ls_result r = read_fx_in(ps, name, 0, LS_FX_ONE * 3 / 2, &w->peak_slip);
-        if (r == LS_OK) {
-            r = read_fx_in(ps, name, 0, LS_FX_ONE * 3 / 2, &w->slide_slip);
-        }
-        if (r == LS_OK && w->slide_slip < w->peak_slip) {
-            return fail_at(ps, where, name, "slide angle below the peak angle");
-        }
-        return r;
-    }
-    default: {
-        skip_blanks(ps);
-        const char *j_at = ps->p;
-        uint32_t j;
-        ls_result r = read_uint(ps, name, 0, LS_VEHICLE_MAX_WHEELS - 1, &j);
-        if (r == LS_OK && j == self) {
-            return fail_at(ps, j_at, name, "a wheel cannot share a bar with itself");
-        }
-        w->anti_roll_pair = j + 1;
-        ps->anti_roll_line[self] = ps->line;
-        ps->anti_roll_column[self] = column_of(ps, j_at);
-        return r == LS_OK ? read_fx_in(ps, name, 0, FX_MAX, &w->anti_roll_stiffness) : r;
-    }
-    }
+    w->anti_roll_pair = j + 1;
+    ps->anti_roll_line[self] = ps->line;
+    ps->anti_roll_column[self] = column_of(ps, j_at);
+    return r == LS_OK ? read_fx_in(ps, e->name, (ls_fx)e->lo, (ls_fx)e->hi, &w->anti_roll_stiffness)
+                      : r;
 }
 
 // `wheel mount X Y Z property...`: the next wheel of the open vehicle.
@@ -1840,24 +1662,29 @@ static ls_result parse_wheel(parser *ps, const ls_scene *s, const char *wheel_at
         return fail_at(ps, wheel_at, "a 'wheel' line", "a vehicle has at most 8 wheels");
     }
     ls_wheel_def w = ls_default_wheel_def();
+    const ls_scene_props_ *t = &ls_scene_wheel_props_;
     ps->anti_roll_line[self] = 0;
     unsigned seen = 0;
     char key[32];
     const char *where;
     ls_result r = LS_OK;
     while (r == LS_OK && next_token(ps, key, sizeof key, &where)) {
-        int k = prop_index(wheel_props, W_COUNT, key);
+        int k = ls_scene_prop_find_(t, key);
+        const ls_scene_prop_ *e = k < 0 ? NULL : &t->props[k];
         if (k < 0) {
             r = fail_at(ps, where, "unknown wheel property", key);
         } else if (seen & (1u << k)) {
             r = fail_at(ps, where, "repeated on this line", key);
         } else {
             seen |= 1u << k;
-            r = parse_wheel_prop(ps, &w, k, where, self);
+            r = (e->flags & LS_SP_BY_HAND_) ? read_anti_roll(ps, e, &w, self)
+                                            : read_prop(ps, e, &w, 0, where);
         }
     }
-    if (r == LS_OK && !(seen & (1u << W_MOUNT))) {
-        r = fail_at(ps, wheel_at, "wheel", "needs `mount X Y Z`");
+    for (uint32_t i = 0; r == LS_OK && i < t->count; i++) {
+        if (t->props[i].required && !(seen & (1u << i))) {
+            r = fail_at(ps, wheel_at, "wheel", t->props[i].why);
+        }
     }
     if (r == LS_OK) {
         d->wheels[self] = w;

@@ -4,6 +4,7 @@
 #include "ls/fx_text.h"
 #include "ls/scene.h"
 #include "scene_internal.h"
+#include "scene_props.h"
 
 #include "../collision/shape_kind.h"
 #include "../dynamics/joint.h"
@@ -201,9 +202,113 @@ static void emit_pair_u32(out *o, const char *name, uint32_t a, uint32_t b)
     emit(o, line);
 }
 
+static void emit_u32(out *o, const char *name, uint32_t v)
+{
+    char line[64];
+    snprintf(line, sizeof line, " %s %u", name, v);
+    emit(o, line);
+}
+
 static ls_fx deg(ls_fx rad)
 {
     return ls_joint_radians_to_degrees_(rad);
+}
+
+// Whether property e of obj is to be written (dflt: the statement's default).
+static bool prop_written(const ls_scene_prop_ *e, const char *obj, const char *dflt)
+{
+    const char *at = obj + e->off, *at2 = obj + e->off2;
+    switch ((ls_scene_when_)e->when) {
+    case LS_SW_NONZERO_: {
+        if (e->value == LS_SV_INDEX_FX_ || e->value == LS_SV_U32_) {
+            return *(const uint32_t *)(const void *)at != 0;
+        }
+        ls_fx a = *(const ls_fx *)(const void *)at;
+        return a != 0 || (e->value == LS_SV_FX2_ && *(const ls_fx *)(const void *)at2 != 0);
+    }
+    case LS_SW_NOT_DEFAULT_: {
+        static const size_t size[] = {
+            [LS_SV_FLAG_] = sizeof(bool),           [LS_SV_FX_] = sizeof(ls_fx),
+            [LS_SV_FX2_] = sizeof(ls_fx),           [LS_SV_VEC3_] = sizeof(ls_vec3),
+            [LS_SV_U32_] = sizeof(uint32_t),        [LS_SV_U32_2_] = sizeof(uint32_t),
+            [LS_SV_U32_AS_U64_] = sizeof(uint64_t), [LS_SV_WORD_] = sizeof(unsigned),
+            [LS_SV_INDEX_FX_] = sizeof(uint32_t),   [LS_SV_NONE_] = 0};
+        size_t n = size[e->value];
+        bool two = e->value == LS_SV_FX2_ || e->value == LS_SV_U32_2_;
+        return memcmp(at, dflt + e->off, n) != 0 || (two && memcmp(at2, dflt + e->off2, n) != 0);
+    }
+    case LS_SW_ENABLED_:
+        return *(const bool *)(const void *)(obj + e->enable);
+    case LS_SW_NEVER_:
+        return false;
+    default:
+        return true;
+    }
+}
+
+// The one writing walker: ` keyword value...` for every property of table t
+// that statement kind `kind` takes and that is to be written, in table order.
+static void write_props(out *o, const ls_scene_props_ *t, const void *obj, const void *dflt,
+                        uint32_t kind)
+{
+    const char *base = obj;
+    for (uint32_t i = 0; i < t->count; i++) {
+        const ls_scene_prop_ *e = &t->props[i];
+        const void *at = base + e->off, *at2 = base + e->off2;
+        bool degrees = (e->degrees >> kind) & 1u;
+        char line[96];
+        if (!((e->kinds >> kind) & 1u) || !prop_written(e, obj, dflt)) {
+            continue;
+        }
+        switch ((ls_scene_value_)e->value) {
+        case LS_SV_FLAG_:
+            if (*(const bool *)at == (e->lo != 0)) {
+                emit(o, " ");
+                emit(o, e->name);
+            }
+            break;
+        case LS_SV_FX_: {
+            ls_fx v = *(const ls_fx *)at;
+            emit_fx(o, e->name, degrees ? deg(v) : v);
+            break;
+        }
+        case LS_SV_FX2_: {
+            ls_fx a = *(const ls_fx *)at, b = *(const ls_fx *)at2;
+            emit_pair(o, e->name, degrees ? deg(a) : a, degrees ? deg(b) : b);
+            break;
+        }
+        case LS_SV_VEC3_:
+            emit_vec3(o, e->name, *(const ls_vec3 *)at);
+            break;
+        case LS_SV_U32_:
+            emit_u32(o, e->name, *(const uint32_t *)at);
+            break;
+        case LS_SV_U32_2_:
+            emit_pair_u32(o, e->name, *(const uint32_t *)at, *(const uint32_t *)at2);
+            break;
+        case LS_SV_U32_AS_U64_:
+            emit_u32(o, e->name, (uint32_t) * (const uint64_t *)at);
+            break;
+        case LS_SV_WORD_: {
+            unsigned w;
+            memcpy(&w, at, sizeof w);
+            emit(o, " ");
+            emit(o, e->name);
+            emit(o, " ");
+            emit(o, e->words[w]);
+            break;
+        }
+        case LS_SV_INDEX_FX_: {
+            char t2[LS_FX_TEXT_MAX];
+            ls_fx_format(*(const ls_fx *)at2, t2);
+            snprintf(line, sizeof line, " %s %u %s", e->name, *(const uint32_t *)at - 1, t2);
+            emit(o, line);
+            break;
+        }
+        default: // LS_SV_NONE_
+            break;
+        }
+    }
 }
 
 // `joint TYPE A B ...` with exactly the properties that parse back to *d
@@ -218,47 +323,12 @@ static void emit_joint(out *o, const ls_scene *s, const ls_joint_def *d)
     emit(o, kind->name);
     emit_body_ref(o, s, d->body_a);
     emit_body_ref(o, s, d->body_b);
-    emit_vec3(o, "anchor", d->anchor);
-    if (d->type == LS_JOINT_DISTANCE) {
-        emit_vec3(o, "anchor_b", d->anchor_b);
-        if (d->min_length != 0 || d->max_length != 0) {
-            emit_pair(o, "length", d->min_length, d->max_length);
-        }
-    }
-    if (kind->needs_axis) {
-        emit_vec3(o, "axis", d->axis);
-    }
-    bool angles = d->type == LS_JOINT_HINGE;
-    if (kind->has_limit && d->enable_limit) {
-        emit_pair(o, "limits", angles ? deg(d->lower) : d->lower,
-                  angles ? deg(d->upper) : d->upper);
-    }
-    if (kind->has_motor && d->enable_motor) {
-        emit_pair(o, "motor", d->motor_speed, d->max_motor_torque);
-    }
-    if (kind->has_spring && d->enable_spring) {
-        emit_pair(o, "spring", d->spring_hertz, d->spring_damping_ratio);
-    }
-    if (d->type == LS_JOINT_CONE) {
-        emit_fx(o, "cone", deg(d->cone_angle));
-        if (d->twist_lower != -LS_FX_PI || d->twist_upper != LS_FX_PI) {
-            emit_pair(o, "twist", deg(d->twist_lower), deg(d->twist_upper));
-        }
-    }
-    if (d->break_force != 0 || d->break_torque != 0) {
-        emit_pair(o, "break", d->break_force, d->break_torque);
-    }
-    emit(o, d->collide_connected ? " collide\n" : "\n");
+    ls_joint_def base = ls_default_joint_def();
+    write_props(o, &ls_scene_joint_props_, d, &base, (uint32_t)d->type);
+    emit(o, "\n");
 }
 
 // ---- Particle statements (SPEC.md §14) ----
-
-static void emit_u32(out *o, const char *name, uint32_t v)
-{
-    char line[64];
-    snprintf(line, sizeof line, " %s %u", name, v);
-    emit(o, line);
-}
 
 // The system fields that differ from the builder's default `d`.
 static void emit_particle_system(out *o, const ls_particle_system_def *s,
@@ -460,84 +530,17 @@ static void emit_particles(out *o, const ls_scene *s, const ls_scene_particles *
 static void emit_vehicle(out *o, const ls_scene *s, const ls_scene_vehicle *v)
 {
     const ls_vehicle_def *d = &v->def;
-    ls_vehicle_def base = ls_default_vehicle_def();
+    ls_scene_vehicle base;
+    memset(&base, 0, sizeof base);
+    base.def = ls_default_vehicle_def();
     emit(o, "vehicle");
     emit_body_ref(o, s, d->chassis);
-    if (d->probe != base.probe) {
-        emit(o, d->probe == LS_WHEEL_SPHERE ? " probe sphere" : " probe ray");
-    }
-    if (d->engine_force != base.engine_force) {
-        emit_fx(o, "engine", d->engine_force);
-    }
-    if (d->brake_force != base.brake_force) {
-        emit_fx(o, "brake", d->brake_force);
-    }
-    if (d->max_steer != base.max_steer) {
-        emit_fx(o, "max_steer", d->max_steer);
-    }
-    if (d->steer_rate != base.steer_rate) {
-        emit_fx(o, "steer_rate", d->steer_rate);
-    }
-    if (d->boost_force != base.boost_force) {
-        emit_fx(o, "boost", d->boost_force);
-    }
-    if (d->filter.category != base.filter.category || d->filter.mask != base.filter.mask) {
-        emit_pair_u32(o, "filter", d->filter.category, d->filter.mask);
-    }
-    if (v->controls.throttle != 0) {
-        emit_fx(o, "throttle", v->controls.throttle);
-    }
-    if (v->controls.steer != 0) {
-        emit_fx(o, "steer", v->controls.steer);
-    }
-    if (v->controls.brake != 0) {
-        emit_fx(o, "braking", v->controls.brake);
-    }
-    emit(o, v->controls.handbrake ? " handbrake" : "");
-    emit(o, v->controls.boost ? " boosting\n" : "\n");
+    write_props(o, &ls_scene_vehicle_props_, v, &base, 0);
+    emit(o, "\n");
     ls_wheel_def wb = ls_default_wheel_def();
     for (uint32_t i = 0; i < d->wheel_count && i < LS_VEHICLE_MAX_WHEELS; i++) {
-        const ls_wheel_def *w = &d->wheels[i];
         emit(o, "wheel");
-        emit_vec3(o, "mount", w->mount);
-        if (!ls_vec3_equal(w->axis, wb.axis)) {
-            emit_vec3(o, "axis", w->axis);
-        }
-        if (!ls_vec3_equal(w->forward, wb.forward)) {
-            emit_vec3(o, "forward", w->forward);
-        }
-        const struct {
-            const char *name;
-            ls_fx v, base;
-        } scalars[] = {{"radius", w->radius, wb.radius},
-                       {"rest", w->rest_length, wb.rest_length},
-                       {"travel", w->max_travel, wb.max_travel},
-                       {"spring", w->stiffness, wb.stiffness},
-                       {"damper", w->damping, wb.damping},
-                       {"inertia", w->inertia, wb.inertia},
-                       {"drive", w->drive_share, wb.drive_share},
-                       {"brake", w->brake_share, wb.brake_share},
-                       {"steer", w->steer_share, wb.steer_share},
-                       {"rolling", w->rolling_resistance, wb.rolling_resistance}};
-        for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++) {
-            if (scalars[k].v != scalars[k].base) {
-                emit_fx(o, scalars[k].name, scalars[k].v);
-            }
-        }
-        emit(o, w->handbrake ? " handbrake" : "");
-        if (w->static_friction != wb.static_friction ||
-            w->dynamic_friction != wb.dynamic_friction) {
-            emit_pair(o, "friction", w->static_friction, w->dynamic_friction);
-        }
-        if (w->peak_slip != wb.peak_slip || w->slide_slip != wb.slide_slip) {
-            emit_pair(o, "slip", w->peak_slip, w->slide_slip);
-        }
-        if (w->anti_roll_pair != 0) {
-            char t[LS_FX_TEXT_MAX], line[64];
-            ls_fx_format(w->anti_roll_stiffness, t);
-            snprintf(line, sizeof line, " anti_roll %u %s", w->anti_roll_pair - 1, t);
-            emit(o, line);
-        }
+        write_props(o, &ls_scene_wheel_props_, &d->wheels[i], &wb, 0);
         emit(o, "\n");
     }
 }
@@ -575,24 +578,11 @@ size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
     if (size) {
         buf[0] = '\0';
     }
-    const ls_world_def *d = &s->world;
-    char line[160];
+    ls_scene base;
+    memset(&base, 0, sizeof base);
+    base.world = ls_default_world_def();
     emit(&o, "world");
-    emit_vec3(&o, "gravity", d->gravity);
-    snprintf(line, sizeof line,
-             " tick_rate %u substeps %u iterations %u %u ticks %u seed %u max_bodies %u "
-             "max_contacts %u",
-             d->tick_rate, d->substeps, d->velocity_iterations, d->position_iterations, s->ticks,
-             (unsigned)d->seed, d->max_bodies, d->max_contacts);
-    emit(&o, line);
-    if (d->max_shapes) {
-        snprintf(line, sizeof line, " max_shapes %u", d->max_shapes);
-        emit(&o, line);
-    }
-    // Written only when it is not the default, so every other scene's text is unchanged.
-    if (d->restitution_threshold != ls_default_world_def().restitution_threshold) {
-        emit_fx(&o, "restitution_threshold", d->restitution_threshold);
-    }
+    write_props(&o, &ls_scene_world_props_, s, &base, 0);
     emit(&o, "\n");
     for (uint32_t i = 0; i < s->body_count; i++) {
         emit_body(&o, &s->bodies[i], player_of(s, i), s->body_label ? s->body_label[i] : NULL);
