@@ -197,6 +197,26 @@ static ls_result read_word(parser *ps, const char *name, const char *const *word
     return fail_at(ps, where, "unknown word for", what);
 }
 
+// A 64-bit unsigned integer (a seed).
+static ls_result read_u64(parser *ps, const char *name, uint64_t *out)
+{
+    char tok[32];
+    const char *where = ps->p;
+    if (!next_token(ps, tok, sizeof tok, &where)) {
+        return fail_at(ps, where, "missing integer after", name);
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(tok, &end, 10);
+    if (*end != '\0' || tok[0] < '0' || tok[0] > '9' || errno == ERANGE) {
+        char what[LS_ERROR_MESSAGE_MAX / 2];
+        snprintf(what, sizeof what, "%s (got %s; allowed 0..18446744073709551615)", name, tok);
+        return fail_at(ps, where, "integer out of range for", what);
+    }
+    *out = (uint64_t)v;
+    return LS_OK;
+}
+
 static ls_result read_degrees(parser *ps, const char *name, ls_fx *out)
 {
     ls_fx deg;
@@ -213,6 +233,20 @@ static ls_result read_prop_fx(parser *ps, const ls_scene_prop_ *e, bool degrees,
     if (degrees) {
         return read_degrees(ps, e->name, out);
     }
+    if (e->flags & LS_SP_OR_ZERO_) {
+        skip_blanks(ps);
+        const char *where = ps->p;
+        ls_result r = read_fx(ps, e->name, out);
+        if (r == LS_OK && *out != 0 && (*out < e->lo || *out > e->hi)) {
+            char g[LS_FX_TEXT_MAX], a[LS_FX_TEXT_MAX], b[LS_FX_TEXT_MAX];
+            char what[LS_ERROR_MESSAGE_MAX / 2];
+            ls_fx_format(*out, g), ls_fx_format((ls_fx)e->lo, a), ls_fx_format((ls_fx)e->hi, b);
+            snprintf(what, sizeof what, "%s (got %s; allowed 0 (never) or %s..%s)", e->name, g, a,
+                     b);
+            return fail_at(ps, where, "number out of range for", what);
+        }
+        return r;
+    }
     if (!(e->flags & LS_SP_RANGE_)) {
         return read_fx(ps, e->name, out);
     }
@@ -220,14 +254,20 @@ static ls_result read_prop_fx(parser *ps, const ls_scene_prop_ *e, bool degrees,
                       (ls_fx)(second ? e->hi2 : e->hi), out);
 }
 
+static ls_result read_body_ref(parser *ps, const ls_scene *s, const char *name, uint32_t *out);
+static ls_result read_cloth_pins(parser *ps, const char *name, uint32_t *out);
+static ls_result read_label(parser *ps, const ls_scene *s);
+static ls_result read_quat(parser *ps, const char *key, const char *where, ls_quat *q);
+
 // The one reading walker: the value of property e (scene_props.h) after its
-// keyword at `where`, into the statement's struct obj of kind `kind`.
-static ls_result read_prop(parser *ps, const ls_scene_prop_ *e, void *obj, uint32_t kind,
-                           const char *where)
+// keyword at `where`, into the struct obj of a statement of kind `kind` in
+// scene s (bodies so far).
+static ls_result read_prop(parser *ps, const ls_scene *s, const ls_scene_prop_ *e, void *obj,
+                           uint32_t kind, const char *where)
 {
     char *base = obj;
     void *at = base + e->off, *at2 = base + e->off2;
-    bool degrees = (e->degrees >> kind) & 1u;
+    bool degrees = kind < 32 && ((e->degrees >> kind) & 1u);
     ls_result r = LS_OK;
     if (e->enable) {
         *(bool *)(void *)(base + e->enable) = true;
@@ -283,6 +323,27 @@ static ls_result read_prop(parser *ps, const ls_scene_prop_ *e, void *obj, uint3
         memcpy(at, &w, sizeof w);
         return r;
     }
+    case LS_SV_U64_:
+        return read_u64(ps, e->name, at);
+    case LS_SV_QUAT_:
+        return read_quat(ps, e->name, where, at);
+    case LS_SV_BODY_: {
+        uint32_t body;
+        r = read_body_ref(ps, s, e->name, &body);
+        if (r == LS_OK) {
+            *(uint32_t *)at = body + ((e->flags & LS_SP_ZERO_BASED_) ? 0u : 1u);
+        }
+        return r;
+    }
+    case LS_SV_WORD_BOOLS_: {
+        unsigned w = 0;
+        r = read_word(ps, e->name, e->words, e->allowed, &w);
+        *(bool *)at = (w & 1u) != 0;
+        *(bool *)at2 = (w & 2u) != 0;
+        return r;
+    }
+    case LS_SV_PINS_:
+        return read_cloth_pins(ps, e->name, at);
     default: // LS_SP_BY_HAND_ entries: their statement reads them
         return fail_at(ps, where, "unknown property", e->name);
     }
@@ -298,7 +359,7 @@ static ls_result parse_world_prop(parser *ps, ls_scene *s, const char *key, cons
     }
     const ls_scene_prop_ *e = &ls_scene_world_props_.props[k];
     if (!(e->flags & LS_SP_BY_HAND_)) {
-        return read_prop(ps, e, s, 0, where);
+        return read_prop(ps, s, e, s, 0, where);
     }
     ls_world_def *d = &s->world; // restitution_threshold
     const char *at = ps->p;
@@ -393,46 +454,10 @@ static ls_result read_triangles(parser *ps, const char *key, const char *where)
     return r;
 }
 
-// Properties of a shape, on a body line (its first shape) or a `shape` line.
-static ls_result parse_shape_prop(parser *ps, ls_shape_def *s, const char *key, const char *where)
+// `points`, `vertices`, `triangles` and `obj` (ls_scene_shape_props_, by
+// hand): kept for the end of the line, where the hull or mesh is built.
+static ls_result read_shape_data(parser *ps, const char *key, const char *where)
 {
-    struct {
-        const char *name;
-        ls_fx *fx;
-    } scalars[] = {
-        {"radius", &s->radius},     {"half_height", &s->half_height}, {"d", &s->plane_d},
-        {"friction", &s->friction}, {"restitution", &s->restitution}, {"density", &s->density}};
-    struct {
-        const char *name;
-        ls_vec3 *v;
-    } vectors[] = {{"half", &s->half_extents}, {"normal", &s->normal}, {"at", &s->local_position}};
-    ls_shape_type kind = ls_shape_kind_named_(key);
-    if (kind != LS_SHAPE_KIND_COUNT) {
-        s->type = kind;
-        return LS_OK;
-    }
-    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
-        if (strcmp(key, scalars[i].name) == 0) {
-            return read_fx(ps, key, scalars[i].fx);
-        }
-    }
-    for (size_t i = 0; i < sizeof vectors / sizeof vectors[0]; i++) {
-        if (strcmp(key, vectors[i].name) == 0) {
-            ls_result r = read_vec3(ps, key, vectors[i].v);
-            if (r == LS_OK && vectors[i].v == &s->normal &&
-                ls_vec3_equal(s->normal, ls_vec3_zero())) {
-                return fail_at(ps, where, "normal", "zero vector has no direction");
-            }
-            return r;
-        }
-    }
-    if (strcmp(key, "rot") == 0) {
-        return read_quat(ps, key, where, &s->local_orientation);
-    }
-    if (strcmp(key, "filter") == 0) {
-        ls_result r = read_uint(ps, key, 0, UINT32_MAX, &s->category);
-        return r == LS_OK ? read_uint(ps, key, 0, UINT32_MAX, &s->mask) : r;
-    }
     if (strcmp(key, "points") == 0) {
         return read_points(ps, key, where, 4, 256);
     }
@@ -443,65 +468,56 @@ static ls_result parse_shape_prop(parser *ps, ls_shape_def *s, const char *key, 
     if (strcmp(key, "triangles") == 0) {
         return read_triangles(ps, key, where);
     }
-    if (strcmp(key, "obj") == 0) {
-        const char *at = ps->p;
-        if (!next_token(ps, ps->obj, sizeof ps->obj, &at) || strchr(ps->obj, '\x01')) {
-            return fail_at(ps, at, "missing or overlong path after", key);
-        }
-        ps->mesh_at = at;
-        return LS_OK;
+    const char *at = ps->p; // obj
+    if (!next_token(ps, ps->obj, sizeof ps->obj, &at) || strchr(ps->obj, '\x01')) {
+        return fail_at(ps, at, "missing or overlong path after", key);
     }
-    return LS_ERR_NOT_FOUND;
+    ps->mesh_at = at;
+    return LS_OK;
 }
 
-static ls_result parse_body_prop(parser *ps, ls_body_def *b, const char *key, const char *where)
+// Properties of a shape, on a body line (its first shape) or a `shape` line:
+// a shape kind keyword or ls_scene_shape_props_; LS_ERR_NOT_FOUND for others.
+static ls_result parse_shape_prop(parser *ps, const ls_scene *s, ls_shape_def *sh, const char *key,
+                                  const char *where)
 {
-    struct {
-        const char *name;
-        ls_fx *fx;
-    } scalars[] = {{"linear_damping", &b->linear_damping},
-                   {"angular_damping", &b->angular_damping}};
-    struct {
-        const char *name;
-        ls_vec3 *v;
-    } vectors[] = {
-        {"pos", &b->position}, {"vel", &b->linear_velocity}, {"angvel", &b->angular_velocity}};
+    ls_shape_type kind = ls_shape_kind_named_(key);
+    if (kind != LS_SHAPE_KIND_COUNT) {
+        sh->type = kind;
+        return LS_OK;
+    }
+    int k = ls_scene_prop_find_(&ls_scene_shape_props_, key);
+    if (k < 0) {
+        return LS_ERR_NOT_FOUND;
+    }
+    const ls_scene_prop_ *e = &ls_scene_shape_props_.props[k];
+    return (e->flags & LS_SP_BY_HAND_) ? read_shape_data(ps, key, where)
+                                       : read_prop(ps, s, e, sh, 0, where);
+}
+
+// Properties of a body line: a body type keyword, a shape property (its first
+// shape) or ls_scene_body_props_.
+static ls_result parse_body_prop(parser *ps, const ls_scene *s, ls_body_def *b, const char *key,
+                                 const char *where)
+{
     if (parse_body_type(b, key) == LS_OK) {
         return LS_OK;
     }
-    ls_result r = parse_shape_prop(ps, &b->shape, key, where);
+    ls_result r = parse_shape_prop(ps, s, &b->shape, key, where);
     if (r != LS_ERR_NOT_FOUND) {
         return r;
     }
-    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
-        if (strcmp(key, scalars[i].name) == 0) {
-            return read_fx(ps, key, scalars[i].fx);
-        }
+    int k = ls_scene_prop_find_(&ls_scene_body_props_, key);
+    if (k < 0) {
+        return fail_at(ps, where, "unknown body property", key);
     }
-    for (size_t i = 0; i < sizeof vectors / sizeof vectors[0]; i++) {
-        if (strcmp(key, vectors[i].name) == 0) {
-            return read_vec3(ps, key, vectors[i].v);
-        }
+    const ls_scene_prop_ *e = &ls_scene_body_props_.props[k];
+    if (e->flags & LS_SP_BY_HAND_) { // `player K` and `label NAME`: the scene keeps them
+        return strcmp(key, "label") == 0
+                   ? read_label(ps, s)
+                   : read_uint(ps, key, (uint32_t)e->lo, (uint32_t)e->hi, &ps->player);
     }
-    if (strcmp(key, "quat") == 0) {
-        return read_quat(ps, key, where, &b->orientation);
-    }
-    if (strcmp(key, "bullet") == 0) {
-        b->bullet = true;
-        return LS_OK;
-    }
-    if (strcmp(key, "asleep") == 0) {
-        b->awake = false;
-        return LS_OK;
-    }
-    if (strcmp(key, "no_sleep") == 0) {
-        b->allow_sleep = false;
-        return LS_OK;
-    }
-    if (strcmp(key, "player") == 0) {
-        return read_uint(ps, key, 0, LS_SCENE_MAX_PLAYERS - 1, &ps->player);
-    }
-    return fail_at(ps, where, "unknown body property", key);
+    return read_prop(ps, s, e, b, 0, where);
 }
 
 static ls_result add_body(ls_scene *s, uint32_t *cap, const ls_body_def *b, uint32_t line)
@@ -562,48 +578,18 @@ static bool once_per_line(parser *ps, const char *key)
         }
     }
     // Keys are compared by content, so they must outlive the token buffer:
-    // known keywords point at string literals; an unknown one fails anyway.
-    static const char *const known[] = {"type",
-                                        "shape",
-                                        "gravity",
-                                        "tick_rate",
-                                        "iterations",
-                                        "ticks",
-                                        "seed",
-                                        "max_bodies",
-                                        "max_contacts",
-                                        "max_shapes",
-                                        "at",
-                                        "rot",
-                                        "points",
-                                        "vertices",
-                                        "triangles",
-                                        "obj",
-                                        "bullet",
-                                        "radius",
-                                        "half_height",
-                                        "d",
-                                        "friction",
-                                        "restitution",
-                                        "density",
-                                        "linear_damping",
-                                        "angular_damping",
-                                        "half",
-                                        "normal",
-                                        "pos",
-                                        "vel",
-                                        "angvel",
-                                        "quat",
-                                        "filter",
-                                        "asleep",
-                                        "no_sleep",
-                                        "player",
-                                        "label"};
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-        if (strcmp(name, known[i]) == 0 && ps->nseen < sizeof ps->seen / sizeof ps->seen[0]) {
-            ps->seen[ps->nseen++] = known[i];
-            break;
-        }
+    // "type", "shape" and the tables' keywords are string literals; an
+    // unknown one fails anyway.
+    const char *kept = name == key ? NULL : name;
+    const ls_scene_props_ *const tables[] = {&ls_scene_world_props_, &ls_scene_shape_props_,
+                                             &ls_scene_body_props_};
+    for (size_t t = 0; !kept && t < sizeof tables / sizeof tables[0]; t++) {
+        int k = ls_scene_prop_find_(tables[t], key);
+        kept = k >= 0 && !(tables[t]->props[k].flags & LS_SP_REPEATABLE_) ? tables[t]->props[k].name
+                                                                          : NULL;
+    }
+    if (kept && ps->nseen < sizeof ps->seen / sizeof ps->seen[0]) {
+        ps->seen[ps->nseen++] = kept;
     }
     return true;
 }
@@ -950,7 +936,7 @@ static ls_result parse_joint(parser *ps, ls_scene *s)
             return fail_at(ps, where, "repeated on this line", key);
         }
         seen |= 1u << k;
-        r = read_prop(ps, &t->props[k], &d, (uint32_t)d.type, where);
+        r = read_prop(ps, s, &t->props[k], &d, (uint32_t)d.type, where);
         if (r != LS_OK) {
             return r;
         }
@@ -974,147 +960,6 @@ static const char *const particle_statement[] = {"cloth", "rope", "ragdoll_parti
 const char *ls_scene_particle_keyword_(ls_scene_particle_kind kind)
 {
     return particle_statement[kind & 3u];
-}
-
-// Properties of particle statements: keyword and the statements that take it
-// (bit per ls_scene_particle_kind). Its index is its bit in `seen`.
-enum {
-    KC = 1u << LS_SCENE_CLOTH,
-    KR = 1u << LS_SCENE_ROPE,
-    KG = 1u << LS_SCENE_RAGDOLL,
-    KB = 1u << LS_SCENE_PARTICLE_BODY,
-    KALL = KC | KR | KG | KB,
-};
-enum {
-    Q_ITERATIONS,
-    Q_STICK,
-    Q_DAMPING,
-    Q_GRAVITY_SCALE,
-    Q_FRICTION,
-    Q_WIND,
-    Q_TURBULENCE,
-    Q_SEED,
-    Q_FILTER,
-    Q_NO_PARTICLE_COLLISION,
-    Q_PINNED,
-    Q_ORIGIN,
-    Q_AXIS_U,
-    Q_AXIS_V,
-    Q_GRID,
-    Q_SPACING,
-    Q_MASS,
-    Q_RADIUS,
-    Q_NO_SHEAR,
-    Q_NO_BEND,
-    Q_BEND_STIFFNESS,
-    Q_TEAR,
-    Q_PINS,
-    Q_FROM,
-    Q_TO,
-    Q_SEGMENTS,
-    Q_END_MASS,
-    Q_SLACK,
-    Q_NO_LONG_RANGE,
-    Q_PIN,
-    Q_ATTACH_START,
-    Q_ATTACH_END,
-    Q_POS,
-    Q_QUAT,
-    Q_HEIGHT,
-    Q_VEL,
-    Q_ANGVEL,
-    Q_PARTICLES,
-    Q_PARTICLE_RADIUS,
-    Q_COUNT
-};
-static const struct {
-    const char *name;
-    unsigned kinds;
-} particle_props[Q_COUNT] = {
-    [Q_ITERATIONS] = {"iterations", KALL},
-    [Q_STICK] = {"stick", KALL},
-    [Q_DAMPING] = {"damping", KALL},
-    [Q_GRAVITY_SCALE] = {"gravity_scale", KALL},
-    [Q_FRICTION] = {"friction", KALL},
-    [Q_WIND] = {"wind", KALL},
-    [Q_TURBULENCE] = {"turbulence", KALL},
-    [Q_SEED] = {"seed", KALL},
-    [Q_FILTER] = {"filter", KALL},
-    [Q_NO_PARTICLE_COLLISION] = {"no_particle_collision", KALL},
-    [Q_PINNED] = {"pinned", KALL},
-    [Q_ORIGIN] = {"origin", KC},
-    [Q_AXIS_U] = {"axis_u", KC},
-    [Q_AXIS_V] = {"axis_v", KC},
-    [Q_GRID] = {"grid", KC},
-    [Q_SPACING] = {"spacing", KC},
-    [Q_MASS] = {"mass", KALL},
-    [Q_RADIUS] = {"radius", KC | KR | KG},
-    [Q_NO_SHEAR] = {"no_shear", KC},
-    [Q_NO_BEND] = {"no_bend", KC},
-    [Q_BEND_STIFFNESS] = {"bend_stiffness", KC},
-    [Q_TEAR] = {"tear", KC | KR},
-    [Q_PINS] = {"pins", KC},
-    [Q_FROM] = {"from", KR},
-    [Q_TO] = {"to", KR},
-    [Q_SEGMENTS] = {"segments", KR},
-    [Q_END_MASS] = {"end_mass", KR},
-    [Q_SLACK] = {"slack", KR},
-    [Q_NO_LONG_RANGE] = {"no_long_range", KR},
-    [Q_PIN] = {"pin", KR},
-    [Q_ATTACH_START] = {"attach_start", KR},
-    [Q_ATTACH_END] = {"attach_end", KR},
-    [Q_POS] = {"pos", KG | KB},
-    [Q_QUAT] = {"quat", KG | KB},
-    [Q_HEIGHT] = {"height", KG},
-    [Q_VEL] = {"vel", KG | KB},
-    [Q_ANGVEL] = {"angvel", KB},
-    [Q_PARTICLES] = {"particles", KB},
-    [Q_PARTICLE_RADIUS] = {"particle_radius", KB},
-};
-
-// A direction: any vector but zero.
-static ls_result read_direction(parser *ps, const char *name, const char *where, ls_vec3 *v)
-{
-    ls_result r = read_vec3(ps, name, v);
-    if (r == LS_OK && ls_vec3_equal(*v, ls_vec3_zero())) {
-        return fail_at(ps, where, name, "zero vector has no direction");
-    }
-    return r;
-}
-
-// `tear RATIO`: 0 (never) or 1..64.
-static ls_result read_tear(parser *ps, const char *name, ls_fx *out)
-{
-    skip_blanks(ps);
-    const char *where = ps->p;
-    ls_result r = read_fx(ps, name, out);
-    if (r == LS_OK && *out != 0 && (*out < LS_FX_ONE || *out > LS_FX_INT(64))) {
-        char g[LS_FX_TEXT_MAX], what[LS_ERROR_MESSAGE_MAX / 2];
-        ls_fx_format(*out, g);
-        snprintf(what, sizeof what, "%s (got %s; allowed 0 (never) or 1..64)", name, g);
-        return fail_at(ps, where, "number out of range for", what);
-    }
-    return r;
-}
-
-// A 64-bit unsigned integer (a seed).
-static ls_result read_u64(parser *ps, const char *name, uint64_t *out)
-{
-    char tok[32];
-    const char *where = ps->p;
-    if (!next_token(ps, tok, sizeof tok, &where)) {
-        return fail_at(ps, where, "missing integer after", name);
-    }
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(tok, &end, 10);
-    if (*end != '\0' || tok[0] < '0' || tok[0] > '9' || errno == ERANGE) {
-        char what[LS_ERROR_MESSAGE_MAX / 2];
-        snprintf(what, sizeof what, "%s (got %s; allowed 0..18446744073709551615)", name, tok);
-        return fail_at(ps, where, "integer out of range for", what);
-    }
-    *out = (uint64_t)v;
-    return LS_OK;
 }
 
 // Cloth pin names (`pins NAME+NAME...`), bits of ls_cloth_def.pins; the last
@@ -1227,143 +1072,16 @@ static uint32_t particle_statement_count(const ls_scene_particles *sp)
     }
 }
 
-// Masses of particle statements at parse time: 0.001 kg .. the largest Q16.16 (the
-// builders check what each particle gets).
-static const ls_fx MASS_MIN = 66, MASS_MAX = INT32_MAX;
-
-static ls_result parse_particle_prop(parser *ps, const ls_scene *s, ls_scene_particles *sp, int k,
-                                     const char *where)
-{
-    static const char *const stick_modes[] = {"approx", "exact", NULL};
-    static const char *const rope_pins[] = {"none", "start", "end", "both", NULL};
-    static const char *const arrangements[] = {"tetra", "box", NULL};
-    const char *name = particle_props[k].name;
-    ls_particle_system_def *sys = particle_system_of(sp);
-    ls_cloth_def *c = &sp->cloth;
-    ls_rope_def *rp = &sp->rope;
-    ls_particle_ragdoll_def *g = &sp->ragdoll;
-    ls_particle_body_def *b = &sp->body;
-    bool ragdoll = sp->kind == LS_SCENE_RAGDOLL;
-    unsigned word;
-    uint32_t body;
-    ls_result r;
-    switch (k) {
-    case Q_ITERATIONS:
-        return read_uint(ps, name, 1, 64, &sys->iterations);
-    case Q_STICK:
-        r = read_word(ps, name, stick_modes, "approx, exact", &word);
-        sys->stick_mode = word ? LS_STICK_EXACT : LS_STICK_APPROX;
-        return r;
-    case Q_DAMPING:
-        return read_fx_in(ps, name, 0, LS_FX_ONE, &sys->damping);
-    case Q_GRAVITY_SCALE:
-        return read_fx_in(ps, name, -LS_FX_INT(16), LS_FX_INT(16), &sys->gravity_scale);
-    case Q_FRICTION:
-        return read_fx_in(ps, name, 0, LS_FX_INT(4), &sys->friction);
-    case Q_WIND:
-        return read_vec3_in(ps, name, -LS_FX_INT(1000), LS_FX_INT(1000), &sys->acceleration);
-    case Q_TURBULENCE:
-        return read_fx_in(ps, name, 0, LS_FX_INT(1000), &sys->turbulence);
-    case Q_SEED:
-        return read_u64(ps, name, &sys->seed);
-    case Q_FILTER:
-        r = read_uint(ps, name, 0, UINT32_MAX, &sys->category);
-        return r == LS_OK ? read_uint(ps, name, 0, UINT32_MAX, &sys->mask) : r;
-    case Q_NO_PARTICLE_COLLISION:
-        sys->collide_particles = false;
-        return LS_OK;
-    case Q_PINNED:
-        return read_pinned(ps, sp, where);
-    case Q_ORIGIN:
-        return read_vec3(ps, name, &c->origin);
-    case Q_AXIS_U:
-        return read_direction(ps, name, where, &c->axis_u);
-    case Q_AXIS_V:
-        return read_direction(ps, name, where, &c->axis_v);
-    case Q_GRID:
-        r = read_uint(ps, name, 2, 256, &c->nu);
-        return r == LS_OK ? read_uint(ps, name, 2, 256, &c->nv) : r;
-    case Q_SPACING:
-        return read_fx_in(ps, name, LS_FX_ONE / 100, LS_FX_INT(64), &c->spacing);
-    case Q_MASS:
-        return read_fx_in(ps, name, MASS_MIN, MASS_MAX,
-                          sp->kind == LS_SCENE_CLOTH  ? &c->mass
-                          : sp->kind == LS_SCENE_ROPE ? &rp->mass
-                          : ragdoll                   ? &g->mass
-                                                      : &b->mass);
-    case Q_RADIUS:
-        return read_fx_in(ps, name, 0, LS_FX_INT(64),
-                          sp->kind == LS_SCENE_CLOTH  ? &c->radius
-                          : sp->kind == LS_SCENE_ROPE ? &rp->radius
-                                                      : &g->radius);
-    case Q_NO_SHEAR:
-        c->shear = false;
-        return LS_OK;
-    case Q_NO_BEND:
-        c->bend = false;
-        return LS_OK;
-    case Q_BEND_STIFFNESS:
-        return read_fx_in(ps, name, 1, LS_FX_ONE, &c->bend_stiffness);
-    case Q_TEAR:
-        return read_tear(ps, name, sp->kind == LS_SCENE_CLOTH ? &c->tear_ratio : &rp->tear_ratio);
-    case Q_PINS:
-        return read_cloth_pins(ps, name, &c->pins);
-    case Q_FROM:
-        return read_vec3(ps, name, &rp->start);
-    case Q_TO:
-        return read_vec3(ps, name, &rp->end);
-    case Q_SEGMENTS:
-        return read_uint(ps, name, 1, 4096, &rp->segments);
-    case Q_END_MASS:
-        return read_fx_in(ps, name, 0, LS_FX_INT(1000), &rp->end_mass);
-    case Q_SLACK:
-        rp->slack = true;
-        return LS_OK;
-    case Q_NO_LONG_RANGE:
-        rp->long_range = false;
-        return LS_OK;
-    case Q_PIN:
-        r = read_word(ps, name, rope_pins, "none, start, end, both", &word);
-        rp->pin_start = (word & 1u) != 0;
-        rp->pin_end = (word & 2u) != 0;
-        return r;
-    case Q_ATTACH_START:
-    case Q_ATTACH_END:
-        r = read_body_ref(ps, s, name, &body);
-        if (r == LS_OK) {
-            (k == Q_ATTACH_START ? &rp->attach_start : &rp->attach_end)->index1 = body + 1;
-        }
-        return r;
-    case Q_POS:
-        return read_vec3(ps, name, ragdoll ? &g->position : &b->position);
-    case Q_QUAT:
-        return read_quat(ps, name, where, ragdoll ? &g->orientation : &b->orientation);
-    case Q_HEIGHT:
-        return read_fx_in(ps, name, LS_FX_ONE / 5, LS_FX_INT(10), &g->height);
-    case Q_VEL:
-        return read_vec3(ps, name, ragdoll ? &g->velocity : &b->linear_velocity);
-    case Q_ANGVEL:
-        return read_vec3(ps, name, &b->angular_velocity);
-    case Q_PARTICLES:
-        r = read_word(ps, name, arrangements, "tetra, box", &word);
-        b->kind = word ? LS_PARTICLE_BODY_BOX : LS_PARTICLE_BODY_TETRA;
-        return r;
-    default: // Q_PARTICLE_RADIUS
-        return read_fx_in(ps, name, 0, LS_FX_INT(64), &b->radius);
-    }
-}
-
 // particle_body's embedded shape: a shape keyword (sphere, box, capsule, hull)
-// and its geometry; LS_ERR_NOT_FOUND when key is none of them.
-static ls_result parse_embedded_shape_prop(parser *ps, ls_shape_def *sh, const char *key,
-                                           const char *where)
+// and its geometry (the LS_SP_GEOMETRY_ shape properties); LS_ERR_NOT_FOUND
+// when key is none of them.
+static ls_result parse_embedded_shape_prop(parser *ps, const ls_scene *s, ls_shape_def *sh,
+                                           const char *key, const char *where)
 {
-    static const char *const geometry[] = {"radius", "half", "half_height", "points", "at", "rot"};
     ls_shape_type kind = ls_shape_kind_named_(key);
-    bool ok = kind != LS_SHAPE_KIND_COUNT;
-    for (size_t i = 0; i < sizeof geometry / sizeof geometry[0]; i++) {
-        ok |= strcmp(key, geometry[i]) == 0;
-    }
+    int k = ls_scene_prop_find_(&ls_scene_shape_props_, key);
+    bool ok = kind != LS_SHAPE_KIND_COUNT ||
+              (k >= 0 && (ls_scene_shape_props_.props[k].flags & LS_SP_GEOMETRY_));
     if (!ok) {
         return LS_ERR_NOT_FOUND;
     }
@@ -1373,7 +1091,7 @@ static ls_result parse_embedded_shape_prop(parser *ps, ls_shape_def *sh, const c
     if (!once_per_line(ps, key)) {
         return fail_at(ps, where, "repeated on this line", key);
     }
-    return parse_shape_prop(ps, sh, key, where);
+    return parse_shape_prop(ps, s, sh, key, where);
 }
 
 static ls_result add_particles(parser *ps, ls_scene *s, const ls_scene_particles *sp)
@@ -1416,36 +1134,53 @@ static ls_result parse_particles(parser *ps, ls_scene *s, ls_scene_particle_kind
         sp.body = ls_default_particle_body_def();
         break;
     }
+    // Properties: the statement's table, then the system's and `pinned`
+    // (ls_scene_particle_*_props_); a keyword of another particle statement
+    // does not apply, any other is unknown. Bit of `seen`: index + 0, 32, 48.
+    const ls_scene_props_ *tables[3] = {&ls_scene_particle_props_[kind],
+                                        &ls_scene_particle_system_props_,
+                                        &ls_scene_particle_common_props_};
+    void *objs[3] = {&sp, particle_system_of(&sp), &sp};
     ps->nseen = 0;
     uint64_t seen = 0;
-    unsigned kind_bit = 1u << kind;
     char key[32];
     const char *where, *pinned_at = NULL;
     ls_result r = LS_OK;
     while (r == LS_OK && next_token(ps, key, sizeof key, &where)) {
         if (kind == LS_SCENE_PARTICLE_BODY) {
-            r = parse_embedded_shape_prop(ps, &sp.body.shape, key, where);
+            r = parse_embedded_shape_prop(ps, s, &sp.body.shape, key, where);
             if (r != LS_ERR_NOT_FOUND) {
                 continue;
             }
             r = LS_OK;
         }
-        int k = -1;
-        for (int i = 0; i < Q_COUNT; i++) {
-            k = strcmp(key, particle_props[i].name) == 0 ? i : k;
+        int k = -1, t = 0;
+        for (; t < 3 && k < 0; t++) {
+            k = ls_scene_prop_find_(tables[t], key);
         }
-        if (k < 0) {
+        t--;
+        bool elsewhere = false;
+        for (unsigned other = 0; k < 0 && other < 4; other++) {
+            elsewhere |= ls_scene_prop_find_(&ls_scene_particle_props_[other], key) >= 0;
+        }
+        uint64_t bit = k < 0 ? 0 : (uint64_t)1 << (k + (t == 0 ? 0 : t == 1 ? 32 : 48));
+        if (k < 0 && !elsewhere) {
             r = fail_at(ps, where, "unknown particle property", key);
-        } else if (!(particle_props[k].kinds & kind_bit)) {
+        } else if (k < 0) {
             char what[64];
             snprintf(what, sizeof what, "does not apply to %s", particle_statement[kind]);
             r = fail_at(ps, where, key, what);
-        } else if (seen & ((uint64_t)1 << k)) {
+        } else if (seen & bit) {
             r = fail_at(ps, where, "repeated on this line", key);
         } else {
-            seen |= (uint64_t)1 << k;
-            pinned_at = k == Q_PINNED ? where : pinned_at;
-            r = parse_particle_prop(ps, s, &sp, k, where);
+            seen |= bit;
+            const ls_scene_prop_ *e = &tables[t]->props[k];
+            if (e->flags & LS_SP_BY_HAND_) { // `pinned`
+                pinned_at = where;
+                r = read_pinned(ps, &sp, where);
+            } else {
+                r = read_prop(ps, s, e, objs[t], 0, where);
+            }
         }
     }
     if (r == LS_OK && kind == LS_SCENE_PARTICLE_BODY) {
@@ -1491,17 +1226,6 @@ static ls_result fail_at_line(parser *ps, uint32_t line, uint32_t column, const 
 static uint32_t column_of(const parser *ps, const char *at)
 {
     return (uint32_t)(at - ps->line_start) + 1;
-}
-
-// Index of key in names[0..n), or -1.
-static int prop_index(const char *const *names, int n, const char *key)
-{
-    for (int i = 0; i < n; i++) {
-        if (strcmp(key, names[i]) == 0) {
-            return i;
-        }
-    }
-    return -1;
 }
 
 // `car` (ls_scene_vehicle_props_, by hand): the definition of ls_default_car_def()
@@ -1616,7 +1340,7 @@ static ls_result parse_vehicle(parser *ps, ls_scene *s)
             r = fail_at(ps, where, "repeated on this line", key);
         } else {
             r = (e->flags & LS_SP_BY_HAND_) ? read_car(ps, s, &v, where, chassis)
-                                            : read_prop(ps, e, &v, 0, where);
+                                            : read_prop(ps, s, e, &v, 0, where);
             seen |= 1u << k;
             ps->nseen++;
         }
@@ -1678,7 +1402,7 @@ static ls_result parse_wheel(parser *ps, const ls_scene *s, const char *wheel_at
         } else {
             seen |= 1u << k;
             r = (e->flags & LS_SP_BY_HAND_) ? read_anti_roll(ps, e, &w, self)
-                                            : read_prop(ps, e, &w, 0, where);
+                                            : read_prop(ps, s, e, &w, 0, where);
         }
     }
     for (uint32_t i = 0; r == LS_OK && i < t->count; i++) {
@@ -1713,18 +1437,18 @@ static ls_result parse_game(parser *ps, ls_scene *s, const char *game_at)
     s->game = (ls_scene_game)kind;
     memset(&s->soccer, 0, sizeof s->soccer);
     s->soccer.kickoff_ticks = 60;
-    static const char *const props[] = {"ball", "goal_z", "goal_half_width", "goal_height",
-                                        "kickoff"};
+    const ls_scene_props_ *t = &ls_scene_game_props_; // ls_scene_soccer's properties
     unsigned seen = 0;
     char key[32];
     const char *where;
     while (r == LS_OK && next_token(ps, key, sizeof key, &where)) {
-        int k = kind == LS_SCENE_GAME_SOCCER ? prop_index(props, 5, key) : -1;
+        int k = ls_scene_prop_find_(t, key);
+        k = k >= 0 && ((t->props[k].kinds >> kind) & 1u) ? k : -1;
         if (k < 0) {
             r = fail_at(ps, where, kind ? "unknown soccer property" : "unknown push property", key);
         } else if (seen & (1u << k)) {
             r = fail_at(ps, where, "repeated on this line", key);
-        } else if (k == 0) {
+        } else if (t->props[k].flags & LS_SP_BY_HAND_) { // `ball`: a dynamic body
             skip_blanks(ps);
             const char *ball_at = ps->p;
             r = read_body_ref(ps, s, "ball", &s->soccer.ball_body);
@@ -1733,23 +1457,14 @@ static ls_result parse_game(parser *ps, ls_scene *s, const char *game_at)
                 snprintf(what, sizeof what, "body %u is not dynamic", s->soccer.ball_body);
                 r = fail_at(ps, ball_at, "ball", what);
             }
-        } else if (k == 1) {
-            r = read_fx_in(ps, key, LS_FX_ONE / 2, LS_FX_INT(1000), &s->soccer.goal_z);
-        } else if (k == 2) {
-            r = read_fx_in(ps, key, LS_FX_ONE / 10 + 1, LS_FX_INT(1000),
-                           &s->soccer.goal_half_width);
-        } else if (k == 3) {
-            r = read_fx_in(ps, key, LS_FX_ONE / 10 + 1, LS_FX_INT(1000), &s->soccer.goal_height);
         } else {
-            r = read_uint(ps, key, 0, 100000, &s->soccer.kickoff_ticks);
+            r = read_prop(ps, s, &t->props[k], &s->soccer, kind, where);
         }
         seen |= k >= 0 ? 1u << k : 0;
     }
-    for (int k = 0; r == LS_OK && kind == LS_SCENE_GAME_SOCCER && k < 4; k++) {
-        if (!(seen & (1u << k))) {
-            char what[48];
-            snprintf(what, sizeof what, "needs `%s`", props[k]);
-            r = fail_at(ps, kind_at, "soccer", what);
+    for (uint32_t i = 0; r == LS_OK && i < t->count; i++) {
+        if (((t->props[i].required >> kind) & 1u) && !(seen & (1u << i))) {
+            r = fail_at(ps, kind_at, "soccer", t->props[i].why);
         }
     }
     return r;
@@ -1818,14 +1533,12 @@ static ls_result parse_line(parser *ps, ls_scene *s, uint32_t *cap)
         if (is_world) {
             r = parse_world_prop(ps, s, key, where);
         } else if (is_shape) {
-            r = parse_shape_prop(ps, &sh, key, where);
+            r = parse_shape_prop(ps, s, &sh, key, where);
             if (r == LS_ERR_NOT_FOUND) {
                 r = fail_at(ps, where, "unknown shape property", key);
             }
-        } else if (strcmp(key, "label") == 0) {
-            r = read_label(ps, s);
         } else {
-            r = parse_body_prop(ps, &b, key, where);
+            r = parse_body_prop(ps, s, &b, key, where);
         }
         if (r != LS_OK) {
             return r;

@@ -62,113 +62,47 @@ static bool is_identity(ls_quat q)
     return ls_quat_equal(q, ls_quat_identity()) || (q.x == 0 && q.y == 0 && q.z == 0 && q.w == 0);
 }
 
-// Hull vertices as `points N ...` (building a hull from its own vertices gives
-// the same hull), mesh data inline as `vertices N ... triangles M ...`.
-static void emit_shape_data(out *o, const ls_shape_def *s)
+static void emit_points(out *o, ls_vec3 v)
+{
+    char x[LS_FX_TEXT_MAX], y[LS_FX_TEXT_MAX], z[LS_FX_TEXT_MAX];
+    ls_fx_format(v.x, x), ls_fx_format(v.y, y), ls_fx_format(v.z, z);
+    emit(o, " "), emit(o, x), emit(o, " "), emit(o, y), emit(o, " "), emit(o, z);
+}
+
+// A hull's `points N ...`, a mesh's `vertices N ...` or `triangles M ...`
+// (property e, the hull or mesh pointer at `at`; nothing when it is NULL).
+static void emit_shape_data(out *o, const ls_scene_prop_ *e, const void *at)
 {
     char line[64];
-    if (s->type == LS_SHAPE_HULL && s->hull) {
-        uint32_t n = ls_hull_vertex_count(s->hull);
-        snprintf(line, sizeof line, " points %u", n);
-        emit(o, line);
-        for (uint32_t i = 0; i < n; i++) {
-            ls_vec3 v = ls_hull_vertex(s->hull, i);
-            char x[LS_FX_TEXT_MAX], y[LS_FX_TEXT_MAX], z[LS_FX_TEXT_MAX];
-            ls_fx_format(v.x, x), ls_fx_format(v.y, y), ls_fx_format(v.z, z);
-            emit(o, " "), emit(o, x), emit(o, " "), emit(o, y), emit(o, " "), emit(o, z);
+    if (e->value == LS_SV_HULL_POINTS_) {
+        const ls_hull *h = *(const ls_hull *const *)at;
+        uint32_t n = h ? ls_hull_vertex_count(h) : 0;
+        if (h) {
+            snprintf(line, sizeof line, " %s %u", e->name, n);
+            emit(o, line);
         }
-    } else if (s->type == LS_SHAPE_MESH && s->mesh) {
-        uint32_t n = ls_mesh_vertex_count(s->mesh), t = ls_mesh_triangle_count(s->mesh);
-        snprintf(line, sizeof line, " vertices %u", n);
-        emit(o, line);
         for (uint32_t i = 0; i < n; i++) {
-            ls_vec3 v = ls_mesh_vertex(s->mesh, i);
-            char x[LS_FX_TEXT_MAX], y[LS_FX_TEXT_MAX], z[LS_FX_TEXT_MAX];
-            ls_fx_format(v.x, x), ls_fx_format(v.y, y), ls_fx_format(v.z, z);
-            emit(o, " "), emit(o, x), emit(o, " "), emit(o, y), emit(o, " "), emit(o, z);
+            emit_points(o, ls_hull_vertex(h, i));
         }
-        snprintf(line, sizeof line, " triangles %u", t);
-        emit(o, line);
-        for (uint32_t i = 0; i < t; i++) {
+        return;
+    }
+    const ls_mesh *m = *(const ls_mesh *const *)at;
+    if (!m) {
+        return;
+    }
+    bool vertices = e->value == LS_SV_MESH_VERTICES_;
+    uint32_t n = vertices ? ls_mesh_vertex_count(m) : ls_mesh_triangle_count(m);
+    snprintf(line, sizeof line, " %s %u", e->name, n);
+    emit(o, line);
+    for (uint32_t i = 0; i < n; i++) {
+        if (vertices) {
+            emit_points(o, ls_mesh_vertex(m, i));
+        } else {
             uint32_t tri[3];
-            ls_mesh_triangle(s->mesh, i, tri);
+            ls_mesh_triangle(m, i, tri);
             snprintf(line, sizeof line, " %u %u %u", tri[0], tri[1], tri[2]);
             emit(o, line);
         }
-    }
-}
-
-// A shape's kind, geometry, pose and material (on a body line or a shape line).
-static void emit_shape(out *o, const ls_shape_def *s, bool dynamic)
-{
-    char line[128];
-    emit(o, " ");
-    emit(o, ls_shape_kind_of(s->type) ? ls_shape_kind_of(s->type)->name : "box");
-    if (s->type == LS_SHAPE_PLANE) {
-        if (!ls_vec3_equal(s->normal, ls_vec3_zero())) { // `normal 0 0 0` does not parse
-            emit_vec3(o, "normal", s->normal);
-        }
-        emit_fx(o, "d", s->plane_d);
-    } else if (s->type == LS_SHAPE_BOX) {
-        emit_vec3(o, "half", s->half_extents);
-    } else if (s->type == LS_SHAPE_SPHERE || s->type == LS_SHAPE_CAPSULE) {
-        emit_fx(o, "radius", s->radius);
-    }
-    if (s->type == LS_SHAPE_CAPSULE) {
-        emit_fx(o, "half_height", s->half_height);
-    }
-    emit_shape_data(o, s);
-    if (!ls_vec3_equal(s->local_position, ls_vec3_zero())) {
-        emit_vec3(o, "at", s->local_position);
-    }
-    if (!is_identity(s->local_orientation)) {
-        emit_quat(o, "rot", s->local_orientation);
-    }
-    if (dynamic) {
-        emit_fx(o, "density", s->density);
-    }
-    emit_fx(o, "friction", s->friction);
-    emit_fx(o, "restitution", s->restitution);
-    snprintf(line, sizeof line, " filter %u %u", s->category, s->mask);
-    emit(o, line);
-}
-
-static void emit_body(out *o, const ls_body_def *b, uint32_t player, const char *label)
-{
-    static const char *const types[] = {"static", "kinematic", "dynamic"};
-    const ls_shape_def *first = b->shape_count ? &b->shapes[0] : &b->shape;
-    char line[128];
-    snprintf(line, sizeof line, "body %s", types[b->type % 3]);
-    emit(o, line);
-    // Planes keep the compact form of version 1 files (no pose, no motion).
-    bool plane_only = first->type == LS_SHAPE_PLANE && b->shape_count <= 1;
-    emit_shape(o, first, !plane_only);
-    if (!plane_only) {
-        emit_vec3(o, "pos", b->position);
-        if (!ls_quat_equal(b->orientation, ls_quat_identity())) {
-            emit_quat(o, "quat", b->orientation);
-        }
-        emit_vec3(o, "vel", b->linear_velocity);
-        emit_vec3(o, "angvel", b->angular_velocity);
-        emit_fx(o, "linear_damping", b->linear_damping);
-        emit_fx(o, "angular_damping", b->angular_damping);
-    }
-    snprintf(line, sizeof line, "%s%s%s", b->awake ? "" : " asleep",
-             b->allow_sleep ? "" : " no_sleep", b->bullet ? " bullet" : "");
-    emit(o, line);
-    if (player != NO_PLAYER) {
-        snprintf(line, sizeof line, " player %u", player);
-        emit(o, line);
-    }
-    if (label) {
-        emit(o, " label ");
-        emit(o, label);
-    }
-    emit(o, "\n");
-    for (uint32_t k = 1; k < b->shape_count; k++) {
-        emit(o, "shape");
-        emit_shape(o, &b->shapes[k], true);
-        emit(o, "\n");
     }
 }
 
@@ -214,50 +148,103 @@ static ls_fx deg(ls_fx rad)
     return ls_joint_radians_to_degrees_(rad);
 }
 
+// Cloth pin bits as `corner00+edge_v1...` (the parser's names, bit order).
+static void emit_cloth_pins(out *o, uint32_t pins)
+{
+    static const char *const names[] = {"corner00", "corner10", "corner01", "corner11",
+                                        "edge_v0",  "edge_v1",  "edge_u0",  "edge_u1"};
+    emit(o, " pins ");
+    if (pins == 0) {
+        emit(o, "none");
+    }
+    for (unsigned i = 0, first = 1; i < 8; i++) {
+        if (pins & (1u << i)) {
+            emit(o, first ? "" : "+");
+            emit(o, names[i]);
+            first = 0;
+        }
+    }
+}
+
+// Bytes of one stored value of a kind (two of them for pairs), for comparing
+// with the default.
+static size_t value_size(ls_scene_value_ v)
+{
+    switch (v) {
+    case LS_SV_FLAG_:
+    case LS_SV_WORD_BOOLS_:
+        return sizeof(bool);
+    case LS_SV_FX_:
+    case LS_SV_FX2_:
+        return sizeof(ls_fx);
+    case LS_SV_VEC3_:
+        return sizeof(ls_vec3);
+    case LS_SV_QUAT_:
+        return sizeof(ls_quat);
+    case LS_SV_U32_AS_U64_:
+    case LS_SV_U64_:
+        return sizeof(uint64_t);
+    case LS_SV_WORD_:
+        return sizeof(unsigned);
+    case LS_SV_INDICES_:
+    case LS_SV_NONE_:
+        return 0;
+    default: // U32, U32_2, INDEX_FX, BODY, PINS
+        return sizeof(uint32_t);
+    }
+}
+
 // Whether property e of obj is to be written (dflt: the statement's default).
 static bool prop_written(const ls_scene_prop_ *e, const char *obj, const char *dflt)
 {
     const char *at = obj + e->off, *at2 = obj + e->off2;
     switch ((ls_scene_when_)e->when) {
     case LS_SW_NONZERO_: {
-        if (e->value == LS_SV_INDEX_FX_ || e->value == LS_SV_U32_) {
+        if (e->value == LS_SV_INDEX_FX_ || e->value == LS_SV_U32_ || e->value == LS_SV_BODY_) {
             return *(const uint32_t *)(const void *)at != 0;
+        }
+        if (e->value == LS_SV_INDICES_) {
+            return *(const uint32_t *)(const void *)at2 != 0;
+        }
+        if (e->value == LS_SV_VEC3_) {
+            return !ls_vec3_equal(*(const ls_vec3 *)(const void *)at, ls_vec3_zero());
         }
         ls_fx a = *(const ls_fx *)(const void *)at;
         return a != 0 || (e->value == LS_SV_FX2_ && *(const ls_fx *)(const void *)at2 != 0);
     }
     case LS_SW_NOT_DEFAULT_: {
-        static const size_t size[] = {
-            [LS_SV_FLAG_] = sizeof(bool),           [LS_SV_FX_] = sizeof(ls_fx),
-            [LS_SV_FX2_] = sizeof(ls_fx),           [LS_SV_VEC3_] = sizeof(ls_vec3),
-            [LS_SV_U32_] = sizeof(uint32_t),        [LS_SV_U32_2_] = sizeof(uint32_t),
-            [LS_SV_U32_AS_U64_] = sizeof(uint64_t), [LS_SV_WORD_] = sizeof(unsigned),
-            [LS_SV_INDEX_FX_] = sizeof(uint32_t),   [LS_SV_NONE_] = 0};
-        size_t n = size[e->value];
-        bool two = e->value == LS_SV_FX2_ || e->value == LS_SV_U32_2_;
+        size_t n = value_size((ls_scene_value_)e->value);
+        bool two =
+            e->value == LS_SV_FX2_ || e->value == LS_SV_U32_2_ || e->value == LS_SV_WORD_BOOLS_;
         return memcmp(at, dflt + e->off, n) != 0 || (two && memcmp(at2, dflt + e->off2, n) != 0);
     }
     case LS_SW_ENABLED_:
         return *(const bool *)(const void *)(obj + e->enable);
     case LS_SW_NEVER_:
         return false;
+    case LS_SW_NOT_IDENTITY_:
+        return !is_identity(*(const ls_quat *)(const void *)at);
     default:
         return true;
     }
 }
 
 // The one writing walker: ` keyword value...` for every property of table t
-// that statement kind `kind` takes and that is to be written, in table order.
-static void write_props(out *o, const ls_scene_props_ *t, const void *obj, const void *dflt,
-                        uint32_t kind)
+// that statement kind `kind` takes and that is to be written, in table order
+// (dflt: the statement's default; s: the scene, for body labels; need: flags
+// every property written must have, 0 for all).
+static void write_props(out *o, const ls_scene *s, const ls_scene_props_ *t, const void *obj,
+                        const void *dflt, uint32_t kind, unsigned need)
 {
     const char *base = obj;
     for (uint32_t i = 0; i < t->count; i++) {
         const ls_scene_prop_ *e = &t->props[i];
         const void *at = base + e->off, *at2 = base + e->off2;
-        bool degrees = (e->degrees >> kind) & 1u;
+        bool degrees = kind < 32 && ((e->degrees >> kind) & 1u);
         char line[96];
-        if (!((e->kinds >> kind) & 1u) || !prop_written(e, obj, dflt)) {
+        uint32_t shown = e->shown ? e->shown : e->kinds;
+        if (kind >= 32 || !((shown >> kind) & 1u) || (e->flags & need) != need ||
+            !prop_written(e, obj, dflt)) {
             continue;
         }
         switch ((ls_scene_value_)e->value) {
@@ -287,15 +274,18 @@ static void write_props(out *o, const ls_scene_props_ *t, const void *obj, const
             emit_pair_u32(o, e->name, *(const uint32_t *)at, *(const uint32_t *)at2);
             break;
         case LS_SV_U32_AS_U64_:
-            emit_u32(o, e->name, (uint32_t) * (const uint64_t *)at);
+            emit_u32(o, e->name, (uint32_t)(*(const uint64_t *)at));
             break;
         case LS_SV_WORD_: {
-            unsigned w;
+            unsigned w, n = 0;
             memcpy(&w, at, sizeof w);
+            while (e->words[n]) {
+                n++;
+            }
             emit(o, " ");
             emit(o, e->name);
             emit(o, " ");
-            emit(o, e->words[w]);
+            emit(o, e->words[w < n ? w : 0]); // a value out of range writes the first word
             break;
         }
         case LS_SV_INDEX_FX_: {
@@ -305,9 +295,93 @@ static void write_props(out *o, const ls_scene_props_ *t, const void *obj, const
             emit(o, line);
             break;
         }
+        case LS_SV_U64_: {
+            snprintf(line, sizeof line, " %s %llu", e->name,
+                     (unsigned long long)*(const uint64_t *)at);
+            emit(o, line);
+            break;
+        }
+        case LS_SV_QUAT_:
+            emit_quat(o, e->name, *(const ls_quat *)at);
+            break;
+        case LS_SV_BODY_:
+            emit(o, " ");
+            emit(o, e->name);
+            emit_body_ref(
+                o, s,
+                (ls_body_id){*(const uint32_t *)at + ((e->flags & LS_SP_ZERO_BASED_) ? 1u : 0u),
+                             0});
+            break;
+        case LS_SV_WORD_BOOLS_:
+            emit(o, " ");
+            emit(o, e->name);
+            emit(o, " ");
+            emit(o, e->words[(*(const bool *)at ? 1 : 0) + (*(const bool *)at2 ? 2 : 0)]);
+            break;
+        case LS_SV_PINS_:
+            emit_cloth_pins(o, *(const uint32_t *)at);
+            break;
+        case LS_SV_INDICES_: {
+            const uint32_t *index = *(const uint32_t *const *)at;
+            uint32_t n = *(const uint32_t *)at2;
+            emit_u32(o, e->name, n);
+            for (uint32_t k = 0; k < n; k++) {
+                snprintf(line, sizeof line, " %u", index[k]);
+                emit(o, line);
+            }
+            break;
+        }
+        case LS_SV_HULL_POINTS_:
+        case LS_SV_MESH_VERTICES_:
+        case LS_SV_MESH_TRIANGLES_:
+            emit_shape_data(o, e, at);
+            break;
         default: // LS_SV_NONE_
             break;
         }
+    }
+}
+
+// A shape's kind keyword and its properties (ls_scene_shape_props_), on a
+// body line or a shape line; `kind` is its type or LS_SCENE_PLANE_ALONE_.
+static void emit_shape(out *o, const ls_scene *s, const ls_shape_def *sh, uint32_t kind)
+{
+    ls_shape_def base = ls_default_shape_def();
+    emit(o, " ");
+    emit(o, ls_shape_kind_of(sh->type) ? ls_shape_kind_of(sh->type)->name : "box");
+    write_props(o, s, &ls_scene_shape_props_, sh, &base, kind, 0);
+}
+
+static void emit_body(out *o, const ls_scene *s, const ls_body_def *b, uint32_t player,
+                      const char *label)
+{
+    static const char *const types[] = {"static", "kinematic", "dynamic"};
+    const ls_shape_def *first = b->shape_count ? &b->shapes[0] : &b->shape;
+    ls_body_def base = ls_default_body_def();
+    char line[128];
+    snprintf(line, sizeof line, "body %s", types[b->type % 3]);
+    emit(o, line);
+    // Planes keep the compact form of version 1 files (no density, pose or motion).
+    uint32_t kind =
+        first->type < LS_SHAPE_KIND_COUNT ? (uint32_t)first->type : LS_SCENE_SHAPE_OTHER_;
+    kind = first->type == LS_SHAPE_PLANE && b->shape_count <= 1 ? LS_SCENE_PLANE_ALONE_ : kind;
+    emit_shape(o, s, first, kind);
+    write_props(o, s, &ls_scene_body_props_, b, &base, kind, 0);
+    if (player != NO_PLAYER) {
+        snprintf(line, sizeof line, " player %u", player);
+        emit(o, line);
+    }
+    if (label) {
+        emit(o, " label ");
+        emit(o, label);
+    }
+    emit(o, "\n");
+    for (uint32_t k = 1; k < b->shape_count; k++) {
+        const ls_shape_def *sh = &b->shapes[k];
+        emit(o, "shape");
+        emit_shape(o, s, sh,
+                   sh->type < LS_SHAPE_KIND_COUNT ? (uint32_t)sh->type : LS_SCENE_SHAPE_OTHER_);
+        emit(o, "\n");
     }
 }
 
@@ -324,203 +398,57 @@ static void emit_joint(out *o, const ls_scene *s, const ls_joint_def *d)
     emit_body_ref(o, s, d->body_a);
     emit_body_ref(o, s, d->body_b);
     ls_joint_def base = ls_default_joint_def();
-    write_props(o, &ls_scene_joint_props_, d, &base, (uint32_t)d->type);
+    write_props(o, s, &ls_scene_joint_props_, d, &base, (uint32_t)d->type, 0);
     emit(o, "\n");
 }
 
 // ---- Particle statements (SPEC.md §14) ----
 
-// The system fields that differ from the builder's default `d`.
-static void emit_particle_system(out *o, const ls_particle_system_def *s,
-                                 const ls_particle_system_def *d)
+// particle_body's embedded shape: its kind and geometry (the LS_SP_GEOMETRY_
+// shape properties).
+static void emit_embedded_shape(out *o, const ls_scene *s, const ls_shape_def *sh)
 {
-    char line[96];
-    if (s->iterations != d->iterations) {
-        emit_u32(o, "iterations", s->iterations);
-    }
-    if (s->stick_mode != d->stick_mode) {
-        emit(o, s->stick_mode == LS_STICK_EXACT ? " stick exact" : " stick approx");
-    }
-    if (s->damping != d->damping) {
-        emit_fx(o, "damping", s->damping);
-    }
-    if (s->gravity_scale != d->gravity_scale) {
-        emit_fx(o, "gravity_scale", s->gravity_scale);
-    }
-    if (s->friction != d->friction) {
-        emit_fx(o, "friction", s->friction);
-    }
-    if (!ls_vec3_equal(s->acceleration, d->acceleration)) {
-        emit_vec3(o, "wind", s->acceleration);
-    }
-    if (s->turbulence != d->turbulence) {
-        emit_fx(o, "turbulence", s->turbulence);
-    }
-    if (s->seed != d->seed) {
-        snprintf(line, sizeof line, " seed %llu", (unsigned long long)s->seed);
-        emit(o, line);
-    }
-    if (s->category != d->category || s->mask != d->mask) {
-        snprintf(line, sizeof line, " filter %u %u", s->category, s->mask);
-        emit(o, line);
-    }
-    if (!s->collide_particles) {
-        emit(o, " no_particle_collision");
-    }
-}
-
-// Cloth pin bits as `corner00+edge_v1...` (the parser's names, bit order).
-static void emit_cloth_pins(out *o, uint32_t pins)
-{
-    static const char *const names[] = {"corner00", "corner10", "corner01", "corner11",
-                                        "edge_v0",  "edge_v1",  "edge_u0",  "edge_u1"};
-    emit(o, " pins ");
-    if (pins == 0) {
-        emit(o, "none");
-    }
-    for (unsigned i = 0, first = 1; i < 8; i++) {
-        if (pins & (1u << i)) {
-            emit(o, first ? "" : "+");
-            emit(o, names[i]);
-            first = 0;
-        }
-    }
-}
-
-static void emit_cloth(out *o, const ls_cloth_def *c)
-{
-    ls_cloth_def d = ls_default_cloth_def();
-    emit_vec3(o, "origin", c->origin);
-    emit_vec3(o, "axis_u", c->axis_u);
-    emit_vec3(o, "axis_v", c->axis_v);
-    emit_pair_u32(o, "grid", c->nu, c->nv);
-    emit_fx(o, "spacing", c->spacing);
-    emit_fx(o, "mass", c->mass);
-    emit_fx(o, "radius", c->radius);
-    emit(o, c->shear ? "" : " no_shear");
-    emit(o, c->bend ? "" : " no_bend");
-    if (c->bend_stiffness != d.bend_stiffness) {
-        emit_fx(o, "bend_stiffness", c->bend_stiffness);
-    }
-    if (c->tear_ratio != d.tear_ratio) {
-        emit_fx(o, "tear", c->tear_ratio);
-    }
-    if (c->pins != d.pins) {
-        emit_cloth_pins(o, c->pins);
-    }
-    emit_particle_system(o, &c->system, &d.system);
-}
-
-static void emit_rope(out *o, const ls_scene *s, const ls_rope_def *r)
-{
-    static const char *const pins[] = {"none", "start", "end", "both"};
-    ls_rope_def d = ls_default_rope_def();
-    emit_vec3(o, "from", r->start);
-    emit_vec3(o, "to", r->end);
-    emit_u32(o, "segments", r->segments);
-    emit_fx(o, "mass", r->mass);
-    if (r->end_mass != d.end_mass) {
-        emit_fx(o, "end_mass", r->end_mass);
-    }
-    emit_fx(o, "radius", r->radius);
-    emit(o, r->slack ? " slack" : "");
-    emit(o, r->long_range ? "" : " no_long_range");
-    if (r->tear_ratio != d.tear_ratio) {
-        emit_fx(o, "tear", r->tear_ratio);
-    }
-    if (r->pin_start != d.pin_start || r->pin_end != d.pin_end) {
-        emit(o, " pin ");
-        emit(o, pins[(r->pin_start ? 1 : 0) + (r->pin_end ? 2 : 0)]);
-    }
-    if (r->attach_start.index1) {
-        emit(o, " attach_start");
-        emit_body_ref(o, s, r->attach_start);
-    }
-    if (r->attach_end.index1) {
-        emit(o, " attach_end");
-        emit_body_ref(o, s, r->attach_end);
-    }
-    emit_particle_system(o, &r->system, &d.system);
-}
-
-static void emit_ragdoll(out *o, const ls_particle_ragdoll_def *g)
-{
-    ls_particle_ragdoll_def d = ls_default_particle_ragdoll_def();
-    emit_vec3(o, "pos", g->position);
-    if (!ls_quat_equal(g->orientation, d.orientation)) {
-        emit_quat(o, "quat", g->orientation);
-    }
-    emit_fx(o, "height", g->height);
-    emit_fx(o, "mass", g->mass);
-    emit_fx(o, "radius", g->radius);
-    if (!ls_vec3_equal(g->velocity, d.velocity)) {
-        emit_vec3(o, "vel", g->velocity);
-    }
-    emit_particle_system(o, &g->system, &d.system);
-}
-
-static void emit_particle_body(out *o, const ls_particle_body_def *b)
-{
-    ls_particle_body_def d = ls_default_particle_body_def();
-    const ls_shape_def *sh = &b->shape;
+    ls_shape_def base = ls_default_shape_def();
     emit(o, " ");
     emit(o, ls_shape_kind_of(sh->type) ? ls_shape_kind_of(sh->type)->name : "box");
-    if (sh->type == LS_SHAPE_BOX) {
-        emit_vec3(o, "half", sh->half_extents);
-    } else if (sh->type == LS_SHAPE_SPHERE || sh->type == LS_SHAPE_CAPSULE) {
-        emit_fx(o, "radius", sh->radius);
-    }
-    if (sh->type == LS_SHAPE_CAPSULE) {
-        emit_fx(o, "half_height", sh->half_height);
-    }
-    emit_shape_data(o, sh);
-    if (!ls_vec3_equal(sh->local_position, ls_vec3_zero())) {
-        emit_vec3(o, "at", sh->local_position);
-    }
-    if (!is_identity(sh->local_orientation)) {
-        emit_quat(o, "rot", sh->local_orientation);
-    }
-    emit(o, b->kind == LS_PARTICLE_BODY_BOX ? " particles box" : " particles tetra");
-    emit_vec3(o, "pos", b->position);
-    if (!ls_quat_equal(b->orientation, d.orientation)) {
-        emit_quat(o, "quat", b->orientation);
-    }
-    if (!ls_vec3_equal(b->linear_velocity, d.linear_velocity)) {
-        emit_vec3(o, "vel", b->linear_velocity);
-    }
-    if (!ls_vec3_equal(b->angular_velocity, d.angular_velocity)) {
-        emit_vec3(o, "angvel", b->angular_velocity);
-    }
-    emit_fx(o, "mass", b->mass);
-    emit_fx(o, "particle_radius", b->radius);
-    emit_particle_system(o, &b->system, &d.system);
+    write_props(o, s, &ls_scene_shape_props_, sh, &base,
+                sh->type < LS_SHAPE_KIND_COUNT ? (uint32_t)sh->type : LS_SCENE_SHAPE_OTHER_,
+                LS_SP_GEOMETRY_);
 }
 
+// `cloth|rope|ragdoll_particles|particle_body ...`: the statement's
+// properties, its system's that differ from the builder's default, `pinned`.
 static void emit_particles(out *o, const ls_scene *s, const ls_scene_particles *sp)
 {
-    emit(o, ls_scene_particle_keyword_(sp->kind));
+    ls_scene_particles d;
+    memset(&d, 0, sizeof d);
+    d.kind = sp->kind;
+    const ls_particle_system_def *sys, *dsys;
     switch (sp->kind) {
     case LS_SCENE_CLOTH:
-        emit_cloth(o, &sp->cloth);
+        d.cloth = ls_default_cloth_def();
+        sys = &sp->cloth.system, dsys = &d.cloth.system;
         break;
     case LS_SCENE_ROPE:
-        emit_rope(o, s, &sp->rope);
+        d.rope = ls_default_rope_def();
+        sys = &sp->rope.system, dsys = &d.rope.system;
         break;
     case LS_SCENE_RAGDOLL:
-        emit_ragdoll(o, &sp->ragdoll);
+        d.ragdoll = ls_default_particle_ragdoll_def();
+        sys = &sp->ragdoll.system, dsys = &d.ragdoll.system;
         break;
     default:
-        emit_particle_body(o, &sp->body);
+        d.body = ls_default_particle_body_def();
+        sys = &sp->body.system, dsys = &d.body.system;
         break;
     }
-    if (sp->pinned_count) {
-        emit_u32(o, "pinned", sp->pinned_count);
-        for (uint32_t i = 0; i < sp->pinned_count; i++) {
-            char line[16];
-            snprintf(line, sizeof line, " %u", sp->pinned[i]);
-            emit(o, line);
-        }
+    emit(o, ls_scene_particle_keyword_(sp->kind));
+    if (sp->kind == LS_SCENE_PARTICLE_BODY) {
+        emit_embedded_shape(o, s, &sp->body.shape);
     }
+    write_props(o, s, &ls_scene_particle_props_[sp->kind & 3u], sp, &d, 0, 0);
+    write_props(o, s, &ls_scene_particle_system_props_, sys, dsys, 0, 0);
+    write_props(o, s, &ls_scene_particle_common_props_, sp, &d, 0, 0);
     emit(o, "\n");
 }
 
@@ -535,12 +463,12 @@ static void emit_vehicle(out *o, const ls_scene *s, const ls_scene_vehicle *v)
     base.def = ls_default_vehicle_def();
     emit(o, "vehicle");
     emit_body_ref(o, s, d->chassis);
-    write_props(o, &ls_scene_vehicle_props_, v, &base, 0);
+    write_props(o, s, &ls_scene_vehicle_props_, v, &base, 0, 0);
     emit(o, "\n");
     ls_wheel_def wb = ls_default_wheel_def();
     for (uint32_t i = 0; i < d->wheel_count && i < LS_VEHICLE_MAX_WHEELS; i++) {
         emit(o, "wheel");
-        write_props(o, &ls_scene_wheel_props_, &d->wheels[i], &wb, 0);
+        write_props(o, s, &ls_scene_wheel_props_, &d->wheels[i], &wb, 0, 0);
         emit(o, "\n");
     }
 }
@@ -552,13 +480,8 @@ static void emit_game(out *o, const ls_scene *s)
     if (s->game != LS_SCENE_GAME_SOCCER) {
         return;
     }
-    const ls_scene_soccer *g = &s->soccer;
-    emit(o, "game soccer ball");
-    emit_body_ref(o, s, (ls_body_id){g->ball_body + 1, 0});
-    emit_fx(o, "goal_z", g->goal_z);
-    emit_fx(o, "goal_half_width", g->goal_half_width);
-    emit_fx(o, "goal_height", g->goal_height);
-    emit_u32(o, "kickoff", g->kickoff_ticks);
+    emit(o, "game soccer");
+    write_props(o, s, &ls_scene_game_props_, &s->soccer, &s->soccer, LS_SCENE_GAME_SOCCER, 0);
     emit(o, "\n");
 }
 
@@ -582,10 +505,10 @@ size_t ls_scene_write(const ls_scene *s, char *buf, size_t size)
     memset(&base, 0, sizeof base);
     base.world = ls_default_world_def();
     emit(&o, "world");
-    write_props(&o, &ls_scene_world_props_, s, &base, 0);
+    write_props(&o, s, &ls_scene_world_props_, s, &base, 0, 0);
     emit(&o, "\n");
     for (uint32_t i = 0; i < s->body_count; i++) {
-        emit_body(&o, &s->bodies[i], player_of(s, i), s->body_label ? s->body_label[i] : NULL);
+        emit_body(&o, s, &s->bodies[i], player_of(s, i), s->body_label ? s->body_label[i] : NULL);
     }
     for (uint32_t i = 0; i < s->joint_count; i++) {
         emit_joint(&o, s, &s->joints[i]);
