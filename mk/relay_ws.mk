@@ -22,8 +22,8 @@ test-units: $(WS_PROBE)
 
 # libFuzzer harness of the fragment -> datagram path (fuzz/relay_ws_frame.c).
 FUZZ_HARNESSES += relay_ws_frame
-# It drives the relay core too, so it links the library's sources (instrumented).
-$(BUILD)/fuzz/relay_ws_frame: fuzz/relay_ws_frame.c tools/relay_ws_frame.c tools/relay_ws_frame.h $(LIB_SRC)
+# It drives the relay core too, so it links the instrumented library (mk/fuzz.mk).
+$(BUILD)/fuzz/relay_ws_frame: fuzz/relay_ws_frame.c tools/relay_ws_frame.c tools/relay_ws_frame.h $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(INCLUDES) -Itools -o $@ fuzz/relay_ws_frame.c tools/relay_ws_frame.c \
-	  $(LIB_SRC) $(FUZZ_LIBS)
+	  $(FUZZ_LIB) $(FUZZ_LIBS)
