@@ -76,6 +76,8 @@ XC_CC.i386-gcc-O2 := gcc
 # the generic, width-independent header, so it is taken from the amd64 tree.
 XC_CFLAGS.i386-gcc-O2 := -m32 -O2 -idirafter /usr/include/x86_64-linux-gnu
 XC_LDFLAGS.i386-gcc-O2 := -static
+# Natively, or under qemu-i386 on a kernel without 32-bit support (i386_run.sh).
+XC_EXEC.i386-gcc-O2 := sh $(XC_DIR)/i386_run.sh
 XC_CC.aarch64-gcc-O2 := aarch64-linux-gnu-gcc
 XC_CFLAGS.aarch64-gcc-O2 := -O2
 XC_LDFLAGS.aarch64-gcc-O2 := -static
